@@ -1,0 +1,1 @@
+"""The shared layer of the MNS-compatible service: protocol, domain and storage."""

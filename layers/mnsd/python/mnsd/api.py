@@ -1,0 +1,64 @@
+"""The request pipeline every route shares: request id, authentication, dispatch, error rendering."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from email.utils import formatdate
+
+from aws_lambda_powertools import Logger
+
+from mnsd import errors, xmlcodec
+from mnsd.auth import authenticate
+from mnsd.call import Call, xml_response
+from mnsd.http import HttpRequest, HttpResponse
+from mnsd.routes import ROUTES
+from mnsd.services import Services
+
+MNS_VERSION = "2015-06-06"
+MAX_REQUEST_BYTES = 256 * 1024
+_ACCOUNT_HOST = re.compile(r"(\d+)\.mns[.-]")
+
+logger = Logger(service="mns")
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(12).upper()
+
+
+def error_response(error: errors.MnsError, request_id: str, host_id: str) -> HttpResponse:
+    body = xmlcodec.Node(
+        "Error",
+        [("Code", error.code), ("Message", error.message), ("RequestId", request_id), ("HostId", host_id)],
+    )
+    return xml_response(body, status=error.status)
+
+
+def handle(route_name: str | None, request: HttpRequest, services: Services) -> HttpResponse:
+    request_id = new_request_id()
+    host_id = request.header("host") or "mns"
+    try:
+        if route_name not in ROUTES:
+            raise errors.InvalidRequestURL()
+        if len(request.body) > MAX_REQUEST_BYTES:
+            raise errors.InvalidArgument(f"The request body should not be larger than {MAX_REQUEST_BYTES} bytes.")
+        account = authenticate(request, services.keys, services.clock.now())
+        _check_host_account(request, account.account_id)
+        call = Call(request, account, services)
+        response = ROUTES[route_name].select(call)(call)
+    except errors.MnsError as error:
+        response = error_response(error, request_id, host_id)
+    except Exception:
+        logger.exception("unhandled error", extra={"request_id": request_id, "route": route_name})
+        response = error_response(errors.InternalError(), request_id, host_id)
+    response.headers.update(
+        {"x-mns-request-id": request_id, "x-mns-version": MNS_VERSION, "Date": formatdate(usegmt=True)}
+    )
+    return response
+
+
+def _check_host_account(request: HttpRequest, account_id: str) -> None:
+    """MNS hosts name the account (`{AccountId}.mns.{region}...`): a key may not reach another's."""
+    named = _ACCOUNT_HOST.match(request.header("host") or "")
+    if named and named.group(1) != account_id:
+        raise errors.AccessDenied()

@@ -1,0 +1,83 @@
+"""Request authentication: the MNS HMAC-SHA1 signature, the date window and Content-MD5."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from email.utils import parsedate_to_datetime
+
+from mnsd import errors
+from mnsd.accounts import AccessKey, KeyStore
+from mnsd.http import HttpRequest
+
+CLOCK_SKEW_SECONDS = 15 * 60
+
+
+def string_to_sign(request: HttpRequest, date: str) -> str:
+    mns_headers = "".join(
+        f"{name}:{value}\n" for name, value in sorted(request.headers.items()) if name.startswith("x-mns-")
+    )
+    return "\n".join(
+        (
+            request.method.upper(),
+            request.header("content-md5") or "",
+            request.header("content-type") or "",
+            date,
+            mns_headers + request.raw_uri,
+        )
+    )
+
+
+def sign(secret: str, text: str) -> str:
+    digest = hmac.new(secret.encode("utf-8"), text.encode("utf-8"), hashlib.sha1).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def _request_date(request: HttpRequest) -> tuple[str, float]:
+    date = request.header("x-mns-date") or request.header("date")
+    if not date:
+        raise errors.MissingDateHeader()
+    try:
+        parsed = parsedate_to_datetime(date)
+    except (TypeError, ValueError) as exc:
+        raise errors.InvalidDateHeader() from exc
+    if parsed.tzinfo is None:
+        raise errors.InvalidDateHeader()
+    return date, parsed.timestamp()
+
+
+def authenticate(request: HttpRequest, keys: KeyStore, now: float) -> AccessKey:
+    """The access key that signed the request, or the MNS error that says why there is none."""
+    authorization = request.header("authorization")
+    if not authorization:
+        raise errors.MissingAuthorizationHeader()
+    scheme, _, credential = authorization.partition(" ")
+    key_id, _, signature = credential.strip().partition(":")
+    if scheme != "MNS" or not key_id or not signature:
+        raise errors.InvalidAuthorizationHeader()
+    key = keys.lookup(key_id)
+    if key is None:
+        raise errors.InvalidAccessKeyId()
+    date, timestamp = _request_date(request)
+    expected = sign(key.secret, string_to_sign(request, date))
+    if not hmac.compare_digest(expected, signature):
+        raise errors.SignatureDoesNotMatch()
+    if abs(now - timestamp) > CLOCK_SKEW_SECONDS:
+        raise errors.TimeExpired()
+    check_content_md5(request)
+    return key
+
+
+def check_content_md5(request: HttpRequest) -> None:
+    """Content-MD5, when sent, is base64 of the hex MD5 (what the SDKs send) or of the raw MD5 (RFC 1864)."""
+    sent = request.header("content-md5")
+    if not sent:
+        return
+    md5 = hashlib.md5(request.body)
+    accepted = (
+        base64.b64encode(md5.hexdigest().encode("ascii")).decode("ascii"),
+        base64.b64encode(md5.digest()).decode("ascii"),
+    )
+    if sent.strip() not in accepted:
+        raise errors.InvalidDigest()

@@ -1,0 +1,53 @@
+"""One authenticated API call, as operations see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mnsd import errors, xmlcodec
+from mnsd.accounts import AccessKey
+from mnsd.http import HttpRequest, HttpResponse
+
+if TYPE_CHECKING:
+    from mnsd.services import Services
+
+
+@dataclass
+class Call:
+    request: HttpRequest
+    account: AccessKey
+    services: Services
+    _xml: xmlcodec.Element | None = field(default=None, repr=False)
+
+    @property
+    def account_id(self) -> str:
+        return self.account.account_id
+
+    def path(self, name: str) -> str:
+        return self.request.path_params[name]
+
+    def xml(self) -> xmlcodec.Element:
+        """The request body, parsed once."""
+        if self._xml is None:
+            if not self.request.body.strip():
+                raise errors.MalformedXML()
+            self._xml = xmlcodec.parse(self.request.body)
+        return self._xml
+
+    def xml_if_any(self) -> xmlcodec.Element | None:
+        return self.xml() if self.request.body.strip() else None
+
+    def endpoint(self) -> str:
+        """The base URL the client called (for QueueURL and Location)."""
+        host = self.request.header("host") or f"{self.account_id}.mns.{self.services.settings.region}.aliyuncs.com"
+        scheme = self.request.header("x-forwarded-proto") or "http"
+        return f"{scheme}://{host}"
+
+
+def xml_response(root: xmlcodec.Node, status: int = 200) -> HttpResponse:
+    return HttpResponse(status, xmlcodec.encode(root), {"Content-Type": "text/xml;charset=utf-8"})
+
+
+def no_content(headers: dict[str, str] | None = None) -> HttpResponse:
+    return HttpResponse(204, b"", headers or {})

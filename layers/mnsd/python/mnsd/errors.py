@@ -1,0 +1,65 @@
+"""The MNS error model: every error the service answers with, carrying its wire code and HTTP status.
+
+Operations raise these; `mnsd.api` renders them once, as the MNS `<Error>` body.
+"""
+
+from __future__ import annotations
+
+
+class MnsError(Exception):
+    code = "InternalError"
+    status = 500
+    default_message = "Internal error."
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or self.default_message
+        super().__init__(self.message)
+
+
+def _error(name: str, status: int, message: str) -> type[MnsError]:
+    return type(name, (MnsError,), {"code": name, "status": status, "default_message": message})
+
+
+# Authentication and request shape.
+AccessDenied = _error(
+    "AccessDenied", 403, "The OwnerId that your Access Key Id associated to is forbidden for this operation."
+)
+InvalidAccessKeyId = _error("InvalidAccessKeyId", 403, "The AccessKey Id you provided is not exist.")
+SignatureDoesNotMatch = _error(
+    "SignatureDoesNotMatch",
+    403,
+    "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
+)
+InvalidAuthorizationHeader = _error("InvalidAuthorizationHeader", 400, "The Authorization header format is invalid.")
+MissingAuthorizationHeader = _error("MissingAuthorizationHeader", 400, "Authorization header is required.")
+InvalidDateHeader = _error("InvalidDateHeader", 400, "The Date header format is invalid.")
+MissingDateHeader = _error("MissingDateHeader", 400, "Date header is required.")
+TimeExpired = _error("TimeExpired", 408, "The http request you sent is expired.")
+InvalidDigest = _error("InvalidDigest", 400, "The Content-MD5 you specified is invalid.")
+InvalidRequestURL = _error("InvalidRequestURL", 400, "Http request URL format invalid.")
+InvalidQueryString = _error("InvalidQueryString", 400, "Http request URL contains invalid querystring item.")
+MalformedXML = _error("MalformedXML", 400, "The XML you provided was not well-formed.")
+InvalidArgument = _error("InvalidArgument", 400, "The XML you provided did not validate against our published schema.")
+InternalError = _error("InternalError", 500, "Internal error.")
+
+# Queues and messages.
+QueueAlreadyExist = _error("QueueAlreadyExist", 409, "The queue you want to create is already exist.")
+QueueNotExist = _error("QueueNotExist", 404, "The queue name you provided is not exist.")
+InvalidQueueName = _error(
+    "InvalidQueueName",
+    400,
+    "The queue name you provided is invalid. QueueName should start with alpha and contain only alpha, digit or - .",
+)
+QueueNameLengthError = _error("QueueNameLengthError", 400, "Queue name length should between 1 and 256.")
+QueueNumExceededLimit = _error(
+    "QueueNumExceededLimit", 400, "The number of the queues you created has exceeded the limit."
+)
+MessageNotExist = _error("MessageNotExist", 404, "Message not exist.")
+ReceiptHandleError = _error("ReceiptHandleError", 400, "The receipt handle you provide is not valid.")
+MissingReceiptHandle = _error("MissingReceiptHandle", 400, "ReceiptHandle is required.")
+MissingVisibilityTimeout = _error("MissingVisibilityTimeout", 400, "VisibilityTimeout is required.")
+
+
+def out_of_range(element: str, low: int, high: int, unit: str = "") -> MnsError:
+    suffix = f" {unit}" if unit else ""
+    return InvalidArgument(f"The value of {element} should between {low} and {high}{suffix}.")

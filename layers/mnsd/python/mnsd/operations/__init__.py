@@ -1,0 +1,1 @@
+"""One module per MNS operation: decode the call, make one domain call, encode the answer."""

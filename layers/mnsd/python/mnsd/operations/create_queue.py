@@ -1,0 +1,9 @@
+from mnsd.call import Call, no_content
+from mnsd.http import HttpResponse
+
+
+def create_queue(call: Call) -> HttpResponse:
+    name = call.path("queue")
+    created = call.services.queues.create_queue(call.account_id, name, call.xml_if_any())
+    location = {"Location": f"{call.endpoint()}/queues/{name}"}
+    return HttpResponse(201, b"", location) if created else no_content(location)

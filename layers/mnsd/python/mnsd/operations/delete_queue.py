@@ -1,0 +1,7 @@
+from mnsd.call import Call, no_content
+from mnsd.http import HttpResponse
+
+
+def delete_queue(call: Call) -> HttpResponse:
+    call.services.queues.delete_queue(call.account_id, call.path("queue"))
+    return no_content()

@@ -1,0 +1,276 @@
+"""The queue service: MNS queue and message semantics over the storage layer."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import random
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from mnsd import errors
+from mnsd.clock import Clock, ms
+from mnsd.names import check_queue_name
+from mnsd.notifier import PollingNotifier
+from mnsd.queue_model import Message, MessageInput, Queue, QueueAttributes, QueueCounts
+from mnsd.receipts import Receipt, ReceiptCodec
+from mnsd.settings import Settings
+from mnsd.storage.messages import MessageStore, lease_key
+from mnsd.storage.meta import MetaStore, Record
+from mnsd.xmlcodec import Element
+
+QUEUE = "queue"
+MAX_BATCH = 16
+MAX_BATCH_BYTES = 65536
+MAX_WAIT_SECONDS = 30
+VISIBILITY_RANGE = (0, 43200)
+# How many Active messages a receive looks at per message it wants: consumers pick at random among
+# them, so concurrent receives rarely race for the same lease.
+CANDIDATES_PER_MESSAGE = 4
+MAX_CANDIDATES = 64
+CLAIM_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class SendResult:
+    message: Message
+    receipt_handle: str | None  # only for delayed messages: lets the sender delete or re-time them
+    error: errors.MnsError | None = None
+
+
+@dataclass(frozen=True)
+class Received:
+    message: Message
+    receipt_handle: str
+
+
+def _queue_record(queue: Queue) -> Record:
+    return {
+        "queue_id": queue.queue_id,
+        "create_time": queue.create_time,
+        "last_modify_time": queue.last_modify_time,
+        **dataclasses.asdict(queue.attributes),
+    }
+
+
+def _queue_from(account_id: str, name: str, record: Record) -> Queue:
+    fields = {f.name for f in dataclasses.fields(QueueAttributes)}
+    attributes = QueueAttributes(**{k: v for k, v in record.items() if k in fields})
+    return Queue(account_id, name, record["queue_id"], attributes, record["create_time"], record["last_modify_time"])
+
+
+def encode_marker(name: str) -> str:
+    return base64.urlsafe_b64encode(name.encode("utf-8")).decode("ascii")
+
+
+def decode_marker(marker: str) -> str:
+    try:
+        return base64.urlsafe_b64decode(marker.encode("ascii")).decode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError):
+        raise errors.InvalidArgument("The value of x-mns-marker is invalid.") from None
+
+
+class QueueService:
+    def __init__(
+        self,
+        meta: MetaStore,
+        messages: MessageStore,
+        receipts: ReceiptCodec,
+        clock: Clock,
+        settings: Settings,
+        notifier: Any = None,
+    ) -> None:
+        self.meta = meta
+        self.messages = messages
+        self.receipts = receipts
+        self.clock = clock
+        self.settings = settings
+        self.notifier = notifier or PollingNotifier(clock)
+
+    # --- queues -------------------------------------------------------------------------------
+
+    def create_queue(self, account_id: str, name: str, xml: Element | None) -> bool:
+        """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs)."""
+        check_queue_name(name)
+        attributes = QueueAttributes().updated_from(xml) if xml is not None else QueueAttributes()
+        existing = self.meta.get(account_id, QUEUE, name)
+        if existing is None:
+            if self.meta.count(account_id, QUEUE) >= self.settings.max_queues:
+                raise errors.QueueNumExceededLimit()
+            now = int(self.clock.now())
+            queue = Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
+            existing = self.meta.create(account_id, QUEUE, name, _queue_record(queue))
+            if existing is None:
+                return True
+        if _queue_from(account_id, name, existing).attributes != attributes:
+            raise errors.QueueAlreadyExist()
+        return False
+
+    def get_queue(self, account_id: str, name: str) -> Queue:
+        check_queue_name(name)
+        record = self.meta.get(account_id, QUEUE, name)
+        if record is None:
+            raise errors.QueueNotExist()
+        return _queue_from(account_id, name, record)
+
+    def set_queue_attributes(self, account_id: str, name: str, xml: Element) -> None:
+        queue = self.get_queue(account_id, name)
+        attributes = queue.attributes.updated_from(xml)
+        changes = {**dataclasses.asdict(attributes), "last_modify_time": int(self.clock.now())}
+        if not self.meta.update(account_id, QUEUE, name, changes):
+            raise errors.QueueNotExist()
+
+    def queue_counts(self, queue: Queue) -> QueueCounts:
+        return self.messages.counts(queue.queue_id, ms(self.clock.now()))
+
+    def delete_queue(self, account_id: str, name: str) -> None:
+        """Forget the queue; its messages, unreachable from now on, are left to TTL."""
+        check_queue_name(name)
+        self.meta.delete(account_id, QUEUE, name)
+
+    def list_queues(
+        self, account_id: str, prefix: str, limit: int, marker: str | None
+    ) -> tuple[list[Queue], str | None]:
+        start_after = decode_marker(marker) if marker else None
+        found, more = self.meta.list(account_id, QUEUE, prefix, limit, start_after)
+        queues = [_queue_from(account_id, name, record) for name, record in found]
+        return queues, encode_marker(queues[-1].name) if more and queues else None
+
+    # --- messages -----------------------------------------------------------------------------
+
+    def send(self, account_id: str, name: str, inputs: list[MessageInput]) -> list[SendResult]:
+        """Store messages; every message is validated before any is written."""
+        queue = self.get_queue(account_id, name)
+        limit = queue.attributes.maximum_message_size
+        for message in inputs:
+            if len(message.body.encode("utf-8")) > limit:
+                raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
+        now_ms = ms(self.clock.now())
+        stored = [self._new_message(queue, message, now_ms) for message in inputs]
+        failed = self.messages.put(stored)
+        if len(failed) < len(stored):
+            self.notifier.notify(queue.queue_id)
+        return [
+            SendResult(
+                message,
+                self._handle(message) if message.visible_at > now_ms else None,
+                errors.InternalError() if message.message_id in failed else None,
+            )
+            for message in stored
+        ]
+
+    def _new_message(self, queue: Queue, message: MessageInput, now_ms: int) -> Message:
+        delay = queue.attributes.delay_seconds if message.delay_seconds is None else message.delay_seconds
+        available = now_ms + delay * 1000
+        return Message(
+            queue_id=queue.queue_id,
+            message_id=f"{secrets.token_hex(8).upper()}-1-{now_ms:X}-{secrets.randbelow(10**9):09d}",
+            priority=message.priority,
+            position=available,
+            visible_at=available,
+            version=0,
+            dequeue_count=0,
+            enqueue_time=now_ms,
+            first_dequeue_time=now_ms,
+            expires_at=now_ms // 1000 + queue.attributes.message_retention_period,
+            body_md5=message.body_md5,
+            body=message.body,
+            user_properties=message.user_properties,
+            system_properties=message.system_properties,
+            message_group_id=message.message_group_id,
+        )
+
+    def _handle(self, message: Message) -> str:
+        key = lease_key(message.priority, message.position, message.message_id)
+        return self.receipts.encode(Receipt(message.queue_id, key, message.version, message.visible_at))
+
+    def receive(self, account_id: str, name: str, count: int, wait_seconds: int | None) -> list[Received]:
+        """Claim up to `count` Active messages, long-polling until one is receivable or the wait ends."""
+        queue = self.get_queue(account_id, name)
+        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
+        deadline = self.clock.now() + min(wait, self.settings.max_poll_seconds)
+        contended_rounds = 0
+        while True:
+            now = self.clock.now()
+            received, candidates, next_visible = self._claim_ready(queue, count, now)
+            if received:
+                return received
+            if candidates and contended_rounds < CLAIM_ROUNDS:
+                contended_rounds += 1  # other consumers took what we saw: look again at once
+                continue
+            remaining = deadline - now
+            if remaining <= 0:
+                raise errors.MessageNotExist()
+            pause = min(remaining, self.settings.poll_interval_ms / 1000)
+            if next_visible is not None:
+                pause = min(pause, max(0.001, next_visible / 1000 - now))
+            self.notifier.wait(queue.queue_id, pause)
+            contended_rounds = 0
+
+    def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
+        now_ms = ms(now)
+        wanted = min(MAX_CANDIDATES, count * CANDIDATES_PER_MESSAGE)
+        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted)
+        candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
+        visible_at = now_ms + queue.attributes.visibility_timeout * 1000
+        claimed: list[Message] = []
+        for candidate in candidates:
+            if len(claimed) == count:
+                break
+            message = self.messages.claim(candidate, now_ms, visible_at)
+            if message is not None:
+                claimed.append(message)
+        self.messages.load_bodies(claimed)
+        return [Received(m, self._handle(m)) for m in claimed], len(candidates), scan.next_visible_at
+
+    def peek(self, account_id: str, name: str, count: int) -> list[Message]:
+        queue = self.get_queue(account_id, name)
+        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
+        if not found:
+            raise errors.MessageNotExist()
+        self.messages.load_bodies(found)
+        return found
+
+    def _receipt(self, queue: Queue, handle: str | None, now_ms: int) -> Receipt:
+        receipt = self.receipts.decode(handle, queue.queue_id)
+        if receipt.visible_at <= now_ms:
+            raise errors.MessageNotExist()
+        return receipt
+
+    def delete(self, account_id: str, name: str, handle: str | None) -> None:
+        queue = self.get_queue(account_id, name)
+        self._delete(queue, handle)
+
+    def _delete(self, queue: Queue, handle: str | None) -> None:
+        now_ms = ms(self.clock.now())
+        receipt = self._receipt(queue, handle, now_ms)
+        if not self.messages.delete(queue.queue_id, receipt.key, receipt.version, now_ms):
+            raise errors.MessageNotExist()
+
+    def batch_delete(self, account_id: str, name: str, handles: list[str]) -> list[tuple[str, errors.MnsError]]:
+        """Delete each message; the handles that failed, with why."""
+        if not 1 <= len(handles) <= MAX_BATCH:
+            raise errors.InvalidArgument(f"The count of receipt handles should between 1 and {MAX_BATCH}.")
+        queue = self.get_queue(account_id, name)
+        failures = []
+        for handle in handles:
+            try:
+                self._delete(queue, handle)
+            except (errors.MessageNotExist, errors.ReceiptHandleError, errors.MissingReceiptHandle) as exc:
+                failures.append((handle, exc))
+        return failures
+
+    def change_visibility(
+        self, account_id: str, name: str, handle: str | None, visibility_timeout: int
+    ) -> tuple[str, int]:
+        """Move the next visible time of an Inactive message; its new receipt handle and NextVisibleTime."""
+        queue = self.get_queue(account_id, name)
+        now_ms = ms(self.clock.now())
+        receipt = self._receipt(queue, handle, now_ms)
+        visible_at = now_ms + visibility_timeout * 1000
+        if not self.messages.change_visibility(queue.queue_id, receipt.key, receipt.version, now_ms, visible_at):
+            raise errors.MessageNotExist()
+        renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
+        return self.receipts.encode(renewed), visible_at

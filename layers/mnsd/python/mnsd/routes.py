@@ -1,0 +1,102 @@
+"""The API's routes: what API Gateway sees (method + path), and which operation serves each call.
+
+MNS puts several operations on one route, told apart by the query string or the body's root
+element. This table is the one source for the local runtime's router and for the CDK app, which
+builds one Lambda function per route from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mnsd import errors
+from mnsd.call import Call
+from mnsd.http import HttpResponse
+from mnsd.operations.batch_delete_message import batch_delete_message
+from mnsd.operations.batch_peek_message import batch_peek_message
+from mnsd.operations.batch_receive_message import batch_receive_message
+from mnsd.operations.batch_send_message import batch_send_message
+from mnsd.operations.change_message_visibility import change_message_visibility
+from mnsd.operations.create_queue import create_queue
+from mnsd.operations.delete_message import delete_message
+from mnsd.operations.delete_queue import delete_queue
+from mnsd.operations.get_account_attributes import get_account_attributes
+from mnsd.operations.get_queue_attributes import get_queue_attributes
+from mnsd.operations.list_queue import list_queue
+from mnsd.operations.peek_message import peek_message
+from mnsd.operations.receive_message import receive_message
+from mnsd.operations.send_message import send_message
+from mnsd.operations.set_account_attributes import set_account_attributes
+from mnsd.operations.set_queue_attributes import set_queue_attributes
+
+Operation = Callable[[Call], HttpResponse]
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    method: str
+    path: str  # API Gateway route path, parameters in braces
+    select: Callable[[Call], Operation]
+    # The longest a call may take (long polls): sizes the function's timeout.
+    long_poll: bool = False
+
+
+def _flag(call: Call, name: str) -> bool:
+    return (call.request.query(name) or "").lower() == "true"
+
+
+def _has(call: Call, name: str) -> bool:
+    return call.request.query(name) is not None
+
+
+def _account(operation: Operation) -> Callable[[Call], Operation]:
+    def select(call: Call) -> Operation:
+        if not _flag(call, "accountmeta"):
+            raise errors.InvalidRequestURL()
+        return operation
+
+    return select
+
+
+ROUTES: dict[str, Route] = {
+    route.name: route
+    for route in (
+        Route("get_account", "GET", "/", _account(get_account_attributes)),
+        Route("put_account", "PUT", "/", _account(set_account_attributes)),
+        Route("list_queues", "GET", "/queues", lambda call: list_queue),
+        Route(
+            "put_queue",
+            "PUT",
+            "/queues/{queue}",
+            lambda call: set_queue_attributes if _flag(call, "metaoverride") else create_queue,
+        ),
+        Route("get_queue", "GET", "/queues/{queue}", lambda call: get_queue_attributes),
+        Route("delete_queue", "DELETE", "/queues/{queue}", lambda call: delete_queue),
+        Route(
+            "post_messages",
+            "POST",
+            "/queues/{queue}/messages",
+            lambda call: batch_send_message if call.xml().tag == "Messages" else send_message,
+        ),
+        Route(
+            "get_messages",
+            "GET",
+            "/queues/{queue}/messages",
+            lambda call: (
+                (batch_peek_message if _has(call, "numOfMessages") else peek_message)
+                if _flag(call, "peekonly")
+                else (batch_receive_message if _has(call, "numOfMessages") else receive_message)
+            ),
+            long_poll=True,
+        ),
+        Route(
+            "delete_messages",
+            "DELETE",
+            "/queues/{queue}/messages",
+            lambda call: delete_message if _has(call, "ReceiptHandle") else batch_delete_message,
+        ),
+        Route("put_messages", "PUT", "/queues/{queue}/messages", lambda call: change_message_visibility),
+    )
+}

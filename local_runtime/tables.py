@@ -1,0 +1,28 @@
+"""The DynamoDB tables the service needs, as the local runtime and the tests create them.
+
+The CDK app declares the same keys and TTL attribute (see infra/).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnsd.settings import Settings
+
+KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+KEY_ATTRIBUTES = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}]
+TTL_ATTRIBUTE = "x"
+
+
+def create_tables(client: Any, settings: Settings) -> None:
+    for name in (settings.meta_table, settings.message_table):
+        client.create_table(
+            TableName=name,
+            KeySchema=KEY_SCHEMA,
+            AttributeDefinitions=KEY_ATTRIBUTES,
+            BillingMode="PAY_PER_REQUEST",
+        )
+    client.update_time_to_live(
+        TableName=settings.message_table,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+    )
