@@ -19,14 +19,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
 
+from local_runtime.tables import create_tables
 from mnsd.accounts import StaticKeyStore
 from mnsd.lambda_handler import make_handler
 from mnsd.notifier import LocalNotifier
 from mnsd.routes import ROUTES
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
-
-from local_runtime.tables import create_tables
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -192,7 +191,7 @@ def _request_handler(
                 elapsed = (time.perf_counter() - started) * 1000
                 print(f"{self.command} {self.path} {result['statusCode']} {elapsed:.1f}ms", flush=True)
 
-        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _serve
+        do_GET = do_PUT = do_POST = do_DELETE = _serve
 
         def log_message(self, format: str, *args: Any) -> None:  # one line per request is ours
             pass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import secrets
-from email.utils import formatdate
 
 from aws_lambda_powertools import Logger
 
@@ -51,9 +50,7 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
     except Exception:
         logger.exception("unhandled error", extra={"request_id": request_id, "route": route_name})
         response = error_response(errors.InternalError(), request_id, host_id)
-    response.headers.update(
-        {"x-mns-request-id": request_id, "x-mns-version": MNS_VERSION, "Date": formatdate(usegmt=True)}
-    )
+    response.headers.update({"x-mns-request-id": request_id, "x-mns-version": MNS_VERSION})
     return response
 
 

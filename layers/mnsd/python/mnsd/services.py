@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -42,7 +43,26 @@ def build_services(
     return Services(settings, keys or StaticKeyStore(settings.credentials), clock, meta, queues)
 
 
+def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
+    """Settings with the receipt secret and access keys read from Secrets Manager where ARNs name them."""
+    if not (settings.receipt_secret_arn or settings.credentials_secret_arn):
+        return settings
+    if secretsmanager is None:
+        import boto3
+
+        secretsmanager = boto3.client("secretsmanager")
+
+    def read(arn: str, fallback: str) -> str:
+        return str(secretsmanager.get_secret_value(SecretId=arn)["SecretString"]) if arn else fallback
+
+    return dataclasses.replace(
+        settings,
+        receipt_secret=read(settings.receipt_secret_arn, settings.receipt_secret),
+        credentials=read(settings.credentials_secret_arn, settings.credentials),
+    )
+
+
 @lru_cache(maxsize=1)
 def default_services() -> Services:
     """The process-wide services of a Lambda function, made on first use (never at import)."""
-    return build_services(get_settings())
+    return build_services(resolve_secrets(get_settings()))

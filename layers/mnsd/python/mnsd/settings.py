@@ -17,6 +17,9 @@ ACCESS_KEY_SECRET = "MNS_ACCESS_KEY_SECRET"
 MAX_QUEUES = "MNS_MAX_QUEUES"
 MAX_POLL_SECONDS = "MNS_MAX_POLL_SECONDS"
 POLL_INTERVAL_MS = "MNS_POLL_INTERVAL_MS"
+# On AWS the secrets are not in the environment: these name Secrets Manager secrets holding them.
+RECEIPT_SECRET_ARN = "MNS_RECEIPT_SECRET_ARN"
+CREDENTIALS_SECRET_ARN = "MNS_CREDENTIALS_SECRET_ARN"
 
 DEFAULT_ACCOUNT_ID = "1000000000000001"
 DEFAULT_ACCESS_KEY_ID = "LOCALACCESSKEYID"
@@ -34,6 +37,8 @@ class Settings:
     # API Gateway cuts a request at 30 s: a long poll must answer before that.
     max_poll_seconds: float = 28.0
     poll_interval_ms: int = 500
+    receipt_secret_arn: str = ""
+    credentials_secret_arn: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -47,6 +52,8 @@ class Settings:
             max_queues=int(env.get(MAX_QUEUES, cls.max_queues)),
             max_poll_seconds=float(env.get(MAX_POLL_SECONDS, cls.max_poll_seconds)),
             poll_interval_ms=int(env.get(POLL_INTERVAL_MS, cls.poll_interval_ms)),
+            receipt_secret_arn=env.get(RECEIPT_SECRET_ARN, ""),
+            credentials_secret_arn=env.get(CREDENTIALS_SECRET_ARN, ""),
         )
 
 

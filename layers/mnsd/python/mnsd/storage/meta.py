@@ -6,6 +6,7 @@ listing with a prefix and paging is a single Query, and an account can only ever
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -31,7 +32,7 @@ def _to_item(record: Record) -> dict[str, Any]:
 
 def _from_item(item: dict[str, Any]) -> Record:
     record = {key: _deserializer.deserialize(value) for key, value in item.items() if key not in ("pk", "sk")}
-    return {key: int(value) if type(value).__name__ == "Decimal" else value for key, value in record.items()}
+    return {key: int(value) if isinstance(value, Decimal) else value for key, value in record.items()}
 
 
 class MetaStore:

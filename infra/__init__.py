@@ -1,0 +1,1 @@
+"""CDK constructs of the service; `infra.stack.MnsStack` composes them."""
