@@ -1,0 +1,210 @@
+"""End-to-end fixtures: a real `python -m local_runtime` server, SDK accounts and a signed raw-HTTP client."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import http.client
+import os
+import socket
+import subprocess
+import time
+import uuid
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from pathlib import Path
+
+import pytest
+from mns.account import Account
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = ROOT / ".venv" / "bin" / "python"
+NS = "{http://mns.aliyuncs.com/doc/v1/}"
+
+ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
+ACCOUNT_B = ("2000000000000002", "KEYB", "SECRETB")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def endpoint(tmp_path_factory):
+    port = _free_port()
+    env = dict(os.environ)
+    env.update(
+        MNS_PORT=str(port),
+        MNS_CREDENTIALS=",".join(":".join(a) for a in (ACCOUNT_A, ACCOUNT_B)),
+        MNS_ACCOUNT_ID=ACCOUNT_A[0],
+        MNS_ACCESS_KEY_ID=ACCOUNT_A[1],
+        MNS_ACCESS_KEY_SECRET=ACCOUNT_A[2],
+    )
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(PYTHON), "-m", "local_runtime"], cwd=ROOT, env=env, stdout=out, stderr=out)
+    deadline = time.monotonic() + 30
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited early: {log.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.terminate()
+                raise RuntimeError(f"server did not start: {log.read_text()}") from None
+            time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+def account_a(endpoint) -> Account:
+    return Account(endpoint, ACCOUNT_A[1], ACCOUNT_A[2])
+
+
+@pytest.fixture(scope="session")
+def new_account_a(endpoint):
+    """A factory of independent Account objects (the SDK client is not thread-safe)."""
+    return lambda: Account(endpoint, ACCOUNT_A[1], ACCOUNT_A[2])
+
+
+@pytest.fixture(scope="session")
+def account_b(endpoint) -> Account:
+    return Account(endpoint, ACCOUNT_B[1], ACCOUNT_B[2])
+
+
+@pytest.fixture
+def qname() -> str:
+    return "e2e-" + uuid.uuid4().hex[:20]
+
+
+@pytest.fixture
+def queue(account_a, qname):
+    """A freshly created queue (default attributes, short visibility timeout) of account A."""
+    from mns.queue import QueueMeta
+
+    q = account_a.get_queue(qname)
+    meta = QueueMeta()
+    meta.set_visibilitytimeout(30)
+    q.create(meta)
+    yield q
+    try:
+        q.delete()
+    except Exception:
+        pass
+
+
+# ---------------------------------------------------------------- raw signed HTTP
+
+
+@dataclass
+class RawResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    raw_headers: list[tuple[str, str]] = field(default_factory=list)
+
+    def xml(self) -> ET.Element:
+        return ET.fromstring(self.body)
+
+    def error_code(self) -> str | None:
+        root = self.xml()
+        el = root.find(NS + "Code")
+        return None if el is None else el.text
+
+
+def sign(secret: str, method: str, content_md5: str, content_type: str, date: str, headers: dict, resource: str):
+    mns = sorted((k.lower().strip(), str(v).strip()) for k, v in headers.items() if k.lower().startswith("x-mns-"))
+    canon = "".join(f"{k}:{v}\n" for k, v in mns)
+    to_sign = f"{method}\n{content_md5}\n{content_type}\n{date}\n{canon}{resource}"
+    digest = hmac.new(secret.encode(), to_sign.encode(), hashlib.sha1).digest()
+    return base64.b64encode(digest).decode()
+
+
+def content_md5(body: bytes) -> str:
+    return base64.b64encode(hashlib.md5(body).hexdigest().encode()).decode()
+
+
+class RawClient:
+    def __init__(self, endpoint: str, key_id: str, secret: str) -> None:
+        hostport = endpoint.split("://", 1)[1]
+        self.host, port = hostport.split(":")
+        self.port = int(port)
+        self.key_id = key_id
+        self.secret = secret
+
+    def request(
+        self,
+        method: str,
+        resource: str,
+        body: bytes | str = b"",
+        *,
+        headers: dict | None = None,
+        sign_request: bool = True,
+        key_id: str | None = None,
+        secret: str | None = None,
+        date: str | None = None,
+        md5: str | None = None,
+        host: str | None = None,
+        content_type: str = "text/xml;charset=UTF-8",
+    ) -> RawResponse:
+        if isinstance(body, str):
+            body = body.encode()
+        hdrs = {"x-mns-version": "2015-06-06"}
+        hdrs.update(headers or {})
+        date = date or formatdate(usegmt=True)
+        md5 = content_md5(body) if md5 is None and body else (md5 or "")
+        all_headers = {"Date": date, "Content-Type": content_type, "Content-Length": str(len(body)), **hdrs}
+        if md5:
+            all_headers["Content-MD5"] = md5
+        if sign_request:
+            sig = sign(secret or self.secret, method, md5, content_type, date, hdrs, resource)
+            all_headers["Authorization"] = f"MNS {key_id or self.key_id}:{sig}"
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=40)
+        try:
+            conn.putrequest(method, resource, skip_host=True, skip_accept_encoding=True)
+            conn.putheader("Host", host or f"{self.host}:{self.port}")
+            for k, v in all_headers.items():
+                conn.putheader(k, v)
+            conn.endheaders(body)
+            resp = conn.getresponse()
+            data = resp.read()
+            raw = resp.getheaders()
+            return RawResponse(resp.status, {k.lower(): v for k, v in raw}, data, raw)
+        finally:
+            conn.close()
+
+
+@pytest.fixture(scope="session")
+def raw_a(endpoint) -> RawClient:
+    return RawClient(endpoint, ACCOUNT_A[1], ACCOUNT_A[2])
+
+
+def assert_mns_error(resp: RawResponse, status: int, code: str) -> None:
+    """The response is a well-formed MNS error with the given status and code."""
+    assert resp.status < 500, resp.body
+    assert resp.status == status, (resp.status, resp.body)
+    assert "x-mns-request-id" in [k for k, _ in resp.raw_headers], resp.raw_headers
+    root = resp.xml()
+    assert root.tag == NS + "Error", resp.body
+    assert b'xmlns="http://mns.aliyuncs.com/doc/v1/"' in resp.body
+    for name in ("Code", "Message", "RequestId", "HostId"):
+        el = root.find(NS + name)
+        assert el is not None and el.text, (name, resp.body)
+    assert root.find(NS + "Code").text == code, resp.body
+    assert root.find(NS + "RequestId").text == resp.headers["x-mns-request-id"]
+
+
+@pytest.fixture(scope="session")
+def mns_error():
+    return assert_mns_error
