@@ -54,7 +54,7 @@ class ReceiptCodec:
             payload = _unb64(encoded)
         except (binascii.Error, ValueError):
             raise errors.ReceiptHandleError() from None
-        if not encoded or not hmac.compare_digest(mac, self._mac(payload)):
+        if not encoded or not hmac.compare_digest(mac.encode("utf-8"), self._mac(payload).encode("ascii")):
             raise errors.ReceiptHandleError()
         owner, key, version, visible_at = payload.decode().split("|")
         if owner != queue_id:

@@ -34,7 +34,9 @@ from mnsd.storage.capacity import KB, item_size
 LEASE = "L"
 BODY = "B"
 _BATCH_WRITE_LIMIT = 25
-_PAGE = 100
+_MAX_PAGE = 1000
+# Receives add `f` and grow `r` and `d`: an inline item keeps this much room so it stays within 1 KB.
+_LEASE_GROWTH = 32
 
 
 def lease_key(priority: int, position: int, message_id: str) -> str:
@@ -108,7 +110,7 @@ class MessageStore:
         if message.message_group_id:
             lease["g"] = {"S": message.message_group_id}
         body = _body_attributes(message.body or "")
-        if item_size(lease) + item_size(body) <= KB:
+        if item_size(lease) + item_size(body) + _LEASE_GROWTH <= KB:
             return [{**lease, **body}]
         body_item = {"pk": lease["pk"], "sk": {"S": BODY + message.message_id}, "x": lease["x"], **body}
         return [body_item, {**lease, "o": {"BOOL": True}}]
@@ -218,6 +220,7 @@ class MessageStore:
         )
 
     def _leases(self, queue_id: str, page: int, projection: str | None = None) -> Any:
+        """Pages of lease items in queue order; pages grow (to 1000) when the first ones do not suffice."""
         start = None
         while True:
             kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
@@ -234,13 +237,14 @@ class MessageStore:
             start = response.get("LastEvaluatedKey")
             if not start:
                 return
+            page = min(page * 2, _MAX_PAGE)
 
     def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages in queue order (priority, then position)."""
         now_s = now_ms // 1000
         ready: list[Message] = []
         next_visible: int | None = None
-        for items in self._leases(queue_id, max(_PAGE, wanted)):
+        for items in self._leases(queue_id, wanted):
             for item in items:
                 if int(item["x"]["N"]) <= now_s:
                     continue
@@ -268,7 +272,7 @@ class MessageStore:
     def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
         now_s = now_ms // 1000
         active = inactive = delayed = 0
-        for items in self._leases(queue_id, 1000, projection="v, d, x"):
+        for items in self._leases(queue_id, _MAX_PAGE, projection="v, d, x"):
             for item in items:
                 if int(item["x"]["N"]) <= now_s:
                     continue

@@ -1,0 +1,97 @@
+"""Many consumers on one queue over moto (serialized like DynamoDB's per-call atomicity), real clock."""
+
+import collections
+import os
+import threading
+import time
+
+from local_runtime.server import SerializedClient
+from local_runtime.tables import create_tables
+from mnsd import errors
+from mnsd.clock import SystemClock
+from mnsd.queue_model import MessageInput, QueueCounts
+from mnsd.services import build_services
+from mnsd.settings import Settings
+from mnsd.xmlcodec import parse
+
+ACCOUNT = "1000000000000001"
+MESSAGES = int(os.environ.get("MNS_CONCURRENCY_MESSAGES", "2000"))
+CONSUMERS = 8
+BATCH = 16
+DEADLINE = float(os.environ.get("MNS_CONCURRENCY_DEADLINE", "150"))
+
+
+class Harness:
+    def __init__(self, service) -> None:
+        self.service = service
+        self.sent: dict[str, str] = {}
+        self.received: collections.Counter[str] = collections.Counter()
+        self.bodies: dict[str, str] = {}
+        self.lock = threading.Lock()
+        self.producer_done = threading.Event()
+        self.failures: list[BaseException] = []
+        self.deadline = time.monotonic() + DEADLINE
+
+    def produce(self) -> None:
+        try:
+            for start in range(0, MESSAGES, BATCH):
+                batch = [MessageInput(f"body-{i}", None, 1 + i % 16) for i in range(start, start + BATCH)]
+                for result in self.service.send(ACCOUNT, "q", batch):
+                    assert result.error is None
+                    with self.lock:
+                        self.sent[result.message.message_id] = result.message.body
+        except BaseException as exc:  # noqa: BLE001
+            self.failures.append(exc)
+        finally:
+            self.producer_done.set()
+
+    def finished(self) -> bool:
+        with self.lock:
+            return self.producer_done.is_set() and sum(self.received.values()) >= len(self.sent)
+
+    def consume(self) -> None:
+        try:
+            while time.monotonic() < self.deadline and not self.finished():
+                self.consume_once()
+        except BaseException as exc:  # noqa: BLE001
+            self.failures.append(exc)
+
+    def consume_once(self) -> None:
+        try:
+            got = self.service.receive(ACCOUNT, "q", BATCH, 1)
+        except errors.MessageNotExist:
+            return
+        with self.lock:
+            for item in got:
+                self.received[item.message.message_id] += 1
+                self.bodies[item.message.message_id] = item.message.body
+        failed = self.service.batch_delete(ACCOUNT, "q", [item.receipt_handle for item in got])
+        assert failed == [], failed
+
+
+def test_concurrent_consumers_receive_each_message_once(dynamodb):
+    started = time.monotonic()
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", poll_interval_ms=50)
+    client = SerializedClient(dynamodb)
+    create_tables(client, settings)
+    service = build_services(settings, dynamodb=client, clock=SystemClock()).queues
+    service.create_queue(ACCOUNT, "q", parse(b"<Queue><VisibilityTimeout>300</VisibilityTimeout></Queue>"))
+    harness = Harness(service)
+
+    threads = [threading.Thread(target=harness.produce)]
+    threads += [threading.Thread(target=harness.consume) for _ in range(CONSUMERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=DEADLINE + 10)
+    elapsed = time.monotonic() - started
+    print(f"\n{MESSAGES} messages, {CONSUMERS} consumers: {elapsed:.1f} s, received {len(harness.received)}")
+
+    assert not harness.failures, harness.failures
+    assert not any(thread.is_alive() for thread in threads)
+    assert len(harness.sent) == MESSAGES
+    duplicates = {mid: n for mid, n in harness.received.items() if n > 1}
+    assert duplicates == {}
+    assert set(harness.received) == set(harness.sent), f"lost {len(set(harness.sent) - set(harness.received))}"
+    assert harness.bodies == harness.sent
+    assert service.queue_counts(service.get_queue(ACCOUNT, "q")) == QueueCounts(0, 0, 0)
