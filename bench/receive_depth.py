@@ -11,6 +11,8 @@ from bench._common import md_table, pct, write_result
 from bench._servers import start_ours, start_sqs
 
 DEPTHS = (100, 1000, 10000)
+# moto's SQS did not finish 30 receives at 10,000 deep within 3 minutes on this machine: bounded to 1,000.
+SQS_DEPTHS = (100, 1000)
 PAIRS = 30
 BODY = base64.b64encode(os.urandom(192)).decode()  # 256-char body keeps fills quick
 
@@ -42,7 +44,7 @@ def ours() -> dict[int, list[float]]:
 def sqs() -> dict[int, list[float]]:
     server, client = start_sqs()
     out = {}
-    for depth in DEPTHS:
+    for depth in SQS_DEPTHS:
         url = client.create_queue(QueueName=f"depth{depth}")["QueueUrl"]
         for start in range(0, depth, 10):
             entries = [{"Id": str(i), "MessageBody": BODY} for i in range(min(10, depth - start))]
@@ -69,7 +71,7 @@ def evaluated_per_receive() -> dict[int, tuple[float, float, float]]:
     mock, services, recorder = setup()
     account = StaticKeyStore(services.settings.credentials).default.account_id
     out = {}
-    for depth in (100, 1000):
+    for depth in DEPTHS:
         name = f"eval{depth}"
         services.queues.create_queue(account, name, None)
         raw = services.queues.messages.client._raw
@@ -92,16 +94,19 @@ def main() -> None:
     started = time.perf_counter()
     a, b = ours(), sqs()
     evaluated = evaluated_per_receive()
+
+    def sqs_cell(depth: int, q: int) -> str:
+        return f"{pct(b[depth], q):.1f}" if depth in b else "not measured (over the time bound)"
+
     rows = [
-        [f"{d:,}", f"{pct(a[d], 50):.1f}", f"{pct(a[d], 99):.1f}", f"{pct(b[d], 50):.1f}", f"{pct(b[d], 99):.1f}"]
-        for d in DEPTHS
+        [f"{d:,}", f"{pct(a[d], 50):.1f}", f"{pct(a[d], 99):.1f}", sqs_cell(d, 50), sqs_cell(d, 99)] for d in DEPTHS
     ]
     rows.append(
         [
-            "growth 10k/100 (p50)",
-            f"{pct(a[10000], 50) / pct(a[100], 50):.1f}x",
+            "growth 10k/100, 1k/100 (p50)",
+            f"{pct(a[10000], 50) / pct(a[100], 50):.1f}x, {pct(a[1000], 50) / pct(a[100], 50):.1f}x",
             "",
-            f"{pct(b[10000], 50) / pct(b[100], 50):.1f}x",
+            f"-, {pct(b[1000], 50) / pct(b[100], 50):.1f}x",
             "",
         ]
     )
@@ -126,9 +131,9 @@ growth with depth reflects moto, not DynamoDB (where a Query reads only the page
 
 {ev_table}
 
-The Query is issued with `Limit = max(100, 4 x wanted)`, so a single-message receive evaluates up to
-100 lease items whatever the depth: flat in depth, but with inline bodies near 1 KB that is about
-100 KB read (~12.5 RCU eventually consistent) per ReceiveMessage. Here bodies are 256 chars.
+The receive Query starts with `Limit = 4 x wanted` (4 for a single-message receive; pages double, up to
+1,000, only while it skips leases that are not receivable), so the items evaluated per receive do not
+depend on the depth of an Active backlog. Here bodies are 256 chars.
 
 Elapsed: {time.perf_counter() - started:.0f} s.
 """
