@@ -71,10 +71,6 @@ def _message_id_of(item: dict[str, Any]) -> str:
     return str(item["id"]["S"]) if "id" in item else str(item["sk"]["S"][1:])
 
 
-def _conditional_failure(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-
-
 @dataclass(frozen=True)
 class ReadyScan:
     """Active messages found in queue order, and when the next inactive or delayed one becomes receivable."""
@@ -130,26 +126,32 @@ class MessageStore:
             failed |= {_message_id_of(r["PutRequest"]["Item"]) for r in pending}
         return failed
 
-    def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
-        """Take the lease of an Active message as observed; None if another consumer changed it first."""
+    def _conditional(self, method: str, **request: Any) -> dict[str, Any] | None:
+        """A conditional write; its response, or None when its condition did not hold."""
         try:
-            response = self.client.update_item(
-                TableName=self.table,
-                Key=self._key(message),
-                UpdateExpression="SET v = :vis, r = r + :one, d = d + :one, f = if_not_exists(f, :now)",
-                ConditionExpression="r = :ver AND v <= :now",
-                ExpressionAttributeValues={
-                    ":vis": {"N": str(visible_at)},
-                    ":one": {"N": "1"},
-                    ":now": {"N": str(now_ms)},
-                    ":ver": {"N": str(message.version)},
-                },
-                ReturnValues="ALL_NEW",
-            )
+            return dict(getattr(self.client, method)(TableName=self.table, **request))
         except ClientError as exc:
-            if _conditional_failure(exc):
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 return None
             raise
+
+    def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
+        """Take the lease of an Active message as observed; None if another consumer changed it first."""
+        response = self._conditional(
+            "update_item",
+            Key=self._key(message),
+            UpdateExpression="SET v = :vis, r = r + :one, d = d + :one, f = if_not_exists(f, :now)",
+            ConditionExpression="r = :ver AND v <= :now",
+            ExpressionAttributeValues={
+                ":vis": {"N": str(visible_at)},
+                ":one": {"N": "1"},
+                ":now": {"N": str(now_ms)},
+                ":ver": {"N": str(message.version)},
+            },
+            ReturnValues="ALL_NEW",
+        )
+        if response is None:
+            return None
         claimed = self._message(message.queue_id, response["Attributes"])
         if claimed.body is None:
             claimed.body = message.body
@@ -157,38 +159,29 @@ class MessageStore:
 
     def delete(self, queue_id: str, key: str, version: int, now_ms: int) -> bool:
         """Delete a message whose lease is still the one a receipt handle names."""
-        try:
-            self.client.delete_item(
-                TableName=self.table,
-                Key={"pk": {"S": queue_id}, "sk": {"S": key}},
-                ConditionExpression="r = :ver AND v > :now",
-                ExpressionAttributeValues={":ver": {"N": str(version)}, ":now": {"N": str(now_ms)}},
-            )
-            return True
-        except ClientError as exc:
-            if _conditional_failure(exc):
-                return False
-            raise
+        response = self._conditional(
+            "delete_item",
+            Key={"pk": {"S": queue_id}, "sk": {"S": key}},
+            ConditionExpression="r = :ver AND v > :now",
+            ExpressionAttributeValues={":ver": {"N": str(version)}, ":now": {"N": str(now_ms)}},
+        )
+        return response is not None
 
     def change_visibility(self, queue_id: str, key: str, version: int, now_ms: int, visible_at: int) -> bool:
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key={"pk": {"S": queue_id}, "sk": {"S": key}},
-                UpdateExpression="SET v = :vis, r = r + :one",
-                ConditionExpression="r = :ver AND v > :now",
-                ExpressionAttributeValues={
-                    ":vis": {"N": str(visible_at)},
-                    ":one": {"N": "1"},
-                    ":ver": {"N": str(version)},
-                    ":now": {"N": str(now_ms)},
-                },
-            )
-            return True
-        except ClientError as exc:
-            if _conditional_failure(exc):
-                return False
-            raise
+        """Re-time an Inactive (or Delayed) message whose lease is still the one a receipt handle names."""
+        response = self._conditional(
+            "update_item",
+            Key={"pk": {"S": queue_id}, "sk": {"S": key}},
+            UpdateExpression="SET v = :vis, r = r + :one",
+            ConditionExpression="r = :ver AND v > :now",
+            ExpressionAttributeValues={
+                ":vis": {"N": str(visible_at)},
+                ":one": {"N": "1"},
+                ":ver": {"N": str(version)},
+                ":now": {"N": str(now_ms)},
+            },
+        )
+        return response is not None
 
     # --- reads --------------------------------------------------------------------------------
 
