@@ -152,10 +152,7 @@ class MessageStore:
         )
         if response is None:
             return None
-        claimed = self._message(message.queue_id, response["Attributes"])
-        if claimed.body is None:
-            claimed.body = message.body
-        return claimed
+        return self._message(message.queue_id, response["Attributes"])
 
     def delete(self, queue_id: str, key: str, version: int, now_ms: int) -> bool:
         """Delete a message whose lease is still the one a receipt handle names."""
