@@ -115,8 +115,3 @@ class Message:
     user_properties: tuple[Property, ...] = ()
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
-
-    def state(self, now_ms: int) -> str:
-        if self.visible_at <= now_ms:
-            return "Active"
-        return "Inactive" if self.dequeue_count > 0 else "Delayed"
