@@ -16,14 +16,14 @@ Sizes before/after are read through the raw, unrecorded client.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from bench import _common  # noqa: F401  (import paths)
-from mnsd.storage.capacity import KB, item_size, read_units, write_units
+from mnsd.storage import condition_failed
+from mnsd.storage.capacity import item_size, read_units, write_units
 
 
 @dataclass
@@ -68,7 +68,7 @@ class RecordingClient:
         try:
             return fn(**kwargs), False
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if condition_failed(exc):
                 return exc, True
             raise
 
@@ -163,9 +163,7 @@ class RecordingClient:
         full = {k: v for k, v in kwargs.items() if k not in ("ProjectionExpression", "Select")}
         evaluated = self._raw.query(**full)["Items"]
         total = sum(item_size(i) for i in evaluated)
-        consistent = bool(kwargs.get("ConsistentRead"))
-        units = max(1, math.ceil(total / (4 * KB)))
-        rcu = float(units) if consistent else units / 2
+        rcu = read_units(total, bool(kwargs.get("ConsistentRead")))
         self.recorder.calls.append(
             Call(
                 "Query",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from urllib.parse import parse_qsl
 
 
@@ -20,13 +21,16 @@ class HttpRequest:
         """The resource exactly as the client sent it: the CanonicalizedResource of the signature."""
         return f"{self.path}?{self.raw_query}" if self.raw_query else self.path
 
+    @cached_property
+    def _query(self) -> dict[str, str]:
+        parsed: dict[str, str] = {}
+        for key, value in parse_qsl(self.raw_query, keep_blank_values=True):
+            parsed.setdefault(key.lower(), value)
+        return parsed
+
     def query(self, name: str) -> str | None:
         """A query parameter by case-insensitive name (the Node SDK spells them in camelCase)."""
-        wanted = name.lower()
-        for key, value in parse_qsl(self.raw_query, keep_blank_values=True):
-            if key.lower() == wanted:
-                return value
-        return None
+        return self._query.get(name.lower())
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())

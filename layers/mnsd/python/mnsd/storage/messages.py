@@ -29,6 +29,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.queue_model import Message, Property, QueueCounts
+from mnsd.storage import condition_failed
 from mnsd.storage.capacity import KB, item_size
 
 LEASE = "L"
@@ -131,7 +132,7 @@ class MessageStore:
         try:
             return dict(getattr(self.client, method)(TableName=self.table, **request))
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if condition_failed(exc):
                 return None
             raise
 

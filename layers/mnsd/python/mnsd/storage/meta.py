@@ -12,6 +12,8 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from mnsd.storage import condition_failed
+
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
@@ -20,10 +22,6 @@ Record = dict[str, Any]
 
 def _pk(account_id: str, kind: str) -> str:
     return f"{account_id}#{kind}"
-
-
-def _conditional_failure(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
 
 def _to_item(record: Record) -> dict[str, Any]:
@@ -50,7 +48,7 @@ class MetaStore:
             self.client.put_item(TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)")
             return None
         except ClientError as exc:
-            if not _conditional_failure(exc):
+            if not condition_failed(exc):
                 raise
         existing = self.get(account_id, kind, name)
         return existing if existing is not None else self.create(account_id, kind, name, record)
@@ -79,7 +77,7 @@ class MetaStore:
             )
             return True
         except ClientError as exc:
-            if _conditional_failure(exc):
+            if condition_failed(exc):
                 return False
             raise
 
