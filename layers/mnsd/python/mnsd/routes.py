@@ -39,6 +39,9 @@ class Route:
     method: str
     path: str  # API Gateway route path, parameters in braces
     select: Callable[[Call], Operation]
+    # What the route's function may touch, as "{table}.{read|write|read_write}": the CDK app grants
+    # exactly these (tables: meta, messages, topic_messages).
+    grants: tuple[str, ...] = ()
     # The longest a call may take (long polls): sizes the function's timeout.
     long_poll: bool = False
 
@@ -63,22 +66,24 @@ def _account(operation: Operation) -> Callable[[Call], Operation]:
 ROUTES: dict[str, Route] = {
     route.name: route
     for route in (
-        Route("get_account", "GET", "/", _account(get_account_attributes)),
-        Route("put_account", "PUT", "/", _account(set_account_attributes)),
-        Route("list_queues", "GET", "/queues", lambda call: list_queue),
+        Route("get_account", "GET", "/", _account(get_account_attributes), ("meta.read",)),
+        Route("put_account", "PUT", "/", _account(set_account_attributes), ("meta.write",)),
+        Route("list_queues", "GET", "/queues", lambda call: list_queue, ("meta.read",)),
         Route(
             "put_queue",
             "PUT",
             "/queues/{queue}",
             lambda call: set_queue_attributes if _flag(call, "metaoverride") else create_queue,
+            ("meta.read_write",),
         ),
-        Route("get_queue", "GET", "/queues/{queue}", lambda call: get_queue_attributes),
-        Route("delete_queue", "DELETE", "/queues/{queue}", lambda call: delete_queue),
+        Route("get_queue", "GET", "/queues/{queue}", lambda call: get_queue_attributes, ("meta.read", "messages.read")),
+        Route("delete_queue", "DELETE", "/queues/{queue}", lambda call: delete_queue, ("meta.read_write",)),
         Route(
             "post_messages",
             "POST",
             "/queues/{queue}/messages",
             lambda call: batch_send_message if call.xml().tag == "Messages" else send_message,
+            ("meta.read", "messages.write"),
         ),
         Route(
             "get_messages",
@@ -89,6 +94,7 @@ ROUTES: dict[str, Route] = {
                 if _flag(call, "peekonly")
                 else (batch_receive_message if _has(call, "numOfMessages") else receive_message)
             ),
+            ("meta.read", "messages.read_write"),
             long_poll=True,
         ),
         Route(
@@ -96,7 +102,14 @@ ROUTES: dict[str, Route] = {
             "DELETE",
             "/queues/{queue}/messages",
             lambda call: delete_message if _has(call, "ReceiptHandle") else batch_delete_message,
+            ("meta.read", "messages.write"),
         ),
-        Route("put_messages", "PUT", "/queues/{queue}/messages", lambda call: change_message_visibility),
+        Route(
+            "put_messages",
+            "PUT",
+            "/queues/{queue}/messages",
+            lambda call: change_message_visibility,
+            ("meta.read", "messages.write"),
+        ),
     )
 }
