@@ -8,6 +8,7 @@ handler of the matching route (built by `mnsd.lambda_handler.make_handler`, exac
 from __future__ import annotations
 
 import base64
+import dataclasses
 import os
 import re
 import sys
@@ -15,14 +16,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
 
+from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.tables import create_tables
 from mnsd.accounts import StaticKeyStore
+from mnsd.fanout import LocalDispatcher
 from mnsd.lambda_handler import make_handler
 from mnsd.notifier import LocalNotifier
+from mnsd.push_signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.routes import ROUTES
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
@@ -38,9 +43,9 @@ class SerializedClient:
     calls gives moto the same per-call atomicity (and no more: races between calls stay real).
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, lock: threading.Lock | None = None) -> None:
         self._client = client
-        self._lock = threading.Lock()
+        self._lock = lock or threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)
@@ -122,29 +127,51 @@ class LocalServer:
     """The API on an embedded moto backend, served from a background thread or the foreground."""
 
     def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False) -> None:
-        self.settings = settings
-        self._mock: Any = None
-        self.services = self._start_backend()
         routes = compile_routes()
         handlers: dict[str | None, Handler] = {
             name: make_handler(name, services=lambda: self.services) for name in [*ROUTES, None]
         }
         self.httpd = ThreadingHTTPServer((host, port), _request_handler(routes, handlers, quiet))
         self.httpd.daemon_threads = True
+        self._mock: Any = None
+        self.worker: LocalPushWorker | None = None
+        self.services = self._start_backend(settings)
+        self.settings = self.services.settings
 
-    def _start_backend(self) -> Services:
+    def _start_backend(self, settings: Settings) -> Services:
         from moto import mock_aws
 
         os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
         for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             os.environ.setdefault(name, "local")
-        self._mock = mock_aws()
+        # moto runs Step Functions definitions only when told to: the push retries need it.
+        self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
         self._mock.start()
         import boto3
 
-        client = SerializedClient(boto3.client("dynamodb", region_name=os.environ["AWS_DEFAULT_REGION"]))
-        create_tables(client, self.settings)
-        return build_services(self.settings, dynamodb=client, notifier=LocalNotifier())
+        lock = threading.Lock()  # one lock for every client: moto's backends are not thread-safe
+        region = os.environ["AWS_DEFAULT_REGION"]
+        clients = lru_cache(maxsize=None)(lambda name: SerializedClient(boto3.client(name, region_name=region), lock))
+        create_tables(clients("dynamodb"), settings)
+        state_machine_arn, queue_url = create_push_workflow(clients)
+        key, certificate = generate_signing_material()
+        settings = dataclasses.replace(
+            settings,
+            push_state_machine_arn=state_machine_arn,
+            push_queue_url=queue_url,
+            signing_key=key,
+            signing_certificate=certificate,
+            signing_cert_url=self.endpoint + CERTIFICATE_PATH,
+        )
+        services = build_services(
+            settings,
+            dynamodb=clients("dynamodb"),
+            notifier=LocalNotifier(),
+            dispatcher=LocalDispatcher(lambda: services.fanout()),
+            clients=clients,
+        )
+        self.worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
+        return services
 
     @property
     def endpoint(self) -> str:
@@ -158,6 +185,8 @@ class LocalServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+        if self.worker is not None:
+            self.worker.stop()
         if self._mock is not None:
             self._mock.stop()
 

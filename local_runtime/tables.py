@@ -15,14 +15,15 @@ TTL_ATTRIBUTE = "x"
 
 
 def create_tables(client: Any, settings: Settings) -> None:
-    for name in (settings.meta_table, settings.message_table):
+    tables = (settings.meta_table, settings.message_table, settings.topic_message_table, settings.log_table)
+    for name in tables:
         client.create_table(
             TableName=name,
             KeySchema=KEY_SCHEMA,
             AttributeDefinitions=KEY_ATTRIBUTES,
             BillingMode="PAY_PER_REQUEST",
         )
-    client.update_time_to_live(
-        TableName=settings.message_table,
-        TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
-    )
+    for name in tables[1:]:
+        client.update_time_to_live(
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
+        )

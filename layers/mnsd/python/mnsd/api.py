@@ -41,10 +41,13 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
             raise errors.InvalidRequestURL()
         if len(request.body) > MAX_REQUEST_BYTES:
             raise errors.InvalidArgument(f"The request body should not be larger than {MAX_REQUEST_BYTES} bytes.")
-        account = authenticate(request, services.keys, services.clock.now())
-        _check_host_account(request, account.account_id)
+        route = ROUTES[route_name]
+        account = None
+        if not route.public:
+            account = authenticate(request, services.keys, services.clock.now())
+            _check_host_account(request, account.account_id)
         call = Call(request, account, services)
-        response = ROUTES[route_name].select(call)(call)
+        response = route.select(call)(call)
     except errors.MnsError as error:
         response = error_response(error, request_id, host_id)
     except Exception:

@@ -16,12 +16,13 @@ if TYPE_CHECKING:
 @dataclass
 class Call:
     request: HttpRequest
-    account: AccessKey
+    account: AccessKey | None  # None only on public routes
     services: Services
     _xml: xmlcodec.Element | None = field(default=None, repr=False)
 
     @property
     def account_id(self) -> str:
+        assert self.account is not None
         return self.account.account_id
 
     def path(self, name: str) -> str:

@@ -59,6 +59,36 @@ ReceiptHandleError = _error("ReceiptHandleError", 400, "The receipt handle you p
 MissingReceiptHandle = _error("MissingReceiptHandle", 400, "ReceiptHandle is required.")
 MissingVisibilityTimeout = _error("MissingVisibilityTimeout", 400, "VisibilityTimeout is required.")
 
+# Topics, subscriptions and publishing.
+TopicAlreadyExist = _error("TopicAlreadyExist", 409, "The topic you want to create is already exists.")
+TopicNotExist = _error("TopicNotExist", 404, "The topic you provided does not exist.")
+TopicNameLengthError = _error(
+    "TopicNameLengthError", 400, "Topic name length is out of range, should be between 1 and 256."
+)
+TopicNameInvalid = _error(
+    "TopicNameInvalid",
+    400,
+    "The topic name you provided is invalid. TopicName should start with alpha or digit, and contain only alpha, "
+    "digit or -.",
+)
+TopicNumExceededLimit = _error(
+    "TopicNumExceededLimit", 400, "The number of the topics you created has exceeded the limit."
+)
+SubscriptionAlreadyExist = _error(
+    "SubscriptionAlreadyExist", 409, "The subscription you want to create already exists."
+)
+SubscriptionNotExist = _error("SubscriptionNotExist", 404, "The subscription you provided does not exist.")
+SubscriptionNameLengthError = _error(
+    "SubscriptionNameLengthError", 400, "Subscription name length is out of range, should be between 1 and 256."
+)
+SubscriptionNameInvalid = _error(
+    "SubscriptionNameInvalid",
+    400,
+    "The subscription you provided is invalid. SubscriptionName should start with alpha or digit, and contain only "
+    "alpha, digit or -.",
+)
+EndpointInvalid = _error("EndpointInvalid", 400, "The endpoint you provided is invalid.")
+
 
 def out_of_range(element: str, low: int, high: int, unit: str = "") -> MnsError:
     suffix = f" {unit}" if unit else ""

@@ -23,6 +23,10 @@ def _properties(xml: Element, container: str, entry: str) -> tuple[Property, ...
     return tuple(found)
 
 
+def properties_of(xml: Element) -> tuple[Property, ...]:
+    return _properties(xml, "UserProperties", "PropertyValue")
+
+
 def message_input(xml: Element) -> MessageInput:
     body = xml.value("MessageBody")
     if not body:
@@ -33,7 +37,7 @@ def message_input(xml: Element) -> MessageInput:
         body=body,
         delay_seconds=None if delay is None else int_in_range("DelaySeconds", delay, 0, 604800, "seconds"),
         priority=8 if priority is None else int_in_range("Priority", priority, 1, 16),
-        user_properties=_properties(xml, "UserProperties", "PropertyValue"),
+        user_properties=properties_of(xml),
         system_properties=_properties(xml, "SystemProperties", "SystemPropertyValue"),
         message_group_id=xml.value("MessageGroupId") or "",
     )

@@ -19,16 +19,29 @@ from mnsd.operations.batch_receive_message import batch_receive_message
 from mnsd.operations.batch_send_message import batch_send_message
 from mnsd.operations.change_message_visibility import change_message_visibility
 from mnsd.operations.create_queue import create_queue
+from mnsd.operations.create_topic import create_topic
 from mnsd.operations.delete_message import delete_message
 from mnsd.operations.delete_queue import delete_queue
+from mnsd.operations.delete_topic import delete_topic
 from mnsd.operations.get_account_attributes import get_account_attributes
 from mnsd.operations.get_queue_attributes import get_queue_attributes
+from mnsd.operations.get_signing_certificate import get_signing_certificate
+from mnsd.operations.get_subscription_attributes import get_subscription_attributes
+from mnsd.operations.get_topic_attributes import get_topic_attributes
 from mnsd.operations.list_queue import list_queue
+from mnsd.operations.list_subscription_by_topic import list_subscription_by_topic
+from mnsd.operations.list_topic import list_topic
 from mnsd.operations.peek_message import peek_message
+from mnsd.operations.publish_message import publish_message
 from mnsd.operations.receive_message import receive_message
 from mnsd.operations.send_message import send_message
 from mnsd.operations.set_account_attributes import set_account_attributes
 from mnsd.operations.set_queue_attributes import set_queue_attributes
+from mnsd.operations.set_subscription_attributes import set_subscription_attributes
+from mnsd.operations.set_topic_attributes import set_topic_attributes
+from mnsd.operations.subscribe import subscribe
+from mnsd.operations.unsubscribe import unsubscribe
+from mnsd.push_signing import CERTIFICATE_PATH
 
 Operation = Callable[[Call], HttpResponse]
 
@@ -44,6 +57,8 @@ class Route:
     grants: tuple[str, ...] = ()
     # The longest a call may take (long polls): sizes the function's timeout.
     long_poll: bool = False
+    # Served without authentication (the push signing certificate).
+    public: bool = False
 
 
 def _flag(call: Call, name: str) -> bool:
@@ -111,5 +126,57 @@ ROUTES: dict[str, Route] = {
             lambda call: change_message_visibility,
             ("meta.read", "messages.write"),
         ),
+        Route("list_topics", "GET", "/topics", lambda call: list_topic, ("meta.read",)),
+        Route(
+            "put_topic",
+            "PUT",
+            "/topics/{topic}",
+            lambda call: set_topic_attributes if _flag(call, "metaoverride") else create_topic,
+            ("meta.read_write",),
+        ),
+        Route(
+            "get_topic",
+            "GET",
+            "/topics/{topic}",
+            lambda call: get_topic_attributes,
+            ("meta.read", "topic_messages.read"),
+        ),
+        Route("delete_topic", "DELETE", "/topics/{topic}", lambda call: delete_topic, ("meta.read_write",)),
+        Route(
+            "post_topic_messages",
+            "POST",
+            "/topics/{topic}/messages",
+            lambda call: publish_message,
+            ("meta.read", "topic_messages.write"),
+        ),
+        Route(
+            "list_subscriptions",
+            "GET",
+            "/topics/{topic}/subscriptions",
+            lambda call: list_subscription_by_topic,
+            ("meta.read",),
+        ),
+        Route(
+            "put_subscription",
+            "PUT",
+            "/topics/{topic}/subscriptions/{subscription}",
+            lambda call: set_subscription_attributes if _flag(call, "metaoverride") else subscribe,
+            ("meta.read_write",),
+        ),
+        Route(
+            "get_subscription",
+            "GET",
+            "/topics/{topic}/subscriptions/{subscription}",
+            lambda call: get_subscription_attributes,
+            ("meta.read",),
+        ),
+        Route(
+            "delete_subscription",
+            "DELETE",
+            "/topics/{topic}/subscriptions/{subscription}",
+            lambda call: unsubscribe,
+            ("meta.write",),
+        ),
+        Route("get_signing_certificate", "GET", CERTIFICATE_PATH, lambda call: get_signing_certificate, public=True),
     )
 }

@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from mnsd.accounts import KeyStore, StaticKeyStore
 from mnsd.clock import Clock, SystemClock
+from mnsd.delivery import Deliverer
+from mnsd.fanout import Fanout
+from mnsd.oplog import OperationLog
 from mnsd.queue_service import QueueService
 from mnsd.receipts import ReceiptCodec
 from mnsd.settings import Settings, get_settings
 from mnsd.storage.messages import MessageStore
 from mnsd.storage.meta import MetaStore
+from mnsd.storage.topic_messages import TopicMessageStore
+from mnsd.topic_service import Dispatcher, TopicService
+
+
+def boto3_clients() -> Callable[[str], Any]:
+    """A factory of boto3 clients, each made once, on first use (cold starts pay only for what they use)."""
+    return lru_cache(maxsize=None)(lambda name: __import__("boto3").client(name))
 
 
 @dataclass
@@ -23,6 +34,27 @@ class Services:
     clock: Clock
     meta: MetaStore
     queues: QueueService
+    topics: TopicService
+    topic_messages: TopicMessageStore
+    oplog: OperationLog
+    clients: Callable[[str], Any]
+    _fanout: Fanout | None = field(default=None, repr=False)
+
+    def fanout(self) -> Fanout:
+        """Delivery: built on first use, by the functions that deliver (fan-out, push worker)."""
+        if self._fanout is None:
+            deliverer = Deliverer(self.settings, self.queues, self.clients)
+            self._fanout = Fanout(
+                self.topics,
+                self.topic_messages,
+                deliverer,
+                self.oplog,
+                self.clock,
+                self.clients("stepfunctions"),
+                self.settings.push_state_machine_arn,
+                self.settings.region,
+            )
+        return self._fanout
 
 
 def build_services(
@@ -31,21 +63,34 @@ def build_services(
     clock: Clock | None = None,
     keys: KeyStore | None = None,
     notifier: Any = None,
+    dispatcher: Dispatcher | None = None,
+    clients: Callable[[str], Any] | None = None,
 ) -> Services:
-    if dynamodb is None:
-        import boto3
-
-        dynamodb = boto3.client("dynamodb")
+    clients = clients or boto3_clients()
+    dynamodb = dynamodb or clients("dynamodb")
     clock = clock or SystemClock()
     meta = MetaStore(dynamodb, settings.meta_table)
     messages = MessageStore(dynamodb, settings.message_table)
+    topic_messages = TopicMessageStore(dynamodb, settings.topic_message_table)
     queues = QueueService(meta, messages, ReceiptCodec(settings.receipt_secret), clock, settings, notifier)
-    return Services(settings, keys or StaticKeyStore(settings.credentials), clock, meta, queues)
+    topics = TopicService(meta, topic_messages, clock, settings, dispatcher)
+    return Services(
+        settings,
+        keys or StaticKeyStore(settings.credentials),
+        clock,
+        meta,
+        queues,
+        topics,
+        topic_messages,
+        OperationLog(dynamodb, settings.log_table),
+        clients,
+    )
 
 
 def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
-    """Settings with the receipt secret and access keys read from Secrets Manager where ARNs name them."""
-    if not (settings.receipt_secret_arn or settings.credentials_secret_arn):
+    """Settings with the receipt secret, access keys and push signing key read from Secrets Manager where ARNs name them."""
+    arns = (settings.receipt_secret_arn, settings.credentials_secret_arn, settings.signing_key_secret_arn)
+    if not any(arns):
         return settings
     if secretsmanager is None:
         import boto3
@@ -59,6 +104,7 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
         settings,
         receipt_secret=read(settings.receipt_secret_arn, settings.receipt_secret),
         credentials=read(settings.credentials_secret_arn, settings.credentials),
+        signing_key=read(settings.signing_key_secret_arn, settings.signing_key),
     )
 
 

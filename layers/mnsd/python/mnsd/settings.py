@@ -15,11 +15,20 @@ ACCOUNT_ID = "MNS_ACCOUNT_ID"
 ACCESS_KEY_ID = "MNS_ACCESS_KEY_ID"
 ACCESS_KEY_SECRET = "MNS_ACCESS_KEY_SECRET"
 MAX_QUEUES = "MNS_MAX_QUEUES"
+MAX_TOPICS = "MNS_MAX_TOPICS"
+TOPIC_MESSAGE_TABLE = "MNS_TOPIC_MESSAGE_TABLE"
+LOG_TABLE = "MNS_LOG_TABLE"
+PUSH_STATE_MACHINE_ARN = "MNS_PUSH_STATE_MACHINE_ARN"
+PUSH_QUEUE_URL = "MNS_PUSH_QUEUE_URL"
+SIGNING_CERT_URL = "MNS_SIGNING_CERT_URL"
+SIGNING_CERTIFICATE = "MNS_SIGNING_CERTIFICATE"
+SIGNING_KEY = "MNS_SIGNING_KEY"
 MAX_POLL_SECONDS = "MNS_MAX_POLL_SECONDS"
 POLL_INTERVAL_MS = "MNS_POLL_INTERVAL_MS"
 # On AWS the secrets are not in the environment: these name Secrets Manager secrets holding them.
 RECEIPT_SECRET_ARN = "MNS_RECEIPT_SECRET_ARN"
 CREDENTIALS_SECRET_ARN = "MNS_CREDENTIALS_SECRET_ARN"
+SIGNING_KEY_SECRET_ARN = "MNS_SIGNING_KEY_SECRET_ARN"
 
 DEFAULT_ACCOUNT_ID = "1000000000000001"
 DEFAULT_ACCESS_KEY_ID = "LOCALACCESSKEYID"
@@ -30,15 +39,26 @@ DEFAULT_ACCESS_KEY_SECRET = "LOCALACCESSKEYSECRET"
 class Settings:
     meta_table: str = "mns-meta"
     message_table: str = "mns-messages"
+    topic_message_table: str = "mns-topic-messages"
+    log_table: str = "mns-log"
     region: str = "cn-hangzhou"
     receipt_secret: str = "local-receipt-secret"
     credentials: str = ""
     max_queues: int = 1000
+    max_topics: int = 1000
     # API Gateway cuts a request at 30 s: a long poll must answer before that.
     max_poll_seconds: float = 28.0
     poll_interval_ms: int = 500
     receipt_secret_arn: str = ""
     credentials_secret_arn: str = ""
+    # Push delivery: the retry state machine, the queue its attempts go through, and the key that signs
+    # HTTP pushes (PEM; on AWS read from the secret the ARN names) with the certificate's public URL.
+    push_state_machine_arn: str = ""
+    push_queue_url: str = ""
+    signing_cert_url: str = ""
+    signing_certificate: str = ""
+    signing_key: str = ""
+    signing_key_secret_arn: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -46,14 +66,23 @@ class Settings:
         return cls(
             meta_table=env.get(META_TABLE, cls.meta_table),
             message_table=env.get(MESSAGE_TABLE, cls.message_table),
+            topic_message_table=env.get(TOPIC_MESSAGE_TABLE, cls.topic_message_table),
+            log_table=env.get(LOG_TABLE, cls.log_table),
             region=env.get(REGION, cls.region),
             receipt_secret=env.get(RECEIPT_SECRET, cls.receipt_secret),
             credentials=credentials_from_env(env),
             max_queues=int(env.get(MAX_QUEUES, cls.max_queues)),
+            max_topics=int(env.get(MAX_TOPICS, cls.max_topics)),
             max_poll_seconds=float(env.get(MAX_POLL_SECONDS, cls.max_poll_seconds)),
             poll_interval_ms=int(env.get(POLL_INTERVAL_MS, cls.poll_interval_ms)),
             receipt_secret_arn=env.get(RECEIPT_SECRET_ARN, ""),
             credentials_secret_arn=env.get(CREDENTIALS_SECRET_ARN, ""),
+            push_state_machine_arn=env.get(PUSH_STATE_MACHINE_ARN, ""),
+            push_queue_url=env.get(PUSH_QUEUE_URL, ""),
+            signing_cert_url=env.get(SIGNING_CERT_URL, ""),
+            signing_certificate=env.get(SIGNING_CERTIFICATE, ""),
+            signing_key=env.get(SIGNING_KEY, ""),
+            signing_key_secret_arn=env.get(SIGNING_KEY_SECRET_ARN, ""),
         )
 
 

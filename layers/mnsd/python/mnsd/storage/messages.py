@@ -44,13 +44,13 @@ def lease_key(priority: int, position: int, message_id: str) -> str:
     return f"{LEASE}{priority:02d}{position:013d}{message_id}"
 
 
-def _body_attributes(body: str) -> dict[str, Any]:
+def body_attributes(body: str) -> dict[str, Any]:
     raw = body.encode("utf-8")
     packed = zlib.compress(raw, 6)
     return {"z": {"B": packed}} if len(packed) < len(raw) else {"b": {"S": body}}
 
 
-def _body_of(item: dict[str, Any]) -> str | None:
+def body_of(item: dict[str, Any]) -> str | None:
     if "z" in item:
         return zlib.decompress(item["z"]["B"]).decode("utf-8")
     if "b" in item:
@@ -58,11 +58,11 @@ def _body_of(item: dict[str, Any]) -> str | None:
     return None
 
 
-def _properties(items: tuple[Property, ...]) -> dict[str, Any]:
+def properties(items: tuple[Property, ...]) -> dict[str, Any]:
     return {"L": [{"L": [{"S": p.name}, {"S": p.value}, {"S": p.type}]} for p in items]}
 
 
-def _parse_properties(value: dict[str, Any] | None) -> tuple[Property, ...]:
+def parse_properties(value: dict[str, Any] | None) -> tuple[Property, ...]:
     if not value:
         return ()
     return tuple(Property(*(part["S"] for part in entry["L"])) for entry in value["L"])
@@ -101,12 +101,12 @@ class MessageStore:
             "m": {"S": message.body_md5},
         }
         if message.user_properties:
-            lease["u"] = _properties(message.user_properties)
+            lease["u"] = properties(message.user_properties)
         if message.system_properties:
-            lease["s"] = _properties(message.system_properties)
+            lease["s"] = properties(message.system_properties)
         if message.message_group_id:
             lease["g"] = {"S": message.message_group_id}
-        body = _body_attributes(message.body or "")
+        body = body_attributes(message.body or "")
         if item_size(lease) + item_size(body) + _LEASE_GROWTH <= KB:
             return [{**lease, **body}]
         body_item = {"pk": lease["pk"], "sk": {"S": BODY + message.message_id}, "x": lease["x"], **body}
@@ -204,9 +204,9 @@ class MessageStore:
             first_dequeue_time=int(item["f"]["N"]) if "f" in item else enqueue_time,
             expires_at=int(item["x"]["N"]),
             body_md5=item["m"]["S"],
-            body=_body_of(item),
-            user_properties=_parse_properties(item.get("u")),
-            system_properties=_parse_properties(item.get("s")),
+            body=body_of(item),
+            user_properties=parse_properties(item.get("u")),
+            system_properties=parse_properties(item.get("s")),
             message_group_id=item.get("g", {}).get("S", ""),
         )
 
@@ -257,7 +257,7 @@ class MessageStore:
             while keys:
                 response = self.client.batch_get_item(RequestItems={self.table: {"Keys": keys}})
                 for item in response.get("Responses", {}).get(self.table, []):
-                    chunk[(item["pk"]["S"], item["sk"]["S"][1:])].body = _body_of(item)
+                    chunk[(item["pk"]["S"], item["sk"]["S"][1:])].body = body_of(item)
                 keys = response.get("UnprocessedKeys", {}).get(self.table, {}).get("Keys", [])
 
     def counts(self, queue_id: str, now_ms: int) -> QueueCounts:

@@ -1,0 +1,200 @@
+"""One delivery attempt of a topic message to one subscription's endpoint.
+
+Queue endpoints are written through the queue service's own send path; HTTP endpoints get a signed
+POST (2xx within 5 s = delivered); mail goes to Amazon SES and SMS to Amazon SNS, using the
+message's DirectMail / DirectSMS attributes. An attempt never raises: it returns an `Outcome`, and
+`permanent` marks failures that no retry can mend (a mail message without DirectMail, say).
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import hashlib
+import json
+import secrets
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from aws_lambda_powertools import Logger
+
+from mnsd import errors, xmlcodec
+from mnsd.push_signing import sign, string_to_sign
+from mnsd.queue_model import MessageInput
+from mnsd.settings import Settings
+from mnsd.topic_model import HTTP, JSON, MAIL, QUEUE, SIMPLIFIED, SMS, XML, Subscription, TopicMessage
+
+HTTP_TIMEOUT_SECONDS = 5
+DEFAULT_PATH = "/notifications"
+MNS_VERSION = "2015-06-06"
+CONTENT_TYPES = {
+    XML: "text/xml;charset=utf-8",
+    JSON: "application/json;charset=utf-8",
+    SIMPLIFIED: "text/plain;charset=utf-8",
+}
+
+logger = Logger(service="mns")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    delivered: bool
+    status: int = 0  # the endpoint's HTTP status, when there was one
+    detail: str = ""
+    permanent: bool = False
+
+
+def notification_fields(subscription: Subscription, message: TopicMessage) -> list[tuple[str, Any]]:
+    fields: list[tuple[str, Any]] = [
+        ("TopicOwner", message.account_id),
+        ("TopicName", message.topic_name),
+        ("Subscriber", subscription.account_id),
+        ("SubscriptionName", subscription.name),
+        ("MessageId", message.message_id),
+        ("Message", message.body),
+        ("MessageMD5", message.body_md5),
+    ]
+    if message.tag:
+        fields.append(("MessageTag", message.tag))
+    return fields + [("PublishTime", message.publish_time)]
+
+
+def notification_body(subscription: Subscription, message: TopicMessage) -> str:
+    """The text a queue or HTTP endpoint receives, in the subscription's NotifyContentFormat."""
+    content_format = subscription.attributes.notify_content_format
+    if content_format == SIMPLIFIED:
+        return message.body
+    fields = notification_fields(subscription, message)
+    if content_format == JSON:
+        return json.dumps({name: str(value) if name == "PublishTime" else value for name, value in fields})
+    return xmlcodec.encode(xmlcodec.Node("Notification", fields)).decode("utf-8")
+
+
+def content_md5(body: bytes) -> str:
+    return base64.b64encode(hashlib.md5(body).hexdigest().encode("ascii")).decode("ascii")
+
+
+def http_push(
+    subscription: Subscription, message: TopicMessage, settings: Settings
+) -> tuple[str, dict[str, str], bytes]:
+    """(url, headers, body) of the signed POST an HTTP endpoint receives."""
+    url = subscription.attributes.endpoint
+    parts = urlsplit(url)
+    path = parts.path if parts.path not in ("", "/") else DEFAULT_PATH
+    resource = f"{path}?{parts.query}" if parts.query else path
+    body = notification_body(subscription, message).encode("utf-8")
+    content_format = subscription.attributes.notify_content_format
+    headers = {
+        "Content-Type": CONTENT_TYPES[content_format],
+        "Content-MD5": content_md5(body),
+        "Date": email.utils.formatdate(usegmt=True),
+        "x-mns-request-id": secrets.token_hex(12).upper(),
+        "x-mns-version": MNS_VERSION,
+        "x-mns-signing-cert-url": base64.b64encode(settings.signing_cert_url.encode("utf-8")).decode("ascii"),
+    }
+    if content_format == SIMPLIFIED:
+        headers["x-mns-message-id"] = message.message_id
+        if message.tag:
+            headers["x-mns-message-tag"] = message.tag
+    headers["Authorization"] = sign(settings.signing_key, string_to_sign("POST", headers, resource))
+    return f"{parts.scheme}://{parts.netloc}{resource}", headers, body
+
+
+def sms_text(text: str, params: dict[str, Any], sign_name: str) -> str:
+    """The SMS body: the message body with `${name}` placeholders filled, after the signature in brackets."""
+    for name, value in params.items():
+        text = text.replace("${" + str(name) + "}", str(value))
+    return f"【{sign_name}】{text}" if sign_name else text
+
+
+class Deliverer:
+    def __init__(self, settings: Settings, queues: Any, clients: Callable[[str], Any]) -> None:
+        self.settings = settings
+        self.queues = queues
+        self.clients = clients  # boto3 client factory: SES and SNS are made on first use
+
+    def deliver(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        try:
+            kind = subscription.endpoint(self.settings.region).kind
+            if kind == QUEUE:
+                return self._to_queue(subscription, message)
+            if kind == HTTP:
+                return self._to_http(subscription, message)
+            if kind == MAIL:
+                return self._to_mail(subscription, message)
+            if kind == SMS:
+                return self._to_sms(subscription, message)
+            return Outcome(False, detail=f"unknown endpoint kind {kind}", permanent=True)
+        except errors.MnsError as error:
+            return Outcome(False, detail=f"{error.code}: {error.message}")
+        except Exception as error:  # an endpoint's failure must not stop the others
+            logger.exception("delivery failed", extra={"subscription": subscription.name})
+            return Outcome(False, detail=f"{type(error).__name__}: {error}")
+
+    def _to_queue(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        queue_name = subscription.endpoint(self.settings.region).target
+        body = notification_body(subscription, message)
+        result = self.queues.send(subscription.account_id, queue_name, [MessageInput(body, None, 8)])[0]
+        if result.error is not None:
+            return Outcome(False, detail=f"{result.error.code}: {result.error.message}")
+        return Outcome(True)
+
+    def _to_http(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        url, headers, body = http_push(subscription, message, self.settings)
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response:  # noqa: S310
+                status = response.status
+        except urllib.error.HTTPError as error:
+            status = error.code
+        except (urllib.error.URLError, OSError) as error:
+            return Outcome(False, detail=f"{type(error).__name__}: {error}")
+        return Outcome(200 <= status < 300, status=status)
+
+    def _to_mail(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        mail = message.direct_mail
+        if not mail or not mail.get("AccountName") or "Subject" not in mail:
+            return Outcome(False, detail="the message has no DirectMail attribute", permanent=True)
+        address = subscription.endpoint(self.settings.region).target
+        content = {"Data": message.body, "Charset": "UTF-8"}
+        request: dict[str, Any] = {
+            "Source": mail["AccountName"],
+            "Destination": {"ToAddresses": [address]},
+            "Message": {
+                "Subject": {"Data": str(mail["Subject"]), "Charset": "UTF-8"},
+                "Body": {"Html" if str(mail.get("IsHtml", 0)) == "1" else "Text": content},
+            },
+        }
+        if str(mail.get("ReplyToAddress", 0)) == "1":
+            request["ReplyToAddresses"] = [mail["AccountName"]]
+        self.clients("ses").send_email(**request)
+        return Outcome(True)
+
+    def _to_sms(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        sms = message.direct_sms
+        if not sms:
+            return Outcome(False, detail="the message has no DirectSMS attribute", permanent=True)
+        phone = subscription.endpoint(self.settings.region).target
+        params = sms.get("SmsParams") or {}
+        if isinstance(params, str):
+            params = json.loads(params or "{}")
+        multi = sms.get("Type") == "multiContent"
+        if phone != "anonymous":
+            if multi:
+                return Outcome(False, detail="multiContent SMS goes to sms:directsms:anonymous only", permanent=True)
+            texts = {phone: params}
+        elif multi:
+            texts = {number: values for number, values in params.items()}
+        else:
+            receivers = [r.strip() for r in str(sms.get("Receiver") or "").split(",") if r.strip()]
+            if not receivers:
+                return Outcome(False, detail="DirectSMS names no Receiver", permanent=True)
+            texts = {number: params for number in receivers}
+        for number, values in texts.items():
+            text = sms_text(message.body, values, str(sms.get("FreeSignName") or ""))
+            self.clients("sns").publish(PhoneNumber=number, Message=text)
+        return Outcome(True)

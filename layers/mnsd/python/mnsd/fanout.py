@@ -1,0 +1,216 @@
+"""Fan-out of a published message to its subscriptions, and the worker that makes the retries.
+
+`Fanout.fan_out` runs once per published message (the topic message table's stream on AWS, a thread
+pool locally): it makes every subscription's first attempt concurrently and starts one retry
+execution (see `mnsd.push_workflow`) per failed attempt. `PushWorker.handle` makes one retry for the
+state machine and answers its task token, or records a drop.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from mnsd.clock import Clock, ms
+from mnsd.delivery import Deliverer, Outcome
+from mnsd.oplog import LogRecord, OperationLog
+from mnsd.push_workflow import DELIVERY_FAILED, attempt_number, execution_input
+from mnsd.storage.topic_messages import TopicMessageStore
+from mnsd.topic_model import Subscription, TopicMessage
+from mnsd.topic_service import TopicService
+
+MAX_PARALLEL_DELIVERIES = 16
+logger = Logger(service="mns")
+
+
+def delivery_reference(subscription: Subscription, message: TopicMessage) -> dict[str, str]:
+    """What a retry needs to find its message and subscription again (both are re-read per attempt)."""
+    return {
+        "account": message.account_id,
+        "topic": message.topic_name,
+        "topic_id": message.topic_id,
+        "message_id": message.message_id,
+        "subscription": subscription.name,
+    }
+
+
+class Fanout:
+    def __init__(
+        self,
+        topics: TopicService,
+        messages: TopicMessageStore,
+        deliverer: Deliverer,
+        oplog: OperationLog,
+        clock: Clock,
+        stepfunctions: Any,
+        state_machine_arn: str,
+        region: str,
+    ) -> None:
+        self.topics = topics
+        self.messages = messages
+        self.deliverer = deliverer
+        self.oplog = oplog
+        self.clock = clock
+        self.stepfunctions = stepfunctions
+        self.state_machine_arn = state_machine_arn
+        self.region = region
+        self.executions_started = 0
+        self.drops = 0
+
+    def fan_out(self, message: TopicMessage) -> dict[str, Outcome]:
+        """Make every subscription's first attempt; start the retry workflow for each failure."""
+        subscriptions = self.topics.subscriptions_of(message)
+        if not subscriptions:
+            return {}
+        workers = min(MAX_PARALLEL_DELIVERIES, len(subscriptions))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            outcomes = list(pool.map(lambda s: self.deliverer.deliver(s, message), subscriptions))
+        records = []
+        for subscription, outcome in zip(subscriptions, outcomes, strict=True):
+            records.append(self._attempt_record(subscription, message, 1, outcome))
+            if outcome.delivered:
+                continue
+            if outcome.permanent:
+                records.append(self._drop_record(subscription, message, outcome.detail))
+            else:
+                self._start_retries(subscription, message)
+        self._log(message, [r for r in records if r is not None])
+        return {s.name: o for s, o in zip(subscriptions, outcomes, strict=True)}
+
+    def _start_retries(self, subscription: Subscription, message: TopicMessage) -> None:
+        reference = delivery_reference(subscription, message)
+        # One execution per (message, subscription): a re-delivered stream record cannot start a second.
+        name = f"{message.message_id}-{subscription.name}"[:80]
+        try:
+            self.stepfunctions.start_execution(
+                stateMachineArn=self.state_machine_arn,
+                name=name,
+                input=execution_input(subscription.attributes.notify_strategy, reference),
+            )
+            self.executions_started += 1
+        except Exception as error:
+            if type(error).__name__ != "ExecutionAlreadyExists":
+                raise
+
+    def _attempt_record(
+        self, subscription: Subscription, message: TopicMessage, attempt: int, outcome: Outcome
+    ) -> LogRecord | None:
+        if not message.logging_enabled:
+            return None
+        now = ms(self.clock.now())
+        return LogRecord(
+            account=message.account_id,
+            kind="topic",
+            resource=message.topic_name,
+            event="push",
+            time=now,
+            message_id=message.message_id,
+            event_id=f"{message.message_id}:{subscription.name}:push:{attempt}",
+            subscription=subscription.name,
+            endpoint_kind=subscription.endpoint(self.region).kind,
+            attempt=attempt,
+            outcome="success" if outcome.delivered else "failure",
+            status=outcome.status,
+            latency_ms=now - message.publish_time,
+            publish_time=message.publish_time,
+        )
+
+    def _drop_record(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
+        """Drops are recorded whatever LoggingEnabled says: they are lost deliveries."""
+        self.drops += 1
+        logger.warning(
+            "delivery dropped",
+            extra={
+                "topic": message.topic_name,
+                "subscription": subscription.name,
+                "message_id": message.message_id,
+                "reason": reason,
+            },
+        )
+        return LogRecord(
+            account=message.account_id,
+            kind="topic",
+            resource=message.topic_name,
+            event="drop",
+            time=ms(self.clock.now()),
+            message_id=message.message_id,
+            event_id=f"{message.message_id}:{subscription.name}:drop",
+            subscription=subscription.name,
+            endpoint_kind=subscription.endpoint(self.region).kind,
+            publish_time=message.publish_time,
+        )
+
+    def _log(self, message: TopicMessage, records: list[LogRecord]) -> None:
+        if records:
+            self.oplog.write(records)
+
+    # --- retries ------------------------------------------------------------------------------
+
+    def _find(self, reference: dict[str, str]) -> tuple[Subscription | None, TopicMessage | None]:
+        message = self.messages.get(reference["topic_id"], reference["message_id"], ms(self.clock.now()))
+        try:
+            subscription = self.topics.get_subscription(
+                reference["account"], reference["topic"], reference["subscription"]
+            )
+        except Exception:
+            return None, message
+        if message is not None and subscription.topic_id != message.topic_id:
+            return None, message
+        return subscription, message
+
+    def handle_task(self, task: dict[str, Any]) -> None:
+        """One message of the push queue: a retry to make (with a task token) or a drop to record."""
+        reference = task["delivery"]
+        subscription, message = self._find(reference)
+        if task.get("drop"):
+            if subscription is not None and message is not None:
+                self._log(message, [self._drop_record(subscription, message, "retries exhausted")])
+            return
+        token = task["token"]
+        if subscription is None or message is None:  # unsubscribed, or the message outlived its retention
+            self.stepfunctions.send_task_success(taskToken=token, output=json.dumps({"skipped": True}))
+            return
+        outcome = self.deliverer.deliver(subscription, message)
+        record = self._attempt_record(subscription, message, attempt_number(task), outcome)
+        self._log(message, [record] if record is not None else [])
+        if outcome.delivered:
+            self.stepfunctions.send_task_success(taskToken=token, output=json.dumps({"status": outcome.status}))
+        else:
+            self.stepfunctions.send_task_failure(
+                taskToken=token, error=DELIVERY_FAILED, cause=(outcome.detail or f"HTTP {outcome.status}")[:256]
+            )
+
+
+class LocalDispatcher:
+    """In one process: fan out on a thread pool, so publishing never waits for deliveries."""
+
+    def __init__(self, fanout: Callable[[], Fanout], workers: int = 4) -> None:
+        self.fanout = fanout
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fanout")
+        self._pending = 0
+        self._lock = threading.Condition()
+
+    def submit(self, message: TopicMessage) -> None:
+        with self._lock:
+            self._pending += 1
+        self._pool.submit(self._run, message)
+
+    def _run(self, message: TopicMessage) -> None:
+        try:
+            self.fanout().fan_out(message)
+        except Exception:
+            logger.exception("fan-out failed", extra={"message_id": message.message_id})
+        finally:
+            with self._lock:
+                self._pending -= 1
+                self._lock.notify_all()
+
+    def drain(self, timeout: float = 10.0) -> bool:
+        """Wait until every submitted fan-out has finished (tests)."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._pending == 0, timeout)

@@ -1,0 +1,7 @@
+from mnsd.call import Call, no_content
+from mnsd.http import HttpResponse
+
+
+def unsubscribe(call: Call) -> HttpResponse:
+    call.services.topics.unsubscribe(call.account_id, call.path("topic"), call.path("subscription"))
+    return no_content()

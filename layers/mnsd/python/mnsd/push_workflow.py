@@ -1,0 +1,130 @@
+"""The push retry strategies, as one Step Functions state machine, and the worker its attempts go to.
+
+The first delivery attempt happens at fan-out, with no execution (most pushes succeed at once, and an
+execution costs transitions). Only a failed first attempt starts an execution, which runs the
+subscription's NotifyStrategy:
+
+- BACKOFF_RETRY: 3 retries, each after a wait drawn uniformly from 10..20 s (a Wait whose seconds
+  come from `States.MathRandom`; Retry's jitter cannot express a 10 s floor).
+- EXPONENTIAL_DECAY_RETRY: 176 retries, waits 1, 2, 4, ... 256, then 512 s each (one day in all): a
+  1 s Wait, then the attempt Task's own Retry (2 s doubling, capped at 512 s, 175 more attempts).
+
+Every retry is an SQS `sendMessage.waitForTaskToken` Task: the worker (an SQS-triggered Lambda on
+AWS, a thread of the local runtime) makes the attempt and answers with SendTaskSuccess or
+SendTaskFailure. When the strategy is exhausted the `Drop` state tells the worker, which records the
+drop. The same definition runs on AWS and, executed by moto, locally and in the tests.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mnsd.topic_model import BACKOFF_RETRY, EXPONENTIAL_DECAY_RETRY
+
+BACKOFF_RETRIES = 3
+BACKOFF_WAIT_SECONDS = (10, 20)  # inclusive
+EXPONENTIAL_RETRIES = 176
+EXPONENTIAL_FIRST_WAIT = 1
+EXPONENTIAL_MAX_WAIT = 512
+# An attempt answers within the endpoint's 5 s; an attempt the worker never answers fails after this.
+ATTEMPT_TIMEOUT_SECONDS = 60
+DELIVERY_FAILED = "DeliveryFailed"
+
+
+def _attempt(queue_url: str, attempt_path: str, first_attempt: int) -> dict[str, Any]:
+    return {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+        "Parameters": {
+            "QueueUrl": queue_url,
+            "MessageBody": {
+                "delivery.$": "$.delivery",
+                "token.$": "$$.Task.Token",
+                "retry.$": attempt_path,
+                "first_retry_attempt": first_attempt,
+            },
+        },
+        "TimeoutSeconds": ATTEMPT_TIMEOUT_SECONDS,
+        "ResultPath": None,
+    }
+
+
+def definition(queue_url: str) -> dict[str, Any]:
+    """The state machine; its input is `{"strategy": ..., "retries": 0, "delivery": {...}}`."""
+    low, high = BACKOFF_WAIT_SECONDS
+    catch_to = lambda state: [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": state}]  # noqa: E731
+    return {
+        "Comment": "MNS push retries (NotifyStrategy) after a failed first attempt",
+        "StartAt": "Strategy",
+        "States": {
+            "Strategy": {
+                "Type": "Choice",
+                "Choices": [
+                    {"Variable": "$.strategy", "StringEquals": EXPONENTIAL_DECAY_RETRY, "Next": "ExponentialFirstWait"}
+                ],
+                "Default": "BackoffDraw",
+            },
+            "BackoffDraw": {
+                "Type": "Pass",
+                "Parameters": {
+                    "strategy.$": "$.strategy",
+                    "delivery.$": "$.delivery",
+                    "retries.$": "States.MathAdd($.retries, 1)",
+                    "wait.$": f"States.MathRandom({low}, {high + 1})",
+                },
+                "Next": "BackoffWait",
+            },
+            "BackoffWait": {"Type": "Wait", "SecondsPath": "$.wait", "Next": "BackoffAttempt"},
+            "BackoffAttempt": {
+                **_attempt(queue_url, "$.retries", 0),
+                "Catch": catch_to("BackoffMore"),
+                "End": True,
+            },
+            "BackoffMore": {
+                "Type": "Choice",
+                "Choices": [{"Variable": "$.retries", "NumericLessThan": BACKOFF_RETRIES, "Next": "BackoffDraw"}],
+                "Default": "Drop",
+            },
+            "ExponentialFirstWait": {"Type": "Wait", "Seconds": EXPONENTIAL_FIRST_WAIT, "Next": "ExponentialAttempt"},
+            "ExponentialAttempt": {
+                **_attempt(queue_url, "$$.State.RetryCount", 1),
+                "Retry": [
+                    {
+                        "ErrorEquals": ["States.ALL"],
+                        "IntervalSeconds": EXPONENTIAL_FIRST_WAIT * 2,
+                        "BackoffRate": 2,
+                        "MaxDelaySeconds": EXPONENTIAL_MAX_WAIT,
+                        "MaxAttempts": EXPONENTIAL_RETRIES - 1,
+                    }
+                ],
+                "Catch": catch_to("Drop"),
+                "End": True,
+            },
+            "Drop": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::sqs:sendMessage",
+                "Parameters": {"QueueUrl": queue_url, "MessageBody": {"delivery.$": "$.delivery", "drop": True}},
+                "End": True,
+            },
+        },
+    }
+
+
+def definition_json(queue_url: str) -> str:
+    return json.dumps(definition(queue_url), indent=2)
+
+
+def execution_input(strategy: str, delivery: dict[str, Any]) -> str:
+    return json.dumps(
+        {
+            "strategy": strategy if strategy == EXPONENTIAL_DECAY_RETRY else BACKOFF_RETRY,
+            "retries": 0,
+            "delivery": delivery,
+        }
+    )
+
+
+def attempt_number(task: dict[str, Any]) -> int:
+    """The 1-based attempt a worker task is (attempt 1 was made at fan-out)."""
+    return 1 + int(task.get("retry", 0)) + int(task.get("first_retry_attempt", 0))

@@ -1,0 +1,183 @@
+"""Topics, subscriptions, endpoints and topic messages, with their MNS ranges and defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass
+
+from mnsd import errors
+from mnsd.queue_model import Property, body_md5
+from mnsd.validation import int_in_range, mns_bool
+from mnsd.xmlcodec import Element
+
+TOPIC_RETENTION_SECONDS = 86400  # topic messages are kept one day, whatever their delivery
+MAX_TAG_LENGTH = 16
+
+BACKOFF_RETRY = "BACKOFF_RETRY"
+EXPONENTIAL_DECAY_RETRY = "EXPONENTIAL_DECAY_RETRY"
+NOTIFY_STRATEGIES = (BACKOFF_RETRY, EXPONENTIAL_DECAY_RETRY)
+XML, JSON, SIMPLIFIED = "XML", "JSON", "SIMPLIFIED"
+CONTENT_FORMATS = (XML, JSON, SIMPLIFIED)
+
+QUEUE, HTTP, MAIL, SMS = "queue", "http", "mail", "sms"
+_QUEUE_ENDPOINT = re.compile(r"acs:mns:(?P<region>[^:]+):(?P<account>\d+):queues/(?P<name>[A-Za-z0-9][A-Za-z0-9-]*)\Z")
+_MAIL_ENDPOINT = re.compile(r"mail:directmail:(?P<address>[^@\s]+@[^@\s]+\.[^@\s]+)\Z")
+_SMS_ENDPOINT = re.compile(r"sms:directsms:(?P<phone>anonymous|\+?\d{5,20})\Z")
+_HTTP_ENDPOINT = re.compile(r"https?://[^/\s?#]+(?P<path>/[^\s#]*)?\Z", re.IGNORECASE)
+RESERVED_PATH_PREFIX = "/mns-reserved-"
+
+
+@dataclass(frozen=True)
+class TopicAttributes:
+    maximum_message_size: int = 65536
+    logging_enabled: bool = False
+
+    def updated_from(self, xml: Element) -> TopicAttributes:
+        """These attributes with the ones present in a `<Topic>` request body applied."""
+        changes: dict[str, object] = {}
+        size = xml.value("MaximumMessageSize")
+        if size is not None:
+            changes["maximum_message_size"] = int_in_range("MaximumMessageSize", size, 1024, 65536, "bytes")
+        logging = xml.value("LoggingEnabled")
+        if logging is not None:
+            changes["logging_enabled"] = mns_bool("LoggingEnabled", logging)
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Topic:
+    account_id: str
+    name: str
+    topic_id: str  # one per incarnation
+    attributes: TopicAttributes
+    create_time: int  # seconds
+    last_modify_time: int  # seconds
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a subscription delivers: `kind` is queue, http, mail or sms; `target` what names it there."""
+
+    kind: str
+    target: str
+    region: str = ""
+    account_id: str = ""
+
+
+def parse_endpoint(text: str, region: str, account_id: str) -> Endpoint:
+    """Check an Endpoint as Subscribe receives it (EndpointInvalid otherwise)."""
+    text = text.strip()
+    if found := _QUEUE_ENDPOINT.match(text):
+        if found["region"] != region or found["account"] != account_id:
+            raise errors.EndpointInvalid("A QueueEndpoint must name a queue of the topic's account and region.")
+        return Endpoint(QUEUE, found["name"], found["region"], found["account"])
+    if found := _HTTP_ENDPOINT.match(text):
+        if (found["path"] or "").lower().startswith(RESERVED_PATH_PREFIX):
+            raise errors.EndpointInvalid("The endpoint's path may not start with mns-reserved-.")
+        return Endpoint(HTTP, text)
+    if found := _MAIL_ENDPOINT.match(text):
+        return Endpoint(MAIL, found["address"])
+    if found := _SMS_ENDPOINT.match(text):
+        return Endpoint(SMS, found["phone"])
+    raise errors.EndpointInvalid()
+
+
+@dataclass(frozen=True)
+class SubscriptionAttributes:
+    endpoint: str
+    filter_tag: str = ""
+    notify_strategy: str = BACKOFF_RETRY
+    notify_content_format: str = XML
+
+
+def _choice(element: str, text: str, allowed: tuple[str, ...]) -> str:
+    value = text.strip().upper()
+    if value not in allowed:
+        raise errors.InvalidArgument(f"The value of {element} should be one of {', '.join(allowed)}.")
+    return value
+
+
+def notify_strategy(text: str) -> str:
+    return _choice("NotifyStrategy", text, NOTIFY_STRATEGIES)
+
+
+def subscription_attributes(xml: Element, region: str, account_id: str) -> SubscriptionAttributes:
+    """The attributes of a Subscribe request body, validated."""
+    endpoint = xml.value("Endpoint")
+    if not endpoint:
+        raise errors.EndpointInvalid("The Endpoint is required.")
+    kind = parse_endpoint(endpoint, region, account_id).kind
+    tag = xml.value("FilterTag")
+    if tag is not None and not 1 <= len(tag) <= MAX_TAG_LENGTH:
+        raise errors.InvalidArgument("The length of filter tag should be between 1 and 16.")
+    strategy = xml.value("NotifyStrategy")
+    content_format = xml.value("NotifyContentFormat")
+    fmt = XML if not content_format else _choice("NotifyContentFormat", content_format, CONTENT_FORMATS)
+    if kind in (MAIL, SMS):  # mail and SMS carry the message body only
+        if content_format and fmt != SIMPLIFIED:
+            raise errors.InvalidArgument("Mail and SMS endpoints support the SIMPLIFIED format only.")
+        fmt = SIMPLIFIED
+    return SubscriptionAttributes(
+        endpoint=endpoint.strip(),
+        filter_tag=tag or "",
+        notify_strategy=BACKOFF_RETRY if not strategy else notify_strategy(strategy),
+        notify_content_format=fmt,
+    )
+
+
+@dataclass(frozen=True)
+class Subscription:
+    account_id: str  # the topic owner, who is also the subscriber
+    topic_name: str
+    name: str
+    attributes: SubscriptionAttributes
+    create_time_ms: int  # the subscription receives messages published from this moment on
+    last_modify_time: int  # seconds
+    topic_id: str  # the topic incarnation it belongs to
+
+    @property
+    def create_time(self) -> int:
+        return self.create_time_ms // 1000
+
+    def endpoint(self, region: str) -> Endpoint:
+        return parse_endpoint(self.attributes.endpoint, region, self.account_id)
+
+    def accepts(self, message: TopicMessage) -> bool:
+        tag = self.attributes.filter_tag
+        return message.publish_time >= self.create_time_ms and (not tag or tag == message.tag)
+
+
+@dataclass(frozen=True)
+class TopicMessage:
+    account_id: str
+    topic_name: str
+    topic_id: str
+    message_id: str
+    body: str
+    tag: str
+    publish_time: int  # ms
+    direct_mail: dict | None = None
+    direct_sms: dict | None = None
+    user_properties: tuple[Property, ...] = ()
+    logging_enabled: bool = False  # the topic's LoggingEnabled when it was published
+
+    @property
+    def body_md5(self) -> str:
+        return body_md5(self.body)
+
+
+def json_attribute(xml: Element, name: str) -> dict | None:
+    """A `MessageAttributes` member holding JSON (DirectMail, DirectSMS), parsed."""
+    attributes = xml.child("MessageAttributes")
+    text = attributes.value(name) if attributes is not None else None
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise errors.InvalidArgument(f"The {name} attribute should be a JSON object.") from None
+    if not isinstance(value, dict):
+        raise errors.InvalidArgument(f"The {name} attribute should be a JSON object.")
+    return value

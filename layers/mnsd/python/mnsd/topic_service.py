@@ -1,0 +1,250 @@
+"""The topic service: topics, subscriptions and publishing over the control-plane and topic message tables.
+
+Publishing stores the message and returns: fan-out happens elsewhere (`mnsd.fanout`), started by the
+topic message table's stream on AWS and by a local thread pool in the local runtime.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from typing import Any, Protocol
+
+from mnsd import errors
+from mnsd.clock import Clock, ms
+from mnsd.message_xml import properties_of
+from mnsd.names import check_subscription_name, check_topic_name
+from mnsd.queue_service import decode_marker, encode_marker
+from mnsd.settings import Settings
+from mnsd.storage.meta import MetaStore, Record
+from mnsd.storage.topic_messages import TopicMessageStore
+from mnsd.topic_model import (
+    MAX_TAG_LENGTH,
+    Subscription,
+    SubscriptionAttributes,
+    Topic,
+    TopicAttributes,
+    TopicMessage,
+    json_attribute,
+    notify_strategy,
+    subscription_attributes,
+)
+from mnsd.xmlcodec import Element
+
+TOPIC = "topic"
+
+
+def subscription_kind(topic_name: str) -> str:
+    return f"subscription#{topic_name}"
+
+
+class Dispatcher(Protocol):
+    def submit(self, message: TopicMessage) -> None: ...
+
+
+class StreamDispatcher:
+    """On AWS the topic message table's stream starts the fan-out: nothing to do at publish."""
+
+    def submit(self, message: TopicMessage) -> None:
+        pass
+
+
+def _topic_record(topic: Topic) -> Record:
+    return {
+        "topic_id": topic.topic_id,
+        "create_time": topic.create_time,
+        "last_modify_time": topic.last_modify_time,
+        **dataclasses.asdict(topic.attributes),
+    }
+
+
+def _topic_from(account_id: str, name: str, record: Record) -> Topic:
+    fields = {f.name for f in dataclasses.fields(TopicAttributes)}
+    attributes = TopicAttributes(**{k: v for k, v in record.items() if k in fields})
+    return Topic(account_id, name, record["topic_id"], attributes, record["create_time"], record["last_modify_time"])
+
+
+def _subscription_record(subscription: Subscription, topic_id: str) -> Record:
+    return {
+        "topic_id": topic_id,
+        "create_time_ms": subscription.create_time_ms,
+        "last_modify_time": subscription.last_modify_time,
+        **dataclasses.asdict(subscription.attributes),
+    }
+
+
+def subscription_from(account_id: str, topic_name: str, name: str, record: Record) -> Subscription:
+    fields = {f.name for f in dataclasses.fields(SubscriptionAttributes)}
+    attributes = SubscriptionAttributes(**{k: v for k, v in record.items() if k in fields})
+    return Subscription(
+        account_id,
+        topic_name,
+        name,
+        attributes,
+        record["create_time_ms"],
+        record["last_modify_time"],
+        record["topic_id"],
+    )
+
+
+class TopicService:
+    def __init__(
+        self,
+        meta: MetaStore,
+        messages: TopicMessageStore,
+        clock: Clock,
+        settings: Settings,
+        dispatcher: Dispatcher | None = None,
+    ) -> None:
+        self.meta = meta
+        self.messages = messages
+        self.clock = clock
+        self.settings = settings
+        self.dispatcher = dispatcher or StreamDispatcher()
+
+    # --- topics -------------------------------------------------------------------------------
+
+    def create_topic(self, account_id: str, name: str, xml: Element | None) -> bool:
+        """Create a topic; False if an identical one exists (TopicAlreadyExist if it differs)."""
+        check_topic_name(name)
+        attributes = TopicAttributes().updated_from(xml) if xml is not None else TopicAttributes()
+        existing = self.meta.get(account_id, TOPIC, name)
+        if existing is None:
+            if self.meta.count(account_id, TOPIC) >= self.settings.max_topics:
+                raise errors.TopicNumExceededLimit()
+            now = int(self.clock.now())
+            topic = Topic(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
+            existing = self.meta.create(account_id, TOPIC, name, _topic_record(topic))
+            if existing is None:
+                return True
+        if _topic_from(account_id, name, existing).attributes != attributes:
+            raise errors.TopicAlreadyExist()
+        return False
+
+    def get_topic(self, account_id: str, name: str) -> Topic:
+        check_topic_name(name)
+        record = self.meta.get(account_id, TOPIC, name)
+        if record is None:
+            raise errors.TopicNotExist()
+        return _topic_from(account_id, name, record)
+
+    def set_topic_attributes(self, account_id: str, name: str, xml: Element) -> None:
+        topic = self.get_topic(account_id, name)
+        attributes = topic.attributes.updated_from(xml)
+        changes = {**dataclasses.asdict(attributes), "last_modify_time": int(self.clock.now())}
+        if not self.meta.update(account_id, TOPIC, name, changes):
+            raise errors.TopicNotExist()
+
+    def message_count(self, topic: Topic) -> int:
+        return self.messages.count(topic.topic_id, ms(self.clock.now()))
+
+    def delete_topic(self, account_id: str, name: str) -> None:
+        """Delete a topic and its subscriptions; deleting a missing topic succeeds. Messages go by TTL."""
+        check_topic_name(name)
+        self.meta.delete(account_id, TOPIC, name)
+        kind = subscription_kind(name)
+        while True:
+            found, _ = self.meta.list(account_id, kind, "", 1000, None)
+            if not found:
+                return
+            for subscription_name, _record in found:
+                self.meta.delete(account_id, kind, subscription_name)
+
+    def list_topics(
+        self, account_id: str, prefix: str, limit: int, marker: str | None
+    ) -> tuple[list[Topic], str | None]:
+        start_after = decode_marker(marker) if marker else None
+        found, more = self.meta.list(account_id, TOPIC, prefix, limit, start_after)
+        topics = [_topic_from(account_id, name, record) for name, record in found]
+        return topics, encode_marker(topics[-1].name) if more and topics else None
+
+    # --- subscriptions ------------------------------------------------------------------------
+
+    def subscribe(self, account_id: str, topic_name: str, name: str, xml: Element) -> bool:
+        """Create a subscription; False if an identical one exists (SubscriptionAlreadyExist if it differs)."""
+        check_subscription_name(name)
+        topic = self.get_topic(account_id, topic_name)
+        attributes = subscription_attributes(xml, self.settings.region, account_id)
+        now = self.clock.now()
+        subscription = Subscription(account_id, topic_name, name, attributes, ms(now), int(now), topic.topic_id)
+        kind = subscription_kind(topic_name)
+        existing = self.meta.create(account_id, kind, name, _subscription_record(subscription, topic.topic_id))
+        if existing is None:
+            return True
+        if subscription_from(account_id, topic_name, name, existing).attributes != attributes:
+            raise errors.SubscriptionAlreadyExist()
+        return False
+
+    def get_subscription(self, account_id: str, topic_name: str, name: str) -> Subscription:
+        check_topic_name(topic_name)
+        check_subscription_name(name)
+        record = self.meta.get(account_id, subscription_kind(topic_name), name)
+        if record is None:
+            raise errors.SubscriptionNotExist()
+        return subscription_from(account_id, topic_name, name, record)
+
+    def set_subscription_attributes(self, account_id: str, topic_name: str, name: str, xml: Element) -> None:
+        self.get_subscription(account_id, topic_name, name)
+        changes: dict[str, Any] = {"last_modify_time": int(self.clock.now())}
+        strategy = xml.value("NotifyStrategy")
+        if strategy:
+            changes["notify_strategy"] = notify_strategy(strategy)
+        if not self.meta.update(account_id, subscription_kind(topic_name), name, changes):
+            raise errors.SubscriptionNotExist()
+
+    def unsubscribe(self, account_id: str, topic_name: str, name: str) -> None:
+        check_topic_name(topic_name)
+        check_subscription_name(name)
+        self.meta.delete(account_id, subscription_kind(topic_name), name)
+
+    def list_subscriptions(
+        self, account_id: str, topic_name: str, prefix: str, limit: int, marker: str | None
+    ) -> tuple[list[str], str | None]:
+        self.get_topic(account_id, topic_name)
+        start_after = decode_marker(marker) if marker else None
+        found, more = self.meta.list(account_id, subscription_kind(topic_name), prefix, limit, start_after)
+        names = [name for name, _ in found]
+        return names, encode_marker(names[-1]) if more and names else None
+
+    def subscriptions_of(self, message: TopicMessage) -> list[Subscription]:
+        """Every subscription that should receive a message: same topic incarnation, created before it, tag matching."""
+        kind = subscription_kind(message.topic_name)
+        found: list[Subscription] = []
+        start_after = None
+        while True:
+            page, more = self.meta.list(message.account_id, kind, "", 1000, start_after)
+            found += [subscription_from(message.account_id, message.topic_name, n, r) for n, r in page]
+            if not more:
+                break
+            start_after = page[-1][0]
+        return [s for s in found if s.topic_id == message.topic_id and s.accepts(message)]
+
+    # --- messages -----------------------------------------------------------------------------
+
+    def publish(self, account_id: str, topic_name: str, xml: Element) -> TopicMessage:
+        topic = self.get_topic(account_id, topic_name)
+        body = xml.value("MessageBody")
+        if not body:
+            raise errors.InvalidArgument("The MessageBody should not be empty.")
+        if len(body.encode("utf-8")) > topic.attributes.maximum_message_size:
+            raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
+        tag = xml.value("MessageTag") or ""
+        if len(tag) > MAX_TAG_LENGTH:
+            raise errors.InvalidArgument("The length of message tag should be between 1 and 16.")
+        now_ms = ms(self.clock.now())
+        message = TopicMessage(
+            account_id=account_id,
+            topic_name=topic_name,
+            topic_id=topic.topic_id,
+            message_id=f"{secrets.token_hex(8).upper()}-1-{now_ms:X}-{secrets.randbelow(10**9):09d}",
+            body=body,
+            tag=tag,
+            publish_time=now_ms,
+            direct_mail=json_attribute(xml, "DirectMail"),
+            direct_sms=json_attribute(xml, "DirectSMS"),
+            user_properties=properties_of(xml),
+            logging_enabled=topic.attributes.logging_enabled,
+        )
+        self.messages.put(message)
+        self.dispatcher.submit(message)
+        return message
