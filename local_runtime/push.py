@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from local_runtime import moto_fixes
 from mnsd.push_workflow import definition_json
 from mnsd.services import Services
 
@@ -23,6 +24,7 @@ POLL_SECONDS = 0.05
 
 def create_push_workflow(clients: Callable[[str], Any]) -> tuple[str, str]:
     """(state machine ARN, push queue URL) of a new workflow on the embedded backend."""
+    moto_fixes.apply()
     queue_url = clients("sqs").create_queue(QueueName=QUEUE_NAME)["QueueUrl"]
     arn = clients("stepfunctions").create_state_machine(
         name=STATE_MACHINE_NAME, definition=definition_json(queue_url), roleArn=LOCAL_ROLE_ARN

@@ -71,7 +71,9 @@ def definition(queue_url: str) -> dict[str, Any]:
                     "strategy.$": "$.strategy",
                     "delivery.$": "$.delivery",
                     "retries.$": "States.MathAdd($.retries, 1)",
-                    "wait.$": f"States.MathRandom({low}, {high + 1})",
+                    # Both bounds are inclusive in moto (LocalStack's port); were AWS's end exclusive,
+                    # the draws would still lie in 10..20.
+                    "wait.$": f"States.MathRandom({low}, {high})",
                 },
                 "Next": "BackoffWait",
             },

@@ -1,0 +1,143 @@
+"""Push delivery end to end: the SDK publishes to `python -m local_runtime`, endpoints in this process receive.
+
+Every HTTP push is checked as the SDK's sample endpoint checks it: the certificate is fetched from
+the URL in `x-mns-signing-cert-url` and the RSA-SHA1 signature verified. Retry schedules are
+observed in real time: the state machine they come from runs inside the server (moto).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+import uuid
+import xml.etree.ElementTree as ET
+
+import pytest
+from mns.mns_common import TopicHelper
+from mns.queue import QueueMeta
+from mns.subscription import SubscriptionMeta
+from mns.topic import TopicMessage, TopicMeta
+from push_receiver import verify_push_signature
+
+NS = "{http://mns.aliyuncs.com/doc/v1/}"
+ACCOUNT = "1000000000000001"
+REGION = "cn-hangzhou"
+
+
+@pytest.fixture
+def topic(account_a):
+    t = account_a.get_topic("push-" + uuid.uuid4().hex[:16])
+    t.create(TopicMeta())
+    yield t
+    t.delete()
+
+
+def subscribe(topic, name: str, endpoint: str, strategy: str = "", content_format: str = "", tag: str = "") -> None:
+    topic.get_subscription(name).subscribe(SubscriptionMeta(endpoint, strategy, content_format, tag))
+
+
+@pytest.mark.parametrize("content_format", ["XML", "JSON", "SIMPLIFIED"])
+def test_http_pushes_are_signed_and_verify_with_the_served_certificate(topic, push_endpoint, content_format):
+    subscribe(topic, "s", push_endpoint.url("/hook?from=mns"), content_format=content_format)
+    published = topic.publish_message(TopicMessage("héllo <world>", "news"))
+    (hit,) = push_endpoint.wait_for(1, timeout=10)
+    assert hit.signature_valid
+    assert hit.path == "/hook?from=mns"
+    assert hit.headers["content-md5"] == base64.b64encode(hashlib.md5(hit.body).hexdigest().encode()).decode()
+    assert hit.headers["x-mns-version"] == "2015-06-06" and hit.headers["x-mns-request-id"]
+    if content_format == "SIMPLIFIED":
+        assert hit.body.decode() == "héllo <world>"
+        assert hit.headers["x-mns-message-id"] == published.message_id
+        assert hit.headers["x-mns-message-tag"] == "news"
+        return
+    if content_format == "XML":
+        root = ET.fromstring(hit.body)
+        assert root.tag == NS + "Notification"
+        fields = {child.tag[len(NS) :]: child.text for child in root}
+    else:
+        fields = json.loads(hit.body)
+    assert fields["Message"] == "héllo <world>"
+    assert fields["MessageId"] == published.message_id
+    assert (
+        fields["MessageMD5"] == published.message_body_md5 == hashlib.md5("héllo <world>".encode()).hexdigest().upper()
+    )
+    assert fields["MessageTag"] == "news"
+    assert (fields["TopicOwner"], fields["Subscriber"], fields["TopicName"]) == (ACCOUNT, ACCOUNT, topic.topic_name)
+    assert fields["SubscriptionName"] == "s"
+    assert abs(int(fields["PublishTime"]) - time.time() * 1000) < 60_000
+    assert "x-mns-message-id" not in hit.headers
+
+
+def test_the_default_path_is_notifications_and_a_tampered_push_does_not_verify(topic, push_endpoint):
+    subscribe(topic, "s", push_endpoint.url())
+    topic.publish_message(TopicMessage("body"))
+    (hit,) = push_endpoint.wait_for(1, timeout=10)
+    assert hit.path == "/notifications" and hit.signature_valid
+    # The check is a real one: the same request with one signed header changed fails it.
+    tampered = {**hit.headers, "x-mns-request-id": "0" * 24}
+    assert not verify_push_signature("POST", hit.path, tampered)
+    assert not verify_push_signature("POST", "/other", hit.headers)
+
+
+def test_exponential_decay_retry_hits_a_failing_endpoint_after_1_2_4_8_seconds(topic, push_endpoint):
+    push_endpoint.status_for = lambda n: 500 if n <= 4 else 204
+    subscribe(topic, "s", push_endpoint.url("/hook"), strategy="EXPONENTIAL_DECAY_RETRY")
+    topic.publish_message(TopicMessage("retry me"))
+    hits = push_endpoint.wait_for(5, timeout=30)
+    assert [h.status for h in hits] == [500, 500, 500, 500, 204]
+    gaps = [later.at - earlier.at for earlier, later in zip(hits, hits[1:], strict=False)]
+    for gap, expected in zip(gaps, [1, 2, 4, 8], strict=True):
+        assert expected - 0.2 <= gap <= expected + 1.5, gaps
+    time.sleep(2.5)  # the success ends the execution: no further attempt
+    assert len(push_endpoint.hits) == 5
+
+
+@pytest.mark.slow
+def test_backoff_retry_tries_an_always_failing_endpoint_exactly_4_times_10_to_20_seconds_apart(topic, push_endpoint):
+    push_endpoint.status_for = lambda n: 500
+    subscribe(topic, "s", push_endpoint.url("/hook"), strategy="BACKOFF_RETRY")
+    topic.publish_message(TopicMessage("never delivered"))
+    hits = push_endpoint.wait_for(4, timeout=75)
+    assert len(hits) == 4
+    gaps = [later.at - earlier.at for earlier, later in zip(hits, hits[1:], strict=False)]
+    assert all(9.8 <= gap <= 21.5 for gap in gaps), gaps
+    time.sleep(21)  # a fifth attempt would come within 20 s
+    assert len(push_endpoint.hits) == 4
+
+
+def test_publishing_does_not_wait_for_deliveries(topic, push_endpoint):
+    push_endpoint.delay_seconds = 3
+    subscribe(topic, "s", push_endpoint.url("/slow"))
+    started = time.monotonic()
+    topic.publish_message(TopicMessage("slow endpoint"))
+    assert time.monotonic() - started < 1.0
+    (hit,) = push_endpoint.wait_for(1, timeout=10)
+    assert hit.at >= started
+
+
+def test_one_publish_fans_out_to_60_subscriptions_exactly_once(account_a, topic, push_endpoint):
+    queues = []
+    for i in range(30):
+        queue = account_a.get_queue(f"fan-{uuid.uuid4().hex[:12]}")
+        queue.create(QueueMeta())
+        queue.set_encoding(False)
+        queues.append(queue)
+        endpoint = TopicHelper.generate_queue_endpoint(REGION, ACCOUNT, queue.queue_name)
+        subscribe(topic, f"q{i}", endpoint, content_format="SIMPLIFIED")
+    for i in range(30):
+        subscribe(topic, f"h{i}", push_endpoint.url(f"/h{i}"), content_format="SIMPLIFIED")
+    published = topic.publish_message(TopicMessage("to everyone"))
+    hits = push_endpoint.wait_for(30, timeout=20)
+    time.sleep(1.0)  # a duplicate would arrive about now
+    assert sorted(h.path for h in push_endpoint.hits) == sorted(f"/h{i}" for i in range(30))
+    assert all(h.signature_valid and h.body == b"to everyone" for h in hits)
+    for queue in queues:
+        attributes = queue.get_attributes()
+        assert (attributes.active_messages, attributes.inactive_messages, attributes.delay_messages) == (1, 0, 0)
+        received = queue.receive_message(1)
+        assert received.message_body == "to everyone"
+        queue.delete_message(received.receipt_handle)
+        queue.delete()
+    assert published.message_id

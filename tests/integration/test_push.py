@@ -1,0 +1,297 @@
+"""Push delivery over moto: first attempts at fan-out, retries run by the state machine moto executes.
+
+The state machine is the one the CDK app deploys (`mnsd.push_workflow.definition`); its attempts go
+through SQS to the same worker code as on AWS. Where a schedule would take minutes or a day, moto's
+waits are recorded instead of slept, so the schedule itself is what is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from functools import lru_cache
+
+import boto3
+import pytest
+from moto import mock_aws
+from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+
+from local_runtime.push import LocalPushWorker, create_push_workflow
+from local_runtime.server import SerializedClient
+from local_runtime.tables import create_tables
+from mnsd import xmlcodec
+from mnsd.push_signing import generate_signing_material
+from mnsd.services import build_services
+from mnsd.settings import Settings
+
+ACCOUNT = "1000000000000001"
+REGION = "cn-hangzhou"
+MOTO_ACCOUNT = "123456789012"
+SIGNING = generate_signing_material()
+
+
+def body(tag: str, **fields: str) -> xmlcodec.Element:
+    inner = "".join(f"<{k}>{v}</{k}>" for k, v in fields.items())
+    return xmlcodec.parse(f'<{tag} xmlns="http://mns.aliyuncs.com/doc/v1/">{inner}</{tag}>'.encode())
+
+
+class Push:
+    """Services over moto with the retry workflow running, and helpers to drive them."""
+
+    def __init__(self, endpoint) -> None:
+        lock = threading.Lock()
+        self.clients = lru_cache(maxsize=None)(
+            lambda name: SerializedClient(boto3.client(name, region_name="us-east-1"), lock)
+        )
+        arn, queue_url = create_push_workflow(self.clients)
+        endpoint.certificate = SIGNING[1]
+        settings = Settings(
+            credentials=f"{ACCOUNT}:KEYID:SECRET",
+            region=REGION,
+            push_state_machine_arn=arn,
+            push_queue_url=queue_url,
+            signing_key=SIGNING[0],
+            signing_certificate=SIGNING[1],
+            signing_cert_url=endpoint.url("/cert.pem"),
+        )
+        create_tables(self.clients("dynamodb"), settings)
+        self.services = build_services(settings, dynamodb=self.clients("dynamodb"), clients=self.clients)
+        self.arn = arn
+        self.topics = self.services.topics
+        self.fanout = self.services.fanout()
+        self.worker = LocalPushWorker(lambda: self.services, self.clients("sqs"), queue_url).start()
+
+    def topic(self, name: str = "t", logging: bool = False) -> str:
+        self.topics.create_topic(ACCOUNT, name, body("Topic", LoggingEnabled=str(logging)))
+        return name
+
+    def subscribe(self, topic: str, name: str, endpoint: str, **fields: str) -> None:
+        self.topics.subscribe(ACCOUNT, topic, name, body("Subscription", Endpoint=endpoint, **fields))
+
+    def publish(self, topic: str, text: str = "hello", extra: str = ""):
+        xml = f'<Message xmlns="http://mns.aliyuncs.com/doc/v1/"><MessageBody>{text}</MessageBody>{extra}</Message>'
+        message = self.topics.publish(ACCOUNT, topic, xmlcodec.parse(xml.encode()))
+        return message, self.fanout.fan_out(message)
+
+    def executions(self) -> list[dict]:
+        return self.clients("stepfunctions").list_executions(stateMachineArn=self.arn)["executions"]
+
+    def wait_finished(self, timeout: float = 60) -> list[dict]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            executions = self.executions()
+            if executions and all(e["status"] != "RUNNING" for e in executions):
+                return executions
+            time.sleep(0.05)
+        raise AssertionError(f"executions still running: {self.executions()}")
+
+    def wait_for_log(self, event: str, count: int, timeout: float = 10) -> list[dict]:
+        """The worker records a drop just after the execution ends: wait for it."""
+        deadline = time.monotonic() + timeout
+        while len(self.log(event)) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.log(event)
+
+    def log(self, event: str | None = None) -> list[dict]:
+        items = self.clients("dynamodb").scan(TableName=self.services.settings.log_table)["Items"]
+        records = [{k: next(iter(v.values())) for k, v in item.items()} for item in items]
+        return sorted((r for r in records if event is None or r["event"] == event), key=lambda r: r["sk"])
+
+
+@pytest.fixture
+def push(monkeypatch, push_endpoint):
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        harness = Push(push_endpoint)
+        yield harness
+        harness.worker.stop()
+
+
+@pytest.fixture
+def recorded_waits(monkeypatch):
+    """moto's waits (Wait states and Retry intervals), recorded instead of slept."""
+    waits: list[tuple[str, float]] = []
+
+    class Time:
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            waits.append(("retry", seconds))
+
+    monkeypatch.setattr(retrier_decl, "time", Time)
+    monkeypatch.setattr(
+        WaitFunction, "_wait_interval", lambda self, env, wait_seconds: waits.append(("wait", wait_seconds))
+    )
+    return waits
+
+
+def test_a_first_attempt_that_succeeds_starts_no_execution(push, push_endpoint):
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/hook"))
+    _, outcomes = push.publish(topic)
+    assert outcomes["s"].delivered and outcomes["s"].status == 204
+    assert len(push_endpoint.hits) == 1 and push_endpoint.hits[0].signature_valid
+    assert push.executions() == [] and push.fanout.executions_started == 0
+
+
+def test_a_failed_first_attempt_is_retried_by_the_state_machine(push, push_endpoint):
+    push_endpoint.status_for = lambda n: 503 if n == 1 else 204
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/hook"), NotifyStrategy="EXPONENTIAL_DECAY_RETRY")
+    _, outcomes = push.publish(topic)
+    assert not outcomes["s"].delivered and outcomes["s"].status == 503
+    (execution,) = push.wait_finished(timeout=20)
+    assert execution["status"] == "SUCCEEDED"
+    hits = push_endpoint.wait_for(2, timeout=5)
+    assert [h.status for h in hits] == [503, 204]
+    assert 0.9 <= hits[1].at - hits[0].at < 3  # the first retry comes after 1 s
+    assert push.log("drop") == []
+
+
+def test_exponential_decay_retry_is_176_retries_over_one_day(push, push_endpoint, recorded_waits):
+    push_endpoint.status_for = lambda n: 500
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/hook"), NotifyStrategy="EXPONENTIAL_DECAY_RETRY")
+    push.publish(topic)
+    (execution,) = push.wait_finished(timeout=120)
+    assert execution["status"] == "SUCCEEDED"  # the Drop state ends it
+    waits = [seconds for _, seconds in recorded_waits]
+    assert waits == [1, 2, 4, 8, 16, 32, 64, 128, 256] + [512] * 167
+    assert sum(waits) == 86_015  # one day (86,400 s) minus the last interval's slack
+    assert len(push_endpoint.hits) == 1 + 176
+    (drop,) = push.wait_for_log("drop", 1)
+    assert drop["subscription"] == "s" and drop["resource"] == topic
+
+
+def test_backoff_retry_is_three_retries_after_random_waits_of_10_to_20_seconds(push, push_endpoint, recorded_waits):
+    push_endpoint.status_for = lambda n: 500
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/hook"))  # BACKOFF_RETRY is the default
+    push.publish(topic)
+    (execution,) = push.wait_finished(timeout=30)
+    assert execution["status"] == "SUCCEEDED"
+    assert [kind for kind, _ in recorded_waits] == ["wait"] * 3
+    assert all(10 <= seconds <= 20 for _, seconds in recorded_waits)
+    assert len(push_endpoint.hits) == 4
+    assert len(push.wait_for_log("drop", 1)) == 1
+
+
+def test_backoff_waits_are_drawn_across_the_whole_range(push, push_endpoint, recorded_waits):
+    push_endpoint.status_for = lambda n: 500
+    topic = push.topic()
+    for i in range(8):
+        push.subscribe(topic, f"s{i}", push_endpoint.url(f"/s{i}"))
+    push.publish(topic)
+    push.wait_finished(timeout=60)
+    drawn = [seconds for _, seconds in recorded_waits]
+    assert len(drawn) == 24 and all(10 <= s <= 20 for s in drawn)
+    assert len(set(drawn)) >= 4  # uniform over 11 values: 24 draws with fewer than 4 distinct is ~1e-10
+
+
+def test_unsubscribing_stops_the_retries(push, push_endpoint):
+    push_endpoint.status_for = lambda n: 500
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/hook"), NotifyStrategy="EXPONENTIAL_DECAY_RETRY")
+    push.publish(topic)
+    push.topics.unsubscribe(ACCOUNT, topic, "s")
+    (execution,) = push.wait_finished(timeout=20)
+    assert execution["status"] == "SUCCEEDED"
+    assert len(push_endpoint.hits) == 1
+    assert push.log("drop") == []
+
+
+def test_queue_endpoints_are_written_through_the_queue_service(push):
+    push.services.queues.create_queue(ACCOUNT, "q", None)
+    topic = push.topic()
+    push.subscribe(topic, "s", f"acs:mns:{REGION}:{ACCOUNT}:queues/q", NotifyContentFormat="JSON")
+    message, outcomes = push.publish(topic, "payload")
+    assert outcomes["s"].delivered
+    (received,) = push.services.queues.receive(ACCOUNT, "q", 1, 0)
+    notification = json.loads(received.message.body)
+    assert notification["Message"] == "payload" and notification["MessageId"] == message.message_id
+    assert notification["TopicName"] == topic and notification["SubscriptionName"] == "s"
+
+
+def test_a_missing_queue_fails_the_attempt_and_is_retried(push):
+    topic = push.topic()
+    push.subscribe(topic, "s", f"acs:mns:{REGION}:{ACCOUNT}:queues/later", NotifyStrategy="EXPONENTIAL_DECAY_RETRY")
+    _, outcomes = push.publish(topic, "payload")
+    assert not outcomes["s"].delivered and "QueueNotExist" in outcomes["s"].detail
+    push.services.queues.create_queue(ACCOUNT, "later", None)
+    push.wait_finished(timeout=20)
+    (received,) = push.services.queues.receive(ACCOUNT, "later", 1, 0)
+    assert "<Message>payload</Message>" in received.message.body
+
+
+def test_mail_endpoints_send_through_ses(push):
+    from moto.ses.models import ses_backends
+
+    push.clients("ses").verify_email_identity(EmailAddress="sender@example.com")
+    topic = push.topic()
+    push.subscribe(topic, "m", "mail:directmail:someone@example.com")
+    mail = json.dumps({"AccountName": "sender@example.com", "Subject": "Hi", "AddressType": 0, "IsHtml": 0})
+    _, outcomes = push.publish(
+        topic, "mail body", f"<MessageAttributes><DirectMail>{mail}</DirectMail></MessageAttributes>"
+    )
+    assert outcomes["m"].delivered
+    (sent,) = ses_backends[MOTO_ACCOUNT]["us-east-1"].sent_messages
+    assert (sent.source, sent.subject, sent.body) == ("sender@example.com", "Hi", "mail body")
+    assert sent.destinations["ToAddresses"] == ["someone@example.com"]
+
+
+def test_a_mail_message_without_direct_mail_is_dropped_without_retries(push):
+    topic = push.topic()
+    push.subscribe(topic, "m", "mail:directmail:someone@example.com")
+    _, outcomes = push.publish(topic, "no attributes")
+    assert outcomes["m"].permanent and not outcomes["m"].delivered
+    assert push.executions() == []
+    (drop,) = push.log("drop")
+    assert drop["endpoint_kind"] == "mail"
+
+
+def test_sms_endpoints_send_through_sns(push):
+    from moto.sns.models import sns_backends
+
+    topic = push.topic()
+    push.subscribe(topic, "one", "sms:directsms:13800000000")
+    push.subscribe(topic, "many", "sms:directsms:anonymous")
+    sms = json.dumps(
+        {
+            "FreeSignName": "Shop",
+            "TemplateCode": "T1",
+            "Type": "singleContent",
+            "Receiver": "13900000001,13900000002",
+            "SmsParams": json.dumps({"code": "1234"}),
+        }
+    )
+    _, outcomes = push.publish(
+        topic, "code ${code}", f"<MessageAttributes><DirectSMS>{sms}</DirectSMS></MessageAttributes>"
+    )
+    assert outcomes["one"].delivered and outcomes["many"].delivered
+    sent = sorted(sns_backends[MOTO_ACCOUNT]["us-east-1"].sms_messages.values())
+    assert sent == [(n, "【Shop】code 1234") for n in ("13800000000", "13900000001", "13900000002")]
+
+
+def test_logging_enabled_topics_record_every_push_attempt(push, push_endpoint):
+    push_endpoint.status_for = lambda n: 500 if n == 1 else 204
+    topic = push.topic("logged", logging=True)
+    push.subscribe(topic, "s", push_endpoint.url("/hook"), NotifyStrategy="EXPONENTIAL_DECAY_RETRY")
+    message, _ = push.publish(topic)
+    push.wait_finished(timeout=20)
+    records = push.log("push")
+    assert [(r["attempt"], r["outcome"], r["status"]) for r in records] == [
+        ("1", "failure", "500"),
+        ("2", "success", "204"),
+    ]
+    assert all(r["message_id"] == message.message_id and r["pk"] == f"{ACCOUNT}#topic#logged" for r in records)
+    assert int(records[1]["latency_ms"]) >= 1000
+
+
+def test_topics_without_logging_record_no_push_attempts(push, push_endpoint):
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/hook"))
+    push.publish(topic)
+    assert push.log() == []

@@ -1,0 +1,96 @@
+"""An HTTP endpoint that receives MNS pushes and checks their signatures as the SDK's sample endpoint does."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding
+
+
+@dataclass
+class Hit:
+    at: float  # time.monotonic()
+    path: str
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+    signature_valid: bool
+    status: int
+
+
+def verify_push_signature(method: str, path: str, headers: dict[str, str]) -> bool:
+    """Verify a push as the SDK's sample endpoint does: fetch the certificate the request names, check the RSA-SHA1 signature."""
+    mns_headers = "\n".join(sorted(f"{k}:{v}" for k, v in headers.items() if k.startswith("x-mns-")))
+    signed = [headers.get(name, "") for name in ("content-md5", "content-type", "date")]
+    text = f"{method}\n" + "\n".join(signed) + f"\n{mns_headers}\n{path}"
+    cert_url = base64.b64decode(headers["x-mns-signing-cert-url"]).decode()
+    with urllib.request.urlopen(cert_url, timeout=5) as response:  # noqa: S310
+        certificate = x509.load_pem_x509_certificate(response.read())
+    try:
+        certificate.public_key().verify(  # type: ignore[call-arg]
+            base64.b64decode(headers["authorization"]), text.encode("utf-8"), padding.PKCS1v15(), hashes.SHA1()
+        )
+    except InvalidSignature:
+        return False
+    return True
+
+
+class PushEndpoint:
+    """An HTTP endpoint on 127.0.0.1 recording every push; `status_for(n)` answers the n-th (1-based) hit."""
+
+    def __init__(self) -> None:
+        self.hits: list[Hit] = []
+        self.status_for: Callable[[int], int] = lambda n: 204
+        self.delay_seconds = 0.0
+        self.certificate = ""  # served at /cert.pem, for tests that sign pushes without the local server
+        self._lock = threading.Condition()
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                valid = verify_push_signature("POST", self.path, headers)
+                with endpoint._lock:
+                    status = endpoint.status_for(len(endpoint.hits) + 1)
+                    endpoint.hits.append(Hit(time.monotonic(), self.path, headers, body, valid, status))
+                    endpoint._lock.notify_all()
+                if endpoint.delay_seconds:
+                    time.sleep(endpoint.delay_seconds)
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                payload = endpoint.certificate.encode()
+                self.send_response(200 if payload else 404)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str = "") -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def wait_for(self, count: int, timeout: float) -> list[Hit]:
+        with self._lock:
+            self._lock.wait_for(lambda: len(self.hits) >= count, timeout)
+            return list(self.hits)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
