@@ -1,0 +1,117 @@
+import pytest
+
+from mnsd import errors, xmlcodec
+from mnsd.topic_model import (
+    BACKOFF_RETRY,
+    HTTP,
+    MAIL,
+    QUEUE,
+    SIMPLIFIED,
+    SMS,
+    XML,
+    Subscription,
+    TopicAttributes,
+    TopicMessage,
+    parse_endpoint,
+    subscription_attributes,
+)
+
+REGION, ACCOUNT = "cn-hangzhou", "1000000000000001"
+
+
+def xml(tag: str, **fields: str) -> xmlcodec.Element:
+    inner = "".join(f"<{k}>{v}</{k}>" for k, v in fields.items())
+    return xmlcodec.parse(f"<{tag}>{inner}</{tag}>".encode())
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "target"),
+    [
+        (f"acs:mns:{REGION}:{ACCOUNT}:queues/orders-1", QUEUE, "orders-1"),
+        ("http://example.com", HTTP, "http://example.com"),
+        ("https://example.com:8443/a/b?c=d", HTTP, "https://example.com:8443/a/b?c=d"),
+        ("mail:directmail:someone@example.com", MAIL, "someone@example.com"),
+        ("sms:directsms:anonymous", SMS, "anonymous"),
+        ("sms:directsms:13800000000", SMS, "13800000000"),
+    ],
+)
+def test_endpoints_of_each_kind(text, kind, target):
+    endpoint = parse_endpoint(text, REGION, ACCOUNT)
+    assert (endpoint.kind, endpoint.target) == (kind, target)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "ftp://example.com",
+        "http://",
+        "http://example.com/mns-reserved-x",
+        f"acs:mns:cn-beijing:{ACCOUNT}:queues/q",  # another region
+        f"acs:mns:{REGION}:2000000000000002:queues/q",  # another account
+        f"acs:mns:{REGION}:{ACCOUNT}:queues/-bad",
+        "mail:directmail:not-an-address",
+        "sms:directsms:call-me",
+    ],
+)
+def test_invalid_endpoints(text):
+    with pytest.raises(errors.EndpointInvalid):
+        parse_endpoint(text, REGION, ACCOUNT)
+
+
+def test_subscription_defaults_and_mail_format():
+    attributes = subscription_attributes(xml("Subscription", Endpoint="http://h/p"), REGION, ACCOUNT)
+    assert (attributes.notify_strategy, attributes.notify_content_format, attributes.filter_tag) == (
+        BACKOFF_RETRY,
+        XML,
+        "",
+    )
+    mail = subscription_attributes(xml("Subscription", Endpoint="mail:directmail:a@b.cn"), REGION, ACCOUNT)
+    assert mail.notify_content_format == SIMPLIFIED
+    with pytest.raises(errors.InvalidArgument):
+        subscription_attributes(
+            xml("Subscription", Endpoint="mail:directmail:a@b.cn", NotifyContentFormat="XML"), REGION, ACCOUNT
+        )
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({}, errors.EndpointInvalid),
+        ({"Endpoint": "http://h", "FilterTag": "x" * 17}, errors.InvalidArgument),
+        ({"Endpoint": "http://h", "NotifyStrategy": "SOMETIMES"}, errors.InvalidArgument),
+        ({"Endpoint": "http://h", "NotifyContentFormat": "YAML"}, errors.InvalidArgument),
+    ],
+)
+def test_invalid_subscription_attributes(fields, error):
+    with pytest.raises(error):
+        subscription_attributes(xml("Subscription", **fields), REGION, ACCOUNT)
+
+
+def test_strategy_and_format_are_case_insensitive():
+    attributes = subscription_attributes(
+        xml("Subscription", Endpoint="http://h", NotifyStrategy="exponential_decay_retry", NotifyContentFormat="json"),
+        REGION,
+        ACCOUNT,
+    )
+    assert (attributes.notify_strategy, attributes.notify_content_format) == ("EXPONENTIAL_DECAY_RETRY", "JSON")
+
+
+def test_topic_attribute_ranges():
+    assert TopicAttributes().updated_from(xml("Topic", MaximumMessageSize="1024")).maximum_message_size == 1024
+    for bad in ("1023", "65537", "x"):
+        with pytest.raises(errors.InvalidArgument):
+            TopicAttributes().updated_from(xml("Topic", MaximumMessageSize=bad))
+
+
+def test_a_subscription_accepts_messages_published_after_it_with_its_tag():
+    attributes = subscription_attributes(xml("Subscription", Endpoint="http://h", FilterTag="a"), REGION, ACCOUNT)
+    subscription = Subscription(ACCOUNT, "t", "s", attributes, 1_000, 1, "tid")
+
+    def message(tag: str, at: int) -> TopicMessage:
+        return TopicMessage(ACCOUNT, "t", "tid", "m", "body", tag, at)
+
+    assert subscription.accepts(message("a", 1_000))
+    assert not subscription.accepts(message("a", 999))
+    assert not subscription.accepts(message("b", 2_000))
+    assert not subscription.accepts(message("", 2_000))
