@@ -1,0 +1,1 @@
+"""Glue PySpark jobs over DynamoDB exports of the operation-log, message and meta tables."""

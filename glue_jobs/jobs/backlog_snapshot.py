@@ -1,0 +1,9 @@
+"""Glue job `backlog_snapshot`: per queue: Active / Inactive / Delayed messages and the oldest message's age at the export time. Needs --messages_export and --meta_export.
+
+Arguments: see glue_jobs/jobs/entry.py. Ship the `glue_jobs` package with `--extra-py-files`.
+"""
+
+from glue_jobs.jobs.entry import main
+
+if __name__ == "__main__":
+    main("backlog_snapshot")

@@ -1,0 +1,164 @@
+"""The analytics as pure DataFrame functions: export items in, one result DataFrame out.
+
+Inputs are the raw export DataFrames read with the schemas of `glue_jobs.schemas`. Every output
+has a `date` column (yyyy-mm-dd, UTC) to partition by. Days and hours are computed from epoch
+milliseconds with integer arithmetic, so nothing depends on the session time zone.
+Metric definitions: docs/analytics.md.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from glue_jobs.schemas import LOG_ATTRIBUTES, MESSAGE_ATTRIBUTES, META_ATTRIBUTES, flatten
+
+HOUR_MS = 3_600_000
+DAY_MS = 86_400_000
+PERCENTILES = (0.5, 0.95, 0.99)
+DEFAULT_POISON_THRESHOLD = 5
+
+
+def _utc_date(epoch_ms: Column) -> Column:
+    return F.date_from_unix_date(F.floor(epoch_ms / DAY_MS).cast("int")).cast("string")
+
+
+def _utc_hour(epoch_ms: Column) -> Column:
+    return (F.floor(epoch_ms / HOUR_MS) % 24).cast("int")
+
+
+def log_events(log_items: DataFrame) -> DataFrame:
+    """Flattened log events, each (pk, sk) once: a stream retry can write the same event twice."""
+    events = flatten(log_items, LOG_ATTRIBUTES).where(F.col("pk").isNotNull() & F.col("sk").isNotNull())
+    pk_parts = F.split(F.col("pk"), "#")
+    return events.dropDuplicates(["pk", "sk"]).select(
+        "*",
+        F.coalesce(F.col("account"), pk_parts[0]).alias("_account"),
+        F.coalesce(F.col("kind"), pk_parts[1]).alias("_kind"),
+        F.coalesce(F.col("resource"), pk_parts[2]).alias("_resource"),
+    )
+
+
+def _count(condition: Column) -> Column:
+    return F.count(F.when(condition, 1))
+
+
+def _quantile_columns(frame: DataFrame, column: str, prefix: str) -> DataFrame:
+    names = [f"{prefix}_p{int(p * 100)}" for p in PERCENTILES]
+    return frame.select(
+        *(c for c in frame.columns if c != column),
+        *(F.col(column)[i].alias(name) for i, name in enumerate(names)),
+    )
+
+
+def queue_hourly(log_items: DataFrame) -> DataFrame:
+    """Per (account, queue, date, hour): event counts and time-to-first-receive / time-in-queue percentiles."""
+    events = log_events(log_items).where(F.col("_kind") == "queue")
+    event = F.col("event")
+    waited = F.col("time") - F.col("enqueue_time")
+    levels = F.array(*(F.lit(p) for p in PERCENTILES))
+    first_receive = (event == "receive") & (F.col("dequeue_count") == 1)
+    hourly = events.groupBy(
+        F.col("_account").alias("account"),
+        F.col("_resource").alias("queue"),
+        _utc_date(F.col("time")).alias("date"),
+        _utc_hour(F.col("time")).alias("hour"),
+    ).agg(
+        _count(event == "send").alias("sends"),
+        _count(event == "receive").alias("receives"),
+        _count(event == "delete").alias("deletes"),
+        _count((event == "receive") & (F.col("dequeue_count") > 1)).alias("redeliveries"),
+        _count(event == "expire").alias("expired"),
+        F.percentile(F.when(first_receive, waited), levels).alias("_first_receive"),
+        F.percentile(F.when(event == "delete", waited), levels).alias("_in_queue"),
+    )
+    hourly = _quantile_columns(hourly, "_first_receive", "time_to_first_receive_ms")
+    return _quantile_columns(hourly, "_in_queue", "time_in_queue_ms")
+
+
+def subscription_hourly(log_items: DataFrame) -> DataFrame:
+    """Per (account, topic, subscription, date, hour): deliveries, first-try successes, retries, drops, latency."""
+    events = log_events(log_items).where(
+        (F.col("_kind") == "topic") & F.col("event").isin("push", "drop") & F.col("subscription").isNotNull()
+    )
+    push = F.col("event") == "push"
+    success = push & (F.col("outcome") == "success")
+    levels = F.array(*(F.lit(p) for p in PERCENTILES))
+    hourly = events.groupBy(
+        F.col("_account").alias("account"),
+        F.col("_resource").alias("topic"),
+        F.col("subscription"),
+        _utc_date(F.col("time")).alias("date"),
+        _utc_hour(F.col("time")).alias("hour"),
+    ).agg(
+        F.count_distinct(F.when(success, F.col("message_id"))).alias("deliveries"),
+        _count(success & (F.col("attempt") == 1)).alias("first_try_successes"),
+        _count(push & (F.col("attempt") > 1)).alias("retries"),
+        _count(F.col("event") == "drop").alias("drops"),
+        F.percentile(F.when(success, F.col("latency_ms")), levels).alias("_latency"),
+    )
+    return _quantile_columns(hourly, "_latency", "delivery_latency_ms")
+
+
+def poison_messages(log_items: DataFrame, snapshot_ms: int, threshold: int = DEFAULT_POISON_THRESHOLD) -> DataFrame:
+    """Messages received at least `threshold` times (max dequeue_count) that were never deleted."""
+    events = log_events(log_items).where(F.col("_kind") == "queue")
+    event = F.col("event")
+    per_message = events.groupBy(
+        F.col("_account").alias("account"), F.col("_resource").alias("queue"), F.col("message_id")
+    ).agg(
+        F.max("dequeue_count").alias("max_dequeue_count"),
+        F.min("enqueue_time").alias("enqueue_time"),
+        F.max(F.when(event == "receive", F.col("time"))).alias("last_receive_time"),
+        _count(event == "delete").alias("_deletes"),
+        (_count(event == "expire") > 0).alias("expired"),
+    )
+    return per_message.where((F.col("max_dequeue_count") >= threshold) & (F.col("_deletes") == 0)).select(
+        "account",
+        "queue",
+        "message_id",
+        "max_dequeue_count",
+        "enqueue_time",
+        "last_receive_time",
+        "expired",
+        F.lit(snapshot_ms).cast("long").alias("snapshot_time"),
+        _utc_date(F.lit(snapshot_ms)).alias("date"),
+    )
+
+
+def queues_of(meta_items: DataFrame) -> DataFrame:
+    """(account, queue, queue_id) from the meta table's `{account}#queue` items."""
+    meta = flatten(meta_items, META_ATTRIBUTES)
+    return meta.where(F.col("pk").endswith("#queue") & F.col("queue_id").isNotNull()).select(
+        F.split(F.col("pk"), "#")[0].alias("account"), F.col("sk").alias("queue"), "queue_id"
+    )
+
+
+def backlog_snapshot(message_items: DataFrame, meta_items: DataFrame, snapshot_ms: int) -> DataFrame:
+    """Per queue at `snapshot_ms`: Active / Inactive / Delayed counts and the oldest message's age.
+
+    Only lease items (`sk` starting with `L`) count; a lease whose TTL `x` has passed is skipped even
+    though DynamoDB may not have removed it yet. Queues with no live message report zeros. Leases of
+    queue incarnations absent from the meta table (deleted queues awaiting TTL) are left out by the join.
+    """
+    leases = flatten(message_items, MESSAGE_ATTRIBUTES).where(
+        F.col("sk").startswith("L") & (F.col("x").isNull() | (F.col("x") * 1000 > snapshot_ms))
+    )
+    waiting = F.col("v") > snapshot_ms
+    dequeued = F.coalesce(F.col("d"), F.lit(0)) > 0
+    per_queue = leases.groupBy(F.col("pk").alias("queue_id")).agg(
+        _count(~waiting | F.col("v").isNull()).alias("active"),
+        _count(waiting & dequeued).alias("inactive"),
+        _count(waiting & ~dequeued).alias("delayed"),
+        F.min("e").alias("_oldest_enqueue"),
+    )
+    joined = queues_of(meta_items).join(per_queue, "queue_id", "left")
+    return joined.select(
+        "account",
+        "queue",
+        "queue_id",
+        *(F.coalesce(F.col(c), F.lit(0)).cast("long").alias(c) for c in ("active", "inactive", "delayed")),
+        (F.lit(snapshot_ms) - F.col("_oldest_enqueue")).alias("oldest_message_age_ms"),
+        F.lit(snapshot_ms).cast("long").alias("snapshot_time"),
+        _utc_date(F.lit(snapshot_ms)).alias("date"),
+    )

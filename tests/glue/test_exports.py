@@ -1,0 +1,72 @@
+"""Finding an export's data files: AWS layout (manifests), moto layout (glob), newest of several, S3."""
+
+from __future__ import annotations
+
+import os
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from bench.export_generator import ddb_item, write_export
+from glue_jobs.exports import find_export, parse_export_time
+from tests.glue.conftest import T0
+
+LINES = [ddb_item({"pk": f"p{i}", "sk": "s"}) for i in range(5)]
+
+
+def test_parse_export_time():
+    assert parse_export_time("2026-11-25T00:00:01.250Z") == T0 + 1_250
+
+
+def test_aws_layout_reads_the_manifests(tmp_path):
+    root = write_export(tmp_path, LINES, export_time_ms=T0 + 7, layout="aws", files=3)
+    (root / "data" / "not-in-manifest.json.gz").write_bytes(b"")  # only listed files are read
+    export = find_export(str(tmp_path))
+    assert export.root == root.as_posix()
+    written = sorted(p.as_posix() for p in (root / "data").glob("*.json.gz") if p.name != "not-in-manifest.json.gz")
+    assert len(written) == 3
+    assert sorted(export.data_files) == written
+    assert export.export_time_ms == T0 + 7  # manifest-summary.json exportTime
+
+
+def test_moto_layout_globs_data_and_takes_the_file_time(tmp_path):
+    root = write_export(tmp_path, LINES, export_time_ms=T0, layout="moto", export_id="01795564800000-abc")
+    data_file = root / "data" / "01795564800000-abc.gz"
+    os.utime(data_file, (1_700_000_000, 1_700_000_000))
+    export = find_export(str(tmp_path))
+    assert export.data_files == [data_file.as_posix()]
+    assert export.export_time_ms == 1_700_000_000_000  # no manifest: the newest data file's mtime
+
+
+def test_the_export_folder_itself_is_accepted(tmp_path):
+    root = write_export(tmp_path, LINES, export_time_ms=T0, layout="moto")
+    assert find_export(str(root)).root == root.as_posix()
+
+
+def test_newest_of_several_exports(tmp_path):
+    write_export(tmp_path, LINES, export_time_ms=T0, export_id="old")
+    write_export(tmp_path, LINES, export_time_ms=T0 + 1, export_id="new")
+    assert find_export(str(tmp_path)).root.endswith("AWSDynamoDB/new")
+
+
+def test_no_export(tmp_path):
+    (tmp_path / "AWSDynamoDB" / "x").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError):
+        find_export(str(tmp_path))
+
+
+def test_s3_prefix(tmp_path):
+    root = write_export(tmp_path / "local", LINES, export_time_ms=T0 + 9, export_id="e1", files=2)
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="exports")
+        for path in root.rglob("*"):
+            if path.is_file():
+                key = "log/" + path.relative_to(tmp_path / "local").as_posix()
+                s3.put_object(Bucket="exports", Key=key, Body=path.read_bytes())
+        export = find_export("s3://exports/log", s3_client=s3)
+    assert export.root == "s3://exports/log/AWSDynamoDB/e1"
+    assert len(export.data_files) == 2
+    assert all(f.startswith("s3://exports/log/AWSDynamoDB/e1/data/") for f in export.data_files)
+    assert export.export_time_ms == T0 + 9
