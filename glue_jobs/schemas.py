@@ -41,7 +41,6 @@ LOG_ATTRIBUTES: dict[str, str] = {
 MESSAGE_ATTRIBUTES: dict[str, str] = {
     "pk": "S",
     "sk": "S",
-    "id": "S",
     "v": "N",
     "d": "N",
     "e": "N",
