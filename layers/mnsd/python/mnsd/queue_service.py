@@ -67,9 +67,12 @@ def encode_marker(name: str) -> str:
 
 def decode_marker(marker: str) -> str:
     try:
-        return base64.urlsafe_b64decode(marker.encode("ascii")).decode("utf-8")
+        name = base64.urlsafe_b64decode(marker.encode("ascii")).decode("utf-8")
     except (binascii.Error, UnicodeError, ValueError):
-        raise errors.InvalidArgument("The value of x-mns-marker is invalid.") from None
+        name = ""
+    if not name or encode_marker(name) != marker:  # the decoder skips characters outside its alphabet
+        raise errors.InvalidArgument("The value of x-mns-marker is invalid.")
+    return name
 
 
 class QueueService:
