@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from local_runtime.push import LocalPushWorker, create_push_workflow
+from local_runtime.streams import LocalStreamReader
 from local_runtime.tables import create_tables
 from mnsd.accounts import StaticKeyStore
 from mnsd.fanout import LocalDispatcher
@@ -135,6 +136,7 @@ class LocalServer:
         self.httpd.daemon_threads = True
         self._mock: Any = None
         self.worker: LocalPushWorker | None = None
+        self.streams: list[LocalStreamReader] = []
         self.services = self._start_backend(settings)
         self.settings = self.services.settings
 
@@ -171,6 +173,11 @@ class LocalServer:
             clients=clients,
         )
         self.worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
+        self.streams = [
+            LocalStreamReader(
+                settings.message_table, region, lambda records: services.queue_events().handle(records), lock
+            ).start()
+        ]
         return services
 
     @property
@@ -187,6 +194,8 @@ class LocalServer:
         self.httpd.server_close()
         if self.worker is not None:
             self.worker.stop()
+        for reader in self.streams:
+            reader.stop()
         if self._mock is not None:
             self._mock.stop()
 

@@ -65,6 +65,8 @@ class Fanout:
     def fan_out(self, message: TopicMessage) -> dict[str, Outcome]:
         """Make every subscription's first attempt; start the retry workflow for each failure."""
         subscriptions = self.topics.subscriptions_of(message)
+        if message.logging_enabled:
+            self._log(message, [self._publish_record(message)])
         if not subscriptions:
             return {}
         workers = min(MAX_PARALLEL_DELIVERIES, len(subscriptions))
@@ -117,6 +119,19 @@ class Fanout:
             outcome="success" if outcome.delivered else "failure",
             status=outcome.status,
             latency_ms=now - message.publish_time,
+            publish_time=message.publish_time,
+        )
+
+    def _publish_record(self, message: TopicMessage) -> LogRecord:
+        return LogRecord(
+            account=message.account_id,
+            kind="topic",
+            resource=message.topic_name,
+            event="publish",
+            time=message.publish_time,
+            message_id=message.message_id,
+            event_id=f"{message.message_id}:publish",
+            body_size=len(message.body.encode("utf-8")),
             publish_time=message.publish_time,
         )
 

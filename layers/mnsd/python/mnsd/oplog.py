@@ -67,3 +67,98 @@ class OperationLog:
                 if not pending:
                     break
                 time.sleep(backoff)
+
+
+# --- queue events, from the message table's stream ---------------------------------------------
+
+TTL_PRINCIPAL = "dynamodb.amazonaws.com"  # who deletes an item whose TTL passed
+
+
+def _number(image: dict[str, Any], name: str) -> int | None:
+    return int(image[name]["N"]) if name in image else None
+
+
+def _body_size(image: dict[str, Any]) -> int | None:
+    from mnsd.storage.messages import body_of
+
+    body = body_of(image)
+    return None if body is None else len(body.encode("utf-8"))
+
+
+def queue_event(record: dict[str, Any], account: str, queue: str) -> LogRecord | None:
+    """The event one stream record of a lease item stands for (None for body items and no-op changes).
+
+    Times: a send is stamped with its enqueue time and a first receive with its first dequeue time
+    (both ms, from the item); other events with the stream record's time (DynamoDB gives seconds).
+    """
+    change = record["dynamodb"]
+    new, old = change.get("NewImage") or {}, change.get("OldImage") or {}
+    image = new or old
+    if not image.get("sk", {}).get("S", "").startswith("L"):
+        return None
+    approximate = int(float(change.get("ApproximateCreationDateTime", 0)) * 1000)
+    enqueue_time = _number(image, "e") or 0
+    first_dequeue = _number(image, "f")
+    common = {
+        "account": account,
+        "kind": "queue",
+        "resource": queue,
+        "message_id": image["id"]["S"],
+        "event_id": record["eventID"],
+        "enqueue_time": enqueue_time,
+    }
+    name = record["eventName"]
+    if name == "INSERT":
+        visible_at = _number(new, "v") or enqueue_time
+        return LogRecord(
+            event="send", time=enqueue_time, dequeue_count=0, priority=int(image["sk"]["S"][1:3]),
+            delay=max(0, visible_at - enqueue_time) // 1000, body_size=_body_size(new), **common,
+        )  # fmt: skip
+    count = _number(image, "d") or 0
+    if name == "REMOVE":
+        identity = record.get("userIdentity") or {}
+        event = "expire" if identity.get("principalId") == TTL_PRINCIPAL else "delete"
+        return LogRecord(
+            event=event, time=approximate, dequeue_count=count, first_dequeue_time=first_dequeue if count else None,
+            **common,
+        )  # fmt: skip
+    if count > (_number(old, "d") or 0):
+        at = first_dequeue if count == 1 and first_dequeue is not None else approximate
+        return LogRecord(event="receive", time=at, dequeue_count=count, first_dequeue_time=first_dequeue, **common)
+    if _number(new, "r") != _number(old, "r"):
+        return LogRecord(event="change_visibility", time=approximate, dequeue_count=count, **common)
+    return None
+
+
+class QueueEventLog:
+    """Turns stream records of the message table into operation-log records of logging queues."""
+
+    def __init__(self, meta: Any, oplog: OperationLog) -> None:
+        self.meta = meta
+        self.oplog = oplog
+        self._queues: dict[str, tuple[str, str] | None] = {}
+
+    def _queue(self, queue_id: str) -> tuple[str, str] | None:
+        if queue_id not in self._queues:
+            from mnsd.queue_service import QUEUE, QUEUE_IDS
+
+            record = self.meta.get(QUEUE_IDS, QUEUE, queue_id)
+            self._queues[queue_id] = None if record is None else (record["account"], record["name"])
+        return self._queues[queue_id]
+
+    def handle(self, records: list[dict[str, Any]]) -> int:
+        """Log the events of flagged leases; the number of records written."""
+        found = []
+        for record in records:
+            change = record["dynamodb"]
+            image = change.get("NewImage") or change.get("OldImage") or {}
+            if "l" not in image:
+                continue
+            queue = self._queue(image["pk"]["S"])
+            if queue is None:
+                continue
+            event = queue_event(record, *queue)
+            if event is not None:
+                found.append(event)
+        self.oplog.write(found)
+        return len(found)

@@ -1,4 +1,5 @@
-"""The Lambda handlers of push delivery: fan-out (topic message table stream) and retries (push queue)."""
+"""The Lambda handlers fed by streams and queues rather than API Gateway: fan-out (topic message table
+stream), push retries (push queue) and the operation log (message table stream)."""
 
 from __future__ import annotations
 
@@ -64,5 +65,17 @@ def make_push_worker_handler(services: Callable[[], Services] = default_services
                 failures.append({"itemIdentifier": record["messageId"]})
         _count_drops(current, before)
         return {"batchItemFailures": failures}
+
+    return handler
+
+
+def make_oplog_handler(services: Callable[[], Services] = default_services) -> Handler:
+    """Stream records of the message table: the events of logging queues go to the operation log."""
+
+    @logger.inject_lambda_context(clear_state=True)
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        written = services().queue_events().handle(event.get("Records", []))
+        logger.debug("operation log", extra={"records": written})
+        return {"batchItemFailures": []}
 
     return handler

@@ -115,3 +115,4 @@ class Message:
     user_properties: tuple[Property, ...] = ()
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
+    logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log

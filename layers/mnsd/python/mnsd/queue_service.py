@@ -22,6 +22,7 @@ from mnsd.storage.meta import MetaStore, Record
 from mnsd.xmlcodec import Element
 
 QUEUE = "queue"
+QUEUE_IDS = "queue-ids"  # the meta partition mapping queue ids to (account, name)
 MAX_BATCH = 16
 MAX_BATCH_BYTES = 65536
 MAX_WAIT_SECONDS = 30
@@ -106,6 +107,8 @@ class QueueService:
             queue = Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
             existing = self.meta.create(account_id, QUEUE, name, _queue_record(queue))
             if existing is None:
+                # The operation log finds a queue by the id its messages carry.
+                self.meta.put(QUEUE_IDS, QUEUE, queue.queue_id, {"account": account_id, "name": name})
                 return True
         if _queue_from(account_id, name, existing).attributes != attributes:
             raise errors.QueueAlreadyExist()
@@ -183,6 +186,7 @@ class QueueService:
             user_properties=message.user_properties,
             system_properties=message.system_properties,
             message_group_id=message.message_group_id,
+            logging=queue.attributes.logging_enabled,
         )
 
     def _handle(self, message: Message) -> str:

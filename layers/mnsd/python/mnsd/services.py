@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from mnsd.accounts import KeyStore, StaticKeyStore
+from mnsd.accounts import KeyStore, RefreshingKeyStore, StaticKeyStore
 from mnsd.clock import Clock, SystemClock
 from mnsd.delivery import Deliverer
 from mnsd.fanout import Fanout
-from mnsd.oplog import OperationLog
+from mnsd.oplog import OperationLog, QueueEventLog
 from mnsd.queue_service import QueueService
 from mnsd.receipts import ReceiptCodec
 from mnsd.settings import Settings, get_settings
@@ -39,6 +39,12 @@ class Services:
     oplog: OperationLog
     clients: Callable[[str], Any]
     _fanout: Fanout | None = field(default=None, repr=False)
+    _queue_events: QueueEventLog | None = field(default=None, repr=False)
+
+    def queue_events(self) -> QueueEventLog:
+        if self._queue_events is None:
+            self._queue_events = QueueEventLog(self.meta, self.oplog)
+        return self._queue_events
 
     def fanout(self) -> Fanout:
         """Delivery: built on first use, by the functions that deliver (fan-out, push worker)."""
@@ -76,7 +82,7 @@ def build_services(
     topics = TopicService(meta, topic_messages, clock, settings, dispatcher)
     return Services(
         settings,
-        keys or StaticKeyStore(settings.credentials),
+        keys or key_store(settings, clients, clock),
         clock,
         meta,
         queues,
@@ -87,9 +93,23 @@ def build_services(
     )
 
 
+def key_store(settings: Settings, clients: Callable[[str], Any], clock: Clock) -> KeyStore:
+    """The access keys: from the Secrets Manager secret the settings name (re-read every minute), else the settings'."""
+    if not settings.credentials_secret_arn:
+        return StaticKeyStore(settings.credentials)
+    secretsmanager = clients("secretsmanager")
+    return RefreshingKeyStore(
+        lambda: str(secretsmanager.get_secret_value(SecretId=settings.credentials_secret_arn)["SecretString"]),
+        clock.now,
+    )
+
+
 def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
-    """Settings with the receipt secret, access keys and push signing key read from Secrets Manager where ARNs name them."""
-    arns = (settings.receipt_secret_arn, settings.credentials_secret_arn, settings.signing_key_secret_arn)
+    """Settings with the receipt secret and push signing key read from Secrets Manager where ARNs name them.
+
+    (The access keys are read by `key_store`, which reads them again as they age.)
+    """
+    arns = (settings.receipt_secret_arn, settings.signing_key_secret_arn)
     if not any(arns):
         return settings
     if secretsmanager is None:
@@ -103,7 +123,6 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
     return dataclasses.replace(
         settings,
         receipt_secret=read(settings.receipt_secret_arn, settings.receipt_secret),
-        credentials=read(settings.credentials_secret_arn, settings.credentials),
         signing_key=read(settings.signing_key_secret_arn, settings.signing_key),
     )
 

@@ -15,7 +15,8 @@ its lease; an out-of-line body is left to TTL.
 Attribute names are one letter because DynamoDB bills them on every write:
     id message id, v visible_at ms, r version, d dequeue count, e enqueue ms, f first dequeue ms,
     x expiry (epoch seconds, the TTL attribute), m body MD5, b body text, z body zlib-compressed,
-    o body stored out of line, u user properties, s system properties, g message group id
+    o body stored out of line, u user properties, s system properties, g message group id,
+    l the queue logs this message's events (its stream records feed the operation log)
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ class MessageStore:
             lease["s"] = properties(message.system_properties)
         if message.message_group_id:
             lease["g"] = {"S": message.message_group_id}
+        if message.logging:
+            lease["l"] = {"BOOL": True}
         body = body_attributes(message.body or "")
         if item_size(lease) + item_size(body) + _LEASE_GROWTH <= KB:
             return [{**lease, **body}]
@@ -208,6 +211,7 @@ class MessageStore:
             user_properties=parse_properties(item.get("u")),
             system_properties=parse_properties(item.get("s")),
             message_group_id=item.get("g", {}).get("S", ""),
+            logging="l" in item,
         )
 
     def _leases(self, queue_id: str, page: int, projection: str | None = None) -> Any:
