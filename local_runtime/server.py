@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
 import os
 import re
 import sys
@@ -18,9 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from local_runtime.analytics import EXPORT_PATH
+from local_runtime.exports import export_tables
 from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.streams import LocalStreamReader
 from local_runtime.tables import create_tables
@@ -132,7 +136,8 @@ class LocalServer:
         handlers: dict[str | None, Handler] = {
             name: make_handler(name, services=lambda: self.services) for name in [*ROUTES, None]
         }
-        self.httpd = ThreadingHTTPServer((host, port), _request_handler(routes, handlers, quiet))
+        tools = {("POST", EXPORT_PATH): self.export}
+        self.httpd = ThreadingHTTPServer((host, port), _request_handler(routes, handlers, quiet, tools))
         self.httpd.daemon_threads = True
         self._mock: Any = None
         self.worker: LocalPushWorker | None = None
@@ -154,6 +159,7 @@ class LocalServer:
         lock = threading.Lock()  # one lock for every client: moto's backends are not thread-safe
         region = os.environ["AWS_DEFAULT_REGION"]
         clients = lru_cache(maxsize=None)(lambda name: SerializedClient(boto3.client(name, region_name=region), lock))
+        self.clients = clients
         create_tables(clients("dynamodb"), settings)
         state_machine_arn, queue_url = create_push_workflow(clients)
         key, certificate = generate_signing_material()
@@ -180,6 +186,11 @@ class LocalServer:
         ]
         return services
 
+    def export(self) -> dict[str, str]:
+        """Export the tables for the analytics jobs (`python -m local_runtime.analytics`)."""
+        folder = Path(os.environ.get("MNS_EXPORT_DIR", ".mns-local/exports"))
+        return {"exports": str(export_tables(self.clients, self.settings, folder).resolve())}
+
     @property
     def endpoint(self) -> str:
         host, port = self.httpd.server_address[:2]
@@ -201,7 +212,10 @@ class LocalServer:
 
 
 def _request_handler(
-    routes: list[CompiledRoute], handlers: dict[str | None, Handler], quiet: bool
+    routes: list[CompiledRoute],
+    handlers: dict[str | None, Handler],
+    quiet: bool,
+    local_tools: dict[tuple[str, str], Callable[[], dict[str, str]]],
 ) -> type[BaseHTTPRequestHandler]:
     class RequestHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -216,8 +230,16 @@ def _request_handler(
             for name, value in self.headers.items():
                 key = name.lower()
                 headers[key] = f"{headers[key]},{value}" if key in headers else value
-            route_name, event = api_gateway_event(self.command, self.path, headers, body, routes)
-            result = handlers[route_name](event, LocalContext())
+            tool = local_tools.get((self.command, self.path))
+            if tool is not None:  # the local runtime's own tools, outside the MNS API
+                result = {
+                    "statusCode": 200,
+                    "headers": {"Content-Type": "application/json"},
+                    "body": json.dumps(tool()),
+                }
+            else:
+                route_name, event = api_gateway_event(self.command, self.path, headers, body, routes)
+                result = handlers[route_name](event, LocalContext())
             payload = result["body"].encode("utf-8")
             self.send_response(result["statusCode"])
             for name, value in result["headers"].items():
