@@ -1,0 +1,64 @@
+"""Queue events from message-table stream records, as Lambda receives them."""
+
+from mnsd.oplog import LogRecord, queue_event
+
+LEASE = "L08" + "1700000000000" + "MSG1"
+
+
+def lease(**attributes: str) -> dict:
+    image = {"pk": {"S": "qid"}, "sk": {"S": LEASE}, "id": {"S": "MSG1"}, "l": {"BOOL": True}, "b": {"S": "héllo"}}
+    image.update({name: {"N": value} for name, value in attributes.items()})
+    return image
+
+
+def record(name: str, new: dict | None = None, old: dict | None = None, **extra) -> dict:
+    change = {"ApproximateCreationDateTime": 1700000042.0, "Keys": {}}
+    if new is not None:
+        change["NewImage"] = new
+    if old is not None:
+        change["OldImage"] = old
+    return {"eventID": "ev1", "eventName": name, "dynamodb": change, **extra}
+
+
+def event(rec: dict) -> LogRecord | None:
+    return queue_event(rec, "acct", "orders")
+
+
+def test_insert_is_a_send_stamped_with_its_enqueue_time():
+    sent = event(record("INSERT", new=lease(e="1700000000000", v="1700000005000", d="0", r="0")))
+    assert (sent.event, sent.time, sent.delay, sent.priority, sent.body_size) == ("send", 1700000000000, 5, 8, 6)
+    assert sent.item()["pk"] == {"S": "acct#queue#orders"}
+    assert sent.item()["sk"] == {"S": "1700000000000#ev1"}
+
+
+def test_a_first_receive_is_stamped_with_its_first_dequeue_time():
+    old = lease(e="1700000000000", v="1700000000000", d="0", r="0")
+    new = lease(e="1700000000000", v="1700000031000", d="1", r="1", f="1700000001000")
+    received = event(record("MODIFY", new=new, old=old))
+    assert (received.event, received.time, received.dequeue_count) == ("receive", 1700000001000, 1)
+
+
+def test_a_redelivery_is_stamped_with_the_stream_time():
+    old = lease(e="1", v="2", d="1", r="1", f="1700000001000")
+    new = lease(e="1", v="3", d="2", r="2", f="1700000001000")
+    received = event(record("MODIFY", new=new, old=old))
+    assert (received.event, received.time, received.dequeue_count) == ("receive", 1700000042000, 2)
+
+
+def test_a_new_version_without_a_receive_is_a_visibility_change():
+    old = lease(e="1", v="2", d="1", r="1", f="5")
+    changed = event(record("MODIFY", new=lease(e="1", v="9", d="1", r="2", f="5"), old=old))
+    assert changed.event == "change_visibility"
+
+
+def test_removal_by_ttl_is_an_expiry_and_by_a_client_a_delete():
+    old = lease(e="1", v="2", d="3", r="3", f="5")
+    ttl = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+    assert event(record("REMOVE", old=old, userIdentity=ttl)).event == "expire"
+    deleted = event(record("REMOVE", old=old))
+    assert (deleted.event, deleted.dequeue_count, deleted.first_dequeue_time) == ("delete", 3, 5)
+
+
+def test_body_items_are_not_events():
+    body = {"pk": {"S": "qid"}, "sk": {"S": "BMSG1"}, "b": {"S": "x"}}
+    assert event(record("INSERT", new=body)) is None
