@@ -11,11 +11,10 @@ from __future__ import annotations
 import base64
 import datetime
 from functools import lru_cache
+from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
-from cryptography.x509.oid import NameOID
+# `cryptography` is imported where it is used: every API function imports this module (for the
+# certificate route), and only the delivery functions sign.
 
 CERTIFICATE_PATH = "/certificates/push-signing.pem"
 
@@ -29,19 +28,30 @@ def string_to_sign(method: str, headers: dict[str, str], resource: str) -> str:
 
 
 @lru_cache(maxsize=4)
-def _private_key(key_pem: str) -> rsa.RSAPrivateKey:
+def _private_key(key_pem: str) -> Any:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     key = serialization.load_pem_private_key(key_pem.encode("ascii"), password=None)
     assert isinstance(key, rsa.RSAPrivateKey)
     return key
 
 
 def sign(key_pem: str, text: str) -> str:
-    signature = _private_key(key_pem).sign(text.encode("utf-8"), padding.PKCS1v15(), hashes.SHA1())  # noqa: S303
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    signature = _private_key(key_pem).sign(text.encode("utf-8"), padding.PKCS1v15(), hashes.SHA1())
     return base64.b64encode(signature).decode("ascii")
 
 
 def generate_signing_material(common_name: str = "MNS push signing") -> tuple[str, str]:
     """A new RSA-2048 key and a self-signed certificate for it, both PEM: (private key, certificate)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     now = datetime.datetime.now(datetime.UTC)
