@@ -3,8 +3,8 @@
 
 import aws_cdk as cdk
 
-from infra.stack import MnsStack
+from infra.stack import build
 
 app = cdk.App()
-MnsStack(app, "Mns")
+build(app)  # the stack, with cdk-nag's AwsSolutions checks as an Aspect
 app.synth()

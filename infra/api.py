@@ -1,84 +1,106 @@
-from pathlib import Path
+"""The HTTP API at the root of its host: one function per route of `mnsd.routes.ROUTES`, plus the catch-all."""
 
-from aws_cdk import Duration, Stack
+import json
+from collections.abc import Mapping
+
+import jsii
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigw
 from aws_cdk import aws_apigatewayv2_integrations as integrations
-from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from infra.tables import Tables
-from mnsd import settings
-from mnsd.routes import ROUTES
+from infra.functions import LOG_RETENTION, Functions
+from mnsd.routes import Route
 
-ROOT = Path(__file__).resolve().parent.parent
-ASSET_EXCLUDES = ["__pycache__", "*.pyc"]
 HTTP_METHODS = {m.value: m for m in apigw.HttpMethod}
+# The function behind `$default`: whatever no route matches gets an MNS error from it.
+CATCH_ALL = "not_found"
+# A long poll answers within MNS_MAX_POLL_SECONDS (28 s); API Gateway gives up at 30 s.
+LONG_POLL_TIMEOUT = Duration.seconds(30)
+ACCESS_LOG_FORMAT = {
+    "requestId": "$context.requestId",
+    "ip": "$context.identity.sourceIp",
+    "time": "$context.requestTime",
+    "method": "$context.httpMethod",
+    "path": "$context.path",
+    "routeKey": "$context.routeKey",
+    "status": "$context.status",
+    "length": "$context.responseLength",
+    "latency": "$context.responseLatency",
+    "integrationStatus": "$context.integrationStatus",
+    "integrationError": "$context.integrationErrorMessage",
+}
+
+
+@jsii.implements(apigw.IAccessLogSettings)
+class AccessLogs:
+    def __init__(self, log_group: logs.ILogGroup) -> None:
+        self._destination = apigw.LogGroupLogDestination(log_group)
+
+    @property
+    def destination(self) -> apigw.IAccessLogDestination:
+        return self._destination
+
+    @property
+    def format(self) -> apigateway.AccessLogFormat:
+        return apigateway.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FORMAT))
 
 
 class Api(Construct):
-    """The HTTP API at the root of its host, one function per route, all built from `mnsd.routes.ROUTES`."""
+    """`routes` become `METHOD /path` routes, each served by its own function with the route's grants.
+
+    With `domain_name` and `certificate_arn` the API is also served at the root of that host.
+    """
 
     def __init__(
-        self, scope: Construct, id: str, *, tables: Tables, mns_region: str, powertools_layer_version: int
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        functions: Functions,
+        routes: Mapping[str, Route],
+        domain_name: str | None = None,
+        certificate_arn: str | None = None,
     ) -> None:
         super().__init__(scope, id)
-        self.receipt_secret = secretsmanager.Secret(self, "ReceiptSecret", description="Signs MNS receipt handles")
-        self.credentials_secret = secretsmanager.Secret(
-            self, "Credentials", description="MNS access keys: account:keyid:secret,..."
-        )
-        layer = lambda_.LayerVersion(
-            self,
-            "Layer",
-            code=lambda_.Code.from_asset(str(ROOT / "layers" / "mnsd"), exclude=ASSET_EXCLUDES),
-            compatible_runtimes=[lambda_.Runtime.PYTHON_3_11],
-            description="MNS protocol, domain and storage",
-        )
-        powertools = lambda_.LayerVersion.from_layer_version_arn(
-            self,
-            "Powertools",
-            f"arn:aws:lambda:{Stack.of(self).region}:017000801446:layer:"
-            f"AWSLambdaPowertoolsPythonV3-python311-x86_64:{powertools_layer_version}",
-        )
-        code = lambda_.Code.from_asset(str(ROOT / "functions"), exclude=ASSET_EXCLUDES)
-        environment = {
-            settings.META_TABLE: tables.meta.table_name,
-            settings.MESSAGE_TABLE: tables.messages.table_name,
-            settings.REGION: mns_region,
-            settings.RECEIPT_SECRET_ARN: self.receipt_secret.secret_arn,
-            settings.CREDENTIALS_SECRET_ARN: self.credentials_secret.secret_arn,
-            "POWERTOOLS_SERVICE_NAME": "mns",
-        }
-        self.http_api = apigw.HttpApi(self, "HttpApi", create_default_stage=True)
-        self.functions: dict[str, lambda_.Function] = {}
-        for name, route in [*ROUTES.items(), ("not_found", None)]:
-            function = lambda_.Function(
+        if bool(domain_name) != bool(certificate_arn):
+            raise ValueError("a custom domain needs both domainName and certificateArn")
+        self.http_api = apigw.HttpApi(self, "HttpApi", create_default_stage=False)
+        self.domain_name = None
+        self.endpoint = f"https://{domain_name}" if domain_name else self.http_api.api_endpoint  # what clients use
+        if domain_name:
+            self.domain_name = apigw.DomainName(
                 self,
-                f"Fn-{name}",
-                runtime=lambda_.Runtime.PYTHON_3_11,
-                handler=f"{name}.handler",
-                code=code,
-                layers=[layer, powertools],
-                memory_size=256,
-                timeout=Duration.seconds(30 if route is not None and route.long_poll else 10),
-                environment=environment,
-                log_retention=logs.RetentionDays.ONE_MONTH,
-                tracing=lambda_.Tracing.ACTIVE,
+                "Domain",
+                domain_name=domain_name,
+                certificate=acm.Certificate.from_certificate_arn(self, "Certificate", certificate_arn),
             )
-            tables.meta.grant_read_write_data(function)
-            tables.messages.grant_read_write_data(function)
-            self.receipt_secret.grant_read(function)
-            self.credentials_secret.grant_read(function)
-            integration = integrations.HttpLambdaIntegration(f"Int-{name}", function)
-            if route is None:
-                apigw.HttpRoute(
-                    self,
-                    "DefaultRoute",
-                    http_api=self.http_api,
-                    route_key=apigw.HttpRouteKey.DEFAULT,
-                    integration=integration,
-                )
-            else:
-                self.http_api.add_routes(path=route.path, methods=[HTTP_METHODS[route.method]], integration=integration)
-            self.functions[name] = function
+        access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY)
+        self.stage = apigw.HttpStage(
+            self,
+            "DefaultStage",
+            http_api=self.http_api,
+            stage_name="$default",
+            auto_deploy=True,
+            access_log_settings=AccessLogs(access_logs),
+            domain_mapping=apigw.DomainMappingOptions(domain_name=self.domain_name) if self.domain_name else None,
+        )
+        for name, route in routes.items():
+            function = functions.add(
+                name, grants=route.grants, timeout=LONG_POLL_TIMEOUT if route.long_poll else Duration.seconds(10)
+            )
+            self.http_api.add_routes(
+                path=route.path,
+                methods=[HTTP_METHODS[route.method]],
+                integration=integrations.HttpLambdaIntegration(f"Int-{name}", function),
+            )
+        apigw.HttpRoute(
+            self,
+            "DefaultRoute",
+            http_api=self.http_api,
+            route_key=apigw.HttpRouteKey.DEFAULT,
+            integration=integrations.HttpLambdaIntegration(f"Int-{CATCH_ALL}", functions.add(CATCH_ALL)),
+        )

@@ -1,19 +1,72 @@
-from aws_cdk import CfnOutput, Stack
+"""The one stack: it composes the constructs and wires them; each construct lives in its own module."""
+
+from aws_cdk import App, CfnOutput, Stack, Validations
+from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
 from infra.api import Api
+from infra.functions import Functions
+from infra.monitoring import Alarms
+from infra.nag import acknowledge_reviewed_findings
+from infra.secrets import Secrets
+from infra.storage import Buckets
 from infra.tables import Tables
+from mnsd import settings
+from mnsd.routes import ROUTES
 
 
 class MnsStack(Stack):
+    """Context values (cdk.json or `-c`): mnsRegion, powertoolsLayerVersion, deletionProtection, and the optional
+    domainName + certificateArn (serve the API at the root of that host) and alarmEmail."""
+
     def __init__(self, scope: Construct, id: str, **kwargs: object) -> None:
         super().__init__(scope, id, **kwargs)
-        tables = Tables(self, "Tables", deletion_protection=bool(self.node.try_get_context("deletionProtection")))
-        api = Api(
+        # Access logs are delivered under a bucket policy, not the legacy ACL.
+        self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
+        context = self.node.try_get_context
+        self.tables = Tables(self, "Tables", deletion_protection=bool(context("deletionProtection")))
+        self.buckets = Buckets(self, "Buckets")
+        self.secrets = Secrets(self, "Secrets")
+        self.functions = Functions(
+            self,
+            "Functions",
+            tables=self.tables.by_name,
+            environment={**self.tables.environment(), settings.REGION: context("mnsRegion") or "cn-hangzhou"},
+            powertools_layer_version=int(context("powertoolsLayerVersion") or 27),
+        )
+        for variable, secret in self.secrets.by_variable().items():
+            self.functions.add_secret(variable, secret)
+        self.api = Api(
             self,
             "Api",
-            tables=tables,
-            mns_region=self.node.try_get_context("mnsRegion") or "cn-hangzhou",
-            powertools_layer_version=int(self.node.try_get_context("powertoolsLayerVersion") or 27),
+            functions=self.functions,
+            routes=ROUTES,
+            domain_name=context("domainName"),
+            certificate_arn=context("certificateArn"),
         )
-        CfnOutput(self, "Endpoint", value=api.http_api.api_endpoint, description="MNS endpoint for the SDKs")
+        # More constructs (push delivery, analytics) go here, before the alarms: those cover every function.
+        self.alarms = Alarms(
+            self,
+            "Alarms",
+            functions=self.functions.functions,
+            tables=self.tables.by_name,
+            http_api=self.api.http_api,
+            email=context("alarmEmail"),
+        )
+        CfnOutput(self, "Endpoint", value=self.api.endpoint, description="MNS endpoint for the SDKs")
+        CfnOutput(
+            self,
+            "CredentialsSecretArn",
+            value=self.secrets.credentials.secret_arn,
+            description="The access keys' secret: python -m admin --secret-arn <this> ...",
+        )
+        CfnOutput(self, "DataBucket", value=self.buckets.data.bucket_name, description="Exports and analytics")
+        CfnOutput(self, "AlarmTopicArn", value=self.alarms.topic.topic_arn, description="Subscribe to get alarms")
+        acknowledge_reviewed_findings(self)
+
+
+def build(app: App, id: str = "Mns", **kwargs: object) -> MnsStack:
+    """The stack as `app.py` deploys it, checked by cdk-nag's AwsSolutions rules."""
+    stack = MnsStack(app, id, **kwargs)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return stack

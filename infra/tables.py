@@ -1,20 +1,34 @@
+"""The DynamoDB tables, keyed as `local_runtime.tables.create_tables` makes them locally."""
+
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from local_runtime.tables import TTL_ATTRIBUTE
+from mnsd import settings
+
+# The name each table has in `Route.grants`, and the variable that tells the functions its name.
+TABLE_ENVIRONMENT = {
+    "meta": settings.META_TABLE,
+    "messages": settings.MESSAGE_TABLE,
+    "topic_messages": settings.TOPIC_MESSAGE_TABLE,
+    "log": settings.LOG_TABLE,
+}
 
 
 class Tables(Construct):
-    """The control-plane table and the message table (TTL on `x`), on demand, with PITR for exports."""
+    """On demand, PITR on (exports need it), TTL on `x` everywhere but the control plane.
+
+    `by_name` maps the names used in `Route.grants` to the tables. Streams: the message table's feeds the
+    operation log (old and new images), the topic message table's the fan-out (new images). The log table
+    holds the operation log of LoggingEnabled queues and topics, exported for analytics.
+    """
 
     def __init__(self, scope: Construct, id: str, *, deletion_protection: bool) -> None:
         super().__init__(scope, id)
-        key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
-        sort = dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING)
         common = {
-            "partition_key": key,
-            "sort_key": sort,
+            "partition_key": dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+            "sort_key": dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
             "billing_mode": dynamodb.BillingMode.PAY_PER_REQUEST,
             "point_in_time_recovery_specification": dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
@@ -23,4 +37,28 @@ class Tables(Construct):
             "removal_policy": RemovalPolicy.RETAIN if deletion_protection else RemovalPolicy.DESTROY,
         }
         self.meta = dynamodb.Table(self, "Meta", **common)
-        self.messages = dynamodb.Table(self, "Messages", time_to_live_attribute=TTL_ATTRIBUTE, **common)
+        self.messages = dynamodb.Table(
+            self,
+            "Messages",
+            time_to_live_attribute=TTL_ATTRIBUTE,
+            stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+            **common,
+        )
+        self.topic_messages = dynamodb.Table(
+            self,
+            "TopicMessages",
+            time_to_live_attribute=TTL_ATTRIBUTE,
+            stream=dynamodb.StreamViewType.NEW_IMAGE,
+            **common,
+        )
+        self.log = dynamodb.Table(self, "Log", time_to_live_attribute=TTL_ATTRIBUTE, **common)
+        self.by_name: dict[str, dynamodb.Table] = {
+            "meta": self.meta,
+            "messages": self.messages,
+            "topic_messages": self.topic_messages,
+            "log": self.log,
+        }
+
+    def environment(self) -> dict[str, str]:
+        """Every table's name in the variable the layer's settings read."""
+        return {TABLE_ENVIRONMENT[name]: table.table_name for name, table in self.by_name.items()}

@@ -1,0 +1,75 @@
+"""The shared layer: our code (`layers/mnsd/python`) plus the packages of `layers/mnsd/requirements.txt`.
+
+The packages are installed at synth time by pip for Lambda's platform (manylinux2014 x86_64, CPython
+3.11, wheels only), without Docker. The asset is hashed from its source folder, so a synth whose
+`cdk.out` already holds this exact layer skips the install.
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsii
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+LAYER_SOURCE = Path(__file__).resolve().parent.parent / "layers" / "mnsd"
+IGNORED = ("__pycache__", "*.pyc")
+
+
+def pip_install_command(requirements: Path, target: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--platform",
+        "manylinux2014_x86_64",
+        "--only-binary=:all:",
+        "--python-version",
+        "3.11",
+        "--implementation",
+        "cp",
+        "--target",
+        str(target),
+        "-r",
+        str(requirements),
+    ]
+
+
+@jsii.implements(ILocalBundling)
+class PipLayerBundling:
+    """Builds the layer folder on this machine: a copy of our code, then pip's install of the requirements."""
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+
+    def try_bundle(self, output_dir: str, *args: Any, **options: Any) -> bool:
+        target = Path(output_dir) / "python"
+        shutil.copytree(self.source / "python", target, ignore=shutil.ignore_patterns(*IGNORED), dirs_exist_ok=True)
+        subprocess.run(pip_install_command(self.source / "requirements.txt", target), check=True)
+        return True
+
+
+def shared_layer(scope: Construct, id: str, source: Path = LAYER_SOURCE) -> lambda_.LayerVersion:
+    return lambda_.LayerVersion(
+        scope,
+        id,
+        code=lambda_.Code.from_asset(
+            str(source),
+            exclude=list(IGNORED),
+            asset_hash_type=AssetHashType.SOURCE,
+            bundling=BundlingOptions(
+                # Never pulled: local bundling always succeeds (or fails the synth).
+                image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.11"),
+                local=PipLayerBundling(source),
+            ),
+        ),
+        compatible_runtimes=[lambda_.Runtime.PYTHON_3_11],
+        description="MNS protocol, domain and storage, with their third-party packages",
+    )

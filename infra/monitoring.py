@@ -1,0 +1,88 @@
+"""Alarms, all notifying one SNS topic: function errors and throttles, table throttles, API 5xx, dropped pushes."""
+
+from collections.abc import Mapping
+
+from aws_cdk import Duration
+from aws_cdk import aws_apigatewayv2 as apigw
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from constructs import Construct
+
+PERIOD = Duration.minutes(5)
+# Emitted by the push code (Powertools metrics: namespace MNS, default dimension service=mns).
+DROPPED_DELIVERIES = cloudwatch.Metric(
+    namespace="MNS",
+    metric_name="DroppedDeliveries",
+    dimensions_map={"service": "mns"},
+    statistic="Sum",
+    period=PERIOD,
+)
+
+
+class Alarms(Construct):
+    """Any error, throttle, 5xx answer or dropped delivery within five minutes raises its alarm."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        functions: Mapping[str, lambda_.IFunction],
+        tables: Mapping[str, dynamodb.ITable],
+        http_api: apigw.IHttpApi,
+        email: str | None = None,
+    ) -> None:
+        super().__init__(scope, id)
+        self.topic = sns.Topic(self, "Topic", display_name="MNS alarms", enforce_ssl=True)
+        # The TLS-only topic policy replaces the default one: CloudWatch needs its own statement.
+        self.topic.grant_publish(iam.ServicePrincipal("cloudwatch.amazonaws.com"))
+        if email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(email))
+        self.alarms: dict[str, cloudwatch.Alarm] = {}
+        for name, function in functions.items():
+            self.add(
+                f"Function-{name}",
+                cloudwatch.MathExpression(
+                    expression="errors + throttles",
+                    using_metrics={
+                        "errors": function.metric_errors(period=PERIOD),
+                        "throttles": function.metric_throttles(period=PERIOD),
+                    },
+                    period=PERIOD,
+                    label=f"{name} errors and throttles",
+                ),
+            )
+        for name, table in tables.items():
+            self.add(
+                f"Table-{name}",
+                cloudwatch.MathExpression(
+                    expression="reads + writes",
+                    using_metrics={
+                        "reads": table.metric("ReadThrottleEvents", statistic="Sum", period=PERIOD),
+                        "writes": table.metric("WriteThrottleEvents", statistic="Sum", period=PERIOD),
+                    },
+                    period=PERIOD,
+                    label=f"{name} throttled requests",
+                ),
+            )
+        self.add("Api5xx", http_api.metric_server_error(period=PERIOD, statistic="Sum"))
+        self.add("DroppedDeliveries", DROPPED_DELIVERIES)
+
+    def add(self, id: str, metric: cloudwatch.IMetric) -> cloudwatch.Alarm:
+        alarm = cloudwatch.Alarm(
+            self,
+            id,
+            metric=metric,
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        alarm.add_alarm_action(actions.SnsAction(self.topic))
+        self.alarms[id] = alarm
+        return alarm
