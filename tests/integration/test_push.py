@@ -295,3 +295,12 @@ def test_topics_without_logging_record_no_push_attempts(push, push_endpoint):
     push.subscribe(topic, "s", push_endpoint.url("/hook"))
     push.publish(topic)
     assert push.log() == []
+
+
+def test_a_redirect_is_not_a_delivery(push, push_endpoint):
+    push_endpoint.status_for = lambda n: 302
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/moved"), NotifyStrategy="BACKOFF_RETRY")
+    _, outcomes = push.publish(topic)
+    assert not outcomes["s"].delivered and outcomes["s"].status == 302
+    assert len(push_endpoint.hits) == 1

@@ -40,6 +40,15 @@ CONTENT_TYPES = {
 logger = Logger(service="mns")
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # a 3xx answer is not a delivery
+
+
+# Pushes go straight to the endpoint: no proxy from the environment, no redirect followed.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+
 @dataclass(frozen=True)
 class Outcome:
     delivered: bool
@@ -147,7 +156,7 @@ class Deliverer:
         url, headers, body = http_push(subscription, message, self.settings)
         request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response:  # noqa: S310
+            with _OPENER.open(request, timeout=HTTP_TIMEOUT_SECONDS) as response:
                 status = response.status
         except urllib.error.HTTPError as error:
             status = error.code

@@ -8,6 +8,7 @@ state machine and answers its task token, or records a drop.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -87,7 +88,8 @@ class Fanout:
     def _start_retries(self, subscription: Subscription, message: TopicMessage) -> None:
         reference = delivery_reference(subscription, message)
         # One execution per (message, subscription): a re-delivered stream record cannot start a second.
-        name = f"{message.message_id}-{subscription.name}"[:80]
+        digest = hashlib.sha1(subscription.name.encode("utf-8")).hexdigest()[:16]
+        name = f"{message.message_id}-{digest}"
         try:
             self.stepfunctions.start_execution(
                 stateMachineArn=self.state_machine_arn,
