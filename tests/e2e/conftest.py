@@ -43,6 +43,7 @@ def endpoint(tmp_path_factory):
         MNS_ACCOUNT_ID=ACCOUNT_A[0],
         MNS_ACCESS_KEY_ID=ACCOUNT_A[1],
         MNS_ACCESS_KEY_SECRET=ACCOUNT_A[2],
+        MNS_EXPORT_DIR=str(tmp_path_factory.mktemp("exports")),
     )
     log = tmp_path_factory.mktemp("server") / "server.log"
     with open(log, "wb") as out:
