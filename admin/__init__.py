@@ -1,0 +1,1 @@
+"""Access key administration of a deployed stack: `python -m admin --help`."""
