@@ -4,7 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test unit integration e2e lint format bench clean
+.PHONY: run test unit integration e2e lint format bench clean synth deploy destroy admin
+
+# The CDK CLI, pinned in package.json; jsii and the CLI quiet about versions (Node 20 is what the machines have).
+NODE_STAMP := node_modules/.installed
+CDK := node_modules/.bin/cdk
+export CDK_DISABLE_VERSION_CHECK := 1
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +43,26 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.queue_lifecycle
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+# cdk.out/ with the template checked by cdk-nag (during the synth) and cfn-lint. CONTEXT="-c domainName=... -c ...".
+synth: $(STAMP) $(NODE_STAMP)
+	$(CDK) synth --quiet --no-notices $(CONTEXT)
+	$(BIN)/python -m infra.lint cdk.out/Mns.template.json
+
+# Deploys exactly the assembly `synth` checked, to the account and region of the AWS configuration.
+deploy: synth
+	$(CDK) deploy --app cdk.out --no-notices $(DEPLOY_ARGS)
+
+destroy: synth
+	$(CDK) destroy --app cdk.out --no-notices
+
+# make admin ARGS="--secret-arn <CredentialsSecretArn> create-account"
+admin: $(STAMP)
+	$(BIN)/python -m admin $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
