@@ -1,9 +1,13 @@
 """The Lambda entry points of `functions/`, fed API Gateway (HTTP API 2.0) events as AWS delivers them."""
 
 import base64
+import contextlib
 import hashlib
+import http.client
 import importlib
 import json
+import re
+from collections.abc import Iterator
 from email.utils import formatdate
 from pathlib import Path
 
@@ -11,6 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from local_runtime.server import LocalServer
 from local_runtime.tables import create_tables
 from mnsd import services
 from mnsd.auth import sign, string_to_sign
@@ -29,7 +34,8 @@ class Context:
 
 
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch):
+def aws_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The functions' environment (keys and receipt secret in plain variables, as locally)."""
     for name, value in {
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_ACCESS_KEY_ID": "testing",
@@ -40,6 +46,17 @@ def aws(monkeypatch: pytest.MonkeyPatch):
         "POWERTOOLS_METRICS_NAMESPACE": "MNS",
     }.items():
         monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
+def aws(aws_environment: None):
+    with lambda_backend():
+        yield
+
+
+@contextlib.contextmanager
+def lambda_backend() -> Iterator[None]:
+    """A moto backend with the tables, and the functions' services made afresh from the environment."""
     services.default_services.cache_clear()
     services.get_settings.cache_clear()
     with mock_aws():
@@ -97,3 +114,63 @@ def test_unrouted_requests_get_an_mns_error_from_the_default_route(aws) -> None:
     answer = invoke("not_found", event)
     assert answer["statusCode"] == 400
     assert "<Code>InvalidRequestURL</Code>" in answer["body"]
+
+
+# Values that differ from call to call (ids, times, handles): compared by presence, not value.
+VARYING = re.compile(r"<(MessageId|ReceiptHandle|RequestId|EnqueueTime|FirstDequeueTime|NextVisibleTime)>[^<]+</\1>")
+PER_RESPONSE_HEADERS = {"x-mns-request-id", "date", "server", "content-length", "connection"}
+
+
+def comparable(status: int, headers: dict[str, str], body: str) -> tuple[int, dict[str, str], str]:
+    kept = {name.lower(): value for name, value in headers.items() if name.lower() not in PER_RESPONSE_HEADERS}
+    return status, kept, VARYING.sub(r"<\1/>", body)
+
+
+def conversation() -> list[tuple[str | None, dict]]:
+    """Calls in order, as (route, event): the recorded events, repeats, a forged one and an unrouted one."""
+    forged = signed_event("create_queue")
+    forged["rawPath"] = "/queues/other"
+    unrouted = signed_event("receive_message")
+    unrouted["rawPath"] = "/nothing/here"
+    return [
+        ("put_queue", signed_event("create_queue")),
+        ("put_queue", signed_event("create_queue")),
+        ("post_messages", signed_event("send_message")),
+        ("get_messages", signed_event("receive_message")),
+        ("get_messages", signed_event("receive_message")),
+        ("put_queue", forged),
+        (None, unrouted),
+    ]
+
+
+def over_http(server: LocalServer, event: dict) -> tuple[int, dict[str, str], str]:
+    host, port = server.httpd.server_address[:2]
+    connection = http.client.HTTPConnection(host, port, timeout=10)
+    target = event["rawPath"] + (f"?{event['rawQueryString']}" if event["rawQueryString"] else "")
+    connection.request(
+        event["requestContext"]["http"]["method"], target, request_from_event(event).body, event["headers"]
+    )
+    response = connection.getresponse()
+    answer = response.status, dict(response.getheaders()), response.read().decode("utf-8")
+    connection.close()
+    return answer
+
+
+def test_the_lambda_handlers_answer_as_the_local_server_does(aws_environment: None) -> None:
+    on_lambda = []
+    with lambda_backend():
+        for route, event in conversation():
+            answer = invoke(route or "not_found", event)
+            on_lambda.append(comparable(answer["statusCode"], answer["headers"], answer["body"]))
+
+    # The same calls, over HTTP, to the local server (its own moto backend, the same keys and region).
+    server = LocalServer(
+        Settings(credentials=f"{ACCOUNT}:{KEY_ID}:{SECRET}", receipt_secret="event-test-secret"), port=0, quiet=True
+    ).start_background()
+    try:
+        local = [comparable(*over_http(server, event)) for _, event in conversation()]
+    finally:
+        server.stop()
+
+    assert [status for status, _, _ in on_lambda] == [201, 204, 201, 200, 404, 403, 400]
+    assert local == on_lambda
