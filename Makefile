@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test unit integration e2e lint format bench clean synth deploy destroy admin
+.PHONY: run test unit integration e2e lint format bench clean synth bootstrap deploy destroy admin
 
 # The CDK CLI, pinned in package.json; jsii and the CLI quiet about versions (Node 20 is what the machines have).
 NODE_STAMP := node_modules/.installed
@@ -52,6 +52,10 @@ $(NODE_STAMP): package.json package-lock.json
 synth: $(STAMP) $(NODE_STAMP)
 	$(CDK) synth --quiet --no-notices $(CONTEXT)
 	$(BIN)/python -m infra.lint cdk.out/Mns.template.json
+
+# Once per account and Region: the CDK's staging bucket and roles.
+bootstrap: $(STAMP) $(NODE_STAMP)
+	$(CDK) bootstrap --no-notices
 
 # Deploys exactly the assembly `synth` checked, to the account and region of the AWS configuration.
 deploy: synth
