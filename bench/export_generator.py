@@ -275,35 +275,28 @@ def generate(
     layout: str = "aws",
     export_time_ms: int = 1_795_600_800_000,
 ) -> dict[str, int]:
-    """Write the three exports under `out`; returns the item counts written."""
+    """Write the three exports under `out`; returns the items written per export (log, messages, meta)."""
     rng = random.Random(seed)
     sim = LogSimulator(rng, export_time_ms, queues, topics, subscriptions)
-    log_count = 0
+    counts = {"log": 0, "messages": 0, "meta": 0}
 
-    def counted(lines: Iterable[str]) -> Iterator[str]:
-        nonlocal log_count
+    def counted(name: str, lines: Iterable[str]) -> Iterator[str]:
         for line in lines:
-            log_count += 1
+            counts[name] += 1
             yield line
 
-    write_export(out / "log", counted(sim.lines(records)), export_time_ms=export_time_ms, layout=layout, files=files)
+    log_lines = counted("log", sim.lines(records))
+    write_export(out / "log", log_lines, export_time_ms=export_time_ms, layout=layout, files=files)
     # queue ids of the meta table, plus one orphaned incarnation (a deleted queue awaiting TTL)
     queue_ids = [f"q-{name}-1" for _, name in sim.queues] + ["q-deleted-0"]
-    message_count = records // 10 if messages is None else messages
+    leases = records // 10 if messages is None else messages
+    message_lines = counted("messages", message_items(rng, export_time_ms, queue_ids, leases))
     write_export(
-        out / "messages",
-        message_items(rng, export_time_ms, queue_ids, message_count),
-        export_time_ms=export_time_ms,
-        layout=layout,
-        files=max(1, files // 4),
+        out / "messages", message_lines, export_time_ms=export_time_ms, layout=layout, files=max(1, files // 4)
     )
-    write_export(
-        out / "meta",
-        meta_items(sim.queues, sim.topics, export_time_ms - 48 * HOUR_MS),
-        export_time_ms=export_time_ms,
-        layout=layout,
-    )
-    return {"log": log_count, "messages": message_count}
+    meta_lines = counted("meta", meta_items(sim.queues, sim.topics, export_time_ms - 48 * HOUR_MS))
+    write_export(out / "meta", meta_lines, export_time_ms=export_time_ms, layout=layout)
+    return counts
 
 
 def main() -> None:
@@ -331,7 +324,8 @@ def main() -> None:
         layout=args.layout,
     )
     print(
-        f"wrote {counts['log']:,} log records, {counts['messages']:,} leases in {time.perf_counter() - started:.1f} s"
+        f"wrote {counts['log']:,} log items, {counts['messages']:,} message items, {counts['meta']} meta items "
+        f"in {time.perf_counter() - started:.1f} s"
     )
 
 

@@ -11,7 +11,7 @@ from pyspark.sql.types import StructType
 
 from glue_jobs import transforms
 from glue_jobs.exports import Export, find_export
-from glue_jobs.schemas import LOG_SCHEMA, MESSAGE_SCHEMA, META_SCHEMA
+from glue_jobs.schemas import MESSAGE_SCHEMA, META_SCHEMA, QUEUE_EVENT_SCHEMA, TOPIC_EVENT_SCHEMA
 
 # job name -> the partition columns of its output table
 PARTITIONS: dict[str, list[str]] = {
@@ -34,6 +34,7 @@ class JobInputs:
     meta: str | None = None  # location of the meta table export
     snapshot_ms: int | None = None  # overrides the export time of the message (or log) export
     poison_threshold: int = transforms.DEFAULT_POISON_THRESHOLD
+    log_ttl_hours: int | None = None  # hourly jobs: write only days TTL cannot have thinned (None: all days)
 
 
 def _required(location: str | None, what: str) -> str:
@@ -46,11 +47,12 @@ def build(spark: SparkSession, job: str, inputs: JobInputs, s3_client: Any = Non
     """The output DataFrame of `job` (lazy: nothing is read until it is written)."""
     if job in ("queue_hourly", "subscription_hourly", "poison_messages"):
         log = find_export(_required(inputs.log, "log"), s3_client)
-        items = read_export(spark, log, LOG_SCHEMA)
-        if job == "queue_hourly":
-            return transforms.queue_hourly(items)
-        if job == "subscription_hourly":
-            return transforms.subscription_hourly(items)
+        items = read_export(spark, log, TOPIC_EVENT_SCHEMA if job == "subscription_hourly" else QUEUE_EVENT_SCHEMA)
+        if job in ("queue_hourly", "subscription_hourly"):
+            hourly = transforms.queue_hourly(items) if job == "queue_hourly" else transforms.subscription_hourly(items)
+            if inputs.log_ttl_hours is None:
+                return hourly
+            return transforms.drop_days_ttl_may_have_thinned(hourly, log.export_time_ms, inputs.log_ttl_hours)
         snapshot_ms = inputs.snapshot_ms if inputs.snapshot_ms is not None else log.export_time_ms
         return transforms.poison_messages(items, snapshot_ms, inputs.poison_threshold)
     if job == "backlog_snapshot":

@@ -37,6 +37,14 @@ LOG_ATTRIBUTES: dict[str, str] = {
     "x": "N",
 }
 
+# What the jobs read of the log: queue jobs and the subscription job each parse only their attributes.
+QUEUE_EVENT_ATTRIBUTES = {k: LOG_ATTRIBUTES[k] for k in ("pk", "sk", "event", "time", "message_id")} | {
+    k: LOG_ATTRIBUTES[k] for k in ("enqueue_time", "dequeue_count")
+}
+TOPIC_EVENT_ATTRIBUTES = {k: LOG_ATTRIBUTES[k] for k in ("pk", "sk", "event", "time", "message_id")} | {
+    k: LOG_ATTRIBUTES[k] for k in ("subscription", "attempt", "outcome", "latency_ms")
+}
+
 # The message table (MNS_MESSAGE_TABLE): only what the backlog snapshot needs. Bodies are never read.
 MESSAGE_ATTRIBUTES: dict[str, str] = {
     "pk": "S",
@@ -62,6 +70,8 @@ def item_schema(attributes: dict[str, str]) -> StructType:
 
 
 LOG_SCHEMA = item_schema(LOG_ATTRIBUTES)
+QUEUE_EVENT_SCHEMA = item_schema(QUEUE_EVENT_ATTRIBUTES)
+TOPIC_EVENT_SCHEMA = item_schema(TOPIC_EVENT_ATTRIBUTES)
 MESSAGE_SCHEMA = item_schema(MESSAGE_ATTRIBUTES)
 META_SCHEMA = item_schema(META_ATTRIBUTES)
 

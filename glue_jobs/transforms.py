@@ -8,10 +8,18 @@ Metric definitions: docs/analytics.md.
 
 from __future__ import annotations
 
+import datetime
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from glue_jobs.schemas import LOG_ATTRIBUTES, MESSAGE_ATTRIBUTES, META_ATTRIBUTES, flatten
+from glue_jobs.schemas import (
+    MESSAGE_ATTRIBUTES,
+    META_ATTRIBUTES,
+    QUEUE_EVENT_ATTRIBUTES,
+    TOPIC_EVENT_ATTRIBUTES,
+    flatten,
+)
 
 HOUR_MS = 3_600_000
 DAY_MS = 86_400_000
@@ -27,15 +35,31 @@ def _utc_hour(epoch_ms: Column) -> Column:
     return (F.floor(epoch_ms / HOUR_MS) % 24).cast("int")
 
 
-def log_events(log_items: DataFrame) -> DataFrame:
-    """Flattened log events, each (pk, sk) once: a stream retry can write the same event twice."""
-    events = flatten(log_items, LOG_ATTRIBUTES).where(F.col("pk").isNotNull() & F.col("sk").isNotNull())
+def drop_days_ttl_may_have_thinned(hourly: DataFrame, export_time_ms: int, log_ttl_hours: int) -> DataFrame:
+    """Keep the days that started at or after export time - TTL: none of their records can have been removed.
+
+    Older days may have lost records to TTL, and rewriting their partitions would replace complete
+    figures (written by an earlier export) with smaller ones."""
+    first_day = -(-(export_time_ms - log_ttl_hours * HOUR_MS) // DAY_MS)
+    cutoff = (datetime.date(1970, 1, 1) + datetime.timedelta(days=first_day)).isoformat()
+    return hourly.where(F.col("date") >= cutoff)
+
+
+def log_events(log_items: DataFrame, kind: str, attributes: dict[str, str]) -> DataFrame:
+    """The log events of one kind (`queue` or `topic`), each (pk, sk) once, with account and resource.
+
+    A stream retry can write the same event twice: copies share (pk, sk) and every attribute, so the
+    event's string attributes join (pk, sk) in the de-duplication key. That keeps the de-duplication a
+    hash aggregate (only numbers ride along) instead of a sort of the whole log. Account, kind and
+    resource are read from `pk` (`{account}#{kind}#{resource}`), which every item has.
+    """
+    events = flatten(log_items, attributes).where(F.col("pk").isNotNull() & F.col("sk").isNotNull())
     pk_parts = F.split(F.col("pk"), "#")
-    return events.dropDuplicates(["pk", "sk"]).select(
-        "*",
-        F.coalesce(F.col("account"), pk_parts[0]).alias("_account"),
-        F.coalesce(F.col("kind"), pk_parts[1]).alias("_kind"),
-        F.coalesce(F.col("resource"), pk_parts[2]).alias("_resource"),
+    strings = [name for name, type_ in attributes.items() if type_ == "S"]
+    return (
+        events.where(pk_parts[1] == kind)
+        .dropDuplicates(strings)
+        .withColumns({"_account": pk_parts[0], "_resource": pk_parts[2]})
     )
 
 
@@ -53,7 +77,7 @@ def _quantile_columns(frame: DataFrame, column: str, prefix: str) -> DataFrame:
 
 def queue_hourly(log_items: DataFrame) -> DataFrame:
     """Per (account, queue, date, hour): event counts and time-to-first-receive / time-in-queue percentiles."""
-    events = log_events(log_items).where(F.col("_kind") == "queue")
+    events = log_events(log_items, "queue", QUEUE_EVENT_ATTRIBUTES)
     event = F.col("event")
     waited = F.col("time") - F.col("enqueue_time")
     levels = F.array(*(F.lit(p) for p in PERCENTILES))
@@ -78,8 +102,8 @@ def queue_hourly(log_items: DataFrame) -> DataFrame:
 
 def subscription_hourly(log_items: DataFrame) -> DataFrame:
     """Per (account, topic, subscription, date, hour): deliveries, first-try successes, retries, drops, latency."""
-    events = log_events(log_items).where(
-        (F.col("_kind") == "topic") & F.col("event").isin("push", "drop") & F.col("subscription").isNotNull()
+    events = log_events(log_items, "topic", TOPIC_EVENT_ATTRIBUTES).where(
+        F.col("event").isin("push", "drop") & F.col("subscription").isNotNull()
     )
     push = F.col("event") == "push"
     success = push & (F.col("outcome") == "success")
@@ -102,7 +126,7 @@ def subscription_hourly(log_items: DataFrame) -> DataFrame:
 
 def poison_messages(log_items: DataFrame, snapshot_ms: int, threshold: int = DEFAULT_POISON_THRESHOLD) -> DataFrame:
     """Messages received at least `threshold` times (max dequeue_count) that were never deleted."""
-    events = log_events(log_items).where(F.col("_kind") == "queue")
+    events = log_events(log_items, "queue", QUEUE_EVENT_ATTRIBUTES)
     event = F.col("event")
     per_message = events.groupBy(
         F.col("_account").alias("account"), F.col("_resource").alias("queue"), F.col("message_id")

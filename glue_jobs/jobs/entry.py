@@ -5,7 +5,8 @@ Job arguments (Glue passes them as `--name value`):
   required: --JOB_NAME, --output_path (s3:// folder of the table), --database (Data Catalog database)
   optional: --table (default: the job name), --log_export, --messages_export, --meta_export
             (s3:// prefixes holding `AWSDynamoDB/<export-id>/...`), --snapshot_time (epoch ms;
-            default: the export time), --poison_threshold (default 5)
+            default: the export time), --poison_threshold (default 5), --log_ttl_hours (the log
+            table's TTL: the hourly jobs then write only days that TTL cannot have thinned)
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from glue_jobs.runner import JobInputs, run
 from glue_jobs.transforms import DEFAULT_POISON_THRESHOLD
 
 REQUIRED = ["JOB_NAME", "output_path", "database"]
-OPTIONAL = ["table", "log_export", "messages_export", "meta_export", "snapshot_time", "poison_threshold"]
+OPTIONAL = [
+    "table",
+    "log_export",
+    "messages_export",
+    "meta_export",
+    "snapshot_time",
+    "poison_threshold",
+    "log_ttl_hours",
+]
 
 
 def present_options(argv: list[str]) -> list[str]:
@@ -31,6 +40,7 @@ def inputs_from(args: dict[str, str]) -> JobInputs:
         meta=args.get("meta_export"),
         snapshot_ms=int(args["snapshot_time"]) if args.get("snapshot_time") else None,
         poison_threshold=int(args.get("poison_threshold") or DEFAULT_POISON_THRESHOLD),
+        log_ttl_hours=int(args["log_ttl_hours"]) if args.get("log_ttl_hours") else None,
     )
 
 

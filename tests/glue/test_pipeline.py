@@ -156,6 +156,20 @@ def test_glue_entry_scripts_import_without_awsglue():
 def test_entry_arguments():
     argv = ["script.py", "--JOB_NAME", "j", "--output_path", "s3://b/o", "--database", "d", "--log_export", "s3://b/l"]
     assert present_options(argv) == ["JOB_NAME", "output_path", "database", "log_export"]
-    inputs = inputs_from({"log_export": "s3://b/l", "snapshot_time": "1000", "poison_threshold": "7"})
-    assert inputs == JobInputs(log="s3://b/l", snapshot_ms=1000, poison_threshold=7)
+    given = {"log_export": "s3://b/l", "snapshot_time": "1000", "poison_threshold": "7", "log_ttl_hours": "48"}
+    inputs = inputs_from(given)
+    assert inputs == JobInputs(log="s3://b/l", snapshot_ms=1000, poison_threshold=7, log_ttl_hours=48)
     assert inputs_from({}).poison_threshold == 5
+
+
+@pytest.mark.parametrize(
+    "ttl_hours, days", [(None, {"2026-11-24", "2026-11-25"}), (48, {"2026-11-24", "2026-11-25"}), (12, {"2026-11-25"})]
+)
+def test_log_ttl_keeps_only_days_ttl_cannot_have_thinned(spark, pipeline, ttl_hours, days):
+    # The generated log spans the 24 h before the export time 2026-11-25 10:00 UTC.
+    # TTL 12 h: records before 2026-11-24 22:00 may be gone, so 2026-11-24 is not written;
+    # TTL 48 h: nothing before 2026-11-23 10:00 may be gone, both days are whole.
+    _, _, inputs, _ = pipeline
+    for job in ("queue_hourly", "subscription_hourly"):
+        frame = build(spark, job, JobInputs(log=inputs.log, log_ttl_hours=ttl_hours))
+        assert {r["date"] for r in frame.select("date").distinct().collect()} == days
