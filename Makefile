@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test unit integration e2e lint format bench clean synth bootstrap deploy destroy admin
+.PHONY: run test unit integration e2e lint format bench clean synth bootstrap deploy destroy admin analytics
 
 # The CDK CLI, pinned in package.json; jsii and the CLI quiet about versions (Node 20 is what the machines have).
 NODE_STAMP := node_modules/.installed
@@ -40,6 +40,11 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# Analytics jobs with local pyspark (docs/analytics.md): EXPORTS holds log/, messages/ and meta/ exports.
+EXPORTS ?= build/exports
+analytics: $(STAMP)
+	$(BIN)/python -m glue_jobs.local_pipeline --exports $(EXPORTS) --out build/analytics
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.queue_lifecycle
