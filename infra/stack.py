@@ -54,6 +54,13 @@ class MnsStack(Stack):
             email=context("alarmEmail"),
         )
         CfnOutput(self, "Endpoint", value=self.api.endpoint, description="MNS endpoint for the SDKs")
+        if self.api.domain_name is not None:
+            CfnOutput(
+                self,
+                "DomainTarget",
+                value=self.api.domain_name.regional_domain_name,
+                description="Point the custom domain's DNS (CNAME or alias) here",
+            )
         CfnOutput(
             self,
             "CredentialsSecretArn",

@@ -253,6 +253,7 @@ def test_a_custom_domain_serves_the_api_at_its_root(tmp_path: Path) -> None:
     mapping = next(iter(template.find_resources("AWS::ApiGatewayV2::ApiMapping").values()))["Properties"]
     assert "ApiMappingKey" not in mapping  # no path prefix: the SDKs refuse one
     assert template.find_outputs("Endpoint")["Endpoint"]["Value"] == "https://mns.example.com"
+    assert "DomainTarget" in template.find_outputs("*")
 
 
 def test_a_custom_domain_needs_its_certificate(tmp_path: Path) -> None:
