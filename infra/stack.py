@@ -24,7 +24,8 @@ class MnsStack(Stack):
         # Access logs are delivered under a bucket policy, not the legacy ACL.
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
         context = self.node.try_get_context
-        self.tables = Tables(self, "Tables", deletion_protection=bool(context("deletionProtection")))
+        # `-c deletionProtection=true` arrives as a string, cdk.json's `true` as a boolean.
+        self.tables = Tables(self, "Tables", deletion_protection=str(context("deletionProtection")).lower() == "true")
         self.buckets = Buckets(self, "Buckets")
         self.secrets = Secrets(self, "Secrets")
         self.functions = Functions(

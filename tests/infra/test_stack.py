@@ -158,12 +158,13 @@ def test_tables_are_on_demand_with_pitr_and_ttl(template: Template) -> None:
     )
 
 
-def test_deletion_protection_is_a_context_switch(tmp_path: Path) -> None:
-    app = cdk.App(context={**TEST_CONTEXT, "deletionProtection": True}, outdir=str(tmp_path))
+@pytest.mark.parametrize(("value", "protected"), [(True, True), ("true", True), (False, False), ("false", False)])
+def test_deletion_protection_is_a_context_switch(tmp_path: Path, value: object, protected: bool) -> None:
+    app = cdk.App(context={**TEST_CONTEXT, "deletionProtection": value}, outdir=str(tmp_path))
     template = Template.from_stack(MnsStack(app, "Mns", env=cdk.Environment(region="us-east-1")))
     for table in template.find_resources("AWS::DynamoDB::Table").values():
-        assert table["Properties"]["DeletionProtectionEnabled"] is True
-        assert table["DeletionPolicy"] == "Retain"
+        assert table["Properties"]["DeletionProtectionEnabled"] is protected
+        assert table["DeletionPolicy"] == ("Retain" if protected else "Delete")
 
 
 def test_buckets_are_encrypted_private_and_tls_only(template: Template) -> None:
