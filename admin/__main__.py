@@ -19,7 +19,7 @@ def parser() -> argparse.ArgumentParser:
         default=os.environ.get(CREDENTIALS_SECRET_ARN),
         help=f"the stack's CredentialsSecretArn output (default: ${CREDENTIALS_SECRET_ARN})",
     )
-    cli.add_argument("--region", default=None, help="AWS region of the stack (default: from the AWS configuration)")
+    cli.add_argument("--region", default=None, help="AWS region of the secret (default: the one its ARN names)")
     commands = cli.add_subparsers(dest="command", required=True)
     commands.add_parser("create-account", help="a new account with its first access key")
     create_key = commands.add_parser("create-key", help="another access key for an account")
@@ -28,6 +28,12 @@ def parser() -> argparse.ArgumentParser:
     revoke_key.add_argument("key_id")
     commands.add_parser("list-keys", help="accounts and key ids (never the secrets)")
     return cli
+
+
+def region_of(arn: str) -> str | None:
+    """`arn:aws:secretsmanager:<region>:<account>:secret:<name>` -> region (None for a bare secret name)."""
+    parts = arn.split(":")
+    return parts[3] if len(parts) > 3 and parts[0] == "arn" else None
 
 
 def show_new(key: AccessKey) -> str:
@@ -53,7 +59,7 @@ def main(argv: list[str] | None = None, secretsmanager: Any = None) -> int:
     if secretsmanager is None:
         import boto3
 
-        secretsmanager = boto3.client("secretsmanager", region_name=args.region)
+        secretsmanager = boto3.client("secretsmanager", region_name=args.region or region_of(args.secret_arn))
     try:
         output = run(args, KeyAdmin(secretsmanager, args.secret_arn))
     except AdminError as error:

@@ -4,7 +4,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from admin.__main__ import main
+from admin.__main__ import main, region_of
 from mnsd.accounts import KEY_CACHE_SECONDS, NO_KEYS, StaticKeyStore, parse_keys
 from mnsd.services import key_store
 from mnsd.settings import Settings
@@ -116,3 +116,8 @@ def test_a_key_created_after_the_functions_started_works_within_the_cache_time(s
     key_id = created(capsys.readouterr().out)["AccessKeyId"]
     clock.sleep(KEY_CACHE_SECONDS)
     assert keys.lookup(key_id) is not None
+
+
+def test_the_region_comes_from_the_secret_arn() -> None:
+    assert region_of("arn:aws:secretsmanager:eu-west-1:123456789012:secret:mns-AbCdEf") == "eu-west-1"
+    assert region_of("mns-credentials") is None
