@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import CustomResource, Duration
+from aws_cdk import CustomResource, Duration, custom_resources
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -23,7 +23,6 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import custom_resources
 from constructs import Construct
 
 from mnsd import settings
@@ -98,7 +97,11 @@ class PushDelivery(Construct):
             settings.SIGNING_KEY_SECRET_ARN: signing_key.secret.secret_arn,
         }
         self.fanout = lambda_.Function(
-            self, "Fanout", handler="fanout.handler", environment=env, **function_props  # type: ignore[arg-type]
+            self,
+            "Fanout",
+            handler="fanout.handler",
+            environment=env,
+            **function_props,  # type: ignore[arg-type]
         )
         self.worker = lambda_.Function(
             self,
@@ -118,9 +121,7 @@ class PushDelivery(Construct):
                 filters=[lambda_.FilterCriteria.filter({"eventName": lambda_.FilterRule.is_equal("INSERT")})],
             )
         )
-        self.worker.add_event_source(
-            sources.SqsEventSource(self.queue, batch_size=10, report_batch_item_failures=True)
-        )
+        self.worker.add_event_source(sources.SqsEventSource(self.queue, batch_size=10, report_batch_item_failures=True))
         for function in (self.fanout, self.worker):
             meta.grant_read_data(function)  # topics, subscriptions, queues of queue endpoints
             messages.grant_write_data(function)  # queue endpoints: the queue service's send
