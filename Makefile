@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test unit integration e2e lint format bench clean synth bootstrap deploy destroy admin analytics
+.PHONY: run test unit integration e2e infra lint format bench clean synth bootstrap deploy destroy admin analytics
 
 # The CDK CLI, pinned in package.json; jsii and the CLI quiet about versions (Node 20 is what the machines have).
 NODE_STAMP := node_modules/.installed
@@ -32,6 +32,10 @@ integration: $(STAMP)
 
 e2e: $(STAMP)
 	$(BIN)/python -m pytest tests/e2e
+
+# The template (cdk-nag and cfn-lint included), the layer's bundling and the key admin command.
+infra: $(STAMP)
+	$(BIN)/python -m pytest tests/infra tests/admin
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
