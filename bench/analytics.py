@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -136,42 +138,46 @@ def agree(spark_rows: list[dict], duck_rows: list[dict], keys: list[str]) -> boo
     return all(same(row[c], right[k][c]) for k, row in left.items() for c in row)
 
 
-def run_size(spark: Any, duck: Any, work: Path, records: int) -> tuple[list[list[Any]], float, dict[str, int]]:
-    exports = work / f"exports-{records}"
+def timed(action: Any) -> float:
     started = time.perf_counter()
-    counts = generate(exports, records, export_time_ms=EXPORT_TIME)
-    generation = time.perf_counter() - started
+    action()
+    return time.perf_counter() - started
+
+
+def run_size(spark: Any, duck: Any, work: Path, records: int, repeats: int) -> tuple[list[list[Any]], dict[str, Any]]:
+    """Each job `repeats` times on Spark and on DuckDB, alternating; the outputs of the last runs compared."""
+    exports = work / f"exports-{records}"
+    load_before = os.getloadavg()[0]
+    counts: dict[str, int] = {}
+    generation = timed(lambda: counts.update(generate(exports, records, export_time_ms=EXPORT_TIME)))
     files = {name: find_export(str(exports / name)).data_files for name in ("log", "messages", "meta")}
     inputs = JobInputs(log=str(exports / "log"), messages=str(exports / "messages"), meta=str(exports / "meta"))
     rows = []
     for job in JOBS:
         scanned = counts["messages"] + counts["meta"] if job == "backlog_snapshot" else counts["log"]
-        out = work / f"spark-{records}" / job
-        started = time.perf_counter()
-        write(build(spark, job, inputs), job, str(out))
-        spark_s = time.perf_counter() - started
-        duck_out = work / f"duck-{records}" / job
+        out, duck_out = work / f"spark-{records}" / job, work / f"duck-{records}" / job
         duck_out.parent.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        duck.execute(
-            f"COPY ({duck_sql(job, files, EXPORT_TIME)}) TO '{duck_out}' (FORMAT parquet, PARTITION_BY (date))"
-        )
-        duck_s = time.perf_counter() - started
+        copy = f"COPY ({duck_sql(job, files, EXPORT_TIME)}) TO '{duck_out}' (FORMAT parquet, PARTITION_BY (date), OVERWRITE)"
+        spark_s, duck_s = [], []
+        for _ in range(repeats):
+            spark_s.append(timed(lambda job=job, out=out: write(build(spark, job, inputs), job, str(out))))
+            duck_s.append(timed(lambda copy=copy: duck.execute(copy)))
         spark_rows = [r.asDict() for r in spark.read.parquet(str(out)).collect()]
         relation = duck.sql(f"SELECT * FROM read_parquet('{duck_out}/**/*.parquet', hive_partitioning = true)")
         duck_rows = [dict(zip(relation.columns, values, strict=True)) for values in relation.fetchall()]
         ok = agree(spark_rows, duck_rows, KEYS[job])
         rows.append([job, scanned, spark_s, duck_s, len(spark_rows), ok])
-        print(
-            f"{records:>10,} {job:<20} spark {spark_s:7.1f} s  duckdb {duck_s:6.1f} s  rows {len(spark_rows)}  agree {ok}"
-        )
+        runs = f"spark {' '.join(f'{t:.1f}' for t in spark_s)} s, duckdb {' '.join(f'{t:.1f}' for t in duck_s)} s"
+        print(f"{records:>10,} {job:<20} {runs}  rows {len(spark_rows)}  agree {ok}", flush=True)
     shutil.rmtree(exports)
-    return rows, generation, counts
+    info = {"generation": generation, "counts": counts, "load": (load_before, os.getloadavg()[0])}
+    return rows, info
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000000,10000000", help="log records per run, comma-separated")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each job per engine (median reported)")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one, removed after)")
     args = parser.parse_args()
     import duckdb
@@ -184,20 +190,24 @@ def main() -> None:
     duck.execute("SET threads = 2")
     results: dict[int, tuple] = {}
     try:
-        run_size(spark, duck, work / "warmup", 20_000)  # JVM and code paths warm; not reported
+        run_size(spark, duck, work / "warmup", 200_000, 1)  # JVM and code paths warm; not reported
         for size in sizes:
-            results[size] = run_size(spark, duck, work, size)
+            results[size] = run_size(spark, duck, work, size, args.repeats)
     finally:
         spark.stop()
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
-    write_result("analytics", "Analytics jobs: local Spark vs DuckDB on the same DynamoDB exports", report(results))
+    body = f"Each job run {args.repeats} times per engine (alternating Spark and DuckDB); times are medians.\n\n"
+    write_result(
+        "analytics", "Analytics jobs: local Spark vs DuckDB on the same DynamoDB exports", body + report(results)
+    )
 
 
 def report(results: dict[int, tuple]) -> str:
     table = []
-    for size, (rows, _, _) in results.items():
-        for job, scanned, spark_s, duck_s, out_rows, ok in rows:
+    for size, (rows, _) in results.items():
+        for job, scanned, spark_runs, duck_runs, out_rows, ok in rows:
+            spark_s, duck_s = statistics.median(spark_runs), statistics.median(duck_runs)
             table.append(
                 [
                     f"{size:,}",
@@ -208,26 +218,34 @@ def report(results: dict[int, tuple]) -> str:
                     f"{duck_s:.1f}",
                     f"{scanned / duck_s:,.0f}",
                     f"{spark_s / duck_s:.1f}x",
+                    " / ".join(f"{t:.1f}" for t in spark_runs),
+                    " / ".join(f"{t:.1f}" for t in duck_runs),
                     f"{out_rows:,}",
                     "yes" if ok else "NO",
                 ]
             )
     headers = ["log records", "job", "items read", "Spark s", "Spark rows/s", "DuckDB s", "DuckDB rows/s"]
-    headers += ["Spark/DuckDB time", "output rows", "outputs agree"]
+    headers += ["Spark/DuckDB time", "Spark runs s", "DuckDB runs s", "output rows", "outputs agree"]
     lines = [md_table(headers, table), ""]
-    lines.append("| log records | generation s | log items | message items | meta items |")
-    lines.append("|---|---|---|---|---|")
-    for size, (_, generation, counts) in results.items():
+    lines.append(
+        "| log records | generation s | log items | message items | meta items | load avg (1 min) before / after |"
+    )
+    lines.append("|---|---|---|---|---|---|")
+    for size, (_, info) in results.items():
+        counts, load = info["counts"], info["load"]
         lines.append(
-            f"| {size:,} | {generation:.1f} | {counts['log']:,} | {counts['messages']:,} | {counts['meta']:,} |"
+            f"| {size:,} | {info['generation']:.1f} | {counts['log']:,} | {counts['messages']:,} | {counts['meta']:,} "
+            f"| {load[0]:.2f} / {load[1]:.2f} |"
         )
     sizes = sorted(results)
     if len(sizes) >= 2:
         small, large = sizes[0], sizes[-1]
-        lines += ["", f"Time ratio {large:,} / {small:,} records (x{large / small:.0f} data):", ""]
+        lines += ["", f"Time ratio {large:,} / {small:,} records (x{large / small:.0f} data), medians:", ""]
         for i, job in enumerate(JOBS):
             s_small, s_large = results[small][0][i], results[large][0][i]
-            lines.append(f"- {job}: Spark {s_large[2] / s_small[2]:.1f}x, DuckDB {s_large[3] / s_small[3]:.1f}x")
+            spark_ratio = statistics.median(s_large[2]) / statistics.median(s_small[2])
+            duck_ratio = statistics.median(s_large[3]) / statistics.median(s_small[3])
+            lines.append(f"- {job}: Spark {spark_ratio:.1f}x, DuckDB {duck_ratio:.1f}x")
     print("\n".join(lines))
     return "\n".join(lines)
 

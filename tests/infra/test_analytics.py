@@ -1,0 +1,84 @@
+"""The analytics construct synthesized alone: exports schedule, four Glue 5.1 jobs, trigger, database, grants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
+from aws_cdk.assertions import Match, Template
+
+from infra.analytics import DATABASE, JOB_INPUTS, Analytics
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[Template, Path]:
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    app = cdk.App(outdir=str(outdir))
+    stack = cdk.Stack(app, "Analytics", env=cdk.Environment(account="111111111111", region="us-east-1"))
+    key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
+    tables = {name: dynamodb.Table(stack, name, partition_key=key) for name in ("log", "messages", "meta")}
+    Analytics(stack, "Analytics", bucket=s3.Bucket(stack, "Data"), tables=tables, log_ttl_hours=168)
+    app.synth()
+    return Template.from_stack(stack), outdir
+
+
+@pytest.fixture(scope="module")
+def template(synthesized: tuple[Template, Path]) -> Template:
+    return synthesized[0]
+
+
+def test_one_glue_5_1_job_per_transform_with_its_inputs(template: Template) -> None:
+    jobs = template.find_resources("AWS::Glue::Job")
+    assert len(jobs) == 4
+    by_name = {props["Properties"]["Name"].split("-", 1)[1]: props["Properties"] for props in jobs.values()}
+    assert sorted(by_name) == sorted(JOB_INPUTS)
+    for job, props in by_name.items():
+        assert props["GlueVersion"] == "5.1"
+        assert props["Command"]["Name"] == "glueetl"
+        arguments = props["DefaultArguments"]
+        assert arguments["--database"] == DATABASE
+        assert arguments["--enable-glue-datacatalog"] == "true"
+        assert arguments["--log_ttl_hours"] == "168"
+        assert {k for k in arguments if k.endswith("_export")} == {f"--{name}_export" for name in JOB_INPUTS[job]}
+
+
+def test_the_trigger_starts_every_job_on_a_schedule(template: Template) -> None:
+    triggers = template.find_resources("AWS::Glue::Trigger")
+    (trigger,) = triggers.values()
+    assert trigger["Properties"]["Type"] == "SCHEDULED"
+    assert len(trigger["Properties"]["Actions"]) == 4
+    template.has_resource_properties("AWS::Glue::Database", {"DatabaseInput": {"Name": DATABASE}})
+
+
+def test_the_export_function_may_export_exactly_the_three_tables(template: Template) -> None:
+    template.resource_count_is("AWS::Events::Rule", 1)
+    template.has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [Match.object_like({"Action": "dynamodb:ExportTableToPointInTime", "Resource": Match.any_value()})]
+                )
+            }
+        },
+    )
+    policies = template.find_resources("AWS::IAM::Policy")
+    exports = [
+        s
+        for p in policies.values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if s["Action"] == "dynamodb:ExportTableToPointInTime"
+    ]
+    assert len(exports) == 1 and len(exports[0]["Resource"]) == 3
+
+
+def test_the_package_asset_has_glue_jobs_at_its_root(synthesized: tuple[Template, Path]) -> None:
+    _, outdir = synthesized
+    staged = [p for p in outdir.glob("asset.*") if p.is_dir() and (p / "glue_jobs").is_dir()]
+    assert len(staged) == 1
+    names = {p.relative_to(staged[0]).as_posix() for p in staged[0].rglob("*") if p.is_file()}
+    assert "glue_jobs/transforms.py" in names and "glue_jobs/jobs/entry.py" in names
+    assert all(n.startswith("glue_jobs/") and "__pycache__" not in n for n in names)
