@@ -20,7 +20,7 @@ import pytest
 
 from glue_jobs.schemas import MESSAGE_SCHEMA, META_SCHEMA
 from glue_jobs.transforms import backlog_snapshot
-from tests.glue.conftest import DAY, HOUR, T0, export_of, rows_by
+from tests.glue.helpers import DAY, HOUR, T0, export_of, rows_by
 
 A = "1000000000000001"
 B = "1000000000000002"

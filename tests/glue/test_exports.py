@@ -10,7 +10,7 @@ from moto import mock_aws
 
 from bench.export_generator import ddb_item, write_export
 from glue_jobs.exports import find_export, parse_export_time
-from tests.glue.conftest import T0
+from tests.glue.helpers import T0
 
 LINES = [ddb_item({"pk": f"p{i}", "sk": "s"}) for i in range(5)]
 

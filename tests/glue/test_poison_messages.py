@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from glue_jobs.schemas import LOG_SCHEMA
+from glue_jobs.schemas import QUEUE_EVENT_SCHEMA
 from glue_jobs.transforms import poison_messages
-from tests.glue.conftest import DAY, HOUR, T0, export_of
+from tests.glue.helpers import DAY, HOUR, T0, export_of
 
 A = "1000000000000001"
 B = "1000000000000002"
@@ -46,7 +46,7 @@ RECORDS = [
 
 @pytest.fixture(scope="module")
 def items(spark, tmp_path_factory):
-    return export_of(spark, tmp_path_factory.mktemp("log"), RECORDS, LOG_SCHEMA)
+    return export_of(spark, tmp_path_factory.mktemp("log"), RECORDS, QUEUE_EVENT_SCHEMA)
 
 
 def test_threshold_3(items):

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from glue_jobs.schemas import LOG_SCHEMA
+from glue_jobs.schemas import QUEUE_EVENT_SCHEMA
 from glue_jobs.transforms import queue_hourly
-from tests.glue.conftest import DAY, HOUR, T0, export_of, rows_by
+from tests.glue.helpers import DAY, HOUR, T0, export_of, rows_by
 
 A = "1000000000000001"
 FUTURE_TTL = (T0 + 10 * HOUR) // 1000
@@ -74,7 +74,7 @@ HOUR_0 = [
 
 @pytest.fixture(scope="module")
 def hourly(spark, tmp_path_factory):
-    items = export_of(spark, tmp_path_factory.mktemp("log"), HOUR_1 + HOUR_0, LOG_SCHEMA)
+    items = export_of(spark, tmp_path_factory.mktemp("log"), HOUR_1 + HOUR_0, QUEUE_EVENT_SCHEMA)
     return rows_by(queue_hourly(items), "account", "queue", "date", "hour")
 
 

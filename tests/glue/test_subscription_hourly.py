@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from glue_jobs.schemas import LOG_SCHEMA
+from glue_jobs.schemas import TOPIC_EVENT_SCHEMA
 from glue_jobs.transforms import subscription_hourly
-from tests.glue.conftest import DAY, HOUR, T0, export_of, rows_by
+from tests.glue.helpers import DAY, HOUR, T0, export_of, rows_by
 
 A = "1000000000000001"
 
@@ -68,7 +68,7 @@ RECORDS = [
 
 @pytest.fixture(scope="module")
 def hourly(spark, tmp_path_factory):
-    items = export_of(spark, tmp_path_factory.mktemp("log"), RECORDS, LOG_SCHEMA, layout="moto")
+    items = export_of(spark, tmp_path_factory.mktemp("log"), RECORDS, TOPIC_EVENT_SCHEMA, layout="moto")
     return rows_by(subscription_hourly(items), "topic", "subscription", "date", "hour")
 
 
