@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import boto3
@@ -10,6 +11,9 @@ from moto import mock_aws
 
 from bench.export_generator import ddb_item, write_export
 from glue_jobs.exports import find_export, parse_export_time
+from glue_jobs.runner import read_export
+from glue_jobs.schemas import QUEUE_EVENT_SCHEMA
+from glue_jobs.transforms import queue_hourly
 from tests.glue.helpers import T0
 
 LINES = [ddb_item({"pk": f"p{i}", "sk": "s"}) for i in range(5)]
@@ -70,3 +74,35 @@ def test_s3_prefix(tmp_path):
     assert len(export.data_files) == 2
     assert all(f.startswith("s3://exports/log/AWSDynamoDB/e1/data/") for f in export.data_files)
     assert export.export_time_ms == T0 + 9
+
+
+def test_an_export_written_by_moto_reads_end_to_end(spark, tmp_path):
+    # What the local runtime produces: moto's ExportTableToPointInTime of a log table, copied from its S3.
+    # Two sends at T0 + 1 s and T0 + 2 s and a receive at 1 h + 1 s; a B and an L attribute the schema skips.
+    key = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+    types = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}]
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="local-exports")
+        table = dynamodb.create_table(
+            TableName="log", KeySchema=key, AttributeDefinitions=types, BillingMode="PAY_PER_REQUEST"
+        )["TableDescription"]
+        dynamodb.update_continuous_backups(
+            TableName="log", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+        )
+        for n, (event, at) in enumerate([("send", 1_000), ("send", 2_000), ("receive", 3_601_000)]):
+            item = {"pk": "1#queue#q", "sk": f"{T0 + at:013d}#{n}", "event": event, "time": T0 + at, "z": b"\x00"}
+            item["l"] = ["x"]
+            dynamodb.put_item(TableName="log", Item=json.loads(ddb_item(item))["Item"])
+        dynamodb.export_table_to_point_in_time(
+            TableArn=table["TableArn"], S3Bucket="local-exports", S3Prefix="log", ExportFormat="DYNAMODB_JSON"
+        )
+        for obj in s3.list_objects_v2(Bucket="local-exports")["Contents"]:
+            target = tmp_path / obj["Key"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(s3.get_object(Bucket="local-exports", Key=obj["Key"])["Body"].read())
+    export = find_export(str(tmp_path / "log"))
+    assert len(export.data_files) == 1 and export.data_files[0].endswith(".gz")
+    rows = queue_hourly(read_export(spark, export, QUEUE_EVENT_SCHEMA)).collect()
+    assert sorted((r["hour"], r["sends"], r["receives"]) for r in rows) == [(0, 2, 0), (1, 0, 1)]
