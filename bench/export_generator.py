@@ -5,7 +5,7 @@
 
 writes `DIR/log`, `DIR/messages`, `DIR/meta`, each `AWSDynamoDB/<export-id>/` with `data/*.json.gz`
 (one `{"Item": {...}}` per line) and, for the AWS layout, `manifest-summary.json` and
-`manifest-files.json`; the moto layout is one `data/<export-id>.gz` and no manifest.
+`manifest-files.json`; the moto layout is one `data/<name>.gz` and no manifest.
 
 The log is simulated message lifecycles over the 24 hours before the export time: queue messages
 (send, receives with redeliveries, poison messages received 5-8 times and never deleted, deletes,
@@ -74,7 +74,7 @@ def write_export(
     """Write one export of `lines` under `folder/AWSDynamoDB/<export-id>/`; returns that folder.
 
     `aws`: `files` data files `data/<name>.json.gz` (lines dealt round-robin) plus both manifests.
-    `moto`: one `data/<export-id>.gz`, no manifest."""
+    `moto`: one `data/<export-id>.gz` (moto names it by a uuid), no manifest."""
     export_id = export_id or f"{export_time_ms:014d}-{hashlib.md5(str(folder).encode()).hexdigest()[:8]}"
     root = folder / "AWSDynamoDB" / export_id
     (root / "data").mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ Two layouts are accepted:
 
 - AWS (ExportTableToPointInTime): `AWSDynamoDB/<export-id>/manifest-summary.json`,
   `manifest-files.json` (one JSON object per line naming a `dataFileS3Key`) and `data/*.json.gz`;
-- moto: `AWSDynamoDB/<export-id>/data/<export-id>.gz` and no manifest, so the data files are globbed.
+- moto: `AWSDynamoDB/<export-id>/data/<uuid>.gz` and no manifest, so the data files are globbed.
 
 A location may be the export folder itself (`.../AWSDynamoDB/<export-id>`) or any folder above it.
 When it holds several exports, the newest one is used (by `exportTime` in its manifest summary,

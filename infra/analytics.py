@@ -123,7 +123,7 @@ class Analytics(Construct):
             actions=[glue.CfnTrigger.ActionProperty(job_name=j.name) for j in self.jobs.values()],
         )
         for job in self.jobs.values():
-            self.trigger.add_dependency(job)
+            self.trigger.node.add_dependency(job)
 
     def _export_function(self, bucket: s3.IBucket, tables: dict[str, dynamodb.ITable]) -> lambda_.Function:
         function = lambda_.Function(
