@@ -50,6 +50,7 @@ def test_the_trigger_starts_every_job_on_a_schedule(template: Template) -> None:
     (trigger,) = triggers.values()
     assert trigger["Properties"]["Type"] == "SCHEDULED"
     assert len(trigger["Properties"]["Actions"]) == 4
+    assert len(trigger["DependsOn"]) == 4  # actions name the jobs by string: created after them
     template.has_resource_properties("AWS::Glue::Database", {"DatabaseInput": {"Name": DATABASE}})
 
 
