@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import boto3
 import pytest
@@ -95,9 +96,15 @@ def test_an_export_written_by_moto_reads_end_to_end(spark, tmp_path):
             item = {"pk": "1#queue#q", "sk": f"{T0 + at:013d}#{n}", "event": event, "time": T0 + at, "z": b"\x00"}
             item["l"] = ["x"]
             dynamodb.put_item(TableName="log", Item=json.loads(ddb_item(item))["Item"])
-        dynamodb.export_table_to_point_in_time(
+        arn = dynamodb.export_table_to_point_in_time(
             TableArn=table["TableArn"], S3Bucket="local-exports", S3Prefix="log", ExportFormat="DYNAMODB_JSON"
-        )
+        )["ExportDescription"]["ExportArn"]
+        for _ in range(200):  # moto writes the export in a thread: wait (at most 10 s) until it is done
+            status = dynamodb.describe_export(ExportArn=arn)["ExportDescription"]["ExportStatus"]
+            if status != "IN_PROGRESS":
+                break
+            time.sleep(0.05)
+        assert status == "COMPLETED"
         for obj in s3.list_objects_v2(Bucket="local-exports")["Contents"]:
             target = tmp_path / obj["Key"]
             target.parent.mkdir(parents=True, exist_ok=True)
