@@ -74,6 +74,7 @@ class S3Files:
 
     def list(self, location: str) -> list[StoredFile]:
         bucket, prefix = self.split(location)
+        prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"  # `exports/log`, not `exports/logs`
         found = []
         for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
             for obj in page.get("Contents", []):

@@ -1,22 +1,18 @@
-"""Analytics: scheduled DynamoDB exports to S3 and the Glue 5.1 jobs of `glue_jobs/` over them.
+"""Analytics: the Glue 5.1 jobs of `glue_jobs/` over the DynamoDB exports, their database and schedule.
 
-A rule starts ExportTableToPointInTime of the log, message and meta tables every day (a small function,
-one call per table, prefix `exports/<table>/`); a scheduled Glue trigger later runs the four jobs, which
-read the newest export under each prefix, write Parquet under `analytics/<job>/` and register the
-tables in the Glue database. Contract of the jobs: docs/analytics.md.
+The exports themselves are the scheduled `functions/export_tables.py` (ExportTableToPointInTime of the
+log, message and meta tables to `exports/<label>` of the data bucket). A scheduled Glue trigger runs the
+four jobs, which read the newest export under each prefix, write Parquet under `analytics/<job>/` and
+register the tables in the Glue database. Contract of the jobs: docs/analytics.md.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Duration, Stack
-from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
+from aws_cdk import Stack
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as assets
 from constructs import Construct
@@ -30,31 +26,11 @@ JOB_INPUTS = {
     "poison_messages": ("log",),
     "backlog_snapshot": ("messages", "meta"),
 }
-EXPORTED_TABLES = ("log", "messages", "meta")
 DATABASE = "mns_analytics"
-
-EXPORT_CODE = """
-import json
-import os
-
-import boto3
-
-
-def handler(event, context):
-    client = boto3.client("dynamodb")
-    started = []
-    for name, arn in json.loads(os.environ["TABLES"]).items():
-        response = client.export_table_to_point_in_time(
-            TableArn=arn, S3Bucket=os.environ["BUCKET"], S3Prefix=os.environ["PREFIX"] + name,
-            ExportFormat="DYNAMODB_JSON",
-        )
-        started.append(response["ExportDescription"]["ExportArn"])
-    return {"exports": started}
-"""
 
 
 class Analytics(Construct):
-    """`tables` must hold `log`, `messages` and `meta` (PITR on); `bucket` receives exports and tables."""
+    """`bucket` holds the exports (`exports/<label>`) and receives the tables (`analytics/<job>/`)."""
 
     def __init__(
         self,
@@ -62,9 +38,7 @@ class Analytics(Construct):
         id: str,
         *,
         bucket: s3.IBucket,
-        tables: dict[str, dynamodb.ITable],
         log_ttl_hours: int,
-        export_schedule: events.Schedule | None = None,
         jobs_cron: str = "cron(0 3 * * ? *)",
     ) -> None:
         super().__init__(scope, id)
@@ -74,13 +48,6 @@ class Analytics(Construct):
             "Database",
             catalog_id=stack.account,
             database_input=glue.CfnDatabase.DatabaseInputProperty(name=DATABASE),
-        )
-        self.export_function = self._export_function(bucket, tables)
-        events.Rule(
-            self,
-            "ExportSchedule",
-            schedule=export_schedule or events.Schedule.cron(minute="0", hour="1"),
-            targets=[targets.LambdaFunction(self.export_function)],
         )
         self.role = self._job_role(bucket)
         package = assets.Asset(
@@ -124,34 +91,6 @@ class Analytics(Construct):
         )
         for job in self.jobs.values():
             self.trigger.node.add_dependency(job)
-
-    def _export_function(self, bucket: s3.IBucket, tables: dict[str, dynamodb.ITable]) -> lambda_.Function:
-        function = lambda_.Function(
-            self,
-            "Export",
-            runtime=lambda_.Runtime.PYTHON_3_11,
-            handler="index.handler",
-            code=lambda_.Code.from_inline(EXPORT_CODE),
-            timeout=Duration.seconds(30),
-            environment={
-                "BUCKET": bucket.bucket_name,
-                "PREFIX": EXPORTS_PREFIX,
-                "TABLES": Stack.of(self).to_json_string({name: tables[name].table_arn for name in EXPORTED_TABLES}),
-            },
-        )
-        function.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["dynamodb:ExportTableToPointInTime"],
-                resources=[tables[name].table_arn for name in EXPORTED_TABLES],
-            )
-        )
-        function.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["s3:PutObject", "s3:AbortMultipartUpload"],
-                resources=[bucket.arn_for_objects(f"{EXPORTS_PREFIX}*")],
-            )
-        )
-        return function
 
     def _job_role(self, bucket: s3.IBucket) -> iam.Role:
         stack = Stack.of(self)

@@ -1,14 +1,14 @@
-"""The analytics construct synthesized alone: exports schedule, four Glue 5.1 jobs, trigger, database, grants."""
+"""The analytics construct synthesized alone: four Glue 5.1 jobs, their trigger, database and package."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Template
 
 from infra.analytics import DATABASE, JOB_INPUTS, Analytics
 
@@ -18,9 +18,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[Template, Pat
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = cdk.App(outdir=str(outdir))
     stack = cdk.Stack(app, "Analytics", env=cdk.Environment(account="111111111111", region="us-east-1"))
-    key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
-    tables = {name: dynamodb.Table(stack, name, partition_key=key) for name in ("log", "messages", "meta")}
-    Analytics(stack, "Analytics", bucket=s3.Bucket(stack, "Data"), tables=tables, log_ttl_hours=168)
+    Analytics(stack, "Analytics", bucket=s3.Bucket(stack, "Data"), log_ttl_hours=168)
     app.synth()
     return Template.from_stack(stack), outdir
 
@@ -54,26 +52,16 @@ def test_the_trigger_starts_every_job_on_a_schedule(template: Template) -> None:
     template.has_resource_properties("AWS::Glue::Database", {"DatabaseInput": {"Name": DATABASE}})
 
 
-def test_the_export_function_may_export_exactly_the_three_tables(template: Template) -> None:
-    template.resource_count_is("AWS::Events::Rule", 1)
-    template.has_resource_properties(
-        "AWS::IAM::Policy",
-        {
-            "PolicyDocument": {
-                "Statement": Match.array_with(
-                    [Match.object_like({"Action": "dynamodb:ExportTableToPointInTime", "Resource": Match.any_value()})]
-                )
-            }
-        },
-    )
-    policies = template.find_resources("AWS::IAM::Policy")
-    exports = [
-        s
-        for p in policies.values()
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-        if s["Action"] == "dynamodb:ExportTableToPointInTime"
+def test_the_jobs_read_the_export_prefixes_and_write_the_analytics_prefix(template: Template) -> None:
+    statements = [
+        statement
+        for policy in template.find_resources("AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
     ]
-    assert len(exports) == 1 and len(exports[0]["Resource"]) == 3
+    resources = json.dumps([s["Resource"] for s in statements])
+    assert "/exports/*" in resources and "/analytics/*" in resources
+    writes = [s for s in statements if "s3:PutObject" in s["Action"]]
+    assert writes and all("/exports/" not in json.dumps(s["Resource"]) for s in writes)  # exports are read-only
 
 
 def test_the_package_asset_has_glue_jobs_at_its_root(synthesized: tuple[Template, Path]) -> None:
