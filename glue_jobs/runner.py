@@ -75,13 +75,22 @@ def write(frame: DataFrame, job: str, output_path: str) -> None:
     )
 
 
-def register_table(spark: SparkSession, database: str, table: str, output_path: str) -> None:
+def register_table(
+    spark: SparkSession, database: str, table: str, output_path: str, schema: StructType, job: str
+) -> None:
     """Create the catalog table over the Parquet folder once, then add the partitions written since.
 
-    On Glue (`--enable-glue-datacatalog`) Spark's catalog is the Glue Data Catalog, so this registers
-    an Athena-queryable table (Spark stores Parquet data source tables in Hive-compatible form)."""
+    The table's columns are the job's output schema, so a first run that wrote no row (no poison message
+    yet) still creates it. On Glue (`--enable-glue-datacatalog`) Spark's catalog is the Glue Data Catalog,
+    so this registers an Athena-queryable table (Spark stores Parquet data source tables in Hive-compatible
+    form)."""
+    columns = ", ".join(f"`{field.name}` {field.dataType.simpleString()}" for field in schema.fields)
+    partitions = ", ".join(f"`{name}`" for name in PARTITIONS[job])
     spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
-    spark.sql(f"CREATE TABLE IF NOT EXISTS `{database}`.`{table}` USING PARQUET LOCATION '{output_path}'")
+    spark.sql(
+        f"CREATE TABLE IF NOT EXISTS `{database}`.`{table}` ({columns}) USING PARQUET "
+        f"PARTITIONED BY ({partitions}) LOCATION '{output_path}'"
+    )
     spark.sql(f"MSCK REPAIR TABLE `{database}`.`{table}`")
 
 
@@ -94,9 +103,10 @@ def run(
     table: str | None = None,
     s3_client: Any = None,
 ) -> None:
-    write(build(spark, job, inputs, s3_client), job, output_path)
+    frame = build(spark, job, inputs, s3_client)
+    write(frame, job, output_path)
     if database:
-        register_table(spark, database, table or job, output_path)
+        register_table(spark, database, table or job, output_path, frame.schema, job)
 
 
 def local_spark(cores: int = 2, shuffle_partitions: int = 4) -> SparkSession:

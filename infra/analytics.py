@@ -1,22 +1,32 @@
-"""Analytics: the Glue 5.1 jobs of `glue_jobs/` over the DynamoDB exports, their database and schedule.
+"""Analytics: the operation log, the scheduled table exports and the Glue 5.1 jobs over them.
 
-The exports themselves are the scheduled `functions/export_tables.py` (ExportTableToPointInTime of the
-log, message and meta tables to `exports/<label>` of the data bucket). A scheduled Glue trigger runs the
-four jobs, which read the newest export under each prefix, write Parquet under `analytics/<job>/` and
-register the tables in the Glue database. Contract of the jobs: docs/analytics.md.
+    message table stream --(leases of LoggingEnabled queues only)--> oplog function --> log table
+    02:00 UTC: export_tables function --ExportTableToPointInTime--> s3://<data>/exports/{log,messages,meta}/
+    03:00 UTC: Glue trigger --> the four jobs of `glue_jobs/` --> s3://<data>/analytics/<job>/ + Data Catalog
+
+Topic events (publish, push, drop) are written to the log by the delivery functions themselves.
+Contract of the jobs: docs/analytics.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-from aws_cdk import Stack
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as assets
 from constructs import Construct
 
+from functions.export_tables import EXPORT_BUCKET, EXPORT_TABLES
+from infra.functions import Functions
 from infra.storage import ANALYTICS_PREFIX, EXPORTS_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +37,71 @@ JOB_INPUTS = {
     "backlog_snapshot": ("messages", "meta"),
 }
 DATABASE = "mns_analytics"
+EXPORTS_CRON = events.Schedule.cron(hour="2", minute="0")  # exports take minutes; the jobs start at 03:00
+JOBS_CRON = "cron(0 3 * * ? *)"
+OPLOG_GRANTS = ("meta.read", "log.write")  # queue names by queue id; the records
+
+
+def operation_log(functions: Functions, messages: dynamodb.ITable) -> lambda_.Function:
+    """The function that turns the message table's stream into log records of LoggingEnabled queues.
+
+    Only leases of logging queues carry the flag `l`: the event filter keeps every other change (the
+    bulk of the traffic) from invoking the function at all.
+    """
+    function = functions.add("oplog", grants=OPLOG_GRANTS, timeout=Duration.seconds(60))
+    flagged = {"l": {"BOOL": lambda_.FilterRule.is_equal(True)}}
+    function.add_event_source(
+        sources.DynamoEventSource(
+            messages,
+            starting_position=lambda_.StartingPosition.LATEST,
+            batch_size=100,
+            max_batching_window=Duration.seconds(1),
+            bisect_batch_on_error=True,
+            retry_attempts=5,
+            filters=[
+                lambda_.FilterCriteria.filter({"dynamodb": {"NewImage": flagged}}),
+                lambda_.FilterCriteria.filter({"dynamodb": {"OldImage": flagged}}),
+            ],
+        )
+    )
+    return function
+
+
+class Exports(Construct):
+    """A daily full export (DynamoDB JSON) of each analytics table to `exports/<label>` of `bucket`."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        functions: Functions,
+        bucket: s3.IBucket,
+        tables: Mapping[str, dynamodb.ITable],
+    ) -> None:
+        super().__init__(scope, id)
+        self.function = functions.add(
+            "export_tables",
+            shared_secrets=False,
+            environment={
+                EXPORT_BUCKET: bucket.bucket_name,
+                EXPORT_TABLES: ",".join(f"{label}={table.table_arn}" for label, table in tables.items()),
+            },
+        )
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:ExportTableToPointInTime"], resources=[t.table_arn for t in tables.values()]
+            )
+        )
+        # DynamoDB writes the export as the caller, with keys of its own below the prefix.
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["s3:PutObject", "s3:PutObjectAcl", "s3:AbortMultipartUpload"],
+                resources=[bucket.arn_for_objects(f"{EXPORTS_PREFIX}*")],
+            )
+        )
+        self.rule = events.Rule(self, "Schedule", schedule=EXPORTS_CRON)
+        self.rule.add_target(targets.LambdaFunction(self.function, retry_attempts=2))
 
 
 class Analytics(Construct):
@@ -39,7 +114,7 @@ class Analytics(Construct):
         *,
         bucket: s3.IBucket,
         log_ttl_hours: int,
-        jobs_cron: str = "cron(0 3 * * ? *)",
+        jobs_cron: str = JOBS_CRON,
     ) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
@@ -53,11 +128,11 @@ class Analytics(Construct):
         package = assets.Asset(
             self, "Package", path=str(ROOT), exclude=["*", ".*", "!glue_jobs", "!glue_jobs/**", "**/__pycache__"]
         )
-        package.grant_read(self.role)
+        self._read_asset(package)
         self.jobs: dict[str, glue.CfnJob] = {}
         for job, inputs in JOB_INPUTS.items():
             script = assets.Asset(self, f"{job}Script", path=str(ROOT / "glue_jobs" / "jobs" / f"{job}.py"))
-            script.grant_read(self.role)
+            self._read_asset(script)
             arguments = {
                 "--extra-py-files": package.s3_object_url,
                 "--enable-glue-datacatalog": "true",
@@ -92,11 +167,24 @@ class Analytics(Construct):
         for job in self.jobs.values():
             self.trigger.node.add_dependency(job)
 
+    def _read_asset(self, asset: assets.Asset) -> None:
+        self.role.add_to_policy(
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=[asset.bucket.arn_for_objects(asset.s3_object_key)])
+        )
+
     def _job_role(self, bucket: s3.IBucket) -> iam.Role:
         stack = Stack.of(self)
         role = iam.Role(self, "JobRole", assumed_by=iam.ServicePrincipal("glue.amazonaws.com"))
-        bucket.grant_read(role, f"{EXPORTS_PREFIX}*")
-        bucket.grant_read_write(role, f"{ANALYTICS_PREFIX}*")
+        role.add_to_policy(iam.PolicyStatement(actions=["s3:ListBucket"], resources=[bucket.bucket_arn]))
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{EXPORTS_PREFIX}*")])
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+                resources=[bucket.arn_for_objects(f"{ANALYTICS_PREFIX}*")],
+            )
+        )
         catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
         role.add_to_policy(
             iam.PolicyStatement(

@@ -54,6 +54,7 @@ class Functions(Construct):
         self.environment = {**environment, "POWERTOOLS_SERVICE_NAME": "mns", "POWERTOOLS_METRICS_NAMESPACE": "MNS"}
         self.secrets: dict[str, secretsmanager.ISecret] = {}
         self.functions: dict[str, lambda_.Function] = {}
+        self.without_shared_secrets: set[str] = set()
         self.layer = shared_layer(self, "Layer")
         self.powertools = lambda_.LayerVersion.from_layer_version_arn(
             self,
@@ -72,10 +73,12 @@ class Functions(Construct):
         memory_size: int = 256,
         environment: Mapping[str, str] | None = None,
         secrets: Mapping[str, secretsmanager.ISecret] | None = None,
+        shared_secrets: bool = True,
     ) -> lambda_.Function:
         """The function whose handler is `functions/{name}.py`'s `handler`, allowed exactly `grants`.
 
-        `environment` and `secrets` (ARN variable -> secret) are this function's own, beside the shared ones.
+        `environment` and `secrets` (ARN variable -> secret) are this function's own, beside the shared ones;
+        a function that serves no MNS call (`shared_secrets=False`) gets no shared secret, now or later.
         """
         log_group = logs.LogGroup(self, f"Logs-{name}", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY)
         # Our own role: no managed policy, so the function may write only its own log group.
@@ -96,16 +99,19 @@ class Functions(Construct):
         )
         log_group.grant_write(role)
         grant_tables(self.tables, grants, function)
-        for variable, secret in {**self.secrets, **(secrets or {})}.items():
+        for variable, secret in {**(self.secrets if shared_secrets else {}), **(secrets or {})}.items():
             self._give_secret(function, variable, secret)
         self.functions[name] = function
+        if not shared_secrets:
+            self.without_shared_secrets.add(name)
         return function
 
     def add_secret(self, variable: str, secret: secretsmanager.ISecret) -> None:
         """Every function reads `secret` (its ARN in `variable`): the layer resolves them all at cold start."""
         self.secrets[variable] = secret
-        for function in self.functions.values():
-            self._give_secret(function, variable, secret)
+        for name, function in self.functions.items():
+            if name not in self.without_shared_secrets:
+                self._give_secret(function, variable, secret)
 
     def add_environment(self, variable: str, value: str) -> None:
         self.environment[variable] = value

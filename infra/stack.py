@@ -4,14 +4,18 @@ from aws_cdk import App, CfnOutput, Stack, Validations
 from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
+from infra.analytics import Analytics, Exports, operation_log
 from infra.api import Api
 from infra.functions import Functions
 from infra.monitoring import Alarms
 from infra.nag import acknowledge_reviewed_findings
+from infra.push import PushDelivery, SigningKey
 from infra.secrets import Secrets
 from infra.storage import Buckets
 from infra.tables import Tables
 from mnsd import settings
+from mnsd.oplog import RETENTION_SECONDS as LOG_RETENTION_SECONDS
+from mnsd.push_signing import CERTIFICATE_PATH
 from mnsd.routes import ROUTES
 
 
@@ -45,7 +49,25 @@ class MnsStack(Stack):
             domain_name=context("domainName"),
             certificate_arn=context("certificateArn"),
         )
-        # More constructs (push delivery, analytics) go here, before the alarms: those cover every function.
+        self.signing_key = SigningKey(self, "SigningKey", functions=self.functions)
+        self.functions.functions["get_signing_certificate"].add_environment(
+            settings.SIGNING_CERTIFICATE, self.signing_key.certificate
+        )
+        self.push = PushDelivery(
+            self,
+            "Push",
+            functions=self.functions,
+            topic_messages=self.tables.topic_messages,
+            signing_key=self.signing_key,
+            certificate_url=self.api.endpoint + CERTIFICATE_PATH,
+        )
+        operation_log(self.functions, self.tables.messages)
+        exported = {"log": self.tables.log, "messages": self.tables.messages, "meta": self.tables.meta}
+        self.exports = Exports(self, "Exports", functions=self.functions, bucket=self.buckets.data, tables=exported)
+        self.analytics = Analytics(
+            self, "Analytics", bucket=self.buckets.data, log_ttl_hours=LOG_RETENTION_SECONDS // 3600
+        )
+        # New constructs go above the alarms: those cover every function made through `self.functions`.
         self.alarms = Alarms(
             self,
             "Alarms",

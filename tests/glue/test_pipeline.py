@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.export_generator import generate
+from bench.export_generator import ddb_item, generate, write_export
 from glue_jobs.exports import find_export
 from glue_jobs.jobs.entry import inputs_from, present_options
 from glue_jobs.local_pipeline import NEEDS, run_all
@@ -109,6 +109,29 @@ def test_missing_exports_are_skipped(spark, tmp_path):
     (tmp_path / "log").mkdir()
     summary = run_all(spark, tmp_path, tmp_path / "out", JobInputs(log=str(tmp_path / "log")))
     assert [row[1] for row in summary] == ["skipped"] * 4
+
+
+def test_a_job_with_no_output_row_still_reports_and_registers_its_table(spark, tmp_path):
+    """One send, received once and deleted: no poison message, so poison_messages writes no file."""
+    pk = "1000000000000001#queue#orders"
+    events = [
+        {"pk": pk, "sk": f"{EXPORT_TIME - 3000:013d}#e1", "event": "send", "time": EXPORT_TIME - 3000, "message_id": "m"},
+        {"pk": pk, "sk": f"{EXPORT_TIME - 2000:013d}#e2", "event": "receive", "time": EXPORT_TIME - 2000,
+         "message_id": "m", "dequeue_count": 1, "enqueue_time": EXPORT_TIME - 3000},
+        {"pk": pk, "sk": f"{EXPORT_TIME - 1000:013d}#e3", "event": "delete", "time": EXPORT_TIME - 1000,
+         "message_id": "m", "dequeue_count": 1, "enqueue_time": EXPORT_TIME - 3000},
+    ]  # fmt: skip
+    write_export(tmp_path / "exports" / "log", [ddb_item(e) for e in events], export_time_ms=EXPORT_TIME)
+    inputs = JobInputs(log=str(tmp_path / "exports" / "log"))
+
+    summary = {row[0]: row[1] for row in run_all(spark, tmp_path / "exports", tmp_path / "out", inputs)}
+    assert summary["poison_messages"] == "0" and summary["queue_hourly"] == "1"
+
+    path = str(tmp_path / "registered")
+    run(spark, "poison_messages", inputs, path, database="mns_analytics_empty", table="poison_messages")
+    assert spark.sql("SELECT count(*) AS n FROM mns_analytics_empty.poison_messages").first()["n"] == 0
+    columns = [c.name for c in spark.catalog.listColumns("mns_analytics_empty.poison_messages")]
+    assert "message_id" in columns and columns[-2:] == ["date", "snapshot_time"]
 
 
 @pytest.mark.parametrize(

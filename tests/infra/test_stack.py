@@ -1,20 +1,58 @@
 """The synthesized template, as `app.py` builds it (cdk-nag included): routes, functions, grants, storage, alarms."""
 
+import json
 from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
+from infra.analytics import JOB_INPUTS, OPLOG_GRANTS
 from infra.lint import findings
+from infra.push import FANOUT_GRANTS, WORKER_GRANTS
 from infra.stack import MnsStack, build
 from mnsd.accounts import parse_keys
+from mnsd.push_signing import CERTIFICATE_PATH
+from mnsd.push_workflow import definition
 from mnsd.routes import ROUTES
+
+# Every function's declared table access: the routes', and those of the functions beside the API.
+DECLARED_GRANTS = {
+    **{name: route.grants for name, route in ROUTES.items()},
+    "fanout": FANOUT_GRANTS,
+    "push_worker": WORKER_GRANTS,
+    "oplog": OPLOG_GRANTS,
+    "export_tables": (),
+    "signing_setup": (),
+    "not_found": (),
+}
 
 # Synth without running pip for the layer (tests/infra/test_layer.py covers it), with construct paths.
 TEST_CONTEXT = {"aws:cdk:bundling-stacks": [], "aws:cdk:enable-path-metadata": True}
-# Actions that support no resource-level permissions, the only ones a policy may grant on "*".
-ANY_RESOURCE_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+# Actions that support no resource-level permissions, the only ones a policy may grant on "*": X-Ray, stream
+# listing (stream event sources) and the log delivery of Step Functions.
+ANY_RESOURCE_ACTIONS = {
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+    "xray:GetSamplingRules",
+    "xray:GetSamplingTargets",
+    "dynamodb:ListStreams",
+    "logs:CreateLogDelivery",
+    "logs:GetLogDelivery",
+    "logs:UpdateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
+}
+# Table actions that touch no item: reading a stream (event sources), exporting (tested on its own).
+NOT_DATA_ACTIONS = {
+    "dynamodb:DescribeStream",
+    "dynamodb:GetRecords",
+    "dynamodb:GetShardIterator",
+    "dynamodb:ExportTableToPointInTime",
+}
 DATA_ACTIONS = {"read": {"dynamodb:GetItem", "dynamodb:Query"}, "write": {"dynamodb:PutItem", "dynamodb:UpdateItem"}}
 
 
@@ -58,9 +96,9 @@ def table_access(template: Template, function: str) -> dict[str, set[str]]:
     access: dict[str, set[str]] = {}
     for statement in role_statements(template, function):
         actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
-        for resource in resources:
-            if any(action.startswith("dynamodb:") for action in actions):
+        resources = statement.get("Resource", [])
+        for resource in resources if isinstance(resources, list) else [resources]:
+            if resource != "*" and any(action.startswith("dynamodb:") for action in actions):
                 access.setdefault(resource["Fn::GetAtt"][0], set()).update(actions)
     return access
 
@@ -103,8 +141,13 @@ def test_long_polls_get_the_full_integration_timeout(template: Template) -> None
     template.has_resource_properties("AWS::Lambda::Function", {"Handler": "get_queue.handler", "Timeout": 10})
 
 
-@pytest.mark.parametrize("name", sorted(ROUTES))
-def test_each_route_function_gets_exactly_the_table_access_its_route_declares(template: Template, name: str) -> None:
+def test_every_function_declares_its_table_access(synthesized) -> None:
+    stack, _, _ = synthesized
+    assert set(stack.functions.functions) == set(DECLARED_GRANTS)
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED_GRANTS))
+def test_each_function_gets_exactly_the_table_data_access_it_declares(template: Template, name: str) -> None:
     tables = {
         table: logical_id(template, "AWS::DynamoDB::Table", f"Mns/Tables/{construct}/Resource")
         for table, construct in {
@@ -114,8 +157,8 @@ def test_each_route_function_gets_exactly_the_table_access_its_route_declares(te
             "log": "Log",
         }.items()
     }
-    declared = dict(grant.split(".") for grant in ROUTES[name].grants)
-    access = table_access(template, name)
+    declared = dict(grant.split(".") for grant in DECLARED_GRANTS[name])
+    access = {table: actions for table, actions in table_access(template, name).items() if actions - NOT_DATA_ACTIONS}
     assert set(access) == {tables[table] for table in declared}
     for table, kind in declared.items():
         actions = access[tables[table]]
@@ -134,6 +177,9 @@ def test_policies_name_specific_resources_and_no_wildcard_actions(template: Temp
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
             assert not any("*" in action for action in actions), (name, actions)
+            if "NotResource" in statement:  # SMS: any phone number, no topic
+                assert actions == ["sns:Publish"] and ":sns:*:*:*" in json.dumps(statement["NotResource"])
+                continue
             resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
             if "*" in resources:
                 assert set(actions) <= ANY_RESOURCE_ACTIONS, (name, statement)
@@ -230,10 +276,15 @@ def test_access_keys_start_empty_and_never_appear_in_the_template(template: Temp
     assert parse_keys(secrets[credentials]["Properties"]["SecretString"]) == {}
     receipt = logical_id(template, "AWS::SecretsManager::Secret", "Mns/Secrets/ReceiptSecret/Resource")
     assert "GenerateSecretString" in secrets[receipt]["Properties"]
-    for function in template.find_resources("AWS::Lambda::Function").values():
+    for name, function in template.find_resources("AWS::Lambda::Function").items():
         variables = function["Properties"]["Environment"]["Variables"]
-        assert variables["MNS_CREDENTIALS_SECRET_ARN"] == {"Ref": credentials}
-        assert not {"MNS_CREDENTIALS", "MNS_RECEIPT_SECRET", "MNS_ACCESS_KEY_SECRET"} & set(variables)
+        if function["Properties"]["Handler"] in ("export_tables.handler", "signing_setup.handler"):
+            assert "MNS_CREDENTIALS_SECRET_ARN" not in variables, name  # no MNS call: no keys
+        else:
+            assert variables["MNS_CREDENTIALS_SECRET_ARN"] == {"Ref": credentials}, name
+        assert not {"MNS_CREDENTIALS", "MNS_RECEIPT_SECRET", "MNS_ACCESS_KEY_SECRET", "MNS_SIGNING_KEY"} & set(
+            variables
+        )
 
 
 def test_outputs_give_the_endpoint_and_the_credentials_secret(template: Template) -> None:
@@ -261,3 +312,134 @@ def test_a_custom_domain_needs_its_certificate(tmp_path: Path) -> None:
     app = cdk.App(context={**TEST_CONTEXT, "domainName": "mns.example.com"}, outdir=str(tmp_path))
     with pytest.raises(ValueError, match="certificateArn"):
         MnsStack(app, "Mns", env=cdk.Environment(region="us-east-1"))
+
+
+# ---------------------------------------------------------------- push delivery
+
+
+def function_id(template: Template, name: str) -> str:
+    return logical_id(template, "AWS::Lambda::Function", f"Mns/Functions/Fn-{name}/Resource")
+
+
+def environment(template: Template, name: str) -> dict:
+    function = template.find_resources("AWS::Lambda::Function")[function_id(template, name)]
+    return function["Properties"]["Environment"]["Variables"]
+
+
+def test_the_retry_state_machine_is_the_definition_the_local_runtime_executes(template: Template) -> None:
+    queue = logical_id(template, "AWS::SQS::Queue", "Mns/Push/PushAttempts/Resource")
+    (machine,) = template.find_resources("AWS::StepFunctions::StateMachine").values()
+    parts = machine["Properties"]["DefinitionString"]["Fn::Join"][1]
+    assert [p for p in parts if not isinstance(p, str)] == [{"Ref": queue}] * 3  # two attempt Tasks and Drop
+    deployed = json.loads("".join(p if isinstance(p, str) else "QUEUE_URL" for p in parts))
+    assert deployed == definition("QUEUE_URL")
+    assert machine["Properties"]["StateMachineType"] == "STANDARD"
+
+
+def test_fanout_reads_new_topic_messages_and_starts_retry_executions(template: Template) -> None:
+    stream = {
+        "Fn::GetAtt": [logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/TopicMessages/Resource"), "StreamArn"]
+    }
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "EventSourceArn": stream,
+            "FunctionName": {"Ref": function_id(template, "fanout")},
+            "FilterCriteria": {"Filters": [{"Pattern": json.dumps({"eventName": ["INSERT"]}, separators=(",", ":"))}]},
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        },
+    )
+    machine = logical_id(template, "AWS::StepFunctions::StateMachine", "Mns/Push/Retries/Resource")
+    statements = role_statements(template, "fanout")
+    assert {"Action": "states:StartExecution", "Effect": "Allow", "Resource": {"Ref": machine}} in statements
+    assert environment(template, "fanout")["MNS_PUSH_STATE_MACHINE_ARN"] == {"Ref": machine}
+
+
+def test_the_worker_takes_the_push_queue_and_answers_task_tokens(template: Template) -> None:
+    queue = logical_id(template, "AWS::SQS::Queue", "Mns/Push/PushAttempts/Resource")
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "EventSourceArn": {"Fn::GetAtt": [queue, "Arn"]},
+            "FunctionName": {"Ref": function_id(template, "push_worker")},
+        },
+    )
+    actions = {
+        action
+        for statement in role_statements(template, "push_worker")
+        for action in (statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])
+    }
+    assert {"states:SendTaskSuccess", "states:SendTaskFailure", "sqs:ReceiveMessage", "sqs:DeleteMessage"} <= actions
+    assert "states:StartExecution" not in actions
+
+
+def test_pushes_are_signed_with_the_deploy_time_key_whose_certificate_the_api_serves(template: Template) -> None:
+    key = logical_id(template, "AWS::SecretsManager::Secret", "Mns/SigningKey/Key/Resource")
+    (material_id, material), *others = template.find_resources("Custom::PushSigningKey").items()
+    assert not others
+    assert material["Properties"]["ServiceToken"] == {"Fn::GetAtt": [function_id(template, "signing_setup"), "Arn"]}
+    assert material["Properties"]["SecretArn"] == {"Ref": key}
+    certificate = environment(template, "get_signing_certificate")["MNS_SIGNING_CERTIFICATE"]
+    assert certificate == {"Fn::GetAtt": [material_id, "Certificate"]}
+    for name in ("fanout", "push_worker"):
+        variables = environment(template, name)
+        assert variables["MNS_SIGNING_KEY_SECRET_ARN"] == {"Ref": key}
+        url = json.dumps(variables["MNS_SIGNING_CERT_URL"])
+        assert (
+            CERTIFICATE_PATH in url
+            and logical_id(template, "AWS::ApiGatewayV2::Api", "Mns/Api/HttpApi/Resource") in url
+        )
+    readers = [
+        name
+        for name in DECLARED_GRANTS
+        if any(statement.get("Resource") == {"Ref": key} for statement in role_statements(template, name))
+    ]
+    assert sorted(readers) == ["fanout", "push_worker", "signing_setup"]
+
+
+# ---------------------------------------------------------------- operation log, exports, analytics
+
+
+def test_the_operation_log_is_fed_only_by_leases_of_logging_queues(template: Template) -> None:
+    messages = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Messages/Resource")
+    mapping = template.find_resources(
+        "AWS::Lambda::EventSourceMapping", {"Properties": {"FunctionName": {"Ref": function_id(template, "oplog")}}}
+    )
+    (properties,) = [m["Properties"] for m in mapping.values()]
+    assert properties["EventSourceArn"] == {"Fn::GetAtt": [messages, "StreamArn"]}
+    patterns = [json.loads(f["Pattern"]) for f in properties["FilterCriteria"]["Filters"]]
+    assert patterns == [
+        {"dynamodb": {"NewImage": {"l": {"BOOL": [True]}}}},
+        {"dynamodb": {"OldImage": {"l": {"BOOL": [True]}}}},
+    ]
+
+
+def test_the_tables_are_exported_daily_to_the_prefixes_the_jobs_read(template: Template) -> None:
+    (rule,) = template.find_resources("AWS::Events::Rule").values()
+    assert rule["Properties"]["ScheduleExpression"] == "cron(0 2 * * ? *)"
+    assert rule["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": [function_id(template, "export_tables"), "Arn"]}
+    tables = {
+        label: logical_id(template, "AWS::DynamoDB::Table", f"Mns/Tables/{construct}/Resource")
+        for label, construct in (("log", "Log"), ("messages", "Messages"), ("meta", "Meta"))
+    }
+    exported = json.dumps(environment(template, "export_tables")["MNS_EXPORT_TABLES"])
+    assert all(f"{label}=" in exported and table in exported for label, table in tables.items())
+    (export,) = [
+        s for s in role_statements(template, "export_tables") if s["Action"] == "dynamodb:ExportTableToPointInTime"
+    ]
+    assert export["Resource"] == [{"Fn::GetAtt": [table, "Arn"]} for table in tables.values()]
+
+
+def test_the_glue_jobs_run_on_glue_5_1_every_day_after_the_exports(template: Template) -> None:
+    jobs = template.find_resources("AWS::Glue::Job")
+    assert sorted(job["Properties"]["Name"] for job in jobs.values()) == [f"Mns-{job}" for job in sorted(JOB_INPUTS)]
+    assert all(job["Properties"]["GlueVersion"] == "5.1" for job in jobs.values())
+    data = logical_id(template, "AWS::S3::Bucket", "Mns/Buckets/Data/Resource")
+    for job in jobs.values():
+        arguments = json.dumps(job["Properties"]["DefaultArguments"])
+        assert data in arguments and "/exports/" in arguments and "/analytics/" in arguments
+        assert job["Properties"]["DefaultArguments"]["--log_ttl_hours"] == "168"
+    (trigger,) = template.find_resources("AWS::Glue::Trigger").values()
+    assert trigger["Properties"]["Schedule"] == "cron(0 3 * * ? *)"
+    assert trigger["Properties"]["StartOnCreation"] is True
+    assert len(trigger["Properties"]["Actions"]) == len(jobs)

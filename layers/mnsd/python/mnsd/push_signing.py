@@ -47,12 +47,23 @@ def sign(key_pem: str, text: str) -> str:
 
 def generate_signing_material(common_name: str = "MNS push signing") -> tuple[str, str]:
     """A new RSA-2048 key and a self-signed certificate for it, both PEM: (private key, certificate)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.x509.oid import NameOID
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    ).decode("ascii")
+    return key_pem, certificate_of(key_pem, common_name)
+
+
+def certificate_of(key_pem: str, common_name: str = "MNS push signing") -> str:
+    """A self-signed certificate (PEM) of the key, valid ten years from yesterday."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.x509.oid import NameOID
+
+    key = _private_key(key_pem)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     now = datetime.datetime.now(datetime.UTC)
     certificate = (
@@ -65,7 +76,4 @@ def generate_signing_material(common_name: str = "MNS push signing") -> tuple[st
         .not_valid_after(now + datetime.timedelta(days=3650))
         .sign(key, hashes.SHA256())
     )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
-    ).decode("ascii")
-    return key_pem, certificate.public_bytes(serialization.Encoding.PEM).decode("ascii")
+    return certificate.public_bytes(serialization.Encoding.PEM).decode("ascii")
