@@ -7,7 +7,7 @@ from constructs import Construct
 from infra.analytics import Analytics, Exports, operation_log
 from infra.api import Api
 from infra.functions import Functions
-from infra.monitoring import Alarms
+from infra.monitoring import PERIOD, Alarms
 from infra.nag import acknowledge_reviewed_findings
 from infra.push import PushDelivery, SigningKey
 from infra.secrets import Secrets
@@ -75,6 +75,11 @@ class MnsStack(Stack):
             tables=self.tables.by_name,
             http_api=self.api.http_api,
             email=context("alarmEmail"),
+        )
+        # A retry the worker failed five times: its execution times out and drops the delivery.
+        self.alarms.add(
+            "PushDeadLetters",
+            self.push.dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
         )
         CfnOutput(self, "Endpoint", value=self.api.endpoint, description="MNS endpoint for the SDKs")
         if self.api.domain_name is not None:

@@ -262,6 +262,7 @@ def test_alarms_cover_functions_tables_api_errors_and_dropped_deliveries(synthes
     assert names.count(("AWS/DynamoDB", "ReadThrottleEvents")) == 4
     assert names.count(("AWS/DynamoDB", "WriteThrottleEvents")) == 4
     assert ("AWS/ApiGateway", "5xx") in names
+    assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible") in names  # the push worker's dead letters
     template.has_resource_properties(
         "AWS::CloudWatch::Alarm",
         {"Namespace": "MNS", "MetricName": "DroppedDeliveries", "Dimensions": [{"Name": "service", "Value": "mns"}]},

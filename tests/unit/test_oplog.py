@@ -1,6 +1,8 @@
 """Queue events from message-table stream records, as Lambda receives them."""
 
-from mnsd.oplog import LogRecord, queue_event
+import pytest
+
+from mnsd.oplog import LogRecord, OperationLog, queue_event
 
 LEASE = "L08" + "1700000000000" + "MSG1"
 
@@ -62,3 +64,42 @@ def test_removal_by_ttl_is_an_expiry_and_by_a_client_a_delete():
 def test_body_items_are_not_events():
     body = {"pk": {"S": "qid"}, "sk": {"S": "BMSG1"}, "b": {"S": "x"}}
     assert event(record("INSERT", new=body)) is None
+
+
+class ThrottledTable:
+    """A DynamoDB client whose table leaves the last `stuck` items of every batch unprocessed."""
+
+    def __init__(self, stuck: int) -> None:
+        self.stuck = stuck
+        self.calls = 0
+
+    def batch_write_item(self, RequestItems: dict) -> dict:  # noqa: N803 (boto3's name)
+        self.calls += 1
+        (requests,) = RequestItems.values()
+        left = requests[len(requests) - self.stuck :] if self.stuck else []
+        return {"UnprocessedItems": {"log": left} if left else {}}
+
+
+def test_records_dynamodb_never_takes_raise_so_the_stream_batch_is_retried(monkeypatch):
+    monkeypatch.setattr("mnsd.oplog.time.sleep", lambda seconds: None)
+    sent = event(record("INSERT", new=lease(e="1700000000000", v="1700000000000", d="0", r="0")))
+    table = ThrottledTable(stuck=1)
+    with pytest.raises(RuntimeError, match="unprocessed"):
+        OperationLog(table, "log").write([sent, sent])
+    assert table.calls == 6  # every backoff step tried first
+
+
+def test_records_written_after_a_throttled_attempt_do_not_raise(monkeypatch):
+    monkeypatch.setattr("mnsd.oplog.time.sleep", lambda seconds: None)
+    sent = event(record("INSERT", new=lease(e="1700000000000", v="1700000000000", d="0", r="0")))
+    table = ThrottledTable(stuck=1)
+    original = table.batch_write_item
+
+    def then_accepts(RequestItems: dict) -> dict:  # noqa: N803
+        result = original(RequestItems)
+        table.stuck = 0
+        return result
+
+    table.batch_write_item = then_accepts
+    OperationLog(table, "log").write([sent, sent])
+    assert table.calls == 2

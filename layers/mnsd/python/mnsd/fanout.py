@@ -163,8 +163,14 @@ class Fanout:
         )
 
     def _log(self, message: TopicMessage, records: list[LogRecord]) -> None:
-        if records:
+        """Best effort: the deliveries these records describe have happened, and failing the batch would
+        make them again (a second push to every endpoint) for the sake of analytics."""
+        if not records:
+            return
+        try:
             self.oplog.write(records)
+        except Exception:
+            logger.exception("operation log records lost", extra={"message_id": message.message_id})
 
     # --- retries ------------------------------------------------------------------------------
 

@@ -59,6 +59,7 @@ class OperationLog:
         self.table = table
 
     def write(self, records: list[LogRecord]) -> None:
+        """Writes every record or raises: the caller's batch is then retried (records are idempotent)."""
         for start in range(0, len(records), _BATCH):
             pending = [{"PutRequest": {"Item": r.item()}} for r in records[start : start + _BATCH]]
             for backoff in (0.05, 0.1, 0.2, 0.4, 0.8, 0):
@@ -67,6 +68,8 @@ class OperationLog:
                 if not pending:
                     break
                 time.sleep(backoff)
+            if pending:
+                raise RuntimeError(f"{len(pending)} operation-log records still unprocessed after retries")
 
 
 # --- queue events, from the message table's stream ---------------------------------------------
