@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -21,12 +21,13 @@ from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as assets
 from constructs import Construct
 
 from functions.export_tables import EXPORT_BUCKET, EXPORT_TABLES
-from infra.functions import Functions
+from infra.functions import LOG_RETENTION, Functions
 from infra.storage import ANALYTICS_PREFIX, EXPORTS_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,6 +126,18 @@ class Analytics(Construct):
             database_input=glue.CfnDatabase.DatabaseInputProperty(name=DATABASE),
         )
         self.role = self._job_role(bucket)
+        # Glue 5 writes `<prefix>/output` (stdout, stderr) and `<prefix>/error` (Spark and Glue logs); our own
+        # groups, kept a month, instead of the account's shared /aws-glue/jobs/* kept forever.
+        log_prefix = f"/aws-glue/{stack.stack_name}"
+        for kind in ("output", "error"):
+            group = logs.LogGroup(
+                self,
+                f"{kind.title()}Logs",
+                log_group_name=f"{log_prefix}/{kind}",
+                retention=LOG_RETENTION,
+                removal_policy=RemovalPolicy.DESTROY,
+            )
+            group.grant_write(self.role)
         package = assets.Asset(
             self, "Package", path=str(ROOT), exclude=["*", ".*", "!glue_jobs", "!glue_jobs/**", "**/__pycache__"]
         )
@@ -139,6 +152,7 @@ class Analytics(Construct):
                 "--output_path": bucket.s3_url_for_object(f"{ANALYTICS_PREFIX}{job}/"),
                 "--database": DATABASE,
                 "--log_ttl_hours": str(log_ttl_hours),
+                "--custom-logGroup-prefix": log_prefix,
             }
             arguments |= {f"--{name}_export": bucket.s3_url_for_object(f"{EXPORTS_PREFIX}{name}") for name in inputs}
             self.jobs[job] = glue.CfnJob(
@@ -200,12 +214,6 @@ class Analytics(Construct):
                     "glue:CreatePartition",
                 ],
                 resources=[f"{catalog}:catalog", f"{catalog}:database/{DATABASE}", f"{catalog}:table/{DATABASE}/*"],
-            )
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[f"arn:{stack.partition}:logs:{stack.region}:{stack.account}:log-group:/aws-glue/*"],
             )
         )
         return role

@@ -86,10 +86,6 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
                     arn(stack, "glue", "table/mns_analytics/*"),
                     "The jobs create and update the tables of their own database only.",
                 ),
-                (
-                    arn(stack, "logs", "log-group:/aws-glue/*"),
-                    "Glue names its jobs' log groups and streams below /aws-glue/.",
-                ),
             )
         ),
         (

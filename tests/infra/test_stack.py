@@ -440,6 +440,20 @@ def test_the_glue_jobs_run_on_glue_5_1_every_day_after_the_exports(template: Tem
         arguments = json.dumps(job["Properties"]["DefaultArguments"])
         assert data in arguments and "/exports/" in arguments and "/analytics/" in arguments
         assert job["Properties"]["DefaultArguments"]["--log_ttl_hours"] == "168"
+    assert {job["Properties"]["DefaultArguments"]["--custom-logGroup-prefix"] for job in jobs.values()} == {
+        "/aws-glue/Mns"
+    }
+    groups = template.find_resources("AWS::Logs::LogGroup", {"Properties": {"RetentionInDays": 30}})
+    names = {group["Properties"].get("LogGroupName"): name for name, group in groups.items()}
+    job_logs = {names["/aws-glue/Mns/output"], names["/aws-glue/Mns/error"]}
+    role = logical_id(template, "AWS::IAM::Role", "Mns/Analytics/JobRole/Resource")
+    (policy,) = template.find_resources("AWS::IAM::Policy", {"Properties": {"Roles": [{"Ref": role}]}}).values()
+    written = {
+        s["Resource"]["Fn::GetAtt"][0]
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        if "logs:PutLogEvents" in s["Action"]
+    }
+    assert written == job_logs
     (trigger,) = template.find_resources("AWS::Glue::Trigger").values()
     assert trigger["Properties"]["Schedule"] == "cron(0 3 * * ? *)"
     assert trigger["Properties"]["StartOnCreation"] is True
