@@ -40,7 +40,7 @@ JOB_INPUTS = {
 DATABASE = "mns_analytics"
 EXPORTS_CRON = events.Schedule.cron(hour="2", minute="0")  # exports take minutes; the jobs start at 03:00
 JOBS_CRON = "cron(0 3 * * ? *)"
-OPLOG_GRANTS = ("meta.read", "log.write")  # queue names by queue id; the records
+OPLOG_GRANTS = ("meta.read", "log.write")  # a queue's account and name by its id; the records
 
 
 def operation_log(functions: Functions, messages: dynamodb.ITable) -> lambda_.Function:

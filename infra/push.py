@@ -78,11 +78,10 @@ class PushDelivery(Construct):
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.dead_letters, max_receive_count=5),
         )
-        self.definition = definition_json(self.queue.queue_url)
         self.state_machine = sfn.StateMachine(
             self,
             "Retries",
-            definition_body=sfn.DefinitionBody.from_string(self.definition),
+            definition_body=sfn.DefinitionBody.from_string(definition_json(self.queue.queue_url)),
             state_machine_type=sfn.StateMachineType.STANDARD,  # the longest schedule runs a day
             tracing_enabled=True,
             logs=sfn.LogOptions(

@@ -76,7 +76,8 @@ class MnsStack(Stack):
             http_api=self.api.http_api,
             email=context("alarmEmail"),
         )
-        # A retry the worker failed five times: its execution times out and drops the delivery.
+        # A push task the worker failed five times (a bug, an outage): its Task timed out meanwhile and the
+        # strategy went on without that attempt.
         self.alarms.add(
             "PushDeadLetters",
             self.push.dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
