@@ -290,6 +290,20 @@ def test_logging_enabled_topics_record_every_push_attempt(push, push_endpoint):
     assert int(records[1]["latency_ms"]) >= 1000
 
 
+def test_a_log_outage_neither_fails_the_fan_out_nor_pushes_twice(push, push_endpoint, monkeypatch):
+    topic = push.topic("logged", logging=True)
+    push.subscribe(topic, "s", push_endpoint.url("/hook"))
+
+    def unavailable(records):
+        raise RuntimeError("log table throttled")
+
+    monkeypatch.setattr(push.services.oplog, "write", unavailable)
+    _, outcomes = push.publish(topic)  # the stream batch would be retried if this raised
+    assert outcomes["s"].delivered
+    time.sleep(0.5)
+    assert len(push_endpoint.hits) == 1 and push.executions() == []
+
+
 def test_topics_without_logging_record_no_push_attempts(push, push_endpoint):
     topic = push.topic()
     push.subscribe(topic, "s", push_endpoint.url("/hook"))

@@ -67,39 +67,42 @@ def test_body_items_are_not_events():
 
 
 class ThrottledTable:
-    """A DynamoDB client whose table leaves the last `stuck` items of every batch unprocessed."""
+    """A DynamoDB client that leaves the last item of each batch unprocessed on its first `throttled` calls."""
 
-    def __init__(self, stuck: int) -> None:
-        self.stuck = stuck
+    def __init__(self, throttled: int) -> None:
+        self.throttled = throttled
         self.calls = 0
+        self.written: list[dict] = []
 
     def batch_write_item(self, RequestItems: dict) -> dict:  # noqa: N803 (boto3's name)
         self.calls += 1
         (requests,) = RequestItems.values()
-        left = requests[len(requests) - self.stuck :] if self.stuck else []
-        return {"UnprocessedItems": {"log": left} if left else {}}
+        if self.calls <= self.throttled:
+            self.written += requests[:-1]
+            return {"UnprocessedItems": {"log": requests[-1:]}}
+        self.written += requests
+        return {"UnprocessedItems": {}}
+
+
+def sends(count: int) -> list[LogRecord]:
+    return [
+        event(record("INSERT", new=lease(e=str(1700000000000 + i), v="1700000000000", d="0", r="0")))
+        for i in range(count)
+    ]
 
 
 def test_records_dynamodb_never_takes_raise_so_the_stream_batch_is_retried(monkeypatch):
     monkeypatch.setattr("mnsd.oplog.time.sleep", lambda seconds: None)
-    sent = event(record("INSERT", new=lease(e="1700000000000", v="1700000000000", d="0", r="0")))
-    table = ThrottledTable(stuck=1)
-    with pytest.raises(RuntimeError, match="unprocessed"):
-        OperationLog(table, "log").write([sent, sent])
-    assert table.calls == 6  # every backoff step tried first
+    table = ThrottledTable(throttled=100)
+    with pytest.raises(RuntimeError, match="1 operation-log records still unprocessed"):
+        OperationLog(table, "log").write(sends(2))
+    assert table.calls == 6  # every backoff step was tried first
 
 
-def test_records_written_after_a_throttled_attempt_do_not_raise(monkeypatch):
+def test_records_taken_on_a_later_try_are_all_written_once(monkeypatch):
     monkeypatch.setattr("mnsd.oplog.time.sleep", lambda seconds: None)
-    sent = event(record("INSERT", new=lease(e="1700000000000", v="1700000000000", d="0", r="0")))
-    table = ThrottledTable(stuck=1)
-    original = table.batch_write_item
-
-    def then_accepts(RequestItems: dict) -> dict:  # noqa: N803
-        result = original(RequestItems)
-        table.stuck = 0
-        return result
-
-    table.batch_write_item = then_accepts
-    OperationLog(table, "log").write([sent, sent])
+    table = ThrottledTable(throttled=1)
+    records = sends(2)
+    OperationLog(table, "log").write(records)
     assert table.calls == 2
+    assert table.written == [{"PutRequest": {"Item": r.item()}} for r in records]
