@@ -22,6 +22,7 @@ from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd import xmlcodec
+from mnsd.fanout import delivery_reference
 from mnsd.push_signing import generate_signing_material
 from mnsd.services import build_services
 from mnsd.settings import Settings
@@ -302,6 +303,19 @@ def test_a_log_outage_neither_fails_the_fan_out_nor_pushes_twice(push, push_endp
     assert outcomes["s"].delivered
     time.sleep(0.5)
     assert len(push_endpoint.hits) == 1 and push.executions() == []
+
+
+def test_a_retry_whose_task_timed_out_is_made_once_and_not_brought_back(push, push_endpoint):
+    """The worker crashed past the Task's timeout: SQS brings the message back with a token no longer awaited."""
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/hook"))
+    message, _ = push.publish(topic)
+    (subscription,) = push.topics.subscriptions_of(message)
+    task = {"delivery": delivery_reference(subscription, message), "token": "expired", "retry": 1}
+
+    push.fanout.handle_task(task)  # answered InvalidToken by Step Functions: no error, so SQS deletes it
+
+    assert len(push_endpoint.hits) == 2  # the first attempt at fan-out, and this one
 
 
 def test_topics_without_logging_record_no_push_attempts(push, push_endpoint):

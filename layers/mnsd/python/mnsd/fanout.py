@@ -26,6 +26,8 @@ from mnsd.topic_model import Subscription, TopicMessage
 from mnsd.topic_service import TopicService
 
 MAX_PARALLEL_DELIVERIES = 16
+# What Step Functions answers for a token it no longer waits on.
+STALE_TOKEN_ERRORS = {"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"}
 logger = Logger(service="mns")
 
 
@@ -196,17 +198,34 @@ class Fanout:
             return
         token = task["token"]
         if subscription is None or message is None:  # unsubscribed, or the message outlived its retention
-            self.stepfunctions.send_task_success(taskToken=token, output=json.dumps({"skipped": True}))
+            self._answer(self.stepfunctions.send_task_success, taskToken=token, output=json.dumps({"skipped": True}))
             return
         outcome = self.deliverer.deliver(subscription, message)
         record = self._attempt_record(subscription, message, attempt_number(task), outcome)
         self._log(message, [record] if record is not None else [])
         if outcome.delivered:
-            self.stepfunctions.send_task_success(taskToken=token, output=json.dumps({"status": outcome.status}))
-        else:
-            self.stepfunctions.send_task_failure(
-                taskToken=token, error=DELIVERY_FAILED, cause=(outcome.detail or f"HTTP {outcome.status}")[:256]
+            self._answer(
+                self.stepfunctions.send_task_success, taskToken=token, output=json.dumps({"status": outcome.status})
             )
+        else:
+            self._answer(
+                self.stepfunctions.send_task_failure,
+                taskToken=token,
+                error=DELIVERY_FAILED,
+                cause=(outcome.detail or f"HTTP {outcome.status}")[:256],
+            )
+
+    @staticmethod
+    def _answer(send: Callable[..., Any], **arguments: Any) -> None:
+        """Answers the task; a token no longer awaited (the Task timed out, the execution ended) is no error:
+        the execution went on without this attempt, and failing would only bring the message back to be
+        attempted again."""
+        try:
+            send(**arguments)
+        except Exception as error:
+            if type(error).__name__ not in STALE_TOKEN_ERRORS:
+                raise
+            logger.warning("task answer refused", extra={"error": type(error).__name__})
 
 
 class LocalDispatcher:
