@@ -52,11 +52,10 @@ def respond(event: dict[str, Any], status: str, data: dict[str, str], reason: st
 
 def handler(event: dict[str, Any], context: Any, secretsmanager: Any = None) -> None:
     try:
-        data = (
-            {}
-            if event["RequestType"] == "Delete"
-            else material(event, secretsmanager or boto3.client("secretsmanager"))
-        )
+        if event["RequestType"] == "Delete":
+            data = {}
+        else:
+            data = material(event, secretsmanager or boto3.client("secretsmanager"))
     except Exception as error:  # answered, or CloudFormation waits an hour for the resource
         respond(event, "FAILED", {}, f"{type(error).__name__}: {error}")
         return

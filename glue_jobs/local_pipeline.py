@@ -20,7 +20,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from glue_jobs.exports import find_export
-from glue_jobs.runner import JobInputs, build, local_spark, write
+from glue_jobs.runner import JobInputs, local_spark, run
 
 NEEDS = {
     "queue_hourly": ("log",),
@@ -47,11 +47,10 @@ def run_all(spark: SparkSession, exports: Path, out: Path, inputs: JobInputs) ->
             rows.append([job, "skipped", "-", f"no {', '.join(missing)} export"])
             continue
         started = time.perf_counter()
-        frame = build(spark, job, inputs)
-        write(frame, job, str(out / job))
+        schema = run(spark, job, inputs, str(out / job))
         seconds = time.perf_counter() - started
         # The schema given: a job that wrote no row (no poison message) leaves no file to infer it from.
-        count = spark.read.schema(frame.schema).parquet(str(out / job)).count()
+        count = spark.read.schema(schema).parquet(str(out / job)).count()
         rows.append([job, str(count), f"{seconds:.1f}", str(out / job)])
     return rows
 

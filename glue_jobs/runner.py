@@ -102,11 +102,13 @@ def run(
     database: str | None = None,
     table: str | None = None,
     s3_client: Any = None,
-) -> None:
+) -> StructType:
+    """Build, write and (with `database`) register one job's output; its schema."""
     frame = build(spark, job, inputs, s3_client)
     write(frame, job, output_path)
     if database:
         register_table(spark, database, table or job, output_path, frame.schema, job)
+    return frame.schema
 
 
 def local_spark(cores: int = 2, shuffle_partitions: int = 4) -> SparkSession:

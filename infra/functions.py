@@ -54,7 +54,7 @@ class Functions(Construct):
         self.environment = {**environment, "POWERTOOLS_SERVICE_NAME": "mns", "POWERTOOLS_METRICS_NAMESPACE": "MNS"}
         self.secrets: dict[str, secretsmanager.ISecret] = {}
         self.functions: dict[str, lambda_.Function] = {}
-        self.without_shared_secrets: set[str] = set()
+        self._secret_readers: list[lambda_.Function] = []  # the functions given the shared secrets
         self.layer = shared_layer(self, "Layer")
         self.powertools = lambda_.LayerVersion.from_layer_version_arn(
             self,
@@ -99,19 +99,18 @@ class Functions(Construct):
         )
         log_group.grant_write(role)
         grant_tables(self.tables, grants, function)
+        if shared_secrets:
+            self._secret_readers.append(function)
         for variable, secret in {**(self.secrets if shared_secrets else {}), **(secrets or {})}.items():
             self._give_secret(function, variable, secret)
         self.functions[name] = function
-        if not shared_secrets:
-            self.without_shared_secrets.add(name)
         return function
 
     def add_secret(self, variable: str, secret: secretsmanager.ISecret) -> None:
         """Every function reads `secret` (its ARN in `variable`): the layer resolves them all at cold start."""
         self.secrets[variable] = secret
-        for name, function in self.functions.items():
-            if name not in self.without_shared_secrets:
-                self._give_secret(function, variable, secret)
+        for function in self._secret_readers:
+            self._give_secret(function, variable, secret)
 
     def add_environment(self, variable: str, value: str) -> None:
         self.environment[variable] = value
