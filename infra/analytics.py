@@ -10,10 +10,10 @@ Contract of the jobs: docs/analytics.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -24,6 +24,7 @@ from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as assets
+from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from functions.export_tables import EXPORT_BUCKET, EXPORT_TABLES
@@ -40,6 +41,42 @@ JOB_INPUTS = {
 DATABASE = "mns_analytics"
 EXPORTS_CRON = events.Schedule.cron(hour="2", minute="0")  # exports take minutes; the jobs start at 03:00
 JOBS_CRON = "cron(0 3 * * ? *)"
+FAILED_STATES = ("FAILED", "TIMEOUT", "ERROR")
+# Spark on the Glue Data Catalog (Glue 5.1, --enable-glue-datacatalog) reads the catalog and the `default`
+# database when the session starts, whatever database the job names; then the job's own database, tables and
+# partitions: CREATE DATABASE/TABLE IF NOT EXISTS, a DROP/CREATE when the table's columns changed, MSCK REPAIR.
+CATALOG_READ = ("glue:GetDatabase", "glue:GetDatabases", "glue:GetUserDefinedFunctions")
+CATALOG_WRITE = (
+    "glue:CreateDatabase",
+    "glue:GetTable",
+    "glue:GetTables",
+    "glue:CreateTable",
+    "glue:UpdateTable",
+    "glue:DeleteTable",
+    "glue:GetPartition",
+    "glue:GetPartitions",
+    "glue:BatchGetPartition",
+    "glue:CreatePartition",
+    "glue:BatchCreatePartition",
+)
+
+
+def catalog_statements(arn: Callable[[str], str]) -> list[iam.PolicyStatement]:
+    """What the job role may do in the Data Catalog; `arn("database/x")` is that catalog resource's ARN."""
+    databases = ("default", DATABASE)
+    return [
+        iam.PolicyStatement(
+            actions=list(CATALOG_READ),
+            resources=[arn("catalog"), *(arn(f"database/{name}") for name in databases)]
+            + [arn(f"userDefinedFunction/{name}/*") for name in databases],
+        ),
+        iam.PolicyStatement(
+            actions=list(CATALOG_WRITE),
+            resources=[arn("catalog"), arn(f"database/{DATABASE}"), arn(f"table/{DATABASE}/*")],
+        ),
+    ]
+
+
 OPLOG_GRANTS = ("meta.read", "log.write")  # a queue's account and name by its id; the records
 
 
@@ -199,21 +236,24 @@ class Analytics(Construct):
                 resources=[bucket.arn_for_objects(f"{ANALYTICS_PREFIX}*")],
             )
         )
-        catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=[
-                    "glue:GetDatabase",
-                    "glue:CreateDatabase",
-                    "glue:GetTable",
-                    "glue:CreateTable",
-                    "glue:UpdateTable",
-                    "glue:GetPartition",
-                    "glue:GetPartitions",
-                    "glue:BatchCreatePartition",
-                    "glue:CreatePartition",
-                ],
-                resources=[f"{catalog}:catalog", f"{catalog}:database/{DATABASE}", f"{catalog}:table/{DATABASE}/*"],
-            )
+        catalog = lambda resource: stack.format_arn(  # noqa: E731
+            service="glue", resource=resource, arn_format=ArnFormat.NO_RESOURCE_NAME
         )
+        for statement in catalog_statements(catalog):
+            role.add_to_policy(statement)
         return role
+
+    def notify_failures(self, topic: sns.ITopic) -> events.Rule:
+        """Every run of the jobs that ends FAILED, TIMEOUT or ERROR is published to `topic` (the alarm topic)."""
+        rule = events.Rule(
+            self,
+            "JobFailures",
+            description="A Glue job of the analytics failed, timed out or stopped on an error",
+            event_pattern=events.EventPattern(
+                source=["aws.glue"],
+                detail_type=["Glue Job State Change"],
+                detail={"jobName": [job.name for job in self.jobs.values()], "state": list(FAILED_STATES)},
+            ),
+        )
+        rule.add_target(targets.SnsTopic(topic))
+        return rule

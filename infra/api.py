@@ -12,6 +12,7 @@ from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from infra.capacity import Capacity
 from infra.functions import LOG_RETENTION, Functions
 from mnsd.routes import Route
 
@@ -64,8 +65,10 @@ class Api(Construct):
         routes: Mapping[str, Route],
         domain_name: str | None = None,
         certificate_arn: str | None = None,
+        capacity: Capacity | None = None,
     ) -> None:
         super().__init__(scope, id)
+        capacity = capacity or Capacity()
         if bool(domain_name) != bool(certificate_arn):
             raise ValueError("a custom domain needs both domainName and certificateArn")
         self.http_api = apigw.HttpApi(self, "HttpApi", create_default_stage=False)
@@ -89,8 +92,14 @@ class Api(Construct):
             domain_mapping=apigw.DomainMappingOptions(domain_name=self.domain_name) if self.domain_name else None,
         )
         for name, route in routes.items():
+            # The long-poll route is capped (and guaranteed) at its reserved concurrency: consumers can take
+            # no more of the account's pool than that, so they never throttle sends, deletes or push.
             function = functions.add(
-                name, grants=route.grants, timeout=LONG_POLL_TIMEOUT if route.long_poll else Duration.seconds(10)
+                name,
+                grants=route.grants,
+                timeout=LONG_POLL_TIMEOUT if route.long_poll else Duration.seconds(10),
+                memory_size=capacity.receive_memory if route.long_poll else 256,
+                reserved_concurrency=capacity.receive_concurrency if route.long_poll else None,
             )
             self.http_api.add_routes(
                 path=route.path,

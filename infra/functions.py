@@ -1,20 +1,24 @@
 """Every Lambda function of the service, made one way: the shared layer, one environment, its own role
 and log group, and exactly the table access it declares."""
 
+import re
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from infra.layer import IGNORED, shared_layer
+from infra.layer import ARCHITECTURE, IGNORED, RUNTIME, shared_layer
 
-FUNCTIONS_SOURCE = Path(__file__).resolve().parent.parent / "functions"
+ROOT = Path(__file__).resolve().parent.parent
+FUNCTIONS_SOURCE = ROOT / "functions"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 # "{table}.{access}" in a grant names one of these.
 TABLE_GRANTS = {
@@ -22,6 +26,29 @@ TABLE_GRANTS = {
     "write": dynamodb.Table.grant_write_data,
     "read_write": dynamodb.Table.grant_read_write_data,
 }
+
+
+def pinned_version(package: str, pyproject: Path = ROOT / "pyproject.toml") -> str:
+    """The version `pyproject.toml` pins `package` to (`package==X.Y.Z` among the dependencies)."""
+    project = tomllib.loads(pyproject.read_text())["project"]
+    requirements = [
+        *project["dependencies"],
+        *(r for extra in project["optional-dependencies"].values() for r in extra),
+    ]
+    for requirement in requirements:
+        match = re.fullmatch(rf"{re.escape(package)}(\[[^\]]*\])?==([^;\s]+)", requirement.strip())
+        if match:
+            return match.group(2)
+    raise ValueError(f"{package} is not pinned in {pyproject}")
+
+
+def powertools_parameter(version: str) -> str:
+    """The public SSM parameter holding the ARN of the Powertools layer `version` for our runtime and architecture.
+
+    Powertools publishes one parameter per release (`/aws/service/powertools/python/{arch}/{runtime}/{version}`)
+    in each Region, whatever the partition's publisher account: the template names no account and no partition.
+    """
+    return f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{version}"
 
 
 def grant_tables(tables: Mapping[str, dynamodb.Table], grants: Iterable[str], grantee: iam.IGrantable) -> None:
@@ -47,7 +74,7 @@ class Functions(Construct):
         *,
         tables: Mapping[str, dynamodb.Table],
         environment: Mapping[str, str],
-        powertools_layer_version: int,
+        powertools_version: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         self.tables = dict(tables)
@@ -56,11 +83,12 @@ class Functions(Construct):
         self.functions: dict[str, lambda_.Function] = {}
         self._secret_readers: list[lambda_.Function] = []  # the functions given the shared secrets
         self.layer = shared_layer(self, "Layer")
+        # The layer of exactly the Powertools version the tests run with, resolved by CloudFormation at deploy.
+        self.powertools_version = powertools_version or pinned_version("aws-lambda-powertools")
         self.powertools = lambda_.LayerVersion.from_layer_version_arn(
             self,
             "Powertools",
-            f"arn:aws:lambda:{Stack.of(self).region}:017000801446:layer:"
-            f"AWSLambdaPowertoolsPythonV3-python311-x86_64:{powertools_layer_version}",
+            ssm.StringParameter.value_for_string_parameter(self, powertools_parameter(self.powertools_version)),
         )
         self.code = lambda_.Code.from_asset(str(FUNCTIONS_SOURCE), exclude=list(IGNORED))
 
@@ -71,6 +99,7 @@ class Functions(Construct):
         grants: Iterable[str] = (),
         timeout: Duration | None = None,
         memory_size: int = 256,
+        reserved_concurrency: int | None = None,
         environment: Mapping[str, str] | None = None,
         secrets: Mapping[str, secretsmanager.ISecret] | None = None,
         shared_secrets: bool = True,
@@ -86,12 +115,14 @@ class Functions(Construct):
         function = lambda_.Function(
             self,
             f"Fn-{name}",
-            runtime=lambda_.Runtime.PYTHON_3_11,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
             handler=f"{name}.handler",
             code=self.code,
             layers=[self.layer, self.powertools],
             memory_size=memory_size,
             timeout=timeout or Duration.seconds(10),
+            reserved_concurrent_executions=reserved_concurrency,
             environment={**self.environment, **(environment or {})},
             role=role,
             log_group=log_group,

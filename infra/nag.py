@@ -36,14 +36,17 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
         (
             stack.functions,
             "AwsSolutions-IAM5[Resource::*]",
-            "Only xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing) and dynamodb:ListStreams "
-            "(stream event sources), which support no resource-level permissions; every other statement names "
-            "its table, stream, queue, state machine, secret or log group.",
+            "Only xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing), dynamodb:ListStreams "
+            "(stream event sources) and, for the push worker, states:SendTaskSuccess/Failure/Heartbeat (answers "
+            "to task tokens), which support no resource-level permissions; every other statement names its "
+            "table, stream, queue, state machine, secret or log group.",
         ),
         (
             stack.functions,
             "AwsSolutions-L1",
-            "Python 3.11 on purpose: the layer, the local runtime and the Glue 5.1 jobs share one Python version.",
+            "Python 3.13 (Amazon Linux 2023, supported until 2029) rather than the newest runtime: the layer's "
+            "pinned wheels and the Powertools layer are built and tested for it; a new runtime is adopted after "
+            "they are (infra/layer.py, RUNTIME).",
         ),
         (
             stack.secrets,
@@ -86,7 +89,21 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
                     arn(stack, "glue", "table/mns_analytics/*"),
                     "The jobs create and update the tables of their own database only.",
                 ),
+                *(
+                    (
+                        arn(stack, "glue", f"userDefinedFunction/{database}/*"),
+                        "Spark's catalog client lists the functions of the databases it opens (read only): "
+                        "the default database at session start and the jobs' own.",
+                    )
+                    for database in ("default", "mns_analytics")
+                ),
             )
+        ),
+        (
+            stack.push.fanout_failures,
+            "AwsSolutions-SQS3",
+            "This queue is itself a dead-letter destination: the fan-out event source's on-failure destination "
+            "(descriptions of stream batches that failed every retry), alarmed and kept 14 days.",
         ),
         (
             stack.analytics,

@@ -12,7 +12,7 @@ and kept in Secrets Manager; its public certificate reaches the certificate rout
 
 from __future__ import annotations
 
-from aws_cdk import CustomResource, Duration, Stack
+from aws_cdk import Aws, CustomResource, Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -23,6 +23,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infra.capacity import Capacity
 from infra.functions import LOG_RETENTION, Functions
 from mnsd import settings
 from mnsd.push_workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
@@ -31,6 +32,21 @@ from mnsd.push_workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
 # send), the operation log. The worker also re-reads the message it retries.
 FANOUT_GRANTS = ("meta.read", "messages.write", "log.write")
 WORKER_GRANTS = (*FANOUT_GRANTS, "topic_messages.read")
+# The worker answers within an attempt's timeout; AWS advises a queue visibility of at least six times the
+# function's timeout, so a batch being retried by the event source is never handed out twice meanwhile.
+WORKER_TIMEOUT = Duration.seconds(ATTEMPT_TIMEOUT_SECONDS - 10)
+WORKER_VISIBILITY = Duration.seconds(6 * WORKER_TIMEOUT.to_seconds())
+FANOUT_TIMEOUT = Duration.seconds(60)
+# A stream batch that keeps failing is split (bisect) and retried this often, never past this age; then its
+# description goes to the fan-out's failure queue (alarmed) instead of being dropped by the stream.
+FANOUT_RETRY_ATTEMPTS = 3
+FANOUT_MAX_RECORD_AGE = Duration.hours(1)
+# Callback-pattern answers name a task token, not a resource: the service authorization reference lists no
+# resource type for them, so IAM only matches them on "*".
+TASK_RESPONSE_ACTIONS = ["states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"]
+
+
+SETUP_TIMEOUT = Duration.seconds(60)
 
 
 class SigningKey(Construct):
@@ -39,15 +55,18 @@ class SigningKey(Construct):
     def __init__(self, scope: Construct, id: str, *, functions: Functions) -> None:
         super().__init__(scope, id)
         self.secret = secretsmanager.Secret(self, "Key", description="MNS push signing key (PEM)")
-        setup = functions.add("signing_setup", timeout=Duration.seconds(60), shared_secrets=False)
+        setup = functions.add("signing_setup", timeout=SETUP_TIMEOUT, shared_secrets=False)
         self.secret.grant_write(setup)
-        # The function answers CloudFormation itself (its ResponseURL): no provider framework function.
+        self.secret.grant_read(setup)  # an Update with the same secret re-reads the key for its certificate
+        # The function answers CloudFormation itself (its ResponseURL): no provider framework function. Should it
+        # never answer (killed before its handler runs), CloudFormation gives up after `service_timeout`, not 1 h.
         resource = CustomResource(
             self,
             "Material",
             service_token=setup.function_arn,
             resource_type="Custom::PushSigningKey",
             properties={"SecretArn": self.secret.secret_arn},
+            service_timeout=Duration.seconds(3 * setup.timeout.to_seconds()),
         )
         self.certificate = resource.get_att_string("Certificate")
 
@@ -64,8 +83,10 @@ class PushDelivery(Construct):
         topic_messages: dynamodb.ITable,
         signing_key: SigningKey,
         certificate_url: str,
+        capacity: Capacity | None = None,
     ) -> None:
         super().__init__(scope, id)
+        capacity = capacity or Capacity()
         self.dead_letters = sqs.Queue(
             self, "PushDeadLetters", retention_period=Duration.days(14), enforce_ssl=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
@@ -73,7 +94,7 @@ class PushDelivery(Construct):
         self.queue = sqs.Queue(
             self,
             "PushAttempts",
-            visibility_timeout=Duration.seconds(ATTEMPT_TIMEOUT_SECONDS),
+            visibility_timeout=WORKER_VISIBILITY,
             enforce_ssl=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.dead_letters, max_receive_count=5),
@@ -81,7 +102,7 @@ class PushDelivery(Construct):
         self.state_machine = sfn.StateMachine(
             self,
             "Retries",
-            definition_body=sfn.DefinitionBody.from_string(definition_json(self.queue.queue_url)),
+            definition_body=sfn.DefinitionBody.from_string(definition_json(self.queue.queue_url, Aws.PARTITION)),
             state_machine_type=sfn.StateMachineType.STANDARD,  # the longest schedule runs a day
             tracing_enabled=True,
             logs=sfn.LogOptions(
@@ -97,29 +118,48 @@ class PushDelivery(Construct):
         }
         secrets = {settings.SIGNING_KEY_SECRET_ARN: signing_key.secret}
         self.fanout = functions.add(
-            "fanout", grants=FANOUT_GRANTS, timeout=Duration.seconds(60), environment=environment, secrets=secrets
+            "fanout",
+            grants=FANOUT_GRANTS,
+            timeout=FANOUT_TIMEOUT,
+            environment=environment,
+            secrets=secrets,
+            reserved_concurrency=capacity.fanout_concurrency,
         )
         self.worker = functions.add(
             "push_worker",
             grants=WORKER_GRANTS,
-            timeout=Duration.seconds(ATTEMPT_TIMEOUT_SECONDS - 10),
+            timeout=WORKER_TIMEOUT,
             environment=environment,
             secrets=secrets,
+            reserved_concurrency=capacity.push_concurrency,
         )
+        # Stream batches that failed every retry: their shard, sequence numbers and error, kept 14 days.
+        self.fanout_failures = sqs.Queue(
+            self, "FanoutFailures", retention_period=Duration.days(14), enforce_ssl=True,
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+        )  # fmt: skip
         self.fanout.add_event_source(
             sources.DynamoEventSource(
                 topic_messages,
                 starting_position=lambda_.StartingPosition.LATEST,
                 batch_size=10,
+                # Several batches of one shard in flight at once: one slow endpoint delays its own batch only.
+                parallelization_factor=capacity.fanout_parallelization,
                 bisect_batch_on_error=True,
-                retry_attempts=3,
+                retry_attempts=FANOUT_RETRY_ATTEMPTS,
+                max_record_age=FANOUT_MAX_RECORD_AGE,
+                on_failure=sources.SqsDlq(self.fanout_failures),
                 report_batch_item_failures=True,
                 filters=[lambda_.FilterCriteria.filter({"eventName": lambda_.FilterRule.is_equal("INSERT")})],
             )
         )
-        self.worker.add_event_source(sources.SqsEventSource(self.queue, batch_size=10, report_batch_item_failures=True))
+        self.worker.add_event_source(
+            sources.SqsEventSource(
+                self.queue, batch_size=10, report_batch_item_failures=True, max_concurrency=capacity.push_concurrency
+            )
+        )
         self.state_machine.grant_start_execution(self.fanout)
-        self.state_machine.grant_task_response(self.worker)
+        self.worker.add_to_role_policy(iam.PolicyStatement(actions=TASK_RESPONSE_ACTIONS, resources=["*"]))
         for function in (self.fanout, self.worker):
             grant_mail_and_sms(function)
 

@@ -6,6 +6,7 @@ from constructs import Construct
 
 from infra.analytics import Analytics, Exports, operation_log
 from infra.api import Api
+from infra.capacity import Capacity
 from infra.functions import Functions
 from infra.monitoring import PERIOD, Alarms
 from infra.nag import acknowledge_reviewed_findings
@@ -20,14 +21,16 @@ from mnsd.routes import ROUTES
 
 
 class MnsStack(Stack):
-    """Context values (cdk.json or `-c`): mnsRegion, powertoolsLayerVersion, deletionProtection, and the optional
-    domainName + certificateArn (serve the API at the root of that host) and alarmEmail."""
+    """Context values (cdk.json or `-c`): mnsRegion, deletionProtection, the concurrency and size settings of
+    `infra.capacity.Capacity` (accountConcurrency, receiveConcurrency, ...), and the optional domainName +
+    certificateArn (serve the API at the root of that host) and alarmEmail."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: object) -> None:
         super().__init__(scope, id, **kwargs)
         # Access logs are delivered under a bucket policy, not the legacy ACL.
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
         context = self.node.try_get_context
+        self.capacity = Capacity.from_context(context)
         # `-c deletionProtection=true` arrives as a string, cdk.json's `true` as a boolean.
         self.tables = Tables(self, "Tables", deletion_protection=str(context("deletionProtection")).lower() == "true")
         self.buckets = Buckets(self, "Buckets")
@@ -37,7 +40,6 @@ class MnsStack(Stack):
             "Functions",
             tables=self.tables.by_name,
             environment={**self.tables.environment(), settings.REGION: context("mnsRegion") or "cn-hangzhou"},
-            powertools_layer_version=int(context("powertoolsLayerVersion") or 27),
         )
         for variable, secret in self.secrets.by_variable().items():
             self.functions.add_secret(variable, secret)
@@ -48,6 +50,7 @@ class MnsStack(Stack):
             routes=ROUTES,
             domain_name=context("domainName"),
             certificate_arn=context("certificateArn"),
+            capacity=self.capacity,
         )
         self.signing_key = SigningKey(self, "SigningKey", functions=self.functions)
         self.functions.functions["get_signing_certificate"].add_environment(
@@ -60,6 +63,7 @@ class MnsStack(Stack):
             topic_messages=self.tables.topic_messages,
             signing_key=self.signing_key,
             certificate_url=self.api.endpoint + CERTIFICATE_PATH,
+            capacity=self.capacity,
         )
         operation_log(self.functions, self.tables.messages)
         exported = {"log": self.tables.log, "messages": self.tables.messages, "meta": self.tables.meta}
@@ -82,6 +86,13 @@ class MnsStack(Stack):
             "PushDeadLetters",
             self.push.dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
         )
+        # A stream batch the fan-out failed on through every retry (or that aged out): its first attempts were
+        # never made. The message names the shard and sequence numbers to replay.
+        self.alarms.add(
+            "FanoutFailures",
+            self.push.fanout_failures.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
+        )
+        self.analytics.notify_failures(self.alarms.topic)
         CfnOutput(self, "Endpoint", value=self.api.endpoint, description="MNS endpoint for the SDKs")
         if self.api.domain_name is not None:
             CfnOutput(

@@ -14,7 +14,7 @@ def functions(tmp_path) -> Functions:
     meta = dynamodb.Table(
         stack, "Meta", partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
     )
-    return Functions(stack, "Functions", tables={"meta": meta}, environment={}, powertools_layer_version=27)
+    return Functions(stack, "Functions", tables={"meta": meta}, environment={}, powertools_version="3.37.0")
 
 
 @pytest.mark.parametrize("grant", ["topic_messages.read", "meta.delete", "meta"])

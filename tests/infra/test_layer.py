@@ -18,5 +18,7 @@ def test_the_layer_carries_our_code_and_linux_wheels_of_its_requirements(tmp_pat
     assert (python / "mnsd" / "routes.py").read_bytes() == (LAYER_SOURCE / "python" / "mnsd" / "routes.py").read_bytes()
     assert not list(python.rglob("mnsd/**/__pycache__"))
     wheel = (python / f"cryptography-{pins['cryptography']}.dist-info" / "WHEEL").read_text()
-    assert "manylinux2014_x86_64" in wheel  # Lambda's platform, whatever this machine is
+    assert "manylinux2014_aarch64" in wheel  # the functions' platform (arm64), whatever this machine is
     assert list(python.glob("cryptography/hazmat/bindings/_rust.abi3.so"))
+    # cffi has one build per CPython version: the runtime's (3.13), not this interpreter's.
+    assert [p.name for p in python.glob("_cffi_backend.*.so")] == ["_cffi_backend.cpython-313-aarch64-linux-gnu.so"]

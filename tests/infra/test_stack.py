@@ -7,7 +7,9 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from infra.analytics import JOB_INPUTS, OPLOG_GRANTS
+from infra.analytics import DATABASE, JOB_INPUTS, OPLOG_GRANTS
+from infra.capacity import MIN_UNRESERVED, Capacity
+from infra.functions import ROOT, pinned_version
 from infra.lint import findings
 from infra.push import FANOUT_GRANTS, WORKER_GRANTS
 from infra.stack import MnsStack, build
@@ -45,6 +47,9 @@ ANY_RESOURCE_ACTIONS = {
     "logs:PutResourcePolicy",
     "logs:DescribeResourcePolicies",
     "logs:DescribeLogGroups",
+    "states:SendTaskSuccess",  # answers to task tokens: no resource type in the service authorization reference
+    "states:SendTaskFailure",
+    "states:SendTaskHeartbeat",
 }
 # Table actions that touch no item: reading a stream (event sources), exporting (tested on its own).
 NOT_DATA_ACTIONS = {
@@ -119,7 +124,8 @@ def test_every_route_has_its_own_function_with_the_shared_layer(synthesized) -> 
     assert all(len(found) == 1 for found in functions.values())
     layer = logical_id(template, "AWS::Lambda::LayerVersion", "Mns/Functions/Layer/Resource")
     for function in (next(iter(found.values())) for found in functions.values()):
-        assert function["Properties"]["Runtime"] == "python3.11"
+        assert function["Properties"]["Runtime"] == "python3.13"  # Amazon Linux 2023 (python3.11: AL2, EOL 2026)
+        assert function["Properties"]["Architectures"] == ["arm64"]
         assert {"Ref": layer} in function["Properties"]["Layers"]
 
 
@@ -331,9 +337,12 @@ def test_the_retry_state_machine_is_the_definition_the_local_runtime_executes(te
     queue = logical_id(template, "AWS::SQS::Queue", "Mns/Push/PushAttempts/Resource")
     (machine,) = template.find_resources("AWS::StepFunctions::StateMachine").values()
     parts = machine["Properties"]["DefinitionString"]["Fn::Join"][1]
-    assert [p for p in parts if not isinstance(p, str)] == [{"Ref": queue}] * 3  # two attempt Tasks and Drop
-    deployed = json.loads("".join(p if isinstance(p, str) else "QUEUE_URL" for p in parts))
-    assert deployed == definition("QUEUE_URL")
+    tokens = [p for p in parts if not isinstance(p, str)]
+    assert tokens.count({"Ref": queue}) == 3  # two attempt Tasks and Drop
+    assert tokens.count({"Ref": "AWS::Partition"}) == 3  # their service integrations, in the stack's partition
+    values = {json.dumps({"Ref": queue}): "QUEUE_URL", json.dumps({"Ref": "AWS::Partition"}): "aws-cn"}
+    deployed = json.loads("".join(p if isinstance(p, str) else values[json.dumps(p)] for p in parts))
+    assert deployed == definition("QUEUE_URL", partition="aws-cn")
     assert machine["Properties"]["StateMachineType"] == "STANDARD"
 
 
@@ -416,7 +425,9 @@ def test_the_operation_log_is_fed_only_by_leases_of_logging_queues(template: Tem
 
 
 def test_the_tables_are_exported_daily_to_the_prefixes_the_jobs_read(template: Template) -> None:
-    (rule,) = template.find_resources("AWS::Events::Rule").values()
+    (rule,) = template.find_resources(
+        "AWS::Events::Rule", {"Properties": {"ScheduleExpression": Match.any_value()}}
+    ).values()
     assert rule["Properties"]["ScheduleExpression"] == "cron(0 2 * * ? *)"
     assert rule["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": [function_id(template, "export_tables"), "Arn"]}
     tables = {
@@ -458,3 +469,143 @@ def test_the_glue_jobs_run_on_glue_5_1_every_day_after_the_exports(template: Tem
     assert trigger["Properties"]["Schedule"] == "cron(0 3 * * ? *)"
     assert trigger["Properties"]["StartOnCreation"] is True
     assert len(trigger["Properties"]["Actions"]) == len(jobs)
+
+
+# ---------------------------------------------------------------- ready for a first deploy
+
+
+def functions_by_name(template: Template) -> dict[str, dict]:
+    return {
+        resource["Properties"]["Handler"].removesuffix(".handler"): resource["Properties"]
+        for resource in template.find_resources("AWS::Lambda::Function").values()
+    }
+
+
+def test_long_polls_are_capped_so_they_cannot_starve_the_other_functions(template: Template) -> None:
+    capacity = Capacity()
+    functions = functions_by_name(template)
+    reserved = {
+        name: f["ReservedConcurrentExecutions"] for name, f in functions.items() if "ReservedConcurrentExecutions" in f
+    }
+    assert reserved == {
+        "get_messages": capacity.receive_concurrency,
+        "fanout": capacity.fanout_concurrency,
+        "push_worker": capacity.push_concurrency,
+    }
+    # Sends, deletes and the control plane share the rest, which a default account (1,000) keeps >= 100.
+    assert capacity.account_concurrency - sum(reserved.values()) >= MIN_UNRESERVED
+    assert functions["get_messages"]["MemorySize"] == capacity.receive_memory
+
+
+def test_capacity_comes_from_the_context(tmp_path: Path) -> None:
+    _, template = synth(tmp_path, receiveConcurrency="300", pushConcurrency=5, receiveMemory=128)
+    functions = functions_by_name(template)
+    assert functions["get_messages"]["ReservedConcurrentExecutions"] == 300
+    assert functions["get_messages"]["MemorySize"] == 128
+    assert functions["push_worker"]["ReservedConcurrentExecutions"] == 5
+    worker = function_id(template, "push_worker")
+    (mapping,) = template.find_resources(
+        "AWS::Lambda::EventSourceMapping", {"Properties": {"FunctionName": {"Ref": worker}}}
+    ).values()
+    assert mapping["Properties"]["ScalingConfig"] == {"MaximumConcurrency": 5}
+
+
+def test_a_stream_batch_that_keeps_failing_reaches_an_alarmed_failure_queue(template: Template) -> None:
+    failures = logical_id(template, "AWS::SQS::Queue", "Mns/Push/FanoutFailures/Resource")
+    fanout = function_id(template, "fanout")
+    (mapping,) = template.find_resources(
+        "AWS::Lambda::EventSourceMapping", {"Properties": {"FunctionName": {"Ref": fanout}}}
+    ).values()
+    properties = mapping["Properties"]
+    assert properties["ParallelizationFactor"] == Capacity().fanout_parallelization > 1
+    assert properties["BisectBatchOnFunctionError"] is True
+    assert properties["MaximumRetryAttempts"] == 3
+    assert properties["MaximumRecordAgeInSeconds"] == 3600
+    assert properties["DestinationConfig"] == {"OnFailure": {"Destination": {"Fn::GetAtt": [failures, "Arn"]}}}
+    assert any(
+        "sqs:SendMessage" in s["Action"] and s["Resource"] == {"Fn::GetAtt": [failures, "Arn"]}
+        for s in role_statements(template, "fanout")
+    )
+    alarmed = [
+        alarm
+        for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()
+        if alarm["Properties"].get("Dimensions")
+        == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [failures, "QueueName"]}}]
+    ]
+    assert len(alarmed) == 1 and alarmed[0]["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+
+
+def test_the_push_queue_visibility_is_six_times_the_worker_timeout(template: Template) -> None:
+    queue = template.find_resources("AWS::SQS::Queue")[
+        logical_id(template, "AWS::SQS::Queue", "Mns/Push/PushAttempts/Resource")
+    ]
+    worker = functions_by_name(template)["push_worker"]
+    assert queue["Properties"]["VisibilityTimeout"] >= 6 * worker["Timeout"]
+
+
+def test_task_token_answers_are_allowed_as_aws_documents_them(template: Template) -> None:
+    (statement,) = [s for s in role_statements(template, "push_worker") if "states:SendTaskSuccess" in s["Action"]]
+    assert sorted(statement["Action"]) == [
+        "states:SendTaskFailure",
+        "states:SendTaskHeartbeat",
+        "states:SendTaskSuccess",
+    ]
+    assert statement["Resource"] == "*"  # no resource type: a state machine ARN here would never match
+
+
+def test_the_signing_custom_resource_can_read_its_secret_and_has_a_timeout(template: Template) -> None:
+    key = logical_id(template, "AWS::SecretsManager::Secret", "Mns/SigningKey/Key/Resource")
+    reads = [
+        s for s in role_statements(template, "signing_setup")
+        if "secretsmanager:GetSecretValue" in s["Action"] and s["Resource"] == {"Ref": key}
+    ]  # fmt: skip
+    assert reads
+    (material,) = template.find_resources("Custom::PushSigningKey").values()
+    timeout = material["Properties"]["ServiceTimeout"]
+    assert functions_by_name(template)["signing_setup"]["Timeout"] < int(timeout) < 3600
+
+
+def test_glue_jobs_may_open_the_default_database_and_their_own(template: Template) -> None:
+    role = logical_id(template, "AWS::IAM::Role", "Mns/Analytics/JobRole/Resource")
+    (policy,) = template.find_resources("AWS::IAM::Policy", {"Properties": {"Roles": [{"Ref": role}]}}).values()
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    reads = [s for s in statements if "glue:GetDatabase" in s["Action"]]
+    resources = json.dumps([s["Resource"] for s in reads])
+    for resource in (":catalog", ":database/default", f":database/{DATABASE}"):
+        assert f'"{resource}"' in resources, resource
+    writes = [s for s in statements if "glue:CreateTable" in s["Action"]]
+    assert "database/default" not in json.dumps(writes)  # nothing is written outside the stack's database
+
+
+def test_a_failed_glue_job_notifies_the_alarm_topic(template: Template) -> None:
+    topic = logical_id(template, "AWS::SNS::Topic", "Mns/Alarms/Topic/Resource")
+    rules = template.find_resources("AWS::Events::Rule", {"Properties": {"EventPattern": {"source": ["aws.glue"]}}})
+    (rule,) = rules.values()
+    pattern = rule["Properties"]["EventPattern"]
+    assert pattern["detail-type"] == ["Glue Job State Change"]
+    assert sorted(pattern["detail"]["state"]) == ["ERROR", "FAILED", "TIMEOUT"]
+    assert sorted(pattern["detail"]["jobName"]) == [f"Mns-{job}" for job in sorted(JOB_INPUTS)]
+    assert rule["Properties"]["Targets"][0]["Arn"] == {"Ref": topic}
+    policies = template.find_resources("AWS::SNS::TopicPolicy")
+    assert "events.amazonaws.com" in json.dumps(policies)
+
+
+def test_the_powertools_layer_is_the_version_the_tests_pin(template: Template) -> None:
+    pinned = pinned_version("aws-lambda-powertools")
+    assert pinned == "3.37.0"
+    parameters = {
+        name: p["Default"] for name, p in template.to_json()["Parameters"].items() if "powertools" in p["Default"]
+    }
+    assert parameters == {next(iter(parameters)): f"/aws/service/powertools/python/arm64/python3.13/{pinned}"}
+    (parameter,) = parameters
+    for name, function in functions_by_name(template).items():
+        assert {"Ref": parameter} in function["Layers"], name
+
+
+SOURCES = [ROOT / "app.py", *(ROOT / "infra").rglob("*.py"), *(ROOT / "functions").rglob("*.py")]
+DEPLOYED_CODE = list((ROOT / "layers/mnsd/python").rglob("*.py"))
+
+
+def test_no_arn_names_the_commercial_partition(template: Template) -> None:
+    assert "arn:aws:" not in json.dumps(template.to_json())  # China and GovCloud have their own partitions
+    assert [str(p) for p in SOURCES + DEPLOYED_CODE if "arn:aws:" in p.read_text()] == []

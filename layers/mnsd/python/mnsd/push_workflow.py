@@ -32,10 +32,10 @@ ATTEMPT_TIMEOUT_SECONDS = 60
 DELIVERY_FAILED = "DeliveryFailed"
 
 
-def _attempt(queue_url: str, attempt_path: str, first_attempt: int) -> dict[str, Any]:
+def _attempt(queue_url: str, attempt_path: str, first_attempt: int, partition: str) -> dict[str, Any]:
     return {
         "Type": "Task",
-        "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+        "Resource": f"arn:{partition}:states:::sqs:sendMessage.waitForTaskToken",
         "Parameters": {
             "QueueUrl": queue_url,
             "MessageBody": {
@@ -50,8 +50,11 @@ def _attempt(queue_url: str, attempt_path: str, first_attempt: int) -> dict[str,
     }
 
 
-def definition(queue_url: str) -> dict[str, Any]:
-    """The state machine; its input is `{"strategy": ..., "retries": 0, "delivery": {...}}`."""
+def definition(queue_url: str, partition: str = "aws") -> dict[str, Any]:
+    """The state machine; its input is `{"strategy": ..., "retries": 0, "delivery": {...}}`.
+
+    `partition` names Step Functions' service integrations (the deployed stack's own: aws-cn, aws-us-gov, ...).
+    """
     low, high = BACKOFF_WAIT_SECONDS
     catch_to = lambda state: [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": state}]  # noqa: E731
     return {
@@ -79,7 +82,7 @@ def definition(queue_url: str) -> dict[str, Any]:
             },
             "BackoffWait": {"Type": "Wait", "SecondsPath": "$.wait", "Next": "BackoffAttempt"},
             "BackoffAttempt": {
-                **_attempt(queue_url, "$.retries", 0),
+                **_attempt(queue_url, "$.retries", 0, partition),
                 "Catch": catch_to("BackoffMore"),
                 "End": True,
             },
@@ -90,7 +93,7 @@ def definition(queue_url: str) -> dict[str, Any]:
             },
             "ExponentialFirstWait": {"Type": "Wait", "Seconds": EXPONENTIAL_FIRST_WAIT, "Next": "ExponentialAttempt"},
             "ExponentialAttempt": {
-                **_attempt(queue_url, "$$.State.RetryCount", 1),
+                **_attempt(queue_url, "$$.State.RetryCount", 1, partition),
                 "Retry": [
                     {
                         "ErrorEquals": ["States.ALL"],
@@ -105,7 +108,7 @@ def definition(queue_url: str) -> dict[str, Any]:
             },
             "Drop": {
                 "Type": "Task",
-                "Resource": "arn:aws:states:::sqs:sendMessage",
+                "Resource": f"arn:{partition}:states:::sqs:sendMessage",
                 "Parameters": {"QueueUrl": queue_url, "MessageBody": {"delivery.$": "$.delivery", "drop": True}},
                 "End": True,
             },
@@ -113,8 +116,8 @@ def definition(queue_url: str) -> dict[str, Any]:
     }
 
 
-def definition_json(queue_url: str) -> str:
-    return json.dumps(definition(queue_url), indent=2)
+def definition_json(queue_url: str, partition: str = "aws") -> str:
+    return json.dumps(definition(queue_url, partition), indent=2)
 
 
 def execution_input(strategy: str, delivery: dict[str, Any]) -> str:
