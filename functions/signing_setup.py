@@ -16,6 +16,7 @@ from typing import Any
 import boto3
 
 from mnsd.push_signing import certificate_of, generate_signing_material
+from mnsd.services import client_config
 
 PHYSICAL_ID = "push-signing-key"
 
@@ -55,7 +56,7 @@ def handler(event: dict[str, Any], context: Any, secretsmanager: Any = None) -> 
         if event["RequestType"] == "Delete":
             data = {}
         else:
-            data = material(event, secretsmanager or boto3.client("secretsmanager"))
+            data = material(event, secretsmanager or boto3.client("secretsmanager", config=client_config()))
     except Exception as error:  # answered, or CloudFormation waits an hour for the resource
         respond(event, "FAILED", {}, f"{type(error).__name__}: {error}")
         return

@@ -39,6 +39,22 @@ CONTENT_TYPES = {
 
 logger = Logger(service="mns")
 
+# SES and SNS refusals that no retry mends (sandbox, unverified sender, missing permission, bad number or
+# address): the delivery is dropped at once instead of being retried for up to a day.
+PERMANENT_AWS_ERRORS = frozenset(
+    {
+        "MessageRejected",  # SES: sandbox recipient or unverified sender
+        "MailFromDomainNotVerifiedException",
+        "ConfigurationSetDoesNotExistException",
+        "AccessDenied",
+        "AccessDeniedException",
+        "AuthorizationError",  # SNS: no permission (or SMS not enabled for the account)
+        "InvalidParameter",  # SNS: not a phone number, message too long
+        "InvalidParameterValue",
+        "OptedOutException",
+    }
+)
+
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
@@ -180,7 +196,10 @@ class Deliverer:
         }
         if str(mail.get("ReplyToAddress", 0)) == "1":
             request["ReplyToAddresses"] = [mail["AccountName"]]
-        self.clients("ses").send_email(**request)
+        try:
+            self.clients("ses").send_email(**request)
+        except Exception as error:
+            return _aws_refusal(error)
         return Outcome(True)
 
     def _to_sms(self, subscription: Subscription, message: TopicMessage) -> Outcome:
@@ -205,5 +224,16 @@ class Deliverer:
             texts = {number: params for number in receivers}
         for number, values in texts.items():
             text = sms_text(message.body, values, str(sms.get("FreeSignName") or ""))
-            self.clients("sns").publish(PhoneNumber=number, Message=text)
+            try:
+                self.clients("sns").publish(PhoneNumber=number, Message=text)
+            except Exception as error:
+                return _aws_refusal(error)
         return Outcome(True)
+
+
+def _aws_refusal(error: Exception) -> Outcome:
+    """The outcome of an SES or SNS call that raised: permanent for the refusals no retry mends."""
+    code = str(getattr(error, "response", {}).get("Error", {}).get("Code", ""))
+    if not code:
+        raise error  # not an AWS answer (a bug, a network failure): the caller's handler logs and retries it
+    return Outcome(False, detail=f"{code}: {error}", permanent=code in PERMANENT_AWS_ERRORS)

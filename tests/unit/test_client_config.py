@@ -1,0 +1,46 @@
+"""AWS clients carry botocore's retries and timeouts that end within a function's timeout."""
+
+import pytest
+
+from mnsd.services import CLIENT_RETRIES, CLIENT_TIMEOUTS, boto3_clients, resolve_secrets
+from mnsd.settings import Settings
+
+SHORTEST_FUNCTION_TIMEOUT_SECONDS = 10  # infra/api.py: every route but the long poll
+
+
+@pytest.fixture(autouse=True)
+def region(monkeypatch) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+
+
+@pytest.mark.parametrize("service", ["dynamodb", "stepfunctions", "ses", "sns", "secretsmanager"])
+def test_each_client_is_made_once_with_adaptive_retries_and_short_timeouts(service: str) -> None:
+    clients = boto3_clients()
+    client = clients(service)
+    assert clients(service) is client
+    config = client.meta.config
+    assert config.retries == {"mode": "adaptive", "total_max_attempts": 3}
+    assert (config.connect_timeout, config.read_timeout) == (1, 2)
+
+
+def test_every_attempt_of_a_call_ends_within_the_shortest_function_timeout() -> None:
+    per_attempt = CLIENT_TIMEOUTS["connect_timeout"] + CLIENT_TIMEOUTS["read_timeout"]
+    assert CLIENT_RETRIES["total_max_attempts"] * per_attempt < SHORTEST_FUNCTION_TIMEOUT_SECONDS
+
+
+def test_the_secrets_read_at_cold_start_use_the_same_configuration(monkeypatch) -> None:
+    made = []
+
+    class Client:
+        def get_secret_value(self, SecretId: str) -> dict:  # noqa: N803
+            return {"SecretString": f"value of {SecretId}"}
+
+    import boto3
+
+    monkeypatch.setattr(boto3, "client", lambda name, config=None: made.append((name, config)) or Client())
+    settings = resolve_secrets(Settings(receipt_secret_arn="arn-of-receipt"))
+    assert settings.receipt_secret == "value of arn-of-receipt"
+    ((name, config),) = made
+    assert name == "secretsmanager" and config.retries == dict(CLIENT_RETRIES) and config.read_timeout == 2
