@@ -78,19 +78,28 @@ def write(frame: DataFrame, job: str, output_path: str) -> None:
 def register_table(
     spark: SparkSession, database: str, table: str, output_path: str, schema: StructType, job: str
 ) -> None:
-    """Create the catalog table over the Parquet folder once, then add the partitions written since.
+    """Create or update the catalog table over the Parquet folder: idempotent, and independent of any write.
 
-    The table's columns are the job's output schema, so a first run that wrote no row (no poison message
-    yet) still creates it. On Glue (`--enable-glue-datacatalog`) Spark's catalog is the Glue Data Catalog,
-    so this registers an Athena-queryable table (Spark stores Parquet data source tables in Hive-compatible
-    form)."""
+    The table's columns are the job's output schema, so a run that writes no row (no poison message yet), or
+    fails before writing, still leaves the table. A table whose columns differ from the schema (an older
+    version of the job) is dropped and created again; it is external (LOCATION), so its files stay. On Glue
+    (`--enable-glue-datacatalog`) Spark's catalog is the Glue Data Catalog, so this registers an
+    Athena-queryable table (Spark stores Parquet data source tables in Hive-compatible form)."""
     columns = ", ".join(f"`{field.name}` {field.dataType.simpleString()}" for field in schema.fields)
     partitions = ", ".join(f"`{name}`" for name in PARTITIONS[job])
     spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+    if spark.catalog.tableExists(f"{database}.{table}"):
+        registered = {(c.name, c.dataType) for c in spark.catalog.listColumns(f"{database}.{table}")}
+        if registered != {(field.name, field.dataType.simpleString()) for field in schema.fields}:
+            spark.sql(f"DROP TABLE `{database}`.`{table}`")
     spark.sql(
         f"CREATE TABLE IF NOT EXISTS `{database}`.`{table}` ({columns}) USING PARQUET "
         f"PARTITIONED BY ({partitions}) LOCATION '{output_path}'"
     )
+
+
+def add_partitions(spark: SparkSession, database: str, table: str) -> None:
+    """Register the partitions written since the last run."""
     spark.sql(f"MSCK REPAIR TABLE `{database}`.`{table}`")
 
 
@@ -103,11 +112,13 @@ def run(
     table: str | None = None,
     s3_client: Any = None,
 ) -> StructType:
-    """Build, write and (with `database`) register one job's output; its schema."""
+    """Build, register (with `database`, before writing) and write one job's output; its schema."""
     frame = build(spark, job, inputs, s3_client)
-    write(frame, job, output_path)
     if database:
         register_table(spark, database, table or job, output_path, frame.schema, job)
+    write(frame, job, output_path)
+    if database:
+        add_partitions(spark, database, table or job)
     return frame.schema
 
 

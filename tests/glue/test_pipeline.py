@@ -196,3 +196,30 @@ def test_log_ttl_keeps_only_days_ttl_cannot_have_thinned(spark, pipeline, ttl_ho
     for job in ("queue_hourly", "subscription_hourly"):
         frame = build(spark, job, JobInputs(log=inputs.log, log_ttl_hours=ttl_hours))
         assert {r["date"] for r in frame.select("date").distinct().collect()} == days
+
+
+def test_the_table_is_registered_before_the_write(spark, pipeline, tmp_path, monkeypatch):
+    _, _, inputs, _ = pipeline
+    from glue_jobs import runner
+
+    def failing_write(frame, job, output_path):
+        raise RuntimeError("the write failed")
+
+    monkeypatch.setattr(runner, "write", failing_write)
+    with pytest.raises(RuntimeError, match="the write failed"):
+        run(spark, "queue_hourly", inputs, str(tmp_path / "t"), database="mns_analytics_first", table="queue_hourly")
+    assert spark.catalog.tableExists("mns_analytics_first.queue_hourly")
+
+
+def test_a_table_registered_with_other_columns_is_updated(spark, pipeline, tmp_path):
+    _, _, inputs, _ = pipeline
+    path = str(tmp_path / "queue_hourly")
+    spark.sql("CREATE DATABASE IF NOT EXISTS mns_analytics_old")
+    spark.sql(
+        f"CREATE TABLE mns_analytics_old.queue_hourly (queue string, sends bigint, date string) USING PARQUET "
+        f"PARTITIONED BY (date) LOCATION '{path}'"
+    )
+    schema = run(spark, "queue_hourly", inputs, path, database="mns_analytics_old", table="queue_hourly")
+    columns = {c.name for c in spark.catalog.listColumns("mns_analytics_old.queue_hourly")}
+    assert columns == set(schema.fieldNames()) and len(columns) > 3
+    assert spark.sql("SELECT count(*) AS n FROM mns_analytics_old.queue_hourly").first()["n"] > 0
