@@ -609,3 +609,9 @@ DEPLOYED_CODE = list((ROOT / "layers/mnsd/python").rglob("*.py"))
 def test_no_arn_names_the_commercial_partition(template: Template) -> None:
     assert "arn:aws:" not in json.dumps(template.to_json())  # China and GovCloud have their own partitions
     assert [str(p) for p in SOURCES + DEPLOYED_CODE if "arn:aws:" in p.read_text()] == []
+
+
+def test_the_template_stays_well_within_cloudformation_limits(template: Template) -> None:
+    resources = template.to_json()["Resources"]
+    assert len(resources) <= 300  # CloudFormation allows 500 per stack
+    assert len(template.to_json().get("Parameters", {})) <= 200
