@@ -46,7 +46,8 @@ def powertools_parameter(version: str) -> str:
     """The public SSM parameter holding the ARN of the Powertools layer `version` for our runtime and architecture.
 
     Powertools publishes one parameter per release (`/aws/service/powertools/python/{arch}/{runtime}/{version}`)
-    in each Region, whatever the partition's publisher account: the template names no account and no partition.
+    in the Regions it publishes the layer to: the template names neither the publisher's account (which differs
+    by partition) nor a partition. A release whose parameter is missing fails the deploy before any change.
     """
     return f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{version}"
 
