@@ -31,6 +31,7 @@ ACCOUNT = "1000000000000001"
 REGION = "cn-hangzhou"
 MOTO_ACCOUNT = "123456789012"
 SIGNING = generate_signing_material()
+LOOPBACK = "127.0.0.0/8,::1/128"
 
 
 def body(tag: str, **fields: str) -> xmlcodec.Element:
@@ -56,6 +57,7 @@ class Push:
             signing_key=SIGNING[0],
             signing_certificate=SIGNING[1],
             signing_cert_url=endpoint.url("/cert.pem"),
+            push_allowed_networks=LOOPBACK,  # the test endpoints listen on 127.0.0.1
         )
         create_tables(self.clients("dynamodb"), settings)
         self.services = build_services(settings, dynamodb=self.clients("dynamodb"), clients=self.clients)
