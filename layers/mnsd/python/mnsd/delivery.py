@@ -127,12 +127,12 @@ class Deliverer:
         settings: Settings,
         queues: Any,
         clients: Callable[[str], Any],
-        attempt_seconds: float = HTTP_TIMEOUT_SECONDS,
+        attempt_seconds: float | None = None,
     ) -> None:
         self.settings = settings
         self.queues = queues
         self.clients = clients  # boto3 client factory: SES and SNS are made on first use
-        self.attempt_seconds = attempt_seconds
+        self.attempt_seconds = HTTP_TIMEOUT_SECONDS if attempt_seconds is None else attempt_seconds
         self.allowed_networks = allowed_networks(settings.push_allowed_networks)
 
     def deliver(self, subscription: Subscription, message: TopicMessage) -> Outcome:
