@@ -14,9 +14,12 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from mnsd import delivery, errors, push_http, xmlcodec
 from mnsd.delivery import Deliverer, content_md5, http_push, notification_body, sms_text
+from mnsd.fanout import LocalDispatcher
 from mnsd.push_address import allowed_networks, is_public, permitted, refuse_internal_endpoint
+from mnsd.push_handlers import make_fanout_handler
 from mnsd.push_signing import generate_signing_material, sign, string_to_sign
 from mnsd.settings import Settings
+from mnsd.storage.topic_messages import to_item
 from mnsd.topic_model import Subscription, SubscriptionAttributes, TopicMessage
 
 KEY, CERT = generate_signing_material()
@@ -308,3 +311,91 @@ def test_subscribe_accepts_names_public_literals_and_allowed_networks():
     refuse_internal_endpoint("http://localhost:8080/x", "127.0.0.0/8")
     with pytest.raises(errors.EndpointInvalid):
         refuse_internal_endpoint("http://169.254.169.254/", "127.0.0.0/8")
+
+
+# --- fan-out: no topic or tenant waits behind another's slow endpoints ----------------------------------
+
+
+def topic_message(account: str, topic: str, message_id: str) -> TopicMessage:
+    return TopicMessage(account, topic, f"{topic}-id", message_id, "body", "", 1449556920975)
+
+
+class RecordingFanout:
+    """Fans out instantly, except topics "slow" (held until released), "sleepy" (0.4 s each) and "bad"
+    (fails `failures` times)."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.release = threading.Event()
+        self.finished: dict[str, float] = {}
+        self.calls: list[str] = []
+        self.failures = failures
+        self.drops = 0
+
+    def fan_out(self, message: TopicMessage) -> None:
+        self.calls.append(message.message_id)
+        if message.topic_name == "slow":
+            self.release.wait(5)
+        if message.topic_name == "sleepy":
+            time.sleep(0.4)
+        if message.topic_name == "bad" and self.failures:
+            self.failures -= 1
+            raise RuntimeError("throttled")
+        self.finished[message.message_id] = time.monotonic()
+
+
+def wait_until(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def test_a_topic_with_slow_endpoints_does_not_delay_another_tenants_fan_out():
+    fanout = RecordingFanout()
+    dispatcher = LocalDispatcher(lambda: fanout)
+    for i in range(8):  # more than the threads the slow topic may hold
+        dispatcher.submit(topic_message("1000000000000001", "slow", f"slow-{i}"))
+    submitted = time.monotonic()
+    dispatcher.submit(topic_message("2000000000000002", "fast", "fast"))
+    dispatcher.submit(topic_message("1000000000000001", "other", "other"))
+    assert wait_until(lambda: {"fast", "other"} <= fanout.finished.keys(), timeout=2)
+    assert max(fanout.finished["fast"], fanout.finished["other"]) - submitted < 0.5
+    assert not any(key.startswith("slow") for key in fanout.finished)
+    fanout.release.set()
+    assert dispatcher.drain(timeout=5) and len(fanout.finished) == 10
+
+
+def test_a_fan_out_that_fails_is_tried_again_not_dropped():
+    fanout = RecordingFanout(failures=2)
+    dispatcher = LocalDispatcher(lambda: fanout, retry_seconds=(0, 0, 0))
+    dispatcher.submit(topic_message("1000000000000001", "bad", "m"))
+    assert dispatcher.drain(timeout=5)
+    assert fanout.calls == ["m", "m", "m"] and "m" in fanout.finished
+
+
+class LambdaContext:
+    function_name = "mns-test"
+    memory_limit_in_mb = 256
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:mns-test"
+    aws_request_id = "test"
+
+
+def stream_record(message: TopicMessage, sequence: str, event_name: str = "INSERT") -> dict:
+    return {"eventName": event_name, "dynamodb": {"NewImage": to_item(message), "SequenceNumber": sequence}}
+
+
+def test_the_fan_out_function_handles_a_batchs_messages_concurrently_and_reports_failures(monkeypatch):
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "MNS")
+    fanout = RecordingFanout(failures=1)
+    services = type("Services", (), {"fanout": lambda self: fanout})()
+    handler = make_fanout_handler(lambda: services)
+    records = [stream_record(topic_message("1", "sleepy", f"s{i}"), f"10{i}") for i in range(4)]
+    records += [
+        stream_record(topic_message("1", "bad", "b"), "200"),
+        stream_record(topic_message("1", "t", "x"), "300", "MODIFY"),
+    ]
+    started = time.monotonic()
+    result = handler({"Records": records}, LambdaContext())
+    assert time.monotonic() - started < 0.9  # one after the other: 1.6 s
+    assert result == {"batchItemFailures": [{"itemIdentifier": "200"}]}
+    assert sorted(fanout.calls) == ["b", "s0", "s1", "s2", "s3"]

@@ -13,6 +13,13 @@ Every retry is an SQS `sendMessage.waitForTaskToken` Task: the worker (an SQS-tr
 AWS, a thread of the local runtime) makes the attempt and answers with SendTaskSuccess or
 SendTaskFailure. When the strategy is exhausted the `Drop` state tells the worker, which records the
 drop. The same definition runs on AWS and, executed by moto, locally and in the tests.
+
+A retry may wait in the push queue (a busy or throttled worker, a crash and SQS's redelivery). The
+Task waits `TASK_HEARTBEAT_SECONDS` for a sign of life: the worker sends a heartbeat first and makes
+the attempt only if Step Functions accepts it. A refused heartbeat means the Task timed out while its
+message waited, and the execution has scheduled the next retry already: attempting this one too would
+push twice (a delivered retry rescheduled). An accepted heartbeat gives the attempt at least
+`TASK_TIMEOUT_SECONDS - TASK_HEARTBEAT_SECONDS` to answer, far beyond the 5 s an attempt may take.
 """
 
 from __future__ import annotations
@@ -27,12 +34,17 @@ BACKOFF_WAIT_SECONDS = (10, 20)  # inclusive
 EXPONENTIAL_RETRIES = 176
 EXPONENTIAL_FIRST_WAIT = 1
 EXPONENTIAL_MAX_WAIT = 512
-# An attempt answers within the endpoint's 5 s; an attempt the worker never answers fails after this.
+# The worker's budget for one message of the push queue (an attempt answers within 5 s): the infra
+# derives the worker function's timeout and the queue's visibility from it.
 ATTEMPT_TIMEOUT_SECONDS = 60
+# How long a retry may wait for the worker before its Task times out (and the next retry is scheduled),
+# and the Task's limit once the worker's heartbeat has been accepted.
+TASK_HEARTBEAT_SECONDS = 120
+TASK_TIMEOUT_SECONDS = TASK_HEARTBEAT_SECONDS + ATTEMPT_TIMEOUT_SECONDS
 DELIVERY_FAILED = "DeliveryFailed"
 
 
-def _attempt(queue_url: str, attempt_path: str, first_attempt: int) -> dict[str, Any]:
+def _attempt(queue_url: str, attempt_path: str, first_attempt: int, heartbeat_seconds: int) -> dict[str, Any]:
     return {
         "Type": "Task",
         "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
@@ -45,12 +57,13 @@ def _attempt(queue_url: str, attempt_path: str, first_attempt: int) -> dict[str,
                 "first_retry_attempt": first_attempt,
             },
         },
-        "TimeoutSeconds": ATTEMPT_TIMEOUT_SECONDS,
+        "HeartbeatSeconds": heartbeat_seconds,
+        "TimeoutSeconds": heartbeat_seconds + ATTEMPT_TIMEOUT_SECONDS,
         "ResultPath": None,
     }
 
 
-def definition(queue_url: str) -> dict[str, Any]:
+def definition(queue_url: str, heartbeat_seconds: int = TASK_HEARTBEAT_SECONDS) -> dict[str, Any]:
     """The state machine; its input is `{"strategy": ..., "retries": 0, "delivery": {...}}`."""
     low, high = BACKOFF_WAIT_SECONDS
     catch_to = lambda state: [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": state}]  # noqa: E731
@@ -79,7 +92,7 @@ def definition(queue_url: str) -> dict[str, Any]:
             },
             "BackoffWait": {"Type": "Wait", "SecondsPath": "$.wait", "Next": "BackoffAttempt"},
             "BackoffAttempt": {
-                **_attempt(queue_url, "$.retries", 0),
+                **_attempt(queue_url, "$.retries", 0, heartbeat_seconds),
                 "Catch": catch_to("BackoffMore"),
                 "End": True,
             },
@@ -90,7 +103,7 @@ def definition(queue_url: str) -> dict[str, Any]:
             },
             "ExponentialFirstWait": {"Type": "Wait", "Seconds": EXPONENTIAL_FIRST_WAIT, "Next": "ExponentialAttempt"},
             "ExponentialAttempt": {
-                **_attempt(queue_url, "$$.State.RetryCount", 1),
+                **_attempt(queue_url, "$$.State.RetryCount", 1, heartbeat_seconds),
                 "Retry": [
                     {
                         "ErrorEquals": ["States.ALL"],
@@ -113,8 +126,8 @@ def definition(queue_url: str) -> dict[str, Any]:
     }
 
 
-def definition_json(queue_url: str) -> str:
-    return json.dumps(definition(queue_url), indent=2)
+def definition_json(queue_url: str, heartbeat_seconds: int = TASK_HEARTBEAT_SECONDS) -> str:
+    return json.dumps(definition(queue_url, heartbeat_seconds), indent=2)
 
 
 def execution_input(strategy: str, delivery: dict[str, Any]) -> str:
