@@ -33,7 +33,7 @@ from mnsd.storage.topic_messages import TopicMessageStore
 from mnsd.topic_model import Subscription, TopicMessage
 from mnsd.topic_service import TopicService
 
-MAX_PARALLEL_DELIVERIES = 16
+MAX_PARALLEL_DELIVERIES = 32  # attempts of one message at once; a batch fans out its messages concurrently too
 # What Step Functions answers for a token it no longer waits on.
 STALE_TOKEN_ERRORS = {"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"}
 logger = Logger(service="mns")
