@@ -399,3 +399,11 @@ def test_the_fan_out_function_handles_a_batchs_messages_concurrently_and_reports
     assert time.monotonic() - started < 0.9  # one after the other: 1.6 s
     assert result == {"batchItemFailures": [{"itemIdentifier": "200"}]}
     assert sorted(fanout.calls) == ["b", "s0", "s1", "s2", "s3"]
+
+
+def test_a_message_tag_beyond_latin_1_is_sent_as_utf_8(raw_endpoint):
+    endpoint = raw_endpoint()
+    tagged = TopicMessage("1000000000000001", "t", "tid", "MSGID", "body", "重要", 1449556920975)
+    outcome = deliverer().deliver(subscription(endpoint.url(), "SIMPLIFIED"), tagged)
+    assert outcome.delivered
+    assert "\r\nx-mns-message-tag: 重要\r\n".encode() in endpoint.requests[0]

@@ -22,6 +22,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from mnsd.push_address import Address, AddressRefused, Network, literal_address, permitted
@@ -113,6 +114,12 @@ class _DeadlineReader(io.RawIOBase):
         return self._sock.recv_into(buffer)
 
 
+@lru_cache(maxsize=1)
+def _tls_context() -> ssl.SSLContext:
+    """Certificates verified against the system's CAs, for the endpoint's host name (not the address)."""
+    return ssl.create_default_context()
+
+
 def _connect(scheme: str, host: str, port: int, addresses: list[Address], deadline: Deadline) -> _DeadlineSocket:
     last: OSError = OSError(f"no address for {host}")
     for address in addresses:
@@ -124,7 +131,7 @@ def _connect(scheme: str, host: str, port: int, addresses: list[Address], deadli
         if scheme == "https":
             try:
                 sock.settimeout(deadline.remaining())  # the handshake as a whole is bounded by this
-                sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+                sock = _tls_context().wrap_socket(sock, server_hostname=host)
             except BaseException:
                 sock.close()
                 raise
@@ -165,7 +172,7 @@ def post(
         connection.putrequest("POST", resource, skip_host=True, skip_accept_encoding=True)
         connection.putheader("Host", host_header)
         for name, value in headers.items():
-            connection.putheader(name, value)
+            connection.putheader(name, value.encode("utf-8"))  # a tag may be any text
         connection.endheaders(body)
         response = connection.getresponse()
         response.read(MAX_RESPONSE_BODY)
