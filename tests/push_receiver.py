@@ -1,8 +1,8 @@
 """An HTTP endpoint that receives MNS pushes and checks their signatures as the spec's verifier does.
 
-Header names are compared case-sensitively, as the spec's Java verifier and the SDK's sample endpoint
-compare them: `x-mns-*` in lower case, the signed standard headers under the names of the spec's push
-examples. A push whose names differ in case does not verify.
+Header names are compared case-sensitively, as the spec's Java verifier compares them: `x-mns-*` in
+lower case (the SDK's sample endpoint selects them the same way), `Content-md5`, `Content-Type`, `Date`,
+`Authorization` as the verifier looks them up. A push whose names differ in case does not verify.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ class Hit:
     status: int
 
 
-# The signed standard headers, named as in the spec's push examples.
-SIGNED_HEADERS = ("Content-MD5", "Content-Type", "Date")
+# The signed standard headers, named as the spec's verifier looks them up (`safeGetHeader`).
+SIGNED_HEADERS = ("Content-md5", "Content-Type", "Date")
 
 
 def verify_push_signature(method: str, path: str, headers: dict[str, str]) -> bool:

@@ -58,7 +58,7 @@ def test_an_http_push_carries_the_spec_headers():
     settings = Settings(signing_key=KEY, signing_cert_url="http://cert.example/c.pem")
     url, headers, body = http_push(subscription("http://h.example"), MESSAGE, settings)
     assert url == "http://h.example/notifications"
-    assert headers["Content-MD5"] == content_md5(body)
+    assert headers["Content-md5"] == content_md5(body)
     assert base64.b64decode(headers["x-mns-signing-cert-url"]) == b"http://cert.example/c.pem"
     expected = string_to_sign("POST", headers, "/notifications")
     public_key = x509.load_pem_x509_certificate(CERT.encode()).public_key()
@@ -164,12 +164,12 @@ def header_names(request: bytes) -> list[str]:
 
 
 @pytest.mark.parametrize("content_format", ["XML", "SIMPLIFIED"])
-def test_push_header_names_leave_exactly_as_in_the_spec_examples(raw_endpoint, content_format):
+def test_push_header_names_leave_exactly_as_mns_spells_them(raw_endpoint, content_format):
     endpoint = raw_endpoint()
     outcome = deliverer().deliver(subscription(endpoint.url(), content_format), MESSAGE)
     assert outcome.delivered and outcome.status == 204
     (request,) = endpoint.requests
-    standard = ["Host", "Date", "Content-Length", "Content-Type", "Content-MD5", "Authorization", "User-Agent"]
+    standard = ["Host", "Date", "Content-length", "Content-Type", "Content-md5", "Authorization", "User-Agent"]
     mns = ["x-mns-request-id", "x-mns-signing-cert-url", "x-mns-version"]
     if content_format == "SIMPLIFIED":
         mns = ["x-mns-message-id", "x-mns-message-tag", *mns]
@@ -292,6 +292,7 @@ def test_public_addresses_and_the_allow_list():
         "http://127.0.0.1:8080/x", "http://localhost/", "http://api.localhost./", "http://0.0.0.0/",
         "http://2130706433/", "http://0x7f.1/", "http://127.1/", "http://169.254.169.254/latest/meta-data",
         "https://[::1]:8443/", "http://[::ffff:10.0.0.1]/", "http://192.168.0.10/n", "http://3232235786/",
+        "http://example.com:99999/", "http://example.com:x/",
     ],
 )  # fmt: skip
 def test_subscribe_refuses_internal_literal_endpoints_with_endpoint_invalid(endpoint):
@@ -407,3 +408,8 @@ def test_a_message_tag_beyond_latin_1_is_sent_as_utf_8(raw_endpoint):
     outcome = deliverer().deliver(subscription(endpoint.url(), "SIMPLIFIED"), tagged)
     assert outcome.delivered
     assert "\r\nx-mns-message-tag: 重要\r\n".encode() in endpoint.requests[0]
+
+
+def test_an_endpoint_that_cannot_be_sent_to_is_dropped_not_retried():
+    outcome = deliverer().deliver(subscription("http://127.0.0.1:99999/n"), MESSAGE)
+    assert not outcome.delivered and outcome.permanent and "ValueError" in outcome.detail

@@ -84,8 +84,10 @@ def http_push(
 ) -> tuple[str, dict[str, str], bytes]:
     """(url, headers, body) of the signed POST an HTTP endpoint receives.
 
-    The header names, their case and their order are those of the spec's push examples (`Host` is
-    added by the sender): `x-mns-*` names are lower case, and receivers compare them case-sensitively.
+    Header names are spelled as MNS spells them (`Host` is added by the sender): `x-mns-*` in lower
+    case, `Content-md5` as the spec's verifier looks it up and as a live push carries it (the push
+    captured in Alibaba's Go SDK example, `example/http_authorization.go`); receivers that compare
+    names case-sensitively find them.
     """
     url = subscription.attributes.endpoint
     parts = urlsplit(url)
@@ -104,9 +106,9 @@ def http_push(
             mns_headers["x-mns-message-tag"] = message.tag
     headers = {
         "Date": email.utils.formatdate(usegmt=True),
-        "Content-Length": str(len(body)),
+        "Content-length": str(len(body)),
         "Content-Type": CONTENT_TYPES[content_format],
-        "Content-MD5": content_md5(body),
+        "Content-md5": content_md5(body),
     }
     authorization = sign(settings.signing_key, string_to_sign("POST", {**headers, **mns_headers}, resource))
     headers |= {"Authorization": authorization, "User-Agent": USER_AGENT}
@@ -167,6 +169,8 @@ class Deliverer:
             status = push_http.post(url, headers, body, seconds=self.attempt_seconds, allowed=self.allowed_networks)
         except AddressRefused as error:  # no retry makes an internal address reachable
             return Outcome(False, detail=str(error), permanent=True)
+        except ValueError as error:  # a port or a name that cannot be sent: no retry mends it either
+            return Outcome(False, detail=f"{type(error).__name__}: {error}", permanent=True)
         except (OSError, http.client.HTTPException) as error:  # DeadlineExceeded is an OSError
             return Outcome(False, detail=f"{type(error).__name__}: {error}")
         return Outcome(200 <= status < 300, status=status)  # a 3xx is an answer, not a delivery

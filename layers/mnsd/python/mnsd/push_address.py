@@ -97,5 +97,11 @@ def refuse_internal_endpoint(endpoint: str, allowed_networks_setting: str) -> No
     addresses are checked at every push, after resolution.)"""
     if not endpoint.lower().startswith(("http://", "https://")):
         return
+    try:
+        port = urlsplit(endpoint).port
+    except ValueError:
+        port = -1
+    if port == -1 or port == 0:
+        raise errors.EndpointInvalid("The endpoint's port is invalid.")
     if refused_at_subscribe(endpoint, allowed_networks(allowed_networks_setting)):
         raise errors.EndpointInvalid("The endpoint's host is an internal address, which pushes may not reach.")
