@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Pushes may reach endpoints on this machine (loopback) and no other internal address; the server itself
+# listens on 127.0.0.1 only. `make run PUSH_ALLOWED_NETWORKS=` refuses loopback too, as on AWS.
+PUSH_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128
 run: $(STAMP)
-	$(BIN)/python -m local_runtime
+	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' $(BIN)/python -m local_runtime
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -n 2 tests

@@ -26,7 +26,7 @@ def start_ours():
     from mnsd.accounts import StaticKeyStore
     from mnsd.settings import Settings
 
-    settings = Settings.from_env({})
+    settings = Settings.from_env({"MNS_PUSH_ALLOWED_NETWORKS": "127.0.0.0/8"})  # receivers on this machine
     server = LocalServer(settings, port=0, quiet=True).start_background()
     key = StaticKeyStore(settings.credentials).default
     return server, Account(server.endpoint, key.key_id, key.secret)

@@ -175,6 +175,7 @@ def transitions_table() -> str:
                 signing_key=key,
                 signing_certificate=certificate,
                 signing_cert_url="http://127.0.0.1:1/cert.pem",
+                push_allowed_networks="127.0.0.0/8",  # the receiver is on this machine
             )
             create_tables(clients("dynamodb"), settings)
             services = build_services(settings, dynamodb=clients("dynamodb"), clients=clients)

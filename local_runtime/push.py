@@ -2,7 +2,7 @@
 
 The state machine is `mnsd.push_workflow.definition`, the one the CDK app deploys; moto executes it
 (Wait, Retry and all, in real time). Its attempts arrive on an SQS queue, as on AWS, where a thread
-plays the push worker Lambda.
+receives them and a pool of threads plays the push worker function's concurrent invocations.
 """
 
 from __future__ import annotations
@@ -10,24 +10,34 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from local_runtime import moto_fixes
-from mnsd.push_workflow import definition_json
+from mnsd.push_workflow import ATTEMPT_TIMEOUT_SECONDS, TASK_HEARTBEAT_SECONDS, definition_json
 from mnsd.services import Services
 
 QUEUE_NAME = "mns-push-attempts"
 STATE_MACHINE_NAME = "mns-push-retries"
 LOCAL_ROLE_ARN = "arn:aws:iam::123456789012:role/mns-push-retries"
 POLL_SECONDS = 0.05
+# Attempts made at once, as concurrent invocations of the worker function would: a slow endpoint's
+# retry holds one of them for at most the attempt's deadline.
+WORKERS = 8
 
 
-def create_push_workflow(clients: Callable[[str], Any]) -> tuple[str, str]:
+def create_push_workflow(
+    clients: Callable[[str], Any], heartbeat_seconds: int = TASK_HEARTBEAT_SECONDS
+) -> tuple[str, str]:
     """(state machine ARN, push queue URL) of a new workflow on the embedded backend."""
     moto_fixes.apply()
-    queue_url = clients("sqs").create_queue(QueueName=QUEUE_NAME)["QueueUrl"]
+    queue_url = clients("sqs").create_queue(
+        QueueName=QUEUE_NAME, Attributes={"VisibilityTimeout": str(ATTEMPT_TIMEOUT_SECONDS)}
+    )["QueueUrl"]
     arn = clients("stepfunctions").create_state_machine(
-        name=STATE_MACHINE_NAME, definition=definition_json(queue_url), roleArn=LOCAL_ROLE_ARN
+        name=STATE_MACHINE_NAME,
+        definition=definition_json(queue_url, heartbeat_seconds=heartbeat_seconds),
+        roleArn=LOCAL_ROLE_ARN,
     )["stateMachineArn"]
     return arn, queue_url
 
@@ -41,6 +51,8 @@ class LocalPushWorker:
         self.queue_url = queue_url
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="push-worker", daemon=True)
+        self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="push-attempt")
+        self._free = threading.Semaphore(WORKERS)
 
     def start(self) -> LocalPushWorker:
         self._thread.start()
@@ -49,17 +61,33 @@ class LocalPushWorker:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            free = 0
+            while free < 10 and self._free.acquire(timeout=0 if free else POLL_SECONDS):
+                free += 1
+            if not free:
+                continue
             try:
-                messages = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
+                messages = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=free).get(
+                    "Messages", []
+                )
             except Exception:  # the backend is stopping
                 return
             for message in messages:
-                self._handle(message)
+                self._pool.submit(self._handle_and_free, message)
+            for _ in range(free - len(messages)):
+                self._free.release()
             if not messages:
                 self._stop.wait(POLL_SECONDS)
+
+    def _handle_and_free(self, message: dict[str, Any]) -> None:
+        try:
+            self._handle(message)
+        finally:
+            self._free.release()
 
     def _handle(self, message: dict[str, Any]) -> None:
         try:

@@ -1,4 +1,9 @@
-"""An HTTP endpoint that receives MNS pushes and checks their signatures as the SDK's sample endpoint does."""
+"""An HTTP endpoint that receives MNS pushes and checks their signatures as the spec's verifier does.
+
+Header names are compared case-sensitively, as the spec's Java verifier compares them: `x-mns-*` in
+lower case (the SDK's sample endpoint selects them the same way), `Content-md5`, `Content-Type`, `Date`,
+`Authorization` as the verifier looks them up. A push whose names differ in case does not verify.
+"""
 
 from __future__ import annotations
 
@@ -20,23 +25,30 @@ from cryptography.hazmat.primitives.asymmetric import padding
 class Hit:
     at: float  # time.monotonic()
     path: str
-    headers: dict[str, str]  # lower-case names
+    headers: dict[str, str]  # names exactly as received
     body: bytes
     signature_valid: bool
     status: int
 
 
+# The signed standard headers, named as the spec's verifier looks them up (`safeGetHeader`).
+SIGNED_HEADERS = ("Content-md5", "Content-Type", "Date")
+
+
 def verify_push_signature(method: str, path: str, headers: dict[str, str]) -> bool:
-    """Verify a push as the SDK's sample endpoint does: fetch the certificate the request names, check the RSA-SHA1 signature."""
+    """Verify a push as the spec's verifier does: names compared case-sensitively, the certificate fetched
+    from the URL the request names, the RSA-SHA1 signature checked."""
     mns_headers = "\n".join(sorted(f"{k}:{v}" for k, v in headers.items() if k.startswith("x-mns-")))
-    signed = [headers.get(name, "") for name in ("content-md5", "content-type", "date")]
+    signed = [headers.get(name, "") for name in SIGNED_HEADERS]
     text = f"{method}\n" + "\n".join(signed) + f"\n{mns_headers}\n{path}"
+    if "x-mns-signing-cert-url" not in headers or "Authorization" not in headers:
+        return False
     cert_url = base64.b64decode(headers["x-mns-signing-cert-url"]).decode()
     with urllib.request.urlopen(cert_url, timeout=5) as response:  # noqa: S310
         certificate = x509.load_pem_x509_certificate(response.read())
     try:
         certificate.public_key().verify(  # type: ignore[call-arg]
-            base64.b64decode(headers["authorization"]), text.encode("utf-8"), padding.PKCS1v15(), hashes.SHA1()
+            base64.b64decode(headers["Authorization"]), text.encode("utf-8"), padding.PKCS1v15(), hashes.SHA1()
         )
     except InvalidSignature:
         return False
@@ -57,7 +69,7 @@ class PushEndpoint:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                headers = {k.lower(): v for k, v in self.headers.items()}
+                headers = dict(self.headers.items())  # names as sent: compared case-sensitively
                 valid = verify_push_signature("POST", self.path, headers)
                 with endpoint._lock:
                     status = endpoint.status_for(len(endpoint.hits) + 1)

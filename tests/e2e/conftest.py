@@ -44,6 +44,7 @@ def endpoint(tmp_path_factory):
         MNS_ACCESS_KEY_ID=ACCOUNT_A[1],
         MNS_ACCESS_KEY_SECRET=ACCOUNT_A[2],
         MNS_EXPORT_DIR=str(tmp_path_factory.mktemp("exports")),
+        MNS_PUSH_ALLOWED_NETWORKS="127.0.0.0/8,::1/128",  # the test push endpoints listen on 127.0.0.1
     )
     log = tmp_path_factory.mktemp("server") / "server.log"
     with open(log, "wb") as out:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import socket
+import threading
 import time
 import uuid
 import xml.etree.ElementTree as ET
@@ -45,7 +47,7 @@ def test_http_pushes_are_signed_and_verify_with_the_served_certificate(topic, pu
     (hit,) = push_endpoint.wait_for(1, timeout=10)
     assert hit.signature_valid
     assert hit.path == "/hook?from=mns"
-    assert hit.headers["content-md5"] == base64.b64encode(hashlib.md5(hit.body).hexdigest().encode()).decode()
+    assert hit.headers["Content-md5"] == base64.b64encode(hashlib.md5(hit.body).hexdigest().encode()).decode()
     assert hit.headers["x-mns-version"] == "2015-06-06" and hit.headers["x-mns-request-id"]
     if content_format == "SIMPLIFIED":
         assert hit.body.decode() == "héllo <world>"
@@ -141,3 +143,90 @@ def test_one_publish_fans_out_to_60_subscriptions_exactly_once(account_a, topic,
         queue.delete_message(received.receipt_handle)
         queue.delete()
     assert published.message_id
+
+
+# ---------------------------------------------------------------- internal addresses, slow endpoints
+
+
+@pytest.mark.parametrize(
+    "internal",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://0.0.0.0:8080/",
+        "http://3232235777/",  # 192.168.1.1
+        "http://10.0.0.1/",
+        "http://[::ffff:10.0.0.1]/",
+        "http://[fe80::1]/",
+    ],
+)
+def test_subscribe_refuses_internal_addresses_with_endpoint_invalid(topic, raw_a, mns_error, internal):
+    """The server here allows loopback pushes only (the test endpoints): every other internal address is refused."""
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?><Subscription xmlns="http://mns.aliyuncs.com/doc/v1/">'
+        f"<Endpoint>{internal}</Endpoint></Subscription>"
+    )
+    mns_error(raw_a.request("PUT", f"/topics/{topic.topic_name}/subscriptions/s", body), 400, "EndpointInvalid")
+
+
+class TricklingEndpoint:
+    """Answers every push with a status line, then one header line a second, for 30 s."""
+
+    def __init__(self) -> None:
+        self.opened: list[float] = []
+        self.held: list[float] = []  # seconds from accepting a push to the sender's giving up
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}/slow"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:
+                return
+            self.opened.append(time.monotonic())
+            threading.Thread(target=self._trickle, args=(connection, self.opened[-1]), daemon=True).start()
+
+    def _trickle(self, connection: socket.socket, opened: float) -> None:
+        with connection:
+            try:
+                connection.recv(65536)
+                connection.sendall(b"HTTP/1.1 200 OK\r\n")
+                for i in range(30):
+                    time.sleep(1)
+                    connection.sendall(b"X-Slow-%d: 1\r\n" % i)
+            except OSError:  # the sender gave up
+                pass
+            self.held.append(time.monotonic() - opened)
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+def test_a_trickling_endpoint_holds_an_attempt_5_s_and_delays_no_other_tenant(topic, account_b, push_endpoint):
+    slow = TricklingEndpoint()
+    other = account_b.get_topic("push-" + uuid.uuid4().hex[:16])
+    other.create(TopicMeta())
+    try:
+        subscribe(topic, "slow", slow.url())
+        subscribe(other, "fast", push_endpoint.url("/fast"))
+        for i in range(8):  # more than a shared pool of fan-out threads would hold
+            topic.publish_message(TopicMessage(f"slow {i}"))
+        deadline = time.monotonic() + 5
+        while len(slow.opened) < 4 and time.monotonic() < deadline:  # tenant A's attempts under way
+            time.sleep(0.05)
+        published = time.monotonic()
+        other.publish_message(TopicMessage("fast"))
+        (hit,) = push_endpoint.wait_for(1, timeout=10)
+        assert hit.at - published < 2.0  # not behind tenant A's slow attempts
+        deadline = time.monotonic() + 15
+        while len(slow.held) < 8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        held = slow.held[:8]
+        assert len(held) == 8 and all(4.0 <= seconds < 6.5 for seconds in held), held  # not 30 s
+    finally:
+        slow.close()
+        topic.get_subscription("slow").unsubscribe()
+        other.delete()

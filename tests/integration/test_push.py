@@ -24,6 +24,7 @@ from local_runtime.tables import create_tables
 from mnsd import xmlcodec
 from mnsd.fanout import delivery_reference
 from mnsd.push_signing import generate_signing_material
+from mnsd.push_workflow import TASK_HEARTBEAT_SECONDS
 from mnsd.services import build_services
 from mnsd.settings import Settings
 
@@ -31,6 +32,7 @@ ACCOUNT = "1000000000000001"
 REGION = "cn-hangzhou"
 MOTO_ACCOUNT = "123456789012"
 SIGNING = generate_signing_material()
+LOOPBACK = "127.0.0.0/8,::1/128"
 
 
 def body(tag: str, **fields: str) -> xmlcodec.Element:
@@ -41,12 +43,13 @@ def body(tag: str, **fields: str) -> xmlcodec.Element:
 class Push:
     """Services over moto with the retry workflow running, and helpers to drive them."""
 
-    def __init__(self, endpoint) -> None:
+    def __init__(self, endpoint, heartbeat_seconds: int = TASK_HEARTBEAT_SECONDS, start_worker: bool = True) -> None:
         lock = threading.Lock()
         self.clients = lru_cache(maxsize=None)(
             lambda name: SerializedClient(boto3.client(name, region_name="us-east-1"), lock)
         )
-        arn, queue_url = create_push_workflow(self.clients)
+        arn, queue_url = create_push_workflow(self.clients, heartbeat_seconds)
+        self.queue_url = queue_url
         endpoint.certificate = SIGNING[1]
         settings = Settings(
             credentials=f"{ACCOUNT}:KEYID:SECRET",
@@ -56,13 +59,16 @@ class Push:
             signing_key=SIGNING[0],
             signing_certificate=SIGNING[1],
             signing_cert_url=endpoint.url("/cert.pem"),
+            push_allowed_networks=LOOPBACK,  # the test endpoints listen on 127.0.0.1
         )
         create_tables(self.clients("dynamodb"), settings)
         self.services = build_services(settings, dynamodb=self.clients("dynamodb"), clients=self.clients)
         self.arn = arn
         self.topics = self.services.topics
         self.fanout = self.services.fanout()
-        self.worker = LocalPushWorker(lambda: self.services, self.clients("sqs"), queue_url).start()
+        self.worker = LocalPushWorker(lambda: self.services, self.clients("sqs"), queue_url)
+        if start_worker:
+            self.worker.start()
 
     def topic(self, name: str = "t", logging: bool = False) -> str:
         self.topics.create_topic(ACCOUNT, name, body("Topic", LoggingEnabled=str(logging)))
@@ -102,14 +108,19 @@ class Push:
 
 
 @pytest.fixture
-def push(monkeypatch, push_endpoint):
+def moto(monkeypatch):
     for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        harness = Push(push_endpoint)
-        yield harness
-        harness.worker.stop()
+        yield
+
+
+@pytest.fixture
+def push(moto, push_endpoint):
+    harness = Push(push_endpoint)
+    yield harness
+    harness.worker.stop()
 
 
 @pytest.fixture
@@ -305,7 +316,7 @@ def test_a_log_outage_neither_fails_the_fan_out_nor_pushes_twice(push, push_endp
     assert len(push_endpoint.hits) == 1 and push.executions() == []
 
 
-def test_a_retry_whose_task_timed_out_is_made_once_and_not_brought_back(push, push_endpoint):
+def test_a_retry_whose_task_is_no_longer_awaited_is_not_attempted_nor_brought_back(push, push_endpoint):
     """The worker crashed past the Task's timeout: SQS brings the message back with a token no longer awaited."""
     topic = push.topic()
     push.subscribe(topic, "s", push_endpoint.url("/hook"))
@@ -313,9 +324,73 @@ def test_a_retry_whose_task_timed_out_is_made_once_and_not_brought_back(push, pu
     (subscription,) = push.topics.subscriptions_of(message)
     task = {"delivery": delivery_reference(subscription, message), "token": "expired", "retry": 1}
 
-    push.fanout.handle_task(task)  # answered InvalidToken by Step Functions: no error, so SQS deletes it
+    push.fanout.handle_task(task)  # the heartbeat is refused (InvalidToken): no attempt, no error, SQS deletes it
 
-    assert len(push_endpoint.hits) == 2  # the first attempt at fan-out, and this one
+    assert len(push_endpoint.hits) == 1  # the first attempt at fan-out only
+
+
+def test_a_retry_that_waited_past_its_task_timeout_is_not_pushed_after_the_next_one(moto, push_endpoint):
+    """A retry's message waits in the push queue until its Task times out; the execution schedules the next
+    retry. The worker, taking both up late, must push once: the stale one is not attempted."""
+    push = Push(push_endpoint, heartbeat_seconds=3, start_worker=False)
+    try:
+        push_endpoint.status_for = lambda n: 503 if n == 1 else 204
+        topic = push.topic()
+        push.subscribe(topic, "s", push_endpoint.url("/hook"), NotifyStrategy="EXPONENTIAL_DECAY_RETRY")
+        push.publish(topic)
+        sqs = push.clients("sqs")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # 1 s wait, 3 s without a heartbeat, 2 s before the next retry
+            attributes = sqs.get_queue_attributes(QueueUrl=push.queue_url, AttributeNames=["All"])["Attributes"]
+            if int(attributes["ApproximateNumberOfMessages"]) == 2:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the timed-out retry was not followed by the next one")
+        push.worker.start()
+        (execution,) = push.wait_finished(timeout=20)
+        assert execution["status"] == "SUCCEEDED"
+        time.sleep(1.0)  # a push of the stale retry would have come by now
+        assert [h.status for h in push_endpoint.hits] == [503, 204]
+    finally:
+        push.worker.stop()
+
+
+def test_a_subscription_lookup_that_fails_fails_the_task_instead_of_skipping_it(push, push_endpoint, monkeypatch):
+    """Only a subscription that no longer exists ends its retries; a throttled table makes the task fail,
+    so SQS brings it back."""
+    from botocore.exceptions import ClientError
+
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/hook"))
+    message, _ = push.publish(topic)
+    (subscription,) = push.topics.subscriptions_of(message)
+    answers = []
+    monkeypatch.setattr(push.fanout.stepfunctions, "send_task_success", lambda **kw: answers.append(kw))
+    monkeypatch.setattr(push.fanout.stepfunctions, "send_task_failure", lambda **kw: answers.append(kw))
+
+    def throttled(*args):
+        raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "GetItem")
+
+    monkeypatch.setattr(push.topics, "get_subscription", throttled)
+    task = {"delivery": delivery_reference(subscription, message), "token": "t", "retry": 1}
+    with pytest.raises(ClientError):
+        push.fanout.handle_task(task)
+    with pytest.raises(ClientError):
+        push.fanout.handle_task({"delivery": task["delivery"], "drop": True})
+    assert answers == [] and len(push_endpoint.hits) == 1
+
+
+def test_an_unsubscribed_subscription_ends_its_retries(push, push_endpoint, monkeypatch):
+    topic = push.topic()
+    push.subscribe(topic, "s", push_endpoint.url("/hook"))
+    message, _ = push.publish(topic)
+    (subscription,) = push.topics.subscriptions_of(message)
+    push.topics.unsubscribe(ACCOUNT, topic, "s")
+    answers = []
+    monkeypatch.setattr(push.fanout.stepfunctions, "send_task_success", lambda **kw: answers.append(kw))
+    push.fanout.handle_task({"delivery": delivery_reference(subscription, message), "token": "t", "retry": 1})
+    assert answers == [{"taskToken": "t", "output": json.dumps({"skipped": True})}]
 
 
 def test_topics_without_logging_record_no_push_attempts(push, push_endpoint):

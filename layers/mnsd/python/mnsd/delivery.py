@@ -11,10 +11,9 @@ from __future__ import annotations
 import base64
 import email.utils
 import hashlib
+import http.client
 import json
 import secrets
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,15 +21,17 @@ from urllib.parse import urlsplit
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors, xmlcodec
+from mnsd import errors, push_http, xmlcodec
+from mnsd.push_address import AddressRefused, allowed_networks
 from mnsd.push_signing import sign, string_to_sign
 from mnsd.queue_model import MessageInput
 from mnsd.settings import Settings
 from mnsd.topic_model import HTTP, JSON, MAIL, QUEUE, SIMPLIFIED, SMS, XML, Subscription, TopicMessage
 
-HTTP_TIMEOUT_SECONDS = 5
+HTTP_TIMEOUT_SECONDS = 5  # for the whole attempt: resolution, connect, send, status, headers and body
 DEFAULT_PATH = "/notifications"
 MNS_VERSION = "2015-06-06"
+USER_AGENT = "Aliyun Notification Service Agent"
 CONTENT_TYPES = {
     XML: "text/xml;charset=utf-8",
     JSON: "application/json;charset=utf-8",
@@ -54,15 +55,6 @@ PERMANENT_AWS_ERRORS = frozenset(
         "OptedOutException",
     }
 )
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # a 3xx answer is not a delivery
-
-
-# Pushes go straight to the endpoint: no proxy from the environment, no redirect followed.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
 
 @dataclass(frozen=True)
@@ -106,26 +98,37 @@ def content_md5(body: bytes) -> str:
 def http_push(
     subscription: Subscription, message: TopicMessage, settings: Settings
 ) -> tuple[str, dict[str, str], bytes]:
-    """(url, headers, body) of the signed POST an HTTP endpoint receives."""
+    """(url, headers, body) of the signed POST an HTTP endpoint receives.
+
+    Header names are spelled as MNS spells them (`Host` is added by the sender): `x-mns-*` in lower
+    case, `Content-md5` as the spec's verifier looks it up and as a live push carries it (the push
+    captured in Alibaba's Go SDK example, `example/http_authorization.go`); receivers that compare
+    names case-sensitively find them.
+    """
     url = subscription.attributes.endpoint
     parts = urlsplit(url)
     path = parts.path if parts.path not in ("", "/") else DEFAULT_PATH
     resource = f"{path}?{parts.query}" if parts.query else path
     body = notification_body(subscription, message).encode("utf-8")
     content_format = subscription.attributes.notify_content_format
-    headers = {
-        "Content-Type": CONTENT_TYPES[content_format],
-        "Content-MD5": content_md5(body),
-        "Date": email.utils.formatdate(usegmt=True),
+    mns_headers = {
         "x-mns-request-id": secrets.token_hex(12).upper(),
-        "x-mns-version": MNS_VERSION,
         "x-mns-signing-cert-url": base64.b64encode(settings.signing_cert_url.encode("utf-8")).decode("ascii"),
+        "x-mns-version": MNS_VERSION,
     }
     if content_format == SIMPLIFIED:
-        headers["x-mns-message-id"] = message.message_id
+        mns_headers["x-mns-message-id"] = message.message_id
         if message.tag:
-            headers["x-mns-message-tag"] = message.tag
-    headers["Authorization"] = sign(settings.signing_key, string_to_sign("POST", headers, resource))
+            mns_headers["x-mns-message-tag"] = message.tag
+    headers = {
+        "Date": email.utils.formatdate(usegmt=True),
+        "Content-length": str(len(body)),
+        "Content-Type": CONTENT_TYPES[content_format],
+        "Content-md5": content_md5(body),
+    }
+    authorization = sign(settings.signing_key, string_to_sign("POST", {**headers, **mns_headers}, resource))
+    headers |= {"Authorization": authorization, "User-Agent": USER_AGENT}
+    headers |= dict(sorted(mns_headers.items()))
     return f"{parts.scheme}://{parts.netloc}{resource}", headers, body
 
 
@@ -137,10 +140,18 @@ def sms_text(text: str, params: dict[str, Any], sign_name: str) -> str:
 
 
 class Deliverer:
-    def __init__(self, settings: Settings, queues: Any, clients: Callable[[str], Any]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        queues: Any,
+        clients: Callable[[str], Any],
+        attempt_seconds: float | None = None,
+    ) -> None:
         self.settings = settings
         self.queues = queues
         self.clients = clients  # boto3 client factory: SES and SNS are made on first use
+        self.attempt_seconds = HTTP_TIMEOUT_SECONDS if attempt_seconds is None else attempt_seconds
+        self.allowed_networks = allowed_networks(settings.push_allowed_networks)
 
     def deliver(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         try:
@@ -170,15 +181,15 @@ class Deliverer:
 
     def _to_http(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         url, headers, body = http_push(subscription, message, self.settings)
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
-            with _OPENER.open(request, timeout=HTTP_TIMEOUT_SECONDS) as response:
-                status = response.status
-        except urllib.error.HTTPError as error:
-            status = error.code
-        except (urllib.error.URLError, OSError) as error:
+            status = push_http.post(url, headers, body, seconds=self.attempt_seconds, allowed=self.allowed_networks)
+        except AddressRefused as error:  # no retry makes an internal address reachable
+            return Outcome(False, detail=str(error), permanent=True)
+        except ValueError as error:  # a port or a name that cannot be sent: no retry mends it either
+            return Outcome(False, detail=f"{type(error).__name__}: {error}", permanent=True)
+        except (OSError, http.client.HTTPException) as error:  # DeadlineExceeded is an OSError
             return Outcome(False, detail=f"{type(error).__name__}: {error}")
-        return Outcome(200 <= status < 300, status=status)
+        return Outcome(200 <= status < 300, status=status)  # a 3xx is an answer, not a delivery
 
     def _to_mail(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         mail = message.direct_mail

@@ -1,9 +1,14 @@
 """Fan-out of a published message to its subscriptions, and the worker that makes the retries.
 
-`Fanout.fan_out` runs once per published message (the topic message table's stream on AWS, a thread
-pool locally): it makes every subscription's first attempt concurrently and starts one retry
-execution (see `mnsd.push_workflow`) per failed attempt. `PushWorker.handle` makes one retry for the
-state machine and answers its task token, or records a drop.
+`Fanout.fan_out` runs once per published message (the topic message table's stream on AWS, the
+records of a batch concurrently; per-topic lanes of threads locally): it makes every subscription's
+first attempt concurrently and starts one retry execution (see `mnsd.push_workflow`) per failed
+attempt. `Fanout.handle_task` makes one retry for the state machine and answers its task token, or
+records a drop.
+
+No endpoint holds the shared path longer than one attempt's deadline (5 s for connect, send and the
+whole answer): every attempt of a batch runs at once, and locally each topic has its own lane, so a
+topic with slow endpoints delays neither other topics nor other tenants.
 """
 
 from __future__ import annotations
@@ -11,12 +16,15 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.delivery import Deliverer, Outcome
 from mnsd.oplog import LogRecord, OperationLog
@@ -25,7 +33,7 @@ from mnsd.storage.topic_messages import TopicMessageStore
 from mnsd.topic_model import Subscription, TopicMessage
 from mnsd.topic_service import TopicService
 
-MAX_PARALLEL_DELIVERIES = 16
+MAX_PARALLEL_DELIVERIES = 32  # attempts of one message at once; a batch fans out its messages concurrently too
 # What Step Functions answers for a token it no longer waits on.
 STALE_TOKEN_ERRORS = {"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"}
 logger = Logger(service="mns")
@@ -64,6 +72,7 @@ class Fanout:
         self.region = region
         self.executions_started = 0
         self.drops = 0
+        self._counting = threading.Lock()  # fan-outs of one batch run on several threads
 
     def fan_out(self, message: TopicMessage) -> dict[str, Outcome]:
         """Make every subscription's first attempt; start the retry workflow for each failure."""
@@ -98,7 +107,8 @@ class Fanout:
                 name=name,
                 input=execution_input(subscription.attributes.notify_strategy, reference),
             )
-            self.executions_started += 1
+            with self._counting:
+                self.executions_started += 1
         except Exception as error:
             if type(error).__name__ != "ExecutionAlreadyExists":
                 raise
@@ -141,7 +151,8 @@ class Fanout:
 
     def _drop_record(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
         """Drops are recorded whatever LoggingEnabled says: they are lost deliveries."""
-        self.drops += 1
+        with self._counting:
+            self.drops += 1
         logger.warning(
             "delivery dropped",
             extra={
@@ -177,12 +188,14 @@ class Fanout:
     # --- retries ------------------------------------------------------------------------------
 
     def _find(self, reference: dict[str, str]) -> tuple[Subscription | None, TopicMessage | None]:
+        """The subscription and message a task names; None for one that no longer exists. Any other error
+        (a throttled or unavailable table) propagates: the task is then retried, never skipped."""
         message = self.messages.get(reference["topic_id"], reference["message_id"], ms(self.clock.now()))
         try:
             subscription = self.topics.get_subscription(
                 reference["account"], reference["topic"], reference["subscription"]
             )
-        except Exception:
+        except errors.SubscriptionNotExist:
             return None, message
         if message is not None and subscription.topic_id != message.topic_id:
             return None, message
@@ -200,6 +213,9 @@ class Fanout:
         if subscription is None or message is None:  # unsubscribed, or the message outlived its retention
             self._answer(self.stepfunctions.send_task_success, taskToken=token, output=json.dumps({"skipped": True}))
             return
+        if not self._still_awaited(token):
+            logger.info("stale retry not attempted", extra={"message_id": message.message_id})
+            return
         outcome = self.deliverer.deliver(subscription, message)
         record = self._attempt_record(subscription, message, attempt_number(task), outcome)
         self._log(message, [record] if record is not None else [])
@@ -215,6 +231,17 @@ class Fanout:
                 cause=(outcome.detail or f"HTTP {outcome.status}")[:256],
             )
 
+    def _still_awaited(self, token: str) -> bool:
+        """A heartbeat before the attempt: refused, the Task timed out while this message waited and the
+        execution has scheduled the next retry already; attempting this one as well would push twice."""
+        try:
+            self.stepfunctions.send_task_heartbeat(taskToken=token)
+        except Exception as error:
+            if type(error).__name__ not in STALE_TOKEN_ERRORS:
+                raise
+            return False
+        return True
+
     @staticmethod
     def _answer(send: Callable[..., Any], **arguments: Any) -> None:
         """Answers the task; a token no longer awaited (the Task timed out, the execution ended) is no error:
@@ -229,28 +256,64 @@ class Fanout:
 
 
 class LocalDispatcher:
-    """In one process: fan out on a thread pool, so publishing never waits for deliveries."""
+    """In one process: fan out on threads, so publishing never waits for deliveries.
 
-    def __init__(self, fanout: Callable[[], Fanout], workers: int = 4) -> None:
+    Each topic has its own lane of at most `per_topic` fan-outs at a time, with threads started on
+    demand: a topic whose endpoints are slow holds its own lane (each attempt for at most its
+    deadline), never the threads another topic or tenant needs. A fan-out that fails is tried again
+    after each of `retry_seconds`, as the stream retries a batch, and logged as an error if it still fails.
+    """
+
+    def __init__(
+        self, fanout: Callable[[], Fanout], per_topic: int = 4, retry_seconds: Sequence[float] = (0.5, 2.0, 8.0)
+    ) -> None:
         self.fanout = fanout
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fanout")
+        self.per_topic = per_topic
+        self.retry_seconds = tuple(retry_seconds)
+        self._lanes: dict[tuple[str, str], deque[TopicMessage]] = {}
+        self._running: dict[tuple[str, str], int] = {}
         self._pending = 0
         self._lock = threading.Condition()
 
     def submit(self, message: TopicMessage) -> None:
+        lane = (message.account_id, message.topic_name)
         with self._lock:
             self._pending += 1
-        self._pool.submit(self._run, message)
+            self._lanes.setdefault(lane, deque()).append(message)
+            if self._running.get(lane, 0) >= self.per_topic:
+                return
+            self._running[lane] = self._running.get(lane, 0) + 1
+        threading.Thread(target=self._serve, args=(lane,), name="fanout", daemon=True).start()
+
+    def _serve(self, lane: tuple[str, str]) -> None:
+        while True:
+            with self._lock:
+                waiting = self._lanes.get(lane)
+                if not waiting:
+                    self._running[lane] -= 1
+                    if not self._running[lane]:
+                        del self._running[lane]
+                        self._lanes.pop(lane, None)
+                    return
+                message = waiting.popleft()
+            try:
+                self._run(message)
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    self._lock.notify_all()
 
     def _run(self, message: TopicMessage) -> None:
-        try:
-            self.fanout().fan_out(message)
-        except Exception:
-            logger.exception("fan-out failed", extra={"message_id": message.message_id})
-        finally:
-            with self._lock:
-                self._pending -= 1
-                self._lock.notify_all()
+        for pause in (*self.retry_seconds, None):
+            try:
+                self.fanout().fan_out(message)
+                return
+            except Exception:
+                if pause is None:
+                    logger.exception("fan-out failed, retries exhausted", extra={"message_id": message.message_id})
+                    return
+                logger.warning("fan-out failed, retrying", extra={"message_id": message.message_id})
+                time.sleep(pause)
 
     def drain(self, timeout: float = 10.0) -> bool:
         """Wait until every submitted fan-out has finished (tests)."""

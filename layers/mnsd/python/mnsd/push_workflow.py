@@ -13,6 +13,13 @@ Every retry is an SQS `sendMessage.waitForTaskToken` Task: the worker (an SQS-tr
 AWS, a thread of the local runtime) makes the attempt and answers with SendTaskSuccess or
 SendTaskFailure. When the strategy is exhausted the `Drop` state tells the worker, which records the
 drop. The same definition runs on AWS and, executed by moto, locally and in the tests.
+
+A retry may wait in the push queue (a busy or throttled worker, a crash and SQS's redelivery). The
+Task waits `TASK_HEARTBEAT_SECONDS` for a sign of life: the worker sends a heartbeat first and makes
+the attempt only if Step Functions accepts it. A refused heartbeat means the Task timed out while its
+message waited, and the execution has scheduled the next retry already: attempting this one too would
+push twice (a delivered retry rescheduled). An accepted heartbeat gives the attempt at least
+`TASK_TIMEOUT_SECONDS - TASK_HEARTBEAT_SECONDS` to answer, far beyond the 5 s an attempt may take.
 """
 
 from __future__ import annotations
@@ -27,12 +34,19 @@ BACKOFF_WAIT_SECONDS = (10, 20)  # inclusive
 EXPONENTIAL_RETRIES = 176
 EXPONENTIAL_FIRST_WAIT = 1
 EXPONENTIAL_MAX_WAIT = 512
-# An attempt answers within the endpoint's 5 s; an attempt the worker never answers fails after this.
+# The worker's budget for one message of the push queue (an attempt answers within 5 s): the infra
+# derives the worker function's timeout and the queue's visibility from it.
 ATTEMPT_TIMEOUT_SECONDS = 60
+# How long a retry may wait for the worker before its Task times out (and the next retry is scheduled),
+# and the Task's limit once the worker's heartbeat has been accepted.
+TASK_HEARTBEAT_SECONDS = 120
+TASK_TIMEOUT_SECONDS = TASK_HEARTBEAT_SECONDS + ATTEMPT_TIMEOUT_SECONDS
 DELIVERY_FAILED = "DeliveryFailed"
 
 
-def _attempt(queue_url: str, attempt_path: str, first_attempt: int, partition: str) -> dict[str, Any]:
+def _attempt(
+    queue_url: str, attempt_path: str, first_attempt: int, partition: str, heartbeat_seconds: int
+) -> dict[str, Any]:
     return {
         "Type": "Task",
         "Resource": f"arn:{partition}:states:::sqs:sendMessage.waitForTaskToken",
@@ -45,12 +59,15 @@ def _attempt(queue_url: str, attempt_path: str, first_attempt: int, partition: s
                 "first_retry_attempt": first_attempt,
             },
         },
-        "TimeoutSeconds": ATTEMPT_TIMEOUT_SECONDS,
+        "HeartbeatSeconds": heartbeat_seconds,
+        "TimeoutSeconds": heartbeat_seconds + ATTEMPT_TIMEOUT_SECONDS,
         "ResultPath": None,
     }
 
 
-def definition(queue_url: str, partition: str = "aws") -> dict[str, Any]:
+def definition(
+    queue_url: str, partition: str = "aws", heartbeat_seconds: int = TASK_HEARTBEAT_SECONDS
+) -> dict[str, Any]:
     """The state machine; its input is `{"strategy": ..., "retries": 0, "delivery": {...}}`.
 
     `partition` names Step Functions' service integrations (the deployed stack's own: aws-cn, aws-us-gov, ...).
@@ -82,7 +99,7 @@ def definition(queue_url: str, partition: str = "aws") -> dict[str, Any]:
             },
             "BackoffWait": {"Type": "Wait", "SecondsPath": "$.wait", "Next": "BackoffAttempt"},
             "BackoffAttempt": {
-                **_attempt(queue_url, "$.retries", 0, partition),
+                **_attempt(queue_url, "$.retries", 0, partition, heartbeat_seconds),
                 "Catch": catch_to("BackoffMore"),
                 "End": True,
             },
@@ -93,7 +110,7 @@ def definition(queue_url: str, partition: str = "aws") -> dict[str, Any]:
             },
             "ExponentialFirstWait": {"Type": "Wait", "Seconds": EXPONENTIAL_FIRST_WAIT, "Next": "ExponentialAttempt"},
             "ExponentialAttempt": {
-                **_attempt(queue_url, "$$.State.RetryCount", 1, partition),
+                **_attempt(queue_url, "$$.State.RetryCount", 1, partition, heartbeat_seconds),
                 "Retry": [
                     {
                         "ErrorEquals": ["States.ALL"],
@@ -116,8 +133,8 @@ def definition(queue_url: str, partition: str = "aws") -> dict[str, Any]:
     }
 
 
-def definition_json(queue_url: str, partition: str = "aws") -> str:
-    return json.dumps(definition(queue_url, partition), indent=2)
+def definition_json(queue_url: str, partition: str = "aws", heartbeat_seconds: int = TASK_HEARTBEAT_SECONDS) -> str:
+    return json.dumps(definition(queue_url, partition, heartbeat_seconds), indent=2)
 
 
 def execution_input(strategy: str, delivery: dict[str, Any]) -> str:

@@ -25,6 +25,8 @@ SIGNING_CERTIFICATE = "MNS_SIGNING_CERTIFICATE"
 SIGNING_KEY = "MNS_SIGNING_KEY"
 MAX_POLL_SECONDS = "MNS_MAX_POLL_SECONDS"
 POLL_INTERVAL_MS = "MNS_POLL_INTERVAL_MS"
+# Networks HTTP pushes may reach although internal (comma-separated CIDRs): for local testing only.
+PUSH_ALLOWED_NETWORKS = "MNS_PUSH_ALLOWED_NETWORKS"
 # On AWS the secrets are not in the environment: these name Secrets Manager secrets holding them.
 RECEIPT_SECRET_ARN = "MNS_RECEIPT_SECRET_ARN"
 CREDENTIALS_SECRET_ARN = "MNS_CREDENTIALS_SECRET_ARN"
@@ -59,6 +61,8 @@ class Settings:
     signing_certificate: str = ""
     signing_key: str = ""
     signing_key_secret_arn: str = ""
+    # Internal networks (loopback, private, link-local, ...) HTTP pushes may reach: none on AWS.
+    push_allowed_networks: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -83,6 +87,7 @@ class Settings:
             signing_certificate=env.get(SIGNING_CERTIFICATE, ""),
             signing_key=env.get(SIGNING_KEY, ""),
             signing_key_secret_arn=env.get(SIGNING_KEY_SECRET_ARN, ""),
+            push_allowed_networks=env.get(PUSH_ALLOWED_NETWORKS, ""),
         )
 
 

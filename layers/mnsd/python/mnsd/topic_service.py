@@ -14,6 +14,7 @@ from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.message_xml import properties_of
 from mnsd.names import check_subscription_name, check_topic_name
+from mnsd.push_address import refuse_internal_endpoint
 from mnsd.queue_service import decode_marker, encode_marker
 from mnsd.settings import Settings
 from mnsd.storage.meta import MetaStore, Record
@@ -165,6 +166,7 @@ class TopicService:
         check_subscription_name(name)
         topic = self.get_topic(account_id, topic_name)
         attributes = subscription_attributes(xml, self.settings.region, account_id)
+        refuse_internal_endpoint(attributes.endpoint, self.settings.push_allowed_networks)
         now = self.clock.now()
         subscription = Subscription(account_id, topic_name, name, attributes, ms(now), int(now), topic.topic_id)
         kind = subscription_kind(topic_name)

@@ -1,0 +1,158 @@
+"""Retries that answer inside the 5 s limit: is any message pushed again after its 2xx?
+
+Runs the retry state machine (moto, the definition the CDK app deploys) with the local push worker.
+Every message's first attempt gets a 500; every later attempt is answered 204 after
+`BENCH_DUP_DELAY` seconds (inside the 5 s limit). The exponential strategy retries after 1 s, so all
+retries reach the push queue at once and wait for the worker. Counted: HTTP pushes, and messages
+pushed again after one of their pushes had been answered 204 (at least once allows a retry after a
+failure, never after a success).
+
+Environment: BENCH_DUP_MESSAGES (30), BENCH_DUP_DELAY (3.0 s), BENCH_DUP_WORKERS (the local
+worker's own concurrency when unset).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter
+from functools import lru_cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from bench._common import md_table, write_result
+
+N_MESSAGES = int(os.environ.get("BENCH_DUP_MESSAGES", "30"))
+DELAY_SECONDS = float(os.environ.get("BENCH_DUP_DELAY", "3.0"))
+WORKERS = os.environ.get("BENCH_DUP_WORKERS", "")
+TIMEOUT_SECONDS = 600
+
+
+class Receiver:
+    """500 for a body's first push, then 204 after the delay; notes pushes that follow a 204."""
+
+    def __init__(self) -> None:
+        self.pushes: Counter[bytes] = Counter()
+        self.answered_204: set[bytes] = set()
+        self.after_success: Counter[bytes] = Counter()
+        lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with lock:
+                    receiver.pushes[body] += 1
+                    first = receiver.pushes[body] == 1
+                    if body in receiver.answered_204:
+                        receiver.after_success[body] += 1
+                if not first:
+                    time.sleep(DELAY_SECONDS)
+                    with lock:
+                        receiver.answered_204.add(body)
+                self.send_response(500 if first else 204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+
+def run() -> list[object]:
+    import boto3
+    from moto import mock_aws
+
+    from local_runtime import push as local_push
+    from local_runtime.push import LocalPushWorker, create_push_workflow
+    from local_runtime.server import SerializedClient
+    from local_runtime.tables import create_tables
+    from mnsd import xmlcodec
+    from mnsd.push_signing import generate_signing_material
+    from mnsd.services import build_services
+    from mnsd.settings import Settings
+
+    if WORKERS:
+        local_push.WORKERS = int(WORKERS)  # type: ignore[attr-defined]
+    key, certificate = generate_signing_material()
+    account, ns = "1000000000000001", 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        lock = threading.Lock()
+        clients = lru_cache(maxsize=None)(
+            lambda name: SerializedClient(boto3.client(name, region_name="us-east-1"), lock)
+        )
+        arn, queue_url = create_push_workflow(clients)
+        receiver = Receiver()
+        settings = Settings(
+            credentials=f"{account}:K:S",
+            push_state_machine_arn=arn,
+            push_queue_url=queue_url,
+            signing_key=key,
+            signing_certificate=certificate,
+            signing_cert_url="http://127.0.0.1:1/cert.pem",
+            push_allowed_networks="127.0.0.0/8",  # the receiver is on this machine
+        )
+        create_tables(clients("dynamodb"), settings)
+        services = build_services(settings, dynamodb=clients("dynamodb"), clients=clients)
+        worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
+        services.topics.create_topic(account, "t", None)
+        subscription = (
+            f"<Subscription {ns}><Endpoint>{receiver.url()}</Endpoint>"
+            "<NotifyStrategy>EXPONENTIAL_DECAY_RETRY</NotifyStrategy><NotifyContentFormat>SIMPLIFIED"
+            "</NotifyContentFormat></Subscription>"
+        )
+        services.topics.subscribe(account, "t", "s", xmlcodec.parse(subscription.encode()))
+        started = time.monotonic()
+        for i in range(N_MESSAGES):
+            xml = f"<Message {ns}><MessageBody>m{i}</MessageBody></Message>"
+            services.fanout().fan_out(services.topics.publish(account, "t", xmlcodec.parse(xml.encode())))
+        sfn = clients("stepfunctions")
+        deadline = time.monotonic() + TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            executions = sfn.list_executions(stateMachineArn=arn)["executions"]
+            if len(executions) == N_MESSAGES and all(e["status"] != "RUNNING" for e in executions):
+                break
+            time.sleep(0.2)
+        elapsed = time.monotonic() - started
+        time.sleep(DELAY_SECONDS + 2)  # a late duplicate would arrive by now
+        worker.stop()
+        receiver.server.shutdown()
+    delivered = len(receiver.answered_204)
+    return [
+        N_MESSAGES,
+        WORKERS or "default",
+        sum(receiver.pushes.values()),
+        delivered,
+        len(receiver.after_success),
+        sum(receiver.after_success.values()),
+        f"{elapsed:.0f}",
+    ]
+
+
+def main() -> None:
+    row = run()
+    print(row, flush=True)
+    table = md_table(
+        ["messages", "worker threads", "HTTP pushes", "messages delivered", "messages pushed again after a 204",
+         "pushes after a 204", "seconds to the last execution's end"],
+        [row],
+    )  # fmt: skip
+    print(table)
+    body = f"""
+{table}
+
+First attempt 500, every retry answered 204 after {DELAY_SECONDS:.1f} s (inside the 5 s limit), strategy
+EXPONENTIAL_DECAY_RETRY (first retry after 1 s). The state machine is the deployed definition,
+executed by moto; the push worker is the local runtime's (`local_runtime.push.LocalPushWorker`).
+"""
+    write_result("push_duplicates", "Push: retries answered 204 are never pushed again", body)
+
+
+if __name__ == "__main__":
+    main()
