@@ -49,6 +49,10 @@ LocalTool = Callable[[], dict[str, str]]
 # larger is refused before a byte of it is read, and bodies are read in bounded chunks.
 MAX_BODY_BYTES = api.MAX_REQUEST_BYTES
 READ_CHUNK_BYTES = 64 * 1024
+# After refusing a body, what of it is still read (and dropped) so that closing the connection does not
+# reset it before the client has read the answer.
+DRAIN_BYTES = 1024 * 1024
+DRAIN_SECONDS = 2.0
 # A client that sends nothing for this long (mid-request, or idle on a kept-alive connection) is let go,
 # and a body must arrive within it: a slow client does not hold a server thread for ever.
 SOCKET_TIMEOUT_SECONDS = 30.0
@@ -336,8 +340,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         try:
             body = read_body(self.headers, self.rfile)
         except errors.MnsError as error:
-            self.close_connection = True  # the body, if any, is left unread
+            self.close_connection = True
             self._answer(api.refuse(error, host), started)
+            self._drain()
             return
         headers: dict[str, str] = {}
         for name, value in self.headers.items():
@@ -378,6 +383,22 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.close_connection = True
         host = self.headers.get("Host") if getattr(self, "headers", None) else None
         self._answer(api.refuse(_header_error(code), host), time.perf_counter())
+        self._drain()
+
+    def _drain(self) -> None:
+        """Drop (bounded in bytes and time) what the client still sends of a refused request."""
+        self.wfile.flush()
+        deadline = time.monotonic() + DRAIN_SECONDS
+        left = DRAIN_BYTES
+        try:
+            self.connection.settimeout(DRAIN_SECONDS)
+            while left > 0 and time.monotonic() < deadline:
+                chunk = self.rfile.read1(min(left, READ_CHUNK_BYTES))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except OSError:
+            pass
 
     def log_message(self, format: str, *args: Any) -> None:  # one line per request is ours
         pass
