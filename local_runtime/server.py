@@ -11,8 +11,10 @@ import base64
 import dataclasses
 import io
 import json
+import math
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -53,8 +55,8 @@ READ_CHUNK_BYTES = 64 * 1024
 # reset it before the client has read the answer.
 DRAIN_BYTES = 1024 * 1024
 DRAIN_SECONDS = 2.0
-# A client that sends nothing for this long (mid-request, or idle on a kept-alive connection) is let go,
-# and a body must arrive within it: a slow client does not hold a server thread for ever.
+# A request (request line, headers and body; or the wait for it on a kept-alive connection) must arrive
+# within this time, and no read or write waits longer: a slow client does not hold a server thread for ever.
 SOCKET_TIMEOUT_SECONDS = 30.0
 # Connections waiting to be accepted (the standard library's default, 5, refuses bursts of clients).
 LISTEN_BACKLOG = 1024
@@ -72,6 +74,16 @@ class SerializedClient:
     def __init__(self, client: Any, lock: threading.Lock | None = None) -> None:
         self._client = client
         self._lock = lock or threading.Lock()
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the standard reader, replaced by one that keeps the request's deadline
+        self.reader = DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle_one_request(self) -> None:
+        self.reader.deadline = time.monotonic() + SOCKET_TIMEOUT_SECONDS
+        super().handle_one_request()
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)
@@ -270,15 +282,32 @@ def read_body(headers: Message, rfile: io.BufferedIOBase) -> bytes:
     if len(set(headers.get_all("Content-Length") or ())) > 1:
         raise errors.InvalidArgument("The Content-Length header is invalid.")
     remaining = _content_length(headers.get("Content-Length"))
-    deadline = time.monotonic() + SOCKET_TIMEOUT_SECONDS
     chunks = []
     while remaining:
         chunk = rfile.read1(min(remaining, READ_CHUNK_BYTES))
-        if not chunk or time.monotonic() > deadline:
-            raise TimeoutError("the request body did not arrive in time")
+        if not chunk:
+            raise TimeoutError("the connection ended before the announced body")
         chunks.append(chunk)
         remaining -= len(chunk)
     return b"".join(chunks)
+
+
+class DeadlineReader(io.RawIOBase):
+    """A connection's bytes, every read bounded by what remains of the current request's time."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.deadline = math.inf
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self._sock.settimeout(min(remaining, SOCKET_TIMEOUT_SECONDS))
+        return self._sock.recv_into(buffer)
 
 
 def _header_error(status: int) -> errors.MnsError:
@@ -325,6 +354,16 @@ class RequestHandler(BaseHTTPRequestHandler):
     server_version = "MNS-Local"
     disable_nagle_algorithm = True  # headers and body leave in separate writes
     timeout = SOCKET_TIMEOUT_SECONDS
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the standard reader, replaced by one that keeps the request's deadline
+        self.reader = DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle_one_request(self) -> None:
+        self.reader.deadline = time.monotonic() + SOCKET_TIMEOUT_SECONDS
+        super().handle_one_request()
 
     def __getattr__(self, name: str) -> Any:
         # Every method reaches the API (PATCH, HEAD, OPTIONS, ...): what no route serves gets the
@@ -390,8 +429,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.wfile.flush()
         deadline = time.monotonic() + DRAIN_SECONDS
         left = DRAIN_BYTES
+        self.reader.deadline = min(self.reader.deadline, deadline)
         try:
-            self.connection.settimeout(DRAIN_SECONDS)
             while left > 0 and time.monotonic() < deadline:
                 chunk = self.rfile.read1(min(left, READ_CHUNK_BYTES))
                 if not chunk:

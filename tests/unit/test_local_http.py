@@ -108,6 +108,11 @@ def test_a_client_that_stops_mid_headers_is_let_go(short_timeouts):
     assert closed_within(short_timeouts, b"GET /queues HTTP/1.1\r\nHost: x\r\n", seconds=3)
 
 
+def test_a_client_trickling_its_headers_is_let_go(short_timeouts):
+    # A byte every 0.2 s: no single read waits long, the request as a whole does.
+    assert closed_within(short_timeouts, b"GET /queues HTTP/1.1\r\nX-Slow: ", seconds=4, trickle=b"a")
+
+
 def test_a_client_trickling_its_body_is_let_go(short_timeouts):
     head = b"POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
     assert closed_within(short_timeouts, head, seconds=4, trickle=b"x")
