@@ -18,6 +18,7 @@ import socket
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
@@ -387,7 +388,12 @@ class RequestHandler(BaseHTTPRequestHandler):
         for name, value in self.headers.items():
             key = name.lower()
             headers[key] = f"{headers[key]},{value}" if key in headers else value
-        self._answer(self.dispatch.respond(self.command, self.path, headers, body, received_at), started)
+        try:
+            response = self.dispatch.respond(self.command, self.path, headers, body, received_at)
+        except Exception:  # a local tool's failure: still an MNS answer, never a dropped connection
+            traceback.print_exc()
+            response = api.refuse(errors.InternalError(), host)
+        self._answer(response, started)
 
     def _answer(self, response: HttpResponse, started: float) -> None:
         if self.request_version == "HTTP/0.9":  # no status line in 0.9: answer as 1.0 does

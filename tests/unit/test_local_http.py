@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import io
 import socket
 import threading
@@ -116,3 +117,27 @@ def test_a_client_trickling_its_headers_is_let_go(short_timeouts):
 def test_a_client_trickling_its_body_is_let_go(short_timeouts):
     head = b"POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
     assert closed_within(short_timeouts, head, seconds=4, trickle=b"x")
+
+
+class FailingDispatch:
+    def respond(self, method, target, headers, body, received_at) -> HttpResponse:
+        raise RuntimeError("the export failed")
+
+
+def test_a_failure_outside_the_handlers_is_still_an_mns_answer(capsys):
+    handler = type("Handler", (server.RequestHandler,), {"dispatch": FailingDispatch(), "quiet": True})
+    httpd = server.LocalHttpServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(httpd.server_address[:2], timeout=5) as sock:
+            sock.sendall(b"POST /-/exports HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            answer = http.client.HTTPResponse(sock)
+            answer.begin()
+            body = answer.read()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert answer.status == 500
+    assert answer.getheader("x-mns-request-id")
+    assert b"<Code>InternalError</Code>" in body
+    assert "the export failed" in capsys.readouterr().err
