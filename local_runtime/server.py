@@ -56,9 +56,12 @@ READ_CHUNK_BYTES = 64 * 1024
 # reset it before the client has read the answer.
 DRAIN_BYTES = 1024 * 1024
 DRAIN_SECONDS = 2.0
-# A request (request line, headers and body; or the wait for it on a kept-alive connection) must arrive
-# within this time, and no read or write waits longer: a slow client does not hold a server thread for ever.
+# A request (request line, headers and body) must arrive within this time once its first byte has, and no
+# read or write waits longer: a slow client does not hold a server thread for ever.
 SOCKET_TIMEOUT_SECONDS = 30.0
+# How long a kept-alive connection may wait for its next request. Long: the SDKs keep one connection per
+# client object and do not reconnect when a request with a body meets a connection the server has closed.
+IDLE_TIMEOUT_SECONDS = 900.0
 # Connections waiting to be accepted (the standard library's default, 5, refuses bursts of clients).
 LISTEN_BACKLOG = 1024
 _DIGITS = re.compile(r"[0-9]{1,18}")
@@ -83,7 +86,13 @@ class SerializedClient:
         self.rfile = io.BufferedReader(self.reader)
 
     def handle_one_request(self) -> None:
-        self.reader.deadline = time.monotonic() + SOCKET_TIMEOUT_SECONDS
+        self.reader.arm(IDLE_TIMEOUT_SECONDS)
+        try:
+            self.rfile.peek(1)  # the next request's first bytes (or the end of the connection)
+        except TimeoutError:
+            self.close_connection = True
+            return
+        self.reader.arm(SOCKET_TIMEOUT_SECONDS)  # from here the whole request must arrive in time
         super().handle_one_request()
 
     def __getattr__(self, name: str) -> Any:
@@ -294,11 +303,14 @@ def read_body(headers: Message, rfile: io.BufferedIOBase) -> bytes:
 
 
 class DeadlineReader(io.RawIOBase):
-    """A connection's bytes, every read bounded by what remains of the current request's time."""
+    """A connection's bytes, every read bounded by what remains of the current wait (`arm`)."""
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
         self.deadline = math.inf
+
+    def arm(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
 
     def readable(self) -> bool:
         return True
@@ -307,7 +319,7 @@ class DeadlineReader(io.RawIOBase):
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise TimeoutError("the request did not arrive in time")
-        self._sock.settimeout(min(remaining, SOCKET_TIMEOUT_SECONDS))
+        self._sock.settimeout(remaining)
         return self._sock.recv_into(buffer)
 
 
@@ -363,7 +375,13 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.rfile = io.BufferedReader(self.reader)
 
     def handle_one_request(self) -> None:
-        self.reader.deadline = time.monotonic() + SOCKET_TIMEOUT_SECONDS
+        self.reader.arm(IDLE_TIMEOUT_SECONDS)
+        try:
+            self.rfile.peek(1)  # the next request's first bytes (or the end of the connection)
+        except TimeoutError:
+            self.close_connection = True
+            return
+        self.reader.arm(SOCKET_TIMEOUT_SECONDS)  # from here the whole request must arrive in time
         super().handle_one_request()
 
     def __getattr__(self, name: str) -> Any:
@@ -396,6 +414,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         self._answer(response, started)
 
     def _answer(self, response: HttpResponse, started: float) -> None:
+        self.connection.settimeout(SOCKET_TIMEOUT_SECONDS)  # the bound on each write of the answer
         if self.request_version == "HTTP/0.9":  # no status line in 0.9: answer as 1.0 does
             self.request_version = "HTTP/1.0"
         self.send_response(response.status)

@@ -72,6 +72,7 @@ class StubDispatch:
 @pytest.fixture
 def short_timeouts(monkeypatch):
     monkeypatch.setattr(server, "SOCKET_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(server, "IDLE_TIMEOUT_SECONDS", 2.0)
     handler = type("Handler", (server.RequestHandler,), {"dispatch": StubDispatch(), "quiet": True, "timeout": 0.5})
     httpd = server.LocalHttpServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
@@ -103,6 +104,23 @@ def test_the_server_has_a_finite_socket_timeout():
     assert server.RequestHandler.timeout is not None
     assert 0 < server.RequestHandler.timeout <= 60
     assert server.LocalHttpServer.request_queue_size >= 200
+
+
+def test_a_kept_alive_connection_waits_longer_than_a_request_may_take(short_timeouts):
+    # The SDKs keep a connection per client object and fail (rather than reconnect) when a request with a
+    # body meets a connection the server has closed: idle connections wait for the idle timeout.
+    with socket.create_connection(short_timeouts, timeout=5) as sock:
+        for _ in range(2):
+            time.sleep(1.0)  # twice the request timeout, half the idle one
+            sock.sendall(b"POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab")
+            answer = http.client.HTTPResponse(sock)
+            answer.begin()
+            answer.read()
+            assert answer.status == 204
+
+
+def test_an_idle_connection_is_closed_after_the_idle_timeout(short_timeouts):
+    assert closed_within(short_timeouts, b"", seconds=4)
 
 
 def test_a_client_that_stops_mid_headers_is_let_go(short_timeouts):
