@@ -134,6 +134,8 @@ def test_a_tampered_event_is_refused_in_the_mns_error_shape(aws) -> None:
     assert answer["statusCode"] == 403
     assert '<Error xmlns="http://mns.aliyuncs.com/doc/v1/">' in answer["body"]
     assert "<Code>SignatureDoesNotMatch</Code>" in answer["body"]
+    # HostId names the endpoint with its scheme, as the live service writes it.
+    assert "<HostId>https://1000000000000001.mns.cn-hangzhou.aliyuncs.com</HostId>" in answer["body"]
 
 
 def test_unrouted_requests_get_an_mns_error_from_the_default_route(aws) -> None:
