@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import io
 import json
+import math
 import os
 import re
+import socket
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from email.message import Message
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,8 +33,11 @@ from local_runtime.exports import export_tables
 from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.streams import LocalStreamReader
 from local_runtime.tables import create_tables
-from mnsd.accounts import StaticKeyStore
+from mnsd import api, errors
+from mnsd.accounts import AccessKey, StaticKeyStore
+from mnsd.auth import authenticate
 from mnsd.fanout import LocalDispatcher
+from mnsd.http import HttpRequest, HttpResponse
 from mnsd.lambda_handler import make_handler
 from mnsd.notifier import LocalNotifier
 from mnsd.push_signing import CERTIFICATE_PATH, generate_signing_material
@@ -38,6 +46,25 @@ from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+LocalTool = Callable[[], dict[str, str]]
+
+# The largest request MNS accepts is a 64 KB message (or a 64 KB batch) plus its XML: a body announced
+# larger is refused before a byte of it is read, and bodies are read in bounded chunks.
+MAX_BODY_BYTES = api.MAX_REQUEST_BYTES
+READ_CHUNK_BYTES = 64 * 1024
+# After refusing a body, what of it is still read (and dropped) so that closing the connection does not
+# reset it before the client has read the answer.
+DRAIN_BYTES = 1024 * 1024
+DRAIN_SECONDS = 2.0
+# A request (request line, headers and body) must arrive within this time once its first byte has, and no
+# read or write waits longer: a slow client does not hold a server thread for ever.
+SOCKET_TIMEOUT_SECONDS = 30.0
+# How long a kept-alive connection may wait for its next request. Long: the SDKs keep one connection per
+# client object and do not reconnect when a request with a body meets a connection the server has closed.
+IDLE_TIMEOUT_SECONDS = 900.0
+# Connections waiting to be accepted (the standard library's default, 5, refuses bursts of clients).
+LISTEN_BACKLOG = 1024
+_DIGITS = re.compile(r"[0-9]{1,18}")
 
 
 class SerializedClient:
@@ -51,6 +78,22 @@ class SerializedClient:
     def __init__(self, client: Any, lock: threading.Lock | None = None) -> None:
         self._client = client
         self._lock = lock or threading.Lock()
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the standard reader, replaced by one that keeps the request's deadline
+        self.reader = DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle_one_request(self) -> None:
+        self.reader.arm(IDLE_TIMEOUT_SECONDS)
+        try:
+            self.rfile.peek(1)  # the next request's first bytes (or the end of the connection)
+        except TimeoutError:
+            self.close_connection = True
+            return
+        self.reader.arm(SOCKET_TIMEOUT_SECONDS)  # from here the whole request must arrive in time
+        super().handle_one_request()
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)
@@ -91,7 +134,12 @@ def match_route(routes: list[CompiledRoute], method: str, path: str) -> tuple[st
 
 
 def api_gateway_event(
-    method: str, target: str, headers: dict[str, str], body: bytes, routes: list[CompiledRoute]
+    method: str,
+    target: str,
+    headers: dict[str, str],
+    body: bytes,
+    routes: list[CompiledRoute],
+    received_at: float | None = None,
 ) -> tuple[str | None, dict[str, Any]]:
     raw_path, _, raw_query = target.partition("?")
     route_name, route_key, params = match_route(routes, method, raw_path)
@@ -113,7 +161,7 @@ def api_gateway_event(
             "http": {"method": method, "path": raw_path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
             "routeKey": route_key,
             "stage": "$default",
-            "timeEpoch": int(time.time() * 1000),
+            "timeEpoch": int((time.time() if received_at is None else received_at) * 1000),
         },
         "body": text_body,
         "isBase64Encoded": is_base64,
@@ -137,8 +185,9 @@ class LocalServer:
             name: make_handler(name, services=lambda: self.services) for name in [*ROUTES, None]
         }
         tools = {("POST", EXPORT_PATH): self.export}
-        self.httpd = ThreadingHTTPServer((host, port), _request_handler(routes, handlers, quiet, tools))
-        self.httpd.daemon_threads = True
+        self.operator = StaticKeyStore(settings.credentials).default
+        handler = _request_handler(routes, handlers, quiet, tools, self.authorize_operator)
+        self.httpd = LocalHttpServer((host, port), handler)
         self._mock: Any = None
         self.worker: LocalPushWorker | None = None
         self.streams: list[LocalStreamReader] = []
@@ -186,6 +235,12 @@ class LocalServer:
         ]
         return services
 
+    def authorize_operator(self, request: HttpRequest) -> None:
+        """The local tools answer only requests signed with the operator's key (the first configured)."""
+        key: AccessKey = authenticate(request, self.services.keys, self.services.clock.now())
+        if key.key_id != self.operator.key_id:
+            raise errors.AccessDenied()
+
     def export(self) -> dict[str, str]:
         """Export the tables for the analytics jobs (`python -m local_runtime.analytics`)."""
         folder = Path(os.environ.get("MNS_EXPORT_DIR", ".mns-local/exports"))
@@ -211,52 +266,217 @@ class LocalServer:
             self._mock.stop()
 
 
+class LocalHttpServer(ThreadingHTTPServer):
+    """One thread per connection, a listen backlog sized for bursts of clients."""
+
+    request_queue_size = LISTEN_BACKLOG
+    daemon_threads = True
+
+
+def _content_length(value: str | None) -> int:
+    """The announced body length: ASCII digits within the cap, else the MNS error to answer with."""
+    if value is None:
+        return 0
+    if not _DIGITS.fullmatch(value.strip()):
+        raise errors.InvalidArgument("The Content-Length header is invalid.")
+    length = int(value)
+    if length > MAX_BODY_BYTES:
+        raise errors.InvalidArgument(f"The request body should not be larger than {MAX_BODY_BYTES} bytes.")
+    return length
+
+
+def read_body(headers: Message, rfile: io.BufferedIOBase) -> bytes:
+    """The request body, refused (MNS error) when its length is invalid or over the cap, before a byte is read."""
+    if headers.get("Transfer-Encoding"):
+        raise errors.InvalidArgument("Transfer-Encoding is not supported: send a Content-Length.")
+    if len(set(headers.get_all("Content-Length") or ())) > 1:
+        raise errors.InvalidArgument("The Content-Length header is invalid.")
+    remaining = _content_length(headers.get("Content-Length"))
+    chunks = []
+    while remaining:
+        chunk = rfile.read1(min(remaining, READ_CHUNK_BYTES))
+        if not chunk:
+            raise TimeoutError("the connection ended before the announced body")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+class DeadlineReader(io.RawIOBase):
+    """A connection's bytes, every read bounded by what remains of the current wait (`arm`)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.deadline = math.inf
+
+    def arm(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self._sock.settimeout(remaining)
+        return self._sock.recv_into(buffer)
+
+
+def _header_error(status: int) -> errors.MnsError:
+    """What the standard library's own refusals (malformed request line, oversized headers...) become."""
+    if status == 414:
+        return errors.InvalidRequestURL("The request URL is too long.")
+    if status == 431:
+        return errors.InvalidArgument("The request headers are too large.")
+    return errors.InvalidRequestURL()
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """Where a request goes: a local tool (the operator's only) or the Lambda handler of its route."""
+
+    routes: list[CompiledRoute]
+    handlers: dict[str | None, Handler]
+    local_tools: dict[tuple[str, str], LocalTool]
+    authorize_tool: Callable[[HttpRequest], None]
+
+    def respond(
+        self, method: str, target: str, headers: dict[str, str], body: bytes, received_at: float
+    ) -> HttpResponse:
+        tool = self.local_tools.get((method, target))
+        if tool is not None:  # the local runtime's own tools, outside the MNS API
+            raw_path, _, raw_query = target.partition("?")
+            request = HttpRequest(method, raw_path, raw_query, headers, body)
+            try:
+                self.authorize_tool(request)
+            except errors.MnsError as error:
+                return api.refuse(error, request.header("host"))
+            return HttpResponse(200, json.dumps(tool()).encode("utf-8"), {"Content-Type": "application/json"})
+        route_name, event = api_gateway_event(method, target, headers, body, self.routes, received_at)
+        result = self.handlers[route_name](event, LocalContext())
+        return HttpResponse(result["statusCode"], result["body"].encode("utf-8"), result["headers"])
+
+
+class RequestHandler(BaseHTTPRequestHandler):
+    """One connection's requests: read within bounds, dispatched, answered; every refusal in MNS shape."""
+
+    dispatch: Dispatch
+    quiet = False
+    protocol_version = "HTTP/1.1"
+    server_version = "MNS-Local"
+    disable_nagle_algorithm = True  # headers and body leave in separate writes
+    timeout = SOCKET_TIMEOUT_SECONDS
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the standard reader, replaced by one that keeps the request's deadline
+        self.reader = DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle_one_request(self) -> None:
+        self.reader.arm(IDLE_TIMEOUT_SECONDS)
+        try:
+            self.rfile.peek(1)  # the next request's first bytes (or the end of the connection)
+        except TimeoutError:
+            self.close_connection = True
+            return
+        self.reader.arm(SOCKET_TIMEOUT_SECONDS)  # from here the whole request must arrive in time
+        super().handle_one_request()
+
+    def __getattr__(self, name: str) -> Any:
+        # Every method reaches the API (PATCH, HEAD, OPTIONS, ...): what no route serves gets the
+        # $default route's MNS error, as on API Gateway, not the standard library's 501 page.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
+
+    def _serve(self) -> None:
+        started = time.perf_counter()
+        received_at = time.time()
+        host = self.headers.get("Host")
+        try:
+            body = read_body(self.headers, self.rfile)
+        except errors.MnsError as error:
+            self.close_connection = True
+            self._answer(api.refuse(error, host), started)
+            self._drain()
+            return
+        headers: dict[str, str] = {}
+        for name, value in self.headers.items():
+            key = name.lower()
+            headers[key] = f"{headers[key]},{value}" if key in headers else value
+        try:
+            response = self.dispatch.respond(self.command, self.path, headers, body, received_at)
+        except Exception:  # a local tool's failure: still an MNS answer, never a dropped connection
+            traceback.print_exc()
+            response = api.refuse(errors.InternalError(), host)
+        self._answer(response, started)
+
+    def _answer(self, response: HttpResponse, started: float) -> None:
+        self.connection.settimeout(SOCKET_TIMEOUT_SECONDS)  # the bound on each write of the answer
+        if self.request_version == "HTTP/0.9":  # no status line in 0.9: answer as 1.0 does
+            self.request_version = "HTTP/1.0"
+        self.send_response(response.status)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(response.body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(response.body)
+        if not self.quiet:
+            elapsed = (time.perf_counter() - started) * 1000
+            target = getattr(self, "path", "")
+            print(f"{self.command} {target} {response.status} {elapsed:.1f}ms", flush=True)
+
+    def handle_expect_100(self) -> bool:
+        # Refused before the client sends the body it announced (no "100 Continue" for a body over the cap).
+        try:
+            _content_length(self.headers.get("Content-Length"))
+        except errors.MnsError as error:
+            self.close_connection = True
+            self._answer(api.refuse(error, self.headers.get("Host")), time.perf_counter())
+            return False
+        return super().handle_expect_100()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # The standard library refuses some requests itself (malformed request line, oversized
+        # headers): they get an MNS error too, with its request id.
+        self.close_connection = True
+        host = self.headers.get("Host") if getattr(self, "headers", None) else None
+        self._answer(api.refuse(_header_error(code), host), time.perf_counter())
+        self._drain()
+
+    def _drain(self) -> None:
+        """Drop (bounded in bytes and time) what the client still sends of a refused request."""
+        self.wfile.flush()
+        deadline = time.monotonic() + DRAIN_SECONDS
+        left = DRAIN_BYTES
+        self.reader.deadline = min(self.reader.deadline, deadline)
+        try:
+            while left > 0 and time.monotonic() < deadline:
+                chunk = self.rfile.read1(min(left, READ_CHUNK_BYTES))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:  # one line per request is ours
+        pass
+
+
 def _request_handler(
     routes: list[CompiledRoute],
     handlers: dict[str | None, Handler],
     quiet: bool,
-    local_tools: dict[tuple[str, str], Callable[[], dict[str, str]]],
+    local_tools: dict[tuple[str, str], LocalTool],
+    authorize_tool: Callable[[HttpRequest], None] = lambda request: None,
 ) -> type[BaseHTTPRequestHandler]:
-    class RequestHandler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "MNS-Local"
-        disable_nagle_algorithm = True  # headers and body leave in separate writes
-
-        def _serve(self) -> None:
-            started = time.perf_counter()
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            headers: dict[str, str] = {}
-            for name, value in self.headers.items():
-                key = name.lower()
-                headers[key] = f"{headers[key]},{value}" if key in headers else value
-            tool = local_tools.get((self.command, self.path))
-            if tool is not None:  # the local runtime's own tools, outside the MNS API
-                result = {
-                    "statusCode": 200,
-                    "headers": {"Content-Type": "application/json"},
-                    "body": json.dumps(tool()),
-                }
-            else:
-                route_name, event = api_gateway_event(self.command, self.path, headers, body, routes)
-                result = handlers[route_name](event, LocalContext())
-            payload = result["body"].encode("utf-8")
-            self.send_response(result["statusCode"])
-            for name, value in result["headers"].items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-            if not quiet:
-                elapsed = (time.perf_counter() - started) * 1000
-                print(f"{self.command} {self.path} {result['statusCode']} {elapsed:.1f}ms", flush=True)
-
-        do_GET = do_PUT = do_POST = do_DELETE = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:  # one line per request is ours
-            pass
-
-    return RequestHandler
+    dispatch = Dispatch(routes, handlers, local_tools, authorize_tool)
+    return type("BoundRequestHandler", (RequestHandler,), {"dispatch": dispatch, "quiet": quiet})
 
 
 def main() -> None:

@@ -4,13 +4,14 @@ must equal the operations performed."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 import uuid
 
 import duckdb
 import pytest
-from conftest import PYTHON, ROOT
+from conftest import ACCOUNT_A, PYTHON, ROOT
 from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
@@ -54,7 +55,9 @@ def test_operation_metrics_equal_the_operations_performed(account_a, endpoint, p
 
     out = tmp_path / "analytics"
     command = [str(PYTHON), "-m", "local_runtime.analytics", "--endpoint", endpoint, "--out", str(out)]
-    finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    operator = {"MNS_CREDENTIALS": ":".join(ACCOUNT_A)}  # the export is the operator's tool: signed with its key
+    env = {**os.environ, **operator}
+    finished = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert "queue_hourly" in finished.stdout
 

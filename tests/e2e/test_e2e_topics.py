@@ -277,7 +277,8 @@ def test_list_topic_wire_shape(raw_a, account_a, endpoint, tname):
     root = r.xml()
     assert root.tag == NS + "Topics"
     assert [e.text for e in root.iter(NS + "TopicURL")] == [f"{endpoint}/topics/{tname}-a"]
-    assert [child.tag for child in root.find(NS + "Topic")] == [NS + "TopicURL"]  # no meta unless asked
+    # The URL and the name (as the live service lists them), no meta unless asked.
+    assert [child.tag for child in root.find(NS + "Topic")] == [NS + "TopicURL", NS + "TopicName"]
     marker = root.find(NS + "NextMarker").text
     assert marker
     r = raw_a.request(

@@ -7,6 +7,7 @@ import http.client
 import importlib
 import json
 import re
+import time
 from collections.abc import Iterator
 from email.utils import formatdate
 from pathlib import Path
@@ -66,8 +67,14 @@ def lambda_backend() -> Iterator[None]:
     services.get_settings.cache_clear()
 
 
-def signed_event(name: str) -> dict:
+def signed_event(name: str, query: str | None = None, received_ago: float | None = None) -> dict:
+    """A recorded event, signed now; optionally with another query string, and stamped by API Gateway
+    (`requestContext.timeEpoch`) `received_ago` seconds ago."""
     event = json.loads((EVENTS / f"{name}.json").read_text())
+    if query is not None:
+        event["rawQueryString"] = query
+    if received_ago is not None:
+        event["requestContext"]["timeEpoch"] = int((time.time() - received_ago) * 1000)
     body = request_from_event(event).body
     headers = event["headers"]
     headers["date"] = formatdate(usegmt=True)
@@ -99,6 +106,27 @@ def test_recorded_events_drive_the_route_functions(aws) -> None:
     assert "<Priority>3</Priority>" in received["body"]
 
 
+def test_a_poll_reaching_its_function_late_leaves_the_message_visible(aws) -> None:
+    # API Gateway stamped the request 28.5 s ago (a cold start's init and secret reads): a message claimed
+    # now would be answered after the platform's 30 s, into a 504, and stay invisible.
+    invoke("put_queue", signed_event("create_queue"))
+    invoke("post_messages", signed_event("send_message"))
+    late = invoke("get_messages", signed_event("receive_message", received_ago=28.5))
+    assert late["statusCode"] == 404
+    assert "<Code>MessageNotExist</Code>" in late["body"]
+    on_time = invoke("get_messages", signed_event("receive_message", received_ago=0.1))
+    assert on_time["statusCode"] == 200
+    assert "<DequeueCount>1</DequeueCount>" in on_time["body"]
+
+
+def test_the_long_poll_ends_before_api_gateway_gives_up(aws) -> None:
+    invoke("put_queue", signed_event("create_queue"))
+    started = time.monotonic()
+    answer = invoke("get_messages", signed_event("receive_message", query="waitseconds=30", received_ago=27))
+    assert answer["statusCode"] == 404
+    assert time.monotonic() - started < 3  # 28 s after the request arrived, not 28 s after the function started
+
+
 def test_a_tampered_event_is_refused_in_the_mns_error_shape(aws) -> None:
     event = signed_event("create_queue")
     event["rawPath"] = "/queues/other"
@@ -106,6 +134,8 @@ def test_a_tampered_event_is_refused_in_the_mns_error_shape(aws) -> None:
     assert answer["statusCode"] == 403
     assert '<Error xmlns="http://mns.aliyuncs.com/doc/v1/">' in answer["body"]
     assert "<Code>SignatureDoesNotMatch</Code>" in answer["body"]
+    # HostId names the endpoint with its scheme, as the live service writes it.
+    assert "<HostId>https://1000000000000001.mns.cn-hangzhou.aliyuncs.com</HostId>" in answer["body"]
 
 
 def test_unrouted_requests_get_an_mns_error_from_the_default_route(aws) -> None:

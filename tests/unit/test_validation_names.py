@@ -24,9 +24,11 @@ def test_name_length(name):
 
 def test_int_in_range():
     assert int_in_range("X", "5", 0, 10) == 5
-    assert int_in_range("X", " 10 ", 0, 10) == 10
+    assert int_in_range("X", "10", 0, 10) == 10
     assert int_in_range("X", "0", 0, 10) == 0
-    for bad in ("11", "-1", "abc", "", None, "1.5"):
+    assert int_in_range("X", "-3", -5, 10) == -3
+    # Python's int() takes all of these; MNS reads integers as ASCII digits only.
+    for bad in ("11", "-1", "abc", "", None, "1.5", " 10 ", "1_0", "\u0665", "+5 ", "+5", "\uff15", "0" * 30):
         with pytest.raises(errors.InvalidArgument) as info:
             int_in_range("DelaySeconds", bad, 0, 10, "seconds")
         assert info.value.message == "The value of DelaySeconds should between 0 and 10 seconds."

@@ -33,9 +33,25 @@ def error_response(error: errors.MnsError, request_id: str, host_id: str) -> Htt
     return xml_response(body, status=error.status)
 
 
+def host_id(host: str | None, forwarded_proto: str | None = None) -> str:
+    """The HostId of error bodies: the endpoint the client called, with its scheme (as MNS writes it)."""
+    return f"{forwarded_proto or 'http'}://{host or 'mns'}"
+
+
+def refuse(error: errors.MnsError, host: str | None = None) -> HttpResponse:
+    """The MNS answer to a request refused before it reached a route (by the HTTP front end)."""
+    request_id = new_request_id()
+    return _stamped(error_response(error, request_id, host_id(host)), request_id)
+
+
+def _stamped(response: HttpResponse, request_id: str) -> HttpResponse:
+    response.headers.update({"x-mns-request-id": request_id, "x-mns-version": MNS_VERSION})
+    return response
+
+
 def handle(route_name: str | None, request: HttpRequest, services: Services) -> HttpResponse:
     request_id = new_request_id()
-    host_id = request.header("host") or "mns"
+    host = host_id(request.header("host"), request.header("x-forwarded-proto"))
     try:
         if route_name not in ROUTES:
             raise errors.InvalidRequestURL()
@@ -49,12 +65,11 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
         call = Call(request, account, services)
         response = route.select(call)(call)
     except errors.MnsError as error:
-        response = error_response(error, request_id, host_id)
+        response = error_response(error, request_id, host)
     except Exception:
         logger.exception("unhandled error", extra={"request_id": request_id, "route": route_name})
-        response = error_response(errors.InternalError(), request_id, host_id)
-    response.headers.update({"x-mns-request-id": request_id, "x-mns-version": MNS_VERSION})
-    return response
+        response = error_response(errors.InternalError(), request_id, host)
+    return _stamped(response, request_id)
 
 
 def _check_host_account(request: HttpRequest, account_id: str) -> None:

@@ -15,6 +15,9 @@ class HttpRequest:
     headers: dict[str, str]  # lower-cased names
     body: bytes = b""
     path_params: dict[str, str] = field(default_factory=dict)
+    # When the request reached the API (epoch seconds; API Gateway's `requestContext.timeEpoch`): the
+    # platform's 30 s integration timeout counts from then, not from when the function started.
+    received_at: float | None = None
 
     @property
     def raw_uri(self) -> str:

@@ -3,24 +3,49 @@
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Callable
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mnsd import api
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.services import Services, default_services
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools import Tracer
+
 logger = Logger(service="mns")
 metrics = Metrics(namespace="MNS", service="mns")
-tracer = Tracer(service="mns")
+
+LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def tracing_enabled(env: dict[str, str] | None = None) -> bool:
+    """X-Ray subsegments: in a Lambda function, unless `POWERTOOLS_TRACE_DISABLED` says otherwise."""
+    env = dict(os.environ if env is None else env)
+    disabled = env.get("POWERTOOLS_TRACE_DISABLED", "false").strip().lower() in ("true", "1")
+    return not disabled and bool(env.get("AWS_LAMBDA_FUNCTION_NAME"))
+
+
+@lru_cache(maxsize=1)
+def tracer() -> Tracer | None:
+    """The Powertools Tracer, made on the first call that traces: the X-Ray SDK it loads costs about 200 ms,
+    which a cold start does not pay at import, nor at all where tracing is off."""
+    if not tracing_enabled():
+        return None
+    from aws_lambda_powertools import Tracer
+
+    return Tracer(service="mns")
 
 
 def request_from_event(event: dict[str, Any]) -> HttpRequest:
     body = event.get("body") or ""
     raw = base64.b64decode(body) if event.get("isBase64Encoded") else body.encode("utf-8")
+    time_epoch = event["requestContext"].get("timeEpoch")
     return HttpRequest(
         method=event["requestContext"]["http"]["method"],
         path=event.get("rawPath") or "/",
@@ -28,6 +53,7 @@ def request_from_event(event: dict[str, Any]) -> HttpRequest:
         headers={k.lower(): v for k, v in (event.get("headers") or {}).items()},
         body=raw,
         path_params=dict(event.get("pathParameters") or {}),
+        received_at=time_epoch / 1000 if isinstance(time_epoch, int | float) else None,
     )
 
 
@@ -40,15 +66,20 @@ def event_response(response: HttpResponse) -> dict[str, Any]:
     }
 
 
-def make_handler(
-    route_name: str | None, services: Callable[[], Services] = default_services
-) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+def make_handler(route_name: str | None, services: Callable[[], Services] = default_services) -> LambdaHandler:
     """The Lambda handler of one route."""
+
+    @lru_cache(maxsize=1)
+    def traced() -> LambdaHandler:
+        active = tracer()
+        return handle if active is None else active.capture_lambda_handler(handle, capture_response=False)
 
     @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
-    @tracer.capture_lambda_handler(capture_response=False)
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return traced()(event, context)
+
+    def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request = request_from_event(event)
         response = api.handle(route_name, request, services())
         metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)

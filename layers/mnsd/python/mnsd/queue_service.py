@@ -193,14 +193,26 @@ class QueueService:
         key = lease_key(message.priority, message.position, message.message_id)
         return self.receipts.encode(Receipt(message.queue_id, key, message.version, message.visible_at))
 
-    def receive(self, account_id: str, name: str, count: int, wait_seconds: int | None) -> list[Received]:
-        """Claim up to `count` Active messages, long-polling until one is receivable or the wait ends."""
+    def receive(
+        self, account_id: str, name: str, count: int, wait_seconds: int | None, received_at: float | None = None
+    ) -> list[Received]:
+        """Claim up to `count` Active messages, long-polling until one is receivable or the wait ends.
+
+        The wait counts from `received_at`, when the request reached the API (a cold start's init and
+        secret reads included), and no claim starts later than `max_poll_seconds` after it: API
+        Gateway gives up on the request 30 s after it arrived, and a message claimed then would stay
+        invisible behind its 504.
+        """
         queue = self.get_queue(account_id, name)
         wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
-        deadline = self.clock.now() + min(wait, self.settings.max_poll_seconds)
+        started = self.clock.now() if received_at is None else min(received_at, self.clock.now())
+        last_claim = started + self.settings.max_poll_seconds
+        deadline = min(started + wait, last_claim)
         contended_rounds = 0
         while True:
             now = self.clock.now()
+            if now > last_claim:
+                raise errors.MessageNotExist()
             received, candidates, next_visible = self._claim_ready(queue, count, now)
             if received:
                 return received

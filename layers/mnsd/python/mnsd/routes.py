@@ -69,10 +69,58 @@ def _has(call: Call, name: str) -> bool:
     return call.request.query(name) is not None
 
 
-def _account(operation: Operation) -> Callable[[Call], Operation]:
+def _root(call: Call, *expected: str) -> str:
+    """The request body's root element, which must be one the operation defines (the spec's schema)."""
+    tag = call.xml().tag
+    if tag not in expected:
+        raise errors.InvalidArgument(
+            f"The XML you provided did not validate against our published schema, cause by Element {tag}."
+        )
+    return tag
+
+
+def _with_root(*expected: str) -> Callable[[Operation], Callable[[Call], Operation]]:
+    """A route serving one operation whose body, when there is one, has one of the expected roots."""
+
+    def selector(operation: Operation) -> Callable[[Call], Operation]:
+        def select(call: Call) -> Operation:
+            if call.request.body.strip():
+                _root(call, *expected)
+            return operation
+
+        return select
+
+    return selector
+
+
+def _put(root: str, create: Operation, update: Operation) -> Callable[[Call], Operation]:
+    """Create, or set attributes with `?metaoverride=true`; a body, when sent, has the resource's root."""
+
+    def select(call: Call) -> Operation:
+        if call.request.body.strip():
+            _root(call, root)
+        return update if _flag(call, "metaoverride") else create
+
+    return select
+
+
+def _send(call: Call) -> Operation:
+    return batch_send_message if _root(call, "Message", "Messages") == "Messages" else send_message
+
+
+def _delete_messages(call: Call) -> Operation:
+    if _has(call, "ReceiptHandle"):
+        return delete_message
+    _root(call, "ReceiptHandles")
+    return batch_delete_message
+
+
+def _account(operation: Operation, root: str | None = None) -> Callable[[Call], Operation]:
     def select(call: Call) -> Operation:
         if not _flag(call, "accountmeta"):
             raise errors.InvalidRequestURL()
+        if root is not None and call.request.body.strip():
+            _root(call, root)
         return operation
 
     return select
@@ -82,13 +130,13 @@ ROUTES: dict[str, Route] = {
     route.name: route
     for route in (
         Route("get_account", "GET", "/", _account(get_account_attributes), ("meta.read",)),
-        Route("put_account", "PUT", "/", _account(set_account_attributes), ("meta.write",)),
+        Route("put_account", "PUT", "/", _account(set_account_attributes, "Account"), ("meta.write",)),
         Route("list_queues", "GET", "/queues", lambda call: list_queue, ("meta.read",)),
         Route(
             "put_queue",
             "PUT",
             "/queues/{queue}",
-            lambda call: set_queue_attributes if _flag(call, "metaoverride") else create_queue,
+            _put("Queue", create_queue, set_queue_attributes),
             ("meta.read_write",),
         ),
         Route("get_queue", "GET", "/queues/{queue}", lambda call: get_queue_attributes, ("meta.read", "messages.read")),
@@ -97,7 +145,7 @@ ROUTES: dict[str, Route] = {
             "post_messages",
             "POST",
             "/queues/{queue}/messages",
-            lambda call: batch_send_message if call.xml().tag == "Messages" else send_message,
+            _send,
             ("meta.read", "messages.write"),
         ),
         Route(
@@ -116,7 +164,7 @@ ROUTES: dict[str, Route] = {
             "delete_messages",
             "DELETE",
             "/queues/{queue}/messages",
-            lambda call: delete_message if _has(call, "ReceiptHandle") else batch_delete_message,
+            _delete_messages,
             ("meta.read", "messages.write"),
         ),
         Route(
@@ -131,7 +179,7 @@ ROUTES: dict[str, Route] = {
             "put_topic",
             "PUT",
             "/topics/{topic}",
-            lambda call: set_topic_attributes if _flag(call, "metaoverride") else create_topic,
+            _put("Topic", create_topic, set_topic_attributes),
             ("meta.read_write",),
         ),
         Route(
@@ -146,7 +194,7 @@ ROUTES: dict[str, Route] = {
             "post_topic_messages",
             "POST",
             "/topics/{topic}/messages",
-            lambda call: publish_message,
+            _with_root("Message")(publish_message),
             ("meta.read", "topic_messages.write"),
         ),
         Route(
@@ -160,7 +208,7 @@ ROUTES: dict[str, Route] = {
             "put_subscription",
             "PUT",
             "/topics/{topic}/subscriptions/{subscription}",
-            lambda call: set_subscription_attributes if _flag(call, "metaoverride") else subscribe,
+            _put("Subscription", subscribe, set_subscription_attributes),
             ("meta.read_write",),
         ),
         Route(

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import re
+
 from mnsd import errors
+
+# An integer as MNS reads one: ASCII digits, an optional minus sign, nothing else. (Python's int() also takes
+# "1_0", "+5 ", surrounding blanks and other scripts' digits such as "٥": MNS refuses them all.)
+_INTEGER = re.compile(r"-?[0-9]+")
+# Longer than any bound a value is checked against: refused before it is converted.
+_MAX_DIGITS = 19
+
+
+def strict_int(text: str | None) -> int | None:
+    """The integer the text spells as `-?[0-9]+` (ASCII), else None."""
+    if text is None or len(text) > _MAX_DIGITS or not _INTEGER.fullmatch(text):
+        return None
+    return int(text)
 
 
 def int_in_range(element: str, text: str | None, low: int, high: int, unit: str = "") -> int:
-    try:
-        value = int((text or "").strip())
-    except ValueError:
-        raise errors.out_of_range(element, low, high, unit) from None
-    if not low <= value <= high:
+    value = strict_int(text)
+    if value is None or not low <= value <= high:
         raise errors.out_of_range(element, low, high, unit)
     return value
 

@@ -16,6 +16,7 @@ def batch_size(call: Call) -> int:
 
 
 def batch_receive_message(call: Call) -> HttpResponse:
-    received = call.services.queues.receive(call.account_id, call.path("queue"), batch_size(call), wait_seconds(call))
+    count, wait = batch_size(call), wait_seconds(call)
+    received = call.services.queues.receive(call.account_id, call.path("queue"), count, wait, call.request.received_at)
     nodes = [("Message", message_node(r.message, r.receipt_handle)) for r in received]
     return xml_response(Node("Messages", nodes))

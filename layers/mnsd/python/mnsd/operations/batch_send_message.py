@@ -7,7 +7,11 @@ from mnsd.xmlcodec import Node
 
 
 def batch_send_message(call: Call) -> HttpResponse:
-    entries = call.xml().all("Message")
+    entries = call.xml().children
+    if any(entry.tag != "Message" for entry in entries):
+        raise errors.InvalidArgument(
+            "The XML you provided did not validate against our published schema, cause by Element Messages."
+        )
     if not 1 <= len(entries) <= MAX_BATCH:
         raise errors.InvalidArgument(f"The count of message should between 1 and {MAX_BATCH}.")
     inputs = [message_input(entry) for entry in entries]

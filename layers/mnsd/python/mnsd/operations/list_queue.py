@@ -12,5 +12,7 @@ def list_queue(call: Call) -> HttpResponse:
     entries = []
     for queue in queues:
         url = ("QueueURL", f"{endpoint}/queues/{queue.name}")
-        entries.append(Node("Queue", [url, *queue_node(queue, None).fields] if with_meta else [url]))
+        # The live service names each entry beside its URL (the Node SDK reads it); the meta has the name.
+        fields = queue_node(queue, None).fields if with_meta else [("QueueName", queue.name)]
+        entries.append(Node("Queue", [url, *fields]))
     return xml_response(Node("Queues", [("Queue", e) for e in entries] + [("NextMarker", next_marker)]))

@@ -12,5 +12,7 @@ def list_topic(call: Call) -> HttpResponse:
     entries = []
     for topic in topics:
         url = ("TopicURL", f"{endpoint}/topics/{topic.name}")
-        entries.append(Node("Topic", [url, *topic_node(topic, None).fields] if with_meta else [url]))
+        # The live service names each entry beside its URL (the Node SDK reads it); the meta has the name.
+        fields = topic_node(topic, None).fields if with_meta else [("TopicName", topic.name)]
+        entries.append(Node("Topic", [url, *fields]))
     return xml_response(Node("Topics", [("Topic", e) for e in entries] + [("NextMarker", next_marker)]))

@@ -5,5 +5,6 @@ from mnsd.operations.batch_receive_message import wait_seconds
 
 
 def receive_message(call: Call) -> HttpResponse:
-    (received,) = call.services.queues.receive(call.account_id, call.path("queue"), 1, wait_seconds(call))
+    queues = call.services.queues
+    (received,) = queues.receive(call.account_id, call.path("queue"), 1, wait_seconds(call), call.request.received_at)
     return xml_response(message_node(received.message, received.receipt_handle))

@@ -7,15 +7,24 @@ listing with a prefix and paging is a single Query, and an account can only ever
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from mnsd.storage import condition_failed
 
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
+if TYPE_CHECKING:
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+
+@lru_cache(maxsize=1)
+def _types() -> tuple[TypeSerializer, TypeDeserializer]:
+    """boto3's DynamoDB type codec, loaded on first use (importing boto3 costs a cold start ~200 ms)."""
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+    return TypeSerializer(), TypeDeserializer()
+
 
 Record = dict[str, Any]
 
@@ -25,11 +34,11 @@ def _pk(account_id: str, kind: str) -> str:
 
 
 def _to_item(record: Record) -> dict[str, Any]:
-    return {key: _serializer.serialize(value) for key, value in record.items()}
+    return {key: _types()[0].serialize(value) for key, value in record.items()}
 
 
 def _from_item(item: dict[str, Any]) -> Record:
-    record = {key: _deserializer.deserialize(value) for key, value in item.items() if key not in ("pk", "sk")}
+    record = {key: _types()[1].deserialize(value) for key, value in item.items() if key not in ("pk", "sk")}
     return {key: int(value) if isinstance(value, Decimal) else value for key, value in record.items()}
 
 
@@ -65,7 +74,7 @@ class MetaStore:
         if not changes:
             return self.get(account_id, kind, name) is not None
         names = {f"#a{i}": key for i, key in enumerate(changes)}
-        values = {f":v{i}": _serializer.serialize(value) for i, value in enumerate(changes.values())}
+        values = {f":v{i}": _types()[0].serialize(value) for i, value in enumerate(changes.values())}
         try:
             self.client.update_item(
                 TableName=self.table,

@@ -1,0 +1,161 @@
+"""The local server's HTTP front end, in process with a stub dispatch: body limits and slow clients."""
+
+from __future__ import annotations
+
+import http.client
+import io
+import socket
+import threading
+import time
+from email.message import Message
+
+import pytest
+
+from local_runtime import server
+from mnsd import errors
+from mnsd.http import HttpResponse
+
+
+def headers(**values: str) -> Message:
+    message = Message()
+    for name, value in values.items():
+        message[name.replace("_", "-")] = value
+    return message
+
+
+class RecordingReader(io.BytesIO):
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.reads: list[int] = []
+
+    def read1(self, size: int = -1) -> bytes:
+        self.reads.append(size)
+        return super().read1(size)
+
+
+@pytest.mark.parametrize(
+    "length", ["abc", "1" * 30, "-1", "+5", "1_0", "\u0665", "0x10", str(server.MAX_BODY_BYTES + 1)]
+)
+def test_an_invalid_or_oversized_length_is_refused_before_reading(length):
+    reader = RecordingReader(b"x" * 100)
+    with pytest.raises(errors.InvalidArgument):
+        server.read_body(headers(Content_Length=length), reader)
+    assert reader.reads == []
+
+
+def test_conflicting_lengths_and_chunked_bodies_are_refused():
+    both = headers(Content_Length="5")
+    both["Content-Length"] = "6"
+    with pytest.raises(errors.InvalidArgument):
+        server.read_body(both, RecordingReader(b"x" * 10))
+    with pytest.raises(errors.InvalidArgument):
+        server.read_body(headers(Transfer_Encoding="chunked"), RecordingReader(b"0\r\n\r\n"))
+
+
+def test_the_body_is_read_in_bounded_chunks():
+    body = b"y" * (server.MAX_BODY_BYTES - 1)
+    reader = RecordingReader(body)
+    assert server.read_body(headers(Content_Length=str(len(body))), reader) == body
+    assert max(reader.reads) <= server.READ_CHUNK_BYTES
+
+
+def test_a_body_shorter_than_announced_ends_the_connection():
+    with pytest.raises(TimeoutError):
+        server.read_body(headers(Content_Length="10"), RecordingReader(b"abc"))
+
+
+class StubDispatch:
+    def respond(self, method, target, headers, body, received_at) -> HttpResponse:
+        return HttpResponse(204, b"", {"x-mns-request-id": "stub"})
+
+
+@pytest.fixture
+def short_timeouts(monkeypatch):
+    monkeypatch.setattr(server, "SOCKET_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(server, "IDLE_TIMEOUT_SECONDS", 2.0)
+    handler = type("Handler", (server.RequestHandler,), {"dispatch": StubDispatch(), "quiet": True, "timeout": 0.5})
+    httpd = server.LocalHttpServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield httpd.server_address[:2]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def closed_within(address, data: bytes, seconds: float, trickle: bytes = b"") -> bool:
+    """Whether the server drops a client that sends `data` and then (optionally) trickles bytes."""
+    with socket.create_connection(address, timeout=seconds) as sock:
+        sock.sendall(data)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                if trickle:
+                    sock.sendall(trickle)
+                sock.settimeout(0.2 if trickle else seconds)
+                if sock.recv(1024) == b"":
+                    return True
+            except TimeoutError:
+                continue
+            except (ConnectionResetError, BrokenPipeError):
+                return True
+    return False
+
+
+def test_the_server_has_a_finite_socket_timeout():
+    assert server.RequestHandler.timeout is not None
+    assert 0 < server.RequestHandler.timeout <= 60
+    assert server.LocalHttpServer.request_queue_size >= 200
+
+
+def test_a_kept_alive_connection_waits_longer_than_a_request_may_take(short_timeouts):
+    # The SDKs keep a connection per client object and fail (rather than reconnect) when a request with a
+    # body meets a connection the server has closed: idle connections wait for the idle timeout.
+    with socket.create_connection(short_timeouts, timeout=5) as sock:
+        for _ in range(2):
+            time.sleep(1.0)  # twice the request timeout, half the idle one
+            sock.sendall(b"POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab")
+            answer = http.client.HTTPResponse(sock)
+            answer.begin()
+            answer.read()
+            assert answer.status == 204
+
+
+def test_an_idle_connection_is_closed_after_the_idle_timeout(short_timeouts):
+    assert closed_within(short_timeouts, b"", seconds=4)
+
+
+def test_a_client_that_stops_mid_headers_is_let_go(short_timeouts):
+    assert closed_within(short_timeouts, b"GET /queues HTTP/1.1\r\nHost: x\r\n", seconds=3)
+
+
+def test_a_client_trickling_its_headers_is_let_go(short_timeouts):
+    # A byte every 0.2 s: no single read waits long, the request as a whole does.
+    assert closed_within(short_timeouts, b"GET /queues HTTP/1.1\r\nX-Slow: ", seconds=4, trickle=b"a")
+
+
+def test_a_client_trickling_its_body_is_let_go(short_timeouts):
+    head = b"POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+    assert closed_within(short_timeouts, head, seconds=4, trickle=b"x")
+
+
+class FailingDispatch:
+    def respond(self, method, target, headers, body, received_at) -> HttpResponse:
+        raise RuntimeError("the export failed")
+
+
+def test_a_failure_outside_the_handlers_is_still_an_mns_answer(capsys):
+    handler = type("Handler", (server.RequestHandler,), {"dispatch": FailingDispatch(), "quiet": True})
+    httpd = server.LocalHttpServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(httpd.server_address[:2], timeout=5) as sock:
+            sock.sendall(b"POST /-/exports HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            answer = http.client.HTTPResponse(sock)
+            answer.begin()
+            body = answer.read()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert answer.status == 500
+    assert answer.getheader("x-mns-request-id")
+    assert b"<Code>InternalError</Code>" in body
+    assert "the export failed" in capsys.readouterr().err
