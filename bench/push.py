@@ -136,10 +136,10 @@ def transitions_table() -> str:
     from local_runtime.push import LocalPushWorker, create_push_workflow
     from local_runtime.server import SerializedClient
     from local_runtime.tables import create_tables
-    from mnsd import xmlcodec
     from mnsd.push_signing import generate_signing_material
     from mnsd.services import build_services
     from mnsd.settings import Settings
+    from mnsd.topic_model import PublishInput, SubscriptionInput
 
     class InstantTime:  # moto's Retry intervals and Wait states, recorded instead of slept
         @staticmethod
@@ -179,21 +179,17 @@ def transitions_table() -> str:
             create_tables(clients("dynamodb"), settings)
             services = build_services(settings, dynamodb=clients("dynamodb"), clients=clients)
             worker = LocalPushWorker(lambda services=services: services, clients("sqs"), queue_url).start()
-            ns = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
             services.topics.create_topic("1000000000000001", "t", None)
             services.topics.subscribe(
                 "1000000000000001",
                 "t",
                 "s",
-                xmlcodec.parse(
-                    f"<Subscription {ns}><Endpoint>{receiver.url()}</Endpoint>"
-                    f"<NotifyStrategy>{strategy}</NotifyStrategy></Subscription>".encode()
-                ),
+                SubscriptionInput(endpoint=receiver.url(), notify_strategy=strategy),
             )
             message = services.topics.publish(
                 "1000000000000001",
                 "t",
-                xmlcodec.parse(f"<Message {ns}><MessageBody>b</MessageBody></Message>".encode()),
+                PublishInput(body="b"),
             )
             services.fanout().fan_out(message)
             sfn = clients("stepfunctions")

@@ -1,9 +1,8 @@
 from mnsd.call import Call, xml_response
 from mnsd.http import HttpResponse
-from mnsd.message_xml import message_node
 from mnsd.queue_service import MAX_BATCH, MAX_WAIT_SECONDS
 from mnsd.validation import int_in_range
-from mnsd.xmlcodec import Node
+from mnsd.wire import responses
 
 
 def wait_seconds(call: Call) -> int | None:
@@ -17,5 +16,4 @@ def batch_size(call: Call) -> int:
 
 def batch_receive_message(call: Call) -> HttpResponse:
     received = call.services.queues.receive(call.account_id, call.path("queue"), batch_size(call), wait_seconds(call))
-    nodes = [("Message", message_node(r.message, r.receipt_handle)) for r in received]
-    return xml_response(Node("Messages", nodes))
+    return xml_response(responses.received_batch(received))

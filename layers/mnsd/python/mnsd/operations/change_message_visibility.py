@@ -3,7 +3,7 @@ from mnsd.call import Call, xml_response
 from mnsd.http import HttpResponse
 from mnsd.queue_service import VISIBILITY_RANGE
 from mnsd.validation import int_in_range
-from mnsd.xmlcodec import Node
+from mnsd.wire import responses
 
 
 def change_message_visibility(call: Call) -> HttpResponse:
@@ -17,4 +17,4 @@ def change_message_visibility(call: Call) -> HttpResponse:
     new_handle, next_visible = call.services.queues.change_visibility(
         call.account_id, call.path("queue"), handle, seconds
     )
-    return xml_response(Node("ChangeVisibility", [("ReceiptHandle", new_handle), ("NextVisibleTime", next_visible)]))
+    return xml_response(responses.visibility_changed(new_handle, next_visible))

@@ -1,0 +1,104 @@
+"""Request bodies read into the domain's inputs: what each element gave, the domain checks the values."""
+
+from __future__ import annotations
+
+from mnsd.queue_model import (
+    MessageInput,
+    MessageRequest,
+    PropertyInput,
+    QueueAttributeChanges,
+    message_batch,
+    message_input,
+)
+from mnsd.topic_model import PublishInput, SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
+from mnsd.wire.codec import Element
+
+
+def _properties(xml: Element, container: str, entry: str) -> tuple[PropertyInput, ...]:
+    node = xml.child(container)
+    if node is None:
+        return ()
+    return tuple(PropertyInput(v.value("Name"), v.value("Value"), v.value("Type")) for v in node.all(entry))
+
+
+def message_request(xml: Element) -> MessageRequest:
+    """A `<Message>` of SendMessage or BatchSendMessage, as given."""
+    return MessageRequest(
+        body=xml.value("MessageBody"),
+        delay_seconds=xml.value("DelaySeconds"),
+        priority=xml.value("Priority"),
+        user_properties=_properties(xml, "UserProperties", "PropertyValue"),
+        system_properties=_properties(xml, "SystemProperties", "SystemPropertyValue"),
+        message_group_id=xml.value("MessageGroupId"),
+    )
+
+
+def sent_message(xml: Element) -> MessageInput:
+    """The `<Message>` of SendMessage, checked."""
+    return message_input(message_request(xml))
+
+
+def sent_messages(xml: Element) -> list[MessageInput]:
+    """The `<Message>` entries of BatchSendMessage's `<Messages>`, checked."""
+    return message_batch([message_request(entry) for entry in xml.all("Message")])
+
+
+def receipt_handles(xml: Element) -> list[str]:
+    """The `<ReceiptHandle>` entries of BatchDeleteMessage's `<ReceiptHandles>`."""
+    return [node.text for node in xml.all("ReceiptHandle")]
+
+
+def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
+    """The attributes a `<Queue>` body (CreateQueue, SetQueueAttributes) gives; none without a body."""
+    if xml is None:
+        return QueueAttributeChanges()
+    return QueueAttributeChanges(
+        delay_seconds=xml.value("DelaySeconds"),
+        maximum_message_size=xml.value("MaximumMessageSize"),
+        message_retention_period=xml.value("MessageRetentionPeriod"),
+        visibility_timeout=xml.value("VisibilityTimeout"),
+        polling_wait_seconds=xml.value("PollingWaitSeconds"),
+        logging_enabled=xml.value("LoggingEnabled"),
+    )
+
+
+def topic_attribute_changes(xml: Element | None) -> TopicAttributeChanges:
+    """The attributes a `<Topic>` body (CreateTopic, SetTopicAttributes) gives; none without a body."""
+    if xml is None:
+        return TopicAttributeChanges()
+    return TopicAttributeChanges(
+        maximum_message_size=xml.value("MaximumMessageSize"),
+        logging_enabled=xml.value("LoggingEnabled"),
+    )
+
+
+def subscription_input(xml: Element) -> SubscriptionInput:
+    """The `<Subscription>` body of Subscribe."""
+    return SubscriptionInput(
+        endpoint=xml.value("Endpoint"),
+        filter_tag=xml.value("FilterTag"),
+        notify_strategy=xml.value("NotifyStrategy"),
+        notify_content_format=xml.value("NotifyContentFormat"),
+    )
+
+
+def subscription_changes(xml: Element) -> SubscriptionChanges:
+    """The `<Subscription>` body of SetSubscriptionAttributes."""
+    return SubscriptionChanges(notify_strategy=xml.value("NotifyStrategy"))
+
+
+def publish_input(xml: Element) -> PublishInput:
+    """The `<Message>` body of PublishMessage."""
+    attributes = xml.child("MessageAttributes")
+    return PublishInput(
+        body=xml.value("MessageBody"),
+        tag=xml.value("MessageTag"),
+        direct_mail=attributes.value("DirectMail") if attributes is not None else None,
+        direct_sms=attributes.value("DirectSMS") if attributes is not None else None,
+        user_properties=_properties(xml, "UserProperties", "PropertyValue"),
+    )
+
+
+def logging_bucket(xml: Element) -> str | None:
+    """The `<LoggingBucket>` of SetAccountAttributes' `<Account>` body, if given."""
+    return xml.value("LoggingBucket")
