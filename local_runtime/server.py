@@ -194,7 +194,7 @@ class LocalServer:
     @property
     def endpoint(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start_background(self) -> LocalServer:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -231,6 +231,7 @@ def _request_handler(
                 key = name.lower()
                 headers[key] = f"{headers[key]},{value}" if key in headers else value
             tool = local_tools.get((self.command, self.path))
+            result: dict[str, Any]
             if tool is not None:  # the local runtime's own tools, outside the MNS API
                 result = {
                     "statusCode": 200,

@@ -100,10 +100,10 @@ class QueueService:
 
     # --- queues -------------------------------------------------------------------------------
 
-    def create_queue(self, account_id: str, name: str, changes: QueueAttributeChanges | None = None) -> bool:
+    def create_queue(self, account_id: str, name: str, given: QueueAttributeChanges | None = None) -> bool:
         """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs)."""
         check_queue_name(name)
-        attributes = QueueAttributes().updated_from(changes or QueueAttributeChanges())
+        attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
         existing = self.meta.get(account_id, QUEUE, name)
         if existing is None:
             if self.meta.count(account_id, QUEUE) >= self.settings.max_queues:
@@ -126,9 +126,9 @@ class QueueService:
             raise errors.QueueNotExist()
         return _queue_from(account_id, name, record)
 
-    def set_queue_attributes(self, account_id: str, name: str, changes: QueueAttributeChanges) -> None:
+    def set_queue_attributes(self, account_id: str, name: str, given: QueueAttributeChanges) -> None:
         queue = self.get_queue(account_id, name)
-        attributes = queue.attributes.updated_from(changes)
+        attributes = queue.attributes.updated_from(given)
         changes = {**dataclasses.asdict(attributes), "last_modify_time": int(self.clock.now())}
         if not self.meta.update(account_id, QUEUE, name, changes):
             raise errors.QueueNotExist()

@@ -107,10 +107,10 @@ class TopicService:
 
     # --- topics -------------------------------------------------------------------------------
 
-    def create_topic(self, account_id: str, name: str, changes: TopicAttributeChanges | None = None) -> bool:
+    def create_topic(self, account_id: str, name: str, given: TopicAttributeChanges | None = None) -> bool:
         """Create a topic; False if an identical one exists (TopicAlreadyExist if it differs)."""
         check_topic_name(name)
-        attributes = TopicAttributes().updated_from(changes or TopicAttributeChanges())
+        attributes = TopicAttributes().updated_from(given or TopicAttributeChanges())
         existing = self.meta.get(account_id, TOPIC, name)
         if existing is None:
             if self.meta.count(account_id, TOPIC) >= self.settings.max_topics:
@@ -131,9 +131,9 @@ class TopicService:
             raise errors.TopicNotExist()
         return _topic_from(account_id, name, record)
 
-    def set_topic_attributes(self, account_id: str, name: str, changes: TopicAttributeChanges) -> None:
+    def set_topic_attributes(self, account_id: str, name: str, given: TopicAttributeChanges) -> None:
         topic = self.get_topic(account_id, name)
-        attributes = topic.attributes.updated_from(changes)
+        attributes = topic.attributes.updated_from(given)
         changes = {**dataclasses.asdict(attributes), "last_modify_time": int(self.clock.now())}
         if not self.meta.update(account_id, TOPIC, name, changes):
             raise errors.TopicNotExist()

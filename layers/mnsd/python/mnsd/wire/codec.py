@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Union
+from typing import NoReturn, Union
 from xml.parsers import expat
 from xml.sax.saxutils import escape
 
@@ -39,7 +39,7 @@ class _Forbidden(Exception):
     pass
 
 
-def _forbid(*_args: object) -> None:
+def _forbid(*_args: object) -> NoReturn:
     raise _Forbidden()
 
 
