@@ -1,9 +1,8 @@
 from mnsd.call import Call, xml_response
 from mnsd.http import HttpResponse
-from mnsd.operations.batch_receive_message import batch_size
-from mnsd.wire import responses
+from mnsd.wire import requests, responses
 
 
 def batch_peek_message(call: Call) -> HttpResponse:
-    messages = call.services.queues.peek(call.account_id, call.path("queue"), batch_size(call))
+    messages = call.services.queues.peek(call.account_id, call.path("queue"), requests.batch_size(call.request))
     return xml_response(responses.peeked_batch(messages))

@@ -1,9 +1,9 @@
 from mnsd.call import Call, xml_response
 from mnsd.http import HttpResponse
-from mnsd.operations.batch_receive_message import wait_seconds
-from mnsd.wire import responses
+from mnsd.wire import requests, responses
 
 
 def receive_message(call: Call) -> HttpResponse:
-    (received,) = call.services.queues.receive(call.account_id, call.path("queue"), 1, wait_seconds(call))
+    wait = requests.wait_seconds(call.request)
+    (received,) = call.services.queues.receive(call.account_id, call.path("queue"), 1, wait)
     return xml_response(responses.received(received))

@@ -1,7 +1,11 @@
-"""Request bodies read into the domain's inputs: what each element gave, the domain checks the values."""
+"""Requests read into the domain's inputs: bodies give what each element holds (the domain checks the
+values); query parameters are checked as they are read, against the domain's limits, as MNS does before
+it looks up the queue."""
 
 from __future__ import annotations
 
+from mnsd import errors
+from mnsd.http import HttpRequest
 from mnsd.queue_model import (
     MessageInput,
     MessageRequest,
@@ -10,7 +14,9 @@ from mnsd.queue_model import (
     message_batch,
     message_input,
 )
+from mnsd.queue_service import MAX_BATCH, MAX_WAIT_SECONDS, VISIBILITY_RANGE
 from mnsd.topic_model import PublishInput, SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
+from mnsd.validation import int_in_range
 from mnsd.wire.codec import Element
 
 
@@ -102,3 +108,25 @@ def publish_input(xml: Element) -> PublishInput:
 def logging_bucket(xml: Element) -> str | None:
     """The `<LoggingBucket>` of SetAccountAttributes' `<Account>` body, if given."""
     return xml.value("LoggingBucket")
+
+
+def wait_seconds(request: HttpRequest) -> int | None:
+    """The `waitseconds` of ReceiveMessage and BatchReceiveMessage, if given (else the queue's)."""
+    text = request.query("waitseconds")
+    return None if text is None else int_in_range("waitseconds", text, 0, MAX_WAIT_SECONDS, "seconds")
+
+
+def batch_size(request: HttpRequest) -> int:
+    """The `numOfMessages` of BatchReceiveMessage and BatchPeekMessage."""
+    return int_in_range("numOfMessages", request.query("numOfMessages"), 1, MAX_BATCH)
+
+
+def visibility_change(request: HttpRequest) -> tuple[str, int]:
+    """The receipt handle and new visibility timeout (seconds) of ChangeMessageVisibility."""
+    handle = request.query("ReceiptHandle")
+    if not handle:
+        raise errors.MissingReceiptHandle()
+    timeout = request.query("VisibilityTimeout")
+    if timeout is None:
+        raise errors.MissingVisibilityTimeout()
+    return handle, int_in_range("VisibilityTimeout", timeout, *VISIBILITY_RANGE, "seconds")
