@@ -11,15 +11,19 @@ The cost columns multiply those counts by list prices given below (inputs, not m
 
 from __future__ import annotations
 
+import functools
 import os
-import sys
 import threading
 import time
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
 
 from bench._common import md_table, pct, write_result
 from bench._servers import start_ours
+
+if TYPE_CHECKING:
+    from mnsd.services import Services
 
 # us-east-1 list prices (USD) used for the cost columns.
 PRICE_TRANSITION = 25.0 / 1_000_000  # Step Functions standard workflow, per state transition
@@ -127,6 +131,10 @@ def latency() -> str:
     return md_table(["what", "messages", "p50 ms", "p99 ms"], rows)
 
 
+def _same(services: Services) -> Services:
+    return services
+
+
 def transitions_table() -> str:
     import boto3
     from moto import mock_aws
@@ -136,10 +144,10 @@ def transitions_table() -> str:
     from local_runtime.push import LocalPushWorker, create_push_workflow
     from local_runtime.server import SerializedClient
     from local_runtime.tables import create_tables
-    from mnsd import xmlcodec
     from mnsd.push_signing import generate_signing_material
     from mnsd.services import build_services
     from mnsd.settings import Settings
+    from mnsd.topic_model import PublishInput, SubscriptionInput
 
     class InstantTime:  # moto's Retry intervals and Wait states, recorded instead of slept
         @staticmethod
@@ -179,22 +187,18 @@ def transitions_table() -> str:
             )
             create_tables(clients("dynamodb"), settings)
             services = build_services(settings, dynamodb=clients("dynamodb"), clients=clients)
-            worker = LocalPushWorker(lambda services=services: services, clients("sqs"), queue_url).start()
-            ns = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+            worker = LocalPushWorker(functools.partial(_same, services), clients("sqs"), queue_url).start()
             services.topics.create_topic("1000000000000001", "t", None)
             services.topics.subscribe(
                 "1000000000000001",
                 "t",
                 "s",
-                xmlcodec.parse(
-                    f"<Subscription {ns}><Endpoint>{receiver.url()}</Endpoint>"
-                    f"<NotifyStrategy>{strategy}</NotifyStrategy></Subscription>".encode()
-                ),
+                SubscriptionInput(endpoint=receiver.url(), notify_strategy=strategy),
             )
             message = services.topics.publish(
                 "1000000000000001",
                 "t",
-                xmlcodec.parse(f"<Message {ns}><MessageBody>b</MessageBody></Message>".encode()),
+                PublishInput(body="b"),
             )
             services.fanout().fan_out(message)
             sfn = clients("stepfunctions")
@@ -259,4 +263,4 @@ columns: it is the same for every scenario.
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

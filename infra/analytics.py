@@ -215,8 +215,8 @@ class Analytics(Construct):
             start_on_creation=True,
             actions=[glue.CfnTrigger.ActionProperty(job_name=j.name) for j in self.jobs.values()],
         )
-        for job in self.jobs.values():
-            self.trigger.node.add_dependency(job)
+        for cfn_job in self.jobs.values():
+            self.trigger.node.add_dependency(cfn_job)
 
     def _read_asset(self, asset: assets.Asset) -> None:
         self.role.add_to_policy(

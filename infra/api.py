@@ -74,7 +74,7 @@ class Api(Construct):
         self.http_api = apigw.HttpApi(self, "HttpApi", create_default_stage=False)
         self.domain_name = None
         self.endpoint = f"https://{domain_name}" if domain_name else self.http_api.api_endpoint  # what clients use
-        if domain_name:
+        if domain_name and certificate_arn:
             self.domain_name = apigw.DomainName(
                 self,
                 "Domain",

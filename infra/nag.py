@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aws_cdk import Acknowledgment, Stack, Token, Validations
+from aws_cdk import aws_iam as iam
 from constructs import IConstruct
 
 if TYPE_CHECKING:
@@ -23,7 +24,12 @@ def arn(stack: Stack, service: str, resource: str) -> str:
 
 def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
     """(construct, rule, reason) of every accepted finding."""
-    role = lambda name: stack.functions.functions[name].role  # noqa: E731
+
+    def role(name: str) -> iam.IRole:
+        found = stack.functions.functions[name].role
+        assert found is not None, name
+        return found
+
     data = "<{}.Arn>".format(stack.resolve(stack.buckets.data.bucket_arn)["Fn::GetAtt"][0])
     return [
         (

@@ -1,5 +1,7 @@
 """The one stack: it composes the constructs and wires them; each construct lives in its own module."""
 
+from typing import Any
+
 from aws_cdk import App, CfnOutput, Stack, Validations
 from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
@@ -25,7 +27,7 @@ class MnsStack(Stack):
     `infra.capacity.Capacity` (accountConcurrency, receiveConcurrency, ...), and the optional domainName +
     certificateArn (serve the API at the root of that host) and alarmEmail."""
 
-    def __init__(self, scope: Construct, id: str, **kwargs: object) -> None:
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
         # Access logs are delivered under a bucket policy, not the legacy ACL.
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)

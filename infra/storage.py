@@ -1,5 +1,7 @@
 """S3: the analytics bucket (DynamoDB exports in, Glue output out) and the access log bucket beside it."""
 
+from typing import Any
+
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -8,7 +10,7 @@ EXPORTS_PREFIX = "exports/"
 ANALYTICS_PREFIX = "analytics/"
 
 
-def private_bucket(scope: Construct, id: str, **kwargs: object) -> s3.Bucket:
+def private_bucket(scope: Construct, id: str, **kwargs: Any) -> s3.Bucket:
     """Encrypted, no public access, TLS only; kept when the stack is destroyed (it holds data)."""
     return s3.Bucket(
         scope,

@@ -1,5 +1,7 @@
 """The DynamoDB tables, keyed as `local_runtime.tables.create_tables` makes them locally."""
 
+from typing import Any
+
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
@@ -26,7 +28,7 @@ class Tables(Construct):
 
     def __init__(self, scope: Construct, id: str, *, deletion_protection: bool) -> None:
         super().__init__(scope, id)
-        common = {
+        common: dict[str, Any] = {  # the constructor keywords every table shares
             "partition_key": dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
             "sort_key": dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
             "billing_mode": dynamodb.BillingMode.PAY_PER_REQUEST,

@@ -38,7 +38,7 @@ def apply() -> None:
             env.callback_pool_manager.add(env.states.context_object.update_task_token())
         original(self, env)
 
-    StateTaskServiceCallback._eval_execution = eval_execution_with_a_token_per_attempt
+    StateTaskServiceCallback._eval_execution = eval_execution_with_a_token_per_attempt  # type: ignore[method-assign]
     _refuse_tokens_of_ended_tasks(StateTaskServiceCallback)
     _applied = True
 

@@ -249,7 +249,7 @@ class LocalServer:
     @property
     def endpoint(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start_background(self) -> LocalServer:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()

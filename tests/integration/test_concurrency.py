@@ -9,10 +9,9 @@ from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd import errors
 from mnsd.clock import SystemClock
-from mnsd.queue_model import MessageInput, QueueCounts
+from mnsd.queue_model import MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
-from mnsd.xmlcodec import parse
 
 ACCOUNT = "1000000000000001"
 MESSAGES = int(os.environ.get("MNS_CONCURRENCY_MESSAGES", "2000"))
@@ -75,7 +74,7 @@ def test_concurrent_consumers_receive_each_message_once(dynamodb):
     client = SerializedClient(dynamodb)
     create_tables(client, settings)
     service = build_services(settings, dynamodb=client, clock=SystemClock()).queues
-    service.create_queue(ACCOUNT, "q", parse(b"<Queue><VisibilityTimeout>300</VisibilityTimeout></Queue>"))
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="300"))
     harness = Harness(service)
 
     threads = [threading.Thread(target=harness.produce)]

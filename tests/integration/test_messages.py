@@ -8,7 +8,8 @@ from mnsd import errors
 from mnsd.clock import ms
 from mnsd.queue_model import MessageInput, Property, QueueCounts, body_md5
 from mnsd.storage.capacity import item_size
-from mnsd.xmlcodec import parse
+from mnsd.wire.codec import parse
+from mnsd.wire.requests import queue_attribute_changes
 
 ACCOUNT = "1000000000000001"
 _RNG = random.Random(1)
@@ -16,7 +17,7 @@ _RNG = random.Random(1)
 
 def queue_xml(**attrs):
     inner = "".join(f"<{k}>{v}</{k}>" for k, v in attrs.items())
-    return parse(f"<Queue>{inner}</Queue>".encode())
+    return queue_attribute_changes(parse(f"<Queue>{inner}</Queue>".encode()))
 
 
 def make_queue(service, name="q", **attrs):

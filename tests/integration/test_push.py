@@ -21,12 +21,12 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_funct
 from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
-from mnsd import xmlcodec
 from mnsd.fanout import delivery_reference
 from mnsd.push_signing import generate_signing_material
 from mnsd.push_workflow import TASK_HEARTBEAT_SECONDS
 from mnsd.services import build_services
 from mnsd.settings import Settings
+from mnsd.wire import codec, requests
 
 ACCOUNT = "1000000000000001"
 REGION = "cn-hangzhou"
@@ -35,9 +35,9 @@ SIGNING = generate_signing_material()
 LOOPBACK = "127.0.0.0/8,::1/128"
 
 
-def body(tag: str, **fields: str) -> xmlcodec.Element:
+def body(tag: str, **fields: str) -> codec.Element:
     inner = "".join(f"<{k}>{v}</{k}>" for k, v in fields.items())
-    return xmlcodec.parse(f'<{tag} xmlns="http://mns.aliyuncs.com/doc/v1/">{inner}</{tag}>'.encode())
+    return codec.parse(f'<{tag} xmlns="http://mns.aliyuncs.com/doc/v1/">{inner}</{tag}>'.encode())
 
 
 class Push:
@@ -71,15 +71,19 @@ class Push:
             self.worker.start()
 
     def topic(self, name: str = "t", logging: bool = False) -> str:
-        self.topics.create_topic(ACCOUNT, name, body("Topic", LoggingEnabled=str(logging)))
+        self.topics.create_topic(
+            ACCOUNT, name, requests.topic_attribute_changes(body("Topic", LoggingEnabled=str(logging)))
+        )
         return name
 
     def subscribe(self, topic: str, name: str, endpoint: str, **fields: str) -> None:
-        self.topics.subscribe(ACCOUNT, topic, name, body("Subscription", Endpoint=endpoint, **fields))
+        self.topics.subscribe(
+            ACCOUNT, topic, name, requests.subscription_input(body("Subscription", Endpoint=endpoint, **fields))
+        )
 
     def publish(self, topic: str, text: str = "hello", extra: str = ""):
         xml = f'<Message xmlns="http://mns.aliyuncs.com/doc/v1/"><MessageBody>{text}</MessageBody>{extra}</Message>'
-        message = self.topics.publish(ACCOUNT, topic, xmlcodec.parse(xml.encode()))
+        message = self.topics.publish(ACCOUNT, topic, requests.publish_input(codec.parse(xml.encode())))
         return message, self.fanout.fan_out(message)
 
     def executions(self) -> list[dict]:

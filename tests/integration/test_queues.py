@@ -2,14 +2,15 @@ import pytest
 
 from mnsd import errors
 from mnsd.queue_model import MessageInput
-from mnsd.xmlcodec import parse
+from mnsd.wire.codec import parse
+from mnsd.wire.requests import queue_attribute_changes
 
 ACCOUNT = "1000000000000001"
 
 
 def queue_xml(**attrs):
     inner = "".join(f"<{k}>{v}</{k}>" for k, v in attrs.items())
-    return parse(f'<Queue xmlns="http://mns.aliyuncs.com/doc/v1/">{inner}</Queue>'.encode())
+    return queue_attribute_changes(parse(f'<Queue xmlns="http://mns.aliyuncs.com/doc/v1/">{inner}</Queue>'.encode()))
 
 
 def test_create_get_set_delete(service, clock):

@@ -1,6 +1,6 @@
 import pytest
 
-from mnsd import errors, xmlcodec
+from mnsd import errors
 from mnsd.topic_model import (
     BACKOFF_RETRY,
     HTTP,
@@ -10,6 +10,8 @@ from mnsd.topic_model import (
     SMS,
     XML,
     Subscription,
+    SubscriptionInput,
+    TopicAttributeChanges,
     TopicAttributes,
     TopicMessage,
     parse_endpoint,
@@ -17,11 +19,6 @@ from mnsd.topic_model import (
 )
 
 REGION, ACCOUNT = "cn-hangzhou", "1000000000000001"
-
-
-def xml(tag: str, **fields: str) -> xmlcodec.Element:
-    inner = "".join(f"<{k}>{v}</{k}>" for k, v in fields.items())
-    return xmlcodec.parse(f"<{tag}>{inner}</{tag}>".encode())
 
 
 @pytest.mark.parametrize(
@@ -60,17 +57,17 @@ def test_invalid_endpoints(text):
 
 
 def test_subscription_defaults_and_mail_format():
-    attributes = subscription_attributes(xml("Subscription", Endpoint="http://h/p"), REGION, ACCOUNT)
+    attributes = subscription_attributes(SubscriptionInput(endpoint="http://h/p"), REGION, ACCOUNT)
     assert (attributes.notify_strategy, attributes.notify_content_format, attributes.filter_tag) == (
         BACKOFF_RETRY,
         XML,
         "",
     )
-    mail = subscription_attributes(xml("Subscription", Endpoint="mail:directmail:a@b.cn"), REGION, ACCOUNT)
+    mail = subscription_attributes(SubscriptionInput(endpoint="mail:directmail:a@b.cn"), REGION, ACCOUNT)
     assert mail.notify_content_format == SIMPLIFIED
     with pytest.raises(errors.InvalidArgument):
         subscription_attributes(
-            xml("Subscription", Endpoint="mail:directmail:a@b.cn", NotifyContentFormat="XML"), REGION, ACCOUNT
+            SubscriptionInput(endpoint="mail:directmail:a@b.cn", notify_content_format="XML"), REGION, ACCOUNT
         )
 
 
@@ -78,19 +75,19 @@ def test_subscription_defaults_and_mail_format():
     ("fields", "error"),
     [
         ({}, errors.EndpointInvalid),
-        ({"Endpoint": "http://h", "FilterTag": "x" * 17}, errors.InvalidArgument),
-        ({"Endpoint": "http://h", "NotifyStrategy": "SOMETIMES"}, errors.InvalidArgument),
-        ({"Endpoint": "http://h", "NotifyContentFormat": "YAML"}, errors.InvalidArgument),
+        ({"endpoint": "http://h", "filter_tag": "x" * 17}, errors.InvalidArgument),
+        ({"endpoint": "http://h", "notify_strategy": "SOMETIMES"}, errors.InvalidArgument),
+        ({"endpoint": "http://h", "notify_content_format": "YAML"}, errors.InvalidArgument),
     ],
 )
 def test_invalid_subscription_attributes(fields, error):
     with pytest.raises(error):
-        subscription_attributes(xml("Subscription", **fields), REGION, ACCOUNT)
+        subscription_attributes(SubscriptionInput(**fields), REGION, ACCOUNT)
 
 
 def test_strategy_and_format_are_case_insensitive():
     attributes = subscription_attributes(
-        xml("Subscription", Endpoint="http://h", NotifyStrategy="exponential_decay_retry", NotifyContentFormat="json"),
+        SubscriptionInput(endpoint="http://h", notify_strategy="exponential_decay_retry", notify_content_format="json"),
         REGION,
         ACCOUNT,
     )
@@ -98,14 +95,16 @@ def test_strategy_and_format_are_case_insensitive():
 
 
 def test_topic_attribute_ranges():
-    assert TopicAttributes().updated_from(xml("Topic", MaximumMessageSize="1024")).maximum_message_size == 1024
+    assert (
+        TopicAttributes().updated_from(TopicAttributeChanges(maximum_message_size="1024")).maximum_message_size == 1024
+    )
     for bad in ("1023", "65537", "x"):
         with pytest.raises(errors.InvalidArgument):
-            TopicAttributes().updated_from(xml("Topic", MaximumMessageSize=bad))
+            TopicAttributes().updated_from(TopicAttributeChanges(maximum_message_size=bad))
 
 
 def test_a_subscription_accepts_messages_published_after_it_with_its_tag():
-    attributes = subscription_attributes(xml("Subscription", Endpoint="http://h", FilterTag="a"), REGION, ACCOUNT)
+    attributes = subscription_attributes(SubscriptionInput(endpoint="http://h", filter_tag="a"), REGION, ACCOUNT)
     subscription = Subscription(ACCOUNT, "t", "s", attributes, 1_000, 1, "tid")
 
     def message(tag: str, at: int) -> TopicMessage:

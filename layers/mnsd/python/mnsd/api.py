@@ -7,12 +7,13 @@ import secrets
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors, xmlcodec
+from mnsd import errors
 from mnsd.auth import authenticate
 from mnsd.call import Call, xml_response
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.routes import ROUTES
 from mnsd.services import Services
+from mnsd.wire import responses
 
 MNS_VERSION = "2015-06-06"
 MAX_REQUEST_BYTES = 256 * 1024
@@ -26,11 +27,7 @@ def new_request_id() -> str:
 
 
 def error_response(error: errors.MnsError, request_id: str, host_id: str) -> HttpResponse:
-    body = xmlcodec.Node(
-        "Error",
-        [("Code", error.code), ("Message", error.message), ("RequestId", request_id), ("HostId", host_id)],
-    )
-    return xml_response(body, status=error.status)
+    return xml_response(responses.error_node(error, request_id, host_id), status=error.status)
 
 
 def host_id(host: str | None, forwarded_proto: str | None = None) -> str:

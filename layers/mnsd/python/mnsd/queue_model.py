@@ -6,8 +6,11 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 
+from mnsd import errors
 from mnsd.validation import int_in_range, mns_bool
-from mnsd.xmlcodec import Element
+
+MAX_BATCH = 16
+MAX_BATCH_BYTES = 65536
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,21 @@ INT_ATTRIBUTES = (
 
 
 @dataclass(frozen=True)
+class QueueAttributeChanges:
+    """Queue attributes as a request gives them: the text of each one given, None for the others.
+
+    `QueueAttributes.updated_from` checks them (after the queue is found, as MNS does).
+    """
+
+    delay_seconds: str | None = None
+    maximum_message_size: str | None = None
+    message_retention_period: str | None = None
+    visibility_timeout: str | None = None
+    polling_wait_seconds: str | None = None
+    logging_enabled: str | None = None
+
+
+@dataclass(frozen=True)
 class QueueAttributes:
     delay_seconds: int = 0
     maximum_message_size: int = 65536
@@ -37,19 +55,19 @@ class QueueAttributes:
     polling_wait_seconds: int = 0
     logging_enabled: bool = False
 
-    def updated_from(self, xml: Element) -> QueueAttributes:
-        """These attributes with the ones present in a `<Queue>` request body applied."""
-        changes: dict[str, object] = {}
+    def updated_from(self, given: QueueAttributeChanges) -> QueueAttributes:
+        """These attributes with the given ones applied, each checked against its range."""
+        changes: dict[str, int] = {}
         for attribute in INT_ATTRIBUTES:
-            text = xml.value(attribute.element)
+            text = getattr(given, attribute.field)
             if text is not None:
                 changes[attribute.field] = int_in_range(
                     attribute.element, text, attribute.low, attribute.high, attribute.unit
                 )
-        logging = xml.value("LoggingEnabled")
-        if logging is not None:
-            changes["logging_enabled"] = mns_bool("LoggingEnabled", logging)
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+        logging = self.logging_enabled
+        if given.logging_enabled is not None:
+            logging = mns_bool("LoggingEnabled", given.logging_enabled)
+        return dataclasses.replace(self, logging_enabled=logging, **changes)
 
 
 @dataclass(frozen=True)
@@ -77,6 +95,38 @@ class Property:
 
 
 @dataclass(frozen=True)
+class PropertyInput:
+    """A user or system property as a request gives it: any part may be missing."""
+
+    name: str | None
+    value: str | None
+    type: str | None
+
+
+def properties(given: tuple[PropertyInput, ...], entry: str) -> tuple[Property, ...]:
+    """The given properties, each complete (`entry` names their element in the error)."""
+    found = []
+    for value in given:
+        name, text, kind = value.name, value.value, value.type
+        if not name or text is None or not kind:
+            raise errors.InvalidArgument(f"Each {entry} needs Name, Value and Type.")
+        found.append(Property(name, text, kind))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class MessageRequest:
+    """A message as a send request gives it: texts as given, None where absent; `message_input` checks it."""
+
+    body: str | None = None
+    delay_seconds: str | None = None
+    priority: str | None = None
+    user_properties: tuple[PropertyInput, ...] = ()
+    system_properties: tuple[PropertyInput, ...] = ()
+    message_group_id: str | None = None
+
+
+@dataclass(frozen=True)
 class MessageInput:
     """A message as sent, validated."""
 
@@ -94,6 +144,33 @@ class MessageInput:
 
 def body_md5(body: str) -> str:
     return hashlib.md5(body.encode("utf-8")).hexdigest().upper()
+
+
+def message_input(given: MessageRequest) -> MessageInput:
+    """A sent message, checked (before its queue is looked up, as MNS does)."""
+    body = given.body
+    if not body:
+        raise errors.InvalidArgument("The MessageBody should not be empty.")
+    delay = given.delay_seconds
+    priority = given.priority
+    return MessageInput(
+        body=body,
+        delay_seconds=None if delay is None else int_in_range("DelaySeconds", delay, 0, 604800, "seconds"),
+        priority=8 if priority is None else int_in_range("Priority", priority, 1, 16),
+        user_properties=properties(given.user_properties, "PropertyValue"),
+        system_properties=properties(given.system_properties, "SystemPropertyValue"),
+        message_group_id=given.message_group_id or "",
+    )
+
+
+def message_batch(given: list[MessageRequest]) -> list[MessageInput]:
+    """The messages of a batch send, checked: their count, each message, then their total size."""
+    if not 1 <= len(given) <= MAX_BATCH:
+        raise errors.InvalidArgument(f"The count of message should between 1 and {MAX_BATCH}.")
+    inputs = [message_input(message) for message in given]
+    if sum(len(m.body.encode("utf-8")) for m in inputs) > MAX_BATCH_BYTES:
+        raise errors.InvalidArgument(f"The total size of messages should not be larger than {MAX_BATCH_BYTES} bytes.")
+    return inputs
 
 
 @dataclass

@@ -14,17 +14,22 @@ from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name
 from mnsd.notifier import PollingNotifier
-from mnsd.queue_model import Message, MessageInput, Queue, QueueAttributes, QueueCounts
+from mnsd.queue_model import (
+    MAX_BATCH,
+    Message,
+    MessageInput,
+    Queue,
+    QueueAttributeChanges,
+    QueueAttributes,
+    QueueCounts,
+)
 from mnsd.receipts import Receipt, ReceiptCodec
 from mnsd.settings import Settings
 from mnsd.storage.messages import MessageStore, lease_key
 from mnsd.storage.meta import MetaStore, Record
-from mnsd.xmlcodec import Element
 
 QUEUE = "queue"
 QUEUE_IDS = "queue-ids"  # the meta partition mapping queue ids to (account, name)
-MAX_BATCH = 16
-MAX_BATCH_BYTES = 65536
 MAX_WAIT_SECONDS = 30
 VISIBILITY_RANGE = (0, 43200)
 # How many Active messages a receive looks at per message it wants: consumers pick at random among
@@ -95,10 +100,10 @@ class QueueService:
 
     # --- queues -------------------------------------------------------------------------------
 
-    def create_queue(self, account_id: str, name: str, xml: Element | None) -> bool:
+    def create_queue(self, account_id: str, name: str, given: QueueAttributeChanges | None = None) -> bool:
         """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs)."""
         check_queue_name(name)
-        attributes = QueueAttributes().updated_from(xml) if xml is not None else QueueAttributes()
+        attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
         existing = self.meta.get(account_id, QUEUE, name)
         if existing is None:
             if self.meta.count(account_id, QUEUE) >= self.settings.max_queues:
@@ -121,9 +126,9 @@ class QueueService:
             raise errors.QueueNotExist()
         return _queue_from(account_id, name, record)
 
-    def set_queue_attributes(self, account_id: str, name: str, xml: Element) -> None:
+    def set_queue_attributes(self, account_id: str, name: str, given: QueueAttributeChanges) -> None:
         queue = self.get_queue(account_id, name)
-        attributes = queue.attributes.updated_from(xml)
+        attributes = queue.attributes.updated_from(given)
         changes = {**dataclasses.asdict(attributes), "last_modify_time": int(self.clock.now())}
         if not self.meta.update(account_id, QUEUE, name, changes):
             raise errors.QueueNotExist()

@@ -8,9 +8,8 @@ import re
 from dataclasses import dataclass
 
 from mnsd import errors
-from mnsd.queue_model import Property, body_md5
+from mnsd.queue_model import Property, PropertyInput, body_md5
 from mnsd.validation import int_in_range, mns_bool
-from mnsd.xmlcodec import Element
 
 TOPIC_RETENTION_SECONDS = 86400  # topic messages are kept one day, whatever their delivery
 MAX_TAG_LENGTH = 16
@@ -30,20 +29,27 @@ RESERVED_PATH_PREFIX = "/mns-reserved-"
 
 
 @dataclass(frozen=True)
+class TopicAttributeChanges:
+    """Topic attributes as a request gives them: the text of each one given, None for the others."""
+
+    maximum_message_size: str | None = None
+    logging_enabled: str | None = None
+
+
+@dataclass(frozen=True)
 class TopicAttributes:
     maximum_message_size: int = 65536
     logging_enabled: bool = False
 
-    def updated_from(self, xml: Element) -> TopicAttributes:
-        """These attributes with the ones present in a `<Topic>` request body applied."""
-        changes: dict[str, object] = {}
-        size = xml.value("MaximumMessageSize")
-        if size is not None:
-            changes["maximum_message_size"] = int_in_range("MaximumMessageSize", size, 1024, 65536, "bytes")
-        logging = xml.value("LoggingEnabled")
-        if logging is not None:
-            changes["logging_enabled"] = mns_bool("LoggingEnabled", logging)
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+    def updated_from(self, given: TopicAttributeChanges) -> TopicAttributes:
+        """These attributes with the given ones applied, each checked."""
+        size = self.maximum_message_size
+        if given.maximum_message_size is not None:
+            size = int_in_range("MaximumMessageSize", given.maximum_message_size, 1024, 65536, "bytes")
+        logging = self.logging_enabled
+        if given.logging_enabled is not None:
+            logging = mns_bool("LoggingEnabled", given.logging_enabled)
+        return dataclasses.replace(self, maximum_message_size=size, logging_enabled=logging)
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,23 @@ def parse_endpoint(text: str, region: str, account_id: str) -> Endpoint:
 
 
 @dataclass(frozen=True)
+class SubscriptionInput:
+    """A Subscribe request as given: texts, None where absent; `subscription_attributes` checks it."""
+
+    endpoint: str | None = None
+    filter_tag: str | None = None
+    notify_strategy: str | None = None
+    notify_content_format: str | None = None
+
+
+@dataclass(frozen=True)
+class SubscriptionChanges:
+    """A SetSubscriptionAttributes request as given (only the NotifyStrategy may change)."""
+
+    notify_strategy: str | None = None
+
+
+@dataclass(frozen=True)
 class SubscriptionAttributes:
     endpoint: str
     filter_tag: str = ""
@@ -103,17 +126,17 @@ def notify_strategy(text: str) -> str:
     return _choice("NotifyStrategy", text, NOTIFY_STRATEGIES)
 
 
-def subscription_attributes(xml: Element, region: str, account_id: str) -> SubscriptionAttributes:
-    """The attributes of a Subscribe request body, validated."""
-    endpoint = xml.value("Endpoint")
+def subscription_attributes(given: SubscriptionInput, region: str, account_id: str) -> SubscriptionAttributes:
+    """The attributes of a Subscribe request, validated."""
+    endpoint = given.endpoint
     if not endpoint:
         raise errors.EndpointInvalid("The Endpoint is required.")
     kind = parse_endpoint(endpoint, region, account_id).kind
-    tag = xml.value("FilterTag")
+    tag = given.filter_tag
     if tag is not None and not 1 <= len(tag) <= MAX_TAG_LENGTH:
         raise errors.InvalidArgument("The length of filter tag should be between 1 and 16.")
-    strategy = xml.value("NotifyStrategy")
-    content_format = xml.value("NotifyContentFormat")
+    strategy = given.notify_strategy
+    content_format = given.notify_content_format
     fmt = XML if not content_format else _choice("NotifyContentFormat", content_format, CONTENT_FORMATS)
     if kind in (MAIL, SMS):  # mail and SMS carry the message body only
         if content_format and fmt != SIMPLIFIED:
@@ -168,10 +191,19 @@ class TopicMessage:
         return body_md5(self.body)
 
 
-def json_attribute(xml: Element, name: str) -> dict | None:
-    """A `MessageAttributes` member holding JSON (DirectMail, DirectSMS), parsed."""
-    attributes = xml.child("MessageAttributes")
-    text = attributes.value(name) if attributes is not None else None
+@dataclass(frozen=True)
+class PublishInput:
+    """A PublishMessage request as given: texts, None where absent; `TopicService.publish` checks it."""
+
+    body: str | None = None
+    tag: str | None = None
+    direct_mail: str | None = None  # the DirectMail message attribute: JSON text
+    direct_sms: str | None = None  # the DirectSMS message attribute: JSON text
+    user_properties: tuple[PropertyInput, ...] = ()
+
+
+def json_attribute(text: str | None, name: str) -> dict | None:
+    """A message attribute holding JSON (DirectMail, DirectSMS), parsed."""
     if text is None:
         return None
     try:

@@ -12,25 +12,28 @@ from typing import Any, Protocol
 
 from mnsd import errors
 from mnsd.clock import Clock, ms
-from mnsd.message_xml import properties_of
 from mnsd.names import check_subscription_name, check_topic_name
 from mnsd.push_address import refuse_internal_endpoint
+from mnsd.queue_model import properties
 from mnsd.queue_service import decode_marker, encode_marker
 from mnsd.settings import Settings
 from mnsd.storage.meta import MetaStore, Record
 from mnsd.storage.topic_messages import TopicMessageStore
 from mnsd.topic_model import (
     MAX_TAG_LENGTH,
+    PublishInput,
     Subscription,
     SubscriptionAttributes,
+    SubscriptionChanges,
+    SubscriptionInput,
     Topic,
+    TopicAttributeChanges,
     TopicAttributes,
     TopicMessage,
     json_attribute,
     notify_strategy,
     subscription_attributes,
 )
-from mnsd.xmlcodec import Element
 
 TOPIC = "topic"
 
@@ -105,10 +108,10 @@ class TopicService:
 
     # --- topics -------------------------------------------------------------------------------
 
-    def create_topic(self, account_id: str, name: str, xml: Element | None) -> bool:
+    def create_topic(self, account_id: str, name: str, given: TopicAttributeChanges | None = None) -> bool:
         """Create a topic; False if an identical one exists (TopicAlreadyExist if it differs)."""
         check_topic_name(name)
-        attributes = TopicAttributes().updated_from(xml) if xml is not None else TopicAttributes()
+        attributes = TopicAttributes().updated_from(given or TopicAttributeChanges())
         existing = self.meta.get(account_id, TOPIC, name)
         if existing is None:
             if self.meta.count(account_id, TOPIC) >= self.settings.max_topics:
@@ -129,9 +132,9 @@ class TopicService:
             raise errors.TopicNotExist()
         return _topic_from(account_id, name, record)
 
-    def set_topic_attributes(self, account_id: str, name: str, xml: Element) -> None:
+    def set_topic_attributes(self, account_id: str, name: str, given: TopicAttributeChanges) -> None:
         topic = self.get_topic(account_id, name)
-        attributes = topic.attributes.updated_from(xml)
+        attributes = topic.attributes.updated_from(given)
         changes = {**dataclasses.asdict(attributes), "last_modify_time": int(self.clock.now())}
         if not self.meta.update(account_id, TOPIC, name, changes):
             raise errors.TopicNotExist()
@@ -161,11 +164,11 @@ class TopicService:
 
     # --- subscriptions ------------------------------------------------------------------------
 
-    def subscribe(self, account_id: str, topic_name: str, name: str, xml: Element) -> bool:
+    def subscribe(self, account_id: str, topic_name: str, name: str, given: SubscriptionInput) -> bool:
         """Create a subscription; False if an identical one exists (SubscriptionAlreadyExist if it differs)."""
         check_subscription_name(name)
         topic = self.get_topic(account_id, topic_name)
-        attributes = subscription_attributes(xml, self.settings.region, account_id)
+        attributes = subscription_attributes(given, self.settings.region, account_id)
         refuse_internal_endpoint(attributes.endpoint, self.settings.push_allowed_networks)
         now = self.clock.now()
         subscription = Subscription(account_id, topic_name, name, attributes, ms(now), int(now), topic.topic_id)
@@ -185,10 +188,12 @@ class TopicService:
             raise errors.SubscriptionNotExist()
         return subscription_from(account_id, topic_name, name, record)
 
-    def set_subscription_attributes(self, account_id: str, topic_name: str, name: str, xml: Element) -> None:
+    def set_subscription_attributes(
+        self, account_id: str, topic_name: str, name: str, given: SubscriptionChanges
+    ) -> None:
         self.get_subscription(account_id, topic_name, name)
         changes: dict[str, Any] = {"last_modify_time": int(self.clock.now())}
-        strategy = xml.value("NotifyStrategy")
+        strategy = given.notify_strategy
         if strategy:
             changes["notify_strategy"] = notify_strategy(strategy)
         if not self.meta.update(account_id, subscription_kind(topic_name), name, changes):
@@ -223,14 +228,14 @@ class TopicService:
 
     # --- messages -----------------------------------------------------------------------------
 
-    def publish(self, account_id: str, topic_name: str, xml: Element) -> TopicMessage:
+    def publish(self, account_id: str, topic_name: str, given: PublishInput) -> TopicMessage:
         topic = self.get_topic(account_id, topic_name)
-        body = xml.value("MessageBody")
+        body = given.body
         if not body:
             raise errors.InvalidArgument("The MessageBody should not be empty.")
         if len(body.encode("utf-8")) > topic.attributes.maximum_message_size:
             raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
-        tag = xml.value("MessageTag") or ""
+        tag = given.tag or ""
         if len(tag) > MAX_TAG_LENGTH:
             raise errors.InvalidArgument("The length of message tag should be between 1 and 16.")
         now_ms = ms(self.clock.now())
@@ -242,9 +247,9 @@ class TopicService:
             body=body,
             tag=tag,
             publish_time=now_ms,
-            direct_mail=json_attribute(xml, "DirectMail"),
-            direct_sms=json_attribute(xml, "DirectSMS"),
-            user_properties=properties_of(xml),
+            direct_mail=json_attribute(given.direct_mail, "DirectMail"),
+            direct_sms=json_attribute(given.direct_sms, "DirectSMS"),
+            user_properties=properties(given.user_properties, "PropertyValue"),
             logging_enabled=topic.attributes.logging_enabled,
         )
         self.messages.put(message)

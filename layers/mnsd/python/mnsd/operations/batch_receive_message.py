@@ -1,22 +1,9 @@
 from mnsd.call import Call, xml_response
 from mnsd.http import HttpResponse
-from mnsd.message_xml import message_node
-from mnsd.queue_service import MAX_BATCH, MAX_WAIT_SECONDS
-from mnsd.validation import int_in_range
-from mnsd.xmlcodec import Node
-
-
-def wait_seconds(call: Call) -> int | None:
-    text = call.request.query("waitseconds")
-    return None if text is None else int_in_range("waitseconds", text, 0, MAX_WAIT_SECONDS, "seconds")
-
-
-def batch_size(call: Call) -> int:
-    return int_in_range("numOfMessages", call.request.query("numOfMessages"), 1, MAX_BATCH)
+from mnsd.wire import requests, responses
 
 
 def batch_receive_message(call: Call) -> HttpResponse:
-    count, wait = batch_size(call), wait_seconds(call)
+    count, wait = requests.batch_size(call.request), requests.wait_seconds(call.request)
     received = call.services.queues.receive(call.account_id, call.path("queue"), count, wait, call.request.received_at)
-    nodes = [("Message", message_node(r.message, r.receipt_handle)) for r in received]
-    return xml_response(Node("Messages", nodes))
+    return xml_response(responses.received_batch(received))

@@ -1,7 +1,7 @@
 from mnsd.call import Call, xml_response
 from mnsd.http import HttpResponse
 from mnsd.paging import list_request
-from mnsd.xmlcodec import Node
+from mnsd.wire import responses
 
 
 def list_subscription_by_topic(call: Call) -> HttpResponse:
@@ -9,5 +9,4 @@ def list_subscription_by_topic(call: Call) -> HttpResponse:
     topic = call.path("topic")
     names, next_marker = call.services.topics.list_subscriptions(call.account_id, topic, prefix, limit, marker)
     base = f"{call.endpoint()}/topics/{topic}/subscriptions"
-    entries = [("Subscription", Node("Subscription", [("SubscriptionURL", f"{base}/{name}")])) for name in names]
-    return xml_response(Node("Subscriptions", [*entries, ("NextMarker", next_marker)]))
+    return xml_response(responses.subscription_list(names, next_marker, base))

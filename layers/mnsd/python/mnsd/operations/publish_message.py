@@ -1,9 +1,8 @@
 from mnsd.call import Call, xml_response
 from mnsd.http import HttpResponse
-from mnsd.xmlcodec import Node
+from mnsd.wire import requests, responses
 
 
 def publish_message(call: Call) -> HttpResponse:
-    message = call.services.topics.publish(call.account_id, call.path("topic"), call.xml())
-    fields = [("MessageId", message.message_id), ("MessageBodyMD5", message.body_md5)]
-    return xml_response(Node("Message", fields), status=201)
+    message = call.services.topics.publish(call.account_id, call.path("topic"), requests.publish_input(call.xml()))
+    return xml_response(responses.published(message), status=201)

@@ -1,7 +1,10 @@
 from mnsd.call import Call, no_content
 from mnsd.http import HttpResponse
+from mnsd.wire import requests
 
 
 def set_queue_attributes(call: Call) -> HttpResponse:
-    call.services.queues.set_queue_attributes(call.account_id, call.path("queue"), call.xml())
+    call.services.queues.set_queue_attributes(
+        call.account_id, call.path("queue"), requests.queue_attribute_changes(call.xml())
+    )
     return no_content()

@@ -1,8 +1,10 @@
 from mnsd.call import Call, no_content
 from mnsd.http import HttpResponse
+from mnsd.wire import requests
 
 
 def set_subscription_attributes(call: Call) -> HttpResponse:
+    changes = requests.subscription_changes(call.xml())
     topics = call.services.topics
-    topics.set_subscription_attributes(call.account_id, call.path("topic"), call.path("subscription"), call.xml())
+    topics.set_subscription_attributes(call.account_id, call.path("topic"), call.path("subscription"), changes)
     return no_content()

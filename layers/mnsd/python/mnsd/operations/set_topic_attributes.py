@@ -1,7 +1,10 @@
 from mnsd.call import Call, no_content
 from mnsd.http import HttpResponse
+from mnsd.wire import requests
 
 
 def set_topic_attributes(call: Call) -> HttpResponse:
-    call.services.topics.set_topic_attributes(call.account_id, call.path("topic"), call.xml())
+    call.services.topics.set_topic_attributes(
+        call.account_id, call.path("topic"), requests.topic_attribute_changes(call.xml())
+    )
     return no_content()

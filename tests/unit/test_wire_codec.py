@@ -1,7 +1,7 @@
 import pytest
 
 from mnsd import errors
-from mnsd.xmlcodec import XMLNS, Node, encode, parse
+from mnsd.wire.codec import XMLNS, Node, encode, parse
 
 
 def test_parse_strips_namespace():

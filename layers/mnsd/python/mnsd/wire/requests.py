@@ -1,0 +1,137 @@
+"""Requests read into the domain's inputs: bodies give what each element holds (the domain checks the
+values); query parameters are checked as they are read, against the domain's limits, as MNS does before
+it looks up the queue."""
+
+from __future__ import annotations
+
+from mnsd import errors
+from mnsd.http import HttpRequest
+from mnsd.queue_model import (
+    MessageInput,
+    MessageRequest,
+    PropertyInput,
+    QueueAttributeChanges,
+    message_batch,
+    message_input,
+)
+from mnsd.queue_service import MAX_BATCH, MAX_WAIT_SECONDS, VISIBILITY_RANGE
+from mnsd.topic_model import PublishInput, SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
+from mnsd.validation import int_in_range
+from mnsd.wire.codec import Element
+
+
+def _properties(xml: Element, container: str, entry: str) -> tuple[PropertyInput, ...]:
+    node = xml.child(container)
+    if node is None:
+        return ()
+    return tuple(PropertyInput(v.value("Name"), v.value("Value"), v.value("Type")) for v in node.all(entry))
+
+
+def message_request(xml: Element) -> MessageRequest:
+    """A `<Message>` of SendMessage or BatchSendMessage, as given."""
+    return MessageRequest(
+        body=xml.value("MessageBody"),
+        delay_seconds=xml.value("DelaySeconds"),
+        priority=xml.value("Priority"),
+        user_properties=_properties(xml, "UserProperties", "PropertyValue"),
+        system_properties=_properties(xml, "SystemProperties", "SystemPropertyValue"),
+        message_group_id=xml.value("MessageGroupId"),
+    )
+
+
+def sent_message(xml: Element) -> MessageInput:
+    """The `<Message>` of SendMessage, checked."""
+    return message_input(message_request(xml))
+
+
+def sent_messages(xml: Element) -> list[MessageInput]:
+    """The `<Message>` entries of BatchSendMessage's `<Messages>`, checked (no other element may stand there)."""
+    entries = xml.children
+    if any(entry.tag != "Message" for entry in entries):
+        raise errors.InvalidArgument(
+            "The XML you provided did not validate against our published schema, cause by Element Messages."
+        )
+    return message_batch([message_request(entry) for entry in entries])
+
+
+def receipt_handles(xml: Element) -> list[str]:
+    """The `<ReceiptHandle>` entries of BatchDeleteMessage's `<ReceiptHandles>`."""
+    return [node.text for node in xml.all("ReceiptHandle")]
+
+
+def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
+    """The attributes a `<Queue>` body (CreateQueue, SetQueueAttributes) gives; none without a body."""
+    if xml is None:
+        return QueueAttributeChanges()
+    return QueueAttributeChanges(
+        delay_seconds=xml.value("DelaySeconds"),
+        maximum_message_size=xml.value("MaximumMessageSize"),
+        message_retention_period=xml.value("MessageRetentionPeriod"),
+        visibility_timeout=xml.value("VisibilityTimeout"),
+        polling_wait_seconds=xml.value("PollingWaitSeconds"),
+        logging_enabled=xml.value("LoggingEnabled"),
+    )
+
+
+def topic_attribute_changes(xml: Element | None) -> TopicAttributeChanges:
+    """The attributes a `<Topic>` body (CreateTopic, SetTopicAttributes) gives; none without a body."""
+    if xml is None:
+        return TopicAttributeChanges()
+    return TopicAttributeChanges(
+        maximum_message_size=xml.value("MaximumMessageSize"),
+        logging_enabled=xml.value("LoggingEnabled"),
+    )
+
+
+def subscription_input(xml: Element) -> SubscriptionInput:
+    """The `<Subscription>` body of Subscribe."""
+    return SubscriptionInput(
+        endpoint=xml.value("Endpoint"),
+        filter_tag=xml.value("FilterTag"),
+        notify_strategy=xml.value("NotifyStrategy"),
+        notify_content_format=xml.value("NotifyContentFormat"),
+    )
+
+
+def subscription_changes(xml: Element) -> SubscriptionChanges:
+    """The `<Subscription>` body of SetSubscriptionAttributes."""
+    return SubscriptionChanges(notify_strategy=xml.value("NotifyStrategy"))
+
+
+def publish_input(xml: Element) -> PublishInput:
+    """The `<Message>` body of PublishMessage."""
+    attributes = xml.child("MessageAttributes")
+    return PublishInput(
+        body=xml.value("MessageBody"),
+        tag=xml.value("MessageTag"),
+        direct_mail=attributes.value("DirectMail") if attributes is not None else None,
+        direct_sms=attributes.value("DirectSMS") if attributes is not None else None,
+        user_properties=_properties(xml, "UserProperties", "PropertyValue"),
+    )
+
+
+def logging_bucket(xml: Element) -> str | None:
+    """The `<LoggingBucket>` of SetAccountAttributes' `<Account>` body, if given."""
+    return xml.value("LoggingBucket")
+
+
+def wait_seconds(request: HttpRequest) -> int | None:
+    """The `waitseconds` of ReceiveMessage and BatchReceiveMessage, if given (else the queue's)."""
+    text = request.query("waitseconds")
+    return None if text is None else int_in_range("waitseconds", text, 0, MAX_WAIT_SECONDS, "seconds")
+
+
+def batch_size(request: HttpRequest) -> int:
+    """The `numOfMessages` of BatchReceiveMessage and BatchPeekMessage."""
+    return int_in_range("numOfMessages", request.query("numOfMessages"), 1, MAX_BATCH)
+
+
+def visibility_change(request: HttpRequest) -> tuple[str, int]:
+    """The receipt handle and new visibility timeout (seconds) of ChangeMessageVisibility."""
+    handle = request.query("ReceiptHandle")
+    if not handle:
+        raise errors.MissingReceiptHandle()
+    timeout = request.query("VisibilityTimeout")
+    if timeout is None:
+        raise errors.MissingVisibilityTimeout()
+    return handle, int_in_range("VisibilityTimeout", timeout, *VISIBILITY_RANGE, "seconds")

@@ -1,0 +1,197 @@
+"""Entities and results written as MNS response elements: one function per element the API answers with."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mnsd import errors
+from mnsd.queue_model import Message, Property, Queue, QueueCounts
+from mnsd.queue_service import Received, SendResult
+from mnsd.topic_model import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
+from mnsd.wire.codec import Node, Value
+
+Fields = list[tuple[str, Value]]
+
+
+def _property_nodes(tag: str, items: tuple[Property, ...]) -> list[Node]:
+    return [Node(tag, [("Name", p.name), ("Value", p.value), ("Type", p.type)]) for p in items]
+
+
+def message_node(message: Message, receipt_handle: str | None = None) -> Node:
+    """A received (with handle) or peeked (without) message."""
+    fields: Fields = [("MessageId", message.message_id)]
+    if receipt_handle is not None:
+        fields.append(("ReceiptHandle", receipt_handle))
+    fields += [
+        ("MessageBodyMD5", message.body_md5),
+        ("MessageBody", message.body),
+        ("EnqueueTime", message.enqueue_time),
+        ("FirstDequeueTime", message.first_dequeue_time),
+        ("DequeueCount", message.dequeue_count),
+        ("Priority", message.priority),
+    ]
+    if receipt_handle is not None:
+        fields.append(("NextVisibleTime", message.visible_at))
+    if message.message_group_id:
+        fields.append(("MessageGroupId", message.message_group_id))
+    if message.user_properties:
+        fields.append(("UserProperties", _property_nodes("PropertyValue", message.user_properties)))
+    if message.system_properties:
+        fields.append(("SystemProperties", _property_nodes("SystemPropertyValue", message.system_properties)))
+    return Node("Message", fields)
+
+
+def received(message: Received) -> Node:
+    """ReceiveMessage: the message with its receipt handle and next visible time."""
+    return message_node(message.message, message.receipt_handle)
+
+
+def received_batch(messages: Sequence[Received]) -> Node:
+    """BatchReceiveMessage."""
+    return Node("Messages", [("Message", received(r)) for r in messages])
+
+
+def peeked_batch(messages: Sequence[Message]) -> Node:
+    """BatchPeekMessage."""
+    return Node("Messages", [("Message", message_node(m)) for m in messages])
+
+
+def sent(result: SendResult) -> Node:
+    """SendMessage (the receipt handle only for a delayed message)."""
+    fields: Fields = [
+        ("MessageId", result.message.message_id),
+        ("MessageBodyMD5", result.message.body_md5),
+        ("ReceiptHandle", result.receipt_handle),
+    ]
+    return Node("Message", fields)
+
+
+def sent_batch(results: Sequence[SendResult]) -> tuple[Node, int]:
+    """BatchSendMessage and its status: 500 when any message failed, 201 otherwise."""
+    nodes = [
+        Node("Message", [("ErrorCode", r.error.code), ("ErrorMessage", r.error.message)])
+        if r.error is not None
+        else Node("Message", [("MessageId", r.message.message_id), ("MessageBodyMD5", r.message.body_md5)])
+        for r in results
+    ]
+    status = 500 if any(r.error is not None for r in results) else 201
+    return Node("Messages", [("Message", n) for n in nodes]), status
+
+
+def delete_failures(failures: Sequence[tuple[str, errors.MnsError]]) -> tuple[Node, int]:
+    """BatchDeleteMessage's failures and its status: 400 when all are bad handles, 404 otherwise."""
+    nodes: Fields = [
+        ("Error", Node("Error", [("ErrorCode", e.code), ("ErrorMessage", e.message), ("ReceiptHandle", h)]))
+        for h, e in failures
+    ]
+    only_bad_handles = all(isinstance(e, errors.ReceiptHandleError) for _, e in failures)
+    return Node("Errors", nodes), 400 if only_bad_handles else 404
+
+
+def visibility_changed(receipt_handle: str, next_visible_time: int) -> Node:
+    """ChangeMessageVisibility."""
+    return Node("ChangeVisibility", [("ReceiptHandle", receipt_handle), ("NextVisibleTime", next_visible_time)])
+
+
+def published(message: TopicMessage) -> Node:
+    """PublishMessage."""
+    return Node("Message", [("MessageId", message.message_id), ("MessageBodyMD5", message.body_md5)])
+
+
+def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
+    """GetQueueAttributes (with counts) and a ListQueue entry's meta (without)."""
+    a = queue.attributes
+    fields: Fields = [
+        ("QueueName", queue.name),
+        ("CreateTime", queue.create_time),
+        ("LastModifyTime", queue.last_modify_time),
+        ("DelaySeconds", a.delay_seconds),
+        ("MaximumMessageSize", a.maximum_message_size),
+        ("MessageRetentionPeriod", a.message_retention_period),
+        ("VisibilityTimeout", a.visibility_timeout),
+        ("PollingWaitSeconds", a.polling_wait_seconds),
+        ("LoggingEnabled", a.logging_enabled),
+    ]
+    if counts is not None:
+        fields += [
+            ("ActiveMessages", counts.active),
+            ("InactiveMessages", counts.inactive),
+            ("DelayMessages", counts.delayed),
+        ]
+    return Node("Queue", fields)
+
+
+def queue_list(queues: Sequence[Queue], next_marker: str | None, endpoint: str, with_meta: bool) -> Node:
+    """ListQueue: each queue's URL (and its attributes with meta), then the next page's marker."""
+    entries = []
+    for queue in queues:
+        url = ("QueueURL", f"{endpoint}/queues/{queue.name}")
+        # The live service names each entry beside its URL (the Node SDK reads it); the meta has the name.
+        fields = queue_node(queue, None).fields if with_meta else [("QueueName", queue.name)]
+        entries.append(Node("Queue", [url, *fields]))
+    return Node("Queues", [("Queue", e) for e in entries] + [("NextMarker", next_marker)])
+
+
+def topic_node(topic: Topic, message_count: int | None) -> Node:
+    """GetTopicAttributes (with the message count) and a ListTopic entry's meta (without)."""
+    fields: Fields = [
+        ("TopicName", topic.name),
+        ("CreateTime", topic.create_time),
+        ("LastModifyTime", topic.last_modify_time),
+        ("MaximumMessageSize", topic.attributes.maximum_message_size),
+        ("MessageRetentionPeriod", TOPIC_RETENTION_SECONDS),
+    ]
+    if message_count is not None:
+        fields.append(("MessageCount", message_count))
+    fields.append(("LoggingEnabled", topic.attributes.logging_enabled))
+    return Node("Topic", fields)
+
+
+def topic_list(topics: Sequence[Topic], next_marker: str | None, endpoint: str, with_meta: bool) -> Node:
+    """ListTopic: each topic's URL (and its attributes with meta), then the next page's marker."""
+    entries = []
+    for topic in topics:
+        url = ("TopicURL", f"{endpoint}/topics/{topic.name}")
+        # The live service names each entry beside its URL (the Node SDK reads it); the meta has the name.
+        fields = topic_node(topic, None).fields if with_meta else [("TopicName", topic.name)]
+        entries.append(Node("Topic", [url, *fields]))
+    return Node("Topics", [("Topic", e) for e in entries] + [("NextMarker", next_marker)])
+
+
+def subscription_node(s: Subscription) -> Node:
+    """GetSubscriptionAttributes."""
+    a = s.attributes
+    fields: Fields = [
+        ("SubscriptionName", s.name),
+        ("Subscriber", s.account_id),
+        ("TopicOwner", s.account_id),
+        ("TopicName", s.topic_name),
+        ("Endpoint", a.endpoint),
+        ("NotifyStrategy", a.notify_strategy),
+        ("NotifyContentFormat", a.notify_content_format),
+        ("FilterTag", a.filter_tag or None),
+        ("CreateTime", s.create_time),
+        ("LastModifyTime", s.last_modify_time),
+    ]
+    return Node("Subscription", fields)
+
+
+def subscription_list(names: Sequence[str], next_marker: str | None, base: str) -> Node:
+    """ListSubscriptionByTopic: each subscription's URL under `base`, then the next page's marker."""
+    entries: Fields = [
+        ("Subscription", Node("Subscription", [("SubscriptionURL", f"{base}/{name}")])) for name in names
+    ]
+    return Node("Subscriptions", [*entries, ("NextMarker", next_marker)])
+
+
+def account_node(logging_bucket: str) -> Node:
+    """GetAccountAttributes."""
+    return Node("Account", [("LoggingBucket", logging_bucket)])
+
+
+def error_node(error: errors.MnsError, request_id: str, host_id: str) -> Node:
+    """The `<Error>` every failed call answers with."""
+    return Node(
+        "Error",
+        [("Code", error.code), ("Message", error.message), ("RequestId", request_id), ("HostId", host_id)],
+    )

@@ -1,0 +1,192 @@
+"""Entities encoded as MNS response elements: the exact bytes the SDKs parse."""
+
+from mnsd import errors
+from mnsd.queue_model import Message, Property, Queue, QueueAttributes, QueueCounts
+from mnsd.queue_service import Received, SendResult
+from mnsd.topic_model import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
+from mnsd.wire import responses
+from mnsd.wire.codec import Node, encode
+
+HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
+NS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+
+
+def xml(node: Node) -> str:
+    return encode(node).decode("utf-8")
+
+
+def stored(**changes) -> Message:
+    fields = dict(
+        queue_id="qid",
+        message_id="M1",
+        priority=8,
+        position=1000,
+        visible_at=31000,
+        version=1,
+        dequeue_count=1,
+        enqueue_time=1000,
+        first_dequeue_time=2000,
+        expires_at=99,
+        body_md5="MD5",
+        body="a<b",
+    )
+    return Message(**{**fields, **changes})
+
+
+def test_received_message():
+    received = Received(stored(), "HANDLE")
+    assert xml(responses.received(received)) == (
+        f"{HEAD}<Message {NS}><MessageId>M1</MessageId><ReceiptHandle>HANDLE</ReceiptHandle>"
+        "<MessageBodyMD5>MD5</MessageBodyMD5><MessageBody>a&lt;b</MessageBody><EnqueueTime>1000</EnqueueTime>"
+        "<FirstDequeueTime>2000</FirstDequeueTime><DequeueCount>1</DequeueCount><Priority>8</Priority>"
+        "<NextVisibleTime>31000</NextVisibleTime></Message>"
+    )
+
+
+def test_peeked_message_with_group_and_properties():
+    message = stored(
+        message_group_id="g",
+        user_properties=(Property("a", "1", "NUMBER"),),
+        system_properties=(Property("s", "v", "STRING"),),
+    )
+    assert xml(responses.message_node(message)) == (
+        f"{HEAD}<Message {NS}><MessageId>M1</MessageId>"
+        "<MessageBodyMD5>MD5</MessageBodyMD5><MessageBody>a&lt;b</MessageBody><EnqueueTime>1000</EnqueueTime>"
+        "<FirstDequeueTime>2000</FirstDequeueTime><DequeueCount>1</DequeueCount><Priority>8</Priority>"
+        "<MessageGroupId>g</MessageGroupId>"
+        "<UserProperties><PropertyValue><Name>a</Name><Value>1</Value><Type>NUMBER</Type></PropertyValue>"
+        "</UserProperties><SystemProperties><SystemPropertyValue><Name>s</Name><Value>v</Value><Type>STRING</Type>"
+        "</SystemPropertyValue></SystemProperties></Message>"
+    )
+
+
+def test_batches_of_received_and_peeked_messages():
+    out = xml(
+        responses.received_batch([Received(stored(message_id="A"), "h1"), Received(stored(message_id="B"), "h2")])
+    )
+    assert out.startswith(f"{HEAD}<Messages {NS}><Message><MessageId>A</MessageId><ReceiptHandle>h1</ReceiptHandle>")
+    assert out.count("<Message>") == 2 and "<ReceiptHandle>h2</ReceiptHandle>" in out
+    peeked = xml(responses.peeked_batch([stored()]))
+    assert peeked.startswith(f"{HEAD}<Messages {NS}><Message><MessageId>M1</MessageId><MessageBodyMD5>")
+    assert "ReceiptHandle" not in peeked and "NextVisibleTime" not in peeked
+
+
+def test_sent_message_handle_only_when_delayed():
+    assert xml(responses.sent(SendResult(stored(), None))) == (
+        f"{HEAD}<Message {NS}><MessageId>M1</MessageId><MessageBodyMD5>MD5</MessageBodyMD5></Message>"
+    )
+    assert xml(responses.sent(SendResult(stored(), "H"))).endswith(
+        "<MessageBodyMD5>MD5</MessageBodyMD5><ReceiptHandle>H</ReceiptHandle></Message>"
+    )
+
+
+def test_batch_send_results_and_status():
+    ok = [SendResult(stored(message_id="A"), None), SendResult(stored(message_id="B"), "H")]
+    node, status = responses.sent_batch(ok)
+    assert status == 201
+    assert xml(node) == (
+        f"{HEAD}<Messages {NS}><Message><MessageId>A</MessageId><MessageBodyMD5>MD5</MessageBodyMD5></Message>"
+        "<Message><MessageId>B</MessageId><MessageBodyMD5>MD5</MessageBodyMD5></Message></Messages>"
+    )
+    node, status = responses.sent_batch([ok[0], SendResult(stored(), None, errors.InternalError())])
+    assert status == 500
+    assert xml(node).endswith(
+        "<Message><ErrorCode>InternalError</ErrorCode><ErrorMessage>Internal error.</ErrorMessage></Message></Messages>"
+    )
+
+
+def test_batch_delete_failures_and_status():
+    node, status = responses.delete_failures([("h1", errors.ReceiptHandleError())])
+    assert status == 400
+    assert xml(node) == (
+        f"{HEAD}<Errors {NS}><Error><ErrorCode>ReceiptHandleError</ErrorCode>"
+        "<ErrorMessage>The receipt handle you provide is not valid.</ErrorMessage>"
+        "<ReceiptHandle>h1</ReceiptHandle></Error></Errors>"
+    )
+    _, status = responses.delete_failures([("h1", errors.ReceiptHandleError()), ("h2", errors.MessageNotExist())])
+    assert status == 404
+
+
+def test_visibility_changed_and_published():
+    assert xml(responses.visibility_changed("H2", 5000)) == (
+        f"{HEAD}<ChangeVisibility {NS}><ReceiptHandle>H2</ReceiptHandle><NextVisibleTime>5000</NextVisibleTime>"
+        "</ChangeVisibility>"
+    )
+    published = TopicMessage("1", "t", "tid", "T1", "body", "", 1)
+    assert xml(responses.published(published)) == (
+        f"{HEAD}<Message {NS}><MessageId>T1</MessageId><MessageBodyMD5>{published.body_md5}</MessageBodyMD5></Message>"
+    )
+
+
+QUEUE = Queue("1", "q", "qid", QueueAttributes(delay_seconds=2, logging_enabled=True), 10, 20)
+QUEUE_FIELDS = (
+    "<QueueName>q</QueueName><CreateTime>10</CreateTime><LastModifyTime>20</LastModifyTime>"
+    "<DelaySeconds>2</DelaySeconds><MaximumMessageSize>65536</MaximumMessageSize>"
+    "<MessageRetentionPeriod>259200</MessageRetentionPeriod><VisibilityTimeout>30</VisibilityTimeout>"
+    "<PollingWaitSeconds>0</PollingWaitSeconds><LoggingEnabled>True</LoggingEnabled>"
+)
+
+
+def test_queue_attributes_with_counts():
+    assert xml(responses.queue_node(QUEUE, QueueCounts(3, 2, 1))) == (
+        f"{HEAD}<Queue {NS}>{QUEUE_FIELDS}<ActiveMessages>3</ActiveMessages><InactiveMessages>2</InactiveMessages>"
+        "<DelayMessages>1</DelayMessages></Queue>"
+    )
+
+
+def test_queue_list_with_and_without_meta():
+    assert xml(responses.queue_list([QUEUE], "MARK", "http://h", False)) == (
+        f"{HEAD}<Queues {NS}><Queue><QueueURL>http://h/queues/q</QueueURL></Queue><NextMarker>MARK</NextMarker></Queues>"
+    )
+    assert xml(responses.queue_list([QUEUE], None, "http://h", True)) == (
+        f"{HEAD}<Queues {NS}><Queue><QueueURL>http://h/queues/q</QueueURL>{QUEUE_FIELDS}</Queue></Queues>"
+    )
+
+
+TOPIC = Topic("1", "t", "tid", TopicAttributes(maximum_message_size=1024), 10, 20)
+
+
+def test_topic_attributes_and_list():
+    fields = (
+        "<TopicName>t</TopicName><CreateTime>10</CreateTime><LastModifyTime>20</LastModifyTime>"
+        "<MaximumMessageSize>1024</MaximumMessageSize><MessageRetentionPeriod>86400</MessageRetentionPeriod>"
+    )
+    assert xml(responses.topic_node(TOPIC, 4)) == (
+        f"{HEAD}<Topic {NS}>{fields}<MessageCount>4</MessageCount><LoggingEnabled>False</LoggingEnabled></Topic>"
+    )
+    assert xml(responses.topic_list([TOPIC], None, "http://h", True)) == (
+        f"{HEAD}<Topics {NS}><Topic><TopicURL>http://h/topics/t</TopicURL>{fields}"
+        "<LoggingEnabled>False</LoggingEnabled></Topic></Topics>"
+    )
+    assert xml(responses.topic_list([], "M", "http://h", False)) == (
+        f"{HEAD}<Topics {NS}><NextMarker>M</NextMarker></Topics>"
+    )
+
+
+def test_subscription_attributes_omit_an_empty_filter_tag():
+    subscription = Subscription("1", "t", "s", SubscriptionAttributes("http://e"), 5_000, 6, "tid")
+    expected = (
+        f"{HEAD}<Subscription {NS}><SubscriptionName>s</SubscriptionName><Subscriber>1</Subscriber>"
+        "<TopicOwner>1</TopicOwner><TopicName>t</TopicName><Endpoint>http://e</Endpoint>"
+        "<NotifyStrategy>BACKOFF_RETRY</NotifyStrategy><NotifyContentFormat>XML</NotifyContentFormat>"
+        "{tag}<CreateTime>5</CreateTime><LastModifyTime>6</LastModifyTime></Subscription>"
+    )
+    assert xml(responses.subscription_node(subscription)) == expected.format(tag="")
+    tagged = Subscription("1", "t", "s", SubscriptionAttributes("http://e", filter_tag="x"), 5_000, 6, "tid")
+    assert xml(responses.subscription_node(tagged)) == expected.format(tag="<FilterTag>x</FilterTag>")
+
+
+def test_subscription_list():
+    assert xml(responses.subscription_list(["a", "b"], "M", "http://h/topics/t/subscriptions")) == (
+        f"{HEAD}<Subscriptions {NS}><Subscription><SubscriptionURL>http://h/topics/t/subscriptions/a</SubscriptionURL>"
+        "</Subscription><Subscription><SubscriptionURL>http://h/topics/t/subscriptions/b</SubscriptionURL>"
+        "</Subscription><NextMarker>M</NextMarker></Subscriptions>"
+    )
+
+
+def test_account_and_error():
+    assert xml(responses.account_node("")) == f"{HEAD}<Account {NS}><LoggingBucket></LoggingBucket></Account>"
+    assert xml(responses.error_node(errors.QueueNotExist(), "RID", "host")) == (
+        f"{HEAD}<Error {NS}><Code>QueueNotExist</Code><Message>The queue name you provided is not exist.</Message>"
+        "<RequestId>RID</RequestId><HostId>host</HostId></Error>"
+    )
