@@ -56,9 +56,11 @@ def test_queue_attribute_changes_without_body_or_elements_are_empty():
 
 def test_queue_attributes_apply_the_given_changes_within_their_ranges():
     base = QueueAttributes(visibility_timeout=60)
-    changed = base.updated_from(QueueAttributeChanges(delay_seconds=" 5 ", logging_enabled="true"))
+    changed = base.updated_from(QueueAttributeChanges(delay_seconds="5", logging_enabled="true"))
     assert changed == QueueAttributes(delay_seconds=5, visibility_timeout=60, logging_enabled=True)
     assert base.updated_from(QueueAttributeChanges()) == base
+    with pytest.raises(errors.InvalidArgument):  # integers are digits only, as MNS reads them
+        base.updated_from(QueueAttributeChanges(delay_seconds=" 5 "))
 
 
 @pytest.mark.parametrize(

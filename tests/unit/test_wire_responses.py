@@ -136,7 +136,8 @@ def test_queue_attributes_with_counts():
 
 def test_queue_list_with_and_without_meta():
     assert xml(responses.queue_list([QUEUE], "MARK", "http://h", False)) == (
-        f"{HEAD}<Queues {NS}><Queue><QueueURL>http://h/queues/q</QueueURL></Queue><NextMarker>MARK</NextMarker></Queues>"
+        f"{HEAD}<Queues {NS}><Queue><QueueURL>http://h/queues/q</QueueURL><QueueName>q</QueueName></Queue>"
+        "<NextMarker>MARK</NextMarker></Queues>"
     )
     assert xml(responses.queue_list([QUEUE], None, "http://h", True)) == (
         f"{HEAD}<Queues {NS}><Queue><QueueURL>http://h/queues/q</QueueURL>{QUEUE_FIELDS}</Queue></Queues>"
@@ -157,6 +158,9 @@ def test_topic_attributes_and_list():
     assert xml(responses.topic_list([TOPIC], None, "http://h", True)) == (
         f"{HEAD}<Topics {NS}><Topic><TopicURL>http://h/topics/t</TopicURL>{fields}"
         "<LoggingEnabled>False</LoggingEnabled></Topic></Topics>"
+    )
+    assert xml(responses.topic_list([TOPIC], None, "http://h", False)) == (
+        f"{HEAD}<Topics {NS}><Topic><TopicURL>http://h/topics/t</TopicURL><TopicName>t</TopicName></Topic></Topics>"
     )
     assert xml(responses.topic_list([], "M", "http://h", False)) == (
         f"{HEAD}<Topics {NS}><NextMarker>M</NextMarker></Topics>"
