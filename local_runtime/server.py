@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from local_runtime.analytics import EXPORT_PATH
+from local_runtime.console import Responder, console_responder
 from local_runtime.exports import export_tables
 from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.streams import LocalStreamReader
@@ -137,7 +138,8 @@ class LocalServer:
             name: make_handler(name, services=lambda: self.services) for name in [*ROUTES, None]
         }
         tools = {("POST", EXPORT_PATH): self.export}
-        self.httpd = ThreadingHTTPServer((host, port), _request_handler(routes, handlers, quiet, tools))
+        request_handler = _request_handler(routes, handlers, quiet, tools, console_responder(settings))
+        self.httpd = ThreadingHTTPServer((host, port), request_handler)
         self.httpd.daemon_threads = True
         self._mock: Any = None
         self.worker: LocalPushWorker | None = None
@@ -216,6 +218,7 @@ def _request_handler(
     handlers: dict[str | None, Handler],
     quiet: bool,
     local_tools: dict[tuple[str, str], Callable[[], dict[str, str]]],
+    console: Responder,
 ) -> type[BaseHTTPRequestHandler]:
     class RequestHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -231,7 +234,10 @@ def _request_handler(
                 key = name.lower()
                 headers[key] = f"{headers[key]},{value}" if key in headers else value
             tool = local_tools.get((self.command, self.path))
-            if tool is not None:  # the local runtime's own tools, outside the MNS API
+            static = console(self.command, self.path, headers)  # the web console's files
+            if static is not None:
+                result = static
+            elif tool is not None:  # the local runtime's own tools, outside the MNS API
                 result = {
                     "statusCode": 200,
                     "headers": {"Content-Type": "application/json"},
