@@ -44,8 +44,9 @@ def _text(status: int, body: str, headers: dict[str, str] | None = None) -> Resp
 def static_response(path: str) -> Response | None:
     """The answer to `GET path` when the path is the console's, else None (not ours: the API answers)."""
     path = path.partition("?")[0]
-    if path == PREFIX:  # relative URLs in the page need the trailing slash
-        return _text(301, "", {"Location": PREFIX + "/"})
+    if path == PREFIX:  # relative URLs in the page need a path under /console/ (a redirect to /console/
+        # itself could loop where a gateway hands "/console/" over as "/console")
+        return _text(301, "", {"Location": PREFIX + "/index.html"})
     if not path.startswith(PREFIX + "/"):
         return None
     relative = path[len(PREFIX) + 1 :] or "index.html"

@@ -8,6 +8,7 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from infra.analytics import JOB_INPUTS, OPLOG_GRANTS
+from infra.console import ROUTE_KEYS as CONSOLE_ROUTE_KEYS
 from infra.lint import findings
 from infra.push import FANOUT_GRANTS, WORKER_GRANTS
 from infra.stack import MnsStack, build
@@ -25,6 +26,7 @@ DECLARED_GRANTS = {
     "export_tables": (),
     "signing_setup": (),
     "not_found": (),
+    "console": (),
 }
 
 # Synth without running pip for the layer (tests/infra/test_layer.py covers it), with construct paths.
@@ -125,7 +127,7 @@ def test_every_route_has_its_own_function_with_the_shared_layer(synthesized) -> 
 
 def test_every_operation_route_and_the_catch_all_reach_the_api(template: Template) -> None:
     route_keys = {r["Properties"]["RouteKey"] for r in template.find_resources("AWS::ApiGatewayV2::Route").values()}
-    assert route_keys == {f"{r.method} {r.path}" for r in ROUTES.values()} | {"$default"}
+    assert route_keys == {f"{r.method} {r.path}" for r in ROUTES.values()} | {"$default"} | CONSOLE_ROUTE_KEYS
 
 
 def test_api_sits_at_the_root_with_a_default_stage_and_access_logs(template: Template) -> None:
