@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from mns.account import Account
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
@@ -123,7 +124,10 @@ class Console:
 
     def wait(self, condition: Callable[[WebDriver], object], timeout: float = WAIT_SECONDS, what: str = "") -> object:
         try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.1).until(condition)
+            wait = WebDriverWait(
+                self.driver, timeout, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]
+            )  # the page re-renders while it is read
+            return wait.until(condition)
         except TimeoutException:
             body = self.driver.find_element(By.TAG_NAME, "body").text
             raise AssertionError(f"timed out waiting for {what or condition}; page text:\n{body}") from None
@@ -139,8 +143,10 @@ class Console:
         return self.wait(found, timeout, f"{text!r} in {css}")  # type: ignore[return-value]
 
     def fill(self, css: str, value: str) -> None:
+        """Replaces a field's text as a user does (select all, type), so the page sees input events."""
         field = self.find(css)
-        field.clear()
+        field.send_keys(Keys.CONTROL, "a")
+        field.send_keys(Keys.BACKSPACE)
         field.send_keys(value)
 
     def click(self, css: str) -> None:
