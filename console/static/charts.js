@@ -8,13 +8,18 @@ function Plot({ title, buckets, series }) {
   const box = useRef(null);
   useEffect(() => {
     if (!box.current || !globalThis.uPlot) return undefined;
-    const data = [buckets.map((b) => b.Time), ...series.map(([key]) => buckets.map((b) => b[key] || 0))];
+    // Each hour's count holds from its start to the next hour's (a step after each point); a last point at the
+    // end of the current hour gives that hour its width too.
+    const end = buckets.length ? buckets[buckets.length - 1].Time + 3600 : 0;
+    const column = (key) => [...buckets.map((b) => b[key] || 0), buckets.length ? buckets[buckets.length - 1][key] || 0 : 0];
+    const data = [[...buckets.map((b) => b.Time), end], ...series.map(([key]) => column(key))];
     const width = () => Math.max(320, box.current.clientWidth);
     const options = {
       width: width(),
       height: 240,
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, max)] } },
       axes: [{}, { label: "per hour" }],
+      legend: { live: false },
       series: [
         {},
         ...series.map(([key, label], i) => ({

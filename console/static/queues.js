@@ -21,6 +21,12 @@ import {
 } from "./ui.js";
 
 const REFRESH_MS = 5000;
+const CHART_SERIES = [
+  ["Sends", "sends"],
+  ["Receives", "receives"],
+  ["Deletes", "deletes"],
+  ["Expired", "expired"],
+];
 const ATTRIBUTES = [
   ["VisibilityTimeout", "Visibility timeout (s)", "1 to 43200", 30],
   ["DelaySeconds", "Delay (s)", "0 to 604800", 0],
@@ -315,7 +321,7 @@ export function QueuePage({ client, name, navigate }) {
     ${q &&
     html`<${HourlyChart} id="queue-chart" title=${`Queue ${name}: sends, receives and deletes per hour`}
       load=${loadMetrics} logging=${q.LoggingEnabled === "True"}
-      series=${[["Sends", "sends"], ["Receives", "receives"], ["Deletes", "deletes"], ["Expired", "expired"]]} />`}
+      series=${CHART_SERIES} />`}
 
     <h2>Attributes</h2>
     ${q && html`<${QueueAttributesForm} client=${client} name=${name} current=${q} onDone=${() => queue.reload(true)} />`}

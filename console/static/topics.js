@@ -19,6 +19,12 @@ import {
   useState,
 } from "./ui.js";
 
+const CHART_SERIES = [
+  ["Deliveries", "deliveries"],
+  ["Retries", "retries"],
+  ["Failures", "failed attempts"],
+  ["Drops", "drops"],
+];
 const topicHref = (topic) => `#/topics/${encodeURIComponent(topic)}`;
 const subscriptionHref = (topic, name) => `${topicHref(topic)}/subscriptions/${encodeURIComponent(name)}`;
 
@@ -295,6 +301,6 @@ export function SubscriptionPage({ client, topic, name }) {
     <h2>Deliveries per hour</h2>
     <${HourlyChart} id="subscription-chart" title=${`Subscription ${name}: deliveries, retries and drops per hour`}
       load=${loadMetrics} logging=${topicInfo.data ? topicInfo.data.LoggingEnabled === "True" : undefined}
-      series=${[["Deliveries", "deliveries"], ["Retries", "retries"], ["Failures", "failed attempts"], ["Drops", "drops"]]} />
+      series=${CHART_SERIES} />
   </section>`;
 }

@@ -58,10 +58,16 @@ def test_a_queue_made_with_the_sdk_is_listed_with_its_counts_which_refresh(conso
     delayed.set_delayseconds(600)
     queue.send_message(delayed)
 
+    orders = make_queue(account, f"{name}-orders", logging=True)  # neighbours under the same prefix
+    for i in range(4):
+        orders.send_message(Message(f"order {i}"))
+    make_queue(account, f"{name}-audit")
+
     console.open("#/queues")
     search_queues(console, name)
-    console.text_in("#queue-table", name)
+    console.text_in("#queue-table caption", "3 queue(s)")
     console.wait(lambda d: counts(console, name) == ("1", "1", "1"), what="counts 1/1/1")
+    console.wait(lambda d: counts(console, f"{name}-orders") == ("4", "0", "0"), what="counts 4/0/0")
     console.screenshot("queues")
 
     queue.send_message(Message("one more"))  # the list refreshes its counts on its own (every 5 s)
@@ -166,11 +172,12 @@ def test_a_topic_with_a_queue_subscription_published_from_the_console_lands_in_t
 
     console.fill("#publish-body", "filtered out")
     console.button("Publish message").click()
-    console.text_in("#publish-form .notice", "Published message")
+    first = console.text_in("#publish-form .notice", "Published message").text
     console.fill("#publish-body", "hello subscribers")
     console.fill("#publish-tag", "orders")
     console.button("Publish message").click()
-    console.text_in("#publish-form .notice", "Published message")
+    console.wait(lambda d: console.text_in("#publish-form .notice", "Published message").text != first, what="2nd")
+    console.driver.execute_script("window.scrollTo(0, 0)")
     console.screenshot("topic")
 
     received = queue.receive_message(5)
@@ -203,7 +210,7 @@ def test_a_queue_chart_shows_the_hourly_operations(console: Console, account, na
     canvas = console.find("#queue-chart canvas")
     assert canvas.get_attribute("role") == "img" and "per hour" in canvas.get_attribute("aria-label")
     assert canvas.size["width"] > 300 and canvas.size["height"] > 150
-    console.driver.execute_script("arguments[0].scrollIntoView()", console.find("#queue-chart"))
+    console.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", console.find("#queue-chart"))
     console.screenshot("chart")
 
 
