@@ -51,6 +51,7 @@ console-vendor: $(NODE_STAMP)
 	sed 's#from"preact"#from"./preact.mjs"#' node_modules/preact/hooks/dist/hooks.mjs > $(VENDOR)/hooks.mjs
 	cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css $(VENDOR)/
 	for p in preact htm uplot; do node -p "'$$p ' + require('./node_modules/$$p/package.json').version"; done > $(VENDOR)/VERSIONS
+	for p in preact htm uplot; do cp node_modules/$$p/LICENSE $(VENDOR)/LICENSE.$$p; done
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit

@@ -160,6 +160,7 @@ export function QueueList({ client }) {
             <td>
               <${ConfirmButton}
                 label="Delete"
+                name=${q.QueueName}
                 question=${`Delete queue ${q.QueueName} and its messages?`}
                 onConfirm=${() =>
                   deleting.run(async () => {

@@ -96,7 +96,8 @@ export function TopicList({ client }) {
             <td>${t.LoggingEnabled === "True" ? "on" : "off"}</td>
             <td>${formatTime(Number(t.CreateTime) * 1000)}</td>
             <td>
-              <${ConfirmButton} label="Delete" question=${`Delete topic ${t.TopicName} and its subscriptions?`}
+              <${ConfirmButton} label="Delete" name=${t.TopicName}
+                question=${`Delete topic ${t.TopicName} and its subscriptions?`}
                 onConfirm=${() =>
                   deleting.run(async () => {
                     await client.deleteTopic(t.TopicName);
@@ -253,7 +254,8 @@ export function TopicPage({ client, account, name, navigate }) {
             <td>${s.NotifyContentFormat}</td>
             <td>${s.FilterTag || ""}</td>
             <td>
-              <${ConfirmButton} label="Unsubscribe" question=${`Remove subscription ${s.SubscriptionName}?`}
+              <${ConfirmButton} label="Unsubscribe" name=${s.SubscriptionName}
+                question=${`Remove subscription ${s.SubscriptionName}?`}
                 onConfirm=${() =>
                   action.run(async () => {
                     await client.unsubscribe(name, s.SubscriptionName);

@@ -87,14 +87,16 @@ export function Check({ id, label, checked, onChange }) {
 }
 
 /** A delete button that asks once more, inline (no modal dialog), with focus on the confirmation. */
-export function ConfirmButton({ label, question, onConfirm, disabled }) {
+export function ConfirmButton({ label, question, onConfirm, disabled, name }) {
   const [asking, setAsking] = useState(false);
   const confirm = useRef(null);
   useEffect(() => {
     if (asking && confirm.current) confirm.current.focus();
   }, [asking]);
   if (!asking) {
-    return html`<button type="button" class="danger" disabled=${disabled} onClick=${() => setAsking(true)}>
+    const accessible = name ? `${label} ${name}` : undefined;
+    return html`<button type="button" class="danger" disabled=${disabled} aria-label=${accessible}
+      onClick=${() => setAsking(true)}>
       ${label}
     </button>`;
   }

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from conftest import ACCOUNT, REGION, Console
 from mns.account import Account
+from mns.mns_exception import MNSExceptionBase
 from mns.queue import Message, QueueMeta
 from mns.topic import TopicMeta
 from selenium.webdriver.common.by import By
@@ -220,3 +222,27 @@ def test_a_wrong_secret_shows_signature_does_not_match_with_the_request_id(conso
     request_id = error.find_element(By.CSS_SELECTOR, ".request-id code").text
     assert len(request_id) == 24 and request_id.isalnum()
     console.screenshot("error")
+
+
+def test_attributes_are_edited_and_a_queue_deleted_after_an_inline_confirmation(
+    console: Console, account, name
+) -> None:
+    queue = make_queue(account, name)
+    console.open(f"#/queues/{name}")
+    console.fill("#queue-VisibilityTimeout", "90")
+    console.click("#queue-logging")
+    console.button("Save attributes").click()
+    console.text_in("main .notice", "Attributes saved.")
+    attributes = queue.get_attributes()
+    assert (attributes.visibility_timeout, attributes.logging_enabled) == (90, True)
+
+    console.open("#/queues")
+    search_queues(console, name)
+    console.find(f'button[aria-label="Delete {name}"]').click()
+    confirm = console.driver.switch_to.active_element  # focus moved to the confirmation
+    assert confirm.text == "Yes, delete"
+    confirm.send_keys(Keys.ENTER)
+    console.text_in("main .notice", f"Queue {name} deleted.")
+    with pytest.raises(MNSExceptionBase) as raised:
+        queue.get_attributes()
+    assert raised.value.type == "QueueNotExist"
