@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import ACCOUNT, REGION, Console
+from console_page import ACCOUNT, REGION, Console
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase
 from mns.queue import Message, QueueMeta
