@@ -246,3 +246,16 @@ def test_attributes_are_edited_and_a_queue_deleted_after_an_inline_confirmation(
     with pytest.raises(MNSExceptionBase) as raised:
         queue.get_attributes()
     assert raised.value.type == "QueueNotExist"
+
+
+def test_the_local_runtime_fills_in_its_default_key_and_the_key_stays_in_the_session(console: Console) -> None:
+    console.driver.execute_script("sessionStorage.clear()")
+    console.open()
+    console.text_in("main .notice", "default key is filled in")
+    assert console.find("#key-id").get_attribute("value") == ACCOUNT[1]
+    assert console.find("#key-secret").get_attribute("value") == ACCOUNT[2]
+    assert console.find("#key-account").get_attribute("value") == ACCOUNT[0]
+    console.button("Use this key").click()
+    console.find("#queue-table")
+    stored = console.driver.execute_script("return [sessionStorage.length, localStorage.length, document.cookie]")
+    assert stored == [1, 0, ""]
