@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test unit integration e2e infra lint format bench clean synth bootstrap deploy destroy admin analytics
+.PHONY: run test unit integration e2e infra lint format bench clean synth bootstrap deploy destroy admin analytics browser browser-tests console-vendor console-screenshots
 
 # The CDK CLI, pinned in package.json; jsii and the CLI quiet about versions (Node 20 is what the machines have).
 NODE_STAMP := node_modules/.installed
@@ -24,8 +24,37 @@ PUSH_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128
 run: $(STAMP)
 	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' $(BIN)/python -m local_runtime
 
-test: $(STAMP) lint
+test: $(STAMP) lint browser
 	$(BIN)/python -m pytest -n 2 tests
+
+# The console's browser tests drive Debian's chromium through chromedriver: installed here when missing.
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif command -v apt-get >/dev/null; then \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver; \
+	else echo "chromium and chromedriver are needed for tests/browser and apt-get is missing" >&2; exit 1; fi
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null \
+		|| { echo "chromium / chromedriver could not be installed" >&2; exit 1; }
+
+browser-tests: $(STAMP) browser
+	$(BIN)/python -m pytest tests/browser
+
+# Screenshots of the console for the README (docs/console/*.png), taken by the browser tests.
+console-screenshots: $(STAMP) browser
+	MNS_CONSOLE_SCREENSHOTS=docs/console $(BIN)/python -m pytest tests/browser -q
+
+# The console's libraries, copied from their npm packages (versions pinned in package.json) into
+# console/static/vendor/, which is committed: nothing is fetched at run time. preact/hooks imports
+# "preact" by its bare name: the copy imports the file beside it instead (no import map needed).
+VENDOR := console/static/vendor
+console-vendor: $(NODE_STAMP)
+	mkdir -p $(VENDOR)
+	cp node_modules/preact/dist/preact.mjs node_modules/htm/dist/htm.mjs $(VENDOR)/
+	sed 's#from"preact"#from"./preact.mjs"#' node_modules/preact/hooks/dist/hooks.mjs > $(VENDOR)/hooks.mjs
+	cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css $(VENDOR)/
+	for p in preact htm uplot; do node -p "'$$p ' + require('./node_modules/$$p/package.json').version"; done > $(VENDOR)/VERSIONS
+	for p in preact htm uplot; do cp node_modules/$$p/LICENSE $(VENDOR)/LICENSE.$$p; done
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit

@@ -104,11 +104,13 @@ class Functions(Construct):
         environment: Mapping[str, str] | None = None,
         secrets: Mapping[str, secretsmanager.ISecret] | None = None,
         shared_secrets: bool = True,
+        code: lambda_.Code | None = None,
     ) -> lambda_.Function:
         """The function whose handler is `functions/{name}.py`'s `handler`, allowed exactly `grants`.
 
         `environment` and `secrets` (ARN variable -> secret) are this function's own, beside the shared ones;
         a function that serves no MNS call (`shared_secrets=False`) gets no shared secret, now or later.
+        `code` replaces the `functions/` folder as the function's code (the handler is still `{name}.handler`).
         """
         log_group = logs.LogGroup(self, f"Logs-{name}", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY)
         # Our own role: no managed policy, so the function may write only its own log group.
@@ -119,7 +121,7 @@ class Functions(Construct):
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             handler=f"{name}.handler",
-            code=self.code,
+            code=code or self.code,
             layers=[self.layer, self.powertools],
             memory_size=memory_size,
             timeout=timeout or Duration.seconds(10),

@@ -9,6 +9,7 @@ from constructs import Construct
 from infra.analytics import Analytics, Exports, operation_log
 from infra.api import Api
 from infra.capacity import Capacity
+from infra.console import Console
 from infra.functions import Functions
 from infra.monitoring import PERIOD, Alarms
 from infra.nag import acknowledge_reviewed_findings
@@ -54,6 +55,7 @@ class MnsStack(Stack):
             certificate_arn=context("certificateArn"),
             capacity=self.capacity,
         )
+        self.console = Console(self, "Console", functions=self.functions, http_api=self.api.http_api)
         self.signing_key = SigningKey(self, "SigningKey", functions=self.functions)
         self.functions.functions["get_signing_certificate"].add_environment(
             settings.SIGNING_CERTIFICATE, self.signing_key.certificate

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from local_runtime.analytics import EXPORT_PATH
+from local_runtime.console import Responder, console_responder
 from local_runtime.exports import export_tables
 from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.streams import LocalStreamReader
@@ -186,7 +187,7 @@ class LocalServer:
         }
         tools = {("POST", EXPORT_PATH): self.export}
         self.operator = StaticKeyStore(settings.credentials).default
-        handler = _request_handler(routes, handlers, quiet, tools, self.authorize_operator)
+        handler = _request_handler(routes, handlers, quiet, tools, console_responder(settings), self.authorize_operator)
         self.httpd = LocalHttpServer((host, port), handler)
         self._mock: Any = None
         self.worker: LocalPushWorker | None = None
@@ -334,16 +335,20 @@ def _header_error(status: int) -> errors.MnsError:
 
 @dataclass(frozen=True)
 class Dispatch:
-    """Where a request goes: a local tool (the operator's only) or the Lambda handler of its route."""
+    """Where a request goes: the console's files, a local tool (the operator's only) or the Lambda handler of its route."""
 
     routes: list[CompiledRoute]
     handlers: dict[str | None, Handler]
     local_tools: dict[tuple[str, str], LocalTool]
+    console: Responder
     authorize_tool: Callable[[HttpRequest], None]
 
     def respond(
         self, method: str, target: str, headers: dict[str, str], body: bytes, received_at: float
     ) -> HttpResponse:
+        static = self.console(method, target, headers)  # the web console's files
+        if static is not None:
+            return HttpResponse(static["statusCode"], static["body"].encode("utf-8"), static["headers"])
         tool = self.local_tools.get((method, target))
         if tool is not None:  # the local runtime's own tools, outside the MNS API
             raw_path, _, raw_query = target.partition("?")
@@ -473,9 +478,10 @@ def _request_handler(
     handlers: dict[str | None, Handler],
     quiet: bool,
     local_tools: dict[tuple[str, str], LocalTool],
+    console: Responder,
     authorize_tool: Callable[[HttpRequest], None] = lambda request: None,
 ) -> type[BaseHTTPRequestHandler]:
-    dispatch = Dispatch(routes, handlers, local_tools, authorize_tool)
+    dispatch = Dispatch(routes, handlers, local_tools, console, authorize_tool)
     return type("BoundRequestHandler", (RequestHandler,), {"dispatch": dispatch, "quiet": quiet})
 
 

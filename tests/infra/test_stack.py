@@ -9,6 +9,7 @@ from aws_cdk.assertions import Match, Template
 
 from infra.analytics import DATABASE, JOB_INPUTS, OPLOG_GRANTS
 from infra.capacity import MIN_UNRESERVED, Capacity
+from infra.console import ROUTE_KEYS as CONSOLE_ROUTE_KEYS
 from infra.functions import ROOT, pinned_version
 from infra.lint import findings
 from infra.push import FANOUT_GRANTS, WORKER_GRANTS
@@ -27,6 +28,7 @@ DECLARED_GRANTS = {
     "export_tables": (),
     "signing_setup": (),
     "not_found": (),
+    "console": (),
 }
 
 # Synth without running pip for the layer (tests/infra/test_layer.py covers it), with construct paths.
@@ -131,7 +133,7 @@ def test_every_route_has_its_own_function_with_the_shared_layer(synthesized) -> 
 
 def test_every_operation_route_and_the_catch_all_reach_the_api(template: Template) -> None:
     route_keys = {r["Properties"]["RouteKey"] for r in template.find_resources("AWS::ApiGatewayV2::Route").values()}
-    assert route_keys == {f"{r.method} {r.path}" for r in ROUTES.values()} | {"$default"}
+    assert route_keys == {f"{r.method} {r.path}" for r in ROUTES.values()} | {"$default"} | CONSOLE_ROUTE_KEYS
 
 
 def test_api_sits_at_the_root_with_a_default_stage_and_access_logs(template: Template) -> None:
@@ -285,7 +287,7 @@ def test_access_keys_start_empty_and_never_appear_in_the_template(template: Temp
     assert "GenerateSecretString" in secrets[receipt]["Properties"]
     for name, function in template.find_resources("AWS::Lambda::Function").items():
         variables = function["Properties"]["Environment"]["Variables"]
-        if function["Properties"]["Handler"] in ("export_tables.handler", "signing_setup.handler"):
+        if function["Properties"]["Handler"] in ("export_tables.handler", "signing_setup.handler", "console.handler"):
             assert "MNS_CREDENTIALS_SECRET_ARN" not in variables, name  # no MNS call: no keys
         else:
             assert variables["MNS_CREDENTIALS_SECRET_ARN"] == {"Ref": credentials}, name

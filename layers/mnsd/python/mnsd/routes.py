@@ -28,6 +28,7 @@ from mnsd.operations.get_queue_attributes import get_queue_attributes
 from mnsd.operations.get_signing_certificate import get_signing_certificate
 from mnsd.operations.get_subscription_attributes import get_subscription_attributes
 from mnsd.operations.get_topic_attributes import get_topic_attributes
+from mnsd.operations.hourly_metrics import queue_metrics, subscription_metrics
 from mnsd.operations.list_queue import list_queue
 from mnsd.operations.list_subscription_by_topic import list_subscription_by_topic
 from mnsd.operations.list_topic import list_topic
@@ -53,7 +54,7 @@ class Route:
     path: str  # API Gateway route path, parameters in braces
     select: Callable[[Call], Operation]
     # What the route's function may touch, as "{table}.{read|write|read_write}": the CDK app grants
-    # exactly these (tables: meta, messages, topic_messages).
+    # exactly these (tables: meta, messages, topic_messages, log).
     grants: tuple[str, ...] = ()
     # The longest a call may take (long polls): sizes the function's timeout.
     long_poll: bool = False
@@ -139,7 +140,13 @@ ROUTES: dict[str, Route] = {
             _put("Queue", create_queue, set_queue_attributes),
             ("meta.read_write",),
         ),
-        Route("get_queue", "GET", "/queues/{queue}", lambda call: get_queue_attributes, ("meta.read", "messages.read")),
+        Route(
+            "get_queue",
+            "GET",
+            "/queues/{queue}",
+            lambda call: queue_metrics if _has(call, "metrics") else get_queue_attributes,
+            ("meta.read", "messages.read", "log.read"),
+        ),
         Route("delete_queue", "DELETE", "/queues/{queue}", lambda call: delete_queue, ("meta.read_write",)),
         Route(
             "post_messages",
@@ -215,8 +222,8 @@ ROUTES: dict[str, Route] = {
             "get_subscription",
             "GET",
             "/topics/{topic}/subscriptions/{subscription}",
-            lambda call: get_subscription_attributes,
-            ("meta.read",),
+            lambda call: subscription_metrics if _has(call, "metrics") else get_subscription_attributes,
+            ("meta.read", "log.read"),
         ),
         Route(
             "delete_subscription",

@@ -1,0 +1,52 @@
+"""An extension for the console's charts: `GET /queues/{q}?metrics=hourly[&hours=N]` and
+`GET /topics/{t}/subscriptions/{s}?metrics=hourly[&hours=N]` answer hourly activity counts from the
+operation log (written while the queue's or topic's LoggingEnabled is on), for the signing tenant only."""
+
+from __future__ import annotations
+
+from mnsd import errors, metrics
+from mnsd.call import Call, xml_response
+from mnsd.http import HttpResponse
+from mnsd.metrics import HourlyCounts, Window
+from mnsd.validation import int_in_range
+from mnsd.xmlcodec import Node
+
+
+def _window(call: Call) -> Window:
+    if (call.request.query("metrics") or "").lower() != "hourly":
+        raise errors.InvalidArgument("The value of metrics should be hourly.")
+    hours_text = call.request.query("hours")
+    hours = metrics.DEFAULT_HOURS if hours_text is None else int_in_range("hours", hours_text, 1, metrics.MAX_HOURS)
+    return Window.ending(call.services.clock.now(), hours)
+
+
+def _response(root: str, fields: list, window: Window, truncated: bool, hourly: list[HourlyCounts]) -> HttpResponse:
+    buckets = [Node("Bucket", [("Time", h.hour_ms // 1000), *h.counts.items()]) for h in hourly]
+    return xml_response(Node(root, [*fields, ("Hours", window.hours), ("Truncated", truncated), ("Buckets", buckets)]))
+
+
+def queue_metrics(call: Call) -> HttpResponse:
+    queue = call.services.queues.get_queue(call.account_id, call.path("queue"))
+    window = _window(call)
+    read = metrics.log_reader(call.services).read(
+        call.account_id, "queue", queue.name, window.first_hour_ms, window.end_ms, metrics.MAX_ITEMS
+    )
+    fields = [("QueueName", queue.name), ("LoggingEnabled", queue.attributes.logging_enabled)]
+    return _response("QueueMetrics", fields, window, read.truncated, metrics.queue_hourly(read.events, window))
+
+
+def subscription_metrics(call: Call) -> HttpResponse:
+    topics = call.services.topics
+    topic = topics.get_topic(call.account_id, call.path("topic"))
+    subscription = topics.get_subscription(call.account_id, topic.name, call.path("subscription"))
+    window = _window(call)
+    read = metrics.log_reader(call.services).read(
+        call.account_id, "topic", topic.name, window.first_hour_ms, window.end_ms, metrics.MAX_ITEMS, subscription.name
+    )
+    fields = [
+        ("TopicName", topic.name),
+        ("SubscriptionName", subscription.name),
+        ("LoggingEnabled", topic.attributes.logging_enabled),
+    ]
+    hourly = metrics.subscription_hourly(read.events, window, subscription.name)
+    return _response("SubscriptionMetrics", fields, window, read.truncated, hourly)

@@ -1,0 +1,261 @@
+"""The console in a real browser (headless chromium) against `python -m local_runtime`, beside the official SDK."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from console_page import ACCOUNT, REGION, Console
+from mns.account import Account
+from mns.mns_exception import MNSExceptionBase
+from mns.queue import Message, QueueMeta
+from mns.topic import TopicMeta
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+
+def make_queue(account: Account, name: str, logging: bool = False):
+    meta = QueueMeta()
+    meta.set_visibilitytimeout(60)
+    meta.set_logging_enabled(logging)
+    queue = account.get_queue(name)
+    queue.create(meta)
+    return queue
+
+
+def search_queues(console: Console, prefix: str) -> None:
+    console.fill("#queue-prefix", prefix)
+    console.button("Search").click()
+
+
+def counts(console: Console, name: str) -> tuple[str, str, str]:
+    row = console.find(f'tr[data-queue="{name}"]')
+    return tuple(
+        row.find_element(By.CSS_SELECTOR, f'[data-count="{kind}"]').text for kind in ("active", "inactive", "delayed")
+    )  # type: ignore[return-value]
+
+
+def test_the_console_signs_like_the_wire_notes_known_answer(console: Console) -> None:
+    # The MNS string to sign and HMAC-SHA1 (WebCrypto) of the console's client, run in the page.
+    signature = console.driver.execute_async_script(
+        """
+        const done = arguments[arguments.length - 1];
+        import("./mns.js").then(async ({ stringToSign, hmacSha1 }) => {
+          const text = stringToSign("PUT", "574683b3684e3cff610afa155cc2506d", "text/xml",
+            "Tue, 11 Apr 2017 10:09:19 GMT", {"x-mns-version": "2015-06-06"}, "/");
+          done(await hmacSha1("ACCESS_KEY_SECRET", text));
+        }, (error) => done(String(error)));
+        """
+    )
+    assert signature == "A9zehggaYHHujmuRMxGIDrhWwx8="
+
+
+def test_a_queue_made_with_the_sdk_is_listed_with_its_counts_which_refresh(console: Console, account, name) -> None:
+    queue = make_queue(account, name)
+    queue.send_message(Message("active"))
+    queue.send_message(Message("to receive"))
+    queue.receive_message()  # one Inactive (the oldest of equal priority)
+    delayed = Message("delayed")
+    delayed.set_delayseconds(600)
+    queue.send_message(delayed)
+
+    orders = make_queue(account, f"{name}-orders", logging=True)  # neighbours under the same prefix
+    for i in range(4):
+        orders.send_message(Message(f"order {i}"))
+    make_queue(account, f"{name}-audit")
+
+    console.open("#/queues")
+    search_queues(console, name)
+    console.text_in("#queue-table caption", "3 queue(s)")
+    console.wait(lambda d: counts(console, name) == ("1", "1", "1"), what="counts 1/1/1")
+    console.wait(lambda d: counts(console, f"{name}-orders") == ("4", "0", "0"), what="counts 4/0/0")
+    console.screenshot("queues")
+
+    queue.send_message(Message("one more"))  # the list refreshes its counts on its own (every 5 s)
+    console.wait(lambda d: counts(console, name) == ("2", "1", "1"), timeout=12, what="counts 2/1/1")
+
+
+def test_prefix_search_and_paging(console: Console, account, name) -> None:
+    names = sorted(f"{name}-{i:02d}" for i in range(12))
+    for queue_name in names:
+        make_queue(account, queue_name)
+    make_queue(account, "other-" + name)  # not under the prefix
+
+    def listed() -> list[str]:
+        return [
+            r.get_attribute("data-queue")
+            for r in console.driver.find_elements(By.CSS_SELECTOR, "#queue-table tbody tr")
+        ]
+
+    console.open("#/queues")
+    Select(console.find("#queue-limit")).select_by_visible_text("10")
+    search_queues(console, name)
+    console.wait(lambda d: listed() == names[:10], what="the first page")
+    assert not console.find(".pager button").is_enabled()  # no previous page
+    console.button("Next page").click()
+    console.wait(lambda d: listed() == names[10:], what="the second page")
+    assert console.find(".pager").text.startswith("Previous page\nPage 2")
+    console.button("Previous page").click()
+    console.wait(lambda d: listed() == names[:10], what="the first page again")
+
+
+def test_a_message_sent_from_the_console_is_received_by_the_sdk(console: Console, account, name) -> None:
+    queue = make_queue(account, name)
+    console.open(f"#/queues/{name}")
+    console.fill("#send-body", "hello from the console ✓")
+    console.fill("#send-priority", "3")
+    console.button("Send message").click()
+    console.text_in("#send-form .notice", "Sent message")
+
+    received = queue.receive_message(3)  # the SDK decodes base64, its default and the console's
+    assert received.message_body.decode("utf-8") == "hello from the console ✓"
+    assert received.priority == 3
+
+
+def test_a_message_sent_by_the_sdk_is_peeked_in_the_console(console: Console, account, name) -> None:
+    queue = make_queue(account, name)
+    sent = queue.send_message(Message("hello from the SDK ✓"))  # base64 on the wire
+
+    console.open(f"#/queues/{name}")
+    console.button("Peek messages").click()
+    row = console.text_in(f'#peeked tr[data-message="{sent.message_id}"]', "hello from the SDK ✓")
+    assert "base64-decoded" in row.text
+    console.click("#decode-base64")  # the body as stored
+    console.text_in(f'#peeked tr[data-message="{sent.message_id}"]', "aGVsbG8gZnJvbSB0aGUgU0RLIOKckw==")
+    console.click("#decode-base64")
+    console.screenshot("queue")
+    assert queue.peek_message().dequeue_count == 0  # peeking left it Active, never received
+
+
+def test_receive_then_delete_from_the_console(console: Console, account, name) -> None:
+    queue = make_queue(account, name)
+    queue.send_message(Message("to delete"))
+    console.open(f"#/queues/{name}")
+    console.button("Receive messages").click()
+    console.text_in("#received", "to delete")
+    console.wait(lambda d: console.find("#count-inactive").text == "1", what="1 inactive")
+    console.button("Delete message", within="#received").click()
+    console.text_in("main .notice", "Deleted message")
+    console.wait(lambda d: console.find("#count-inactive").text == "0", what="0 inactive")
+    assert queue.get_attributes().inactive_messages == 0
+
+
+def test_a_queue_is_created_with_the_keyboard_alone(console: Console, account, name) -> None:
+    console.open("#/queues")
+    summary = console.find("details.panel summary")
+    summary.send_keys(Keys.ENTER)  # open "Create a queue" from the keyboard
+    console.find("#new-queue-name").send_keys(name)
+    field = console.find("#new-queue-VisibilityTimeout")
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("45", Keys.ENTER)  # Enter submits the form
+    console.text_in("main .notice", f"Queue {name} created.")
+    assert account.get_queue(name).get_attributes().visibility_timeout == 45
+
+
+def test_a_topic_with_a_queue_subscription_published_from_the_console_lands_in_the_queue(
+    console: Console, account, name
+) -> None:
+    queue = make_queue(account, name)
+    queue.set_encoding(False)
+    meta = TopicMeta()
+    meta.set_logging_enabled(True)
+    account.get_topic(name).create(meta)
+
+    console.open(f"#/topics/{name}")
+    console.find("details.panel summary").click()
+    console.fill("#sub-name", "to-queue")
+    console.fill("#sub-queue", name)
+    assert f"acs:mns:{REGION}:{ACCOUNT[0]}:queues/{name}" in console.find("#sub-queue-hint").text
+    Select(console.find("#sub-format")).select_by_visible_text("SIMPLIFIED")
+    console.fill("#sub-tag", "orders")
+    console.button("Subscribe").click()
+    console.text_in('#subscription-table tr[data-subscription="to-queue"]', "SIMPLIFIED")
+
+    console.fill("#publish-body", "filtered out")
+    console.button("Publish message").click()
+    first = console.text_in("#publish-form .notice", "Published message").text
+    console.fill("#publish-body", "hello subscribers")
+    console.fill("#publish-tag", "orders")
+    console.button("Publish message").click()
+    console.wait(lambda d: console.text_in("#publish-form .notice", "Published message").text != first, what="2nd")
+    console.driver.execute_script("window.scrollTo(0, 0)")
+    console.screenshot("topic")
+
+    received = queue.receive_message(5)
+    assert received.message_body == "hello subscribers"  # the untagged message did not pass the FilterTag
+    queue.delete_message(received.receipt_handle)
+
+    console.find('#subscription-table a[href$="/subscriptions/to-queue"]').click()
+    refresh_until(console, "#subscription-chart figcaption", "deliveries 1")
+    console.find("#subscription-chart canvas")
+
+
+def refresh_until(console: Console, css: str, text: str, timeout: float = 15) -> None:
+    """Clicks the chart's refresh until `text` shows (the operation log is written asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while text not in console.find(css).text:
+        assert time.monotonic() < deadline, console.find(css).text
+        time.sleep(0.3)
+        console.button("Refresh chart").click()
+
+
+def test_a_queue_chart_shows_the_hourly_operations(console: Console, account, name) -> None:
+    queue = make_queue(account, name, logging=True)
+    for i in range(3):
+        queue.send_message(Message(f"m{i}"))
+    handles = [queue.receive_message().receipt_handle for _ in range(2)]
+    queue.delete_message(handles[0])
+
+    console.open(f"#/queues/{name}")
+    refresh_until(console, "#queue-chart figcaption", "sends 3, receives 2, deletes 1")
+    canvas = console.find("#queue-chart canvas")
+    assert canvas.get_attribute("role") == "img" and "per hour" in canvas.get_attribute("aria-label")
+    assert canvas.size["width"] > 300 and canvas.size["height"] > 150
+    console.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", console.find("#queue-chart"))
+    console.screenshot("chart")
+
+
+def test_a_wrong_secret_shows_signature_does_not_match_with_the_request_id(console: Console) -> None:
+    console.sign_in(secret="not-the-secret")
+    error = console.text_in("main .error", "SignatureDoesNotMatch")
+    request_id = error.find_element(By.CSS_SELECTOR, ".request-id code").text
+    assert len(request_id) == 24 and request_id.isalnum()
+    console.screenshot("error")
+
+
+def test_attributes_are_edited_and_a_queue_deleted_after_an_inline_confirmation(
+    console: Console, account, name
+) -> None:
+    queue = make_queue(account, name)
+    console.open(f"#/queues/{name}")
+    console.fill("#queue-VisibilityTimeout", "90")
+    console.click("#queue-logging")
+    console.button("Save attributes").click()
+    console.text_in("main .notice", "Attributes saved.")
+    attributes = queue.get_attributes()
+    assert (attributes.visibility_timeout, attributes.logging_enabled) == (90, True)
+
+    console.open("#/queues")
+    search_queues(console, name)
+    console.find(f'button[aria-label="Delete {name}"]').click()
+    confirm = console.driver.switch_to.active_element  # focus moved to the confirmation
+    assert confirm.text == "Yes, delete"
+    confirm.send_keys(Keys.ENTER)
+    console.text_in("main .notice", f"Queue {name} deleted.")
+    with pytest.raises(MNSExceptionBase) as raised:
+        queue.get_attributes()
+    assert raised.value.type == "QueueNotExist"
+
+
+def test_the_local_runtime_fills_in_its_default_key_and_the_key_stays_in_the_session(console: Console) -> None:
+    console.driver.execute_script("sessionStorage.clear()")
+    console.open()
+    console.text_in("main .notice", "default key is filled in")
+    assert console.find("#key-id").get_attribute("value") == ACCOUNT[1]
+    assert console.find("#key-secret").get_attribute("value") == ACCOUNT[2]
+    assert console.find("#key-account").get_attribute("value") == ACCOUNT[0]
+    console.button("Use this key").click()
+    console.find("#queue-table")
+    stored = console.driver.execute_script("return [sessionStorage.length, localStorage.length, document.cookie]")
+    assert stored == [1, 0, ""]
