@@ -93,6 +93,7 @@ def measure_query_cpu(calls: int = 300) -> float:
 
     stub = subprocess.Popen([sys.executable, "-c", STUB_SERVER], stdout=subprocess.PIPE, text=True)
     try:
+        assert stub.stdout is not None
         port = int(stub.stdout.readline())
         client = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{port}", config=client_config())
         query = {

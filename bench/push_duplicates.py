@@ -73,13 +73,14 @@ def run() -> list[object]:
     from local_runtime.push import LocalPushWorker, create_push_workflow
     from local_runtime.server import SerializedClient
     from local_runtime.tables import create_tables
-    from mnsd import xmlcodec
     from mnsd.push_signing import generate_signing_material
     from mnsd.services import build_services
     from mnsd.settings import Settings
+    from mnsd.wire import codec as xmlcodec
+    from mnsd.wire import requests
 
     if WORKERS:
-        local_push.WORKERS = int(WORKERS)  # type: ignore[attr-defined]
+        local_push.WORKERS = int(WORKERS)
     key, certificate = generate_signing_material()
     account, ns = "1000000000000001", 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
@@ -107,11 +108,13 @@ def run() -> list[object]:
             "<NotifyStrategy>EXPONENTIAL_DECAY_RETRY</NotifyStrategy><NotifyContentFormat>SIMPLIFIED"
             "</NotifyContentFormat></Subscription>"
         )
-        services.topics.subscribe(account, "t", "s", xmlcodec.parse(subscription.encode()))
+        services.topics.subscribe(account, "t", "s", requests.subscription_input(xmlcodec.parse(subscription.encode())))
         started = time.monotonic()
         for i in range(N_MESSAGES):
             xml = f"<Message {ns}><MessageBody>m{i}</MessageBody></Message>"
-            services.fanout().fan_out(services.topics.publish(account, "t", xmlcodec.parse(xml.encode())))
+            services.fanout().fan_out(
+                services.topics.publish(account, "t", requests.publish_input(xmlcodec.parse(xml.encode())))
+            )
         sfn = clients("stepfunctions")
         deadline = time.monotonic() + TIMEOUT_SECONDS
         while time.monotonic() < deadline:

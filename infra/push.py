@@ -66,7 +66,7 @@ class SigningKey(Construct):
             service_token=setup.function_arn,
             resource_type="Custom::PushSigningKey",
             properties={"SecretArn": self.secret.secret_arn},
-            service_timeout=Duration.seconds(3 * setup.timeout.to_seconds()),
+            service_timeout=Duration.seconds(3 * SETUP_TIMEOUT.to_seconds()),
         )
         self.certificate = resource.get_att_string("Certificate")
 

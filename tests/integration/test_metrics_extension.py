@@ -134,7 +134,7 @@ def test_subscription_metrics_count_its_pushes(services, clock) -> None:
         body="<Topic><LoggingEnabled>True</LoggingEnabled></Topic>",
         topic="t1",
     )
-    body = "<Subscription><Endpoint>http://127.0.0.1:9/hook</Endpoint></Subscription>"
+    body = "<Subscription><Endpoint>http://push.example.com/hook</Endpoint></Subscription>"
     status, _ = call(
         services, "put_subscription", "PUT", "/topics/t1/subscriptions/s1", body=body, topic="t1", subscription="s1"
     )

@@ -12,7 +12,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from mnsd import delivery, errors, push_http, xmlcodec
+from mnsd import delivery, errors, push_http
 from mnsd.delivery import Deliverer, content_md5, http_push, notification_body, sms_text
 from mnsd.fanout import LocalDispatcher
 from mnsd.push_address import allowed_networks, is_public, permitted, refuse_internal_endpoint
@@ -21,6 +21,7 @@ from mnsd.push_signing import generate_signing_material, sign, string_to_sign
 from mnsd.settings import Settings
 from mnsd.storage.topic_messages import to_item
 from mnsd.topic_model import Subscription, SubscriptionAttributes, TopicMessage
+from mnsd.wire import codec as xmlcodec
 
 KEY, CERT = generate_signing_material()
 MESSAGE = TopicMessage("1000000000000001", "t", "tid", "MSGID", "a & <b>", "tag", 1449556920975)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mnsd import errors, xmlcodec
+from mnsd import errors
 from mnsd.accounts import AccessKey
 from mnsd.http import HttpRequest, HttpResponse
+from mnsd.wire import codec as xmlcodec
 
 if TYPE_CHECKING:
     from mnsd.services import Services

@@ -21,12 +21,13 @@ from urllib.parse import urlsplit
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors, push_http, xmlcodec
+from mnsd import errors, push_http
 from mnsd.push_address import AddressRefused, allowed_networks
 from mnsd.push_signing import sign, string_to_sign
 from mnsd.queue_model import MessageInput
 from mnsd.settings import Settings
 from mnsd.topic_model import HTTP, JSON, MAIL, QUEUE, SIMPLIFIED, SMS, XML, Subscription, TopicMessage
+from mnsd.wire import codec as xmlcodec
 
 HTTP_TIMEOUT_SECONDS = 5  # for the whole attempt: resolution, connect, send, status, headers and body
 DEFAULT_PATH = "/notifications"

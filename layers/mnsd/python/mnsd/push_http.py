@@ -167,7 +167,7 @@ def post(
         resource += "?" + parts.query
     host_header = parts.netloc.rpartition("@")[2]  # as the endpoint was given, port included if it was
     connection = http.client.HTTPConnection(host, port)
-    connection.sock = _connect(scheme, host, port, addresses, deadline)  # type: ignore[assignment]
+    connection.sock = _connect(scheme, host, port, addresses, deadline)
     try:
         connection.putrequest("POST", resource, skip_host=True, skip_accept_encoding=True)
         connection.putheader("Host", host_header)

@@ -32,7 +32,7 @@ def client_config() -> Any:
     """The botocore `Config` every client is made with (botocore imported here, never at import)."""
     from botocore.config import Config
 
-    return Config(retries=dict(CLIENT_RETRIES), **CLIENT_TIMEOUTS)  # type: ignore[arg-type]
+    return Config(retries=dict(CLIENT_RETRIES), **CLIENT_TIMEOUTS)
 
 
 def boto3_clients() -> Callable[[str], Any]:

@@ -9,7 +9,8 @@ from mnsd.call import Call, xml_response
 from mnsd.http import HttpResponse
 from mnsd.metrics import HourlyCounts, Window
 from mnsd.validation import int_in_range
-from mnsd.xmlcodec import Node
+from mnsd.wire import responses
+from mnsd.wire.responses import Fields
 
 
 def _window(call: Call) -> Window:
@@ -20,9 +21,8 @@ def _window(call: Call) -> Window:
     return Window.ending(call.services.clock.now(), hours)
 
 
-def _response(root: str, fields: list, window: Window, truncated: bool, hourly: list[HourlyCounts]) -> HttpResponse:
-    buckets = [Node("Bucket", [("Time", h.hour_ms // 1000), *h.counts.items()]) for h in hourly]
-    return xml_response(Node(root, [*fields, ("Hours", window.hours), ("Truncated", truncated), ("Buckets", buckets)]))
+def _response(root: str, fields: Fields, window: Window, truncated: bool, hourly: list[HourlyCounts]) -> HttpResponse:
+    return xml_response(responses.hourly_metrics(root, fields, window.hours, truncated, hourly))
 
 
 def queue_metrics(call: Call) -> HttpResponse:
@@ -31,7 +31,7 @@ def queue_metrics(call: Call) -> HttpResponse:
     read = metrics.log_reader(call.services).read(
         call.account_id, "queue", queue.name, window.first_hour_ms, window.end_ms, metrics.MAX_ITEMS
     )
-    fields = [("QueueName", queue.name), ("LoggingEnabled", queue.attributes.logging_enabled)]
+    fields: Fields = [("QueueName", queue.name), ("LoggingEnabled", queue.attributes.logging_enabled)]
     return _response("QueueMetrics", fields, window, read.truncated, metrics.queue_hourly(read.events, window))
 
 
@@ -43,7 +43,7 @@ def subscription_metrics(call: Call) -> HttpResponse:
     read = metrics.log_reader(call.services).read(
         call.account_id, "topic", topic.name, window.first_hour_ms, window.end_ms, metrics.MAX_ITEMS, subscription.name
     )
-    fields = [
+    fields: Fields = [
         ("TopicName", topic.name),
         ("SubscriptionName", subscription.name),
         ("LoggingEnabled", topic.attributes.logging_enabled),

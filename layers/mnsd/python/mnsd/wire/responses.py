@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mnsd import errors
+from mnsd.metrics import HourlyCounts
 from mnsd.queue_model import Message, Property, Queue, QueueCounts
 from mnsd.queue_service import Received, SendResult
 from mnsd.topic_model import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
@@ -195,3 +196,9 @@ def error_node(error: errors.MnsError, request_id: str, host_id: str) -> Node:
         "Error",
         [("Code", error.code), ("Message", error.message), ("RequestId", request_id), ("HostId", host_id)],
     )
+
+
+def hourly_metrics(root: str, fields: Fields, hours: int, truncated: bool, hourly: Sequence[HourlyCounts]) -> Node:
+    """The console's hourly activity (`?metrics=hourly`): one `Bucket` per hour, its start in epoch seconds."""
+    buckets = [Node("Bucket", [("Time", h.hour_ms // 1000), *h.counts.items()]) for h in hourly]
+    return Node(root, [*fields, ("Hours", hours), ("Truncated", truncated), ("Buckets", buckets)])
