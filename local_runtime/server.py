@@ -79,22 +79,6 @@ class SerializedClient:
         self._client = client
         self._lock = lock or threading.Lock()
 
-    def setup(self) -> None:
-        super().setup()
-        self.rfile.close()  # the standard reader, replaced by one that keeps the request's deadline
-        self.reader = DeadlineReader(self.connection)
-        self.rfile = io.BufferedReader(self.reader)
-
-    def handle_one_request(self) -> None:
-        self.reader.arm(IDLE_TIMEOUT_SECONDS)
-        try:
-            self.rfile.peek(1)  # the next request's first bytes (or the end of the connection)
-        except TimeoutError:
-            self.close_connection = True
-            return
-        self.reader.arm(SOCKET_TIMEOUT_SECONDS)  # from here the whole request must arrive in time
-        super().handle_one_request()
-
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)
         if not callable(attribute):
