@@ -24,11 +24,15 @@ FUNCTIONS = (
     "list_subscriptions put_subscription get_subscription delete_subscription get_signing_certificate "
     "not_found fanout push_worker oplog"
 ).split()
-SNIPPET = "import time; t=time.perf_counter(); import functions.{m}; print((time.perf_counter()-t)*1000)"
+SNIPPET = (
+    "import time; t, c = time.perf_counter(), time.process_time(); import functions.{m}; "
+    "print((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000)"
+)
 BUDGET_MS = 300
 
 
-def import_ms(function: str, source: Path) -> float:
+def import_ms(function: str, source: Path) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one import in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": str(source / "layers" / "mnsd" / "python")}
     env.pop("AWS_LAMBDA_FUNCTION_NAME", None)
     result = subprocess.run(
@@ -40,26 +44,33 @@ def import_ms(function: str, source: Path) -> float:
         check=True,
         timeout=60,
     )
-    return float(result.stdout.strip().splitlines()[-1])
+    wall, cpu = result.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
-def top_imports(function: str, n: int = 8) -> list[list[object]]:
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"import functions.{function}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    rows = []
-    for line in result.stderr.splitlines():
-        if not line.startswith("import time:") or "cumulative" in line:
-            continue
-        _, cum_us, name = line.split("|")
-        if len(name) - len(name.lstrip()) > 7:  # the first few levels of the import tree
-            continue
-        rows.append((int(cum_us.strip()), name.strip()))
-    return [[name, f"{cum / 1000:.1f}"] for cum, name in sorted(rows, reverse=True)[:n]]
+def top_imports(function: str, n: int = 8, runs: int = 3) -> list[list[object]]:
+    """The largest cumulative imports, from the least disturbed of a few `-X importtime` runs."""
+    best: list[tuple[int, str]] = []
+    for _ in range(runs):
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", f"import functions.{function}"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        rows = []
+        for line in result.stderr.splitlines():
+            if not line.startswith("import time:") or "cumulative" in line:
+                continue
+            _, cum_us, name = line.split("|")
+            if len(name) - len(name.lstrip()) > 7:  # the first few levels of the import tree
+                continue
+            rows.append((int(cum_us.strip()), name.strip()))
+        rows.sort(reverse=True)
+        if not best or (rows and rows[0][0] < best[0][0]):
+            best = rows
+    return [[name, f"{cum / 1000:.1f}"] for cum, name in best[:n]]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -70,19 +81,20 @@ def main(argv: list[str] | None = None) -> None:
     sources = [("now", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     headers = ["function"]
     for label, _ in sources:
-        headers += [f"{label} min ms", f"{label} median ms"]
+        headers += [f"{label} min ms", f"{label} median ms", f"{label} min CPU ms"]
     rows = []
     for function in FUNCTIONS:
-        times: dict[str, list[float]] = {label: [] for label, _ in sources}
+        times: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in sources}
         for _ in range(args.runs):
             for label, source in sources:  # interleaved: both see the same load
                 times[label].append(import_ms(function, source))
         row: list[object] = [function]
         for label, _ in sources:
-            row += [f"{min(times[label]):.1f}", f"{statistics.median(times[label]):.1f}"]
+            walls = [wall for wall, _ in times[label]]
+            row += [f"{min(walls):.1f}", f"{statistics.median(walls):.1f}", f"{min(c for _, c in times[label]):.1f}"]
         rows.append(row)
         print(row, flush=True)
-    over = [row[0] for row in rows if float(str(row[1])) > BUDGET_MS]
+    over = [row[0] for row in rows if float(str(row[3])) > BUDGET_MS]
     table = md_table(headers, rows)
     top = md_table(["module (cumulative)", "ms"], top_imports("get_messages"))
     print(table)
@@ -94,20 +106,28 @@ def main(argv: list[str] | None = None) -> None:
     )
     body = f"""
 {args.runs} fresh interpreters per function (`.venv/bin/python -c "import functions.<name>"`, `time.perf_counter()`
-around the import; interpreter start-up excluded). Warm OS file cache. Budget: {BUDGET_MS} ms (min of the runs);
-over budget: {", ".join(map(str, over)) or "none"}.
+(wall) and `time.process_time()` (CPU) around the import; interpreter start-up excluded). Warm OS file cache.
+Budget: {BUDGET_MS} ms, checked on the minimum CPU time (an import is CPU-bound with a warm file cache, so on
+an idle machine wall time is close to it; on this shared machine wall time mostly measures the other work
+running): over budget: {", ".join(map(str, over)) or "none"}.
 {baseline}
 {table}
 
-Largest cumulative imports for `functions.get_messages` (one `-X importtime` run):
+Largest cumulative imports for `functions.get_messages` (the fastest of three `-X importtime` runs, wall):
 
 {top}
 
-Shared machine: medians move with the other work running on it; the minimum is the figure to compare.
+Shared machine (load average {_load()}): medians move with the other work running on it; compare minima,
+and CPU time.
 What a function imports is asserted by `tests/handlers/test_cold_start_imports.py` (no boto3, botocore
 session/client, nor X-Ray SDK at import).
 """
     write_result("cold_start", "Function cold start: import time", body)
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.1f} at the end, {five:.1f} over 5 min"
 
 
 if __name__ == "__main__":
