@@ -14,15 +14,13 @@ from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name
 from mnsd.notifier import PollingNotifier
-from mnsd.queue_model import Message, MessageInput, Queue, QueueAttributes, QueueCounts
+from mnsd.queue_model import Message, MessageInput, MessageRef, Queue, QueueAttributes, QueueCounts
 from mnsd.receipts import Receipt, ReceiptCodec
 from mnsd.settings import Settings
-from mnsd.storage.messages import MessageStore, lease_key
-from mnsd.storage.meta import MetaStore, Record
+from mnsd.storage import MessageStore
+from mnsd.storage.catalog import Catalog
 from mnsd.xmlcodec import Element
 
-QUEUE = "queue"
-QUEUE_IDS = "queue-ids"  # the meta partition mapping queue ids to (account, name)
 MAX_BATCH = 16
 MAX_BATCH_BYTES = 65536
 MAX_WAIT_SECONDS = 30
@@ -47,21 +45,6 @@ class Received:
     receipt_handle: str
 
 
-def _queue_record(queue: Queue) -> Record:
-    return {
-        "queue_id": queue.queue_id,
-        "create_time": queue.create_time,
-        "last_modify_time": queue.last_modify_time,
-        **dataclasses.asdict(queue.attributes),
-    }
-
-
-def _queue_from(account_id: str, name: str, record: Record) -> Queue:
-    fields = {f.name for f in dataclasses.fields(QueueAttributes)}
-    attributes = QueueAttributes(**{k: v for k, v in record.items() if k in fields})
-    return Queue(account_id, name, record["queue_id"], attributes, record["create_time"], record["last_modify_time"])
-
-
 def encode_marker(name: str) -> str:
     return base64.urlsafe_b64encode(name.encode("utf-8")).decode("ascii")
 
@@ -79,14 +62,14 @@ def decode_marker(marker: str) -> str:
 class QueueService:
     def __init__(
         self,
-        meta: MetaStore,
+        catalog: Catalog,
         messages: MessageStore,
         receipts: ReceiptCodec,
         clock: Clock,
         settings: Settings,
         notifier: Any = None,
     ) -> None:
-        self.meta = meta
+        self.catalog = catalog
         self.messages = messages
         self.receipts = receipts
         self.clock = clock
@@ -99,33 +82,32 @@ class QueueService:
         """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs)."""
         check_queue_name(name)
         attributes = QueueAttributes().updated_from(xml) if xml is not None else QueueAttributes()
-        existing = self.meta.get(account_id, QUEUE, name)
+        existing = self.catalog.get_queue(account_id, name)
         if existing is None:
-            if self.meta.count(account_id, QUEUE) >= self.settings.max_queues:
+            if self.catalog.count_queues(account_id) >= self.settings.max_queues:
                 raise errors.QueueNumExceededLimit()
             now = int(self.clock.now())
-            queue = Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
-            existing = self.meta.create(account_id, QUEUE, name, _queue_record(queue))
+            existing = self.catalog.create_queue(
+                Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
+            )
             if existing is None:
-                # The operation log finds a queue by the id its messages carry.
-                self.meta.put(QUEUE_IDS, QUEUE, queue.queue_id, {"account": account_id, "name": name})
                 return True
-        if _queue_from(account_id, name, existing).attributes != attributes:
+        if existing.attributes != attributes:
             raise errors.QueueAlreadyExist()
         return False
 
     def get_queue(self, account_id: str, name: str) -> Queue:
         check_queue_name(name)
-        record = self.meta.get(account_id, QUEUE, name)
-        if record is None:
+        queue = self.catalog.get_queue(account_id, name)
+        if queue is None:
             raise errors.QueueNotExist()
-        return _queue_from(account_id, name, record)
+        return queue
 
     def set_queue_attributes(self, account_id: str, name: str, xml: Element) -> None:
         queue = self.get_queue(account_id, name)
         attributes = queue.attributes.updated_from(xml)
-        changes = {**dataclasses.asdict(attributes), "last_modify_time": int(self.clock.now())}
-        if not self.meta.update(account_id, QUEUE, name, changes):
+        changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
+        if not self.catalog.update_queue(changed):
             raise errors.QueueNotExist()
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
@@ -134,14 +116,13 @@ class QueueService:
     def delete_queue(self, account_id: str, name: str) -> None:
         """Forget the queue; its messages, unreachable from now on, are left to TTL."""
         check_queue_name(name)
-        self.meta.delete(account_id, QUEUE, name)
+        self.catalog.delete_queue(account_id, name)
 
     def list_queues(
         self, account_id: str, prefix: str, limit: int, marker: str | None
     ) -> tuple[list[Queue], str | None]:
         start_after = decode_marker(marker) if marker else None
-        found, more = self.meta.list(account_id, QUEUE, prefix, limit, start_after)
-        queues = [_queue_from(account_id, name, record) for name, record in found]
+        queues, more = self.catalog.list_queues(account_id, prefix, limit, start_after)
         return queues, encode_marker(queues[-1].name) if more and queues else None
 
     # --- messages -----------------------------------------------------------------------------
@@ -190,8 +171,7 @@ class QueueService:
         )
 
     def _handle(self, message: Message) -> str:
-        key = lease_key(message.priority, message.position, message.message_id)
-        return self.receipts.encode(Receipt(message.queue_id, key, message.version, message.visible_at))
+        return self.receipts.encode(Receipt(message.queue_id, message.ref.key, message.version, message.visible_at))
 
     def receive(self, account_id: str, name: str, count: int, wait_seconds: int | None) -> list[Received]:
         """Claim up to `count` Active messages, long-polling until one is receivable or the wait ends."""
@@ -240,11 +220,15 @@ class QueueService:
         self.messages.load_bodies(found)
         return found
 
-    def _receipt(self, queue: Queue, handle: str | None, now_ms: int) -> Receipt:
+    def _receipt(self, queue: Queue, handle: str | None, now_ms: int) -> tuple[Receipt, MessageRef]:
         receipt = self.receipts.decode(handle, queue.queue_id)
+        try:
+            ref = MessageRef.from_key(receipt.queue_id, receipt.key)
+        except ValueError:
+            raise errors.ReceiptHandleError() from None
         if receipt.visible_at <= now_ms:
             raise errors.MessageNotExist()
-        return receipt
+        return receipt, ref
 
     def delete(self, account_id: str, name: str, handle: str | None) -> None:
         queue = self.get_queue(account_id, name)
@@ -252,8 +236,8 @@ class QueueService:
 
     def _delete(self, queue: Queue, handle: str | None) -> None:
         now_ms = ms(self.clock.now())
-        receipt = self._receipt(queue, handle, now_ms)
-        if not self.messages.delete(queue.queue_id, receipt.key, receipt.version, now_ms):
+        receipt, ref = self._receipt(queue, handle, now_ms)
+        if not self.messages.delete(ref, receipt.version, now_ms):
             raise errors.MessageNotExist()
 
     def batch_delete(self, account_id: str, name: str, handles: list[str]) -> list[tuple[str, errors.MnsError]]:
@@ -275,9 +259,9 @@ class QueueService:
         """Move the next visible time of an Inactive message; its new receipt handle and NextVisibleTime."""
         queue = self.get_queue(account_id, name)
         now_ms = ms(self.clock.now())
-        receipt = self._receipt(queue, handle, now_ms)
+        receipt, ref = self._receipt(queue, handle, now_ms)
         visible_at = now_ms + visibility_timeout * 1000
-        if not self.messages.change_visibility(queue.queue_id, receipt.key, receipt.version, now_ms, visible_at):
+        if not self.messages.change_visibility(ref, receipt.version, now_ms, visible_at):
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at
