@@ -58,6 +58,8 @@ class DynamoMessageStore:
 
     def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
         """Take the lease of an Active message as observed; None if another consumer changed it first."""
+        if message.state_at(now_ms) is not MessageState.ACTIVE:
+            return None
         after = message.received(now_ms, visible_at)
         response = conditional(
             self.client.update_item,
