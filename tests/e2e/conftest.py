@@ -33,11 +33,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+# Every e2e test runs against each storage engine of the local runtime (MNS_E2E_ENGINES narrows it).
+ENGINES = os.environ.get("MNS_E2E_ENGINES", "sqlite,moto").split(",")
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def engine(request) -> str:
+    return request.param
+
+
 @pytest.fixture(scope="session")
-def endpoint(tmp_path_factory):
+def endpoint(tmp_path_factory, engine):
     port = _free_port()
     env = dict(os.environ)
     env.update(
+        MNS_ENGINE=engine,
+        MNS_DATA_DIR=str(tmp_path_factory.mktemp(f"data-{engine}")),
         MNS_PORT=str(port),
         MNS_CREDENTIALS=",".join(":".join(a) for a in (ACCOUNT_A, ACCOUNT_B)),
         MNS_ACCOUNT_ID=ACCOUNT_A[0],
