@@ -27,10 +27,41 @@ ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
 ACCOUNT_B = ("2000000000000002", "KEYB", "SECRETB")
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def server_env(port: int, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        MNS_PORT=str(port),
+        MNS_CREDENTIALS=",".join(":".join(a) for a in (ACCOUNT_A, ACCOUNT_B)),
+        MNS_ACCOUNT_ID=ACCOUNT_A[0],
+        MNS_ACCESS_KEY_ID=ACCOUNT_A[1],
+        MNS_ACCESS_KEY_SECRET=ACCOUNT_A[2],
+        **extra,
+    )
+    return env
+
+
+def start_server(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
+    """`python -m local_runtime` with `env`, once it accepts connections on `port`."""
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([str(PYTHON), "-m", "local_runtime"], cwd=ROOT, env=env, stdout=out, stderr=out)
+    deadline = time.monotonic() + 30
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited early: {log.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.terminate()
+                raise RuntimeError(f"server did not start: {log.read_text()}") from None
+            time.sleep(0.05)
 
 
 # Every e2e test runs against each storage engine of the local runtime (MNS_E2E_ENGINES narrows it).
@@ -44,33 +75,14 @@ def engine(request) -> str:
 
 @pytest.fixture(scope="session")
 def endpoint(tmp_path_factory, engine):
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(
+    port = free_port()
+    env = server_env(
+        port,
         MNS_ENGINE=engine,
         MNS_DATA_DIR=str(tmp_path_factory.mktemp(f"data-{engine}")),
-        MNS_PORT=str(port),
-        MNS_CREDENTIALS=",".join(":".join(a) for a in (ACCOUNT_A, ACCOUNT_B)),
-        MNS_ACCOUNT_ID=ACCOUNT_A[0],
-        MNS_ACCESS_KEY_ID=ACCOUNT_A[1],
-        MNS_ACCESS_KEY_SECRET=ACCOUNT_A[2],
         MNS_EXPORT_DIR=str(tmp_path_factory.mktemp("exports")),
     )
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([str(PYTHON), "-m", "local_runtime"], cwd=ROOT, env=env, stdout=out, stderr=out)
-    deadline = time.monotonic() + 30
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited early: {log.read_text()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.terminate()
-                raise RuntimeError(f"server did not start: {log.read_text()}") from None
-            time.sleep(0.05)
+    proc = start_server(env, port, tmp_path_factory.mktemp("server") / "server.log")
     yield f"http://127.0.0.1:{port}"
     proc.terminate()
     try:
