@@ -20,6 +20,7 @@ QUEUE_NAME = "mns-push-attempts"
 STATE_MACHINE_NAME = "mns-push-retries"
 LOCAL_ROLE_ARN = "arn:aws:iam::123456789012:role/mns-push-retries"
 POLL_SECONDS = 0.05
+IDLE_POLL_SECONDS = 0.5  # retries wait >= 1 s in the state machine: an idle worker need not poll faster
 
 
 def create_push_workflow(clients: Callable[[str], Any]) -> tuple[str, str]:
@@ -51,6 +52,7 @@ class LocalPushWorker:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        pause = POLL_SECONDS
         while not self._stop.is_set():
             try:
                 messages = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
@@ -59,7 +61,8 @@ class LocalPushWorker:
             for message in messages:
                 self._handle(message)
             if not messages:
-                self._stop.wait(POLL_SECONDS)
+                self._stop.wait(pause)
+            pause = POLL_SECONDS if messages else min(IDLE_POLL_SECONDS, pause * 2)
 
     def _handle(self, message: dict[str, Any]) -> None:
         try:

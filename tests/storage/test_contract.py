@@ -263,3 +263,22 @@ def _log_items(storage: Storage) -> list[dict]:
         client = storage.log.client  # type: ignore[attr-defined]
         return client.scan(TableName=storage.log.table)["Items"]  # type: ignore[attr-defined]
     return list(storage.log.items())  # type: ignore[attr-defined]
+
+
+def test_claim_some_stops_at_count_and_skips_what_others_took(storage):
+    storage.messages.put([message(n) for n in range(6)])
+    seen = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    assert storage.messages.claim(seen[1], NOW + 10, NOW + 1000) is not None  # another consumer's
+    claimed = storage.messages.claim_some(seen, 3, NOW + 10, NOW + 1000)
+    assert [m.message_id for m in claimed] == ["M00000", "M00002", "M00003"]
+    assert all(m.version == 1 and m.dequeue_count == 1 for m in claimed)
+    assert ready_ids(storage, NOW + 20) == ["M00004", "M00005"]
+
+
+def test_delete_many_reports_each_outcome(storage):
+    storage.messages.put([message(n) for n in range(3)])
+    seen = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    claimed = storage.messages.claim_some(seen, 3, NOW + 10, NOW + 1000)
+    leases = [(claimed[0].ref, 1), (claimed[1].ref, 0), (claimed[2].ref, 1), (claimed[0].ref, 1)]
+    assert storage.messages.delete_many(leases, NOW + 20) == [True, False, True, False]
+    assert storage.messages.counts("q1", NOW + 20) == QueueCounts(0, 1, 0)

@@ -202,13 +202,7 @@ class QueueService:
         scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
-        claimed: list[Message] = []
-        for candidate in candidates:
-            if len(claimed) == count:
-                break
-            message = self.messages.claim(candidate, now_ms, visible_at)
-            if message is not None:
-                claimed.append(message)
+        claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
         self.messages.load_bodies(claimed)
         return [Received(m, self._handle(m)) for m in claimed], len(candidates), scan.next_visible_at
 
@@ -245,12 +239,22 @@ class QueueService:
         if not 1 <= len(handles) <= MAX_BATCH:
             raise errors.InvalidArgument(f"The count of receipt handles should between 1 and {MAX_BATCH}.")
         queue = self.get_queue(account_id, name)
-        failures = []
+        now_ms = ms(self.clock.now())
+        outcomes: list[errors.MnsError | tuple[MessageRef, int]] = []
         for handle in handles:
             try:
-                self._delete(queue, handle)
+                receipt, ref = self._receipt(queue, handle, now_ms)
+                outcomes.append((ref, receipt.version))
             except (errors.MessageNotExist, errors.ReceiptHandleError, errors.MissingReceiptHandle) as exc:
-                failures.append((handle, exc))
+                outcomes.append(exc)
+        leases = [outcome for outcome in outcomes if isinstance(outcome, tuple)]
+        deleted = iter(self.messages.delete_many(leases, now_ms))
+        failures: list[tuple[str, errors.MnsError]] = []
+        for handle, outcome in zip(handles, outcomes, strict=True):
+            if isinstance(outcome, errors.MnsError):
+                failures.append((handle, outcome))
+            elif not next(deleted):
+                failures.append((handle, errors.MessageNotExist()))
         return failures
 
     def change_visibility(

@@ -45,8 +45,16 @@ class MessageStore(Protocol):
         """`message.received(now_ms, visible_at)` if the lease is still as observed and Active, else None."""
         ...
 
+    def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        """Claim candidates in their order until `count` are owned (as `claim` each); the claimed ones."""
+        ...
+
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
         """Delete a message whose lease is still the one a receipt handle (`version`) names."""
+        ...
+
+    def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        """`delete` for each (ref, version); whether each was deleted."""
         ...
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:

@@ -79,6 +79,19 @@ class DynamoMessageStore:
         )
         return None if response is None else message_of(response["Attributes"])
 
+    def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        claimed: list[Message] = []
+        for candidate in candidates:
+            if len(claimed) == count:
+                break
+            message = self.claim(candidate, now_ms, visible_at)
+            if message is not None:
+                claimed.append(message)
+        return claimed
+
+    def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        return [self.delete(ref, version, now_ms) for ref, version in leases]
+
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
         """Delete a message whose lease is still the one a receipt handle names (`Message.held_by`)."""
         response = conditional(

@@ -66,6 +66,9 @@ class Database:
         self.synchronous = synchronous if synchronous in ("OFF", "NORMAL", "FULL", "EXTRA") else "NORMAL"
         self._local = threading.local()
         self._memory_lock = threading.RLock()
+        # Writers of this process queue here rather than in SQLite's busy handler, which sleeps in steps
+        # of up to 100 ms; held for one short transaction only. (Other processes still meet busy_timeout.)
+        self._write_lock = threading.Lock()
         self._memory: sqlite3.Connection | None = None
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
@@ -106,7 +109,7 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction: committed when the block ends, rolled back if it raises."""
-        with self._memory_lock if self._memory is not None else _nothing():
+        with self._memory_lock if self._memory is not None else self._write_lock:
             connection = self._connection()
             connection.execute("BEGIN IMMEDIATE")
             try:
@@ -124,8 +127,3 @@ class Database:
                 connection.close()
             except sqlite3.ProgrammingError:  # closed by another thread's use: nothing left to do
                 pass
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield

@@ -114,6 +114,12 @@ def _log_changes(connection: sqlite3.Connection, records: Iterable[dict[str, Any
     connection.executemany("INSERT INTO message_changes (record) VALUES (?)", [(json.dumps(r),) for r in records])
 
 
+def _pairs(claimed: list[Message], candidates: list[Message]) -> list[tuple[Message, Message]]:
+    """(after, before) of the claimed messages of logging queues."""
+    before = {m.message_id: m for m in candidates}
+    return [(after, before[after.message_id]) for after in claimed if after.logging]
+
+
 class SqliteMessageStore:
     def __init__(self, database: Database) -> None:
         self.db = database
@@ -130,39 +136,58 @@ class SqliteMessageStore:
         return set()
 
     def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
-        if message.state_at(now_ms) is not MessageState.ACTIVE:
-            return None
-        after = message.received(now_ms, visible_at)
+        claimed = self.claim_some([message], 1, now_ms, visible_at)
+        return claimed[0] if claimed else None
+
+    def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned."""
+        claimed: list[Message] = []
         with self.db.write() as connection:
-            changed = connection.execute(
-                "UPDATE messages SET visible_at = ?, version = ?, dequeue_count = ?, first_dequeue_time = ? "
-                "WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at <= ? AND expires_at > ?",
-                (
-                    after.visible_at,
-                    after.version,
-                    after.dequeue_count,
-                    after.first_dequeue_time,
-                    message.queue_id,
-                    message.message_id,
-                    message.version,
-                    now_ms,
-                    now_ms // 1000,
-                ),
-            ).rowcount
-            if changed and message.logging:
-                _log_changes(connection, [change_record("MODIFY", now_ms, after, message)])
-        return after if changed else None
+            for message in candidates:
+                if len(claimed) == count:
+                    break
+                if message.state_at(now_ms) is not MessageState.ACTIVE:
+                    continue
+                after = message.received(now_ms, visible_at)
+                changed = connection.execute(
+                    "UPDATE messages SET visible_at = ?, version = ?, dequeue_count = ?, first_dequeue_time = ? "
+                    "WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at <= ? AND expires_at > ?",
+                    (
+                        after.visible_at,
+                        after.version,
+                        after.dequeue_count,
+                        after.first_dequeue_time,
+                        message.queue_id,
+                        message.message_id,
+                        message.version,
+                        now_ms,
+                        now_ms // 1000,
+                    ),
+                ).rowcount
+                if changed:
+                    claimed.append(after)
+            logged = [change_record("MODIFY", now_ms, after, before) for after, before in _pairs(claimed, candidates)]
+            if logged:
+                _log_changes(connection, logged)
+        return claimed
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
+        return self.delete_many([(ref, version)], now_ms)[0]
+
+    def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        """One transaction: each message deleted if its lease is still the one its handle names."""
+        deleted: list[bool] = []
         with self.db.write() as connection:
-            row = connection.execute(
-                f"DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at > ? "
-                f"AND expires_at > ? RETURNING {COLUMNS}",
-                (ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000),
-            ).fetchone()
-            if row is not None and row[15]:
-                _log_changes(connection, [change_record("REMOVE", now_ms, None, message_of(row))])
-        return row is not None
+            for ref, version in leases:
+                row = connection.execute(
+                    f"DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at > ? "
+                    f"AND expires_at > ? RETURNING {COLUMNS}",
+                    (ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000),
+                ).fetchone()
+                deleted.append(row is not None)
+                if row is not None and row[15]:
+                    _log_changes(connection, [change_record("REMOVE", now_ms, None, message_of(row))])
+        return deleted
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         with self.db.write() as connection:
