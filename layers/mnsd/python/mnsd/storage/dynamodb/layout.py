@@ -93,14 +93,15 @@ def number(item: Item, name: str) -> int | None:
 def state_of(item: Item, now_ms: int) -> MessageState:
     """The state of a lease item at `now_ms` (the rule of `mnsd.queue_model.lease_state`).
 
-    A lease always has `v`; should one lack it, the message counts as receivable since its enqueue.
+    A lease always has `v`, `d` and `x`; should one lack them, the message counts as receivable since
+    its enqueue (no `v`), never received (no `d`) and never expiring (no `x`).
     """
     visible_at = number(item, "v")
-    enqueue_time = number(item, "e") or 0
+    expires_at = number(item, TTL_ATTRIBUTE)
     return lease_state(
-        enqueue_time if visible_at is None else visible_at,
+        number(item, "e") or 0 if visible_at is None else visible_at,
         number(item, "d") or 0,
-        number(item, TTL_ATTRIBUTE) or 0,
+        now_ms // 1000 + 1 if expires_at is None else expires_at,
         now_ms,
     )
 
