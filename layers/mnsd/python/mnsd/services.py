@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from mnsd.accounts import KeyStore, RefreshingKeyStore, StaticKeyStore
+from mnsd.accounts import AccountService, KeyStore, RefreshingKeyStore, StaticKeyStore
 from mnsd.clock import Clock, SystemClock
 from mnsd.delivery import Deliverer
 from mnsd.fanout import Fanout
@@ -38,6 +38,7 @@ class Services:
     topic_messages: TopicMessageStore
     oplog: OperationLog
     clients: Callable[[str], Any]
+    accounts: AccountService
     _fanout: Fanout | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
@@ -95,6 +96,7 @@ def build_services(
         storage.topic_messages,
         storage.log,
         clients,
+        AccountService(catalog),
     )
 
 

@@ -4,5 +4,5 @@ from mnsd.xmlcodec import Node
 
 
 def get_account_attributes(call: Call) -> HttpResponse:
-    attributes = call.services.catalog.account_attributes(call.account_id)
+    attributes = call.services.accounts.attributes(call.account_id)
     return xml_response(Node("Account", [("LoggingBucket", attributes.logging_bucket)]))
