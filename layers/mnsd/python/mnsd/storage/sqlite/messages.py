@@ -30,13 +30,12 @@ COLUMNS = (
     "first_dequeue_time, expires_at, body_md5, body, user_properties, system_properties, message_group_id, logging"
 )
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
-# One sub-select per priority, each an index range of visible messages; merged in queue order.
-_READY = " UNION ALL ".join(
-    f"SELECT * FROM (SELECT {COLUMNS} FROM messages WHERE queue_id = :q AND priority = {p} "
-    "AND visible_at <= :now AND expires_at > :now_s ORDER BY visible_at LIMIT :n)"
-    for p in PRIORITIES
+# Per priority, an index range of the messages already visible (priorities are asked in turn, highest
+# first, until enough are found: each query reads only rows it returns, whatever the depth).
+_READY_SQL = (
+    f"SELECT {COLUMNS} FROM messages INDEXED BY messages_ready WHERE queue_id = ? AND priority = ? "
+    "AND visible_at <= ? AND expires_at > ? ORDER BY visible_at LIMIT ?"
 )
-_READY_SQL = f"SELECT * FROM ({_READY}) ORDER BY priority, visible_at LIMIT :n"
 
 
 def _properties(items: tuple[Property, ...]) -> str | None:
@@ -220,9 +219,14 @@ class SqliteMessageStore:
     # --- reads --------------------------------------------------------------------------------
 
     def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
-        params = {"q": queue_id, "now": now_ms, "now_s": now_ms // 1000, "n": wanted}
+        rows: list[tuple[Any, ...]] = []
         with self.db.read() as connection:
-            rows = connection.execute(_READY_SQL, params).fetchall()
+            for priority in PRIORITIES:
+                rows += connection.execute(
+                    _READY_SQL, (queue_id, priority, now_ms, now_ms // 1000, wanted - len(rows))
+                ).fetchall()
+                if len(rows) >= wanted:
+                    break
             next_visible = None
             if len(rows) < wanted:
                 next_visible = connection.execute(
