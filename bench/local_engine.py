@@ -50,6 +50,12 @@ def wait_port(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
             time.sleep(0.01)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -322,9 +328,12 @@ def main(argv: list[str] | None = None) -> None:
         sqs = MotoSqs()
         try:
             for total in sizes:
+                cpu = cpu_seconds(server.proc.pid)
                 ours = ours_lifecycle(server, f"life{total}", total)
+                busy = (cpu_seconds(server.proc.pid) - cpu) / ours.seconds
                 theirs = sqs_lifecycle(sqs, f"life{total}", total)
-                rows.append([f"{total:,}", str(ours), str(theirs), f"{ours.per_second / theirs.per_second:.1f}x"])
+                ratio = f"{ours.per_second / theirs.per_second:.1f}x"
+                rows.append([f"{total:,}", str(ours), f"{busy:.0%}", str(theirs), ratio])
                 print(rows[-1], flush=True)
         finally:
             sqs.stop()
@@ -337,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
         print(depth_rows, flush=True)
         server.stop()
 
-    lifecycle_table = md_table(["messages", "ours msg/s", "moto SQS msg/s", "ours / SQS"], rows)
+    lifecycle_table = md_table(["messages", "ours msg/s", "our server's CPU", "moto SQS msg/s", "ours / SQS"], rows)
     latency_table = md_table(
         ["operation", "p50 ms", "p99 ms"],
         [[op, f"{pct(v, 50):.2f}", f"{pct(v, 99):.2f}"] for op, v in latencies.items()],
@@ -354,7 +363,8 @@ own process, driven by boto3. The clients are threads of the benchmark process.
 Producers batch-send (16 per request for ours, 10 + 6 for SQS whose batches hold 10 at most),
 consumers batch-receive (16, or 10 for SQS) with 1 s long polls and batch-delete what they got;
 messages/s = messages deleted / time until all were deleted, or until {DEADLINE:.0f} s (then the count
-deleted by then is shown). 1 KB bodies.
+deleted by then is shown). 1 KB bodies. "Our server's CPU": CPU time the server process used during
+the run over its wall time (100 % = one core; the server's Python threads share one GIL).
 
 {lifecycle_table}
 
