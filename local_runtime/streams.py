@@ -81,7 +81,8 @@ class LocalStreamReader:
 
 class SqliteChangeReader:
     """The embedded engine's stream: hands its change records (the shape of DynamoDB stream records)
-    to `consume` and forgets them once consumed; also sweeps what retention ended, as TTL does."""
+    to `consume` and forgets them once consumed; also sweeps what retention ended, as TTL does, and
+    checkpoints the WAL when idle (so commits on the request path do not)."""
 
     def __init__(
         self,
@@ -122,6 +123,7 @@ class SqliteChangeReader:
                     next_sweep = time.monotonic() + self.sweep_seconds
                 if self.drain():
                     continue
+                self.storage.database.checkpoint()
             except Exception as error:  # kept: the records are consumed again on the next round
                 print(f"sqlite changes: {type(error).__name__}: {error}", flush=True)
             self._stop.wait(POLL_SECONDS)

@@ -17,6 +17,9 @@ from pathlib import Path
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 10_000
+# Checkpoints (which sync the database file) are left to `checkpoint()`, called off the request path;
+# a commit checkpoints itself only if the WAL grew past this many pages (about 40 MB) meanwhile.
+AUTOCHECKPOINT_PAGES = 10_000
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -84,6 +87,7 @@ class Database:
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if self.path != MEMORY:
             connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
         connection.execute(f"PRAGMA synchronous = {self.synchronous}")
         with self._all_lock:
             self._all.append(connection)
@@ -118,6 +122,12 @@ class Database:
                 connection.execute("ROLLBACK")
                 raise
             connection.execute("COMMIT")
+
+    def checkpoint(self) -> None:
+        """Copy what the WAL holds into the database file, as far as readers allow (never waits for them)."""
+        if self._memory is None:
+            with self.read() as connection:
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def close(self) -> None:
         with self._all_lock:

@@ -38,6 +38,12 @@ _READY_SQL = (
 )
 
 
+_CLAIM_SQL = (
+    "UPDATE messages SET visible_at = ?, version = ?, dequeue_count = ?, first_dequeue_time = ? "
+    "WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at <= ? AND expires_at > ?"
+)
+
+
 def _properties(items: tuple[Property, ...]) -> str | None:
     return json.dumps([[p.name, p.value, p.type] for p in items]) if items else None
 
@@ -127,11 +133,12 @@ class SqliteMessageStore:
 
     def put(self, messages: list[Message]) -> set[str]:
         placeholders = ", ".join("?" * 16)
+        rows = [_row(m) for m in messages]  # prepared before the write lock is taken
+        logged = [change_record("INSERT", m.enqueue_time, m, None) for m in messages if m.logging]
         with self.db.write() as connection:
-            connection.executemany(f"INSERT INTO messages ({COLUMNS}) VALUES ({placeholders})", map(_row, messages))
-            logged = [m for m in messages if m.logging]
+            connection.executemany(f"INSERT INTO messages ({COLUMNS}) VALUES ({placeholders})", rows)
             if logged:
-                _log_changes(connection, (change_record("INSERT", m.enqueue_time, m, None) for m in logged))
+                _log_changes(connection, logged)
         return set()
 
     def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
@@ -140,27 +147,29 @@ class SqliteMessageStore:
 
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
         """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned."""
+        now_s = now_ms // 1000
+        leases = [  # prepared before the write lock is taken
+            (message, message.received(now_ms, visible_at))
+            for message in candidates
+            if message.state_at(now_ms) is MessageState.ACTIVE
+        ]
         claimed: list[Message] = []
         with self.db.write() as connection:
-            for message in candidates:
+            for before, after in leases:
                 if len(claimed) == count:
                     break
-                if message.state_at(now_ms) is not MessageState.ACTIVE:
-                    continue
-                after = message.received(now_ms, visible_at)
                 changed = connection.execute(
-                    "UPDATE messages SET visible_at = ?, version = ?, dequeue_count = ?, first_dequeue_time = ? "
-                    "WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at <= ? AND expires_at > ?",
+                    _CLAIM_SQL,
                     (
                         after.visible_at,
                         after.version,
                         after.dequeue_count,
                         after.first_dequeue_time,
-                        message.queue_id,
-                        message.message_id,
-                        message.version,
+                        before.queue_id,
+                        before.message_id,
+                        before.version,
                         now_ms,
-                        now_ms // 1000,
+                        now_s,
                     ),
                 ).rowcount
                 if changed:
