@@ -78,7 +78,7 @@ def evaluated_per_receive() -> dict[int, tuple[float, float, float]]:
         services.queues.messages.client = raw  # fill unrecorded (fast)
         for start in range(0, depth, 16):
             services.queues.send(account, name, [MessageInput(BODY, None, 8)] * min(16, depth - start))
-        services.queues.messages.client = services.queues.meta.client
+        services.queues.messages.client = services.queues.catalog.table.client
         recorder.reset()
         for _ in range(10):
             got = services.queues.receive(account, name, 1, 0)

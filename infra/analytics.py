@@ -30,6 +30,7 @@ from constructs import Construct
 from functions.export_tables import EXPORT_BUCKET, EXPORT_TABLES
 from infra.functions import LOG_RETENTION, Functions
 from infra.storage import ANALYTICS_PREFIX, EXPORTS_PREFIX
+from mnsd.storage.dynamodb.layout import LOGGING_ATTRIBUTE
 
 ROOT = Path(__file__).resolve().parents[1]
 JOB_INPUTS = {
@@ -87,7 +88,7 @@ def operation_log(functions: Functions, messages: dynamodb.ITable) -> lambda_.Fu
     bulk of the traffic) from invoking the function at all.
     """
     function = functions.add("oplog", grants=OPLOG_GRANTS, timeout=Duration.seconds(60))
-    flagged = {"l": {"BOOL": lambda_.FilterRule.is_equal(True)}}
+    flagged = {LOGGING_ATTRIBUTE: {"BOOL": lambda_.FilterRule.is_equal(True)}}
     function.add_event_source(
         sources.DynamoEventSource(
             messages,

@@ -3,16 +3,24 @@
 `export_tables` exports the operation log, message and meta tables of the embedded backend to its
 S3 (moto writes DynamoDB JSON, `AWSDynamoDB/<id>/data/*.gz`, as AWS does, without manifests), then
 copies them to a local folder laid out as the analytics jobs read it: `<folder>/{log,messages,meta}/`.
+`export_sqlite` writes the same layout from the embedded engine's tables.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from mnsd.settings import Settings
+from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.meta import meta_item
+from mnsd.storage.sqlite import SqliteStorage
 
 BUCKET = "mns-local-exports"
 
@@ -50,3 +58,33 @@ def _wait_completed(dynamodb: Any, arn: str, timeout: float = 60) -> None:
         time.sleep(0.1)
     if status != "COMPLETED":
         raise RuntimeError(f"export {arn} ended {status}")
+
+
+def _export_json(value: Any) -> Any:
+    """DynamoDB JSON as an export file writes it: binary values base64-encoded."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, dict):
+        return {key: _export_json(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_export_json(inner) for inner in value]
+    return value
+
+
+def _write_export(folder: Path, items: Iterable[dict[str, Any]]) -> None:
+    """One table's export as AWS lays it out: `AWSDynamoDB/<id>/data/<file>.json.gz` of `{"Item": ...}` lines."""
+    export_id = uuid.uuid4().hex
+    data = folder / "AWSDynamoDB" / export_id / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    with gzip.open(data / f"{export_id}.json.gz", "wt", encoding="utf-8") as out:
+        for item in items:
+            out.write(json.dumps({"Item": _export_json(item)}) + "\n")
+
+
+def export_sqlite(storage: SqliteStorage, folder: Path) -> Path:
+    """The embedded engine's tables exported in the layout the DynamoDB tables export to."""
+    target = folder / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    _write_export(target / "log", storage.log.items())
+    _write_export(target / "messages", (i for m in storage.messages.all_messages() for i in layout.message_items(m)))
+    _write_export(target / "meta", (meta_item(p, n, r) for p, n, r in storage.meta.all_records()))
+    return target

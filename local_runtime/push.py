@@ -24,6 +24,7 @@ POLL_SECONDS = 0.05
 # Attempts made at once, as concurrent invocations of the worker function would: a slow endpoint's
 # retry holds one of them for at most the attempt's deadline.
 WORKERS = 8
+IDLE_POLL_SECONDS = 0.5  # retries wait >= 1 s in the state machine: an idle worker need not poll faster
 
 
 def create_push_workflow(
@@ -64,6 +65,7 @@ class LocalPushWorker:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _run(self) -> None:
+        pause = POLL_SECONDS
         while not self._stop.is_set():
             free = 0
             while free < 10 and self._free.acquire(timeout=0 if free else POLL_SECONDS):
@@ -81,7 +83,8 @@ class LocalPushWorker:
             for _ in range(free - len(messages)):
                 self._free.release()
             if not messages:
-                self._stop.wait(POLL_SECONDS)
+                self._stop.wait(pause)
+            pause = POLL_SECONDS if messages else min(IDLE_POLL_SECONDS, pause * 2)
 
     def _handle_and_free(self, message: dict[str, Any]) -> None:
         try:

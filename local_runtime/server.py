@@ -1,4 +1,4 @@
-"""Serve the MNS API on 127.0.0.1 through the same Lambda handlers, over moto.
+"""Serve the MNS API on 127.0.0.1 through the same Lambda handlers, on the embedded engine (or moto).
 
 Each HTTP request becomes the API Gateway (HTTP API 2.0) event that AWS would deliver, goes to the
 handler of the matching route (built by `mnsd.lambda_handler.make_handler`, exactly as in
@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import signal
 import socket
 import sys
 import threading
@@ -30,13 +31,15 @@ from urllib.parse import unquote
 
 from local_runtime.analytics import EXPORT_PATH
 from local_runtime.console import Responder, console_responder
-from local_runtime.exports import export_tables
+from local_runtime.engine import SQLITE, EngineChoice, receipt_secret
+from local_runtime.exports import export_sqlite, export_tables
 from local_runtime.push import LocalPushWorker, create_push_workflow
-from local_runtime.streams import LocalStreamReader
+from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
 from mnsd import api, errors
 from mnsd.accounts import AccessKey, StaticKeyStore
 from mnsd.auth import authenticate
+from mnsd.clock import ms
 from mnsd.fanout import LocalDispatcher
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.lambda_handler import make_handler
@@ -44,7 +47,8 @@ from mnsd.notifier import LocalNotifier
 from mnsd.push_signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.routes import ROUTES
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
+from mnsd.settings import RECEIPT_SECRET, Settings
+from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 LocalTool = Callable[[], dict[str, str]]
@@ -162,9 +166,17 @@ class LocalContext:
 
 
 class LocalServer:
-    """The API on an embedded moto backend, served from a background thread or the foreground."""
+    """The API on an embedded backend (SQLite, or moto for every table; Step Functions and the push
+    queue always on moto), served from a background thread or the foreground."""
 
-    def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        quiet: bool = False,
+        engine: EngineChoice | None = None,
+    ) -> None:
         routes = compile_routes()
         handlers: dict[str | None, Handler] = {
             name: make_handler(name, services=lambda: self.services) for name in [*ROUTES, None]
@@ -175,11 +187,12 @@ class LocalServer:
         self.httpd = LocalHttpServer((host, port), handler)
         self._mock: Any = None
         self.worker: LocalPushWorker | None = None
-        self.streams: list[LocalStreamReader] = []
-        self.services = self._start_backend(settings)
+        self.streams: list[LocalStreamReader | SqliteChangeReader] = []
+        self.storage: SqliteStorage | None = None
+        self.services = self._start_backend(settings, engine or EngineChoice())
         self.settings = self.services.settings
 
-    def _start_backend(self, settings: Settings) -> Services:
+    def _start_backend(self, settings: Settings, engine: EngineChoice) -> Services:
         from moto import mock_aws
 
         os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
@@ -194,7 +207,10 @@ class LocalServer:
         region = os.environ["AWS_DEFAULT_REGION"]
         clients = lru_cache(maxsize=None)(lambda name: SerializedClient(boto3.client(name, region_name=region), lock))
         self.clients = clients
-        create_tables(clients("dynamodb"), settings)
+        if engine.engine == SQLITE:
+            self.storage = sqlite_storage(engine.data_dir, engine.synchronous)
+        else:
+            create_tables(clients("dynamodb"), settings)
         state_machine_arn, queue_url = create_push_workflow(clients)
         key, certificate = generate_signing_material()
         settings = dataclasses.replace(
@@ -207,17 +223,23 @@ class LocalServer:
         )
         services = build_services(
             settings,
-            dynamodb=clients("dynamodb"),
+            dynamodb=None if self.storage else clients("dynamodb"),
+            storage=self.storage,
             notifier=LocalNotifier(),
             dispatcher=LocalDispatcher(lambda: services.fanout()),
             clients=clients,
         )
         self.worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
-        self.streams = [
-            LocalStreamReader(
-                settings.message_table, region, lambda records: services.queue_events().handle(records), lock
-            ).start()
-        ]
+        if self.storage is not None:
+            now_ms = lambda: ms(services.clock.now())  # noqa: E731
+            reader = SqliteChangeReader(self.storage, lambda records: services.queue_events().handle(records), now_ms)
+            self.streams = [reader.start()]
+        else:
+            self.streams = [
+                LocalStreamReader(
+                    settings.message_table, region, lambda records: services.queue_events().handle(records), lock
+                ).start()
+            ]
         return services
 
     def authorize_operator(self, request: HttpRequest) -> None:
@@ -229,6 +251,11 @@ class LocalServer:
     def export(self) -> dict[str, str]:
         """Export the tables for the analytics jobs (`python -m local_runtime.analytics`)."""
         folder = Path(os.environ.get("MNS_EXPORT_DIR", ".mns-local/exports"))
+        if self.storage is not None:
+            for reader in self.streams:  # the operation log up to date with what was acknowledged
+                if isinstance(reader, SqliteChangeReader):
+                    reader.drain()
+            return {"exports": str(export_sqlite(self.storage, folder).resolve())}
         return {"exports": str(export_tables(self.clients, self.settings, folder).resolve())}
 
     @property
@@ -247,6 +274,8 @@ class LocalServer:
             self.worker.stop()
         for reader in self.streams:
             reader.stop()
+        if self.storage is not None:
+            self.storage.database.close()
         if self._mock is not None:
             self._mock.stop()
 
@@ -470,18 +499,27 @@ def _request_handler(
     return type("BoundRequestHandler", (RequestHandler,), {"dispatch": dispatch, "quiet": quiet})
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    os.environ.setdefault("MNS_RECEIPT_SECRET", base64.urlsafe_b64encode(os.urandom(24)).decode("ascii"))
+    engine = EngineChoice.from_env()
+    # Receipt handles are signed with a key kept beside the data (a fresh one for moto or :memory:).
+    os.environ.setdefault(RECEIPT_SECRET, receipt_secret(engine))
     settings = Settings.from_env()
     port = int(os.environ.get("MNS_PORT", "8080"))
-    server = LocalServer(settings, port=port)
+    server = LocalServer(settings, port=port, engine=engine)
     key = StaticKeyStore(settings.credentials).default
     print(f"MNS API listening on {server.endpoint}", flush=True)
     print(f"  account id:        {key.account_id}", flush=True)
     print(f"  access key id:     {key.key_id}", flush=True)
     print(f"  access key secret: {key.secret}", flush=True)
     print(f"  region:            {settings.region}", flush=True)
+    stored = f"SQLite in {engine.data_dir}" if engine.engine == SQLITE else "moto (in memory)"
+    print(f"  storage:           {stored}", flush=True)
     print("Press Ctrl-C to stop.", flush=True)
+    signal.signal(signal.SIGTERM, _interrupt)  # a graceful stop, as Ctrl-C
     try:
         server.httpd.serve_forever()
     except KeyboardInterrupt:

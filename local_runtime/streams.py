@@ -1,5 +1,6 @@
-"""DynamoDB streams in the local runtime: the message table's stream, read and handed to the handler
-that consumes it on AWS (the operation log).
+"""Streams in the local runtime: the message table's changes, read and handed to the handler that
+consumes the DynamoDB stream on AWS (the operation log). On moto, the table's stream; on the embedded
+engine, its change records (`SqliteChangeReader`).
 
 moto records stream records but its HTTP routing does not answer DynamoDB Streams requests here, so
 the reader takes them from moto's backend directly and shapes them as a Lambda event would (epoch
@@ -10,8 +11,11 @@ from __future__ import annotations
 
 import datetime
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
+
+from mnsd.storage.sqlite import SqliteStorage
 
 POLL_SECONDS = 0.1
 MOTO_ACCOUNT = "123456789012"
@@ -73,3 +77,53 @@ class LocalStreamReader:
                     print(f"stream {self.table}: {type(error).__name__}: {error}", flush=True)
             else:
                 self._stop.wait(POLL_SECONDS)
+
+
+class SqliteChangeReader:
+    """The embedded engine's stream: hands its change records (the shape of DynamoDB stream records)
+    to `consume` and forgets them once consumed; also sweeps what retention ended, as TTL does, and
+    checkpoints the WAL when idle (so commits on the request path do not)."""
+
+    def __init__(
+        self,
+        storage: SqliteStorage,
+        consume: Callable[[list[dict[str, Any]]], object],
+        now_ms: Callable[[], int],
+        sweep_seconds: float = 30.0,
+    ) -> None:
+        self.storage = storage
+        self.consume = consume
+        self.now_ms = now_ms
+        self.sweep_seconds = sweep_seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sqlite-changes", daemon=True)
+
+    def start(self) -> SqliteChangeReader:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def drain(self) -> int:
+        """Consume the pending change records; how many."""
+        records, upto = self.storage.messages.changes()
+        if records:
+            self.consume(records)
+            self.storage.messages.forget_changes(upto)
+        return len(records)
+
+    def _run(self) -> None:
+        next_sweep = 0.0
+        while not self._stop.is_set():
+            try:
+                if time.monotonic() >= next_sweep:
+                    self.storage.sweep_expired(self.now_ms())
+                    next_sweep = time.monotonic() + self.sweep_seconds
+                if self.drain():
+                    continue
+                self.storage.database.checkpoint()
+            except Exception as error:  # kept: the records are consumed again on the next round
+                print(f"sqlite changes: {type(error).__name__}: {error}", flush=True)
+            self._stop.wait(POLL_SECONDS)

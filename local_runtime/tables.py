@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from mnsd.settings import Settings
+from mnsd.storage.dynamodb import layout
 
 KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
 KEY_ATTRIBUTES = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}]
-TTL_ATTRIBUTE = "x"
+TTL_ATTRIBUTE = layout.TTL_ATTRIBUTE
 
 
 def create_tables(client: Any, settings: Settings) -> None:

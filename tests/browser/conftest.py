@@ -54,6 +54,7 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "MNS_PORT": str(port),
         "MNS_CREDENTIALS": ":".join(ACCOUNT),
         "MNS_REGION": REGION,
+        "MNS_DATA_DIR": str(tmp_path_factory.mktemp("data")),  # the default engine (SQLite) keeps its data here
     }
     log = tmp_path_factory.mktemp("server") / "server.log"
     with open(log, "wb") as out:

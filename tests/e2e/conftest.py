@@ -27,15 +27,13 @@ ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
 ACCOUNT_B = ("2000000000000002", "KEYB", "SECRETB")
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def endpoint(tmp_path_factory):
-    port = _free_port()
+def server_env(port: int, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         MNS_PORT=str(port),
@@ -43,11 +41,15 @@ def endpoint(tmp_path_factory):
         MNS_ACCOUNT_ID=ACCOUNT_A[0],
         MNS_ACCESS_KEY_ID=ACCOUNT_A[1],
         MNS_ACCESS_KEY_SECRET=ACCOUNT_A[2],
-        MNS_EXPORT_DIR=str(tmp_path_factory.mktemp("exports")),
         MNS_PUSH_ALLOWED_NETWORKS="127.0.0.0/8,::1/128",  # the test push endpoints listen on 127.0.0.1
+        **extra,
     )
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log, "wb") as out:
+    return env
+
+
+def start_server(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
+    """`python -m local_runtime` with `env`, once it accepts connections on `port`."""
+    with open(log, "ab") as out:
         proc = subprocess.Popen([str(PYTHON), "-m", "local_runtime"], cwd=ROOT, env=env, stdout=out, stderr=out)
     deadline = time.monotonic() + 30
     while True:
@@ -55,12 +57,33 @@ def endpoint(tmp_path_factory):
             raise RuntimeError(f"server exited early: {log.read_text()}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
+                return proc
         except OSError:
             if time.monotonic() > deadline:
                 proc.terminate()
                 raise RuntimeError(f"server did not start: {log.read_text()}") from None
             time.sleep(0.05)
+
+
+# Every e2e test runs against each storage engine of the local runtime (MNS_E2E_ENGINES narrows it).
+ENGINES = os.environ.get("MNS_E2E_ENGINES", "sqlite,moto").split(",")
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def engine(request) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def endpoint(tmp_path_factory, engine):
+    port = free_port()
+    env = server_env(
+        port,
+        MNS_ENGINE=engine,
+        MNS_DATA_DIR=str(tmp_path_factory.mktemp(f"data-{engine}")),
+        MNS_EXPORT_DIR=str(tmp_path_factory.mktemp("exports")),
+    )
+    proc = start_server(env, port, tmp_path_factory.mktemp("server") / "server.log")
     yield f"http://127.0.0.1:{port}"
     proc.terminate()
     try:

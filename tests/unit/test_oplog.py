@@ -2,7 +2,8 @@
 
 import pytest
 
-from mnsd.oplog import LogRecord, OperationLog, queue_event
+from mnsd.oplog import LogRecord, queue_event
+from mnsd.storage.dynamodb.oplog import DynamoOperationLog
 
 LEASE = "L08" + "1700000000000" + "MSG1"
 
@@ -92,17 +93,17 @@ def sends(count: int) -> list[LogRecord]:
 
 
 def test_records_dynamodb_never_takes_raise_so_the_stream_batch_is_retried(monkeypatch):
-    monkeypatch.setattr("mnsd.oplog.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("mnsd.storage.dynamodb.oplog.time.sleep", lambda seconds: None)
     table = ThrottledTable(throttled=100)
     with pytest.raises(RuntimeError, match="1 operation-log records still unprocessed"):
-        OperationLog(table, "log").write(sends(2))
+        DynamoOperationLog(table, "log").write(sends(2))
     assert table.calls == 6  # every backoff step was tried first
 
 
 def test_records_taken_on_a_later_try_are_all_written_once(monkeypatch):
-    monkeypatch.setattr("mnsd.oplog.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("mnsd.storage.dynamodb.oplog.time.sleep", lambda seconds: None)
     table = ThrottledTable(throttled=1)
     records = sends(2)
-    OperationLog(table, "log").write(records)
+    DynamoOperationLog(table, "log").write(records)
     assert table.calls == 2
     assert table.written == [{"PutRequest": {"Item": r.item()}} for r in records]

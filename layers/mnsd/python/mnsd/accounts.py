@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from mnsd.storage.catalog import AccountAttributes, Catalog
 
 # How long a function trusts the access keys it read: a revoked key stops working within this time.
 KEY_CACHE_SECONDS = 60.0
@@ -69,3 +72,17 @@ class RefreshingKeyStore:
             self._keys = parse_keys(self._load())
             self._read_at = now
         return self._keys.get(key_id)
+
+
+class AccountService:
+    """Account-level settings (GetAccountAttributes / SetAccountAttributes), kept in the catalog."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def attributes(self, account_id: str) -> AccountAttributes:
+        return self.catalog.account_attributes(account_id)
+
+    def set_logging_bucket(self, account_id: str, bucket: str) -> None:
+        current = self.catalog.account_attributes(account_id)
+        self.catalog.set_account_attributes(account_id, replace(current, logging_bucket=bucket))

@@ -29,7 +29,7 @@ from mnsd.clock import Clock, ms
 from mnsd.delivery import Deliverer, Outcome
 from mnsd.oplog import LogRecord, OperationLog
 from mnsd.push_workflow import DELIVERY_FAILED, attempt_number, execution_input
-from mnsd.storage.topic_messages import TopicMessageStore
+from mnsd.storage import TopicMessageStore
 from mnsd.topic_model import Subscription, TopicMessage
 from mnsd.topic_service import TopicService
 

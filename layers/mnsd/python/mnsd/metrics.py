@@ -2,7 +2,7 @@
 
 The counts are those of the analytics jobs (`glue_jobs/transforms.py`: queue_hourly, subscription_hourly),
 computed over a bounded read: a window of at most `MAX_HOURS` whole hours, at most `MAX_ITEMS` log items,
-only the fields the counts need. `LogReader` is the storage contract; `DynamoLogReader` its DynamoDB engine.
+only the fields the counts need. `LogReader` is what the storage engines' log stores offer (`read`).
 The aggregation (`queue_hourly`, `subscription_hourly`) is pure.
 """
 
@@ -122,45 +122,9 @@ def subscription_hourly(events: Iterable[LogEvent], window: Window, subscription
     return [HourlyCounts(start, counts) for start, counts in buckets.items()]
 
 
-class DynamoLogReader:
-    """`LogReader` over the DynamoDB log table: one partition, a key range of times, the counted fields only."""
+def event_of(item: dict[str, Any]) -> LogEvent:
+    """The counted fields of a log item (DynamoDB JSON, as both engines keep it: `LogRecord.item`)."""
 
-    PAGE = 1000
-
-    def __init__(self, client: Any, table: str) -> None:
-        self.client = client
-        self.table = table
-
-    def read(
-        self, account: str, kind: str, resource: str, start_ms: int, end_ms: int, limit: int, subscription: str = ""
-    ) -> LogRead:
-        request: dict[str, Any] = {
-            "TableName": self.table,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :start AND :end",
-            "ProjectionExpression": "sk, #event, message_id, dequeue_count, #subscription, attempt, outcome",
-            "ExpressionAttributeNames": {"#event": "event", "#subscription": "subscription"},
-            "ExpressionAttributeValues": {
-                ":pk": {"S": f"{account}#{kind}#{resource}"},
-                ":start": {"S": f"{start_ms:013d}"},
-                ":end": {"S": f"{end_ms:013d}~"},  # "~" sorts after the "#" that ends the time
-            },
-        }
-        if subscription:
-            request["FilterExpression"] = "#subscription = :subscription"
-            request["ExpressionAttributeValues"][":subscription"] = {"S": subscription}
-        events: list[LogEvent] = []
-        remaining = limit
-        while remaining > 0:
-            page = self.client.query(**request, Limit=min(self.PAGE, remaining))
-            events += [_event(item) for item in page.get("Items", [])]
-            remaining -= page.get("ScannedCount", 0)
-            if "LastEvaluatedKey" not in page:
-                return LogRead(events, truncated=False)
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return LogRead(events, truncated=True)
-
-
-def _event(item: dict[str, Any]) -> LogEvent:
     def number(name: str) -> int | None:
         return int(item[name]["N"]) if name in item else None
 
@@ -179,5 +143,5 @@ def _event(item: dict[str, Any]) -> LogEvent:
 
 
 def log_reader(services: Services) -> LogReader:
-    """The operation log's reader for these services (the log table's DynamoDB client and name)."""
-    return DynamoLogReader(services.oplog.client, services.settings.log_table)
+    """The operation log's reader: the log store of the services' storage engine."""
+    return services.storage.log

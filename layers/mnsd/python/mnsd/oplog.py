@@ -8,12 +8,15 @@ then `account, kind, resource, event, time, message_id` and the optional fields 
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mnsd.storage.dynamodb import layout
+
+if TYPE_CHECKING:
+    from mnsd.storage.catalog import Catalog
 
 RETENTION_SECONDS = 7 * 86400
-_BATCH = 25
 
 
 @dataclass(frozen=True)
@@ -53,23 +56,10 @@ class LogRecord:
         return item
 
 
-class OperationLog:
-    def __init__(self, client: Any, table: str) -> None:
-        self.client = client
-        self.table = table
+class OperationLog(Protocol):
+    """Where log records go (each storage engine has its log table)."""
 
-    def write(self, records: list[LogRecord]) -> None:
-        """Writes every record or raises: the caller's batch is then retried (records are idempotent)."""
-        for start in range(0, len(records), _BATCH):
-            pending = [{"PutRequest": {"Item": r.item()}} for r in records[start : start + _BATCH]]
-            for backoff in (0.05, 0.1, 0.2, 0.4, 0.8, 0):
-                response = self.client.batch_write_item(RequestItems={self.table: pending})
-                pending = response.get("UnprocessedItems", {}).get(self.table, [])
-                if not pending:
-                    break
-                time.sleep(backoff)
-            if pending:
-                raise RuntimeError(f"{len(pending)} operation-log records still unprocessed after retries")
+    def write(self, records: list[LogRecord]) -> None: ...
 
 
 # --- queue events, from the message table's stream ---------------------------------------------
@@ -77,14 +67,11 @@ class OperationLog:
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"  # who deletes an item whose TTL passed
 
 
-def _number(image: dict[str, Any], name: str) -> int | None:
-    return int(image[name]["N"]) if name in image else None
+_number = layout.number
 
 
 def _body_size(image: dict[str, Any]) -> int | None:
-    from mnsd.storage.messages import body_of
-
-    body = body_of(image)
+    body = layout.body_of(image)
     return None if body is None else len(body.encode("utf-8"))
 
 
@@ -97,7 +84,7 @@ def queue_event(record: dict[str, Any], account: str, queue: str) -> LogRecord |
     change = record["dynamodb"]
     new, old = change.get("NewImage") or {}, change.get("OldImage") or {}
     image = new or old
-    if not image.get("sk", {}).get("S", "").startswith("L"):
+    if not layout.is_lease(image):
         return None
     approximate = int(float(change.get("ApproximateCreationDateTime", 0)) * 1000)
     enqueue_time = _number(image, "e") or 0
@@ -134,19 +121,17 @@ def queue_event(record: dict[str, Any], account: str, queue: str) -> LogRecord |
 
 
 class QueueEventLog:
-    """Turns stream records of the message table into operation-log records of logging queues."""
+    """Turns change records of the message table (DynamoDB stream records, or the embedded engine's
+    records of the same shape) into operation-log records of logging queues."""
 
-    def __init__(self, meta: Any, oplog: OperationLog) -> None:
-        self.meta = meta
+    def __init__(self, catalog: Catalog, oplog: OperationLog) -> None:
+        self.catalog = catalog
         self.oplog = oplog
         self._queues: dict[str, tuple[str, str] | None] = {}
 
     def _queue(self, queue_id: str) -> tuple[str, str] | None:
         if queue_id not in self._queues:
-            from mnsd.queue_service import QUEUE, QUEUE_IDS
-
-            record = self.meta.get(QUEUE_IDS, QUEUE, queue_id)
-            self._queues[queue_id] = None if record is None else (record["account"], record["name"])
+            self._queues[queue_id] = self.catalog.queue_name(queue_id)
         return self._queues[queue_id]
 
     def handle(self, records: list[dict[str, Any]]) -> int:
@@ -155,9 +140,9 @@ class QueueEventLog:
         for record in records:
             change = record["dynamodb"]
             image = change.get("NewImage") or change.get("OldImage") or {}
-            if "l" not in image:
+            if layout.LOGGING_ATTRIBUTE not in image:
                 continue
-            queue = self._queue(image["pk"]["S"])
+            queue = self._queue(image[layout.PARTITION_KEY]["S"])
             if queue is None:
                 continue
             event = queue_event(record, *queue)

@@ -12,7 +12,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mnsd.services import Services, default_services
-from mnsd.storage.topic_messages import from_item
+from mnsd.storage.dynamodb.topic_messages import from_item
 
 logger = Logger(service="mns")
 metrics = Metrics(namespace="MNS", service="mns")

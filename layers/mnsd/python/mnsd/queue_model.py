@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
 from dataclasses import dataclass
 
@@ -173,6 +174,45 @@ def message_batch(given: list[MessageRequest]) -> list[MessageInput]:
     return inputs
 
 
+class MessageState(enum.Enum):
+    ACTIVE = "Active"  # receivable now
+    INACTIVE = "Inactive"  # received, its visibility timeout running
+    DELAYED = "Delayed"  # sent with a delay, never received yet
+    EXPIRED = "Expired"  # its retention period is over
+
+
+def lease_state(visible_at: int, dequeue_count: int, expires_at: int, now_ms: int) -> MessageState:
+    """The one rule for a message's state, from its lease fields (ms, count, epoch seconds)."""
+    if expires_at <= now_ms // 1000:
+        return MessageState.EXPIRED
+    if visible_at <= now_ms:
+        return MessageState.ACTIVE
+    return MessageState.INACTIVE if dequeue_count > 0 else MessageState.DELAYED
+
+
+@dataclass(frozen=True)
+class MessageRef:
+    """Where a message lives: its queue incarnation, queue order (priority, position) and id.
+
+    `key` is its compact form, the one receipt handles carry.
+    """
+
+    queue_id: str
+    priority: int
+    position: int
+    message_id: str
+
+    @property
+    def key(self) -> str:
+        return f"L{self.priority:02d}{self.position:013d}{self.message_id}"
+
+    @classmethod
+    def from_key(cls, queue_id: str, key: str) -> MessageRef:
+        if len(key) < 17 or not key.startswith("L") or not key[1:16].isdigit():
+            raise ValueError("not a message key")
+        return cls(queue_id, int(key[1:3]), int(key[3:16]), key[16:])
+
+
 @dataclass
 class Message:
     """A stored message with its lease state (the part every receive changes)."""
@@ -193,3 +233,32 @@ class Message:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
+
+    @property
+    def ref(self) -> MessageRef:
+        return MessageRef(self.queue_id, self.priority, self.position, self.message_id)
+
+    def state_at(self, now_ms: int) -> MessageState:
+        return lease_state(self.visible_at, self.dequeue_count, self.expires_at, now_ms)
+
+    def held_by(self, version: int, now_ms: int) -> bool:
+        """Whether a receipt handle issued for `version` still names this lease (not yet visible again)."""
+        return self.version == version and self.visible_at > now_ms and self.expires_at > now_ms // 1000
+
+    def received(self, now_ms: int, visible_at: int) -> Message:
+        """This message as one receive at `now_ms` leaves it (hidden until `visible_at`); only Active ones."""
+        if self.state_at(now_ms) is not MessageState.ACTIVE:
+            raise ValueError(f"a {self.state_at(now_ms).value} message cannot be received")
+        return dataclasses.replace(
+            self,
+            visible_at=visible_at,
+            version=self.version + 1,
+            dequeue_count=self.dequeue_count + 1,
+            first_dequeue_time=now_ms if self.dequeue_count == 0 else self.first_dequeue_time,
+        )
+
+    def retimed(self, version: int, now_ms: int, visible_at: int) -> Message:
+        """This message with its next visible time moved by the holder of the handle for `version`."""
+        if not self.held_by(version, now_ms):
+            raise ValueError("the lease is no longer held by this handle")
+        return dataclasses.replace(self, visible_at=visible_at, version=self.version + 1)

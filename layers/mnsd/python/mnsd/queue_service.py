@@ -18,6 +18,7 @@ from mnsd.queue_model import (
     MAX_BATCH,
     Message,
     MessageInput,
+    MessageRef,
     Queue,
     QueueAttributeChanges,
     QueueAttributes,
@@ -25,11 +26,9 @@ from mnsd.queue_model import (
 )
 from mnsd.receipts import Receipt, ReceiptCodec
 from mnsd.settings import Settings
-from mnsd.storage.messages import MessageStore, lease_key
-from mnsd.storage.meta import MetaStore, Record
+from mnsd.storage import MessageStore
+from mnsd.storage.catalog import Catalog
 
-QUEUE = "queue"
-QUEUE_IDS = "queue-ids"  # the meta partition mapping queue ids to (account, name)
 MAX_WAIT_SECONDS = 30
 VISIBILITY_RANGE = (0, 43200)
 # How many Active messages a receive looks at per message it wants: consumers pick at random among
@@ -52,21 +51,6 @@ class Received:
     receipt_handle: str
 
 
-def _queue_record(queue: Queue) -> Record:
-    return {
-        "queue_id": queue.queue_id,
-        "create_time": queue.create_time,
-        "last_modify_time": queue.last_modify_time,
-        **dataclasses.asdict(queue.attributes),
-    }
-
-
-def _queue_from(account_id: str, name: str, record: Record) -> Queue:
-    fields = {f.name for f in dataclasses.fields(QueueAttributes)}
-    attributes = QueueAttributes(**{k: v for k, v in record.items() if k in fields})
-    return Queue(account_id, name, record["queue_id"], attributes, record["create_time"], record["last_modify_time"])
-
-
 def encode_marker(name: str) -> str:
     return base64.urlsafe_b64encode(name.encode("utf-8")).decode("ascii")
 
@@ -84,14 +68,14 @@ def decode_marker(marker: str) -> str:
 class QueueService:
     def __init__(
         self,
-        meta: MetaStore,
+        catalog: Catalog,
         messages: MessageStore,
         receipts: ReceiptCodec,
         clock: Clock,
         settings: Settings,
         notifier: Any = None,
     ) -> None:
-        self.meta = meta
+        self.catalog = catalog
         self.messages = messages
         self.receipts = receipts
         self.clock = clock
@@ -104,33 +88,32 @@ class QueueService:
         """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs)."""
         check_queue_name(name)
         attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
-        existing = self.meta.get(account_id, QUEUE, name)
+        existing = self.catalog.get_queue(account_id, name)
         if existing is None:
-            if self.meta.count(account_id, QUEUE) >= self.settings.max_queues:
+            if self.catalog.count_queues(account_id) >= self.settings.max_queues:
                 raise errors.QueueNumExceededLimit()
             now = int(self.clock.now())
-            queue = Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
-            existing = self.meta.create(account_id, QUEUE, name, _queue_record(queue))
+            existing = self.catalog.create_queue(
+                Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
+            )
             if existing is None:
-                # The operation log finds a queue by the id its messages carry.
-                self.meta.put(QUEUE_IDS, QUEUE, queue.queue_id, {"account": account_id, "name": name})
                 return True
-        if _queue_from(account_id, name, existing).attributes != attributes:
+        if existing.attributes != attributes:
             raise errors.QueueAlreadyExist()
         return False
 
     def get_queue(self, account_id: str, name: str) -> Queue:
         check_queue_name(name)
-        record = self.meta.get(account_id, QUEUE, name)
-        if record is None:
+        queue = self.catalog.get_queue(account_id, name)
+        if queue is None:
             raise errors.QueueNotExist()
-        return _queue_from(account_id, name, record)
+        return queue
 
     def set_queue_attributes(self, account_id: str, name: str, given: QueueAttributeChanges) -> None:
         queue = self.get_queue(account_id, name)
         attributes = queue.attributes.updated_from(given)
-        changes = {**dataclasses.asdict(attributes), "last_modify_time": int(self.clock.now())}
-        if not self.meta.update(account_id, QUEUE, name, changes):
+        changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
+        if not self.catalog.update_queue(changed):
             raise errors.QueueNotExist()
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
@@ -139,14 +122,13 @@ class QueueService:
     def delete_queue(self, account_id: str, name: str) -> None:
         """Forget the queue; its messages, unreachable from now on, are left to TTL."""
         check_queue_name(name)
-        self.meta.delete(account_id, QUEUE, name)
+        self.catalog.delete_queue(account_id, name)
 
     def list_queues(
         self, account_id: str, prefix: str, limit: int, marker: str | None
     ) -> tuple[list[Queue], str | None]:
         start_after = decode_marker(marker) if marker else None
-        found, more = self.meta.list(account_id, QUEUE, prefix, limit, start_after)
-        queues = [_queue_from(account_id, name, record) for name, record in found]
+        queues, more = self.catalog.list_queues(account_id, prefix, limit, start_after)
         return queues, encode_marker(queues[-1].name) if more and queues else None
 
     # --- messages -----------------------------------------------------------------------------
@@ -195,8 +177,7 @@ class QueueService:
         )
 
     def _handle(self, message: Message) -> str:
-        key = lease_key(message.priority, message.position, message.message_id)
-        return self.receipts.encode(Receipt(message.queue_id, key, message.version, message.visible_at))
+        return self.receipts.encode(Receipt(message.queue_id, message.ref.key, message.version, message.visible_at))
 
     def receive(
         self, account_id: str, name: str, count: int, wait_seconds: int | None, received_at: float | None = None
@@ -239,13 +220,7 @@ class QueueService:
         scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
-        claimed: list[Message] = []
-        for candidate in candidates:
-            if len(claimed) == count:
-                break
-            message = self.messages.claim(candidate, now_ms, visible_at)
-            if message is not None:
-                claimed.append(message)
+        claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
         self.messages.load_bodies(claimed)
         return [Received(m, self._handle(m)) for m in claimed], len(candidates), scan.next_visible_at
 
@@ -257,11 +232,15 @@ class QueueService:
         self.messages.load_bodies(found)
         return found
 
-    def _receipt(self, queue: Queue, handle: str | None, now_ms: int) -> Receipt:
+    def _receipt(self, queue: Queue, handle: str | None, now_ms: int) -> tuple[Receipt, MessageRef]:
         receipt = self.receipts.decode(handle, queue.queue_id)
+        try:
+            ref = MessageRef.from_key(receipt.queue_id, receipt.key)
+        except ValueError:
+            raise errors.ReceiptHandleError() from None
         if receipt.visible_at <= now_ms:
             raise errors.MessageNotExist()
-        return receipt
+        return receipt, ref
 
     def delete(self, account_id: str, name: str, handle: str | None) -> None:
         queue = self.get_queue(account_id, name)
@@ -269,8 +248,8 @@ class QueueService:
 
     def _delete(self, queue: Queue, handle: str | None) -> None:
         now_ms = ms(self.clock.now())
-        receipt = self._receipt(queue, handle, now_ms)
-        if not self.messages.delete(queue.queue_id, receipt.key, receipt.version, now_ms):
+        receipt, ref = self._receipt(queue, handle, now_ms)
+        if not self.messages.delete(ref, receipt.version, now_ms):
             raise errors.MessageNotExist()
 
     def batch_delete(self, account_id: str, name: str, handles: list[str]) -> list[tuple[str, errors.MnsError]]:
@@ -278,12 +257,22 @@ class QueueService:
         if not 1 <= len(handles) <= MAX_BATCH:
             raise errors.InvalidArgument(f"The count of receipt handles should between 1 and {MAX_BATCH}.")
         queue = self.get_queue(account_id, name)
-        failures = []
+        now_ms = ms(self.clock.now())
+        outcomes: list[errors.MnsError | tuple[MessageRef, int]] = []
         for handle in handles:
             try:
-                self._delete(queue, handle)
+                receipt, ref = self._receipt(queue, handle, now_ms)
+                outcomes.append((ref, receipt.version))
             except (errors.MessageNotExist, errors.ReceiptHandleError, errors.MissingReceiptHandle) as exc:
-                failures.append((handle, exc))
+                outcomes.append(exc)
+        leases = [outcome for outcome in outcomes if isinstance(outcome, tuple)]
+        deleted = iter(self.messages.delete_many(leases, now_ms))
+        failures: list[tuple[str, errors.MnsError]] = []
+        for handle, outcome in zip(handles, outcomes, strict=True):
+            if isinstance(outcome, errors.MnsError):
+                failures.append((handle, outcome))
+            elif not next(deleted):
+                failures.append((handle, errors.MessageNotExist()))
         return failures
 
     def change_visibility(
@@ -292,9 +281,9 @@ class QueueService:
         """Move the next visible time of an Inactive message; its new receipt handle and NextVisibleTime."""
         queue = self.get_queue(account_id, name)
         now_ms = ms(self.clock.now())
-        receipt = self._receipt(queue, handle, now_ms)
+        receipt, ref = self._receipt(queue, handle, now_ms)
         visible_at = now_ms + visibility_timeout * 1000
-        if not self.messages.change_visibility(queue.queue_id, receipt.key, receipt.version, now_ms, visible_at):
+        if not self.messages.change_visibility(ref, receipt.version, now_ms, visible_at):
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from mnsd.accounts import KeyStore, RefreshingKeyStore, StaticKeyStore
+from mnsd.accounts import AccountService, KeyStore, RefreshingKeyStore, StaticKeyStore
 from mnsd.clock import Clock, SystemClock
 from mnsd.delivery import Deliverer
 from mnsd.fanout import Fanout
@@ -16,9 +16,8 @@ from mnsd.oplog import OperationLog, QueueEventLog
 from mnsd.queue_service import QueueService
 from mnsd.receipts import ReceiptCodec
 from mnsd.settings import Settings, get_settings
-from mnsd.storage.messages import MessageStore
-from mnsd.storage.meta import MetaStore
-from mnsd.storage.topic_messages import TopicMessageStore
+from mnsd.storage import Storage, TopicMessageStore
+from mnsd.storage.catalog import Catalog
 from mnsd.topic_service import Dispatcher, TopicService
 
 # Every AWS client of a function: botocore's own retries (adaptive: throttling and transient errors, with a
@@ -51,18 +50,20 @@ class Services:
     settings: Settings
     keys: KeyStore
     clock: Clock
-    meta: MetaStore
+    storage: Storage
+    catalog: Catalog
     queues: QueueService
     topics: TopicService
     topic_messages: TopicMessageStore
     oplog: OperationLog
     clients: Callable[[str], Any]
+    accounts: AccountService
     _fanout: Fanout | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
     def queue_events(self) -> QueueEventLog:
         if self._queue_events is None:
-            self._queue_events = QueueEventLog(self.meta, self.oplog)
+            self._queue_events = QueueEventLog(self.catalog, self.oplog)
         return self._queue_events
 
     def fanout(self) -> Fanout:
@@ -86,29 +87,35 @@ def build_services(
     settings: Settings,
     dynamodb: Any = None,
     clock: Clock | None = None,
+    storage: Storage | None = None,
     keys: KeyStore | None = None,
     notifier: Any = None,
     dispatcher: Dispatcher | None = None,
     clients: Callable[[str], Any] | None = None,
 ) -> Services:
+    """The services over `storage`, or else over DynamoDB (`dynamodb`, else a boto3 client)."""
     clients = clients or boto3_clients()
-    dynamodb = dynamodb or clients("dynamodb")
     clock = clock or SystemClock()
-    meta = MetaStore(dynamodb, settings.meta_table)
-    messages = MessageStore(dynamodb, settings.message_table)
-    topic_messages = TopicMessageStore(dynamodb, settings.topic_message_table)
-    queues = QueueService(meta, messages, ReceiptCodec(settings.receipt_secret), clock, settings, notifier)
-    topics = TopicService(meta, topic_messages, clock, settings, dispatcher)
+    if storage is None:
+        from mnsd.storage.dynamodb import dynamodb_storage
+
+        storage = dynamodb_storage(dynamodb or clients("dynamodb"), settings)
+    catalog = Catalog(storage.meta)
+    receipts = ReceiptCodec(settings.receipt_secret)
+    queues = QueueService(catalog, storage.messages, receipts, clock, settings, notifier)
+    topics = TopicService(catalog, storage.topic_messages, clock, settings, dispatcher)
     return Services(
         settings,
         keys or key_store(settings, clients, clock),
         clock,
-        meta,
+        storage,
+        catalog,
         queues,
         topics,
-        topic_messages,
-        OperationLog(dynamodb, settings.log_table),
+        storage.topic_messages,
+        storage.log,
         clients,
+        AccountService(catalog),
     )
 
 

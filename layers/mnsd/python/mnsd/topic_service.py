@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from typing import Any, Protocol
+from typing import Protocol
 
 from mnsd import errors
 from mnsd.clock import Clock, ms
@@ -17,13 +17,12 @@ from mnsd.push_address import refuse_internal_endpoint
 from mnsd.queue_model import properties
 from mnsd.queue_service import decode_marker, encode_marker
 from mnsd.settings import Settings
-from mnsd.storage.meta import MetaStore, Record
-from mnsd.storage.topic_messages import TopicMessageStore
+from mnsd.storage import TopicMessageStore
+from mnsd.storage.catalog import Catalog
 from mnsd.topic_model import (
     MAX_TAG_LENGTH,
     PublishInput,
     Subscription,
-    SubscriptionAttributes,
     SubscriptionChanges,
     SubscriptionInput,
     Topic,
@@ -34,12 +33,6 @@ from mnsd.topic_model import (
     notify_strategy,
     subscription_attributes,
 )
-
-TOPIC = "topic"
-
-
-def subscription_kind(topic_name: str) -> str:
-    return f"subscription#{topic_name}"
 
 
 class Dispatcher(Protocol):
@@ -53,54 +46,16 @@ class StreamDispatcher:
         pass
 
 
-def _topic_record(topic: Topic) -> Record:
-    return {
-        "topic_id": topic.topic_id,
-        "create_time": topic.create_time,
-        "last_modify_time": topic.last_modify_time,
-        **dataclasses.asdict(topic.attributes),
-    }
-
-
-def _topic_from(account_id: str, name: str, record: Record) -> Topic:
-    fields = {f.name for f in dataclasses.fields(TopicAttributes)}
-    attributes = TopicAttributes(**{k: v for k, v in record.items() if k in fields})
-    return Topic(account_id, name, record["topic_id"], attributes, record["create_time"], record["last_modify_time"])
-
-
-def _subscription_record(subscription: Subscription, topic_id: str) -> Record:
-    return {
-        "topic_id": topic_id,
-        "create_time_ms": subscription.create_time_ms,
-        "last_modify_time": subscription.last_modify_time,
-        **dataclasses.asdict(subscription.attributes),
-    }
-
-
-def subscription_from(account_id: str, topic_name: str, name: str, record: Record) -> Subscription:
-    fields = {f.name for f in dataclasses.fields(SubscriptionAttributes)}
-    attributes = SubscriptionAttributes(**{k: v for k, v in record.items() if k in fields})
-    return Subscription(
-        account_id,
-        topic_name,
-        name,
-        attributes,
-        record["create_time_ms"],
-        record["last_modify_time"],
-        record["topic_id"],
-    )
-
-
 class TopicService:
     def __init__(
         self,
-        meta: MetaStore,
+        catalog: Catalog,
         messages: TopicMessageStore,
         clock: Clock,
         settings: Settings,
         dispatcher: Dispatcher | None = None,
     ) -> None:
-        self.meta = meta
+        self.catalog = catalog
         self.messages = messages
         self.clock = clock
         self.settings = settings
@@ -112,31 +67,32 @@ class TopicService:
         """Create a topic; False if an identical one exists (TopicAlreadyExist if it differs)."""
         check_topic_name(name)
         attributes = TopicAttributes().updated_from(given or TopicAttributeChanges())
-        existing = self.meta.get(account_id, TOPIC, name)
+        existing = self.catalog.get_topic(account_id, name)
         if existing is None:
-            if self.meta.count(account_id, TOPIC) >= self.settings.max_topics:
+            if self.catalog.count_topics(account_id) >= self.settings.max_topics:
                 raise errors.TopicNumExceededLimit()
             now = int(self.clock.now())
-            topic = Topic(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
-            existing = self.meta.create(account_id, TOPIC, name, _topic_record(topic))
+            existing = self.catalog.create_topic(
+                Topic(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
+            )
             if existing is None:
                 return True
-        if _topic_from(account_id, name, existing).attributes != attributes:
+        if existing.attributes != attributes:
             raise errors.TopicAlreadyExist()
         return False
 
     def get_topic(self, account_id: str, name: str) -> Topic:
         check_topic_name(name)
-        record = self.meta.get(account_id, TOPIC, name)
-        if record is None:
+        topic = self.catalog.get_topic(account_id, name)
+        if topic is None:
             raise errors.TopicNotExist()
-        return _topic_from(account_id, name, record)
+        return topic
 
     def set_topic_attributes(self, account_id: str, name: str, given: TopicAttributeChanges) -> None:
         topic = self.get_topic(account_id, name)
         attributes = topic.attributes.updated_from(given)
-        changes = {**dataclasses.asdict(attributes), "last_modify_time": int(self.clock.now())}
-        if not self.meta.update(account_id, TOPIC, name, changes):
+        changed = dataclasses.replace(topic, attributes=attributes, last_modify_time=int(self.clock.now()))
+        if not self.catalog.update_topic(changed):
             raise errors.TopicNotExist()
 
     def message_count(self, topic: Topic) -> int:
@@ -145,21 +101,13 @@ class TopicService:
     def delete_topic(self, account_id: str, name: str) -> None:
         """Delete a topic and its subscriptions; deleting a missing topic succeeds. Messages go by TTL."""
         check_topic_name(name)
-        self.meta.delete(account_id, TOPIC, name)
-        kind = subscription_kind(name)
-        while True:
-            found, _ = self.meta.list(account_id, kind, "", 1000, None)
-            if not found:
-                return
-            for subscription_name, _record in found:
-                self.meta.delete(account_id, kind, subscription_name)
+        self.catalog.delete_topic(account_id, name)
 
     def list_topics(
         self, account_id: str, prefix: str, limit: int, marker: str | None
     ) -> tuple[list[Topic], str | None]:
         start_after = decode_marker(marker) if marker else None
-        found, more = self.meta.list(account_id, TOPIC, prefix, limit, start_after)
-        topics = [_topic_from(account_id, name, record) for name, record in found]
+        topics, more = self.catalog.list_topics(account_id, prefix, limit, start_after)
         return topics, encode_marker(topics[-1].name) if more and topics else None
 
     # --- subscriptions ------------------------------------------------------------------------
@@ -172,58 +120,57 @@ class TopicService:
         refuse_internal_endpoint(attributes.endpoint, self.settings.push_allowed_networks)
         now = self.clock.now()
         subscription = Subscription(account_id, topic_name, name, attributes, ms(now), int(now), topic.topic_id)
-        kind = subscription_kind(topic_name)
-        existing = self.meta.create(account_id, kind, name, _subscription_record(subscription, topic.topic_id))
+        existing = self.catalog.create_subscription(subscription)
         if existing is None:
             return True
-        if subscription_from(account_id, topic_name, name, existing).attributes != attributes:
+        if existing.attributes != attributes:
             raise errors.SubscriptionAlreadyExist()
         return False
 
     def get_subscription(self, account_id: str, topic_name: str, name: str) -> Subscription:
         check_topic_name(topic_name)
         check_subscription_name(name)
-        record = self.meta.get(account_id, subscription_kind(topic_name), name)
-        if record is None:
+        subscription = self.catalog.get_subscription(account_id, topic_name, name)
+        if subscription is None:
             raise errors.SubscriptionNotExist()
-        return subscription_from(account_id, topic_name, name, record)
+        return subscription
 
     def set_subscription_attributes(
         self, account_id: str, topic_name: str, name: str, given: SubscriptionChanges
     ) -> None:
-        self.get_subscription(account_id, topic_name, name)
-        changes: dict[str, Any] = {"last_modify_time": int(self.clock.now())}
+        subscription = self.get_subscription(account_id, topic_name, name)
+        attributes = subscription.attributes
         strategy = given.notify_strategy
         if strategy:
-            changes["notify_strategy"] = notify_strategy(strategy)
-        if not self.meta.update(account_id, subscription_kind(topic_name), name, changes):
+            attributes = dataclasses.replace(attributes, notify_strategy=notify_strategy(strategy))
+        changed = dataclasses.replace(subscription, attributes=attributes, last_modify_time=int(self.clock.now()))
+        if not self.catalog.update_subscription(changed):
             raise errors.SubscriptionNotExist()
 
     def unsubscribe(self, account_id: str, topic_name: str, name: str) -> None:
         check_topic_name(topic_name)
         check_subscription_name(name)
-        self.meta.delete(account_id, subscription_kind(topic_name), name)
+        self.catalog.delete_subscription(account_id, topic_name, name)
 
     def list_subscriptions(
         self, account_id: str, topic_name: str, prefix: str, limit: int, marker: str | None
     ) -> tuple[list[str], str | None]:
         self.get_topic(account_id, topic_name)
         start_after = decode_marker(marker) if marker else None
-        found, more = self.meta.list(account_id, subscription_kind(topic_name), prefix, limit, start_after)
-        names = [name for name, _ in found]
+        found, more = self.catalog.list_subscriptions(account_id, topic_name, prefix, limit, start_after)
+        names = [subscription.name for subscription in found]
         return names, encode_marker(names[-1]) if more and names else None
 
     def subscriptions_of(self, message: TopicMessage) -> list[Subscription]:
         """Every subscription that should receive a message: same topic incarnation, created before it, tag matching."""
-        kind = subscription_kind(message.topic_name)
         found: list[Subscription] = []
         start_after = None
         while True:
-            page, more = self.meta.list(message.account_id, kind, "", 1000, start_after)
-            found += [subscription_from(message.account_id, message.topic_name, n, r) for n, r in page]
+            page, more = self.catalog.list_subscriptions(message.account_id, message.topic_name, "", 1000, start_after)
+            found += page
             if not more:
                 break
-            start_after = page[-1][0]
+            start_after = page[-1].name
         return [s for s in found if s.topic_id == message.topic_id and s.accepts(message)]
 
     # --- messages -----------------------------------------------------------------------------

@@ -1,8 +1,137 @@
-"""DynamoDB storage. Only this package talks to DynamoDB; it turns its errors into domain outcomes."""
+"""The storage boundary: what the domain services need from a database, as typed interfaces.
 
-from botocore.exceptions import ClientError
+Two engines implement it: `mnsd.storage.dynamodb` (AWS, and moto in tests and `MNS_ENGINE=moto`)
+and `mnsd.storage.sqlite` (the local runtime's embedded engine). Only an engine's own modules speak
+its database (boto3 DynamoDB calls, SQL); the services see entities (`Message`, `Queue`, ...).
+
+Semantics every engine keeps (the contract suite, tests/storage, runs them against each engine):
+- a claim is atomic on the lease as observed (its version, and it being Active): of any number of
+  concurrent claims of one message, exactly one succeeds;
+- delete and change-visibility succeed only for the lease version a receipt handle names, while
+  that lease is still hidden (not yet visible again);
+- ready messages come in queue order: priority, then the time they first became receivable;
+- expired messages (retention over) are never returned nor counted, whether or not yet removed;
+- a queue or topic incarnation (`queue_id`, `topic_id`) never sees another's messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mnsd.queue_model import Message, MessageRef, QueueCounts
+from mnsd.topic_model import TopicMessage
+
+if TYPE_CHECKING:
+    from mnsd.metrics import LogRead
+    from mnsd.oplog import LogRecord
+
+Record = dict[str, Any]  # a control-plane record: JSON-like values (str, int, bool, lists, maps)
 
 
-def condition_failed(exc: ClientError) -> bool:
-    """Whether a write was refused because its ConditionExpression did not hold."""
-    return bool(exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+@dataclass(frozen=True)
+class ReadyScan:
+    """Active messages found in queue order, and when the next inactive or delayed one becomes receivable."""
+
+    messages: list[Message]
+    next_visible_at: int | None
+
+
+class MessageStore(Protocol):
+    def put(self, messages: list[Message]) -> set[str]:
+        """Store new messages; the ids of those that could not be stored."""
+        ...
+
+    def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
+        """`message.received(now_ms, visible_at)` if the lease is still as observed and Active, else None."""
+        ...
+
+    def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        """Claim candidates in their order until `count` are owned (as `claim` each); the claimed ones."""
+        ...
+
+    def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
+        """Delete a message whose lease is still the one a receipt handle (`version`) names."""
+        ...
+
+    def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        """`delete` for each (ref, version); whether each was deleted."""
+        ...
+
+    def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
+        """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
+        ...
+
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
+        """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded)."""
+        ...
+
+    def load_bodies(self, messages: list[Message]) -> None:
+        """Fill in the bodies `scan_ready` or `claim` left as None."""
+        ...
+
+    def counts(self, queue_id: str, now_ms: int) -> QueueCounts: ...
+
+
+class MetaTable(Protocol):
+    """Control-plane records by (partition, name); `mnsd.storage.catalog` gives them their meaning."""
+
+    def create(self, partition: str, name: str, record: Record) -> Record | None:
+        """Store a new record; if the name is taken, return the record that holds it instead."""
+        ...
+
+    def get(self, partition: str, name: str) -> Record | None: ...
+
+    def update(self, partition: str, name: str, changes: Record) -> bool:
+        """Apply changes to an existing record; False if there is none."""
+        ...
+
+    def put(self, partition: str, name: str, record: Record) -> None: ...
+
+    def delete(self, partition: str, name: str) -> Record | None:
+        """Delete a record; the deleted record, or None if there was none."""
+        ...
+
+    def count(self, partition: str) -> int: ...
+
+    def list(
+        self, partition: str, prefix: str, limit: int, start_after: str | None
+    ) -> tuple[list[tuple[str, Record]], bool]:
+        """Up to `limit` (name, record) pairs in name order, and whether more follow."""
+        ...
+
+
+class TopicMessageStore(Protocol):
+    def put(self, message: TopicMessage) -> None: ...
+
+    def get(self, topic_id: str, message_id: str, now_ms: int) -> TopicMessage | None:
+        """A message still in its retention period, or None."""
+        ...
+
+    def count(self, topic_id: str, now_ms: int) -> int:
+        """Messages published in the retention period."""
+        ...
+
+
+class OperationLogStore(Protocol):
+    def write(self, records: list[LogRecord]) -> None:
+        """Write every record or raise (records are idempotent: the same event may be written twice)."""
+        ...
+
+    def read(
+        self, account: str, kind: str, resource: str, start_ms: int, end_ms: int, limit: int, subscription: str = ""
+    ) -> LogRead:
+        """The records of `{account}#{kind}#{resource}` with start_ms <= time <= end_ms (of one subscription if
+        given), oldest first, reading at most `limit` items (`truncated` when more were left unread)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Storage:
+    """One engine's stores."""
+
+    engine: str
+    meta: MetaTable
+    messages: MessageStore
+    topic_messages: TopicMessageStore
+    log: OperationLogStore

@@ -1,7 +1,5 @@
-"""The control-plane table: queues, topics, subscriptions and account settings.
-
-One partition per account and kind (`pk = "{account}#{kind}"`), the resource name as sort key, so
-listing with a prefix and paging is a single Query, and an account can only ever see its own items.
+"""The control-plane table on DynamoDB: `pk` the partition (`{account}#{kind}`, see
+`mnsd.storage.catalog`), `sk` the resource name, so listing with a prefix and paging is one Query.
 """
 
 from __future__ import annotations
@@ -12,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.storage import condition_failed
+from mnsd.storage import Record
+from mnsd.storage.dynamodb import condition_failed
 
 if TYPE_CHECKING:
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -26,15 +25,13 @@ def _types() -> tuple[TypeSerializer, TypeDeserializer]:
     return TypeSerializer(), TypeDeserializer()
 
 
-Record = dict[str, Any]
-
-
-def _pk(account_id: str, kind: str) -> str:
-    return f"{account_id}#{kind}"
-
-
 def _to_item(record: Record) -> dict[str, Any]:
     return {key: _types()[0].serialize(value) for key, value in record.items()}
+
+
+def meta_item(partition: str, name: str, record: Record) -> dict[str, Any]:
+    """A record as the meta table stores it (DynamoDB JSON)."""
+    return {"pk": {"S": partition}, "sk": {"S": name}, **_to_item(record)}
 
 
 def _from_item(item: dict[str, Any]) -> Record:
@@ -42,43 +39,41 @@ def _from_item(item: dict[str, Any]) -> Record:
     return {key: int(value) if isinstance(value, Decimal) else value for key, value in record.items()}
 
 
-class MetaStore:
+class DynamoMetaTable:
     def __init__(self, client: Any, table: str) -> None:
         self.client = client
         self.table = table
 
-    def _key(self, account_id: str, kind: str, name: str) -> dict[str, Any]:
-        return {"pk": {"S": _pk(account_id, kind)}, "sk": {"S": name}}
+    def _key(self, partition: str, name: str) -> dict[str, Any]:
+        return {"pk": {"S": partition}, "sk": {"S": name}}
 
-    def create(self, account_id: str, kind: str, name: str, record: Record) -> Record | None:
+    def create(self, partition: str, name: str, record: Record) -> Record | None:
         """Store a new record; if the name is taken, return the record that holds it instead."""
-        item = {**self._key(account_id, kind, name), **_to_item(record)}
+        item = {**self._key(partition, name), **_to_item(record)}
         try:
             self.client.put_item(TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)")
             return None
         except ClientError as exc:
             if not condition_failed(exc):
                 raise
-        existing = self.get(account_id, kind, name)
-        return existing if existing is not None else self.create(account_id, kind, name, record)
+        existing = self.get(partition, name)
+        return existing if existing is not None else self.create(partition, name, record)
 
-    def get(self, account_id: str, kind: str, name: str) -> Record | None:
-        response = self.client.get_item(
-            TableName=self.table, Key=self._key(account_id, kind, name), ConsistentRead=True
-        )
+    def get(self, partition: str, name: str) -> Record | None:
+        response = self.client.get_item(TableName=self.table, Key=self._key(partition, name), ConsistentRead=True)
         item = response.get("Item")
         return None if item is None else _from_item(item)
 
-    def update(self, account_id: str, kind: str, name: str, changes: Record) -> bool:
+    def update(self, partition: str, name: str, changes: Record) -> bool:
         """Apply changes to an existing record; False if there is none."""
         if not changes:
-            return self.get(account_id, kind, name) is not None
+            return self.get(partition, name) is not None
         names = {f"#a{i}": key for i, key in enumerate(changes)}
         values = {f":v{i}": _types()[0].serialize(value) for i, value in enumerate(changes.values())}
         try:
             self.client.update_item(
                 TableName=self.table,
-                Key=self._key(account_id, kind, name),
+                Key=self._key(partition, name),
                 UpdateExpression="SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(changes))),
                 ConditionExpression="attribute_exists(pk)",
                 ExpressionAttributeNames=names,
@@ -90,25 +85,23 @@ class MetaStore:
                 return False
             raise
 
-    def put(self, account_id: str, kind: str, name: str, record: Record) -> None:
-        self.client.put_item(TableName=self.table, Item={**self._key(account_id, kind, name), **_to_item(record)})
+    def put(self, partition: str, name: str, record: Record) -> None:
+        self.client.put_item(TableName=self.table, Item={**self._key(partition, name), **_to_item(record)})
 
-    def delete(self, account_id: str, kind: str, name: str) -> Record | None:
+    def delete(self, partition: str, name: str) -> Record | None:
         """Delete a record; the deleted record, or None if there was none."""
-        response = self.client.delete_item(
-            TableName=self.table, Key=self._key(account_id, kind, name), ReturnValues="ALL_OLD"
-        )
+        response = self.client.delete_item(TableName=self.table, Key=self._key(partition, name), ReturnValues="ALL_OLD")
         item = response.get("Attributes")
         return None if item is None else _from_item(item)
 
-    def count(self, account_id: str, kind: str) -> int:
+    def count(self, partition: str) -> int:
         total, start = 0, None
         while True:
             kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
             response = self.client.query(
                 TableName=self.table,
                 KeyConditionExpression="pk = :pk",
-                ExpressionAttributeValues={":pk": {"S": _pk(account_id, kind)}},
+                ExpressionAttributeValues={":pk": {"S": partition}},
                 Select="COUNT",
                 **kwargs,
             )
@@ -118,16 +111,16 @@ class MetaStore:
                 return total
 
     def list(
-        self, account_id: str, kind: str, prefix: str, limit: int, start_after: str | None
+        self, partition: str, prefix: str, limit: int, start_after: str | None
     ) -> tuple[list[tuple[str, Record]], bool]:
         """Up to `limit` (name, record) pairs in name order, and whether more follow."""
-        values: dict[str, Any] = {":pk": {"S": _pk(account_id, kind)}}
+        values: dict[str, Any] = {":pk": {"S": partition}}
         condition = "pk = :pk"
         if prefix:
             condition += " AND begins_with(sk, :prefix)"
             values[":prefix"] = {"S": prefix}
         found: list[tuple[str, Record]] = []
-        start = self._key(account_id, kind, start_after) if start_after else None
+        start = self._key(partition, start_after) if start_after else None
         while len(found) <= limit:
             kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
             response = self.client.query(

@@ -1,4 +1,4 @@
-"""The topic message table: one item per published message, written once, removed by TTL after a day.
+"""The topic message table on DynamoDB: one item per published message, written once, removed by TTL after a day.
 
 `pk` is the topic incarnation, `sk` the message id. The item carries everything a delivery needs,
 so the stream record that announces it (on AWS) is enough to fan it out without another read.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mnsd.storage.messages import body_attributes, body_of, parse_properties, properties
+from mnsd.storage.dynamodb.layout import body_attributes, body_of, parse_properties, properties
 from mnsd.topic_model import TOPIC_RETENTION_SECONDS, TopicMessage
 
 
@@ -56,7 +56,7 @@ def from_item(item: dict[str, Any]) -> TopicMessage:
     )
 
 
-class TopicMessageStore:
+class DynamoTopicMessageStore:
     def __init__(self, client: Any, table: str) -> None:
         self.client = client
         self.table = table

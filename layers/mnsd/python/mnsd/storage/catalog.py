@@ -1,0 +1,204 @@
+"""The control plane as entities: queues, topics, subscriptions and account settings over a `MetaTable`.
+
+Records are kept one partition per account and kind (`{account}#{kind}`) with the resource name as
+key, so a listing with a prefix is one range read and an account only ever reaches its own records.
+A second partition maps queue ids to (account, name) for the operation log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from mnsd.queue_model import Queue, QueueAttributes
+from mnsd.storage import MetaTable, Record
+from mnsd.topic_model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
+
+QUEUE = "queue"
+TOPIC = "topic"
+ACCOUNT = "account"
+ACCOUNT_RECORD = "meta"
+QUEUE_IDS = "queue-ids"  # the pseudo-account whose queue partition maps queue ids to (account, name)
+LIST_PAGE = 1000
+
+
+@dataclass(frozen=True)
+class AccountAttributes:
+    logging_bucket: str = ""
+
+
+def _partition(account_id: str, kind: str) -> str:
+    return f"{account_id}#{kind}"
+
+
+def _subscriptions(topic_name: str) -> str:
+    return f"subscription#{topic_name}"
+
+
+def _fields(cls: type, record: Record) -> Record:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in record.items() if k in names}
+
+
+def _queue_record(queue: Queue) -> Record:
+    return {
+        "queue_id": queue.queue_id,
+        "create_time": queue.create_time,
+        "last_modify_time": queue.last_modify_time,
+        **dataclasses.asdict(queue.attributes),
+    }
+
+
+def _queue(account_id: str, name: str, record: Record) -> Queue:
+    attributes = QueueAttributes(**_fields(QueueAttributes, record))
+    return Queue(account_id, name, record["queue_id"], attributes, record["create_time"], record["last_modify_time"])
+
+
+def _topic_record(topic: Topic) -> Record:
+    return {
+        "topic_id": topic.topic_id,
+        "create_time": topic.create_time,
+        "last_modify_time": topic.last_modify_time,
+        **dataclasses.asdict(topic.attributes),
+    }
+
+
+def _topic(account_id: str, name: str, record: Record) -> Topic:
+    attributes = TopicAttributes(**_fields(TopicAttributes, record))
+    return Topic(account_id, name, record["topic_id"], attributes, record["create_time"], record["last_modify_time"])
+
+
+def _subscription_record(subscription: Subscription) -> Record:
+    return {
+        "topic_id": subscription.topic_id,
+        "create_time_ms": subscription.create_time_ms,
+        "last_modify_time": subscription.last_modify_time,
+        **dataclasses.asdict(subscription.attributes),
+    }
+
+
+def _subscription(account_id: str, topic_name: str, name: str, record: Record) -> Subscription:
+    attributes = SubscriptionAttributes(**_fields(SubscriptionAttributes, record))
+    return Subscription(
+        account_id,
+        topic_name,
+        name,
+        attributes,
+        record["create_time_ms"],
+        record["last_modify_time"],
+        record["topic_id"],
+    )
+
+
+class Catalog:
+    def __init__(self, table: MetaTable) -> None:
+        self.table = table
+
+    # --- queues -------------------------------------------------------------------------------
+
+    def create_queue(self, queue: Queue) -> Queue | None:
+        """Store a new queue; if the name is taken, the queue that holds it instead."""
+        existing = self.table.create(_partition(queue.account_id, QUEUE), queue.name, _queue_record(queue))
+        if existing is not None:
+            return _queue(queue.account_id, queue.name, existing)
+        self.table.put(_partition(QUEUE_IDS, QUEUE), queue.queue_id, {"account": queue.account_id, "name": queue.name})
+        return None
+
+    def get_queue(self, account_id: str, name: str) -> Queue | None:
+        record = self.table.get(_partition(account_id, QUEUE), name)
+        return None if record is None else _queue(account_id, name, record)
+
+    def update_queue(self, queue: Queue) -> bool:
+        """Write a queue's attributes and modify time; False if it no longer exists."""
+        changes = {**dataclasses.asdict(queue.attributes), "last_modify_time": queue.last_modify_time}
+        return self.table.update(_partition(queue.account_id, QUEUE), queue.name, changes)
+
+    def delete_queue(self, account_id: str, name: str) -> None:
+        self.table.delete(_partition(account_id, QUEUE), name)
+
+    def count_queues(self, account_id: str) -> int:
+        return self.table.count(_partition(account_id, QUEUE))
+
+    def list_queues(
+        self, account_id: str, prefix: str, limit: int, start_after: str | None
+    ) -> tuple[list[Queue], bool]:
+        found, more = self.table.list(_partition(account_id, QUEUE), prefix, limit, start_after)
+        return [_queue(account_id, name, record) for name, record in found], more
+
+    def queue_name(self, queue_id: str) -> tuple[str, str] | None:
+        """(account, name) of the queue an id was made for (the queue may have been deleted since)."""
+        record = self.table.get(_partition(QUEUE_IDS, QUEUE), queue_id)
+        return None if record is None else (record["account"], record["name"])
+
+    # --- topics -------------------------------------------------------------------------------
+
+    def create_topic(self, topic: Topic) -> Topic | None:
+        existing = self.table.create(_partition(topic.account_id, TOPIC), topic.name, _topic_record(topic))
+        return None if existing is None else _topic(topic.account_id, topic.name, existing)
+
+    def get_topic(self, account_id: str, name: str) -> Topic | None:
+        record = self.table.get(_partition(account_id, TOPIC), name)
+        return None if record is None else _topic(account_id, name, record)
+
+    def update_topic(self, topic: Topic) -> bool:
+        changes = {**dataclasses.asdict(topic.attributes), "last_modify_time": topic.last_modify_time}
+        return self.table.update(_partition(topic.account_id, TOPIC), topic.name, changes)
+
+    def delete_topic(self, account_id: str, name: str) -> None:
+        """Delete a topic and its subscriptions."""
+        self.table.delete(_partition(account_id, TOPIC), name)
+        partition = _partition(account_id, _subscriptions(name))
+        while True:
+            found, _ = self.table.list(partition, "", LIST_PAGE, None)
+            if not found:
+                return
+            for subscription_name, _record in found:
+                self.table.delete(partition, subscription_name)
+
+    def count_topics(self, account_id: str) -> int:
+        return self.table.count(_partition(account_id, TOPIC))
+
+    def list_topics(
+        self, account_id: str, prefix: str, limit: int, start_after: str | None
+    ) -> tuple[list[Topic], bool]:
+        found, more = self.table.list(_partition(account_id, TOPIC), prefix, limit, start_after)
+        return [_topic(account_id, name, record) for name, record in found], more
+
+    # --- subscriptions ------------------------------------------------------------------------
+
+    def create_subscription(self, subscription: Subscription) -> Subscription | None:
+        partition = _partition(subscription.account_id, _subscriptions(subscription.topic_name))
+        existing = self.table.create(partition, subscription.name, _subscription_record(subscription))
+        if existing is None:
+            return None
+        return _subscription(subscription.account_id, subscription.topic_name, subscription.name, existing)
+
+    def get_subscription(self, account_id: str, topic_name: str, name: str) -> Subscription | None:
+        record = self.table.get(_partition(account_id, _subscriptions(topic_name)), name)
+        return None if record is None else _subscription(account_id, topic_name, name, record)
+
+    def update_subscription(self, subscription: Subscription) -> bool:
+        changes = {
+            "notify_strategy": subscription.attributes.notify_strategy,
+            "last_modify_time": subscription.last_modify_time,
+        }
+        partition = _partition(subscription.account_id, _subscriptions(subscription.topic_name))
+        return self.table.update(partition, subscription.name, changes)
+
+    def delete_subscription(self, account_id: str, topic_name: str, name: str) -> None:
+        self.table.delete(_partition(account_id, _subscriptions(topic_name)), name)
+
+    def list_subscriptions(
+        self, account_id: str, topic_name: str, prefix: str, limit: int, start_after: str | None
+    ) -> tuple[list[Subscription], bool]:
+        found, more = self.table.list(_partition(account_id, _subscriptions(topic_name)), prefix, limit, start_after)
+        return [_subscription(account_id, topic_name, name, record) for name, record in found], more
+
+    # --- account settings ---------------------------------------------------------------------
+
+    def account_attributes(self, account_id: str) -> AccountAttributes:
+        record = self.table.get(_partition(account_id, ACCOUNT), ACCOUNT_RECORD) or {}
+        return AccountAttributes(**_fields(AccountAttributes, record))
+
+    def set_account_attributes(self, account_id: str, attributes: AccountAttributes) -> None:
+        self.table.put(_partition(account_id, ACCOUNT), ACCOUNT_RECORD, dataclasses.asdict(attributes))

@@ -1,0 +1,164 @@
+"""The DynamoDB message-table layout, in one place: item keys, attribute names and their encodings.
+
+Used by the DynamoDB engine (reads and writes), by the operation log (stream records of lease
+items, `mnsd.oplog.queue_event`), by the CDK stream filter (`infra/`), by the embedded engine's
+exports (the same layout, so the analytics jobs read either) and by the Glue schemas (`glue_jobs/`,
+tested against `LEASE_ATTRIBUTES`).
+
+One partition per queue incarnation (`pk = queue_id`):
+
+    L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
+    B{message_id}                              the body, when lease + body would exceed 1 KB
+
+Attribute names are one letter because DynamoDB bills them on every write.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from mnsd.queue_model import Message, MessageRef, MessageState, Property, lease_state
+from mnsd.storage.capacity import KB, item_size
+
+Item = dict[str, Any]  # an item in DynamoDB JSON ({"S": ...}, {"N": ...}, ...)
+
+LEASE = "L"
+BODY = "B"
+PARTITION_KEY = "pk"
+SORT_KEY = "sk"
+TTL_ATTRIBUTE = "x"
+LOGGING_ATTRIBUTE = "l"  # present (True) on leases whose events feed the operation log
+
+# Lease attributes: name -> (DynamoDB type, meaning).
+LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
+    "pk": ("S", "queue incarnation id"),
+    "sk": ("S", "L{priority:02}{position:013}{message_id} (B{message_id} for an out-of-line body)"),
+    "id": ("S", "message id"),
+    "v": ("N", "visible_at: NextVisibleTime, epoch ms"),
+    "r": ("N", "version, bumped by every receive and visibility change"),
+    "d": ("N", "dequeue count"),
+    "e": ("N", "enqueue time, epoch ms"),
+    "f": ("N", "first dequeue time, epoch ms (absent until the first receive)"),
+    "x": ("N", "expiry, epoch seconds (the TTL attribute)"),
+    "m": ("S", "body MD5 (hex, upper case)"),
+    "b": ("S", "body text"),
+    "z": ("B", "body, zlib-compressed UTF-8"),
+    "o": ("BOOL", "the body is stored out of line (B item)"),
+    "u": ("L", "user properties: [[name, value, type], ...]"),
+    "s": ("L", "system properties: [[name, value, type], ...]"),
+    "g": ("S", "message group id"),
+    "l": ("BOOL", "the queue logs this message's events"),
+}
+# Receives add `f` and grow `r` and `d`: an inline item keeps this much room so it stays within 1 KB.
+LEASE_GROWTH = 32
+
+
+def lease_key(ref: MessageRef) -> str:
+    return ref.key  # L{priority:02}{position:013}{message_id}
+
+
+def is_lease(item: Item) -> bool:
+    return str(item.get(SORT_KEY, {}).get("S", "")).startswith(LEASE)
+
+
+def body_attributes(body: str) -> Item:
+    raw = body.encode("utf-8")
+    packed = zlib.compress(raw, 6)
+    return {"z": {"B": packed}} if len(packed) < len(raw) else {"b": {"S": body}}
+
+
+def body_of(item: Item) -> str | None:
+    if "z" in item:
+        return zlib.decompress(item["z"]["B"]).decode("utf-8")
+    if "b" in item:
+        return str(item["b"]["S"])
+    return None
+
+
+def properties(items: tuple[Property, ...]) -> Item:
+    return {"L": [{"L": [{"S": p.name}, {"S": p.value}, {"S": p.type}]} for p in items]}
+
+
+def parse_properties(value: Item | None) -> tuple[Property, ...]:
+    if not value:
+        return ()
+    return tuple(Property(*(part["S"] for part in entry["L"])) for entry in value["L"])
+
+
+def number(item: Item, name: str) -> int | None:
+    return int(item[name]["N"]) if name in item else None
+
+
+def state_of(item: Item, now_ms: int) -> MessageState:
+    """The state of a lease item at `now_ms` (the rule of `mnsd.queue_model.lease_state`).
+
+    A lease always has `v`, `d` and `x`; should one lack them, the message counts as receivable since
+    its enqueue (no `v`), never received (no `d`) and never expiring (no `x`).
+    """
+    visible_at = number(item, "v")
+    expires_at = number(item, TTL_ATTRIBUTE)
+    return lease_state(
+        number(item, "e") or 0 if visible_at is None else visible_at,
+        number(item, "d") or 0,
+        now_ms // 1000 + 1 if expires_at is None else expires_at,
+        now_ms,
+    )
+
+
+def message_items(message: Message) -> list[Item]:
+    """The items storing a message: its lease, and its body item when the body does not fit inline."""
+    lease: Item = {
+        "pk": {"S": message.queue_id},
+        "sk": {"S": lease_key(message.ref)},
+        "id": {"S": message.message_id},
+        "v": {"N": str(message.visible_at)},
+        "r": {"N": str(message.version)},
+        "d": {"N": str(message.dequeue_count)},
+        "e": {"N": str(message.enqueue_time)},
+        "x": {"N": str(message.expires_at)},
+        "m": {"S": message.body_md5},
+    }
+    if message.dequeue_count:
+        lease["f"] = {"N": str(message.first_dequeue_time)}
+    if message.user_properties:
+        lease["u"] = properties(message.user_properties)
+    if message.system_properties:
+        lease["s"] = properties(message.system_properties)
+    if message.message_group_id:
+        lease["g"] = {"S": message.message_group_id}
+    if message.logging:
+        lease[LOGGING_ATTRIBUTE] = {"BOOL": True}
+    body = body_attributes(message.body or "")
+    if item_size(lease) + item_size(body) + LEASE_GROWTH <= KB:
+        return [{**lease, **body}]
+    body_item = {"pk": lease["pk"], "sk": {"S": BODY + message.message_id}, "x": lease["x"], **body}
+    return [body_item, {**lease, "o": {"BOOL": True}}]
+
+
+def message_id_of(item: Item) -> str:
+    return str(item["id"]["S"]) if "id" in item else str(item["sk"]["S"][1:])
+
+
+def message_of(item: Item) -> Message:
+    """The message a lease item stores (body None when it is stored out of line)."""
+    ref = MessageRef.from_key(item["pk"]["S"], item["sk"]["S"])
+    enqueue_time = int(item["e"]["N"])
+    return Message(
+        queue_id=ref.queue_id,
+        message_id=item["id"]["S"],
+        priority=ref.priority,
+        position=ref.position,
+        visible_at=int(item["v"]["N"]),
+        version=int(item["r"]["N"]),
+        dequeue_count=int(item["d"]["N"]),
+        enqueue_time=enqueue_time,
+        first_dequeue_time=int(item["f"]["N"]) if "f" in item else enqueue_time,
+        expires_at=int(item["x"]["N"]),
+        body_md5=item["m"]["S"],
+        body=body_of(item),
+        user_properties=parse_properties(item.get("u")),
+        system_properties=parse_properties(item.get("s")),
+        message_group_id=item.get("g", {}).get("S", ""),
+        logging=LOGGING_ATTRIBUTE in item,
+    )

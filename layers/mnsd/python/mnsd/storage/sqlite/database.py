@@ -1,0 +1,139 @@
+"""An SQLite database shared by threads: one connection per thread on a file (WAL, readers never wait
+for the writer), one connection behind a lock for `:memory:`. Writes are short `BEGIN IMMEDIATE`
+transactions; no lock is held between them.
+
+Durability: WAL with `synchronous=NORMAL`. A committed transaction survives a crash of the process
+(it is in the WAL, which the OS holds); a power loss or OS crash may lose the transactions of the
+last moments before it (never corrupts the database). `MNS_SQLITE_SYNCHRONOUS=FULL` syncs every commit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+MEMORY = ":memory:"
+BUSY_TIMEOUT_MS = 10_000
+# Checkpoints (which sync the database file) are left to `checkpoint()`, called off the request path;
+# a commit checkpoints itself only if the WAL grew past this many pages (about 40 MB) meanwhile.
+AUTOCHECKPOINT_PAGES = 10_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    queue_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    visible_at INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    dequeue_count INTEGER NOT NULL,
+    enqueue_time INTEGER NOT NULL,
+    first_dequeue_time INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    body_md5 TEXT NOT NULL,
+    body TEXT NOT NULL,
+    user_properties TEXT,
+    system_properties TEXT,
+    message_group_id TEXT NOT NULL DEFAULT '',
+    logging INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (queue_id, message_id)
+) WITHOUT ROWID;
+-- A receive reads only what it can claim: per priority, the messages already visible, oldest first.
+CREATE INDEX IF NOT EXISTS messages_ready ON messages (queue_id, priority, visible_at);
+-- Counts, the next visible time and the retention sweep.
+CREATE INDEX IF NOT EXISTS messages_visibility ON messages (queue_id, visible_at, dequeue_count, expires_at);
+CREATE INDEX IF NOT EXISTS messages_expiry ON messages (expires_at);
+-- Changes of logging queues' messages, in the shape of DynamoDB stream records, for the operation log.
+CREATE TABLE IF NOT EXISTS message_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (
+    partition TEXT NOT NULL, name TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY (partition, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS topic_messages (
+    topic_id TEXT NOT NULL, message_id TEXT NOT NULL, expires_at INTEGER NOT NULL, record TEXT NOT NULL,
+    PRIMARY KEY (topic_id, message_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS topic_messages_expiry ON topic_messages (expires_at);
+CREATE TABLE IF NOT EXISTS log (
+    pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER NOT NULL, item TEXT NOT NULL, PRIMARY KEY (pk, sk)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS log_expiry ON log (expires_at);
+"""
+
+
+class Database:
+    def __init__(self, path: str | Path, synchronous: str = "NORMAL") -> None:
+        self.path = str(path)
+        self.synchronous = synchronous if synchronous in ("OFF", "NORMAL", "FULL", "EXTRA") else "NORMAL"
+        self._local = threading.local()
+        self._memory_lock = threading.RLock()
+        # Writers of this process queue here rather than in SQLite's busy handler, which sleeps in steps
+        # of up to 100 ms; held for one short transaction only. (Other processes still meet busy_timeout.)
+        self._write_lock = threading.Lock()
+        self._memory: sqlite3.Connection | None = None
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+        if self.path == MEMORY:
+            self._memory = self._open()
+        else:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        with self.read() as connection:
+            connection.executescript(SCHEMA)
+
+    def _open(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if self.path != MEMORY:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
+        connection.execute(f"PRAGMA synchronous = {self.synchronous}")
+        with self._all_lock:
+            self._all.append(connection)
+        return connection
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._memory is not None:
+            return self._memory
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._local.connection = self._open()
+        return connection
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A connection for reads (each statement sees a committed snapshot)."""
+        if self._memory is not None:
+            with self._memory_lock:
+                yield self._memory
+        else:
+            yield self._connection()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction: committed when the block ends, rolled back if it raises."""
+        with self._memory_lock if self._memory is not None else self._write_lock:
+            connection = self._connection()
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield connection
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+
+    def checkpoint(self) -> None:
+        """Copy what the WAL holds into the database file, as far as readers allow (never waits for them)."""
+        if self._memory is None:
+            with self.read() as connection:
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def close(self) -> None:
+        with self._all_lock:
+            connections, self._all = self._all, []
+        for connection in connections:
+            try:
+                connection.close()
+            except sqlite3.ProgrammingError:  # closed by another thread's use: nothing left to do
+                pass

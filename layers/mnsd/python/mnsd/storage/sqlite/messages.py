@@ -1,0 +1,287 @@
+"""Queue messages on SQLite: one row per message, claimed with one conditional UPDATE.
+
+A receive reads, per priority, only the messages already visible (index `messages_ready`), so
+its cost does not grow with the queue's depth nor with the messages in flight. A claim is
+`UPDATE ... WHERE version = ? AND visible_at <= ?`: one row changed means this consumer owns the
+message (`Message.received`); delete and change-visibility are conditional on the version a
+receipt handle names (`Message.held_by`). Within a priority, messages come in the order they
+became visible. Expired rows are never returned nor counted and `sweep_expired` removes them.
+
+Messages of logging queues also leave a change record (the shape of a DynamoDB stream record of the
+lease item, `mnsd.storage.dynamodb.layout`) in the same transaction; the operation log reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from mnsd.queue_model import Message, MessageRef, MessageState, Property, QueueCounts
+from mnsd.storage import ReadyScan
+from mnsd.storage.dynamodb import layout
+from mnsd.storage.sqlite.database import Database
+
+PRIORITIES = range(1, 17)
+COLUMNS = (
+    "queue_id, message_id, priority, position, visible_at, version, dequeue_count, enqueue_time, "
+    "first_dequeue_time, expires_at, body_md5, body, user_properties, system_properties, message_group_id, logging"
+)
+TTL_PRINCIPAL = "dynamodb.amazonaws.com"
+# Per priority, an index range of the messages already visible (priorities are asked in turn, highest
+# first, until enough are found: each query reads only rows it returns, whatever the depth).
+_READY_SQL = (
+    f"SELECT {COLUMNS} FROM messages INDEXED BY messages_ready WHERE queue_id = ? AND priority = ? "
+    "AND visible_at <= ? AND expires_at > ? ORDER BY visible_at LIMIT ?"
+)
+
+
+_CLAIM_SQL = (
+    "UPDATE messages SET visible_at = ?, version = ?, dequeue_count = ?, first_dequeue_time = ? "
+    "WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at <= ? AND expires_at > ?"
+)
+
+
+def _properties(items: tuple[Property, ...]) -> str | None:
+    return json.dumps([[p.name, p.value, p.type] for p in items]) if items else None
+
+
+def _parse_properties(text: str | None) -> tuple[Property, ...]:
+    return tuple(Property(*entry) for entry in json.loads(text)) if text else ()
+
+
+def _row(message: Message) -> tuple[Any, ...]:
+    return (
+        message.queue_id,
+        message.message_id,
+        message.priority,
+        message.position,
+        message.visible_at,
+        message.version,
+        message.dequeue_count,
+        message.enqueue_time,
+        message.first_dequeue_time,
+        message.expires_at,
+        message.body_md5,
+        message.body or "",
+        _properties(message.user_properties),
+        _properties(message.system_properties),
+        message.message_group_id,
+        int(message.logging),
+    )
+
+
+def message_of(row: tuple[Any, ...]) -> Message:
+    return Message(
+        queue_id=row[0],
+        message_id=row[1],
+        priority=row[2],
+        position=row[3],
+        visible_at=row[4],
+        version=row[5],
+        dequeue_count=row[6],
+        enqueue_time=row[7],
+        first_dequeue_time=row[8],
+        expires_at=row[9],
+        body_md5=row[10],
+        body=row[11],
+        user_properties=_parse_properties(row[12]),
+        system_properties=_parse_properties(row[13]),
+        message_group_id=row[14],
+        logging=bool(row[15]),
+    )
+
+
+def _image(message: Message) -> layout.Item:
+    """The lease item of a message as a stream record shows it (body as text, JSON-safe)."""
+    lease = layout.message_items(message)[-1]
+    lease = {k: v for k, v in lease.items() if k not in ("z", "b", "o")}
+    return {**lease, "b": {"S": message.body or ""}}
+
+
+def change_record(
+    name: str, now_ms: int, new: Message | None, old: Message | None, principal: str | None = None
+) -> dict[str, Any]:
+    change: dict[str, Any] = {"ApproximateCreationDateTime": now_ms / 1000, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    if new is not None:
+        change["NewImage"] = _image(new)
+    if old is not None:
+        change["OldImage"] = _image(old)
+    record: dict[str, Any] = {"eventID": uuid.uuid4().hex, "eventName": name, "dynamodb": change}
+    if principal:
+        record["userIdentity"] = {"type": "Service", "principalId": principal}
+    return record
+
+
+def _log_changes(connection: sqlite3.Connection, records: Iterable[dict[str, Any]]) -> None:
+    connection.executemany("INSERT INTO message_changes (record) VALUES (?)", [(json.dumps(r),) for r in records])
+
+
+def _pairs(claimed: list[Message], candidates: list[Message]) -> list[tuple[Message, Message]]:
+    """(after, before) of the claimed messages of logging queues."""
+    before = {m.message_id: m for m in candidates}
+    return [(after, before[after.message_id]) for after in claimed if after.logging]
+
+
+class SqliteMessageStore:
+    def __init__(self, database: Database) -> None:
+        self.db = database
+
+    # --- writes -------------------------------------------------------------------------------
+
+    def put(self, messages: list[Message]) -> set[str]:
+        placeholders = ", ".join("?" * 16)
+        rows = [_row(m) for m in messages]  # prepared before the write lock is taken
+        logged = [change_record("INSERT", m.enqueue_time, m, None) for m in messages if m.logging]
+        with self.db.write() as connection:
+            connection.executemany(f"INSERT INTO messages ({COLUMNS}) VALUES ({placeholders})", rows)
+            if logged:
+                _log_changes(connection, logged)
+        return set()
+
+    def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
+        claimed = self.claim_some([message], 1, now_ms, visible_at)
+        return claimed[0] if claimed else None
+
+    def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned."""
+        now_s = now_ms // 1000
+        leases = [  # prepared before the write lock is taken
+            (message, message.received(now_ms, visible_at))
+            for message in candidates
+            if message.state_at(now_ms) is MessageState.ACTIVE
+        ]
+        claimed: list[Message] = []
+        with self.db.write() as connection:
+            for before, after in leases:
+                if len(claimed) == count:
+                    break
+                changed = connection.execute(
+                    _CLAIM_SQL,
+                    (
+                        after.visible_at,
+                        after.version,
+                        after.dequeue_count,
+                        after.first_dequeue_time,
+                        before.queue_id,
+                        before.message_id,
+                        before.version,
+                        now_ms,
+                        now_s,
+                    ),
+                ).rowcount
+                if changed:
+                    claimed.append(after)
+            logged = [change_record("MODIFY", now_ms, after, before) for after, before in _pairs(claimed, candidates)]
+            if logged:
+                _log_changes(connection, logged)
+        return claimed
+
+    def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
+        return self.delete_many([(ref, version)], now_ms)[0]
+
+    def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        """One transaction: each message deleted if its lease is still the one its handle names."""
+        deleted: list[bool] = []
+        with self.db.write() as connection:
+            for ref, version in leases:
+                row = connection.execute(
+                    f"DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at > ? "
+                    f"AND expires_at > ? RETURNING {COLUMNS}",
+                    (ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000),
+                ).fetchone()
+                deleted.append(row is not None)
+                if row is not None and row[15]:
+                    _log_changes(connection, [change_record("REMOVE", now_ms, None, message_of(row))])
+        return deleted
+
+    def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
+        with self.db.write() as connection:
+            row = connection.execute(
+                f"UPDATE messages SET visible_at = ?, version = version + 1 WHERE queue_id = ? AND message_id = ? "
+                f"AND version = ? AND visible_at > ? AND expires_at > ? RETURNING {COLUMNS}",
+                (visible_at, ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000),
+            ).fetchone()
+            if row is not None and row[15]:
+                after = message_of(row)
+                before = Message(**{**after.__dict__, "version": version})
+                _log_changes(connection, [change_record("MODIFY", now_ms, after, before)])
+        return row is not None
+
+    def sweep_expired(self, now_ms: int, limit: int = 1000) -> int:
+        """Remove up to `limit` messages whose retention is over; how many were removed."""
+        with self.db.write() as connection:
+            rows = connection.execute(
+                f"DELETE FROM messages WHERE (queue_id, message_id) IN (SELECT queue_id, message_id FROM messages "
+                f"WHERE expires_at <= ? LIMIT ?) RETURNING {COLUMNS}",
+                (now_ms // 1000, limit),
+            ).fetchall()
+            logged = [message_of(row) for row in rows if row[15]]
+            if logged:
+                _log_changes(
+                    connection, (change_record("REMOVE", now_ms, None, m, principal=TTL_PRINCIPAL) for m in logged)
+                )
+        return len(rows)
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
+        rows: list[tuple[Any, ...]] = []
+        with self.db.read() as connection:
+            for priority in PRIORITIES:
+                rows += connection.execute(
+                    _READY_SQL, (queue_id, priority, now_ms, now_ms // 1000, wanted - len(rows))
+                ).fetchall()
+                if len(rows) >= wanted:
+                    break
+            next_visible = None
+            if len(rows) < wanted:
+                next_visible = connection.execute(
+                    "SELECT MIN(visible_at) FROM messages WHERE queue_id = ? AND visible_at > ?",
+                    (queue_id, now_ms),
+                ).fetchone()[0]
+        return ReadyScan([message_of(row) for row in rows], next_visible)
+
+    def load_bodies(self, messages: list[Message]) -> None:
+        """Bodies are always loaded with the message."""
+
+    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
+        with self.db.read() as connection:
+            active, inactive, delayed = connection.execute(
+                "SELECT COALESCE(SUM(visible_at <= :now), 0), COALESCE(SUM(visible_at > :now AND dequeue_count > 0), 0), "
+                "COALESCE(SUM(visible_at > :now AND dequeue_count = 0), 0) FROM messages INDEXED BY messages_visibility "
+                "WHERE queue_id = :q AND expires_at > :now_s",
+                {"q": queue_id, "now": now_ms, "now_s": now_ms // 1000},
+            ).fetchone()
+        return QueueCounts(active, inactive, delayed)
+
+    # --- the change records (operation log) and exports ---------------------------------------
+
+    def changes(self, limit: int = 1000) -> tuple[list[dict[str, Any]], int]:
+        """The oldest change records and the sequence number of the last one (0 if none)."""
+        with self.db.read() as connection:
+            rows = connection.execute(
+                "SELECT seq, record FROM message_changes ORDER BY seq LIMIT ?", (limit,)
+            ).fetchall()
+        return [json.loads(record) for _, record in rows], (rows[-1][0] if rows else 0)
+
+    def forget_changes(self, upto: int) -> None:
+        with self.db.write() as connection:
+            connection.execute("DELETE FROM message_changes WHERE seq <= ?", (upto,))
+
+    def all_messages(self, batch: int = 1000) -> Iterable[Message]:
+        """Every stored message (for exports), in pages."""
+        after = ("", "")
+        while True:
+            with self.db.read() as connection:
+                rows = connection.execute(
+                    f"SELECT {COLUMNS} FROM messages WHERE (queue_id, message_id) > (?, ?) "
+                    "ORDER BY queue_id, message_id LIMIT ?",
+                    (*after, batch),
+                ).fetchall()
+            yield from map(message_of, rows)
+            if len(rows) < batch:
+                return
+            after = (rows[-1][0], rows[-1][1])

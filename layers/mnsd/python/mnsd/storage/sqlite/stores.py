@@ -1,0 +1,176 @@
+"""Control-plane records, topic messages and the operation log on SQLite."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from mnsd.metrics import LogRead, event_of
+from mnsd.oplog import LogRecord
+from mnsd.queue_model import Property
+from mnsd.storage import Record
+from mnsd.storage.sqlite.database import Database
+from mnsd.topic_model import TOPIC_RETENTION_SECONDS, TopicMessage
+
+
+class SqliteMetaTable:
+    def __init__(self, database: Database) -> None:
+        self.db = database
+
+    def create(self, partition: str, name: str, record: Record) -> Record | None:
+        with self.db.write() as connection:
+            inserted = connection.execute(
+                "INSERT OR IGNORE INTO meta (partition, name, record) VALUES (?, ?, ?)",
+                (partition, name, json.dumps(record)),
+            ).rowcount
+            if inserted:
+                return None
+            (existing,) = connection.execute(
+                "SELECT record FROM meta WHERE partition = ? AND name = ?", (partition, name)
+            ).fetchone()
+        return dict(json.loads(existing))
+
+    def get(self, partition: str, name: str) -> Record | None:
+        with self.db.read() as connection:
+            row = connection.execute(
+                "SELECT record FROM meta WHERE partition = ? AND name = ?", (partition, name)
+            ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def update(self, partition: str, name: str, changes: Record) -> bool:
+        with self.db.write() as connection:
+            row = connection.execute(
+                "SELECT record FROM meta WHERE partition = ? AND name = ?", (partition, name)
+            ).fetchone()
+            if row is None:
+                return False
+            record = {**json.loads(row[0]), **changes}
+            connection.execute(
+                "UPDATE meta SET record = ? WHERE partition = ? AND name = ?", (json.dumps(record), partition, name)
+            )
+        return True
+
+    def put(self, partition: str, name: str, record: Record) -> None:
+        with self.db.write() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO meta (partition, name, record) VALUES (?, ?, ?)",
+                (partition, name, json.dumps(record)),
+            )
+
+    def delete(self, partition: str, name: str) -> Record | None:
+        with self.db.write() as connection:
+            row = connection.execute(
+                "DELETE FROM meta WHERE partition = ? AND name = ? RETURNING record", (partition, name)
+            ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def count(self, partition: str) -> int:
+        with self.db.read() as connection:
+            return int(connection.execute("SELECT COUNT(*) FROM meta WHERE partition = ?", (partition,)).fetchone()[0])
+
+    def list(
+        self, partition: str, prefix: str, limit: int, start_after: str | None
+    ) -> tuple[list[tuple[str, Record]], bool]:
+        with self.db.read() as connection:
+            rows = connection.execute(
+                "SELECT name, record FROM meta WHERE partition = ? AND name > ? AND substr(name, 1, ?) = ? "
+                "ORDER BY name LIMIT ?",
+                (partition, start_after or "", len(prefix), prefix, limit + 1),
+            ).fetchall()
+        found = [(name, dict(json.loads(record))) for name, record in rows]
+        return found[:limit], len(found) > limit
+
+    def all_records(self) -> Iterator[tuple[str, str, Record]]:
+        """Every (partition, name, record), for exports."""
+        with self.db.read() as connection:
+            rows = connection.execute("SELECT partition, name, record FROM meta ORDER BY partition, name").fetchall()
+        for partition, name, record in rows:
+            yield partition, name, dict(json.loads(record))
+
+
+def _topic_record(message: TopicMessage) -> str:
+    fields = dataclasses.asdict(message)
+    fields["user_properties"] = [[p.name, p.value, p.type] for p in message.user_properties]
+    return json.dumps(fields)
+
+
+def _topic_message(text: str) -> TopicMessage:
+    fields: dict[str, Any] = json.loads(text)
+    fields["user_properties"] = tuple(Property(*entry) for entry in fields["user_properties"])
+    return TopicMessage(**fields)
+
+
+class SqliteTopicMessageStore:
+    def __init__(self, database: Database) -> None:
+        self.db = database
+
+    def put(self, message: TopicMessage) -> None:
+        expires_at = message.publish_time // 1000 + TOPIC_RETENTION_SECONDS
+        with self.db.write() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO topic_messages (topic_id, message_id, expires_at, record) VALUES (?, ?, ?, ?)",
+                (message.topic_id, message.message_id, expires_at, _topic_record(message)),
+            )
+
+    def get(self, topic_id: str, message_id: str, now_ms: int) -> TopicMessage | None:
+        with self.db.read() as connection:
+            row = connection.execute(
+                "SELECT record FROM topic_messages WHERE topic_id = ? AND message_id = ? AND expires_at > ?",
+                (topic_id, message_id, now_ms // 1000),
+            ).fetchone()
+        return None if row is None else _topic_message(row[0])
+
+    def count(self, topic_id: str, now_ms: int) -> int:
+        with self.db.read() as connection:
+            return int(
+                connection.execute(
+                    "SELECT COUNT(*) FROM topic_messages WHERE topic_id = ? AND expires_at > ?",
+                    (topic_id, now_ms // 1000),
+                ).fetchone()[0]
+            )
+
+    def sweep_expired(self, now_ms: int) -> int:
+        with self.db.write() as connection:
+            return connection.execute("DELETE FROM topic_messages WHERE expires_at <= ?", (now_ms // 1000,)).rowcount
+
+
+class SqliteOperationLog:
+    """The log table: the very items the DynamoDB log table holds (`LogRecord.item`), so exports match."""
+
+    def __init__(self, database: Database) -> None:
+        self.db = database
+
+    def write(self, records: list[LogRecord]) -> None:
+        rows = []
+        for record in records:
+            item = record.item()
+            rows.append((item["pk"]["S"], item["sk"]["S"], int(item["x"]["N"]), json.dumps(item)))
+        with self.db.write() as connection:
+            connection.executemany("INSERT OR REPLACE INTO log (pk, sk, expires_at, item) VALUES (?, ?, ?, ?)", rows)
+
+    def read(
+        self, account: str, kind: str, resource: str, start_ms: int, end_ms: int, limit: int, subscription: str = ""
+    ) -> LogRead:
+        """As the DynamoDB engine's: one partition, a key range of times, at most `limit` items read."""
+        with self.db.read() as connection:
+            rows = connection.execute(
+                "SELECT item FROM log WHERE pk = ? AND sk BETWEEN ? AND ? ORDER BY sk LIMIT ?",
+                (f"{account}#{kind}#{resource}", f"{start_ms:013d}", f"{end_ms:013d}~", limit + 1),
+            ).fetchall()
+        items = [json.loads(item) for (item,) in rows[:limit]]
+        if subscription:
+            items = [item for item in items if item.get("subscription", {}).get("S") == subscription]
+        return LogRead([event_of(item) for item in items], truncated=len(rows) > limit)
+
+    def items(self) -> Iterator[dict[str, Any]]:
+        """Every log item (DynamoDB JSON), for exports."""
+        with self.db.read() as connection:
+            rows = connection.execute("SELECT item FROM log ORDER BY pk, sk").fetchall()
+        for (item,) in rows:
+            yield json.loads(item)
+
+    def sweep_expired(self, now_ms: int) -> int:
+        with self.db.write() as connection:
+            return connection.execute("DELETE FROM log WHERE expires_at <= ?", (now_ms // 1000,)).rowcount

@@ -1,0 +1,62 @@
+"""The Glue side of the message-table layout agrees with `mnsd.storage.dynamodb.layout`: attribute types,
+and the one Active / Inactive / Delayed / expired rule (`layout.state_of`), including leases that lack
+`v`, `d` or `x`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.export_generator import ddb_item
+from glue_jobs.schemas import MESSAGE_ATTRIBUTES, MESSAGE_SCHEMA, META_SCHEMA
+from glue_jobs.transforms import backlog_snapshot
+from mnsd.queue_model import MessageState
+from mnsd.storage.dynamodb import layout
+from tests.glue.helpers import HOUR, T0, export_of, rows_by
+
+T = T0 + HOUR + 456
+LIVE = T // 1000 + 3600
+
+
+def test_glue_message_attributes_are_lease_attributes_of_the_same_type():
+    assert MESSAGE_ATTRIBUTES
+    for name, kind in MESSAGE_ATTRIBUTES.items():
+        assert layout.LEASE_ATTRIBUTES[name][0] == kind, name
+
+
+def lease(n: int, **fields: int | None) -> dict:
+    record = {"pk": "q1", "sk": f"L08{T:013d}M{n}", "id": f"M{n}", "v": T, "r": 1, "d": 0, "e": T - 10_000, "x": LIVE}
+    record.update(fields)
+    return {k: v for k, v in record.items() if v is not None}
+
+
+LEASES = [
+    lease(1, v=T - 1),  # Active
+    lease(2, v=T),  # Active (visible at T)
+    lease(3, v=T + 1, d=1),  # Inactive
+    lease(4, v=T + 1, d=0),  # Delayed
+    lease(5, v=T + 1, d=None),  # Delayed (no dequeue count)
+    lease(6, v=None),  # no visible time: receivable since its enqueue
+    lease(7, v=None, d=3),
+    lease(8, x=T // 1000),  # expired at T
+    lease(9, x=None, v=T + 5, d=2),  # no TTL: kept, Inactive
+]
+
+
+@pytest.fixture(scope="module")
+def exports(spark, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("layout")
+    meta = [{"pk": "A#queue", "sk": "alpha", "queue_id": "q1", "create_time": 1}]
+    return (
+        export_of(spark, folder / "messages", LEASES, MESSAGE_SCHEMA, export_time_ms=T),
+        export_of(spark, folder / "meta", meta, META_SCHEMA, export_time_ms=T, layout="moto"),
+    )
+
+
+def test_backlog_snapshot_counts_states_as_the_layout_rule_does(exports):
+    states = [layout.state_of(json.loads(ddb_item(record))["Item"], T) for record in LEASES]
+    expected = tuple(states.count(s) for s in (MessageState.ACTIVE, MessageState.INACTIVE, MessageState.DELAYED))
+    assert expected == (4, 2, 2)
+    (row,) = rows_by(backlog_snapshot(*exports, T), "queue").values()
+    assert (row["active"], row["inactive"], row["delayed"]) == expected

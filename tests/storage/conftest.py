@@ -1,0 +1,38 @@
+"""Every storage engine behind the same fixture: the contract suite runs against each."""
+
+from __future__ import annotations
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from local_runtime.server import SerializedClient
+from local_runtime.tables import create_tables
+from mnsd.settings import Settings
+from mnsd.storage import Storage
+from mnsd.storage.dynamodb import dynamodb_storage
+from mnsd.storage.sqlite import sqlite_storage
+
+ENGINES = ["dynamodb-moto", "sqlite-file", "sqlite-memory"]
+
+
+@pytest.fixture(params=ENGINES)
+def storage(request, tmp_path, monkeypatch) -> Storage:
+    if request.param == "dynamodb-moto":
+        for name, value in (
+            ("AWS_ACCESS_KEY_ID", "testing"),
+            ("AWS_SECRET_ACCESS_KEY", "testing"),
+            ("AWS_DEFAULT_REGION", "us-east-1"),
+        ):
+            monkeypatch.setenv(name, value)
+        with mock_aws():
+            # moto is not thread-safe: one call at a time gives it DynamoDB's per-call atomicity.
+            client = SerializedClient(boto3.client("dynamodb", region_name="us-east-1"))
+            settings = Settings()
+            create_tables(client, settings)
+            yield dynamodb_storage(client, settings)
+        return
+    path = tmp_path / "data" if request.param == "sqlite-file" else ":memory:"
+    storage = sqlite_storage(path)
+    yield storage
+    storage.database.close()

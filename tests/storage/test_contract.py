@@ -1,0 +1,284 @@
+"""The storage contract: every engine (DynamoDB on moto, SQLite on a file and in memory) keeps the same semantics."""
+
+from __future__ import annotations
+
+import threading
+
+from mnsd.oplog import LogRecord
+from mnsd.queue_model import Message, MessageState, Property, QueueCounts, body_md5
+from mnsd.storage import Storage
+from mnsd.topic_model import TOPIC_RETENTION_SECONDS, TopicMessage
+
+NOW = 1_700_000_000_000  # ms
+RETENTION = 3600  # s
+
+
+def message(n: int, queue_id: str = "q1", priority: int = 8, delay_ms: int = 0, body: str | None = None) -> Message:
+    text = body if body is not None else f"body-{n}"
+    return Message(
+        queue_id=queue_id,
+        message_id=f"M{n:05d}",
+        priority=priority,
+        position=NOW + n + delay_ms,
+        visible_at=NOW + n + delay_ms,
+        version=0,
+        dequeue_count=0,
+        enqueue_time=NOW + n,
+        first_dequeue_time=NOW + n,
+        expires_at=(NOW + n) // 1000 + RETENTION,
+        body_md5=body_md5(text),
+        body=text,
+    )
+
+
+def ready_ids(storage: Storage, now: int, wanted: int = 100, queue_id: str = "q1") -> list[str]:
+    return [m.message_id for m in storage.messages.scan_ready(queue_id, now, wanted).messages]
+
+
+# --- messages -----------------------------------------------------------------------------------
+
+
+def test_ready_messages_come_by_priority_then_time(storage):
+    storage.messages.put(
+        [message(1, priority=8), message(2, priority=3), message(3, priority=8), message(4, priority=16)]
+    )
+    assert ready_ids(storage, NOW + 10) == ["M00002", "M00001", "M00003", "M00004"]
+
+
+def test_paging_returns_the_head_of_the_queue(storage):
+    storage.messages.put([message(n, priority=1 + n % 3) for n in range(60)])
+    expected = sorted((1 + n % 3, n) for n in range(60))[:10]
+    assert ready_ids(storage, NOW + 100, wanted=10) == [f"M{n:05d}" for _, n in expected]
+
+
+def test_a_delayed_message_is_not_ready_until_its_time(storage):
+    storage.messages.put([message(1, delay_ms=5000)])
+    scan = storage.messages.scan_ready("q1", NOW + 10, 10)
+    assert scan.messages == []
+    assert scan.next_visible_at == NOW + 1 + 5000
+    assert storage.messages.counts("q1", NOW + 10) == QueueCounts(0, 0, 1)
+    assert ready_ids(storage, NOW + 5001) == ["M00001"]
+
+
+def test_a_claim_applies_the_received_rule_and_hides_the_message(storage):
+    original = message(1, body="hello", priority=5)
+    original.user_properties = (Property("k", "v", "STRING"),)
+    storage.messages.put([original])
+    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    claimed = storage.messages.claim(seen, NOW + 10, NOW + 30_010)
+    assert claimed is not None
+    assert (claimed.version, claimed.dequeue_count, claimed.first_dequeue_time) == (1, 1, NOW + 10)
+    assert claimed.visible_at == NOW + 30_010
+    assert claimed.user_properties == (Property("k", "v", "STRING"),)
+    assert claimed.state_at(NOW + 10) is MessageState.INACTIVE
+    assert ready_ids(storage, NOW + 20) == []
+    assert storage.messages.counts("q1", NOW + 20) == QueueCounts(0, 1, 0)
+    # Visible again: a second receive counts, keeps the first dequeue time.
+    (again,) = storage.messages.scan_ready("q1", NOW + 30_010, 10).messages
+    second = storage.messages.claim(again, NOW + 30_010, NOW + 60_000)
+    assert second is not None
+    assert (second.version, second.dequeue_count, second.first_dequeue_time) == (2, 2, NOW + 10)
+
+
+def test_a_stale_claim_fails(storage):
+    storage.messages.put([message(1)])
+    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    assert storage.messages.claim(seen, NOW + 10, NOW + 1000) is not None
+    assert storage.messages.claim(seen, NOW + 10, NOW + 1000) is None  # same observed version
+    assert storage.messages.claim(seen, NOW + 2000, NOW + 3000) is None  # visible again, but version moved
+
+
+def test_delete_needs_the_current_version_while_hidden(storage):
+    storage.messages.put([message(1), message(2)])
+    first, second = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    one = storage.messages.claim(first, NOW + 10, NOW + 1000)
+    two = storage.messages.claim(second, NOW + 10, NOW + 1000)
+    assert one is not None and two is not None
+    assert not storage.messages.delete(one.ref, 0, NOW + 20)  # an older handle
+    assert storage.messages.delete(one.ref, 1, NOW + 20)
+    assert not storage.messages.delete(one.ref, 1, NOW + 20)  # single use
+    assert not storage.messages.delete(two.ref, 1, NOW + 1000)  # visible again: the handle is dead
+    assert ready_ids(storage, NOW + 1000) == ["M00002"]
+
+
+def test_change_visibility_retimes_and_renews_the_lease(storage):
+    storage.messages.put([message(1)])
+    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    claimed = storage.messages.claim(seen, NOW + 10, NOW + 1000)
+    assert claimed is not None
+    assert storage.messages.change_visibility(claimed.ref, 1, NOW + 20, NOW + 60_000)
+    assert not storage.messages.change_visibility(claimed.ref, 1, NOW + 20, NOW + 60_000)  # old handle
+    assert ready_ids(storage, NOW + 5000) == []  # the first timeout passed, the new one holds
+    assert storage.messages.delete(claimed.ref, 2, NOW + 5000)
+
+
+def test_change_visibility_of_a_delayed_message(storage):
+    storage.messages.put([message(1, delay_ms=60_000)])
+    ref = message(1, delay_ms=60_000).ref
+    assert storage.messages.change_visibility(ref, 0, NOW + 10, NOW + 100)
+    assert ready_ids(storage, NOW + 100) == ["M00001"]
+
+
+def test_expired_messages_are_neither_returned_claimed_nor_counted(storage):
+    storage.messages.put([message(1), message(2, delay_ms=10_000)])
+    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    after = (NOW // 1000 + RETENTION + 1) * 1000
+    assert ready_ids(storage, after) == []
+    assert storage.messages.claim(seen, after, after + 1000) is None
+    assert storage.messages.counts("q1", after) == QueueCounts(0, 0, 0)
+
+
+def test_counts(storage):
+    storage.messages.put([message(n) for n in range(5)] + [message(10 + n, delay_ms=9000) for n in range(3)])
+    for seen in storage.messages.scan_ready("q1", NOW + 100, 2).messages:
+        assert storage.messages.claim(seen, NOW + 100, NOW + 5000) is not None
+    assert storage.messages.counts("q1", NOW + 100) == QueueCounts(3, 2, 3)
+
+
+def test_incarnations_do_not_see_each_other(storage):
+    storage.messages.put([message(1, queue_id="old"), message(2, queue_id="new")])
+    assert ready_ids(storage, NOW + 10, queue_id="new") == ["M00002"]
+    assert storage.messages.counts("old", NOW + 10) == QueueCounts(1, 0, 0)
+    (seen,) = storage.messages.scan_ready("old", NOW + 10, 10).messages
+    claimed = storage.messages.claim(seen, NOW + 10, NOW + 1000)
+    assert claimed is not None
+    other = message(1, queue_id="new").ref
+    assert not storage.messages.delete(other, 1, NOW + 20)
+
+
+def test_large_bodies_and_properties_round_trip(storage):
+    big = "x" * 3000 + "".join(chr(0x4E00 + i) for i in range(2000))
+    original = message(1, body=big)
+    original.system_properties = (Property("DedupId", "a", "STRING"),)
+    original.message_group_id = "group"
+    storage.messages.put([original])
+    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    claimed = storage.messages.claim(seen, NOW + 10, NOW + 1000)
+    assert claimed is not None
+    storage.messages.load_bodies([claimed])
+    assert claimed.body == big
+    assert claimed.body_md5 == body_md5(big)
+    assert claimed.system_properties == (Property("DedupId", "a", "STRING"),)
+    assert claimed.message_group_id == "group"
+
+
+def test_racing_consumers_each_message_has_one_owner(storage):
+    storage.messages.put([message(n, priority=1 + n % 4) for n in range(48)])
+    owners: dict[str, list[int]] = {}
+    lock = threading.Lock()
+    start = threading.Barrier(8)
+
+    def consume(worker: int) -> None:
+        start.wait()
+        for _ in range(40):
+            scan = storage.messages.scan_ready("q1", NOW + 100, 8)
+            if not scan.messages:
+                return
+            for seen in scan.messages:
+                if storage.messages.claim(seen, NOW + 100, NOW + 60_000) is not None:
+                    with lock:
+                        owners.setdefault(seen.message_id, []).append(worker)
+
+    threads = [threading.Thread(target=consume, args=(worker,)) for worker in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    assert sorted(owners) == [f"M{n:05d}" for n in range(48)]
+    assert all(len(workers) == 1 for workers in owners.values()), owners
+    assert storage.messages.counts("q1", NOW + 100) == QueueCounts(0, 48, 0)
+
+
+# --- control-plane records ----------------------------------------------------------------------
+
+
+def test_meta_create_get_update_delete(storage):
+    meta = storage.meta
+    assert meta.create("a#queue", "q", {"queue_id": "1", "n": 5, "flag": True}) is None
+    assert meta.create("a#queue", "q", {"queue_id": "2"}) == {"queue_id": "1", "n": 5, "flag": True}
+    assert meta.get("a#queue", "q") == {"queue_id": "1", "n": 5, "flag": True}
+    assert meta.get("b#queue", "q") is None
+    assert meta.update("a#queue", "q", {"n": 6})
+    assert meta.get("a#queue", "q") == {"queue_id": "1", "n": 6, "flag": True}
+    assert not meta.update("a#queue", "missing", {"n": 1})
+    meta.put("a#queue", "p", {"queue_id": "3"})
+    assert meta.count("a#queue") == 2
+    assert meta.delete("a#queue", "q") == {"queue_id": "1", "n": 6, "flag": True}
+    assert meta.delete("a#queue", "q") is None
+    assert meta.count("a#queue") == 1
+
+
+def test_meta_list_with_prefix_and_pages(storage):
+    for name in ["a1", "a2", "a3", "b1", "a4"]:
+        storage.meta.put("acct#topic", name, {"name": name})
+    storage.meta.put("other#topic", "a0", {"name": "a0"})
+    page, more = storage.meta.list("acct#topic", "a", 2, None)
+    assert [n for n, _ in page] == ["a1", "a2"] and more
+    page, more = storage.meta.list("acct#topic", "a", 2, "a2")
+    assert [n for n, _ in page] == ["a3", "a4"] and not more
+    page, more = storage.meta.list("acct#topic", "", 10, None)
+    assert [n for n, _ in page] == ["a1", "a2", "a3", "a4", "b1"] and not more
+    assert page[0][1] == {"name": "a1"}
+
+
+# --- topic messages and the operation log -------------------------------------------------------
+
+
+def topic_message(n: int, published: int = NOW) -> TopicMessage:
+    return TopicMessage(
+        account_id="a",
+        topic_name="t",
+        topic_id="t1",
+        message_id=f"T{n}",
+        body=f"tb{n}",
+        tag="tag",
+        publish_time=published,
+        direct_mail={"Subject": "s"},
+        user_properties=(Property("k", "v", "STRING"),),
+        logging_enabled=True,
+    )
+
+
+def test_topic_messages_within_retention(storage):
+    storage.topic_messages.put(topic_message(1))
+    storage.topic_messages.put(topic_message(2))
+    assert storage.topic_messages.get("t1", "T1", NOW) == topic_message(1)
+    assert storage.topic_messages.get("t2", "T1", NOW) is None
+    assert storage.topic_messages.count("t1", NOW) == 2
+    later = NOW + (TOPIC_RETENTION_SECONDS + 1) * 1000
+    assert storage.topic_messages.get("t1", "T1", later) is None
+    assert storage.topic_messages.count("t1", later) == 0
+
+
+def test_operation_log_writes_are_idempotent(storage):
+    record = LogRecord("a", "queue", "q", "send", NOW, "M1", "event-1", enqueue_time=NOW)
+    storage.log.write([record])
+    storage.log.write([record])
+    assert _log_items(storage) == [record.item()]
+
+
+def _log_items(storage: Storage) -> list[dict]:
+    if storage.engine == "dynamodb":
+        client = storage.log.client  # type: ignore[attr-defined]
+        return client.scan(TableName=storage.log.table)["Items"]  # type: ignore[attr-defined]
+    return list(storage.log.items())  # type: ignore[attr-defined]
+
+
+def test_claim_some_stops_at_count_and_skips_what_others_took(storage):
+    storage.messages.put([message(n) for n in range(6)])
+    seen = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    assert storage.messages.claim(seen[1], NOW + 10, NOW + 1000) is not None  # another consumer's
+    claimed = storage.messages.claim_some(seen, 3, NOW + 10, NOW + 1000)
+    assert [m.message_id for m in claimed] == ["M00000", "M00002", "M00003"]
+    assert all(m.version == 1 and m.dequeue_count == 1 for m in claimed)
+    assert ready_ids(storage, NOW + 20) == ["M00004", "M00005"]
+
+
+def test_delete_many_reports_each_outcome(storage):
+    storage.messages.put([message(n) for n in range(3)])
+    seen = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    claimed = storage.messages.claim_some(seen, 3, NOW + 10, NOW + 1000)
+    leases = [(claimed[0].ref, 1), (claimed[1].ref, 0), (claimed[2].ref, 1), (claimed[0].ref, 1)]
+    assert storage.messages.delete_many(leases, NOW + 20) == [True, False, True, False]
+    assert storage.messages.counts("q1", NOW + 20) == QueueCounts(0, 1, 0)
