@@ -195,11 +195,25 @@ class TricklingEndpoint:
                 connection.recv(65536)
                 connection.sendall(b"HTTP/1.1 200 OK\r\n")
                 for i in range(30):
-                    time.sleep(1)
+                    if self._closed_within(connection, 1.0):
+                        break  # the sender gave up: noticed at once, not at the next write
                     connection.sendall(b"X-Slow-%d: 1\r\n" % i)
             except OSError:  # the sender gave up
                 pass
             self.held.append(time.monotonic() - opened)
+
+    @staticmethod
+    def _closed_within(connection: socket.socket, seconds: float) -> bool:
+        """Whether the sender closes the connection within `seconds` (what else it sends is dropped)."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            connection.settimeout(left)
+            try:
+                if not connection.recv(65536):
+                    return True
+            except TimeoutError:
+                return False
+        return False
 
     def close(self) -> None:
         self._listener.close()

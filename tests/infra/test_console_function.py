@@ -31,7 +31,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
     meta = dynamodb.Table(
         stack, "Meta", partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
     )
-    functions = Functions(stack, "Functions", tables={"meta": meta}, environment={}, powertools_layer_version=27)
+    functions = Functions(stack, "Functions", tables={"meta": meta}, environment={})
     functions.add("get_queue", grants=("meta.read",))  # an API function, to compare with
     http_api = apigw.HttpApi(stack, "HttpApi")
     Console(stack, "Console", functions=functions, http_api=http_api)

@@ -19,7 +19,7 @@ from mnsd.push_address import allowed_networks, is_public, permitted, refuse_int
 from mnsd.push_handlers import make_fanout_handler
 from mnsd.push_signing import generate_signing_material, sign, string_to_sign
 from mnsd.settings import Settings
-from mnsd.storage.topic_messages import to_item
+from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.topic_model import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.wire import codec as xmlcodec
 
