@@ -24,7 +24,7 @@ POLL_SECONDS = 0.05
 # Attempts made at once, as concurrent invocations of the worker function would: a slow endpoint's
 # retry holds one of them for at most the attempt's deadline.
 WORKERS = 8
-IDLE_POLL_SECONDS = 0.5  # retries wait >= 1 s in the state machine: an idle worker need not poll faster
+IDLE_POLL_SECONDS = 0.2  # an idle worker polls less (moto calls take the backend lock), a retry waits at most this
 
 
 def create_push_workflow(
