@@ -156,6 +156,7 @@ def lifecycle(
 ) -> Rate:
     """PRODUCERS threads send `total`, CONSUMERS threads receive and delete them (until DEADLINE)."""
     received = [0]
+    finished = [0.0]  # when the last message was deleted (consumers still in a long poll then end later)
     lock = threading.Lock()
     done = threading.Event()
     errors: list[BaseException] = []
@@ -178,16 +179,18 @@ def lifecycle(
                 got = take()
                 with lock:
                     received[0] += got
-                    if received[0] >= total:
+                    if received[0] >= total and not done.is_set():
+                        finished[0] = time.perf_counter()
                         done.set()
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
             done.set()
 
+    started = time.perf_counter()
     elapsed = run_threads([(produce, PRODUCERS), (consumer, CONSUMERS)])
     if errors:
         raise errors[0]
-    return Rate(received[0], elapsed)
+    return Rate(received[0], finished[0] - started if finished[0] else elapsed)
 
 
 def ours_lifecycle(server: Ours, name: str, total: int) -> Rate:
