@@ -9,8 +9,19 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from typing import Protocol
 
 from mnsd.clock import Clock
+
+
+class Notifier(Protocol):
+    def wait(self, queue_id: str, seconds: float) -> None:
+        """Return after `seconds`, or earlier when a message was stored in the queue."""
+        ...
+
+    def notify(self, queue_id: str) -> None:
+        """A message was stored in the queue: wake its waiting receives."""
+        ...
 
 
 class PollingNotifier:

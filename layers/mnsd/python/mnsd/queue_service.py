@@ -8,12 +8,11 @@ import dataclasses
 import random
 import secrets
 from dataclasses import dataclass
-from typing import Any
 
 from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name
-from mnsd.notifier import PollingNotifier
+from mnsd.notifier import Notifier, PollingNotifier
 from mnsd.queue_model import (
     MAX_BATCH,
     Message,
@@ -73,7 +72,7 @@ class QueueService:
         receipts: ReceiptCodec,
         clock: Clock,
         settings: Settings,
-        notifier: Any = None,
+        notifier: Notifier | None = None,
     ) -> None:
         self.catalog = catalog
         self.messages = messages

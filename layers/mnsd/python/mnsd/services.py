@@ -12,6 +12,7 @@ from mnsd.accounts import AccountService, KeyStore, RefreshingKeyStore, StaticKe
 from mnsd.clock import Clock, SystemClock
 from mnsd.delivery import Deliverer
 from mnsd.fanout import Fanout
+from mnsd.notifier import Notifier
 from mnsd.oplog import OperationLog, QueueEventLog
 from mnsd.queue_service import QueueService
 from mnsd.receipts import ReceiptCodec
@@ -89,7 +90,7 @@ def build_services(
     clock: Clock | None = None,
     storage: Storage | None = None,
     keys: KeyStore | None = None,
-    notifier: Any = None,
+    notifier: Notifier | None = None,
     dispatcher: Dispatcher | None = None,
     clients: Callable[[str], Any] | None = None,
 ) -> Services:
