@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from console_page import ACCOUNT, REGION, Console
+from local_server import free_port, start_server, stop_server
 from mns.account import Account
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.webdriver import WebDriver
 
-ROOT = Path(__file__).resolve().parents[2]
-PYTHON = ROOT / ".venv" / "bin" / "python"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 CHROMIUM_FLAGS = (
@@ -40,15 +35,9 @@ CHROMIUM_FLAGS = (
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "MNS_PORT": str(port),
@@ -56,27 +45,9 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "MNS_REGION": REGION,
         "MNS_DATA_DIR": str(tmp_path_factory.mktemp("data")),  # the default engine (SQLite) keeps its data here
     }
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([str(PYTHON), "-m", "local_runtime"], cwd=ROOT, env=env, stdout=out, stderr=out)
-    deadline = time.monotonic() + 30
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited early: {log.read_text()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.terminate()
-                raise RuntimeError(f"server did not start: {log.read_text()}") from None
-            time.sleep(0.05)
+    proc = start_server(env, port, tmp_path_factory.mktemp("server") / "server.log")
     yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop_server(proc)
 
 
 @pytest.fixture(scope="session")

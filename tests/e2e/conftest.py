@@ -7,30 +7,19 @@ import hashlib
 import hmac
 import http.client
 import os
-import socket
-import subprocess
-import time
 import uuid
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from pathlib import Path
 
 import pytest
+from local_server import free_port, start_server, stop_server
 from mns.account import Account
 
-ROOT = Path(__file__).resolve().parents[2]
-PYTHON = ROOT / ".venv" / "bin" / "python"
 NS = "{http://mns.aliyuncs.com/doc/v1/}"
 
 ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
 ACCOUNT_B = ("2000000000000002", "KEYB", "SECRETB")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def server_env(port: int, **extra: str) -> dict[str, str]:
@@ -45,24 +34,6 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
         **extra,
     )
     return env
-
-
-def start_server(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
-    """`python -m local_runtime` with `env`, once it accepts connections on `port`."""
-    with open(log, "ab") as out:
-        proc = subprocess.Popen([str(PYTHON), "-m", "local_runtime"], cwd=ROOT, env=env, stdout=out, stderr=out)
-    deadline = time.monotonic() + 30
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited early: {log.read_text()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.terminate()
-                raise RuntimeError(f"server did not start: {log.read_text()}") from None
-            time.sleep(0.05)
 
 
 # Every e2e test runs against each storage engine of the local runtime (MNS_E2E_ENGINES narrows it).
@@ -85,11 +56,7 @@ def endpoint(tmp_path_factory, engine):
     )
     proc = start_server(env, port, tmp_path_factory.mktemp("server") / "server.log")
     yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop_server(proc)
 
 
 @pytest.fixture(scope="session")

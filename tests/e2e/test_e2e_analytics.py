@@ -11,7 +11,8 @@ import uuid
 
 import duckdb
 import pytest
-from conftest import ACCOUNT_A, PYTHON, ROOT
+from conftest import ACCOUNT_A
+from local_server import PYTHON, ROOT
 from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
