@@ -105,6 +105,13 @@ def queue_event(record: dict[str, Any], account: str, queue: str) -> LogRecord |
             delay=max(0, visible_at - enqueue_time) // 1000, body_size=_body_size(new), **common,
         )  # fmt: skip
     count = _number(image, "d") or 0
+    if layout.is_kept(old):
+        return None  # a kept lease (deleted with rewind on) rewound, dropped or expired: its delete was logged
+    if layout.is_kept(new):  # deleted with rewind on: the lease is kept in place
+        return LogRecord(
+            event="delete", time=approximate, dequeue_count=count, first_dequeue_time=first_dequeue if count else None,
+            **common,
+        )  # fmt: skip
     if name == "REMOVE":
         identity = record.get("userIdentity") or {}
         event = "expire" if identity.get("principalId") == TTL_PRINCIPAL else "delete"

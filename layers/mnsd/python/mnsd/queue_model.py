@@ -6,6 +6,7 @@ import dataclasses
 import enum
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from mnsd import errors
 from mnsd.validation import int_in_range, mns_bool
@@ -45,6 +46,39 @@ class QueueAttributeChanges:
     visibility_timeout: str | None = None
     polling_wait_seconds: str | None = None
     logging_enabled: str | None = None
+    dlq_policy: DlqPolicyInput | None = None
+    rewind_period: str | None = None
+
+
+@dataclass(frozen=True)
+class DlqPolicyInput:
+    """A `<DlqPolicy>` as a request gives it: the text of each element, None where absent."""
+
+    enabled: str | None = None
+    dead_letter_target_queue: str | None = None
+    max_receive_count: str | None = None
+
+
+MAX_RECEIVE_COUNT_RANGE = (1, 1000)
+
+
+@dataclass(frozen=True)
+class DlqPolicy:
+    """Where a queue moves a message whose next receive would exceed `max_receive_count`."""
+
+    target: str
+    max_receive_count: int
+
+
+def dlq_policy(given: DlqPolicyInput) -> DlqPolicy | None:
+    """The policy a `<DlqPolicy>` sets (None: Enabled False turns it off), its values checked."""
+    if given.enabled is not None and not mns_bool("DlqPolicy.Enabled", given.enabled):
+        return None
+    target = given.dead_letter_target_queue
+    if not target:
+        raise errors.InvalidArgument("The DlqPolicy needs a DeadLetterTargetQueue.")
+    count = int_in_range("MaxReceiveCount", given.max_receive_count, *MAX_RECEIVE_COUNT_RANGE)
+    return DlqPolicy(target, count)
 
 
 @dataclass(frozen=True)
@@ -55,10 +89,18 @@ class QueueAttributes:
     visibility_timeout: int = 30
     polling_wait_seconds: int = 0
     logging_enabled: bool = False
+    # DlqPolicy, flat (the catalog stores attributes as one flat record); no target: no policy.
+    dlq_target: str = ""
+    dlq_max_receive_count: int = 0
+    rewind_period: int = 0  # seconds a deleted message stays rewindable (0: rewind off)
+
+    @property
+    def dlq_policy(self) -> DlqPolicy | None:
+        return DlqPolicy(self.dlq_target, self.dlq_max_receive_count) if self.dlq_target else None
 
     def updated_from(self, given: QueueAttributeChanges) -> QueueAttributes:
         """These attributes with the given ones applied, each checked against its range."""
-        changes: dict[str, int] = {}
+        changes: dict[str, Any] = {}  # int values (the fields beside them are typed otherwise)
         for attribute in INT_ATTRIBUTES:
             text = getattr(given, attribute.field)
             if text is not None:
@@ -68,7 +110,21 @@ class QueueAttributes:
         logging = self.logging_enabled
         if given.logging_enabled is not None:
             logging = mns_bool("LoggingEnabled", given.logging_enabled)
-        return dataclasses.replace(self, logging_enabled=logging, **changes)
+        updated = dataclasses.replace(self, logging_enabled=logging, **changes)
+        if given.dlq_policy is not None:
+            policy = dlq_policy(given.dlq_policy)
+            updated = dataclasses.replace(
+                updated,
+                dlq_target=policy.target if policy else "",
+                dlq_max_receive_count=policy.max_receive_count if policy else 0,
+            )
+        if given.rewind_period is not None:
+            retention = updated.message_retention_period
+            period = int_in_range("RewindPeriod", given.rewind_period, 0, retention, "seconds")
+            updated = dataclasses.replace(updated, rewind_period=period)
+        elif updated.rewind_period > updated.message_retention_period:
+            raise errors.InvalidArgument("The value of RewindPeriod should not be larger than MessageRetentionPeriod.")
+        return updated
 
 
 @dataclass(frozen=True)

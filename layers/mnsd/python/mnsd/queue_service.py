@@ -15,9 +15,11 @@ from mnsd.names import check_queue_name
 from mnsd.notifier import Notifier, PollingNotifier
 from mnsd.queue_model import (
     MAX_BATCH,
+    DlqPolicy,
     Message,
     MessageInput,
     MessageRef,
+    Property,
     Queue,
     QueueAttributeChanges,
     QueueAttributes,
@@ -27,6 +29,7 @@ from mnsd.receipts import Receipt, ReceiptCodec
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
+from mnsd.validation import strict_int
 
 MAX_WAIT_SECONDS = 30
 VISIBILITY_RANGE = (0, 43200)
@@ -35,6 +38,18 @@ VISIBILITY_RANGE = (0, 43200)
 CANDIDATES_PER_MESSAGE = 4
 MAX_CANDIDATES = 64
 CLAIM_ROUNDS = 10
+# Dead letters: the system properties a dead-lettered message carries (the names SDK 1.3.0 knows).
+DLQ_MESSAGE_TYPE = "DLQMessageType"
+DLQ_SOURCE_ARN = "DLQSourceArn"
+DLQ_ORIGIN_MESSAGE_ID = "DLQOriginMessageId"
+DLQ_PROPERTIES = (DLQ_MESSAGE_TYPE, DLQ_SOURCE_ARN, DLQ_ORIGIN_MESSAGE_ID)
+DLQ_TYPE_QUEUE = "QUEUE"  # moved by a queue's DlqPolicy (exceeded MaxReceiveCount)
+SYSTEM_PROPERTY_TYPE = "STRING"
+# A redrive moves at most this many messages per request (the answer says how many; call again for more)
+# and looks at most this far into the dead-letter queue past the messages it cannot move.
+MAX_REDRIVE = 1000
+MAX_REDRIVE_SCAN = 1000
+REDRIVE_PAGE = 64
 
 
 @dataclass(frozen=True)
@@ -87,6 +102,7 @@ class QueueService:
         """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs)."""
         check_queue_name(name)
         attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
+        self._check_dlq_target(account_id, name, attributes.dlq_policy)
         existing = self.catalog.get_queue(account_id, name)
         if existing is None:
             if self.catalog.count_queues(account_id) >= self.settings.max_queues:
@@ -111,8 +127,22 @@ class QueueService:
     def set_queue_attributes(self, account_id: str, name: str, given: QueueAttributeChanges) -> None:
         queue = self.get_queue(account_id, name)
         attributes = queue.attributes.updated_from(given)
+        if given.dlq_policy is not None:
+            self._check_dlq_target(account_id, name, attributes.dlq_policy)
         changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
         if not self.catalog.update_queue(changed):
+            raise errors.QueueNotExist()
+        if queue.attributes.rewind_period and not attributes.rewind_period:
+            self.messages.drop_kept(queue.queue_id, ms(self.clock.now()))  # rewind off: what was kept goes
+
+    def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None) -> None:
+        """A DlqPolicy's target is another queue of the same account, existing now."""
+        if policy is None:
+            return
+        if policy.target == name:
+            raise errors.InvalidArgument("The DeadLetterTargetQueue should not be the queue itself.")
+        check_queue_name(policy.target)
+        if self.catalog.get_queue(account_id, policy.target) is None:
             raise errors.QueueNotExist()
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
@@ -158,7 +188,7 @@ class QueueService:
         available = now_ms + delay * 1000
         return Message(
             queue_id=queue.queue_id,
-            message_id=f"{secrets.token_hex(8).upper()}-1-{now_ms:X}-{secrets.randbelow(10**9):09d}",
+            message_id=_message_id(now_ms),
             priority=message.priority,
             position=available,
             visible_at=available,
@@ -174,6 +204,23 @@ class QueueService:
             message_group_id=message.message_group_id,
             logging=queue.attributes.logging_enabled,
         )
+
+    def dead_letter_send(
+        self,
+        account_id: str,
+        queue_name: str,
+        body: str,
+        user_properties: tuple[Property, ...],
+        system_properties: tuple[Property, ...],
+    ) -> Message:
+        """Store a dead letter (a message the service itself sends, with system properties) in a queue."""
+        queue = self.get_queue(account_id, queue_name)
+        given = MessageInput(body, 0, 8, user_properties, system_properties)
+        message = self._new_message(queue, given, ms(self.clock.now()))
+        if self.messages.put([message]):
+            raise errors.InternalError()
+        self.notifier.notify(queue.queue_id)
+        return message
 
     def _handle(self, message: Message) -> str:
         return self.receipts.encode(Receipt(message.queue_id, message.ref.key, message.version, message.visible_at))
@@ -218,10 +265,124 @@ class QueueService:
         wanted = min(MAX_CANDIDATES, count * CANDIDATES_PER_MESSAGE)
         scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
+        seen = len(candidates)
+        policy = queue.attributes.dlq_policy
+        if policy is not None and self._dead_letter(queue, policy, candidates, now_ms):
+            candidates = [m for m in candidates if m.dequeue_count < policy.max_receive_count]
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
         claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
         self.messages.load_bodies(claimed)
-        return [Received(m, self._handle(m)) for m in claimed], len(candidates), scan.next_visible_at
+        return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at
+
+    # --- dead letters and rewind ----------------------------------------------------------------
+
+    def _dead_letter(self, queue: Queue, policy: DlqPolicy, candidates: list[Message], now_ms: int) -> bool:
+        """Move the candidates whose next receive would exceed MaxReceiveCount to the policy's target.
+
+        False (nothing moved, the candidates stay receivable) when the target queue no longer exists.
+        Each move is atomic and conditioned on the lease as observed: of concurrent receivers, one moves it.
+        """
+        spent = [m for m in candidates if m.dequeue_count >= policy.max_receive_count]
+        if not spent:
+            return False
+        target = self.catalog.get_queue(queue.account_id, policy.target)
+        if target is None:
+            return False
+        self.messages.load_bodies(spent)
+        source_arn = self.queue_arn(queue)
+        moved = [m for m in spent if self.messages.move(m, now_ms, self._dead_letter_of(m, target, source_arn, now_ms))]
+        if moved:
+            self.notifier.notify(target.queue_id)
+        return True
+
+    def queue_arn(self, queue: Queue) -> str:
+        return f"acs:mns:{self.settings.region}:{queue.account_id}:queues/{queue.name}"
+
+    def _dead_letter_of(self, message: Message, target: Queue, source_arn: str, now_ms: int) -> Message:
+        """The dead letter of `message` in `target`: same body, priority, properties and end of retention."""
+        marks = (
+            Property(DLQ_MESSAGE_TYPE, DLQ_TYPE_QUEUE, SYSTEM_PROPERTY_TYPE),
+            Property(DLQ_SOURCE_ARN, source_arn, SYSTEM_PROPERTY_TYPE),
+            Property(DLQ_ORIGIN_MESSAGE_ID, message.message_id, SYSTEM_PROPERTY_TYPE),
+        )
+        return self._moved(message, target, now_ms, _without_dlq_marks(message.system_properties) + marks)
+
+    def _moved(self, message: Message, target: Queue, now_ms: int, system: tuple[Property, ...]) -> Message:
+        return dataclasses.replace(
+            message,
+            queue_id=target.queue_id,
+            message_id=_message_id(now_ms),
+            position=now_ms,
+            visible_at=now_ms,
+            version=0,
+            dequeue_count=0,
+            enqueue_time=now_ms,
+            first_dequeue_time=now_ms,
+            system_properties=system,
+            logging=target.attributes.logging_enabled,
+        )
+
+    def redrive(self, account_id: str, name: str) -> int:
+        """Move the dead letters of a queue back to the queues they came from; how many moved.
+
+        Each goes back as a new message of its source queue (the current one of that name in the same
+        account), without the DLQ system properties, with its end of retention. Messages in flight, and
+        those whose source queue no longer exists, stay.
+        """
+        queue = self.get_queue(account_id, name)
+        now_ms = ms(self.clock.now())
+        sources: dict[str, Queue | None] = {}
+        stay: set[str] = set()
+        moved = 0
+        while moved < MAX_REDRIVE:
+            wanted = min(MAX_REDRIVE_SCAN, len(stay) + REDRIVE_PAGE)
+            found = [
+                m for m in self.messages.scan_ready(queue.queue_id, now_ms, wanted).messages if m.message_id not in stay
+            ]
+            if not found:
+                break
+            self.messages.load_bodies(found)
+            for message in found[: MAX_REDRIVE - moved]:
+                source = self._redrive_source(account_id, message, sources)
+                back = (
+                    None
+                    if source is None
+                    else self._moved(message, source, now_ms, _without_dlq_marks(message.system_properties))
+                )
+                if source is not None and back is not None and self.messages.move(message, now_ms, back):
+                    moved += 1
+                    self.notifier.notify(source.queue_id)
+                else:
+                    stay.add(message.message_id)
+        return moved
+
+    def _redrive_source(self, account_id: str, message: Message, sources: dict[str, Queue | None]) -> Queue | None:
+        arn = next((p.value for p in message.system_properties if p.name == DLQ_SOURCE_ARN), "")
+        prefix = f"acs:mns:{self.settings.region}:{account_id}:queues/"
+        if not arn.startswith(prefix):
+            return None  # not a dead letter of this account's queues
+        source = arn[len(prefix) :]
+        if source not in sources:
+            sources[source] = self.catalog.get_queue(account_id, source)
+        return sources[source]
+
+    def rewind(self, account_id: str, name: str, rewind_time: str) -> int:
+        """Make every retained message enqueued at or after `rewind_time` (Unix seconds) receivable again."""
+        since = strict_int(rewind_time)
+        if since is None:
+            raise errors.InvalidArgument("The value of rewindtime should be a time in Unix seconds.")
+        queue = self.get_queue(account_id, name)
+        period = queue.attributes.rewind_period
+        if not period:
+            raise errors.InvalidArgument("The queue's RewindPeriod is 0: rewind is off.")
+        now = self.clock.now()
+        low, high = int(now) - period, int(now)
+        if not low <= since <= high:
+            raise errors.out_of_range("rewindtime", low, high, "seconds")
+        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now))
+        if rewound:
+            self.notifier.notify(queue.queue_id)
+        return rewound
 
     def peek(self, account_id: str, name: str, count: int) -> list[Message]:
         queue = self.get_queue(account_id, name)
@@ -248,8 +409,13 @@ class QueueService:
     def _delete(self, queue: Queue, handle: str | None) -> None:
         now_ms = ms(self.clock.now())
         receipt, ref = self._receipt(queue, handle, now_ms)
-        if not self.messages.delete(ref, receipt.version, now_ms):
+        if not self._delete_leases(queue, [(ref, receipt.version)], now_ms)[0]:
             raise errors.MessageNotExist()
+
+    def _delete_leases(self, queue: Queue, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        if queue.attributes.rewind_period:
+            return self.messages.delete_keeping(leases, now_ms)
+        return self.messages.delete_many(leases, now_ms)
 
     def batch_delete(self, account_id: str, name: str, handles: list[str]) -> list[tuple[str, errors.MnsError]]:
         """Delete each message; the handles that failed, with why."""
@@ -265,7 +431,7 @@ class QueueService:
             except (errors.MessageNotExist, errors.ReceiptHandleError, errors.MissingReceiptHandle) as exc:
                 outcomes.append(exc)
         leases = [outcome for outcome in outcomes if isinstance(outcome, tuple)]
-        deleted = iter(self.messages.delete_many(leases, now_ms))
+        deleted = iter(self._delete_leases(queue, leases, now_ms))
         failures: list[tuple[str, errors.MnsError]] = []
         for handle, outcome in zip(handles, outcomes, strict=True):
             if isinstance(outcome, errors.MnsError):
@@ -286,3 +452,11 @@ class QueueService:
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at
+
+
+def _message_id(now_ms: int) -> str:
+    return f"{secrets.token_hex(8).upper()}-1-{now_ms:X}-{secrets.randbelow(10**9):09d}"
+
+
+def _without_dlq_marks(properties: tuple[Property, ...]) -> tuple[Property, ...]:
+    return tuple(p for p in properties if p.name not in DLQ_PROPERTIES)

@@ -35,6 +35,8 @@ from mnsd.operations.list_topic import list_topic
 from mnsd.operations.peek_message import peek_message
 from mnsd.operations.publish_message import publish_message
 from mnsd.operations.receive_message import receive_message
+from mnsd.operations.redrive_queue import redrive_queue
+from mnsd.operations.rewind_queue import rewind_queue
 from mnsd.operations.send_message import send_message
 from mnsd.operations.set_account_attributes import set_account_attributes
 from mnsd.operations.set_queue_attributes import set_queue_attributes
@@ -105,6 +107,15 @@ def _put(root: str, create: Operation, update: Operation) -> Callable[[Call], Op
     return select
 
 
+def _put_queue(call: Call) -> Operation:
+    """A queue's PUT: RedriveQueue (`?redrive=true`), RewindQueue (`?rewindtime=T`), else create or set."""
+    if _flag(call, "redrive"):
+        return redrive_queue
+    if _has(call, "rewindtime"):
+        return rewind_queue
+    return _put("Queue", create_queue, set_queue_attributes)(call)
+
+
 def _send(call: Call) -> Operation:
     return batch_send_message if _root(call, "Message", "Messages") == "Messages" else send_message
 
@@ -137,8 +148,9 @@ ROUTES: dict[str, Route] = {
             "put_queue",
             "PUT",
             "/queues/{queue}",
-            _put("Queue", create_queue, set_queue_attributes),
-            ("meta.read_write",),
+            _put_queue,
+            # messages: rewind and redrive, and dropping what rewind kept when it is turned off
+            ("meta.read_write", "messages.read_write"),
         ),
         Route(
             "get_queue",

@@ -11,7 +11,11 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
   that lease is still hidden (not yet visible again);
 - ready messages come in queue order: priority, then the time they first became receivable;
 - expired messages (retention over) are never returned nor counted, whether or not yet removed;
-- a queue or topic incarnation (`queue_id`, `topic_id`) never sees another's messages.
+- a queue or topic incarnation (`queue_id`, `topic_id`) never sees another's messages;
+- a move (dead-lettering, redrive) removes the source lease, conditioned on it as observed and Active,
+  and stores the target message in one atomic step: a message is never in both, nor in neither;
+- a message deleted with `delete_keeping` (rewind on) is kept, never returned nor counted, until
+  `rewind` makes it receivable again, `drop_kept` forgets it or its retention ends.
 """
 
 from __future__ import annotations
@@ -71,6 +75,24 @@ class MessageStore(Protocol):
         ...
 
     def counts(self, queue_id: str, now_ms: int) -> QueueCounts: ...
+
+    # --- dead letters and rewind ------------------------------------------------------------
+
+    def move(self, source: Message, now_ms: int, target: Message) -> bool:
+        """Atomically remove `source` (if its lease is still as observed and Active) and store `target`."""
+        ...
+
+    def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        """`delete_many`, but each deleted message is kept (invisible, uncounted) for `rewind`."""
+        ...
+
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
+        """Make the kept and in-flight messages enqueued at or after `since_ms` receivable now; how many."""
+        ...
+
+    def drop_kept(self, queue_id: str, now_ms: int) -> int:
+        """Forget the messages kept for rewind; how many."""
+        ...
 
 
 class MetaTable(Protocol):

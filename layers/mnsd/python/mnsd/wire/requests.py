@@ -7,6 +7,7 @@ from __future__ import annotations
 from mnsd import errors
 from mnsd.http import HttpRequest
 from mnsd.queue_model import (
+    DlqPolicyInput,
     MessageInput,
     MessageRequest,
     PropertyInput,
@@ -70,7 +71,25 @@ def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
         visibility_timeout=xml.value("VisibilityTimeout"),
         polling_wait_seconds=xml.value("PollingWaitSeconds"),
         logging_enabled=xml.value("LoggingEnabled"),
+        dlq_policy=dlq_policy_input(xml.child("DlqPolicy")),
+        rewind_period=xml.value("RewindPeriod"),
     )
+
+
+def dlq_policy_input(xml: Element | None) -> DlqPolicyInput | None:
+    """A `<DlqPolicy>` (of a queue or a subscription), as given; None when absent."""
+    if xml is None:
+        return None
+    return DlqPolicyInput(
+        enabled=xml.value("Enabled"),
+        dead_letter_target_queue=xml.value("DeadLetterTargetQueue"),
+        max_receive_count=xml.value("MaxReceiveCount"),
+    )
+
+
+def rewind_time(request: HttpRequest) -> str:
+    """The `rewindtime` of RewindQueue (Unix seconds), as given; the queue checks it against its window."""
+    return request.query("rewindtime") or ""
 
 
 def topic_attribute_changes(xml: Element | None) -> TopicAttributeChanges:

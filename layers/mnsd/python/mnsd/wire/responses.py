@@ -113,6 +113,23 @@ def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
         ("PollingWaitSeconds", a.polling_wait_seconds),
         ("LoggingEnabled", a.logging_enabled),
     ]
+    policy = a.dlq_policy
+    if policy is not None:
+        fields.append(
+            (
+                "DlqPolicy",
+                Node(
+                    "DlqPolicy",
+                    [
+                        ("Enabled", True),
+                        ("DeadLetterTargetQueue", policy.target),
+                        ("MaxReceiveCount", policy.max_receive_count),
+                    ],
+                ),
+            )
+        )
+    if a.rewind_period:
+        fields.append(("RewindPeriod", a.rewind_period))
     if counts is not None:
         fields += [
             ("ActiveMessages", counts.active),
@@ -120,6 +137,11 @@ def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
             ("DelayMessages", counts.delayed),
         ]
     return Node("Queue", fields)
+
+
+def redrive_result(moved: int) -> Node:
+    """RedriveQueue (`PUT /queues/{dlq}?redrive=true`): how many dead-lettered messages went back."""
+    return Node("RedriveResult", [("MovedMessages", moved)])
 
 
 def queue_list(queues: Sequence[Queue], next_marker: str | None, endpoint: str, with_meta: bool) -> Node:

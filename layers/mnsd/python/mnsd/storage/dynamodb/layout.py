@@ -10,6 +10,12 @@ One partition per queue incarnation (`pk = queue_id`):
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
     B{message_id}                              the body, when lease + body would exceed 1 KB
 
+A message deleted while its queue's RewindPeriod is on stays as a *kept* lease (`kept_lease`): the
+same item, re-marked in place by one conditional UpdateItem (`KEEP_UPDATE`) that sets `k` and removes
+`v`. Without `v` it is in no index on `v` and no claim, delete or visibility change (all conditioned
+on `v`) can touch it; lease readers skip it (`state_of` ranks it with the expired). A rewind restores
+`v` and removes `k`; TTL (`x`, unchanged) ends it with its retention.
+
 Attribute names are one letter because DynamoDB bills them on every write.
 """
 
@@ -29,6 +35,7 @@ PARTITION_KEY = "pk"
 SORT_KEY = "sk"
 TTL_ATTRIBUTE = "x"
 LOGGING_ATTRIBUTE = "l"  # present (True) on leases whose events feed the operation log
+KEPT_ATTRIBUTE = "k"  # present (True) on leases deleted while rewind was on (kept, without `v`)
 
 # Lease attributes: name -> (DynamoDB type, meaning).
 LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
@@ -49,6 +56,7 @@ LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "s": ("L", "system properties: [[name, value, type], ...]"),
     "g": ("S", "message group id"),
     "l": ("BOOL", "the queue logs this message's events"),
+    "k": ("BOOL", "kept for rewind: deleted while the queue's RewindPeriod was on (the lease has no `v`)"),
 }
 # Receives add `f` and grow `r` and `d`: an inline item keeps this much room so it stays within 1 KB.
 LEASE_GROWTH = 32
@@ -96,6 +104,8 @@ def state_of(item: Item, now_ms: int) -> MessageState:
     A lease always has `v`, `d` and `x`; should one lack them, the message counts as receivable since
     its enqueue (no `v`), never received (no `d`) and never expiring (no `x`).
     """
+    if KEPT_ATTRIBUTE in item:
+        return MessageState.EXPIRED  # deleted, kept for rewind: never returned nor counted
     visible_at = number(item, "v")
     expires_at = number(item, TTL_ATTRIBUTE)
     return lease_state(
@@ -134,6 +144,25 @@ def message_items(message: Message) -> list[Item]:
         return [{**lease, **body}]
     body_item = {"pk": lease["pk"], "sk": {"S": BODY + message.message_id}, "x": lease["x"], **body}
     return [body_item, {**lease, "o": {"BOOL": True}}]
+
+
+def is_kept(item: Item) -> bool:
+    return KEPT_ATTRIBUTE in item
+
+
+def kept_lease(message: Message) -> Item:
+    """The lease item of a message deleted while rewind was on: `k` set, no `v` (what KEEP_UPDATE leaves)."""
+    lease = {k: v for k, v in message_items(message)[-1].items() if k != "v"}
+    return {**lease, KEPT_ATTRIBUTE: {"BOOL": True}}
+
+
+# A delete with rewind on: the lease re-marked in place (one write, the sort key kept).
+KEEP_UPDATE = "SET k = :kept REMOVE v"
+KEEP_VALUES: Item = {":kept": {"BOOL": True}}
+# A rewind of a kept lease: receivable at `:now` again, with a new version (old receipt handles fail).
+RESTORE_UPDATE = "SET v = :now, r = r + :one REMOVE k"
+# A rewind of an in-flight lease: receivable at `:now`, new version.
+REVISIT_UPDATE = "SET v = :now, r = r + :one"
 
 
 def message_id_of(item: Item) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from mnsd.queue_model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
-from mnsd.storage.dynamodb import conditional
+from mnsd.storage.dynamodb import conditional, dead_letters
 from mnsd.storage.dynamodb.layout import (
     BODY,
     LEASE,
@@ -177,10 +177,24 @@ class DynamoMessageStore:
 
     def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
         found = dict.fromkeys(MessageState, 0)
-        for items in self._leases(queue_id, _MAX_PAGE, projection="sk, v, d, e, x"):
+        for items in self._leases(queue_id, _MAX_PAGE, projection="sk, v, d, e, x, k"):
             for item in items:
                 found[state_of(item, now_ms)] += 1
         return QueueCounts(found[MessageState.ACTIVE], found[MessageState.INACTIVE], found[MessageState.DELAYED])
+
+    # --- dead letters and rewind (`dead_letters`) -----------------------------------------------
+
+    def move(self, source: Message, now_ms: int, target: Message) -> bool:
+        return dead_letters.move(self.client, self.table, source, now_ms, target)
+
+    def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        return dead_letters.delete_keeping(self.client, self.table, leases, now_ms)
+
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
+        return dead_letters.rewind(self.client, self.table, self._leases, queue_id, since_ms, now_ms)
+
+    def drop_kept(self, queue_id: str, now_ms: int) -> int:
+        return dead_letters.drop_kept(self.client, self.table, self._leases, queue_id)
 
 
 def _key(ref: MessageRef) -> Item:

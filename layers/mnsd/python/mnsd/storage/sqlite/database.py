@@ -46,6 +46,28 @@ CREATE INDEX IF NOT EXISTS messages_ready ON messages (queue_id, priority, visib
 -- Counts, the next visible time and the retention sweep.
 CREATE INDEX IF NOT EXISTS messages_visibility ON messages (queue_id, visible_at, dequeue_count, expires_at);
 CREATE INDEX IF NOT EXISTS messages_expiry ON messages (expires_at);
+-- Messages deleted while their queue's RewindPeriod was on: kept (never received nor counted) for a rewind.
+CREATE TABLE IF NOT EXISTS kept_messages (
+    queue_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    visible_at INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    dequeue_count INTEGER NOT NULL,
+    enqueue_time INTEGER NOT NULL,
+    first_dequeue_time INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    body_md5 TEXT NOT NULL,
+    body TEXT NOT NULL,
+    user_properties TEXT,
+    system_properties TEXT,
+    message_group_id TEXT NOT NULL DEFAULT '',
+    logging INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (queue_id, message_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS kept_messages_enqueue ON kept_messages (queue_id, enqueue_time);
+CREATE INDEX IF NOT EXISTS kept_messages_expiry ON kept_messages (expires_at);
 -- Changes of logging queues' messages, in the shape of DynamoDB stream records, for the operation log.
 CREATE TABLE IF NOT EXISTS message_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (

@@ -13,6 +13,7 @@ lease item, `mnsd.storage.dynamodb.layout`) in the same transaction; the operati
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import uuid
@@ -36,6 +37,13 @@ _READY_SQL = (
     f"SELECT {COLUMNS} FROM messages INDEXED BY messages_ready WHERE queue_id = ? AND priority = ? "
     "AND visible_at <= ? AND expires_at > ? ORDER BY visible_at LIMIT ?"
 )
+
+
+_DELETE_HELD_SQL = (
+    f"DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at > ? "
+    f"AND expires_at > ? RETURNING {COLUMNS}"
+)
+_PLACEHOLDERS = ", ".join("?" * 16)
 
 
 _CLAIM_SQL = (
@@ -94,21 +102,27 @@ def message_of(row: tuple[Any, ...]) -> Message:
     )
 
 
-def _image(message: Message) -> layout.Item:
+def _image(message: Message, kept: bool = False) -> layout.Item:
     """The lease item of a message as a stream record shows it (body as text, JSON-safe)."""
-    lease = layout.message_items(message)[-1]
+    lease = layout.kept_lease(message) if kept else layout.message_items(message)[-1]
     lease = {k: v for k, v in lease.items() if k not in ("z", "b", "o")}
     return {**lease, "b": {"S": message.body or ""}}
 
 
 def change_record(
-    name: str, now_ms: int, new: Message | None, old: Message | None, principal: str | None = None
+    name: str,
+    now_ms: int,
+    new: Message | None,
+    old: Message | None,
+    principal: str | None = None,
+    kept: tuple[bool, bool] = (False, False),
 ) -> dict[str, Any]:
+    """A stream record of a lease change; `kept` says whether the new and old images are kept leases."""
     change: dict[str, Any] = {"ApproximateCreationDateTime": now_ms / 1000, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     if new is not None:
-        change["NewImage"] = _image(new)
+        change["NewImage"] = _image(new, kept[0])
     if old is not None:
-        change["OldImage"] = _image(old)
+        change["OldImage"] = _image(old, kept[1])
     record: dict[str, Any] = {"eventID": uuid.uuid4().hex, "eventName": name, "dynamodb": change}
     if principal:
         record["userIdentity"] = {"type": "Service", "principalId": principal}
@@ -132,7 +146,7 @@ class SqliteMessageStore:
     # --- writes -------------------------------------------------------------------------------
 
     def put(self, messages: list[Message]) -> set[str]:
-        placeholders = ", ".join("?" * 16)
+        placeholders = _PLACEHOLDERS
         rows = [_row(m) for m in messages]  # prepared before the write lock is taken
         logged = [change_record("INSERT", m.enqueue_time, m, None) for m in messages if m.logging]
         with self.db.write() as connection:
@@ -188,9 +202,7 @@ class SqliteMessageStore:
         with self.db.write() as connection:
             for ref, version in leases:
                 row = connection.execute(
-                    f"DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at > ? "
-                    f"AND expires_at > ? RETURNING {COLUMNS}",
-                    (ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000),
+                    _DELETE_HELD_SQL, (ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000)
                 ).fetchone()
                 deleted.append(row is not None)
                 if row is not None and row[15]:
@@ -210,9 +222,95 @@ class SqliteMessageStore:
                 _log_changes(connection, [change_record("MODIFY", now_ms, after, before)])
         return row is not None
 
+    # --- dead letters and rewind ---------------------------------------------------------------
+
+    def move(self, source: Message, now_ms: int, target: Message) -> bool:
+        """One transaction: the source row deleted if still as observed and Active, the target row inserted."""
+        row = _row(target)
+        with self.db.write() as connection:
+            old = connection.execute(
+                f"DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at <= ? "
+                f"AND expires_at > ? RETURNING {COLUMNS}",
+                (source.queue_id, source.message_id, source.version, now_ms, now_ms // 1000),
+            ).fetchone()
+            if old is None:
+                return False
+            connection.execute(f"INSERT INTO messages ({COLUMNS}) VALUES ({_PLACEHOLDERS})", row)
+            logged = [change_record("REMOVE", now_ms, None, message_of(old))] if old[15] else []
+            if target.logging:
+                logged.append(change_record("INSERT", target.enqueue_time, target, None))
+            if logged:
+                _log_changes(connection, logged)
+        return True
+
+    def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        """One transaction: each held message moved to `kept_messages` (logged as a lease re-marked kept)."""
+        deleted: list[bool] = []
+        with self.db.write() as connection:
+            for ref, version in leases:
+                row = connection.execute(
+                    _DELETE_HELD_SQL, (ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000)
+                ).fetchone()
+                deleted.append(row is not None)
+                if row is None:
+                    continue
+                connection.execute(f"INSERT INTO kept_messages ({COLUMNS}) VALUES ({_PLACEHOLDERS})", row)
+                if row[15]:
+                    message = message_of(row)
+                    _log_changes(connection, [change_record("MODIFY", now_ms, message, message, kept=(True, False))])
+        return deleted
+
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
+        """One transaction: kept rows enqueued since `since_ms` back in `messages`, in-flight ones visible now."""
+        now_s = now_ms // 1000
+        with self.db.write() as connection:
+            kept = [
+                message_of(row)
+                for row in connection.execute(
+                    f"DELETE FROM kept_messages WHERE queue_id = ? AND enqueue_time >= ? AND expires_at > ? "
+                    f"RETURNING {COLUMNS}",
+                    (queue_id, since_ms, now_s),
+                ).fetchall()
+            ]
+            restored = [dataclasses.replace(m, visible_at=now_ms, version=m.version + 1) for m in kept]
+            connection.executemany(
+                f"INSERT INTO messages ({COLUMNS}) VALUES ({_PLACEHOLDERS})", [_row(m) for m in restored]
+            )
+            revisited = [
+                message_of(row)
+                for row in connection.execute(
+                    f"UPDATE messages SET visible_at = ?, version = version + 1 WHERE queue_id = ? "
+                    f"AND enqueue_time >= ? AND visible_at > ? AND dequeue_count > 0 AND expires_at > ? "
+                    f"RETURNING {COLUMNS}",
+                    (now_ms, queue_id, since_ms, now_ms, now_s),
+                ).fetchall()
+            ]
+            logged = [
+                change_record("MODIFY", now_ms, after, before, kept=(False, True))
+                for after, before in zip(restored, kept, strict=True)
+                if after.logging
+            ]
+            logged += [
+                change_record("MODIFY", now_ms, m, dataclasses.replace(m, version=m.version - 1))
+                for m in revisited
+                if m.logging
+            ]
+            if logged:
+                _log_changes(connection, logged)
+        return len(restored) + len(revisited)
+
+    def drop_kept(self, queue_id: str, now_ms: int) -> int:
+        with self.db.write() as connection:
+            return connection.execute("DELETE FROM kept_messages WHERE queue_id = ?", (queue_id,)).rowcount
+
     def sweep_expired(self, now_ms: int, limit: int = 1000) -> int:
         """Remove up to `limit` messages whose retention is over; how many were removed."""
         with self.db.write() as connection:
+            connection.execute(
+                "DELETE FROM kept_messages WHERE (queue_id, message_id) IN (SELECT queue_id, message_id "
+                "FROM kept_messages WHERE expires_at <= ? LIMIT ?)",
+                (now_ms // 1000, limit),
+            )
             rows = connection.execute(
                 f"DELETE FROM messages WHERE (queue_id, message_id) IN (SELECT queue_id, message_id FROM messages "
                 f"WHERE expires_at <= ? LIMIT ?) RETURNING {COLUMNS}",

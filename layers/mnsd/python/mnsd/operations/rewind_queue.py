@@ -1,0 +1,9 @@
+from mnsd.call import Call, no_content
+from mnsd.http import HttpResponse
+from mnsd.wire import requests
+
+
+def rewind_queue(call: Call) -> HttpResponse:
+    """`PUT /queues/{name}?rewindtime=T`: messages enqueued since T receivable again (204)."""
+    call.services.queues.rewind(call.account_id, call.path("queue"), requests.rewind_time(call.request))
+    return no_content()

@@ -1,0 +1,131 @@
+"""Dead-letter moves and rewind on the DynamoDB message table (the item shapes: `layout`).
+
+- A move (dead-lettering on receive, redrive) is one TransactWriteItems: the conditional Delete of the
+  source lease (its version as observed, still Active, unexpired: the claim's condition) and the Put
+  of the target message's items. Either both happen or neither: a message is never in both queues,
+  nor lost between them. The source's out-of-line body item, if any, is left to TTL like a delete's.
+- A delete with rewind on is one conditional UpdateItem (the delete's condition) that re-marks the
+  lease kept in place (`layout.KEEP_UPDATE`: `k` set, `v` removed): one write, the sort key unchanged.
+- A rewind reads the queue's leases and, for those enqueued at or after the rewind time, restores the
+  kept ones and makes the in-flight ones visible (one conditional UpdateItem each, new version).
+- Turning rewind off deletes the kept leases (one conditional DeleteItem each).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from mnsd.queue_model import Message, MessageRef
+from mnsd.storage.dynamodb import conditional
+from mnsd.storage.dynamodb.layout import (
+    KEEP_UPDATE,
+    KEEP_VALUES,
+    RESTORE_UPDATE,
+    REVISIT_UPDATE,
+    Item,
+    is_kept,
+    lease_key,
+    message_items,
+    number,
+)
+
+Leases = Callable[[str, int, str | None], Iterator[list[Item]]]  # (queue_id, page, projection) -> pages
+_REWIND_PROJECTION = "pk, sk, v, r, d, e, x, k"
+_PAGE = 1000
+
+
+def _key(queue_id: str, sort_key: str) -> Item:
+    return {"pk": {"S": queue_id}, "sk": {"S": sort_key}}
+
+
+def _cancelled(exc: ClientError) -> bool:
+    """Whether a transaction was refused as a whole (a condition did not hold, or a conflicting write)."""
+    return bool(exc.response.get("Error", {}).get("Code") == "TransactionCanceledException")
+
+
+def move(client: Any, table: str, source: Message, now_ms: int, target: Message) -> bool:
+    if target.body is None:
+        raise ValueError("a moved message needs its body loaded")
+    delete = {
+        "Delete": {
+            "TableName": table,
+            "Key": _key(source.queue_id, lease_key(source.ref)),
+            "ConditionExpression": "r = :ver AND v <= :now AND x > :now_s",
+            "ExpressionAttributeValues": {
+                ":ver": {"N": str(source.version)},
+                ":now": {"N": str(now_ms)},
+                ":now_s": {"N": str(now_ms // 1000)},
+            },
+        }
+    }
+    puts = [{"Put": {"TableName": table, "Item": item}} for item in message_items(target)]
+    try:
+        client.transact_write_items(TransactItems=[delete, *puts])
+    except ClientError as exc:
+        if _cancelled(exc):
+            return False
+        raise
+    return True
+
+
+def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+    kept = []
+    for ref, version in leases:
+        response = conditional(
+            client.update_item,
+            TableName=table,
+            Key=_key(ref.queue_id, lease_key(ref)),
+            UpdateExpression=KEEP_UPDATE,
+            ConditionExpression="r = :ver AND v > :now AND x > :now_s",
+            ExpressionAttributeValues={
+                **KEEP_VALUES,
+                ":ver": {"N": str(version)},
+                ":now": {"N": str(now_ms)},
+                ":now_s": {"N": str(now_ms // 1000)},
+            },
+        )
+        kept.append(response is not None)
+    return kept
+
+
+def rewind(client: Any, table: str, leases: Leases, queue_id: str, since_ms: int, now_ms: int) -> int:
+    rewound = 0
+    for items in leases(queue_id, _PAGE, _REWIND_PROJECTION):
+        for item in items:
+            if (number(item, "x") or 0) <= now_ms // 1000 or (number(item, "e") or 0) < since_ms:
+                continue
+            values = {":now": {"N": str(now_ms)}, ":one": {"N": "1"}, ":ver": item["r"]}
+            if is_kept(item):
+                update, condition = RESTORE_UPDATE, "attribute_exists(k) AND r = :ver"
+            elif (number(item, "v") or 0) > now_ms and (number(item, "d") or 0) > 0:
+                update, condition = REVISIT_UPDATE, "r = :ver AND v > :now"
+            else:
+                continue
+            response = conditional(
+                client.update_item,
+                TableName=table,
+                Key=_key(queue_id, item["sk"]["S"]),
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+            )
+            rewound += response is not None
+    return rewound
+
+
+def drop_kept(client: Any, table: str, leases: Leases, queue_id: str) -> int:
+    dropped = 0
+    for items in leases(queue_id, _PAGE, "pk, sk, k"):
+        for item in items:
+            if is_kept(item):
+                response = conditional(
+                    client.delete_item,
+                    TableName=table,
+                    Key=_key(queue_id, item["sk"]["S"]),
+                    ConditionExpression="attribute_exists(k)",
+                )
+                dropped += response is not None
+    return dropped
