@@ -4,6 +4,8 @@ it looks up the queue."""
 
 from __future__ import annotations
 
+import json
+
 from mnsd import errors
 from mnsd.http import HttpRequest
 from mnsd.queue_model import (
@@ -77,13 +79,41 @@ def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
 
 
 def dlq_policy_input(xml: Element | None) -> DlqPolicyInput | None:
-    """A `<DlqPolicy>` (of a queue or a subscription), as given; None when absent."""
+    """A `<DlqPolicy>` (of a queue or a subscription), as given; None when absent.
+
+    Either nested elements (`<Enabled>`, `<DeadLetterTargetQueue>`, `<MaxReceiveCount>`) or the JSON text
+    GetQueueAttributes answers with (`{"Enabled":true,"DeadLetterTargetQueue":"q","MaxReceiveCount":3}`).
+    """
     if xml is None:
         return None
+    if not xml.children and xml.text.strip():
+        return _dlq_policy_json(xml.text)
     return DlqPolicyInput(
         enabled=xml.value("Enabled"),
         dead_letter_target_queue=xml.value("DeadLetterTargetQueue"),
         max_receive_count=xml.value("MaxReceiveCount"),
+    )
+
+
+def _json_text(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _dlq_policy_json(text: str) -> DlqPolicyInput:
+    try:
+        given = json.loads(text)
+    except ValueError:
+        given = None
+    if not isinstance(given, dict):
+        raise errors.InvalidArgument("The value of DlqPolicy should be its elements or a JSON object.")
+    return DlqPolicyInput(
+        enabled=_json_text(given.get("Enabled")),
+        dead_letter_target_queue=_json_text(given.get("DeadLetterTargetQueue")),
+        max_receive_count=_json_text(given.get("MaxReceiveCount")),
     )
 
 

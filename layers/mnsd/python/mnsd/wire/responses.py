@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from mnsd import errors
@@ -115,19 +116,9 @@ def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
     ]
     policy = a.dlq_policy
     if policy is not None:
-        fields.append(
-            (
-                "DlqPolicy",
-                Node(
-                    "DlqPolicy",
-                    [
-                        ("Enabled", True),
-                        ("DeadLetterTargetQueue", policy.target),
-                        ("MaxReceiveCount", policy.max_receive_count),
-                    ],
-                ),
-            )
-        )
+        # JSON text, as the OpenAPI gives it: SDK 1.3.0 reads each child of <Queue> as text and fails on a
+        # nested element. Requests may give either form (`mnsd.wire.requests.dlq_policy_input`).
+        fields.append(("DlqPolicy", dlq_policy_text(policy.target, policy.max_receive_count)))
     if a.rewind_period:
         fields.append(("RewindPeriod", a.rewind_period))
     if counts is not None:
@@ -137,6 +128,14 @@ def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
             ("DelayMessages", counts.delayed),
         ]
     return Node("Queue", fields)
+
+
+def dlq_policy_text(target: str, max_receive_count: int | None = None) -> str:
+    """A DlqPolicy as the JSON text GetQueueAttributes (and GetSubscriptionAttributes) answer with."""
+    policy: dict[str, object] = {"Enabled": True, "DeadLetterTargetQueue": target}
+    if max_receive_count is not None:
+        policy["MaxReceiveCount"] = max_receive_count
+    return json.dumps(policy, separators=(",", ":"))
 
 
 def redrive_result(moved: int) -> Node:
