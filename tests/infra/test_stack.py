@@ -617,3 +617,18 @@ def test_the_template_stays_well_within_cloudformation_limits(template: Template
     resources = template.to_json()["Resources"]
     assert len(resources) <= 300  # CloudFormation allows 500 per stack
     assert len(template.to_json().get("Parameters", {})) <= 200
+
+
+@pytest.mark.parametrize("function", ["get_messages", "put_queue", "delete_messages"])
+def test_dead_letter_moves_rewind_and_redrive_are_granted_on_the_message_table(template: Template, function) -> None:
+    """A dead-letter move (receive, redrive) is a TransactWriteItems of a conditional Delete and Puts, which
+    IAM authorizes by those actions; rewind and its switch-off (PUT /queues/{q}) update, query and delete
+    leases; a delete with rewind on updates the lease in place."""
+    messages = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Messages/Resource")
+    needed = {
+        "get_messages": {"dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:PutItem"},
+        "put_queue": {"dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:PutItem"}
+        | {"dynamodb:UpdateItem"},
+        "delete_messages": {"dynamodb:UpdateItem", "dynamodb:DeleteItem"},
+    }[function]
+    assert needed <= table_access(template, function).get(messages, set())
