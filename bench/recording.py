@@ -5,6 +5,8 @@ Units follow DynamoDB's rules via `mnsd.storage.capacity`:
   BatchWriteItem    per item, as PutItem / DeleteItem
   UpdateItem        write units of max(size before, size after)
   DeleteItem        write units of the deleted item (1 if absent)
+  TransactWriteItems  twice the units of each Put / Update / Delete as above (a cancelled
+                    transaction is billed the same and recorded as a failed condition)
   failed conditional writes consume as if they had succeeded (size of the item present)
   GetItem           read units of the item (1 if absent); ConsistentRead = full, else half
   BatchGetItem      per item, eventually consistent unless asked
@@ -122,6 +124,28 @@ class RecordingClient:
         before = self._size_of(table, key)
         result, failed = self._conditional(self._raw.delete_item, **kwargs)
         self.recorder.calls.append(Call("DeleteItem", table, 1, 0, write_units(before or 0), 0, failed, f"{before} B"))
+        if failed:
+            raise result
+        return result
+
+    def transact_write_items(self, **kwargs: Any) -> Any:
+        sizes = []
+        table = ""
+        for action in kwargs["TransactItems"]:
+            (kind, request), *_ = action.items()
+            table = request["TableName"]
+            key = self._key_of(request["Item"]) if kind == "Put" else request["Key"]
+            before = self._size_of(table, key) or 0
+            sizes.append(max(before, item_size(request["Item"])) if kind == "Put" else before)
+        try:
+            result, failed = self._raw.transact_write_items(**kwargs), False
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise
+            result, failed = exc, True
+        wcu = 2 * sum(write_units(size) for size in sizes)
+        detail = f"{len(sizes)} items, sizes {sizes}"
+        self.recorder.calls.append(Call("TransactWriteItems", table, len(sizes), 0, wcu, 0, failed, detail))
         if failed:
             raise result
         return result

@@ -2,8 +2,10 @@
 
 - A move (dead-lettering on receive, redrive) is one TransactWriteItems: the conditional Delete of the
   source lease (its version as observed, still Active, unexpired: the claim's condition) and the Put
-  of the target message's items. Either both happen or neither: a message is never in both queues,
-  nor lost between them. The source's out-of-line body item, if any, is left to TTL like a delete's.
+  of the target's lease. Either both happen or neither: a message is never in both queues, nor lost
+  between them. A target body too large to sit in its lease is put first, outside the transaction
+  (a transaction bills twice): until its lease exists nothing reads it, and if the transaction is
+  refused it is left to TTL. The source's out-of-line body item is left to TTL like a delete's.
 - A delete with rewind on is one conditional UpdateItem (the delete's condition) that re-marks the
   lease kept in place (`layout.KEEP_UPDATE`: `k` set, `v` removed): one write, the sort key unchanged.
 - A rewind reads the queue's leases and, for those enqueued at or after the rewind time, restores the
@@ -61,9 +63,11 @@ def move(client: Any, table: str, source: Message, now_ms: int, target: Message)
             },
         }
     }
-    puts = [{"Put": {"TableName": table, "Item": item}} for item in message_items(target)]
+    *bodies, lease = message_items(target)
+    for body in bodies:  # outside the transaction (half the units): without its lease it is never read
+        client.put_item(TableName=table, Item=body)
     try:
-        client.transact_write_items(TransactItems=[delete, *puts])
+        client.transact_write_items(TransactItems=[delete, {"Put": {"TableName": table, "Item": lease}}])
     except ClientError as exc:
         if _cancelled(exc):
             return False

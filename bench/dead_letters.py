@@ -1,0 +1,133 @@
+"""DynamoDB write units per message: a dead-letter move and a delete with rewind on, beside the plain lifecycle.
+
+In-process moto (`mock_aws`) and `QueueService` directly (no HTTP), a hand-moved clock (no sleeps). The
+DynamoDB client is the recording proxy of bench/recording.py, which bills each call by DynamoDB's size
+rules (`mnsd.storage.capacity`; TransactWriteItems at twice the units of its items).
+"""
+
+from __future__ import annotations
+
+import time
+
+from bench._common import md_table, write_result
+from bench.queue_lifecycle import b64_body
+from bench.recording import Recorder, RecordingClient
+
+MESSAGES = 16  # per row
+
+
+class HandClock:
+    def __init__(self) -> None:
+        self.t = time.time()
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += max(0.0, seconds)
+
+
+def setup():
+    from moto import mock_aws
+
+    mock = mock_aws()
+    mock.start()
+    import boto3
+
+    from local_runtime.tables import create_tables
+    from mnsd.services import build_services
+    from mnsd.settings import Settings
+
+    settings = Settings.from_env({})
+    raw = boto3.client("dynamodb", region_name="us-east-1")
+    create_tables(raw, settings)
+    recorder = Recorder()
+    clock = HandClock()
+    services = build_services(settings, dynamodb=RecordingClient(raw, recorder), clock=clock)
+    return mock, services, recorder, clock
+
+
+def units(recorder: Recorder) -> tuple[float, str]:
+    """Write units on the message table since the last reset, and the calls that spent them."""
+    calls = [c for c in recorder.calls if c.table != "mns-meta" and c.wcu]
+    ops = ", ".join(f"{c.op} {c.wcu:g}" for c in calls)
+    recorder.reset()
+    return sum(c.wcu for c in calls), ops
+
+
+def row(services, recorder, clock, account: str, body: str, mode: str) -> list[object]:
+    """Per message: write units of send, receive, and the last step (delete, delete with rewind on, DLQ move)."""
+    from mnsd import errors
+    from mnsd.queue_model import DlqPolicyInput, MessageInput, QueueAttributeChanges
+
+    queues = services.queues
+    name = f"q{time.monotonic_ns()}"
+    given = QueueAttributeChanges(visibility_timeout="1")
+    if mode == "rewind":
+        given = QueueAttributeChanges(visibility_timeout="1", rewind_period="600")
+    if mode == "move":
+        queues.create_queue(account, name + "-dlq")
+        given = QueueAttributeChanges(visibility_timeout="1", dlq_policy=DlqPolicyInput("True", name + "-dlq", "1"))
+    queues.create_queue(account, name, given)
+    totals = {"send": 0.0, "receive": 0.0, "last": 0.0}
+    trace = ""
+    for _ in range(MESSAGES):
+        recorder.reset()
+        queues.send(account, name, [MessageInput(body, None, 8)])
+        totals["send"] += units(recorder)[0]
+        (got,) = queues.receive(account, name, 1, 0)
+        totals["receive"] += units(recorder)[0]
+        if mode == "move":
+            clock.sleep(1.5)  # visible again: the next receive would exceed MaxReceiveCount 1
+            try:
+                queues.receive(account, name, 1, 0)
+                raise AssertionError("the message was received instead of moved")
+            except errors.MessageNotExist:
+                pass
+        else:
+            queues.delete(account, name, got.receipt_handle)
+        spent, trace = units(recorder)
+        totals["last"] += spent
+    send, receive, last = (totals[k] / MESSAGES for k in ("send", "receive", "last"))
+    return [f"{send:g}", f"{receive:g}", f"{last:g}", f"{send + receive + last:g}", trace]
+
+
+def main() -> None:
+    mock, services, recorder, clock = setup()
+    from mnsd.accounts import StaticKeyStore
+
+    account = StaticKeyStore(services.settings.credentials).default.account_id
+    bodies = [("100 B", b64_body(100)), ("1 KB base64", b64_body(1024)), ("64 KB base64", b64_body(65536))]
+    modes = [("plain lifecycle: delete", "plain"), ("delete with rewind on", "rewind"), ("dead-letter move", "move")]
+    rows = []
+    for body_label, body in bodies:
+        for mode_label, mode in modes:
+            rows.append([body_label, mode_label, *row(services, recorder, clock, account, body, mode)])
+            print(" | ".join(str(c) for c in rows[-1]), flush=True)
+    mock.stop()
+    headers = ["body", "last step", "send WCU", "receive WCU", "last step WCU", "total WCU", "last step's calls"]
+    write_result(
+        "dead_letters",
+        "Write units per message: dead-letter move and delete with rewind on",
+        f"""
+Per message, averaged over {MESSAGES} messages per row, message table only (the meta table is read, never
+written, per message). In-process moto + `QueueService`, a hand-moved clock. Each message is sent, received
+once, then: deleted (plain), deleted on a queue with `RewindPeriod` 600 (the lease is re-marked kept in
+place), or left to become visible again on a queue whose `DlqPolicy` has `MaxReceiveCount` 1, so that the
+next receive moves it to the dead-letter queue.
+
+{md_table(headers, rows)}
+
+Reading it: a delete with rewind on costs what a delete costs (one write of the lease: an UpdateItem
+instead of a DeleteItem), and the kept lease stays until TTL (free). A dead-letter move is one
+TransactWriteItems of two small items (4 units: transactions bill twice) plus, when the body does not fit
+in the target's lease, a plain PutItem of the body item first (outside the transaction, so billed once;
+nothing reads it before its lease exists). With the body item inside the transaction the 64 KB row cost
+102 units for the move (measured before that change); the 1 KB row 6. The source's out-of-line body is
+left to TTL, as a delete leaves it.
+""",
+    )
+
+
+if __name__ == "__main__":
+    main()
