@@ -53,6 +53,7 @@ MESSAGE_ATTRIBUTES: dict[str, str] = {
     "d": "N",
     "e": "N",
     "x": "N",
+    "k": "BOOL",  # a lease kept for rewind (deleted, no `v`): not part of the backlog
 }
 
 # The meta table (MNS_META_TABLE): queue items map (account, queue name) to the queue incarnation.

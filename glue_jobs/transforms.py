@@ -162,11 +162,11 @@ def backlog_snapshot(message_items: DataFrame, meta_items: DataFrame, snapshot_m
     """Per queue at `snapshot_ms`: Active / Inactive / Delayed counts and the oldest message's age.
 
     Only lease items (`sk` starting with `L`) count; a lease whose TTL `x` has passed is skipped even
-    though DynamoDB may not have removed it yet. Queues with no live message report zeros. Leases of
+    though DynamoDB may not have removed it yet, and so is a lease kept for rewind (`k`). Queues with no live message report zeros. Leases of
     queue incarnations absent from the meta table (deleted queues awaiting TTL) are left out by the join.
     """
     leases = flatten(message_items, MESSAGE_ATTRIBUTES).where(
-        F.col("sk").startswith("L") & (F.col("x").isNull() | (F.col("x") * 1000 > snapshot_ms))
+        F.col("sk").startswith("L") & (F.col("x").isNull() | (F.col("x") * 1000 > snapshot_ms)) & F.col("k").isNull()
     )
     waiting = F.col("v") > snapshot_ms
     dequeued = F.coalesce(F.col("d"), F.lit(0)) > 0

@@ -41,6 +41,7 @@ LEASES = [
     lease(7, v=None, d=3),
     lease(8, x=T // 1000),  # expired at T
     lease(9, x=None, v=T + 5, d=2),  # no TTL: kept, Inactive
+    lease(10, v=None, d=1, k=True),  # deleted with rewind on: kept for a rewind, not counted
 ]
 
 
