@@ -343,18 +343,21 @@ class QueueService:
                 break
             self.messages.load_bodies(found)
             for message in found[: MAX_REDRIVE - moved]:
-                source = self._redrive_source(account_id, message, sources)
-                back = (
-                    None
-                    if source is None
-                    else self._moved(message, source, now_ms, _without_dlq_marks(message.system_properties))
-                )
-                if source is not None and back is not None and self.messages.move(message, now_ms, back):
+                if self._redrive_one(queue, message, sources, now_ms):
                     moved += 1
-                    self.notifier.notify(source.queue_id)
                 else:
                     stay.add(message.message_id)
         return moved
+
+    def _redrive_one(self, queue: Queue, message: Message, sources: dict[str, Queue | None], now_ms: int) -> bool:
+        source = self._redrive_source(queue.account_id, message, sources)
+        if source is None or source.queue_id == queue.queue_id:
+            return False
+        back = self._moved(message, source, now_ms, _without_dlq_marks(message.system_properties))
+        if not self.messages.move(message, now_ms, back):
+            return False
+        self.notifier.notify(source.queue_id)
+        return True
 
     def _redrive_source(self, account_id: str, message: Message, sources: dict[str, Queue | None]) -> Queue | None:
         arn = next((p.value for p in message.system_properties if p.name == DLQ_SOURCE_ARN), "")
