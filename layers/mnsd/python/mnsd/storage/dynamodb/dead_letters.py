@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -25,22 +25,41 @@ from mnsd.storage.dynamodb import conditional
 from mnsd.storage.dynamodb.layout import (
     KEEP_UPDATE,
     KEEP_VALUES,
+    LEASE,
     RESTORE_UPDATE,
     REVISIT_UPDATE,
     Item,
     is_kept,
-    lease_key,
+    lease_item_key,
     message_items,
     number,
 )
 
-Leases = Callable[[str, int, str | None], Iterator[list[Item]]]  # (queue_id, page, projection) -> pages
 _REWIND_PROJECTION = "pk, sk, v, r, d, e, x, k"
 _PAGE = 1000
 
 
-def _key(queue_id: str, sort_key: str) -> Item:
-    return {"pk": {"S": queue_id}, "sk": {"S": sort_key}}
+def _key(item: Item) -> Item:
+    return {"pk": item["pk"], "sk": item["sk"]}
+
+
+def lease_pages(client: Any, table: str, partitions: list[str], projection: str) -> Iterator[list[Item]]:
+    """Every lease item (kept ones included) of the given partitions, in pages (the table, not an index)."""
+    for partition in partitions:
+        start = None
+        while True:
+            page = client.query(
+                TableName=table,
+                KeyConditionExpression="pk = :p AND begins_with(sk, :lease)",
+                ExpressionAttributeValues={":p": {"S": partition}, ":lease": {"S": LEASE}},
+                ProjectionExpression=projection,
+                Limit=_PAGE,
+                **({"ExclusiveStartKey": start} if start else {}),
+            )
+            yield page["Items"]
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                break
 
 
 def _cancelled(exc: ClientError) -> bool:
@@ -54,7 +73,7 @@ def move(client: Any, table: str, source: Message, now_ms: int, target: Message)
     delete = {
         "Delete": {
             "TableName": table,
-            "Key": _key(source.queue_id, lease_key(source.ref)),
+            "Key": lease_item_key(source.ref),
             "ConditionExpression": "r = :ver AND v <= :now AND x > :now_s",
             "ExpressionAttributeValues": {
                 ":ver": {"N": str(source.version)},
@@ -81,7 +100,7 @@ def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]]
         response = conditional(
             client.update_item,
             TableName=table,
-            Key=_key(ref.queue_id, lease_key(ref)),
+            Key=lease_item_key(ref),
             UpdateExpression=KEEP_UPDATE,
             ConditionExpression="r = :ver AND v > :now AND x > :now_s",
             ExpressionAttributeValues={
@@ -95,9 +114,10 @@ def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]]
     return kept
 
 
-def rewind(client: Any, table: str, leases: Leases, queue_id: str, since_ms: int, now_ms: int) -> int:
+def rewind(client: Any, table: str, partitions: list[str], since_ms: int, now_ms: int) -> int:
+    """Rewind the leases of a queue's partitions (see the module's docstring); how many were rewound."""
     rewound = 0
-    for items in leases(queue_id, _PAGE, _REWIND_PROJECTION):
+    for items in lease_pages(client, table, partitions, _REWIND_PROJECTION):
         for item in items:
             if (number(item, "x") or 0) <= now_ms // 1000 or (number(item, "e") or 0) < since_ms:
                 continue
@@ -111,7 +131,7 @@ def rewind(client: Any, table: str, leases: Leases, queue_id: str, since_ms: int
             response = conditional(
                 client.update_item,
                 TableName=table,
-                Key=_key(queue_id, item["sk"]["S"]),
+                Key=_key(item),
                 UpdateExpression=update,
                 ConditionExpression=condition,
                 ExpressionAttributeValues=values,
@@ -120,15 +140,16 @@ def rewind(client: Any, table: str, leases: Leases, queue_id: str, since_ms: int
     return rewound
 
 
-def drop_kept(client: Any, table: str, leases: Leases, queue_id: str) -> int:
+def drop_kept(client: Any, table: str, partitions: list[str]) -> int:
+    """Delete the kept leases of a queue's partitions; how many."""
     dropped = 0
-    for items in leases(queue_id, _PAGE, "pk, sk, k"):
+    for items in lease_pages(client, table, partitions, "pk, sk, k"):
         for item in items:
             if is_kept(item):
                 response = conditional(
                     client.delete_item,
                     TableName=table,
-                    Key=_key(queue_id, item["sk"]["S"]),
+                    Key=_key(item),
                     ConditionExpression="attribute_exists(k)",
                 )
                 dropped += response is not None

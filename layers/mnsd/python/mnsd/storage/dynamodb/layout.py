@@ -66,6 +66,16 @@ def lease_key(ref: MessageRef) -> str:
     return ref.key  # L{priority:02}{position:013}{message_id}
 
 
+def partition_of(ref: MessageRef) -> str:
+    """The partition key of a message's items."""
+    return ref.queue_id
+
+
+def lease_item_key(ref: MessageRef) -> Item:
+    """The primary key of a message's lease item."""
+    return {PARTITION_KEY: {"S": partition_of(ref)}, SORT_KEY: {"S": lease_key(ref)}}
+
+
 def is_lease(item: Item) -> bool:
     return str(item.get(SORT_KEY, {}).get("S", "")).startswith(LEASE)
 
@@ -119,7 +129,7 @@ def state_of(item: Item, now_ms: int) -> MessageState:
 def message_items(message: Message) -> list[Item]:
     """The items storing a message: its lease, and its body item when the body does not fit inline."""
     lease: Item = {
-        "pk": {"S": message.queue_id},
+        "pk": {"S": partition_of(message.ref)},
         "sk": {"S": lease_key(message.ref)},
         "id": {"S": message.message_id},
         "v": {"N": str(message.visible_at)},

@@ -191,10 +191,10 @@ class DynamoMessageStore:
         return dead_letters.delete_keeping(self.client, self.table, leases, now_ms)
 
     def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
-        return dead_letters.rewind(self.client, self.table, self._leases, queue_id, since_ms, now_ms)
+        return dead_letters.rewind(self.client, self.table, [queue_id], since_ms, now_ms)
 
     def drop_kept(self, queue_id: str, now_ms: int) -> int:
-        return dead_letters.drop_kept(self.client, self.table, self._leases, queue_id)
+        return dead_letters.drop_kept(self.client, self.table, [queue_id])
 
 
 def _key(ref: MessageRef) -> Item:
