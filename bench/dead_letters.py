@@ -92,6 +92,23 @@ def row(services, recorder, clock, account: str, body: str, mode: str) -> list[o
     return [f"{send:g}", f"{receive:g}", f"{last:g}", f"{send + receive + last:g}", trace]
 
 
+def receive_reads(services, recorder, account: str, kept: int) -> float:
+    """Read units of one receive on a queue with rewind on after `kept` messages were deleted (kept)."""
+    from mnsd.queue_model import MessageInput, QueueAttributeChanges
+
+    queues = services.queues
+    name = f"r{time.monotonic_ns()}"
+    queues.create_queue(account, name, QueueAttributeChanges(rewind_period="600"))
+    for start in range(0, kept, 16):
+        queues.send(account, name, [MessageInput("k", None, 8) for _ in range(min(16, kept - start))])
+        for got in queues.receive(account, name, 16, 0):
+            queues.delete(account, name, got.receipt_handle)
+    queues.send(account, name, [MessageInput("last", None, 8)])
+    recorder.reset()
+    queues.receive(account, name, 1, 0)
+    return sum(c.rcu for c in recorder.calls if c.table != "mns-meta")
+
+
 def main() -> None:
     mock, services, recorder, clock = setup()
     from mnsd.accounts import StaticKeyStore
@@ -104,6 +121,8 @@ def main() -> None:
         for mode_label, mode in modes:
             rows.append([body_label, mode_label, *row(services, recorder, clock, account, body, mode)])
             print(" | ".join(str(c) for c in rows[-1]), flush=True)
+    reads = [[kept, f"{receive_reads(services, recorder, account, kept):g}"] for kept in (0, 100, 300)]
+    print(reads, flush=True)
     mock.stop()
     headers = ["body", "last step", "send WCU", "receive WCU", "last step WCU", "total WCU", "last step's calls"]
     write_result(
@@ -117,6 +136,11 @@ place), or left to become visible again on a queue whose `DlqPolicy` has `MaxRec
 next receive moves it to the dead-letter queue.
 
 {md_table(headers, rows)}
+
+Read units of the message table for one receive of the one message left, on a queue with rewind on
+after `kept` messages were received and deleted (so kept), in today's lease-range layout:
+
+{md_table(["kept leases", "receive RCU (message table)"], reads)}
 
 Reading it: a delete with rewind on costs what a delete costs (one write of the lease: an UpdateItem
 instead of a DeleteItem), and the kept lease stays until TTL (free). A dead-letter move is one
