@@ -4,7 +4,9 @@
 records of a batch concurrently; per-topic lanes of threads locally): it makes every subscription's
 first attempt concurrently and starts one retry execution (see `mnsd.push_workflow`) per failed
 attempt. `Fanout.handle_task` makes one retry for the state machine and answers its task token, or
-records a drop.
+gives the push up when the strategy is exhausted. A push given up (exhausted, or failed for good at its
+first attempt) goes to the subscription's dead-letter queue when its DlqPolicy is enabled, and is
+dropped otherwise; either way a `drop` record says so.
 
 No endpoint holds the shared path longer than one attempt's deadline (5 s for connect, send and the
 whole answer): every attempt of a batch runs at once, and locally each topic has its own lane, so a
@@ -36,6 +38,7 @@ from mnsd.topic_service import TopicService
 MAX_PARALLEL_DELIVERIES = 32  # attempts of one message at once; a batch fans out its messages concurrently too
 # What Step Functions answers for a token it no longer waits on.
 STALE_TOKEN_ERRORS = {"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"}
+DEAD_LETTERED = "dead_letter"  # the outcome of a drop record whose push went to the dead-letter queue
 logger = Logger(service="mns")
 
 
@@ -72,6 +75,7 @@ class Fanout:
         self.region = region
         self.executions_started = 0
         self.drops = 0
+        self.dead_letters = 0
         self._counting = threading.Lock()  # fan-outs of one batch run on several threads
 
     def fan_out(self, message: TopicMessage) -> dict[str, Outcome]:
@@ -90,7 +94,7 @@ class Fanout:
             if outcome.delivered:
                 continue
             if outcome.permanent:
-                records.append(self._drop_record(subscription, message, outcome.detail))
+                records.append(self._give_up_at_fan_out(subscription, message, outcome.detail))
             else:
                 self._start_retries(subscription, message)
         self._log(message, [r for r in records if r is not None])
@@ -149,19 +153,56 @@ class Fanout:
             publish_time=message.publish_time,
         )
 
-    def _drop_record(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
-        """Drops are recorded whatever LoggingEnabled says: they are lost deliveries."""
+    def _give_up(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
+        """A push no retry will make: into the subscription's dead-letter queue if it has one, else dropped.
+
+        A dead-letter queue deleted since is a drop; any other failure (the queue's storage throttled or
+        unavailable) propagates, for the caller to try again."""
+        try:
+            dead_lettered = self.deliverer.dead_letter(subscription, message)
+        except errors.MnsError as error:  # the queue is gone, or refuses the body (too large): nothing mends it
+            return self._drop_record(subscription, message, f"{reason}; not dead-lettered: {error.code}")
+        if dead_lettered is None:
+            return self._drop_record(subscription, message, reason)
         with self._counting:
-            self.drops += 1
-        logger.warning(
-            "delivery dropped",
+            self.dead_letters += 1
+        logger.info(
+            "delivery dead-lettered",
             extra={
                 "topic": message.topic_name,
                 "subscription": subscription.name,
                 "message_id": message.message_id,
+                "dead_letter_message_id": dead_lettered.message_id,
                 "reason": reason,
             },
         )
+        return self._drop_record(subscription, message, reason, dead_lettered=True)
+
+    def _give_up_at_fan_out(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
+        """As `_give_up`, where a failure may not fail the fan-out (which would push to every endpoint again)."""
+        try:
+            return self._give_up(subscription, message, reason)
+        except Exception as error:
+            logger.exception("dead-letter failed", extra={"message_id": message.message_id})
+            return self._drop_record(subscription, message, f"{reason}; not dead-lettered: {type(error).__name__}")
+
+    def _drop_record(
+        self, subscription: Subscription, message: TopicMessage, reason: str, dead_lettered: bool = False
+    ) -> LogRecord:
+        """Drops are recorded whatever LoggingEnabled says: they are lost deliveries (or dead-lettered ones,
+        `outcome` says which)."""
+        if not dead_lettered:
+            with self._counting:
+                self.drops += 1
+            logger.warning(
+                "delivery dropped",
+                extra={
+                    "topic": message.topic_name,
+                    "subscription": subscription.name,
+                    "message_id": message.message_id,
+                    "reason": reason,
+                },
+            )
         return LogRecord(
             account=message.account_id,
             kind="topic",
@@ -172,6 +213,7 @@ class Fanout:
             event_id=f"{message.message_id}:{subscription.name}:drop",
             subscription=subscription.name,
             endpoint_kind=subscription.endpoint(self.region).kind,
+            outcome=DEAD_LETTERED if dead_lettered else None,
             publish_time=message.publish_time,
         )
 
@@ -205,9 +247,9 @@ class Fanout:
         """One message of the push queue: a retry to make (with a task token) or a drop to record."""
         reference = task["delivery"]
         subscription, message = self._find(reference)
-        if task.get("drop"):
+        if task.get("drop"):  # the strategy's retries are exhausted
             if subscription is not None and message is not None:
-                self._log(message, [self._drop_record(subscription, message, "retries exhausted")])
+                self._log(message, [self._give_up(subscription, message, "retries exhausted")])
             return
         token = task["token"]
         if subscription is None or message is None:  # unsubscribed, or the message outlived its retention

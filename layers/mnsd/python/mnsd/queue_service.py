@@ -18,6 +18,7 @@ from mnsd.queue_model import (
     Message,
     MessageInput,
     MessageRef,
+    Property,
     Queue,
     QueueAttributeChanges,
     QueueAttributes,
@@ -286,3 +287,20 @@ class QueueService:
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at
+
+    # --- dead letters -------------------------------------------------------------------------
+
+    def dead_letter_send(
+        self,
+        account_id: str,
+        queue_name: str,
+        body: str,
+        user_properties: tuple[Property, ...],
+        system_properties: tuple[Property, ...],
+    ) -> Message:
+        """Store a dead-lettered message in a queue of the account, as a send would (QueueNotExist if it is gone)."""
+        message = MessageInput(body, None, 8, user_properties, system_properties)  # the default priority
+        (result,) = self.send(account_id, queue_name, [message])
+        if result.error is not None:
+            raise result.error
+        return result.message

@@ -90,6 +90,9 @@ class Node:
 
     tag: str
     fields: list[tuple[str, Value]] = field(default_factory=list)
+    # A line break before the first child: SDK 1.3.0 reads every child of a response's root as text
+    # (`firstChild.data`) and crashes on an element whose first child is an element (a DlqPolicy).
+    padded: bool = False
 
 
 def _text(value: str | int | bool) -> str:
@@ -115,7 +118,7 @@ def _encode_fields(fields: Iterable[tuple[str, Value]], out: list[str]) -> None:
 
 def _encode_node(node: Node, out: list[str], tag: str | None = None) -> None:
     name = tag or node.tag
-    out.append(f"<{name}>")
+    out.append(f"<{name}>\n" if node.padded else f"<{name}>")
     _encode_fields(node.fields, out)
     out.append(f"</{name}>")
 

@@ -174,6 +174,9 @@ def subscription_node(s: Subscription) -> Node:
         ("CreateTime", s.create_time),
         ("LastModifyTime", s.last_modify_time),
     ]
+    if a.dlq_enabled or a.dlq_target_queue:
+        policy: Fields = [("Enabled", a.dlq_enabled), ("DeadLetterTargetQueue", a.dlq_target_queue or None)]
+        fields.append(("DlqPolicy", Node("DlqPolicy", policy, padded=True)))
     return Node("Subscription", fields)
 
 
