@@ -229,3 +229,21 @@ def test_subscribe_checks_the_policy(push, policy, code):
     with pytest.raises(errors.MnsError) as raised:
         push.subscribe(topic, "s", "http://127.0.0.1:9/hook", DlqPolicy=policy)
     assert raised.value.code == code
+
+
+def test_a_dead_letter_that_fails_at_fan_out_is_a_drop_not_a_second_fan_out(push, push_endpoint, monkeypatch):
+    """Failing the fan-out would push to every other subscription again: the failure is logged and recorded."""
+    push.services.queues.create_queue(ACCOUNT, "dlq", None)
+    topic = push.topic()
+    push.subscribe(topic, "m", "mail:directmail:a@example.com", DlqPolicy=POLICY)
+    push.subscribe(topic, "h", push_endpoint.url("/hook"))
+
+    def unavailable(*args):
+        raise RuntimeError("throttled")
+
+    monkeypatch.setattr(push.services.queues, "dead_letter_send", unavailable)
+    _, outcomes = push.publish(topic)
+    assert outcomes["h"].delivered and outcomes["m"].permanent
+    (drop,) = push.log("drop")
+    assert drop["subscription"] == "m" and "outcome" not in drop
+    assert push.fanout.drops == 1 and len(push_endpoint.hits) == 1
