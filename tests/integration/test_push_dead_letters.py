@@ -247,3 +247,19 @@ def test_a_dead_letter_that_fails_at_fan_out_is_a_drop_not_a_second_fan_out(push
     (drop,) = push.log("drop")
     assert drop["subscription"] == "m" and "outcome" not in drop
     assert push.fanout.drops == 1 and len(push_endpoint.hits) == 1
+
+
+def test_an_exhausted_push_is_dead_lettered_though_its_message_just_left_its_retention(push, monkeypatch):
+    """Slow attempts can make EXPONENTIAL_DECAY_RETRY end after the topic message's one day."""
+    push.worker.stop()
+    push.services.queues.create_queue(ACCOUNT, "dlq", None)
+    topic = push.topic()
+    push.subscribe(topic, "s", f"acs:mns:{REGION}:{ACCOUNT}:queues/missing", DlqPolicy=POLICY)
+    task = exhausted_task(push, topic)
+    published = int(task["delivery"]["publish_time"]) / 1000
+    monkeypatch.setattr(push.services.clock, "now", lambda: published + 86_400 + 900)
+    push.fanout.handle_task(task)
+    (received,) = dead_letters(push)
+    assert system_properties(received)["DLQOriginMessageId"] == task["delivery"]["message_id"]
+    # A retry (not the exhausted branch) of a message past its retention is still not attempted.
+    assert push.fanout._find(task["delivery"])[1] is None

@@ -32,7 +32,7 @@ from mnsd.delivery import Deliverer, Outcome
 from mnsd.oplog import LogRecord, OperationLog
 from mnsd.push_workflow import DELIVERY_FAILED, attempt_number, execution_input
 from mnsd.storage import TopicMessageStore
-from mnsd.topic_model import Subscription, TopicMessage
+from mnsd.topic_model import TOPIC_RETENTION_SECONDS, Subscription, TopicMessage
 from mnsd.topic_service import TopicService
 
 MAX_PARALLEL_DELIVERIES = 32  # attempts of one message at once; a batch fans out its messages concurrently too
@@ -50,6 +50,7 @@ def delivery_reference(subscription: Subscription, message: TopicMessage) -> dic
         "topic_id": message.topic_id,
         "message_id": message.message_id,
         "subscription": subscription.name,
+        "publish_time": str(message.publish_time),
     }
 
 
@@ -229,10 +230,19 @@ class Fanout:
 
     # --- retries ------------------------------------------------------------------------------
 
-    def _find(self, reference: dict[str, str]) -> tuple[Subscription | None, TopicMessage | None]:
+    def _find(
+        self, reference: dict[str, str], exhausted: bool = False
+    ) -> tuple[Subscription | None, TopicMessage | None]:
         """The subscription and message a task names; None for one that no longer exists. Any other error
-        (a throttled or unavailable table) propagates: the task is then retried, never skipped."""
-        message = self.messages.get(reference["topic_id"], reference["message_id"], ms(self.clock.now()))
+        (a throttled or unavailable table) propagates: the task is then retried, never skipped.
+
+        An exhausted push is read as of its retention's last second: EXPONENTIAL_DECAY_RETRY's waits end
+        385 s before the message's one day does, and slow attempts can use that up. Its dead letter is
+        then still made while the store keeps the item (DynamoDB's TTL removes it later)."""
+        read_at = ms(self.clock.now())
+        if exhausted and reference.get("publish_time"):
+            read_at = min(read_at, int(reference["publish_time"]) + (TOPIC_RETENTION_SECONDS - 1) * 1000)
+        message = self.messages.get(reference["topic_id"], reference["message_id"], read_at)
         try:
             subscription = self.topics.get_subscription(
                 reference["account"], reference["topic"], reference["subscription"]
@@ -246,7 +256,7 @@ class Fanout:
     def handle_task(self, task: dict[str, Any]) -> None:
         """One message of the push queue: a retry to make (with a task token) or a drop to record."""
         reference = task["delivery"]
-        subscription, message = self._find(reference)
+        subscription, message = self._find(reference, exhausted=bool(task.get("drop")))
         if task.get("drop"):  # the strategy's retries are exhausted
             if subscription is not None and message is not None:
                 self._log(message, [self._give_up(subscription, message, "retries exhausted")])
