@@ -196,7 +196,7 @@ def test_get_subscription_attributes_returns_the_policy_and_the_sdk_still_reads_
     # Turned off (the queue it names is kept), then on again.
     assert set_policy(raw, topic, "s", "<Enabled>False</Enabled>").status == 204
     assert raw_policy(raw, topic, "s") == {"Enabled": "False", "DeadLetterTargetQueue": dlq.queue_name}
-    assert set_policy(raw, topic, "s", policy(dlq.queue_name)).status == 204
+    assert set_policy(raw, topic, "s", "<Enabled>True</Enabled>").status == 204  # the queue it kept
     assert raw_policy(raw, topic, "s") == {"Enabled": "True", "DeadLetterTargetQueue": dlq.queue_name}
     # The SDK's own SetSubscriptionAttributes (NotifyStrategy only) leaves the policy as it is.
     topic.get_subscription("s").set_attributes(SubscriptionMeta(notify_strategy="EXPONENTIAL_DECAY_RETRY"))

@@ -240,6 +240,8 @@ def test_a_dlq_policy_is_checked_against_the_subscriptions_attributes():
     disabled = enabled.with_dlq_policy(DlqPolicyInput("False"))
     assert (disabled.dlq_enabled, disabled.dlq_target_queue, disabled.dead_letter_queue) == (False, "dlq", None)
     assert http.with_dlq_policy(DlqPolicyInput("False")).dead_letter_queue is None
+    assert disabled.with_dlq_policy(DlqPolicyInput("True")).dead_letter_queue == "dlq"  # re-enabled: the kept queue
+    assert disabled.with_dlq_policy(DlqPolicyInput("True", "other")).dead_letter_queue == "other"
     assert http.with_dlq_policy(None) is http
     for bad in (
         DlqPolicyInput(),  # enabled, but no queue

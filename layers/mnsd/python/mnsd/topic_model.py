@@ -93,7 +93,8 @@ def parse_endpoint(text: str, region: str, account_id: str) -> Endpoint:
 
 @dataclass(frozen=True)
 class DlqPolicyInput:
-    """A `<DlqPolicy>` as a request gives it: texts, None where absent; `dlq_policy` checks it."""
+    """A `<DlqPolicy>` as a request gives it: texts, None where absent; `SubscriptionAttributes.with_dlq_policy`
+    checks it."""
 
     enabled: str | None = None
     dead_letter_target_queue: str | None = None
@@ -147,12 +148,13 @@ class SubscriptionAttributes:
                 raise errors.InvalidArgument(
                     "The value of DlqPolicy.DeadLetterTargetQueue is not a valid queue name."
                 ) from None
+        target = target or self.dlq_target_queue  # re-enabled without naming one: the queue it kept
         if enabled and not target:
             raise errors.InvalidArgument("An enabled DlqPolicy needs a DeadLetterTargetQueue.")
         queue_endpoint = _QUEUE_ENDPOINT.match(self.endpoint)
         if enabled and queue_endpoint and queue_endpoint["name"] == target:
             raise errors.InvalidArgument("A subscription cannot dead-letter to the queue it delivers to.")
-        return dataclasses.replace(self, dlq_enabled=enabled, dlq_target_queue=target or self.dlq_target_queue)
+        return dataclasses.replace(self, dlq_enabled=enabled, dlq_target_queue=target)
 
 
 def _choice(element: str, text: str, allowed: tuple[str, ...]) -> str:
