@@ -29,7 +29,8 @@ from mnsd import settings
 from mnsd.push_workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
 
 # What a delivery reads and writes: subscriptions and queues (meta), queue endpoints (the queue service's
-# send), the operation log. The worker also re-reads the message it retries.
+# send, and dead-letter queues: `QueueService.dead_letter_send`), the operation log. The worker also re-reads
+# the message it retries or gives up.
 FANOUT_GRANTS = ("meta.read", "messages.write", "log.write")
 WORKER_GRANTS = (*FANOUT_GRANTS, "topic_messages.read")
 # The worker answers within an attempt's timeout; AWS advises a queue visibility of at least six times the

@@ -8,6 +8,11 @@ stale outcome instead of waiting for its own answer. AWS issues a new token for 
 moto also keeps accepting heartbeats and answers for a token whose Task has ended (timed out, or
 answered) while the execution runs on; AWS refuses them (TaskTimedOut, TaskDoesNotExist), and the
 push worker relies on that refusal to leave a stale retry unattempted. `apply()` marks ended tasks.
+
+And moto refuses a heartbeat (InvalidToken) for a token whose Task has sent its SQS message but not yet
+started its heartbeat clock: a worker quick enough (or an execution thread slow enough, on a loaded
+machine) then takes a live retry for a stale one, skips it, and the Task waits out its heartbeat timeout.
+AWS accepts a heartbeat as soon as the token is issued: `apply()` makes moto do the same.
 """
 
 from __future__ import annotations
@@ -40,7 +45,20 @@ def apply() -> None:
 
     StateTaskServiceCallback._eval_execution = eval_execution_with_a_token_per_attempt  # type: ignore[method-assign]
     _refuse_tokens_of_ended_tasks(StateTaskServiceCallback)
+    _accept_heartbeats_once_issued()
     _applied = True
+
+
+def _accept_heartbeats_once_issued() -> None:
+    from moto.stepfunctions.parser.asl.eval.callback.callback import CallbackEndpoint
+
+    original = CallbackEndpoint.notify_heartbeat
+
+    def notify_heartbeat(self: Any) -> bool:
+        original(self)
+        return True  # issued and not ended (an ended Task's token is refused before this)
+
+    CallbackEndpoint.notify_heartbeat = notify_heartbeat  # type: ignore[method-assign]
 
 
 def _refuse_tokens_of_ended_tasks(callback_task: Any) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -25,6 +26,43 @@ POLL_SECONDS = 0.05
 # retry holds one of them for at most the attempt's deadline.
 WORKERS = 8
 IDLE_POLL_SECONDS = 0.2  # an idle worker polls less (moto calls take the backend lock), a retry waits at most this
+# Local only (tests, demos): the retry schedule's waits last this fraction of their seconds, e.g. 0.01 runs
+# BACKOFF_RETRY's 10-20 s waits in 0.1-0.2 s. The state machine and its schedule are unchanged.
+TIME_SCALE = "MNS_PUSH_TIME_SCALE"
+
+
+def time_scale(env: Mapping[str, str]) -> float:
+    """The `MNS_PUSH_TIME_SCALE` of `env`: 1 (real time) unless set, else a fraction in (0, 1]."""
+    text = env.get(TIME_SCALE, "").strip()
+    if not text:
+        return 1.0
+    try:
+        scale = float(text)
+    except ValueError:
+        scale = 0.0
+    if not 0 < scale <= 1:
+        raise ValueError(f"{TIME_SCALE} must be a number in (0, 1], not {text!r}")
+    return scale
+
+
+def compress_waits(scale: float) -> None:
+    """Make moto's Wait states and Retry intervals, process-wide, last `scale` times their seconds."""
+    if scale == 1:
+        return
+    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+    from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+
+    class ScaledTime:
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            time.sleep(seconds * scale)
+
+    def wait_interval(self: Any, env: Any, wait_seconds: float) -> None:
+        if wait_seconds > 0:
+            env.program_state_event.wait(wait_seconds * scale)  # set when the execution stops
+
+    retrier_decl.time = ScaledTime  # type: ignore[assignment]
+    WaitFunction._wait_interval = wait_interval  # type: ignore[method-assign]
 
 
 def create_push_workflow(

@@ -33,7 +33,7 @@ from local_runtime.analytics import EXPORT_PATH
 from local_runtime.console import Responder, console_responder
 from local_runtime.engine import SQLITE, EngineChoice, receipt_secret
 from local_runtime.exports import export_sqlite, export_tables
-from local_runtime.push import LocalPushWorker, create_push_workflow
+from local_runtime.push import LocalPushWorker, compress_waits, create_push_workflow, time_scale
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
 from mnsd import api, errors
@@ -212,6 +212,7 @@ class LocalServer:
         else:
             create_tables(clients("dynamodb"), settings)
         state_machine_arn, queue_url = create_push_workflow(clients)
+        compress_waits(time_scale(os.environ))
         key, certificate = generate_signing_material()
         settings = dataclasses.replace(
             settings,

@@ -174,6 +174,18 @@ def test_each_function_gets_exactly_the_table_data_access_it_declares(template: 
         assert (DATA_ACTIONS["write"] <= actions) == (kind in ("write", "read_write")), (table, kind, actions)
 
 
+@pytest.mark.parametrize("name", ["fanout", "push_worker"])
+def test_push_functions_may_dead_letter_into_a_queue(template: Template, name: str) -> None:
+    """A push given up goes to the subscription's dead-letter queue: the function that gives it up (fan-out
+    for a permanent failure, the worker for an exhausted strategy) reads the queue's record in the meta
+    table and writes the message to the message table."""
+    access = table_access(template, name)
+    meta = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Meta/Resource")
+    messages = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Messages/Resource")
+    assert {"dynamodb:GetItem", "dynamodb:Query"} <= access.get(meta, set())
+    assert {"dynamodb:PutItem", "dynamodb:BatchWriteItem"} <= access.get(messages, set())
+
+
 def test_a_read_only_route_cannot_write(template: Template) -> None:
     actions = set().union(*table_access(template, "get_queue").values())
     assert "dynamodb:GetItem" in actions

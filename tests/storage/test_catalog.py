@@ -49,6 +49,12 @@ def test_topics_and_subscriptions(storage):
     )
     assert catalog.update_subscription(retimed)
     assert catalog.get_subscription("A", "t", "s1") == retimed
+    dead_lettering = dataclasses.replace(
+        retimed, attributes=dataclasses.replace(retimed.attributes, dlq_enabled=True, dlq_target_queue="dlq")
+    )
+    assert catalog.update_subscription(dead_lettering)
+    assert catalog.get_subscription("A", "t", "s1") == dead_lettering
+    assert catalog.get_subscription("A", "t", "s1").attributes.dead_letter_queue == "dlq"
     catalog.delete_topic("A", "t")
     assert catalog.get_topic("A", "t") is None
     assert catalog.list_subscriptions("A", "t", "", 10, None) == ([], False)

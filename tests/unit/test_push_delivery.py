@@ -332,6 +332,7 @@ class RecordingFanout:
         self.calls: list[str] = []
         self.failures = failures
         self.drops = 0
+        self.dead_letters = 0
 
     def fan_out(self, message: TopicMessage) -> None:
         self.calls.append(message.message_id)

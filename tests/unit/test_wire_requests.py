@@ -11,7 +11,14 @@ from mnsd.queue_model import (
     QueueAttributeChanges,
     QueueAttributes,
 )
-from mnsd.topic_model import PublishInput, SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
+from mnsd.topic_model import (
+    DlqPolicyInput,
+    PublishInput,
+    SubscriptionAttributes,
+    SubscriptionChanges,
+    SubscriptionInput,
+    TopicAttributeChanges,
+)
 from mnsd.wire import requests
 from mnsd.wire.codec import parse
 
@@ -208,6 +215,47 @@ def test_subscription_input_and_changes():
     empty = parse(body("Subscription", ""))
     assert requests.subscription_input(empty) == SubscriptionInput()
     assert requests.subscription_changes(empty) == SubscriptionChanges()
+
+
+def test_a_subscription_dlq_policy_is_read_on_subscribe_and_set():
+    xml = parse(
+        body(
+            "Subscription",
+            "<Endpoint>http://h/p</Endpoint><DlqPolicy><Enabled>True</Enabled>"
+            "<DeadLetterTargetQueue>dlq</DeadLetterTargetQueue></DlqPolicy>",
+        )
+    )
+    policy = DlqPolicyInput("True", "dlq")
+    assert requests.subscription_input(xml).dlq_policy == policy
+    assert requests.subscription_changes(xml) == SubscriptionChanges(None, policy)
+    empty_policy = parse(body("Subscription", "<DlqPolicy/>"))
+    assert requests.subscription_changes(empty_policy).dlq_policy == DlqPolicyInput()
+
+
+def test_a_dlq_policy_is_checked_against_the_subscriptions_attributes():
+    http = SubscriptionAttributes("http://h/p")
+    enabled = http.with_dlq_policy(DlqPolicyInput("true", " dlq "))
+    assert (enabled.dlq_enabled, enabled.dlq_target_queue, enabled.dead_letter_queue) == (True, "dlq", "dlq")
+    assert http.with_dlq_policy(DlqPolicyInput(None, "dlq")).dead_letter_queue == "dlq"  # Enabled defaults to True
+    disabled = enabled.with_dlq_policy(DlqPolicyInput("False"))
+    assert (disabled.dlq_enabled, disabled.dlq_target_queue, disabled.dead_letter_queue) == (False, "dlq", None)
+    assert http.with_dlq_policy(DlqPolicyInput("False")).dead_letter_queue is None
+    assert disabled.with_dlq_policy(DlqPolicyInput("True")).dead_letter_queue == "dlq"  # re-enabled: the kept queue
+    assert disabled.with_dlq_policy(DlqPolicyInput("True", "other")).dead_letter_queue == "other"
+    assert http.with_dlq_policy(None) is http
+    for bad in (
+        DlqPolicyInput(),  # enabled, but no queue
+        DlqPolicyInput("True", ""),
+        DlqPolicyInput("yes", "dlq"),
+        DlqPolicyInput("True", "-dlq"),
+        DlqPolicyInput("True", "bad_name"),
+        DlqPolicyInput("True", "q" * 257),
+        DlqPolicyInput("False", "bad name"),
+    ):
+        assert "DlqPolicy" in invalid(lambda bad=bad: http.with_dlq_policy(bad)), bad
+    into_its_own_queue = SubscriptionAttributes("acs:mns:cn-hangzhou:1:queues/dlq")
+    assert "cannot dead-letter" in invalid(lambda: into_its_own_queue.with_dlq_policy(DlqPolicyInput("True", "dlq")))
+    assert into_its_own_queue.with_dlq_policy(DlqPolicyInput("True", "other")).dead_letter_queue == "other"
 
 
 def test_publish_input():

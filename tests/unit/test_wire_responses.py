@@ -180,6 +180,26 @@ def test_subscription_attributes_omit_an_empty_filter_tag():
     assert xml(responses.subscription_node(tagged)) == expected.format(tag="<FilterTag>x</FilterTag>")
 
 
+def test_subscription_attributes_carry_the_dlq_policy_as_the_sdk_can_parse_it():
+    from mns.mns_xml_handler import GetSubscriptionAttrDecoder
+
+    attributes = SubscriptionAttributes("http://e", dlq_enabled=True, dlq_target_queue="dlq")
+    encoded = xml(responses.subscription_node(Subscription("1", "t", "s", attributes, 5_000, 6, "tid")))
+    assert (
+        "<NotifyContentFormat>XML</NotifyContentFormat><CreateTime>5</CreateTime><LastModifyTime>6</LastModifyTime>"
+        '<DlqPolicy>{"Enabled":true,"DeadLetterTargetQueue":"dlq"}</DlqPolicy>'
+        "</Subscription>"
+    ) in encoded
+    # SDK 1.3.0 reads each child's first child as text: the policy comes to it as its JSON text.
+    decoded = GetSubscriptionAttrDecoder.decode(encoded.encode())
+    assert (decoded["Endpoint"], decoded["DlqPolicy"]) == ("http://e", '{"Enabled":true,"DeadLetterTargetQueue":"dlq"}')
+    disabled = SubscriptionAttributes("http://e", dlq_target_queue="dlq")
+    encoded = xml(responses.subscription_node(Subscription("1", "t", "s", disabled, 5_000, 6, "tid")))
+    assert '<DlqPolicy>{"Enabled":false,"DeadLetterTargetQueue":"dlq"}</DlqPolicy>' in encoded
+    never = xml(responses.subscription_node(Subscription("1", "t", "s", SubscriptionAttributes("http://e"), 5, 6, "t")))
+    assert "DlqPolicy" not in never
+
+
 def test_subscription_list():
     assert xml(responses.subscription_list(["a", "b"], "M", "http://h/topics/t/subscriptions")) == (
         f"{HEAD}<Subscriptions {NS}><Subscription><SubscriptionURL>http://h/topics/t/subscriptions/a</SubscriptionURL>"

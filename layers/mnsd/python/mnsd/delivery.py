@@ -24,7 +24,15 @@ from aws_lambda_powertools import Logger
 from mnsd import errors, push_http
 from mnsd.push_address import AddressRefused, allowed_networks
 from mnsd.push_signing import sign, string_to_sign
-from mnsd.queue_model import MessageInput
+from mnsd.queue_model import (
+    DLQ_MESSAGE_TYPE,
+    DLQ_ORIGIN_MESSAGE_ID,
+    DLQ_SOURCE_ARN,
+    DLQ_TYPE_SUBSCRIPTION,
+    Message,
+    MessageInput,
+    Property,
+)
 from mnsd.settings import Settings
 from mnsd.topic_model import HTTP, JSON, MAIL, QUEUE, SIMPLIFIED, SMS, XML, Subscription, TopicMessage
 from mnsd.wire import codec as xmlcodec
@@ -40,6 +48,7 @@ CONTENT_TYPES = {
 }
 
 logger = Logger(service="mns")
+
 
 # SES and SNS refusals that no retry mends (sandbox, unverified sender, missing permission, bad number or
 # address): the delivery is dropped at once instead of being retried for up to a day.
@@ -171,6 +180,21 @@ class Deliverer:
         except Exception as error:  # an endpoint's failure must not stop the others
             logger.exception("delivery failed", extra={"subscription": subscription.name})
             return Outcome(False, detail=f"{type(error).__name__}: {error}")
+
+    def dead_letter(self, subscription: Subscription, message: TopicMessage) -> Message | None:
+        """Put a push whose retries are exhausted into the subscription's dead-letter queue, with the body
+        its endpoint would have received; None if the subscription has no DlqPolicy enabled. Raises the
+        queue service's errors (QueueNotExist when the queue is gone) and the storage's."""
+        target = subscription.attributes.dead_letter_queue
+        if target is None:
+            return None
+        origin = (
+            Property(DLQ_MESSAGE_TYPE, DLQ_TYPE_SUBSCRIPTION, "STRING"),
+            Property(DLQ_SOURCE_ARN, subscription.arn(self.settings.region), "STRING"),
+            Property(DLQ_ORIGIN_MESSAGE_ID, message.message_id, "STRING"),
+        )
+        body = notification_body(subscription, message)
+        return self.queues.dead_letter_send(subscription.account_id, target, body, message.user_properties, origin)
 
     def _to_queue(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         queue_name = subscription.endpoint(self.settings.region).target

@@ -4,7 +4,9 @@
 records of a batch concurrently; per-topic lanes of threads locally): it makes every subscription's
 first attempt concurrently and starts one retry execution (see `mnsd.push_workflow`) per failed
 attempt. `Fanout.handle_task` makes one retry for the state machine and answers its task token, or
-records a drop.
+gives the push up when the strategy is exhausted. A push given up (exhausted, or failed for good at its
+first attempt) goes to the subscription's dead-letter queue when its DlqPolicy is enabled, and is
+dropped otherwise; either way a `drop` record says so.
 
 No endpoint holds the shared path longer than one attempt's deadline (5 s for connect, send and the
 whole answer): every attempt of a batch runs at once, and locally each topic has its own lane, so a
@@ -30,12 +32,13 @@ from mnsd.delivery import Deliverer, Outcome
 from mnsd.oplog import LogRecord, OperationLog
 from mnsd.push_workflow import DELIVERY_FAILED, attempt_number, execution_input
 from mnsd.storage import TopicMessageStore
-from mnsd.topic_model import Subscription, TopicMessage
+from mnsd.topic_model import TOPIC_RETENTION_SECONDS, Subscription, TopicMessage
 from mnsd.topic_service import TopicService
 
 MAX_PARALLEL_DELIVERIES = 32  # attempts of one message at once; a batch fans out its messages concurrently too
 # What Step Functions answers for a token it no longer waits on.
 STALE_TOKEN_ERRORS = {"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"}
+DEAD_LETTERED = "dead_letter"  # the outcome of a drop record whose push went to the dead-letter queue
 logger = Logger(service="mns")
 
 
@@ -47,6 +50,7 @@ def delivery_reference(subscription: Subscription, message: TopicMessage) -> dic
         "topic_id": message.topic_id,
         "message_id": message.message_id,
         "subscription": subscription.name,
+        "publish_time": str(message.publish_time),
     }
 
 
@@ -72,6 +76,7 @@ class Fanout:
         self.region = region
         self.executions_started = 0
         self.drops = 0
+        self.dead_letters = 0
         self._counting = threading.Lock()  # fan-outs of one batch run on several threads
 
     def fan_out(self, message: TopicMessage) -> dict[str, Outcome]:
@@ -90,7 +95,7 @@ class Fanout:
             if outcome.delivered:
                 continue
             if outcome.permanent:
-                records.append(self._drop_record(subscription, message, outcome.detail))
+                records.append(self._give_up_at_fan_out(subscription, message, outcome.detail))
             else:
                 self._start_retries(subscription, message)
         self._log(message, [r for r in records if r is not None])
@@ -149,19 +154,56 @@ class Fanout:
             publish_time=message.publish_time,
         )
 
-    def _drop_record(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
-        """Drops are recorded whatever LoggingEnabled says: they are lost deliveries."""
+    def _give_up(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
+        """A push no retry will make: into the subscription's dead-letter queue if it has one, else dropped.
+
+        A dead-letter queue deleted since is a drop; any other failure (the queue's storage throttled or
+        unavailable) propagates, for the caller to try again."""
+        try:
+            dead_lettered = self.deliverer.dead_letter(subscription, message)
+        except errors.MnsError as error:  # the queue is gone, or refuses the body (too large): nothing mends it
+            return self._drop_record(subscription, message, f"{reason}; not dead-lettered: {error.code}")
+        if dead_lettered is None:
+            return self._drop_record(subscription, message, reason)
         with self._counting:
-            self.drops += 1
-        logger.warning(
-            "delivery dropped",
+            self.dead_letters += 1
+        logger.info(
+            "delivery dead-lettered",
             extra={
                 "topic": message.topic_name,
                 "subscription": subscription.name,
                 "message_id": message.message_id,
+                "dead_letter_message_id": dead_lettered.message_id,
                 "reason": reason,
             },
         )
+        return self._drop_record(subscription, message, reason, dead_lettered=True)
+
+    def _give_up_at_fan_out(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
+        """As `_give_up`, where a failure may not fail the fan-out (which would push to every endpoint again)."""
+        try:
+            return self._give_up(subscription, message, reason)
+        except Exception as error:
+            logger.exception("dead-letter failed", extra={"message_id": message.message_id})
+            return self._drop_record(subscription, message, f"{reason}; not dead-lettered: {type(error).__name__}")
+
+    def _drop_record(
+        self, subscription: Subscription, message: TopicMessage, reason: str, dead_lettered: bool = False
+    ) -> LogRecord:
+        """Drops are recorded whatever LoggingEnabled says: they are lost deliveries (or dead-lettered ones,
+        `outcome` says which)."""
+        if not dead_lettered:
+            with self._counting:
+                self.drops += 1
+            logger.warning(
+                "delivery dropped",
+                extra={
+                    "topic": message.topic_name,
+                    "subscription": subscription.name,
+                    "message_id": message.message_id,
+                    "reason": reason,
+                },
+            )
         return LogRecord(
             account=message.account_id,
             kind="topic",
@@ -172,6 +214,7 @@ class Fanout:
             event_id=f"{message.message_id}:{subscription.name}:drop",
             subscription=subscription.name,
             endpoint_kind=subscription.endpoint(self.region).kind,
+            outcome=DEAD_LETTERED if dead_lettered else None,
             publish_time=message.publish_time,
         )
 
@@ -187,10 +230,19 @@ class Fanout:
 
     # --- retries ------------------------------------------------------------------------------
 
-    def _find(self, reference: dict[str, str]) -> tuple[Subscription | None, TopicMessage | None]:
+    def _find(
+        self, reference: dict[str, str], exhausted: bool = False
+    ) -> tuple[Subscription | None, TopicMessage | None]:
         """The subscription and message a task names; None for one that no longer exists. Any other error
-        (a throttled or unavailable table) propagates: the task is then retried, never skipped."""
-        message = self.messages.get(reference["topic_id"], reference["message_id"], ms(self.clock.now()))
+        (a throttled or unavailable table) propagates: the task is then retried, never skipped.
+
+        An exhausted push is read as of its retention's last second: EXPONENTIAL_DECAY_RETRY's waits end
+        385 s before the message's one day does, and slow attempts can use that up. Its dead letter is
+        then still made while the store keeps the item (DynamoDB's TTL removes it later)."""
+        read_at = ms(self.clock.now())
+        if exhausted and reference.get("publish_time"):
+            read_at = min(read_at, int(reference["publish_time"]) + (TOPIC_RETENTION_SECONDS - 1) * 1000)
+        message = self.messages.get(reference["topic_id"], reference["message_id"], read_at)
         try:
             subscription = self.topics.get_subscription(
                 reference["account"], reference["topic"], reference["subscription"]
@@ -204,10 +256,10 @@ class Fanout:
     def handle_task(self, task: dict[str, Any]) -> None:
         """One message of the push queue: a retry to make (with a task token) or a drop to record."""
         reference = task["delivery"]
-        subscription, message = self._find(reference)
-        if task.get("drop"):
+        subscription, message = self._find(reference, exhausted=bool(task.get("drop")))
+        if task.get("drop"):  # the strategy's retries are exhausted
             if subscription is not None and message is not None:
-                self._log(message, [self._drop_record(subscription, message, "retries exhausted")])
+                self._log(message, [self._give_up(subscription, message, "retries exhausted")])
             return
         token = task["token"]
         if subscription is None or message is None:  # unsubscribed, or the message outlived its retention

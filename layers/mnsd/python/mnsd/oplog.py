@@ -37,7 +37,7 @@ class LogRecord:
     subscription: str | None = None
     endpoint_kind: str | None = None
     attempt: int | None = None
-    outcome: str | None = None  # success | failure
+    outcome: str | None = None  # success | failure (push); dead_letter (a drop that went to the DLQ)
     status: int | None = None
     latency_ms: int | None = None
     publish_time: int | None = None

@@ -23,10 +23,13 @@ Result = TypeVar("Result")
 MAX_PARALLEL_RECORDS = 10  # the event sources' batch size
 
 
-def _count_drops(services: Services, before: int) -> None:
-    dropped = services.fanout().drops - before
+def _count_drops(services: Services, before: tuple[int, int]) -> None:
+    fanout = services.fanout()
+    dropped, dead_lettered = fanout.drops - before[0], fanout.dead_letters - before[1]
     if dropped:
         metrics.add_metric(name="DroppedDeliveries", unit=MetricUnit.Count, value=dropped)
+    if dead_lettered:
+        metrics.add_metric(name="DeadLetteredDeliveries", unit=MetricUnit.Count, value=dead_lettered)
 
 
 def _concurrently(work: Callable[[Record], Result], records: list[Record]) -> list[Result]:
@@ -48,7 +51,7 @@ def make_fanout_handler(services: Callable[[], Services] = default_services) -> 
         the event source's last retry the batch goes to its on-failure destination, never lost."""
         current = services()
         fanout = current.fanout()
-        before = fanout.drops
+        before = (fanout.drops, fanout.dead_letters)
 
         def fan_out(record: dict[str, Any]) -> dict[str, str] | None:
             try:
@@ -75,7 +78,7 @@ def make_push_worker_handler(services: Callable[[], Services] = default_services
         """The batch's tasks run concurrently; a task that fails is reported, and SQS brings it back."""
         current = services()
         fanout = current.fanout()
-        before = fanout.drops
+        before = (fanout.drops, fanout.dead_letters)
 
         def handle(record: dict[str, Any]) -> dict[str, str] | None:
             try:

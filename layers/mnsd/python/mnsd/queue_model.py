@@ -12,6 +12,13 @@ from mnsd import errors
 from mnsd.validation import int_in_range, mns_bool
 
 MAX_BATCH = 16
+# The system properties a dead letter carries (the names SDK 1.3.0 knows), and its two message types.
+DLQ_MESSAGE_TYPE = "DLQMessageType"
+DLQ_SOURCE_ARN = "DLQSourceArn"
+DLQ_ORIGIN_MESSAGE_ID = "DLQOriginMessageId"
+DLQ_PROPERTIES = (DLQ_MESSAGE_TYPE, DLQ_SOURCE_ARN, DLQ_ORIGIN_MESSAGE_ID)
+DLQ_TYPE_QUEUE = "QUEUE"  # moved by a queue's DlqPolicy (a receive past MaxReceiveCount)
+DLQ_TYPE_SUBSCRIPTION = "SUBSCRIPTION"  # a push given up by a subscription with a DlqPolicy
 MAX_BATCH_BYTES = 65536
 
 

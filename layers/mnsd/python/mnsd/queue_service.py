@@ -14,6 +14,11 @@ from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name
 from mnsd.notifier import Notifier, PollingNotifier
 from mnsd.queue_model import (
+    DLQ_MESSAGE_TYPE,
+    DLQ_ORIGIN_MESSAGE_ID,
+    DLQ_PROPERTIES,
+    DLQ_SOURCE_ARN,
+    DLQ_TYPE_QUEUE,
     MAX_BATCH,
     DlqPolicy,
     Message,
@@ -38,12 +43,7 @@ VISIBILITY_RANGE = (0, 43200)
 CANDIDATES_PER_MESSAGE = 4
 MAX_CANDIDATES = 64
 CLAIM_ROUNDS = 10
-# Dead letters: the system properties a dead-lettered message carries (the names SDK 1.3.0 knows).
-DLQ_MESSAGE_TYPE = "DLQMessageType"
-DLQ_SOURCE_ARN = "DLQSourceArn"
-DLQ_ORIGIN_MESSAGE_ID = "DLQOriginMessageId"
-DLQ_PROPERTIES = (DLQ_MESSAGE_TYPE, DLQ_SOURCE_ARN, DLQ_ORIGIN_MESSAGE_ID)
-DLQ_TYPE_QUEUE = "QUEUE"  # moved by a queue's DlqPolicy (exceeded MaxReceiveCount)
+# The type of the system properties a dead letter carries.
 SYSTEM_PROPERTY_TYPE = "STRING"
 # A redrive moves at most this many messages per request (the answer says how many; call again for more)
 # and looks at most this far into the dead-letter queue past the messages it cannot move.

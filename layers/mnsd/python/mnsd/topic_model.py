@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 
 from mnsd import errors
-from mnsd.queue_model import Property, PropertyInput, body_md5
+from mnsd.names import check_queue_name
+from mnsd.queue_model import DlqPolicyInput, Property, PropertyInput, body_md5
 from mnsd.validation import int_in_range, mns_bool
 
 TOPIC_RETENTION_SECONDS = 86400  # topic messages are kept one day, whatever their delivery
@@ -98,13 +99,15 @@ class SubscriptionInput:
     filter_tag: str | None = None
     notify_strategy: str | None = None
     notify_content_format: str | None = None
+    dlq_policy: DlqPolicyInput | None = None
 
 
 @dataclass(frozen=True)
 class SubscriptionChanges:
-    """A SetSubscriptionAttributes request as given (only the NotifyStrategy may change)."""
+    """A SetSubscriptionAttributes request as given (the NotifyStrategy and the DlqPolicy may change)."""
 
     notify_strategy: str | None = None
+    dlq_policy: DlqPolicyInput | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,36 @@ class SubscriptionAttributes:
     filter_tag: str = ""
     notify_strategy: str = BACKOFF_RETRY
     notify_content_format: str = XML
+    # DlqPolicy: where a push whose retries are exhausted goes instead of being dropped (a queue of the
+    # subscription's account). A disabled policy keeps the queue it names.
+    dlq_enabled: bool = False
+    dlq_target_queue: str = ""
+
+    @property
+    def dead_letter_queue(self) -> str | None:
+        """The queue exhausted pushes go to, or None when they are dropped."""
+        return self.dlq_target_queue if self.dlq_enabled and self.dlq_target_queue else None
+
+    def with_dlq_policy(self, given: DlqPolicyInput | None) -> SubscriptionAttributes:
+        """These attributes with a request's DlqPolicy applied, its values checked (not the queue's existence)."""
+        if given is None:
+            return self
+        enabled = True if given.enabled is None else mns_bool("DlqPolicy.Enabled", given.enabled)
+        target = (given.dead_letter_target_queue or "").strip()
+        if target:
+            try:
+                check_queue_name(target)
+            except errors.MnsError:
+                raise errors.InvalidArgument(
+                    "The value of DlqPolicy.DeadLetterTargetQueue is not a valid queue name."
+                ) from None
+        target = target or self.dlq_target_queue  # re-enabled without naming one: the queue it kept
+        if enabled and not target:
+            raise errors.InvalidArgument("An enabled DlqPolicy needs a DeadLetterTargetQueue.")
+        queue_endpoint = _QUEUE_ENDPOINT.match(self.endpoint)
+        if enabled and queue_endpoint and queue_endpoint["name"] == target:
+            raise errors.InvalidArgument("A subscription cannot dead-letter to the queue it delivers to.")
+        return dataclasses.replace(self, dlq_enabled=enabled, dlq_target_queue=target)
 
 
 def _choice(element: str, text: str, allowed: tuple[str, ...]) -> str:
@@ -147,7 +180,7 @@ def subscription_attributes(given: SubscriptionInput, region: str, account_id: s
         filter_tag=tag or "",
         notify_strategy=BACKOFF_RETRY if not strategy else notify_strategy(strategy),
         notify_content_format=fmt,
-    )
+    ).with_dlq_policy(given.dlq_policy)
 
 
 @dataclass(frozen=True)
@@ -166,6 +199,10 @@ class Subscription:
 
     def endpoint(self, region: str) -> Endpoint:
         return parse_endpoint(self.attributes.endpoint, region, self.account_id)
+
+    def arn(self, region: str) -> str:
+        """The subscription's resource name, as dead-lettered messages name their origin."""
+        return f"acs:mns:{region}:{self.account_id}:topics/{self.topic_name}/subscriptions/{self.name}"
 
     def accepts(self, message: TopicMessage) -> bool:
         tag = self.attributes.filter_tag

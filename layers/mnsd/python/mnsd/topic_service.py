@@ -23,6 +23,7 @@ from mnsd.topic_model import (
     MAX_TAG_LENGTH,
     PublishInput,
     Subscription,
+    SubscriptionAttributes,
     SubscriptionChanges,
     SubscriptionInput,
     Topic,
@@ -118,6 +119,7 @@ class TopicService:
         topic = self.get_topic(account_id, topic_name)
         attributes = subscription_attributes(given, self.settings.region, account_id)
         refuse_internal_endpoint(attributes.endpoint, self.settings.push_allowed_networks)
+        self._check_dead_letter_queue(account_id, attributes)
         now = self.clock.now()
         subscription = Subscription(account_id, topic_name, name, attributes, ms(now), int(now), topic.topic_id)
         existing = self.catalog.create_subscription(subscription)
@@ -143,9 +145,18 @@ class TopicService:
         strategy = given.notify_strategy
         if strategy:
             attributes = dataclasses.replace(attributes, notify_strategy=notify_strategy(strategy))
+        attributes = attributes.with_dlq_policy(given.dlq_policy)
+        if given.dlq_policy is not None:
+            self._check_dead_letter_queue(account_id, attributes)
         changed = dataclasses.replace(subscription, attributes=attributes, last_modify_time=int(self.clock.now()))
         if not self.catalog.update_subscription(changed):
             raise errors.SubscriptionNotExist()
+
+    def _check_dead_letter_queue(self, account_id: str, attributes: SubscriptionAttributes) -> None:
+        """An enabled DlqPolicy names an existing queue of the subscription's own account (QueueNotExist)."""
+        target = attributes.dead_letter_queue
+        if target is not None and self.catalog.get_queue(account_id, target) is None:
+            raise errors.QueueNotExist("The DlqPolicy's DeadLetterTargetQueue does not exist.")
 
     def unsubscribe(self, account_id: str, topic_name: str, name: str) -> None:
         check_topic_name(topic_name)

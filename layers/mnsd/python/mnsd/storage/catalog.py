@@ -178,8 +178,11 @@ class Catalog:
         return None if record is None else _subscription(account_id, topic_name, name, record)
 
     def update_subscription(self, subscription: Subscription) -> bool:
+        attributes = subscription.attributes
         changes = {
-            "notify_strategy": subscription.attributes.notify_strategy,
+            "notify_strategy": attributes.notify_strategy,
+            "dlq_enabled": attributes.dlq_enabled,
+            "dlq_target_queue": attributes.dlq_target_queue,
             "last_modify_time": subscription.last_modify_time,
         }
         partition = _partition(subscription.account_id, _subscriptions(subscription.topic_name))

@@ -18,7 +18,12 @@ from mnsd.queue_model import (
     message_input,
 )
 from mnsd.queue_service import MAX_BATCH, MAX_WAIT_SECONDS, VISIBILITY_RANGE
-from mnsd.topic_model import PublishInput, SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
+from mnsd.topic_model import (
+    PublishInput,
+    SubscriptionChanges,
+    SubscriptionInput,
+    TopicAttributeChanges,
+)
 from mnsd.validation import int_in_range
 from mnsd.wire.codec import Element
 
@@ -139,12 +144,15 @@ def subscription_input(xml: Element) -> SubscriptionInput:
         filter_tag=xml.value("FilterTag"),
         notify_strategy=xml.value("NotifyStrategy"),
         notify_content_format=xml.value("NotifyContentFormat"),
+        dlq_policy=dlq_policy_input(xml.child("DlqPolicy")),
     )
 
 
 def subscription_changes(xml: Element) -> SubscriptionChanges:
     """The `<Subscription>` body of SetSubscriptionAttributes."""
-    return SubscriptionChanges(notify_strategy=xml.value("NotifyStrategy"))
+    return SubscriptionChanges(
+        notify_strategy=xml.value("NotifyStrategy"), dlq_policy=dlq_policy_input(xml.child("DlqPolicy"))
+    )
 
 
 def publish_input(xml: Element) -> PublishInput:

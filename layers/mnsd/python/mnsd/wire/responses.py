@@ -116,9 +116,7 @@ def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
     ]
     policy = a.dlq_policy
     if policy is not None:
-        # JSON text, as the OpenAPI gives it: SDK 1.3.0 reads each child of <Queue> as text and fails on a
-        # nested element. Requests may give either form (`mnsd.wire.requests.dlq_policy_input`).
-        fields.append(("DlqPolicy", dlq_policy_text(policy.target, policy.max_receive_count)))
+        fields.append(("DlqPolicy", dlq_policy_text(True, policy.target, policy.max_receive_count)))
     if a.rewind_period:
         fields.append(("RewindPeriod", a.rewind_period))
     if counts is not None:
@@ -130,9 +128,11 @@ def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
     return Node("Queue", fields)
 
 
-def dlq_policy_text(target: str, max_receive_count: int | None = None) -> str:
-    """A DlqPolicy as the JSON text GetQueueAttributes (and GetSubscriptionAttributes) answer with."""
-    policy: dict[str, object] = {"Enabled": True, "DeadLetterTargetQueue": target}
+def dlq_policy_text(enabled: bool, target: str, max_receive_count: int | None = None) -> str:
+    """A DlqPolicy as the JSON text GetQueueAttributes and GetSubscriptionAttributes answer with, as the
+    OpenAPI gives it: SDK 1.3.0 reads each child of the response's root as text and fails on a nested
+    element. Requests may give either form (`mnsd.wire.requests.dlq_policy_input`)."""
+    policy: dict[str, object] = {"Enabled": enabled, "DeadLetterTargetQueue": target}
     if max_receive_count is not None:
         policy["MaxReceiveCount"] = max_receive_count
     return json.dumps(policy, separators=(",", ":"))
@@ -195,6 +195,8 @@ def subscription_node(s: Subscription) -> Node:
         ("CreateTime", s.create_time),
         ("LastModifyTime", s.last_modify_time),
     ]
+    if a.dlq_enabled or a.dlq_target_queue:
+        fields.append(("DlqPolicy", dlq_policy_text(a.dlq_enabled, a.dlq_target_queue)))
     return Node("Subscription", fields)
 
 
