@@ -24,15 +24,7 @@ from aws_lambda_powertools import Logger
 from mnsd import errors, push_http
 from mnsd.push_address import AddressRefused, allowed_networks
 from mnsd.push_signing import sign, string_to_sign
-from mnsd.queue_model import (
-    DLQ_MESSAGE_TYPE,
-    DLQ_ORIGIN_MESSAGE_ID,
-    DLQ_SOURCE_ARN,
-    DLQ_TYPE_SUBSCRIPTION,
-    Message,
-    MessageInput,
-    Property,
-)
+from mnsd.queue_model import DLQ_TYPE_SUBSCRIPTION, Message, MessageInput, dead_letter_marks
 from mnsd.settings import Settings
 from mnsd.topic_model import HTTP, JSON, MAIL, QUEUE, SIMPLIFIED, SMS, XML, Subscription, TopicMessage
 from mnsd.wire import codec as xmlcodec
@@ -188,11 +180,7 @@ class Deliverer:
         target = subscription.attributes.dead_letter_queue
         if target is None:
             return None
-        origin = (
-            Property(DLQ_MESSAGE_TYPE, DLQ_TYPE_SUBSCRIPTION, "STRING"),
-            Property(DLQ_SOURCE_ARN, subscription.arn(self.settings.region), "STRING"),
-            Property(DLQ_ORIGIN_MESSAGE_ID, message.message_id, "STRING"),
-        )
+        origin = dead_letter_marks(DLQ_TYPE_SUBSCRIPTION, subscription.arn(self.settings.region), message.message_id)
         body = notification_body(subscription, message)
         return self.queues.dead_letter_send(subscription.account_id, target, body, message.user_properties, origin)
 

@@ -19,6 +19,7 @@ DLQ_ORIGIN_MESSAGE_ID = "DLQOriginMessageId"
 DLQ_PROPERTIES = (DLQ_MESSAGE_TYPE, DLQ_SOURCE_ARN, DLQ_ORIGIN_MESSAGE_ID)
 DLQ_TYPE_QUEUE = "QUEUE"  # moved by a queue's DlqPolicy (a receive past MaxReceiveCount)
 DLQ_TYPE_SUBSCRIPTION = "SUBSCRIPTION"  # a push given up by a subscription with a DlqPolicy
+
 MAX_BATCH_BYTES = 65536
 
 
@@ -156,6 +157,19 @@ class Property:
     name: str
     value: str
     type: str
+
+
+def dead_letter_marks(kind: str, source_arn: str, origin_message_id: str) -> tuple[Property, ...]:
+    """The system properties that say where a dead letter came from."""
+    return (
+        Property(DLQ_MESSAGE_TYPE, kind, "STRING"),
+        Property(DLQ_SOURCE_ARN, source_arn, "STRING"),
+        Property(DLQ_ORIGIN_MESSAGE_ID, origin_message_id, "STRING"),
+    )
+
+
+def without_dead_letter_marks(properties: tuple[Property, ...]) -> tuple[Property, ...]:
+    return tuple(p for p in properties if p.name not in DLQ_PROPERTIES)
 
 
 @dataclass(frozen=True)
@@ -318,6 +332,25 @@ class Message:
             version=self.version + 1,
             dequeue_count=self.dequeue_count + 1,
             first_dequeue_time=now_ms if self.dequeue_count == 0 else self.first_dequeue_time,
+        )
+
+    def moved(
+        self, queue_id: str, message_id: str, now_ms: int, system_properties: tuple[Property, ...], logging: bool
+    ) -> Message:
+        """This message as a new one of another queue (a dead letter, or one redriven back): receivable now,
+        never received, its body, priority, user properties and end of retention kept."""
+        return dataclasses.replace(
+            self,
+            queue_id=queue_id,
+            message_id=message_id,
+            position=now_ms,
+            visible_at=now_ms,
+            version=0,
+            dequeue_count=0,
+            enqueue_time=now_ms,
+            first_dequeue_time=now_ms,
+            system_properties=system_properties,
+            logging=logging,
         )
 
     def retimed(self, version: int, now_ms: int, visible_at: int) -> Message:

@@ -14,9 +14,6 @@ from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name
 from mnsd.notifier import Notifier, PollingNotifier
 from mnsd.queue_model import (
-    DLQ_MESSAGE_TYPE,
-    DLQ_ORIGIN_MESSAGE_ID,
-    DLQ_PROPERTIES,
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
     MAX_BATCH,
@@ -29,6 +26,8 @@ from mnsd.queue_model import (
     QueueAttributeChanges,
     QueueAttributes,
     QueueCounts,
+    dead_letter_marks,
+    without_dead_letter_marks,
 )
 from mnsd.receipts import Receipt, ReceiptCodec
 from mnsd.settings import Settings
@@ -43,8 +42,6 @@ VISIBILITY_RANGE = (0, 43200)
 CANDIDATES_PER_MESSAGE = 4
 MAX_CANDIDATES = 64
 CLAIM_ROUNDS = 10
-# The type of the system properties a dead letter carries.
-SYSTEM_PROPERTY_TYPE = "STRING"
 # A redrive moves at most this many messages per request (the answer says how many; call again for more)
 # and looks at most this far into the dead-letter queue past the messages it cannot move.
 MAX_REDRIVE = 1000
@@ -300,27 +297,8 @@ class QueueService:
 
     def _dead_letter_of(self, message: Message, target: Queue, source_arn: str, now_ms: int) -> Message:
         """The dead letter of `message` in `target`: same body, priority, properties and end of retention."""
-        marks = (
-            Property(DLQ_MESSAGE_TYPE, DLQ_TYPE_QUEUE, SYSTEM_PROPERTY_TYPE),
-            Property(DLQ_SOURCE_ARN, source_arn, SYSTEM_PROPERTY_TYPE),
-            Property(DLQ_ORIGIN_MESSAGE_ID, message.message_id, SYSTEM_PROPERTY_TYPE),
-        )
-        return self._moved(message, target, now_ms, _without_dlq_marks(message.system_properties) + marks)
-
-    def _moved(self, message: Message, target: Queue, now_ms: int, system: tuple[Property, ...]) -> Message:
-        return dataclasses.replace(
-            message,
-            queue_id=target.queue_id,
-            message_id=_message_id(now_ms),
-            position=now_ms,
-            visible_at=now_ms,
-            version=0,
-            dequeue_count=0,
-            enqueue_time=now_ms,
-            first_dequeue_time=now_ms,
-            system_properties=system,
-            logging=target.attributes.logging_enabled,
-        )
+        marks = dead_letter_marks(DLQ_TYPE_QUEUE, source_arn, message.message_id)
+        return _moved(message, target, now_ms, without_dead_letter_marks(message.system_properties) + marks)
 
     def redrive(self, account_id: str, name: str) -> int:
         """Move the dead letters of a queue back to the queues they came from; how many moved.
@@ -353,7 +331,7 @@ class QueueService:
         source = self._redrive_source(queue.account_id, message, sources)
         if source is None or source.queue_id == queue.queue_id:
             return False
-        back = self._moved(message, source, now_ms, _without_dlq_marks(message.system_properties))
+        back = _moved(message, source, now_ms, without_dead_letter_marks(message.system_properties))
         if not self.messages.move(message, now_ms, back):
             return False
         self.notifier.notify(source.queue_id)
@@ -461,5 +439,8 @@ def _message_id(now_ms: int) -> str:
     return f"{secrets.token_hex(8).upper()}-1-{now_ms:X}-{secrets.randbelow(10**9):09d}"
 
 
-def _without_dlq_marks(properties: tuple[Property, ...]) -> tuple[Property, ...]:
-    return tuple(p for p in properties if p.name not in DLQ_PROPERTIES)
+def _moved(message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
+    """`message` as a new message of `target` (`Message.moved`)."""
+    return message.moved(
+        target.queue_id, _message_id(now_ms), now_ms, system_properties, target.attributes.logging_enabled
+    )

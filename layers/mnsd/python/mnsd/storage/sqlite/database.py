@@ -21,8 +21,8 @@ BUSY_TIMEOUT_MS = 10_000
 # a commit checkpoints itself only if the WAL grew past this many pages (about 40 MB) meanwhile.
 AUTOCHECKPOINT_PAGES = 10_000
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS messages (
+# The columns of a message row, in `messages` and in `kept_messages` alike.
+MESSAGE_COLUMNS = """
     queue_id TEXT NOT NULL,
     message_id TEXT NOT NULL,
     priority INTEGER NOT NULL,
@@ -40,7 +40,11 @@ CREATE TABLE IF NOT EXISTS messages (
     message_group_id TEXT NOT NULL DEFAULT '',
     logging INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (queue_id, message_id)
-) WITHOUT ROWID;
+"""
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS messages (
+{MESSAGE_COLUMNS}) WITHOUT ROWID;
 -- A receive reads only what it can claim: per priority, the messages already visible, oldest first.
 CREATE INDEX IF NOT EXISTS messages_ready ON messages (queue_id, priority, visible_at);
 -- Counts, the next visible time and the retention sweep.
@@ -48,24 +52,7 @@ CREATE INDEX IF NOT EXISTS messages_visibility ON messages (queue_id, visible_at
 CREATE INDEX IF NOT EXISTS messages_expiry ON messages (expires_at);
 -- Messages deleted while their queue's RewindPeriod was on: kept (never received nor counted) for a rewind.
 CREATE TABLE IF NOT EXISTS kept_messages (
-    queue_id TEXT NOT NULL,
-    message_id TEXT NOT NULL,
-    priority INTEGER NOT NULL,
-    position INTEGER NOT NULL,
-    visible_at INTEGER NOT NULL,
-    version INTEGER NOT NULL,
-    dequeue_count INTEGER NOT NULL,
-    enqueue_time INTEGER NOT NULL,
-    first_dequeue_time INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL,
-    body_md5 TEXT NOT NULL,
-    body TEXT NOT NULL,
-    user_properties TEXT,
-    system_properties TEXT,
-    message_group_id TEXT NOT NULL DEFAULT '',
-    logging INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (queue_id, message_id)
-) WITHOUT ROWID;
+{MESSAGE_COLUMNS}) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS kept_messages_enqueue ON kept_messages (queue_id, enqueue_time);
 CREATE INDEX IF NOT EXISTS kept_messages_expiry ON kept_messages (expires_at);
 -- Changes of logging queues' messages, in the shape of DynamoDB stream records, for the operation log.

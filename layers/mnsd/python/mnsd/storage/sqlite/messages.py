@@ -198,6 +198,10 @@ class SqliteMessageStore:
 
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         """One transaction: each message deleted if its lease is still the one its handle names."""
+        return self._delete_held(leases, now_ms, keep=False)
+
+    def _delete_held(self, leases: list[tuple[MessageRef, int]], now_ms: int, keep: bool) -> list[bool]:
+        """Delete each held message (into `kept_messages` if `keep`: logged as a lease re-marked kept)."""
         deleted: list[bool] = []
         with self.db.write() as connection:
             for ref, version in leases:
@@ -205,8 +209,18 @@ class SqliteMessageStore:
                     _DELETE_HELD_SQL, (ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000)
                 ).fetchone()
                 deleted.append(row is not None)
-                if row is not None and row[15]:
-                    _log_changes(connection, [change_record("REMOVE", now_ms, None, message_of(row))])
+                if row is None:
+                    continue
+                if keep:
+                    connection.execute(f"INSERT INTO kept_messages ({COLUMNS}) VALUES ({_PLACEHOLDERS})", row)
+                if row[15]:
+                    message = message_of(row)
+                    change = (
+                        change_record("MODIFY", now_ms, message, message, kept=(True, False))
+                        if keep
+                        else change_record("REMOVE", now_ms, None, message)
+                    )
+                    _log_changes(connection, [change])
         return deleted
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
@@ -245,20 +259,7 @@ class SqliteMessageStore:
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         """One transaction: each held message moved to `kept_messages` (logged as a lease re-marked kept)."""
-        deleted: list[bool] = []
-        with self.db.write() as connection:
-            for ref, version in leases:
-                row = connection.execute(
-                    _DELETE_HELD_SQL, (ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000)
-                ).fetchone()
-                deleted.append(row is not None)
-                if row is None:
-                    continue
-                connection.execute(f"INSERT INTO kept_messages ({COLUMNS}) VALUES ({_PLACEHOLDERS})", row)
-                if row[15]:
-                    message = message_of(row)
-                    _log_changes(connection, [change_record("MODIFY", now_ms, message, message, kept=(True, False))])
-        return deleted
+        return self._delete_held(leases, now_ms, keep=True)
 
     def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
         """One transaction: kept rows enqueued since `since_ms` back in `messages`, in-flight ones visible now."""
