@@ -43,23 +43,28 @@ def _key(item: Item) -> Item:
     return {"pk": item["pk"], "sk": item["sk"]}
 
 
-def lease_pages(client: Any, table: str, partitions: list[str], projection: str) -> Iterator[list[Item]]:
-    """Every lease item (kept ones included) of the given partitions, in pages (the table, not an index)."""
+def lease_pages(
+    client: Any, table: str, partitions: list[str], projection: str | None = None, first_page: int = _PAGE
+) -> Iterator[list[Item]]:
+    """Every lease item (kept ones included) of the given partitions in queue order, in pages of the table
+    (not an index) that start at `first_page` items and grow to 1000 when the first ones do not suffice."""
     for partition in partitions:
         start = None
+        page = first_page
         while True:
-            page = client.query(
+            response = client.query(
                 TableName=table,
                 KeyConditionExpression="pk = :p AND begins_with(sk, :lease)",
                 ExpressionAttributeValues={":p": {"S": partition}, ":lease": {"S": LEASE}},
-                ProjectionExpression=projection,
-                Limit=_PAGE,
+                Limit=page,
+                **({"ProjectionExpression": projection} if projection else {}),
                 **({"ExclusiveStartKey": start} if start else {}),
             )
-            yield page["Items"]
-            start = page.get("LastEvaluatedKey")
+            yield response["Items"]
+            start = response.get("LastEvaluatedKey")
             if not start:
                 break
+            page = min(page * 2, _PAGE)
 
 
 def _cancelled(exc: ClientError) -> bool:

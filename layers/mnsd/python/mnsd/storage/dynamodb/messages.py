@@ -20,7 +20,6 @@ from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import conditional, dead_letters
 from mnsd.storage.dynamodb.layout import (
     BODY,
-    LEASE,
     Item,
     body_of,
     lease_key,
@@ -129,23 +128,7 @@ class DynamoMessageStore:
 
     def _leases(self, queue_id: str, page: int, projection: str | None = None) -> Iterator[list[Item]]:
         """Pages of lease items in queue order; pages grow (to 1000) when the first ones do not suffice."""
-        start = None
-        while True:
-            kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
-            if projection:
-                kwargs["ProjectionExpression"] = projection
-            response = self.client.query(
-                TableName=self.table,
-                KeyConditionExpression="pk = :q AND begins_with(sk, :lease)",
-                ExpressionAttributeValues={":q": {"S": queue_id}, ":lease": {"S": LEASE}},
-                Limit=page,
-                **kwargs,
-            )
-            yield response["Items"]
-            start = response.get("LastEvaluatedKey")
-            if not start:
-                return
-            page = min(page * 2, _MAX_PAGE)
+        return dead_letters.lease_pages(self.client, self.table, [queue_id], projection, page)
 
     def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages in queue order (priority, then position)."""
