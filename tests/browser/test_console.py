@@ -239,7 +239,11 @@ def test_attributes_are_edited_and_a_queue_deleted_after_an_inline_confirmation(
     console.open("#/queues")
     search_queues(console, name)
     console.find(f'button[aria-label="Delete {name}"]').click()
-    confirm = console.driver.switch_to.active_element  # focus moved to the confirmation
+    # Focus moves to the confirmation in an effect, after the confirmation is painted.
+    confirm = console.wait(
+        lambda d: d.switch_to.active_element if d.switch_to.active_element.text == "Yes, delete" else None,
+        what="focus on the confirmation",
+    )
     assert confirm.text == "Yes, delete"
     confirm.send_keys(Keys.ENTER)
     console.text_in("main .notice", f"Queue {name} deleted.")
