@@ -83,11 +83,19 @@ class Usage:
     rcu: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     failed_conditions: Counter[str] = field(default_factory=Counter)
     throttled: Counter[str] = field(default_factory=Counter)
+    throttled_per_second: Counter[int] = field(default_factory=Counter)
     per_second: dict[int, dict[Partition, list[float]]] = field(default_factory=lambda: defaultdict(dict))
     calls: list[FakeCall] | None = None
 
     def reset(self) -> None:
-        for counter in (self.requests, self.wcu, self.rcu, self.failed_conditions, self.throttled):
+        for counter in (
+            self.requests,
+            self.wcu,
+            self.rcu,
+            self.failed_conditions,
+            self.throttled,
+            self.throttled_per_second,
+        ):
             counter.clear()
         self.per_second.clear()
         if self.calls is not None:
@@ -398,6 +406,7 @@ class FakeDynamoDB:
             usage.failed_conditions[op] += 1
         if throttled:
             usage.throttled[op] += 1
+            usage.throttled_per_second[second] += 1
         for partition, w, rr in charges:
             usage.charge(second, partition, w, rr)
         if usage.calls is not None:
