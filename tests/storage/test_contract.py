@@ -47,7 +47,11 @@ def test_ready_messages_come_by_priority_then_time(storage):
 
 def test_paging_returns_the_head_of_the_queue(storage):
     storage.messages.put([message(n, priority=1 + n % 3) for n in range(60)])
-    expected = sorted((1 + n % 3, n) for n in range(60))[:10]
+    if storage.engine == "dynamodb":
+        # Priority is best effort there: the page is the longest-visible messages, in priority order.
+        expected = sorted((1 + n % 3, n) for n in range(10))
+    else:
+        expected = sorted((1 + n % 3, n) for n in range(60))[:10]
     assert ready_ids(storage, NOW + 100, wanted=10) == [f"M{n:05d}" for _, n in expected]
 
 

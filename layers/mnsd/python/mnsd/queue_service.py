@@ -15,6 +15,7 @@ from mnsd.names import check_queue_name
 from mnsd.notifier import Notifier, PollingNotifier
 from mnsd.queue_model import (
     MAX_BATCH,
+    MAX_STRIPES,
     Message,
     MessageInput,
     MessageRef,
@@ -27,6 +28,7 @@ from mnsd.receipts import Receipt, ReceiptCodec
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
+from mnsd.stripes import Pressure, StripeGrowth
 
 MAX_WAIT_SECONDS = 30
 VISIBILITY_RANGE = (0, 43200)
@@ -73,6 +75,7 @@ class QueueService:
         clock: Clock,
         settings: Settings,
         notifier: Notifier | None = None,
+        pressure: Pressure | None = None,
     ) -> None:
         self.catalog = catalog
         self.messages = messages
@@ -80,6 +83,7 @@ class QueueService:
         self.clock = clock
         self.settings = settings
         self.notifier = notifier or PollingNotifier(clock)
+        self.growth = StripeGrowth(pressure or Pressure(), clock, min(settings.max_queue_stripes, MAX_STRIPES))
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -92,8 +96,9 @@ class QueueService:
             if self.catalog.count_queues(account_id) >= self.settings.max_queues:
                 raise errors.QueueNumExceededLimit()
             now = int(self.clock.now())
+            stripes = max(1, min(self.settings.queue_stripes, MAX_STRIPES))
             existing = self.catalog.create_queue(
-                Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
+                Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now, stripes)
             )
             if existing is None:
                 return True
@@ -112,11 +117,20 @@ class QueueService:
         queue = self.get_queue(account_id, name)
         attributes = queue.attributes.updated_from(given)
         changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
+        if self.catalog.update_queue(changed):
+            return
+        queue = self.get_queue(account_id, name)  # re-created since this container read it: once more
+        changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
         if not self.catalog.update_queue(changed):
             raise errors.QueueNotExist()
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
-        return self.messages.counts(queue.queue_id, ms(self.clock.now()))
+        return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.stripes)
+
+    def _grow(self, queue: Queue) -> Queue:
+        """The queue, with more stripes if the load this container saw asks for them (`mnsd.stripes`)."""
+        wanted = self.growth.wanted(queue.queue_id, queue.stripes)
+        return queue if wanted is None else self.catalog.grow_stripes(queue, wanted)
 
     def delete_queue(self, account_id: str, name: str) -> None:
         """Forget the queue; its messages, unreachable from now on, are left to TTL."""
@@ -144,6 +158,7 @@ class QueueService:
         failed = self.messages.put(stored)
         if len(failed) < len(stored):
             self.notifier.notify(queue.queue_id)
+        self._grow(queue)
         return [
             SendResult(
                 message,
@@ -158,7 +173,11 @@ class QueueService:
         available = now_ms + delay * 1000
         return Message(
             queue_id=queue.queue_id,
-            message_id=f"{secrets.token_hex(8).upper()}-1-{now_ms:X}-{secrets.randbelow(10**9):09d}",
+            # The second field names the stripe (+ 1) the message lives in: `mnsd.queue_model.stripe_of`.
+            message_id=(
+                f"{secrets.token_hex(8).upper()}-{secrets.randbelow(queue.stripes) + 1}-{now_ms:X}"
+                f"-{secrets.randbelow(10**9):09d}"
+            ),
             priority=message.priority,
             position=available,
             visible_at=available,
@@ -199,6 +218,8 @@ class QueueService:
             if now > last_claim:
                 raise errors.MessageNotExist()
             received, candidates, next_visible = self._claim_ready(queue, count, now)
+            if received or candidates:
+                queue = self._grow(queue)
             if received:
                 return received
             if candidates and contended_rounds < CLAIM_ROUNDS:
@@ -216,7 +237,7 @@ class QueueService:
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
         wanted = min(MAX_CANDIDATES, count * CANDIDATES_PER_MESSAGE)
-        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted)
+        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.stripes)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
         claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
@@ -225,7 +246,7 @@ class QueueService:
 
     def peek(self, account_id: str, name: str, count: int) -> list[Message]:
         queue = self.get_queue(account_id, name)
-        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
+        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count, queue.stripes).messages
         if not found:
             raise errors.MessageNotExist()
         self.messages.load_bodies(found)

@@ -9,17 +9,19 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
   concurrent claims of one message, exactly one succeeds;
 - delete and change-visibility succeed only for the lease version a receipt handle names, while
   that lease is still hidden (not yet visible again);
-- ready messages come in queue order: priority, then the time they first became receivable;
+- ready messages come in queue order: priority, then the time they first became receivable (DynamoDB:
+  among the page a receive reads, its ready index being ordered by visibility time: best effort);
 - expired messages (retention over) are never returned nor counted, whether or not yet removed;
 - a queue or topic incarnation (`queue_id`, `topic_id`) never sees another's messages.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mnsd.queue_model import Message, MessageRef, QueueCounts
+from mnsd.stripes import Pressure
 from mnsd.topic_model import TopicMessage
 
 if TYPE_CHECKING:
@@ -62,15 +64,18 @@ class MessageStore(Protocol):
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         ...
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
-        """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded)."""
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1) -> ReadyScan:
+        """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded) from the
+        queue's `stripes` stripes (`mnsd.stripes`; an engine without partitions ignores it)."""
         ...
 
     def load_bodies(self, messages: list[Message]) -> None:
-        """Fill in the bodies `scan_ready` or `claim` left as None."""
+        """Fill in the bodies (and what else) `scan_ready` or `claim` left out."""
         ...
 
-    def counts(self, queue_id: str, now_ms: int) -> QueueCounts: ...
+    def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
+        """Active, Inactive and Delayed messages (approximate beyond a bounded sample where the engine says)."""
+        ...
 
 
 class MetaTable(Protocol):
@@ -82,8 +87,9 @@ class MetaTable(Protocol):
 
     def get(self, partition: str, name: str) -> Record | None: ...
 
-    def update(self, partition: str, name: str, changes: Record) -> bool:
-        """Apply changes to an existing record; False if there is none."""
+    def update(self, partition: str, name: str, changes: Record, expected: Record | None = None) -> bool:
+        """Apply changes to an existing record; False if there is none, or if it does not hold the `expected`
+        values (None: the attribute must be absent)."""
         ...
 
     def put(self, partition: str, name: str, record: Record) -> None: ...
@@ -135,3 +141,4 @@ class Storage:
     messages: MessageStore
     topic_messages: TopicMessageStore
     log: OperationLogStore
+    pressure: Pressure = field(default_factory=Pressure, kw_only=True)  # the load its message store observed, by queue

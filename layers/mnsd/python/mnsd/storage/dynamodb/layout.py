@@ -5,10 +5,16 @@ items, `mnsd.oplog.queue_event`), by the CDK stream filter (`infra/`), by the em
 exports (the same layout, so the analytics jobs read either) and by the Glue schemas (`glue_jobs/`,
 tested against `LEASE_ATTRIBUTES`).
 
-One partition per queue incarnation (`pk = queue_id`):
+One partition per stripe of a queue incarnation: `pk = queue_id` for stripe 0 (a queue of one stripe
+is one partition) and `pk = {queue_id}#{stripe}` for the others; the stripe is part of the message id
+(`mnsd.queue_model.stripe_of`), so a receipt handle finds its message's partition.
 
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
     B{message_id}                              the body, when lease + body would exceed 1 KB
+
+The index `READY_INDEX` (partition `pk`, sort `v`) holds the leases only: every lease has `v`, no other
+item may (the index stays sparse). A receive reads `v <= now` there: what it reads is what it can claim.
+Its items carry the keys and `INDEX_ATTRIBUTES`, never the body.
 
 Attribute names are one letter because DynamoDB bills them on every write.
 """
@@ -29,13 +35,17 @@ PARTITION_KEY = "pk"
 SORT_KEY = "sk"
 TTL_ATTRIBUTE = "x"
 LOGGING_ATTRIBUTE = "l"  # present (True) on leases whose events feed the operation log
+READY_INDEX = "ready"  # the leases by (pk, v): a global secondary index of the message table
+VISIBLE_AT = "v"  # the index's sort key (Number); only lease items have it
+INDEX_ATTRIBUTES = ("r", "d", "x")  # what receives and counts read besides the keys (INCLUDE projection)
+STRIPE_SEPARATOR = "#"
 
 # Lease attributes: name -> (DynamoDB type, meaning).
 LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
-    "pk": ("S", "queue incarnation id"),
+    "pk": ("S", "queue incarnation id, with `#{stripe}` for stripes > 0"),
     "sk": ("S", "L{priority:02}{position:013}{message_id} (B{message_id} for an out-of-line body)"),
     "id": ("S", "message id"),
-    "v": ("N", "visible_at: NextVisibleTime, epoch ms"),
+    "v": ("N", "visible_at: NextVisibleTime, epoch ms (the ready index's sort key: leases only)"),
     "r": ("N", "version, bumped by every receive and visibility change"),
     "d": ("N", "dequeue count"),
     "e": ("N", "enqueue time, epoch ms"),
@@ -56,6 +66,21 @@ LEASE_GROWTH = 32
 
 def lease_key(ref: MessageRef) -> str:
     return ref.key  # L{priority:02}{position:013}{message_id}
+
+
+def stripe_partition(queue_id: str, stripe: int) -> str:
+    """The partition key of a queue's stripe: the queue id itself for stripe 0."""
+    return queue_id if stripe == 0 else f"{queue_id}{STRIPE_SEPARATOR}{stripe}"
+
+
+def partition_of(ref: MessageRef) -> str:
+    """The partition key of a message's items."""
+    return stripe_partition(ref.queue_id, ref.stripe)
+
+
+def queue_id_of(partition: str) -> str:
+    """The queue incarnation a partition key belongs to (queue ids never contain the separator)."""
+    return partition.split(STRIPE_SEPARATOR, 1)[0]
 
 
 def is_lease(item: Item) -> bool:
@@ -109,7 +134,7 @@ def state_of(item: Item, now_ms: int) -> MessageState:
 def message_items(message: Message) -> list[Item]:
     """The items storing a message: its lease, and its body item when the body does not fit inline."""
     lease: Item = {
-        "pk": {"S": message.queue_id},
+        "pk": {"S": partition_of(message.ref)},
         "sk": {"S": lease_key(message.ref)},
         "id": {"S": message.message_id},
         "v": {"N": str(message.visible_at)},
@@ -142,7 +167,7 @@ def message_id_of(item: Item) -> str:
 
 def message_of(item: Item) -> Message:
     """The message a lease item stores (body None when it is stored out of line)."""
-    ref = MessageRef.from_key(item["pk"]["S"], item["sk"]["S"])
+    ref = MessageRef.from_key(queue_id_of(item["pk"]["S"]), item["sk"]["S"])
     enqueue_time = int(item["e"]["N"])
     return Message(
         queue_id=ref.queue_id,
@@ -161,4 +186,23 @@ def message_of(item: Item) -> Message:
         system_properties=parse_properties(item.get("s")),
         message_group_id=item.get("g", {}).get("S", ""),
         logging=LOGGING_ATTRIBUTE in item,
+    )
+
+
+def candidate_of(item: Item) -> Message:
+    """A lease as the ready index holds it: its place and state (visibility, version, count, expiry) but not
+    its content, which `body_md5 == ""` marks as not loaded (the store's `load_bodies` reads it)."""
+    ref = MessageRef.from_key(queue_id_of(item["pk"]["S"]), item["sk"]["S"])
+    return Message(
+        queue_id=ref.queue_id,
+        message_id=ref.message_id,
+        priority=ref.priority,
+        position=ref.position,
+        visible_at=int(item["v"]["N"]),
+        version=int(item["r"]["N"]),
+        dequeue_count=int(item["d"]["N"]),
+        enqueue_time=0,
+        first_dequeue_time=0,
+        expires_at=int(item["x"]["N"]),
+        body_md5="",
     )

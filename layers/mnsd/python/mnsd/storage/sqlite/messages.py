@@ -227,7 +227,8 @@ class SqliteMessageStore:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1) -> ReadyScan:
+        """One table holds every message: `stripes` (partitions) mean nothing here."""
         rows: list[tuple[Any, ...]] = []
         with self.db.read() as connection:
             for priority in PRIORITIES:
@@ -247,7 +248,7 @@ class SqliteMessageStore:
     def load_bodies(self, messages: list[Message]) -> None:
         """Bodies are always loaded with the message."""
 
-    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
+    def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
         with self.db.read() as connection:
             active, inactive, delayed = connection.execute(
                 "SELECT COALESCE(SUM(visible_at <= :now), 0), COALESCE(SUM(visible_at > :now AND dequeue_count > 0), 0), "

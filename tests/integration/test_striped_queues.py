@@ -1,0 +1,274 @@
+"""Striped queues on moto: a queue's messages spread over several partitions, every queue behaviour kept."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import pytest
+
+from mnsd import errors
+from mnsd.queue_model import MessageInput, QueueAttributeChanges, QueueCounts, stripe_of
+from mnsd.services import build_services
+from mnsd.settings import Settings
+from mnsd.storage.dynamodb import layout
+
+ACCOUNT = "1000000000000001"
+
+
+def container(dynamodb, clock, **overrides):
+    """Another service over the same tables (another function container)."""
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", poll_interval_ms=200, **overrides)
+    return build_services(settings, dynamodb=dynamodb, clock=clock).queues
+
+
+def partitions(dynamodb, service) -> collections.Counter[str]:
+    """Lease items per partition key."""
+    items = dynamodb.scan(TableName=service.messages.table)["Items"]
+    return collections.Counter(i["pk"]["S"] for i in items if i["sk"]["S"].startswith(layout.LEASE))
+
+
+def send(service, bodies, name="q", delay=None, priority=8):
+    results = service.send(ACCOUNT, name, [MessageInput(body, delay, priority) for body in bodies])
+    assert all(r.error is None for r in results)
+    return results
+
+
+def receive_all(service, name="q", rounds=50):
+    got = []
+    for _ in range(rounds):
+        try:
+            got += service.receive(ACCOUNT, name, 16, 0)
+        except errors.MessageNotExist:
+            break
+    return got
+
+
+@pytest.fixture
+def striped(make):
+    service = make(queue_stripes=4)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="30"))
+    return service
+
+
+def test_a_striped_queue_spreads_sends_over_its_stripes_and_receives_from_all(striped, dynamodb):
+    queue = striped.get_queue(ACCOUNT, "q")
+    assert queue.stripes == 4
+    sent = send(striped, [f"m{i}" for i in range(16)] * 4)
+    stripes = {stripe_of(r.message.message_id) for r in sent}
+    assert stripes == {0, 1, 2, 3}
+    found = partitions(dynamodb, striped)
+    assert set(found) == {queue.queue_id, *(f"{queue.queue_id}#{s}" for s in (1, 2, 3))}
+    # Every message id names its stripe: `{16 hex}-{stripe + 1}-{ms hex}-{9 digits}`.
+    for result in sent:
+        hexa, stripe, ms_hex, digits = result.message.message_id.split("-")
+        assert (len(hexa), int(stripe) - 1, len(digits)) == (16, stripe_of(result.message.message_id), 9)
+        assert int(ms_hex, 16) == result.message.enqueue_time
+    got = receive_all(striped)
+    assert sorted(g.message.message_id for g in got) == sorted(r.message.message_id for r in sent)
+    assert striped.queue_counts(queue) == QueueCounts(inactive=64)
+
+
+def test_a_one_stripe_queue_keeps_todays_layout(make, dynamodb):
+    service = make()
+    service.create_queue(ACCOUNT, "q")
+    queue = service.get_queue(ACCOUNT, "q")
+    (sent,) = send(service, ["x"])
+    assert sent.message.message_id.split("-")[1] == "1"
+    assert partitions(dynamodb, service) == {queue.queue_id: 1}
+
+
+def test_peek_delete_batch_delete_and_visibility_on_a_striped_queue(striped, clock):
+    sent = send(striped, [f"m{i}" for i in range(12)])
+    peeked = striped.peek(ACCOUNT, "q", 16)
+    assert {m.body for m in peeked} == {f"m{i}" for i in range(12)}
+    assert all(m.dequeue_count == 0 and m.body_md5 for m in peeked)
+    got = receive_all(striped)
+    assert len(got) == 12
+    by_body = {g.message.body: g for g in got}
+    striped.delete(ACCOUNT, "q", by_body["m0"].receipt_handle)
+    with pytest.raises(errors.MessageNotExist):  # single use
+        striped.delete(ACCOUNT, "q", by_body["m0"].receipt_handle)
+    failures = striped.batch_delete(ACCOUNT, "q", [by_body[f"m{i}"].receipt_handle for i in range(1, 6)])
+    assert failures == []
+    handle, visible_at = striped.change_visibility(ACCOUNT, "q", by_body["m6"].receipt_handle, 5)
+    with pytest.raises(errors.MessageNotExist):  # the old handle is spent
+        striped.delete(ACCOUNT, "q", by_body["m6"].receipt_handle)
+    clock.advance(6)
+    (again,) = striped.receive(ACCOUNT, "q", 16, 0)
+    assert (again.message.body, again.message.dequeue_count) == ("m6", 2)
+    with pytest.raises(errors.MessageNotExist):  # its handle lapsed with the visibility change
+        striped.delete(ACCOUNT, "q", handle)
+    striped.delete(ACCOUNT, "q", again.receipt_handle)
+    assert striped.queue_counts(striped.get_queue(ACCOUNT, "q")) == QueueCounts(inactive=5)
+    assert len(sent) == 12 and visible_at > 0
+
+
+def test_priority_is_kept_among_what_a_receive_reads(striped):
+    send(striped, ["low"] * 3, priority=16)
+    send(striped, ["high"], priority=1)
+    (first,) = striped.receive(ACCOUNT, "q", 1, 0)
+    assert first.message.body == "high"
+
+
+def test_delayed_messages_and_long_polls_see_every_stripe(striped, clock):
+    send(striped, [f"d{i}" for i in range(8)], delay=10)
+    queue = striped.get_queue(ACCOUNT, "q")
+    assert striped.queue_counts(queue) == QueueCounts(delayed=8)
+    started = clock.now()
+    got = striped.receive(ACCOUNT, "q", 16, 15)  # waits for the delay to pass, in whichever stripe
+    assert clock.now() - started == pytest.approx(10, abs=0.5)
+    assert {g.message.body for g in got} <= {f"d{i}" for i in range(8)} and got
+
+
+def test_list_delete_and_recreate_a_striped_queue(striped, dynamodb):
+    send(striped, ["old"] * 8)
+    queues, _ = striped.list_queues(ACCOUNT, "", 10, None)
+    assert [(q.name, q.stripes) for q in queues] == [("q", 4)]
+    old = striped.get_queue(ACCOUNT, "q").queue_id
+    striped.delete_queue(ACCOUNT, "q")
+    with pytest.raises(errors.QueueNotExist):
+        striped.receive(ACCOUNT, "q", 16, 0)
+    striped.create_queue(ACCOUNT, "q")
+    new = striped.get_queue(ACCOUNT, "q")
+    assert new.queue_id != old
+    with pytest.raises(errors.MessageNotExist):
+        striped.receive(ACCOUNT, "q", 16, 0)
+    assert striped.queue_counts(new) == QueueCounts()
+    send(striped, ["new"])
+    assert [g.message.body for g in receive_all(striped)] == ["new"]
+
+
+def test_retention_on_a_striped_queue(make, clock, dynamodb):
+    service = make(queue_stripes=4)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(message_retention_period="60"))
+    send(service, ["old"] * 8)
+    clock.advance(61)
+    queue = service.get_queue(ACCOUNT, "q")
+    assert service.queue_counts(queue) == QueueCounts()
+    with pytest.raises(errors.MessageNotExist):
+        service.receive(ACCOUNT, "q", 16, 0)
+    assert partitions(dynamodb, service) == {}  # each expired lease deleted when a receive met it
+    send(service, ["new"])
+    assert [g.message.body for g in receive_all(service)] == ["new"]
+
+
+def test_a_receipt_handle_of_another_incarnation_or_mangled_is_refused(striped):
+    send(striped, ["x"])
+    (got,) = striped.receive(ACCOUNT, "q", 1, 0)
+    with pytest.raises(errors.ReceiptHandleError):
+        striped.delete(ACCOUNT, "q", got.receipt_handle[:-2] + "AA")
+    striped.delete_queue(ACCOUNT, "q")
+    striped.create_queue(ACCOUNT, "q")
+    with pytest.raises(errors.ReceiptHandleError):
+        striped.delete(ACCOUNT, "q", got.receipt_handle)
+
+
+def test_the_operation_log_follows_striped_messages(make, dynamodb, clock):
+    make()
+    services = build_services(Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", queue_stripes=4), dynamodb, clock)
+    queues = services.queues
+    queues.create_queue(ACCOUNT, "logged", QueueAttributeChanges(logging_enabled="true"))
+    sent = [r.message for r in send(queues, ["a"] * 8, name="logged")]
+    striped = next(m for m in sent if stripe_of(m.message_id) > 0)
+    (lease,) = [i for i in layout.message_items(striped) if i["sk"]["S"].startswith(layout.LEASE)]
+    assert lease["pk"]["S"].startswith(striped.queue_id + "#")
+    record = {"eventID": "e1", "eventName": "INSERT", "dynamodb": {"NewImage": lease}}
+    written = []
+    services.queue_events().oplog = type("Log", (), {"write": lambda self, records: written.extend(records)})()
+    assert services.queue_events().handle([record]) == 1
+    assert (written[0].resource, written[0].event, written[0].message_id) == ("logged", "send", striped.message_id)
+    # A lease a receive deletes past its retention is logged as an expiry, not as a consumer's delete.
+    removed = {
+        "eventID": "e2",
+        "eventName": "REMOVE",
+        "dynamodb": {"OldImage": lease, "ApproximateCreationDateTime": striped.expires_at + 1},
+    }
+    services.queue_events().handle([removed])
+    assert written[1].event == "expire"
+
+
+def test_the_stripe_count_grows_with_messages_in_flight_and_none_is_lost_or_duplicated(make, clock):
+    service = make(max_queue_stripes=8)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="10"))
+    first = {r.message.message_id for r in send(service, [f"a{i}" for i in range(16)] * 2)}
+    held = receive_all(service)  # all in flight, in stripe 0
+    assert {g.message.message_id for g in held} == first
+    queue = service.get_queue(ACCOUNT, "q")
+    for stripes in (2, 4, 8):
+        queue = service.catalog.grow_stripes(queue, stripes)
+        assert service.get_queue(ACCOUNT, "q").stripes == stripes
+    second = {r.message.message_id for r in send(service, [f"b{i}" for i in range(16)] * 4)}
+    assert {stripe_of(m) for m in second} == set(range(8))
+    got = receive_all(service)
+    assert sorted(g.message.message_id for g in got) == sorted(second)  # the in-flight ones stay hidden
+    assert service.batch_delete(ACCOUNT, "q", [g.receipt_handle for g in got[:16]]) == []
+    for item in got[16:]:
+        service.delete(ACCOUNT, "q", item.receipt_handle)
+    clock.advance(11)  # the first ones are visible again, still in stripe 0, read by the 8-stripe receives
+    again = receive_all(service)
+    assert sorted(g.message.message_id for g in again) == sorted(first)
+    assert [g.message.dequeue_count for g in again] == [2] * len(first)
+    for item in again:
+        service.delete(ACCOUNT, "q", item.receipt_handle)
+    assert service.queue_counts(service.get_queue(ACCOUNT, "q")) == QueueCounts()
+
+
+def test_growth_is_conditional_on_the_count_seen(make, dynamodb, clock):
+    one, two = make(), container(dynamodb, clock)  # two containers sharing the table
+    one.create_queue(ACCOUNT, "q")
+    seen = two.get_queue(ACCOUNT, "q")
+    assert one.catalog.grow_stripes(one.get_queue(ACCOUNT, "q"), 2).stripes == 2
+    # The second container saw 1 stripe: its doubling does not apply; it gets the record as it is.
+    assert two.catalog.grow_stripes(seen, 2).stripes == 2
+    assert two.catalog.grow_stripes(dataclasses.replace(seen, stripes=2), 4).stripes == 4
+    assert one.catalog.grow_stripes(dataclasses.replace(seen, queue_id="another"), 8).stripes != 8
+
+
+def test_a_throttled_claim_doubles_the_stripes(make, dynamodb, clock):
+    from botocore.exceptions import ClientError
+
+    class Throttling:
+        def __init__(self, client) -> None:
+            self.client = client
+            self.throttle = 1
+
+        def __getattr__(self, name):
+            return getattr(self.client, name)
+
+        def update_item(self, **kwargs):
+            if kwargs.get("ReturnValues") == "ALL_NEW" and self.throttle:
+                self.throttle -= 1
+                raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "UpdateItem")
+            return self.client.update_item(**kwargs)
+
+    make()  # tables
+    service = container(Throttling(dynamodb), clock)
+    service.create_queue(ACCOUNT, "q")
+    send(service, ["x"])
+    # The first claim is throttled (the message stays Active); the receive looks again at once and takes it.
+    assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
+    assert service.get_queue(ACCOUNT, "q").stripes == 2
+
+
+def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
+    class Unprocessed:
+        def __init__(self, client) -> None:
+            self.client = client
+            self.left = 1
+
+        def __getattr__(self, name):
+            return getattr(self.client, name)
+
+        def batch_write_item(self, **kwargs):
+            if self.left:
+                self.left -= 1
+                return {"UnprocessedItems": kwargs["RequestItems"]}
+            return self.client.batch_write_item(**kwargs)
+
+    make()
+    service = container(Unprocessed(dynamodb), clock)
+    service.create_queue(ACCOUNT, "q")
+    send(service, ["x"])  # stored on the retry
+    assert service.get_queue(ACCOUNT, "q").stripes == 2
+    assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
