@@ -8,7 +8,9 @@
 
 Consumers in `claims` are threads over the double behind one lock (DynamoDB's per-call atomicity),
 with the interpreter switching threads every microsecond (`sys.setswitchinterval`), so their scans
-and claims interleave finely; the clock is simulated and does not move.
+and claims interleave finely; the simulated clock moves 5 ms per DynamoDB call of a consumer (so
+CALL_SECONDS / consumers per call made by any of them), which lets time-based rules (stripe growth's
+cooldown) act as they would.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleep
 from bench.fake_dynamodb import FakeDynamoDB
 
 BATCH = 16
+CALL_SECONDS = 0.005  # simulated duration of one DynamoDB call in `claims`
 BODY = "x" * 700  # a 1 KB message: lease and body inline within one write unit
 
 # List prices, us-east-1 (state every one in the output).
@@ -109,12 +112,34 @@ def consume(queues: Any, delivered: list[int], lock: threading.Lock) -> None:
             delivered.append(len(got))
 
 
+class TimedClient:
+    """Moves the simulated clock by `step` seconds at each DynamoDB call: the consumers' calls take time."""
+
+    def __init__(self, client: FakeDynamoDB, clock: SimulatedClock, step: float) -> None:
+        self._client = client
+        self._clock = clock
+        self._step = step
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(**kwargs: Any) -> Any:
+            self._clock.t += self._step
+            return attribute(**kwargs)
+
+        return call
+
+
 def contend(consumers: int, messages: int) -> str:
     from local_runtime.server import SerializedClient
 
     clock = SimulatedClock()
     client = FakeDynamoDB(now=clock.now)
-    queues = make_services(SerializedClient(client), clock).queues
+    # Each consumer's DynamoDB call takes CALL_SECONDS; consumers call in parallel, so simulated time moves
+    # CALL_SECONDS / consumers per call made by any of them.
+    queues = make_services(SerializedClient(TimedClient(client, clock, CALL_SECONDS / consumers)), clock).queues
     queues.create_queue(ACCOUNT, "claims")
     send(queues, "claims", messages)
     client.usage.reset()

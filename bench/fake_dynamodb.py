@@ -798,10 +798,25 @@ def _after(keys: list[Any], value: Any, indexed: str) -> int:
     """The position after every entry whose sort value is <= value."""
     if not indexed:
         return bisect.bisect_right(keys, value)
-    position = bisect.bisect_left(keys, (value,))
-    while position < len(keys) and keys[position][0] == value:
-        position += 1
-    return position
+    return bisect.bisect_right(keys, (value, _ABOVE))
+
+
+class _Above:
+    """Sorts above every key value: (v, _ABOVE) follows every index entry (v, partition, sort) of v."""
+
+    def __lt__(self, other: object) -> bool:
+        return False
+
+    def __gt__(self, other: object) -> bool:
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    __hash__ = object.__hash__
+
+
+_ABOVE = _Above()
 
 
 def _successor(prefix: Any) -> Any:

@@ -378,3 +378,29 @@ def test_a_partition_over_its_write_ceiling_is_throttled_until_the_next_second()
     fake.put_item(TableName=TABLE, Item=item(1000))
     assert fake.usage.throttled == {"PutItem": 1, "BatchWriteItem": 1}
     assert fake.usage.hottest(100)[0] == 1000
+
+
+def test_an_index_range_takes_every_entry_of_an_equal_sort_value(moto_client):
+    """Many leases share one visible-at millisecond (a batch sent at once): `v <= :now` must take them all."""
+
+    def run(client) -> list:
+        client.create_table(TableName=TABLE, **KEYS)
+        for n in range(12):
+            client.put_item(TableName=TABLE, Item={**item(n), "v": {"N": str(1000 + n // 5)}})
+        return [
+            all_pages(
+                client,
+                TableName=TABLE,
+                IndexName="ready",
+                KeyConditionExpression=f"pk = :q AND v {op} :now",
+                ExpressionAttributeValues={":q": {"S": "q"}, ":now": {"N": "1001"}},
+                Limit=3,
+            )
+            for op in ("<=", "<", ">", ">=")
+        ]
+
+    fake = run(FakeDynamoDB())
+    expected = run(moto_client)
+    key = lambda pages: sorted(i["sk"]["S"] for page in pages for i in page)  # noqa: E731 (order within a v is free)
+    assert [key(p) for p in fake] == [key(p) for p in expected]
+    assert [len(key(p)) for p in fake] == [10, 5, 2, 7]
