@@ -120,7 +120,7 @@ def scenario(client) -> list:
         outcome(
             client.update_item,
             TableName=TABLE,
-            Key={"pk": {"S": "q"}, "sk": {"S": "L0004"}},
+            Key={"pk": {"S": "q"}, "sk": {"S": "L0024"}},
             UpdateExpression="REMOVE b ADD c :two SET #g = :g",
             ExpressionAttributeNames={"#g": "g"},
             ExpressionAttributeValues={":two": {"N": "2"}, ":g": {"S": "group"}},
@@ -131,7 +131,7 @@ def scenario(client) -> list:
         outcome(
             client.delete_item,
             TableName=TABLE,
-            Key={"pk": {"S": "q"}, "sk": {"S": "L0005"}},
+            Key={"pk": {"S": "q"}, "sk": {"S": "L0025"}},
             ConditionExpression="NOT r <> :ver",
             ExpressionAttributeValues={":ver": {"N": "0"}},
             ReturnValues="ALL_OLD",
