@@ -220,15 +220,16 @@ class DynamoMessageStore:
         items, _ = self._index_page(partition, "v > :now", {":now": {"N": str(now_ms)}}, 1)
         return int(items[0]["v"]["N"]) if items else None
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1, enough: int = 0) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages (their leases only: `load_bodies` reads the rest), by
-        priority then position among those read; when none, when the next one becomes receivable."""
+        priority then position among those read, from stripes taken in turn from a random one until `enough`
+        are found; when none, when the next one becomes receivable."""
         ready: list[Message] = []
         first = random.randrange(stripes)
         order = [stripe_partition(queue_id, (first + i) % stripes) for i in range(stripes)]
         for partition in order:
             ready += self._ready_in(partition, now_ms, wanted - len(ready))
-            if len(ready) >= wanted:
+            if len(ready) >= (enough or wanted):
                 break
         next_visible: int | None = None
         if not ready:
