@@ -272,3 +272,76 @@ def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
     send(service, ["x"])  # stored on the retry
     assert service.get_queue(ACCOUNT, "q").stripes == 2
     assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
+
+
+class QueryCounter:
+    """A client that counts the Queries made and the items they return."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.queries = 0
+        self.items = 0
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+    def query(self, **kwargs):
+        response = self.client.query(**kwargs)
+        self.queries += 1
+        self.items += len(response["Items"])
+        return response
+
+
+def fill(service, clock, batches: int, name="q", delay=None) -> None:
+    for _ in range(batches):
+        send(service, ["x"] * 16, name=name, delay=delay)
+        clock.advance(0.002)  # 16 messages every 2 ms or so
+
+
+def test_counts_of_a_small_queue_are_exact(make, clock):
+    service = make(queue_stripes=4)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="60"))
+    fill(service, clock, 10)
+    fill(service, clock, 3, delay=30)
+    clock.advance(1)
+    assert len(receive_all(service, rounds=3)) == 48
+    queue = service.get_queue(ACCOUNT, "q")
+    assert service.queue_counts(queue) == QueueCounts(active=112, inactive=48, delayed=48)
+
+
+@pytest.mark.parametrize("stripes", [1, 4])
+def test_counts_of_a_large_queue_read_a_bounded_sample(make, dynamodb, clock, stripes, monkeypatch):
+    from mnsd.storage.dynamodb import messages
+
+    # A queue many times the sample (the sample made small, so that moto fills the queue quickly).
+    monkeypatch.setattr(messages, "COUNT_ITEMS", 100)
+    monkeypatch.setattr(messages, "MIN_COUNT_ITEMS", 16)
+    make()
+    service = container(dynamodb, clock, queue_stripes=stripes)
+    service.create_queue(ACCOUNT, "q")
+    fill(service, clock, 100)  # 1,600 Active messages
+    fill(service, clock, 40, delay=600)  # 640 Delayed
+    clock.advance(1)
+    counter = QueryCounter(dynamodb)
+    service.messages.client = counter
+    counts = service.queue_counts(service.get_queue(ACCOUNT, "q"))
+    per_range = max(100, stripes * 16)
+    assert counter.items <= 4 * per_range and counter.queries <= 4 * stripes
+    assert counter.items < 2240 / 2  # far from every lease
+    assert counts.active == pytest.approx(1600, rel=0.15)
+    assert counts.delayed == pytest.approx(640, rel=0.15)
+    assert counts.inactive == 0
+
+
+def test_a_receive_reads_no_lease_in_flight(make, dynamodb, clock):
+    make()
+    service = container(dynamodb, clock)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="600"))
+    fill(service, clock, 10)
+    assert len(receive_all(service, rounds=30)) == 160  # all in flight
+    send(service, ["ready"])
+    counter = QueryCounter(dynamodb)
+    service.messages.client = counter
+    (got,) = service.receive(ACCOUNT, "q", 1, 0)
+    assert got.message.body == "ready"
+    assert (counter.queries, counter.items) == (1, 1)  # the index page held only what it could claim

@@ -267,27 +267,35 @@ class DynamoMessageStore:
 
     def _count_range(self, partition: str, later: bool, now_ms: int, limit: int) -> dict[MessageState, float]:
         """The states of the leases of one stripe before (`v <= now`) or after `now`: exact when the range
-        holds at most `limit` leases, else estimated from the density (in `v`) of the first `limit`."""
+        holds at most `2 x limit` leases; else the first and the last `limit` are read and the leases between
+        are estimated from their density (in `v`), in the proportions of the states read."""
         condition = "v > :now" if later else "v <= :now"
-        items, more = self._index_page(partition, condition, {":now": {"N": str(now_ms)}}, limit)
+        values = {":now": {"N": str(now_ms)}}
+        head, more = self._index_page(partition, condition, values, limit)
         found = dict.fromkeys(MessageState, 0.0)
-        for item in items:
+        for item in head:
             found[state_of(item, now_ms)] += 1
-        if more is None or not items:
+        if more is None:
             return found
-        first, last = int(items[0]["v"]["N"]), int(items[-1]["v"]["N"])
-        if later:
-            tail, _ = self._index_page(partition, "v > :now", {":now": {"N": str(now_ms)}}, 1, forward=False)
-            end = int(tail[0]["v"]["N"]) if tail else last
-        else:
-            end = now_ms
-        scale = max(1.0, (end - first) / max(1, last - first))
-        return {state: n * scale for state, n in found.items()}
+        tail, _ = self._index_page(partition, condition, values, limit, forward=False)
+        seen = {item["sk"]["S"] for item in head}
+        tail = [item for item in tail if item["sk"]["S"] not in seen]
+        for item in tail:
+            found[state_of(item, now_ms)] += 1
+        if not tail:
+            return found
+        v = [int(i["v"]["N"]) for i in (head[0], head[-1], tail[-1], tail[0])]  # ascending: head, then tail
+        gap = v[2] - v[1]
+        if gap <= 0:  # the two pages meet (or the leases between share their time): nothing to add
+            return found
+        density = (len(head) - 1 + len(tail) - 1) / max(1, (v[1] - v[0]) + (v[3] - v[2]))
+        read = len(head) + len(tail)
+        return {state: n * (1 + density * gap / read) for state, n in found.items()}
 
     def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
-        """Active / Inactive / Delayed messages: exact up to `COUNT_ITEMS` leases per state range, estimated
-        beyond; bounded reads whatever the queue's size (`2 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)`
-        index items at most, plus one Query per stripe for a range that did not fit)."""
+        """Active / Inactive / Delayed messages: exact up to `2 x COUNT_ITEMS` leases per state range (Active
+        ones; the others) and stripe count, estimated beyond; bounded whatever the queue's size: at most
+        `4 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)` small index items read in `4 x stripes` Queries."""
         limit = max(MIN_COUNT_ITEMS, COUNT_ITEMS // stripes)
         found = dict.fromkeys(MessageState, 0.0)
         for stripe in range(stripes):
