@@ -345,3 +345,69 @@ def test_a_receive_reads_no_lease_in_flight(make, dynamodb, clock):
     (got,) = service.receive(ACCOUNT, "q", 1, 0)
     assert got.message.body == "ready"
     assert (counter.queries, counter.items) == (1, 1)  # the index page held only what it could claim
+
+
+def test_a_recreated_queue_is_a_new_incarnation_across_containers(make, dynamodb, clock):
+    one = make(meta_cache_seconds=5, queue_stripes=4)
+    two = container(dynamodb, clock, meta_cache_seconds=5, queue_stripes=4)
+    one.create_queue(ACCOUNT, "q")
+    old = two.get_queue(ACCOUNT, "q")  # cached in the second container
+    assert old.queue_id == one.get_queue(ACCOUNT, "q").queue_id
+    one.delete_queue(ACCOUNT, "q")
+    one.create_queue(ACCOUNT, "q")
+    new = one.get_queue(ACCOUNT, "q")  # this container's own writes: seen at once
+    assert new.queue_id != old.queue_id
+    # Within the bound, the second container still sends to the old incarnation, whose messages the new
+    # one never sees.
+    stale = {r.message.message_id for r in send(two, ["stale"] * 8)}
+    assert {r.message.queue_id for r in two.send(ACCOUNT, "q", [MessageInput("stale", None, 8)])} == {old.queue_id}
+    with pytest.raises(errors.MessageNotExist):
+        one.receive(ACCOUNT, "q", 16, 0)
+    send(one, ["fresh"] * 4)
+    clock.advance(5)  # past the bound: the second container reads the record again
+    assert two.get_queue(ACCOUNT, "q").queue_id == new.queue_id
+    got = receive_all(two)
+    assert [g.message.body for g in got] == ["fresh"] * 4
+    assert not stale & {g.message.message_id for g in got}
+    assert one.queue_counts(new) == QueueCounts(inactive=4)
+
+
+def test_a_queue_changed_elsewhere_is_seen_within_the_bound(make, dynamodb, clock):
+    one = make(meta_cache_seconds=5)
+    two = container(dynamodb, clock, meta_cache_seconds=5)
+    one.create_queue(ACCOUNT, "q")
+    assert two.get_queue(ACCOUNT, "q").attributes.visibility_timeout == 30
+    one.set_queue_attributes(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="60"))
+    assert one.get_queue(ACCOUNT, "q").attributes.visibility_timeout == 60
+    clock.advance(4.9)
+    assert two.get_queue(ACCOUNT, "q").attributes.visibility_timeout == 30  # the cache, within the bound
+    clock.advance(0.2)
+    assert two.get_queue(ACCOUNT, "q").attributes.visibility_timeout == 60
+    one.delete_queue(ACCOUNT, "q")
+    clock.advance(5.1)
+    with pytest.raises(errors.QueueNotExist):
+        two.get_queue(ACCOUNT, "q")
+
+
+def test_the_queue_record_is_read_once_per_bound(make, dynamodb, clock):
+    make()
+    counted = []
+
+    class Gets:
+        def __getattr__(self, name):
+            return getattr(dynamodb, name)
+
+        def get_item(self, **kwargs):
+            counted.append(kwargs["TableName"])
+            return dynamodb.get_item(**kwargs)
+
+    service = container(Gets(), clock, meta_cache_seconds=5)
+    service.create_queue(ACCOUNT, "q")
+    counted.clear()
+    for _ in range(10):
+        send(service, ["x"])
+        service.delete(ACCOUNT, "q", service.receive(ACCOUNT, "q", 1, 0)[0].receipt_handle)
+    assert counted == []
+    clock.advance(5)
+    send(service, ["x"])
+    assert counted == [service.settings.meta_table]
