@@ -107,8 +107,8 @@ def test_peek_delete_batch_delete_and_visibility_on_a_striped_queue(striped, clo
 def test_priority_is_kept_among_what_a_receive_reads(striped):
     send(striped, ["low"] * 3, priority=16)
     send(striped, ["high"], priority=1)
-    (first,) = striped.receive(ACCOUNT, "q", 1, 0)
-    assert first.message.body == "high"
+    got = striped.receive(ACCOUNT, "q", 16, 0)  # reads every stripe: all four in one page
+    assert [g.message.body for g in got] == ["high", "low", "low", "low"]
 
 
 def test_delayed_messages_and_long_polls_see_every_stripe(striped, clock):

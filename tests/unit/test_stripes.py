@@ -72,3 +72,12 @@ def test_a_throttle_grows_it_at_once_but_once_per_cooldown():
     clock.sleep(COOLDOWN_SECONDS)
     pressure.throttled("q")
     assert growth.wanted("q", 2) == 4
+
+
+def test_claims_lost_racing_for_a_thin_queue_do_not_grow_it():
+    pressure, clock = Pressure(), Clock()
+    growth = StripeGrowth(pressure, clock, max_stripes=64)
+    pressure.claims("q", won=0, lost=MIN_ATTEMPTS * 2)
+    assert growth.wanted("q", 1, scarce=True) is None
+    pressure.claims("q", won=0, lost=MIN_ATTEMPTS)
+    assert growth.wanted("q", 1) == 2

@@ -68,6 +68,11 @@ def decode_marker(marker: str) -> str:
     return name
 
 
+def _candidates(count: int) -> int:
+    """How many Active messages a receive of `count` looks at."""
+    return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
+
+
 class QueueService:
     def __init__(
         self,
@@ -129,9 +134,9 @@ class QueueService:
     def queue_counts(self, queue: Queue) -> QueueCounts:
         return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.stripes)
 
-    def _grow(self, queue: Queue) -> Queue:
+    def _grow(self, queue: Queue, scarce: bool = False) -> Queue:
         """The queue, with more stripes if the load this container saw asks for them (`mnsd.stripes`)."""
-        wanted = self.growth.wanted(queue.queue_id, queue.stripes)
+        wanted = self.growth.wanted(queue.queue_id, queue.stripes, scarce)
         return queue if wanted is None else self.catalog.grow_stripes(queue, wanted)
 
     def delete_queue(self, account_id: str, name: str) -> None:
@@ -221,7 +226,7 @@ class QueueService:
                 raise errors.MessageNotExist()
             received, candidates, next_visible = self._claim_ready(queue, count, now)
             if received or candidates:
-                queue = self._grow(queue)
+                queue = self._grow(queue, scarce=candidates < _candidates(count))
             if received:
                 return received
             if candidates and contended_rounds < CLAIM_ROUNDS:
@@ -238,7 +243,7 @@ class QueueService:
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
-        wanted = min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
+        wanted = _candidates(count)
         scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.stripes, enough=count)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000

@@ -45,6 +45,8 @@ _BATCH_WRITE_LIMIT = 25
 _BATCH_GET_LIMIT = 100
 # Pages of expired leases a receive clears from one stripe's head before moving on.
 _EXPIRED_PAGES = 4
+# Stripes whose next visible time an empty receive reads (a long poll's wake-up), chosen at random.
+_NEXT_VISIBLE_STRIPES = 4
 # Index items a count reads per state range, shared by the stripes (each reads at least the minimum).
 COUNT_ITEMS = 1000
 MIN_COUNT_ITEMS = 64
@@ -232,8 +234,8 @@ class DynamoMessageStore:
             if len(ready) >= (enough or wanted):
                 break
         next_visible: int | None = None
-        if not ready:
-            times = [t for t in (self._next_visible(p, now_ms) for p in order) if t is not None]
+        if not ready:  # (a wake-up in a stripe not looked at is seen by the next poll)
+            times = [t for t in (self._next_visible(p, now_ms) for p in order[:_NEXT_VISIBLE_STRIPES]) if t]
             next_visible = min(times, default=None)
         ready.sort(key=lambda m: (m.priority, m.position))
         return ReadyScan(ready, next_visible)
