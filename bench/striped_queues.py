@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections import Counter
+from typing import Any
 
 from bench._common import md_table, write_result
 from bench.queue_lifecycle import setup
@@ -58,7 +59,7 @@ def lifecycle(services, recorder, account: str, batch: int) -> dict[str, object]
     recorder.reset()
     for _ in range(MESSAGES // batch):
         queues.send(account, name, [MessageInput(BODY, None, 8)] * batch)
-        got = []
+        got: list[Any] = []
         while len(got) < batch:
             got += queues.receive(account, name, batch - len(got), 0)
         if batch == 1:

@@ -107,8 +107,8 @@ def test_peek_delete_batch_delete_and_visibility_on_a_striped_queue(striped, clo
 def test_priority_is_kept_among_what_a_receive_reads(striped):
     send(striped, ["low"] * 3, priority=16)
     send(striped, ["high"], priority=1)
-    (first,) = striped.receive(ACCOUNT, "q", 1, 0)
-    assert first.message.body == "high"
+    got = striped.receive(ACCOUNT, "q", 16, 0)  # reads every stripe: all four in one page
+    assert [g.message.body for g in got] == ["high", "low", "low", "low"]
 
 
 def test_delayed_messages_and_long_polls_see_every_stripe(striped, clock):
@@ -272,3 +272,142 @@ def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
     send(service, ["x"])  # stored on the retry
     assert service.get_queue(ACCOUNT, "q").stripes == 2
     assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
+
+
+class QueryCounter:
+    """A client that counts the Queries made and the items they return."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.queries = 0
+        self.items = 0
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+    def query(self, **kwargs):
+        response = self.client.query(**kwargs)
+        self.queries += 1
+        self.items += len(response["Items"])
+        return response
+
+
+def fill(service, clock, batches: int, name="q", delay=None) -> None:
+    for _ in range(batches):
+        send(service, ["x"] * 16, name=name, delay=delay)
+        clock.advance(0.002)  # 16 messages every 2 ms or so
+
+
+def test_counts_of_a_small_queue_are_exact(make, clock):
+    service = make(queue_stripes=4)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="60"))
+    fill(service, clock, 10)
+    fill(service, clock, 3, delay=30)
+    clock.advance(1)
+    assert len(receive_all(service, rounds=3)) == 48
+    queue = service.get_queue(ACCOUNT, "q")
+    assert service.queue_counts(queue) == QueueCounts(active=112, inactive=48, delayed=48)
+
+
+@pytest.mark.parametrize("stripes", [1, 4])
+def test_counts_of_a_large_queue_read_a_bounded_sample(make, dynamodb, clock, stripes, monkeypatch):
+    from mnsd.storage.dynamodb import messages
+
+    # A queue many times the sample (the sample made small, so that moto fills the queue quickly).
+    monkeypatch.setattr(messages, "COUNT_ITEMS", 100)
+    monkeypatch.setattr(messages, "MIN_COUNT_ITEMS", 16)
+    make()
+    service = container(dynamodb, clock, queue_stripes=stripes)
+    service.create_queue(ACCOUNT, "q")
+    fill(service, clock, 100)  # 1,600 Active messages
+    fill(service, clock, 40, delay=600)  # 640 Delayed
+    clock.advance(1)
+    counter = QueryCounter(dynamodb)
+    service.messages.client = counter
+    counts = service.queue_counts(service.get_queue(ACCOUNT, "q"))
+    per_range = max(100, stripes * 16)
+    assert counter.items <= 4 * per_range and counter.queries <= 4 * stripes
+    assert counter.items < 2240 / 2  # far from every lease
+    assert counts.active == pytest.approx(1600, rel=0.15)
+    assert counts.delayed == pytest.approx(640, rel=0.15)
+    assert counts.inactive == 0
+
+
+def test_a_receive_reads_no_lease_in_flight(make, dynamodb, clock):
+    make()
+    service = container(dynamodb, clock)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="600"))
+    fill(service, clock, 10)
+    assert len(receive_all(service, rounds=30)) == 160  # all in flight
+    send(service, ["ready"])
+    counter = QueryCounter(dynamodb)
+    service.messages.client = counter
+    (got,) = service.receive(ACCOUNT, "q", 1, 0)
+    assert got.message.body == "ready"
+    assert (counter.queries, counter.items) == (1, 1)  # the index page held only what it could claim
+
+
+def test_a_recreated_queue_is_a_new_incarnation_across_containers(make, dynamodb, clock):
+    one = make(meta_cache_seconds=5, queue_stripes=4)
+    two = container(dynamodb, clock, meta_cache_seconds=5, queue_stripes=4)
+    one.create_queue(ACCOUNT, "q")
+    old = two.get_queue(ACCOUNT, "q")  # cached in the second container
+    assert old.queue_id == one.get_queue(ACCOUNT, "q").queue_id
+    one.delete_queue(ACCOUNT, "q")
+    one.create_queue(ACCOUNT, "q")
+    new = one.get_queue(ACCOUNT, "q")  # this container's own writes: seen at once
+    assert new.queue_id != old.queue_id
+    # Within the bound, the second container still sends to the old incarnation, whose messages the new
+    # one never sees.
+    stale = {r.message.message_id for r in send(two, ["stale"] * 8)}
+    assert {r.message.queue_id for r in two.send(ACCOUNT, "q", [MessageInput("stale", None, 8)])} == {old.queue_id}
+    with pytest.raises(errors.MessageNotExist):
+        one.receive(ACCOUNT, "q", 16, 0)
+    send(one, ["fresh"] * 4)
+    clock.advance(5)  # past the bound: the second container reads the record again
+    assert two.get_queue(ACCOUNT, "q").queue_id == new.queue_id
+    got = receive_all(two)
+    assert [g.message.body for g in got] == ["fresh"] * 4
+    assert not stale & {g.message.message_id for g in got}
+    assert one.queue_counts(new) == QueueCounts(inactive=4)
+
+
+def test_a_queue_changed_elsewhere_is_seen_within_the_bound(make, dynamodb, clock):
+    one = make(meta_cache_seconds=5)
+    two = container(dynamodb, clock, meta_cache_seconds=5)
+    one.create_queue(ACCOUNT, "q")
+    assert two.get_queue(ACCOUNT, "q").attributes.visibility_timeout == 30
+    one.set_queue_attributes(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="60"))
+    assert one.get_queue(ACCOUNT, "q").attributes.visibility_timeout == 60
+    clock.advance(4.9)
+    assert two.get_queue(ACCOUNT, "q").attributes.visibility_timeout == 30  # the cache, within the bound
+    clock.advance(0.2)
+    assert two.get_queue(ACCOUNT, "q").attributes.visibility_timeout == 60
+    one.delete_queue(ACCOUNT, "q")
+    clock.advance(5.1)
+    with pytest.raises(errors.QueueNotExist):
+        two.get_queue(ACCOUNT, "q")
+
+
+def test_the_queue_record_is_read_once_per_bound(make, dynamodb, clock):
+    make()
+    counted = []
+
+    class Gets:
+        def __getattr__(self, name):
+            return getattr(dynamodb, name)
+
+        def get_item(self, **kwargs):
+            counted.append(kwargs["TableName"])
+            return dynamodb.get_item(**kwargs)
+
+    service = container(Gets(), clock, meta_cache_seconds=5)
+    service.create_queue(ACCOUNT, "q")
+    counted.clear()
+    for _ in range(10):
+        send(service, ["x"])
+        service.delete(ACCOUNT, "q", service.receive(ACCOUNT, "q", 1, 0)[0].receipt_handle)
+    assert counted == []
+    clock.advance(5)
+    send(service, ["x"])
+    assert counted == [service.settings.meta_table]

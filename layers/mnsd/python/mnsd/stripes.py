@@ -2,7 +2,9 @@
 
 A queue starts with `Settings.queue_stripes` stripes. When the receives of this container lose too many
 claims to other consumers (more than `LOST_PER_WON` failed conditional claims per claimed message over at
-least `MIN_ATTEMPTS` claims within `WINDOW_SECONDS`), or when the database throttles a send or a claim, the
+least `MIN_ATTEMPTS` claims within `WINDOW_SECONDS`, counting only receives that found a full page of
+candidates: consumers racing for the last few messages of a thin queue are not helped by more partitions),
+or when the database throttles a send or a claim, the
 container asks for twice the stripes (at most `Settings.max_queue_stripes`, at most once per
 `COOLDOWN_SECONDS` per queue). The catalog applies it only if the count is still the one this container saw,
 so containers that notice the same load at once double it once. The count never shrinks: receivers read
@@ -69,16 +71,18 @@ class StripeGrowth:
         self._windows: dict[str, _Window] = {}
         self._grown_at: dict[str, float] = {}
 
-    def wanted(self, queue_id: str, stripes: int) -> int | None:
-        """The stripe count to ask for now, or None to keep `stripes`."""
+    def wanted(self, queue_id: str, stripes: int, scarce: bool = False) -> int | None:
+        """The stripe count to ask for now, or None to keep `stripes` (`scarce`: the claims since the last
+        call were for fewer messages than the receive looked for, so they do not count)."""
         load = self.pressure.take(queue_id)
         now = self.clock.now()
         with self._lock:
             window = self._windows.get(queue_id)
             if window is None or now - window.started > WINDOW_SECONDS:
                 window = self._windows[queue_id] = _Window(now)
-            window.won += load.won
-            window.lost += load.lost
+            if not scarce:
+                window.won += load.won
+                window.lost += load.lost
             if stripes >= self.max_stripes:
                 return None
             contended = window.won + window.lost >= MIN_ATTEMPTS and window.lost > LOST_PER_WON * max(1, window.won)

@@ -64,9 +64,10 @@ class MessageStore(Protocol):
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         ...
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1, enough: int = 0) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded) from the
-        queue's `stripes` stripes (`mnsd.stripes`; an engine without partitions ignores it)."""
+        queue's `stripes` stripes (`mnsd.stripes`; an engine without partitions ignores both): it reads
+        further stripes only while it has fewer than `enough` (default `wanted`)."""
         ...
 
     def load_bodies(self, messages: list[Message]) -> None:

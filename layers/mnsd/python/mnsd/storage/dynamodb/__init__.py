@@ -36,7 +36,6 @@ def dynamodb_storage(client: Any, settings: Settings) -> Storage:
     from mnsd.storage.dynamodb.meta import DynamoMetaTable
     from mnsd.storage.dynamodb.oplog import DynamoOperationLog
     from mnsd.storage.dynamodb.topic_messages import DynamoTopicMessageStore
-
     from mnsd.stripes import Pressure
 
     pressure = Pressure()

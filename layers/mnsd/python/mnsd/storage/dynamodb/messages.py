@@ -45,6 +45,8 @@ _BATCH_WRITE_LIMIT = 25
 _BATCH_GET_LIMIT = 100
 # Pages of expired leases a receive clears from one stripe's head before moving on.
 _EXPIRED_PAGES = 4
+# Stripes whose next visible time an empty receive reads (a long poll's wake-up), chosen at random.
+_NEXT_VISIBLE_STRIPES = 4
 # Index items a count reads per state range, shared by the stripes (each reads at least the minimum).
 COUNT_ITEMS = 1000
 MIN_COUNT_ITEMS = 64
@@ -220,19 +222,20 @@ class DynamoMessageStore:
         items, _ = self._index_page(partition, "v > :now", {":now": {"N": str(now_ms)}}, 1)
         return int(items[0]["v"]["N"]) if items else None
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1, enough: int = 0) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages (their leases only: `load_bodies` reads the rest), by
-        priority then position among those read; when none, when the next one becomes receivable."""
+        priority then position among those read, from stripes taken in turn from a random one until `enough`
+        are found; when none, when the next one becomes receivable."""
         ready: list[Message] = []
         first = random.randrange(stripes)
         order = [stripe_partition(queue_id, (first + i) % stripes) for i in range(stripes)]
         for partition in order:
             ready += self._ready_in(partition, now_ms, wanted - len(ready))
-            if len(ready) >= wanted:
+            if len(ready) >= (enough or wanted):
                 break
         next_visible: int | None = None
-        if not ready:
-            times = [t for t in (self._next_visible(p, now_ms) for p in order) if t is not None]
+        if not ready:  # (a wake-up in a stripe not looked at is seen by the next poll)
+            times = [t for t in (self._next_visible(p, now_ms) for p in order[:_NEXT_VISIBLE_STRIPES]) if t]
             next_visible = min(times, default=None)
         ready.sort(key=lambda m: (m.priority, m.position))
         return ReadyScan(ready, next_visible)
@@ -266,27 +269,35 @@ class DynamoMessageStore:
 
     def _count_range(self, partition: str, later: bool, now_ms: int, limit: int) -> dict[MessageState, float]:
         """The states of the leases of one stripe before (`v <= now`) or after `now`: exact when the range
-        holds at most `limit` leases, else estimated from the density (in `v`) of the first `limit`."""
+        holds at most `2 x limit` leases; else the first and the last `limit` are read and the leases between
+        are estimated from their density (in `v`), in the proportions of the states read."""
         condition = "v > :now" if later else "v <= :now"
-        items, more = self._index_page(partition, condition, {":now": {"N": str(now_ms)}}, limit)
+        values = {":now": {"N": str(now_ms)}}
+        head, more = self._index_page(partition, condition, values, limit)
         found = dict.fromkeys(MessageState, 0.0)
-        for item in items:
+        for item in head:
             found[state_of(item, now_ms)] += 1
-        if more is None or not items:
+        if more is None:
             return found
-        first, last = int(items[0]["v"]["N"]), int(items[-1]["v"]["N"])
-        if later:
-            tail, _ = self._index_page(partition, "v > :now", {":now": {"N": str(now_ms)}}, 1, forward=False)
-            end = int(tail[0]["v"]["N"]) if tail else last
-        else:
-            end = now_ms
-        scale = max(1.0, (end - first) / max(1, last - first))
-        return {state: n * scale for state, n in found.items()}
+        tail, _ = self._index_page(partition, condition, values, limit, forward=False)
+        seen = {item["sk"]["S"] for item in head}
+        tail = [item for item in tail if item["sk"]["S"] not in seen]
+        for item in tail:
+            found[state_of(item, now_ms)] += 1
+        if not tail:
+            return found
+        v = [int(i["v"]["N"]) for i in (head[0], head[-1], tail[-1], tail[0])]  # ascending: head, then tail
+        gap = v[2] - v[1]
+        if gap <= 0:  # the two pages meet (or the leases between share their time): nothing to add
+            return found
+        density = (len(head) - 1 + len(tail) - 1) / max(1, (v[1] - v[0]) + (v[3] - v[2]))
+        read = len(head) + len(tail)
+        return {state: n * (1 + density * gap / read) for state, n in found.items()}
 
     def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
-        """Active / Inactive / Delayed messages: exact up to `COUNT_ITEMS` leases per state range, estimated
-        beyond; bounded reads whatever the queue's size (`2 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)`
-        index items at most, plus one Query per stripe for a range that did not fit)."""
+        """Active / Inactive / Delayed messages: exact up to `2 x COUNT_ITEMS` leases per state range (Active
+        ones; the others) and stripe count, estimated beyond; bounded whatever the queue's size: at most
+        `4 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)` small index items read in `4 x stripes` Queries."""
         limit = max(MIN_COUNT_ITEMS, COUNT_ITEMS // stripes)
         found = dict.fromkeys(MessageState, 0.0)
         for stripe in range(stripes):

@@ -227,7 +227,7 @@ class SqliteMessageStore:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1, enough: int = 0) -> ReadyScan:
         """One table holds every message: `stripes` (partitions) mean nothing here."""
         rows: list[tuple[Any, ...]] = []
         with self.db.read() as connection:
