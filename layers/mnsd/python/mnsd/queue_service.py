@@ -39,6 +39,7 @@ CANDIDATES_PER_MESSAGE = 4
 MIN_CANDIDATES = 16
 MAX_CANDIDATES = 64
 CLAIM_ROUNDS = 10
+PRIORITY_SPREAD = 4
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,9 @@ class QueueService:
         now_ms = ms(now)
         wanted = _candidates(count)
         scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.stripes, enough=count)
-        candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
+        # Priority first, best effort: a message may be claimed before ones up to PRIORITY_SPREAD levels higher,
+        # so consumers reading one page do not all race for its few most urgent messages.
+        candidates = sorted(scan.messages, key=lambda m: m.priority + random.uniform(0, PRIORITY_SPREAD))
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
         claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
         self.messages.load_bodies(claimed)
