@@ -217,7 +217,9 @@ def test_tables_are_on_demand_with_pitr_and_ttl(template: Template) -> None:
 def test_the_message_table_has_the_ready_index_receives_query(template: Template) -> None:
     from local_runtime.tables import READY_INDEX
 
-    messages = template.find_resources("AWS::DynamoDB::Table", {"Properties": {"StreamSpecification": Match.any_value()}})
+    messages = template.find_resources(
+        "AWS::DynamoDB::Table", {"Properties": {"StreamSpecification": Match.any_value()}}
+    )
     (table,) = [t for t in messages.values() if "GlobalSecondaryIndexes" in t["Properties"]]
     (index,) = table["Properties"]["GlobalSecondaryIndexes"]
     assert {k: index[k] for k in ("IndexName", "KeySchema", "Projection")} == {
