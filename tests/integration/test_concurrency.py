@@ -191,6 +191,6 @@ def test_64_consumers_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
 @pytest.mark.slow
 def test_64_consumers_batched_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
     _, (failed, delivered), report = run(
-        dynamodb, consumers=64, messages=4096, batch=BATCH, backlog=2048, queue_stripes=64
+        dynamodb, consumers=64, messages=1024, batch=BATCH, backlog=768, queue_stripes=64
     )
     assert failed / delivered < 0.5, report

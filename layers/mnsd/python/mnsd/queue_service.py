@@ -38,6 +38,9 @@ VISIBILITY_RANGE = (0, 43200)
 CANDIDATES_PER_MESSAGE = 4
 MIN_CANDIDATES = 16
 MAX_CANDIDATES = 64
+# While this container's receives lose many claims, they read pages this many times wider (a page of 256
+# small index items is about 3 read units) and claim at random in them.
+CONTENDED_SPREAD = 4
 CLAIM_ROUNDS = 10
 
 
@@ -243,7 +246,7 @@ class QueueService:
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
-        wanted = _candidates(count)
+        wanted = _candidates(count) * (CONTENDED_SPREAD if self.growth.contended(queue.queue_id) else 1)
         scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.stripes, enough=count)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000

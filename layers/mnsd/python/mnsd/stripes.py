@@ -58,6 +58,7 @@ class _Window:
     started: float
     won: int = 0
     lost: int = 0
+    scarce: int = 0  # claims made from pages that had fewer candidates than looked for
 
 
 class StripeGrowth:
@@ -71,6 +72,12 @@ class StripeGrowth:
         self._windows: dict[str, _Window] = {}
         self._grown_at: dict[str, float] = {}
 
+    def contended(self, queue_id: str) -> bool:
+        """Whether this container's receives of the queue lose many claims now (they then read a wider page)."""
+        with self._lock:
+            window = self._windows.get(queue_id)
+            return window is not None and window.lost > LOST_PER_WON * max(1, window.won)
+
     def wanted(self, queue_id: str, stripes: int, scarce: bool = False) -> int | None:
         """The stripe count to ask for now, or None to keep `stripes` (`scarce`: the claims since the last
         call were for fewer messages than the receive looked for, so they do not count)."""
@@ -80,12 +87,14 @@ class StripeGrowth:
             window = self._windows.get(queue_id)
             if window is None or now - window.started > WINDOW_SECONDS:
                 window = self._windows[queue_id] = _Window(now)
-            if not scarce:
-                window.won += load.won
-                window.lost += load.lost
+            window.won += load.won
+            window.lost += load.lost
+            if scarce:
+                window.scarce += load.won + load.lost
             if stripes >= self.max_stripes:
                 return None
-            contended = window.won + window.lost >= MIN_ATTEMPTS and window.lost > LOST_PER_WON * max(1, window.won)
+            judged = window.won + window.lost - window.scarce  # claims over full pages
+            contended = judged >= MIN_ATTEMPTS and window.lost > LOST_PER_WON * max(1, window.won)
             if not (contended or load.throttled):
                 return None
             if now - self._grown_at.get(queue_id, float("-inf")) < COOLDOWN_SECONDS:

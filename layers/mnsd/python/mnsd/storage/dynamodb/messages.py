@@ -120,11 +120,13 @@ class DynamoMessageStore:
         return claimed[0] if claimed else None
 
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        """Claim candidates in their order until `count` are owned; once a claim is lost to another consumer
+        (who works down the same page in the same order), the rest in random order."""
         claimed: list[Message] = []
         lost: dict[str, int] = {}
-        for candidate in candidates:
-            if len(claimed) == count:
-                break
+        pending = list(reversed(candidates))
+        while pending and len(claimed) < count:
+            candidate = pending.pop()
             if candidate.state_at(now_ms) is not MessageState.ACTIVE:
                 continue
             outcome = self._claim(candidate, now_ms, visible_at)
@@ -132,6 +134,7 @@ class DynamoMessageStore:
                 claimed.append(outcome)
             elif outcome is None:
                 lost[candidate.queue_id] = lost.get(candidate.queue_id, 0) + 1
+                random.shuffle(pending)
         for queue_id in {m.queue_id for m in candidates}:
             won = sum(1 for m in claimed if m.queue_id == queue_id)
             self.pressure.claims(queue_id, won, lost.get(queue_id, 0))
