@@ -261,8 +261,10 @@ def test_the_double_bills_as_the_recording_client_over_moto(moto_client):
     scenario(RecordingClient(moto_client, recorder))
     fake = FakeDynamoDB(record_calls=True)
     scenario(fake)
-    moto_calls = [(c.op, c.wcu, c.rcu, c.failed_condition) for c in recorder.calls]
-    fake_calls = [(c.op, c.wcu, c.rcu, c.failed_condition) for c in fake.usage.calls if c.op != "CreateTable"]
+    moto_calls = [(c.op, c.wcu, c.index_wcu, c.rcu, c.failed_condition) for c in recorder.calls]
+    fake_calls = [
+        (c.op, c.wcu, c.index_wcu, c.rcu, c.failed_condition) for c in fake.usage.calls if c.op != "CreateTable"
+    ]
     assert fake_calls == moto_calls
     assert sum(c.wcu for c in recorder.calls) > 30 and any(c.failed_condition for c in recorder.calls)
 
@@ -289,8 +291,8 @@ def test_the_queue_engine_bills_the_same_on_both(moto_client, clock):
     fake = FakeDynamoDB(now=clock.now, record_calls=True)
     lifecycle(fake)
     keep = ("PutItem", "UpdateItem", "DeleteItem", "GetItem", "BatchGetItem", "BatchWriteItem", "Query")
-    assert [(c.op, c.wcu, c.rcu) for c in fake.usage.calls if c.op in keep] == [
-        (c.op, c.wcu, c.rcu) for c in recorder.calls
+    assert [(c.op, c.wcu, c.index_wcu, c.rcu) for c in fake.usage.calls if c.op in keep] == [
+        (c.op, c.wcu, c.index_wcu, c.rcu) for c in recorder.calls
     ]
 
 
