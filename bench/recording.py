@@ -13,6 +13,9 @@ Units follow DynamoDB's rules via `mnsd.storage.capacity`:
   Query             read units of the total size of the items evaluated (rounded once, 4 KB),
                     halved when eventually consistent; ProjectionExpression and Select=COUNT do
                     not reduce it, so evaluated items are re-read in full through the raw client.
+  index writes      per global secondary index: putting an entry, deleting one, or rewriting one whose
+                    projected attributes changed cost one write of the entry's size (projected attributes and
+                    keys, plus 100 bytes); changing an entry's index key costs two (delete, then put)
 Sizes before/after are read through the raw, unrecorded client.
 """
 
@@ -38,6 +41,7 @@ class Call:
     rcu: float = 0.0
     failed_condition: bool = False
     detail: str = ""
+    index_wcu: float = 0.0  # writes of the table's global secondary indexes (not in `wcu`)
 
 
 @dataclass
@@ -48,10 +52,48 @@ class Recorder:
         self.calls.clear()
 
 
+def _entry(item: dict[str, Any] | None, keys: list[str], projected: set[str] | None) -> dict[str, Any] | None:
+    """An item's entry in an index (None if it lacks the index's keys: a sparse index leaves it out)."""
+    if item is None or not all(k in item for k in keys):
+        return None
+    return {k: v for k, v in item.items() if k in keys or projected is None or k in projected}
+
+
 class RecordingClient:
     def __init__(self, raw: Any, recorder: Recorder) -> None:
         self._raw = raw
         self.recorder = recorder
+        self._indexes: dict[str, list[tuple[list[str], set[str] | None]]] = {}
+
+    def _index_specs(self, table: str) -> list[tuple[list[str], set[str] | None]]:
+        """(key attributes, projected attributes or None for ALL) of each global secondary index of a table."""
+        if table not in self._indexes:
+            description = self._raw.describe_table(TableName=table)["Table"]
+            keys = [k["AttributeName"] for k in description["KeySchema"]]
+            specs = []
+            for index in description.get("GlobalSecondaryIndexes", []):
+                index_keys = [k["AttributeName"] for k in index["KeySchema"]]
+                projection = index["Projection"]
+                kind = projection["ProjectionType"]
+                projected = None if kind == "ALL" else set(projection.get("NonKeyAttributes", []))
+                specs.append(([*index_keys, *(k for k in keys if k not in index_keys)], projected))
+            self._indexes[table] = specs
+        return self._indexes[table]
+
+    def _item(self, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+        return self._raw.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+
+    def _index_wcu(self, table: str, before: dict[str, Any] | None, after: dict[str, Any] | None) -> float:
+        wcu = 0.0
+        for keys, projected in self._index_specs(table):
+            old, new = _entry(before, keys, projected), _entry(after, keys, projected)
+            if old == new:
+                continue
+            moved = old is not None and new is not None and any(old[k] != new[k] for k in keys[:2])
+            for side in (old, new) if moved else (new or old,):
+                if side is not None:
+                    wcu += write_units(item_size(side) + 100)
+        return wcu
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._raw, name)
@@ -78,52 +120,65 @@ class RecordingClient:
 
     def put_item(self, **kwargs: Any) -> Any:
         table, item = kwargs["TableName"], kwargs["Item"]
-        before = self._size_of(table, self._key_of(item)) or 0
+        old = self._item(table, self._key_of(item))
+        before = item_size(old) if old else 0
         result, failed = self._conditional(self._raw.put_item, **kwargs)
         size = before if failed else max(before, item_size(item))
-        self.recorder.calls.append(Call("PutItem", table, 1, 0, write_units(size), 0, failed, f"{size} B"))
+        call = Call("PutItem", table, 1, 0, write_units(size), 0, failed, f"{size} B")
+        call.index_wcu = 0.0 if failed else self._index_wcu(table, old, item)
+        self.recorder.calls.append(call)
         if failed:
             raise result
         return result
 
     def batch_write_item(self, **kwargs: Any) -> Any:
-        wcu, n, sizes = 0, 0, []
+        wcu, n, sizes, index_wcu = 0, 0, [], 0.0
         table = ""
         for table, requests in kwargs["RequestItems"].items():
             for request in requests:
                 if "PutRequest" in request:
                     item = request["PutRequest"]["Item"]
-                    before = self._size_of(table, self._key_of(item)) or 0
-                    size = max(before, item_size(item))
+                    old = self._item(table, self._key_of(item))
+                    size = max(item_size(old) if old else 0, item_size(item))
+                    index_wcu += self._index_wcu(table, old, item)
                 else:
-                    size = self._size_of(table, request["DeleteRequest"]["Key"]) or 0
+                    old = self._item(table, request["DeleteRequest"]["Key"])
+                    size = item_size(old) if old else 0
+                    index_wcu += self._index_wcu(table, old, None)
                 wcu += write_units(size)
                 sizes.append(size)
                 n += 1
         result = self._raw.batch_write_item(**kwargs)
         unprocessed = sum(len(v) for v in result.get("UnprocessedItems", {}).values())
         detail = f"{n} items, sizes {sorted(sizes)}" + (f", {unprocessed} unprocessed" if unprocessed else "")
-        self.recorder.calls.append(Call("BatchWriteItem", table, n, 0, wcu, 0, False, detail))
+        call = Call("BatchWriteItem", table, n, 0, wcu, 0, False, detail)
+        call.index_wcu = index_wcu
+        self.recorder.calls.append(call)
         return result
 
     def update_item(self, **kwargs: Any) -> Any:
         table, key = kwargs["TableName"], kwargs["Key"]
-        before = self._size_of(table, key)
+        old = self._item(table, key)
+        before = item_size(old) if old else None
         result, failed = self._conditional(self._raw.update_item, **kwargs)
-        after = before if failed else self._size_of(table, key)
+        new = old if failed else self._item(table, key)
+        after = item_size(new) if new else None
         size = max(before or 0, after or 0)
-        self.recorder.calls.append(
-            Call("UpdateItem", table, 1, 0, write_units(size), 0, failed, f"{before}->{after} B")
-        )
+        call = Call("UpdateItem", table, 1, 0, write_units(size), 0, failed, f"{before}->{after} B")
+        call.index_wcu = self._index_wcu(table, old, new)
+        self.recorder.calls.append(call)
         if failed:
             raise result
         return result
 
     def delete_item(self, **kwargs: Any) -> Any:
         table, key = kwargs["TableName"], kwargs["Key"]
-        before = self._size_of(table, key)
+        old = self._item(table, key)
+        before = item_size(old) if old else None
         result, failed = self._conditional(self._raw.delete_item, **kwargs)
-        self.recorder.calls.append(Call("DeleteItem", table, 1, 0, write_units(before or 0), 0, failed, f"{before} B"))
+        call = Call("DeleteItem", table, 1, 0, write_units(before or 0), 0, failed, f"{before} B")
+        call.index_wcu = 0.0 if failed else self._index_wcu(table, old, None)
+        self.recorder.calls.append(call)
         if failed:
             raise result
         return result

@@ -170,7 +170,8 @@ def backlog_snapshot(message_items: DataFrame, meta_items: DataFrame, snapshot_m
     )
     waiting = F.col("v") > snapshot_ms
     dequeued = F.coalesce(F.col("d"), F.lit(0)) > 0
-    per_queue = leases.groupBy(F.col("pk").alias("queue_id")).agg(
+    # A striped queue's leases are in partitions `{queue_id}#{stripe}` beside `{queue_id}` (stripe 0).
+    per_queue = leases.groupBy(F.split(F.col("pk"), "#")[0].alias("queue_id")).agg(
         _count(~waiting | F.col("v").isNull()).alias("active"),
         _count(waiting & dequeued).alias("inactive"),
         _count(waiting & ~dequeued).alias("delayed"),

@@ -8,6 +8,7 @@ from constructs import Construct
 
 from local_runtime.tables import TTL_ATTRIBUTE
 from mnsd import settings
+from mnsd.storage.dynamodb import layout
 
 # The name each table has in `Route.grants`, and the variable that tells the functions its name.
 TABLE_ENVIRONMENT = {
@@ -19,7 +20,8 @@ TABLE_ENVIRONMENT = {
 
 
 class Tables(Construct):
-    """On demand, PITR on (exports need it), TTL on `x` everywhere but the control plane.
+    """On demand, PITR on (exports need it), TTL on `x` everywhere but the control plane; the message table
+    has the ready index (partition `pk`, sort `v`, a few small attributes projected).
 
     `by_name` maps the names used in `Route.grants` to the tables. Streams: the message table's feeds the
     operation log (old and new images), the topic message table's the fan-out (new images). The log table
@@ -45,6 +47,14 @@ class Tables(Construct):
             time_to_live_attribute=TTL_ATTRIBUTE,
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             **common,
+        )
+        # Receives read what they can claim: the leases of a stripe by visibility time (`layout.READY_INDEX`).
+        self.messages.add_global_secondary_index(
+            index_name=layout.READY_INDEX,
+            partition_key=dynamodb.Attribute(name=layout.PARTITION_KEY, type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=layout.VISIBLE_AT, type=dynamodb.AttributeType.NUMBER),
+            projection_type=dynamodb.ProjectionType.INCLUDE,
+            non_key_attributes=list(layout.INDEX_ATTRIBUTES),
         )
         self.topic_messages = dynamodb.Table(
             self,

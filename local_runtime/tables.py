@@ -13,6 +13,15 @@ from mnsd.storage.dynamodb import layout
 KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
 KEY_ATTRIBUTES = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}]
 TTL_ATTRIBUTE = layout.TTL_ATTRIBUTE
+# The message table's ready index: the leases of a stripe by visibility time (`layout.READY_INDEX`).
+READY_INDEX = {
+    "IndexName": layout.READY_INDEX,
+    "KeySchema": [
+        {"AttributeName": layout.PARTITION_KEY, "KeyType": "HASH"},
+        {"AttributeName": layout.VISIBLE_AT, "KeyType": "RANGE"},
+    ],
+    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(layout.INDEX_ATTRIBUTES)},
+}
 
 
 def create_tables(client: Any, settings: Settings) -> None:
@@ -20,12 +29,16 @@ def create_tables(client: Any, settings: Settings) -> None:
     for name in tables:
         # The message table's stream feeds the operation log, as on AWS.
         stream = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+        messages: dict[str, Any] = {
+            "StreamSpecification": stream,
+            "GlobalSecondaryIndexes": [READY_INDEX],
+            "AttributeDefinitions": [*KEY_ATTRIBUTES, {"AttributeName": layout.VISIBLE_AT, "AttributeType": "N"}],
+        }
         client.create_table(
             TableName=name,
             KeySchema=KEY_SCHEMA,
-            AttributeDefinitions=KEY_ATTRIBUTES,
             BillingMode="PAY_PER_REQUEST",
-            **({"StreamSpecification": stream} if name == settings.message_table else {}),
+            **(messages if name == settings.message_table else {"AttributeDefinitions": KEY_ATTRIBUTES}),
         )
         # Point-in-time recovery: what ExportTableToPointInTime needs (the analytics exports).
         client.update_continuous_backups(

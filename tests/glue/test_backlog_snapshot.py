@@ -7,7 +7,7 @@ qa leases (x in the future unless said):
   L3 visible T + 5,000, d 0, enqueued T - 1,000       -> Delayed
   L4 x = T/1000 - 10 (TTL passed, still exported), enqueued T - 900,000 -> skipped
   L5 x = T/1000 exactly (x * 1000 <= T), enqueued T - 950,000           -> skipped
-  L6 visible T exactly, d 2, enqueued T - 20,000      -> Active (visible <= T)
+  L6 visible T exactly, d 2, enqueued T - 20,000      -> Active (visible <= T), in stripe 3 (pk qa#3)
   plus an out-of-line body item B... (not a lease)
 qg leases: L7 visible T - 1, no d, enqueued T - 5,000 -> Active; L8 visible T + 1, no d, enqueued T - 3,000 -> Delayed
 qx: a lease of an incarnation absent from the meta table (deleted queue) -> not reported.
@@ -43,7 +43,7 @@ MESSAGES = [
     lease("qa", "L3", T + 5_000, T - 1_000, 0),
     lease("qa", "L4", T - 1, T - 900_000, 0, expiry=T // 1000 - 10),
     lease("qa", "L5", T - 1, T - 950_000, 0, expiry=T // 1000),
-    lease("qa", "L6", T, T - 20_000, 2),
+    lease("qa#3", "L6", T, T - 20_000, 2),  # in stripe 3 of qa
     {"pk": "qa", "sk": "BL2", "x": LIVE, "z": b"x\x9c\x03\x00\x00\x00\x00\x01"},
     lease("qg", "L7", T - 1, T - 5_000, None),
     lease("qg", "L8", T + 1, T - 3_000, None),

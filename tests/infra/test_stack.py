@@ -106,6 +106,8 @@ def table_access(template: Template, function: str) -> dict[str, set[str]]:
         resources = statement.get("Resource", [])
         for resource in resources if isinstance(resources, list) else [resources]:
             if resource != "*" and any(action.startswith("dynamodb:") for action in actions):
+                if "Fn::Join" in resource:  # a table's indexes: `{table arn}/index/*`
+                    resource = resource["Fn::Join"][1][0]
                 access.setdefault(resource["Fn::GetAtt"][0], set()).update(actions)
     return access
 
@@ -222,6 +224,27 @@ def test_tables_are_on_demand_with_pitr_and_ttl(template: Template) -> None:
         "AWS::DynamoDB::Table",
         {"StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"}, "TimeToLiveSpecification": Match.any_value()},
     )
+
+
+def test_the_message_table_has_the_ready_index_receives_query(template: Template) -> None:
+    from local_runtime.tables import READY_INDEX
+
+    messages = template.find_resources(
+        "AWS::DynamoDB::Table", {"Properties": {"StreamSpecification": Match.any_value()}}
+    )
+    (table,) = [t for t in messages.values() if "GlobalSecondaryIndexes" in t["Properties"]]
+    (index,) = table["Properties"]["GlobalSecondaryIndexes"]
+    assert {k: index[k] for k in ("IndexName", "KeySchema", "Projection")} == {
+        k: READY_INDEX[k] for k in ("IndexName", "KeySchema", "Projection")
+    }  # as the local runtime and the tests make it
+    assert {"AttributeName": "v", "AttributeType": "N"} in table["Properties"]["AttributeDefinitions"]
+    statements = [
+        statement
+        for policy in template.find_resources("AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if "dynamodb:Query" in statement["Action"]
+    ]
+    assert any("/index/*" in json.dumps(statement["Resource"]) for statement in statements)
 
 
 @pytest.mark.parametrize(("value", "protected"), [(True, True), ("true", True), (False, False), ("false", False)])

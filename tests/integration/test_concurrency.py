@@ -1,14 +1,21 @@
 """Many consumers on one queue over moto (serialized like DynamoDB's per-call atomicity), real clock.
 
-The concurrent phase has a deadline, generous for a loaded machine. Should the deadline end it, what is left is
-drained by one consumer afterwards, and the run still checks that every message was received exactly once: the
-test fails for lost or duplicated messages, never because the machine was slow.
+Each run has a deadline for its concurrent phase, generous for a loaded machine. Should the deadline end it,
+what is left is drained by one consumer afterwards and the run still checks every message was received
+exactly once: these tests fail for lost or duplicated messages (or too many failed claims), never because
+the machine was slow.
 """
+
+from __future__ import annotations
 
 import collections
 import os
 import threading
 import time
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
 
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
@@ -17,28 +24,54 @@ from mnsd.clock import SystemClock
 from mnsd.queue_model import MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
+from mnsd.storage.dynamodb import condition_failed
 
 ACCOUNT = "1000000000000001"
 MESSAGES = int(os.environ.get("MNS_CONCURRENCY_MESSAGES", "800"))
-CONSUMERS = 8
 BATCH = 16
 DEADLINE = float(os.environ.get("MNS_CONCURRENCY_DEADLINE", "300"))
 
 
+class ClaimCounter:
+    """A DynamoDB client that counts conditional claims (UpdateItem returning the new lease) and their failures."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.claims = 0
+        self.failed = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def update_item(self, **kwargs: Any) -> Any:
+        claim = kwargs.get("ReturnValues") == "ALL_NEW"
+        self.claims += claim
+        try:
+            return self._client.update_item(**kwargs)
+        except ClientError as exc:
+            self.failed += claim and condition_failed(exc)
+            raise
+
+
 class Harness:
-    def __init__(self, service) -> None:
+    def __init__(self, service, messages: int, batch: int, deadline: float) -> None:
         self.service = service
+        self.messages = messages
+        self.batch = batch
         self.sent: dict[str, str] = {}
         self.received: collections.Counter[str] = collections.Counter()
         self.bodies: dict[str, str] = {}
         self.lock = threading.Lock()
         self.producer_done = threading.Event()
         self.failures: list[BaseException] = []
-        self.deadline = time.monotonic() + DEADLINE
+        self.deadline = time.monotonic() + deadline
+        self.counter: ClaimCounter | None = None
+        self.hot_until = 0  # the queue is hot while it holds at least this many messages
+        self.hot: tuple[int, int] | None = None  # (failed claims, delivered) when it stopped being hot
 
-    def produce(self) -> None:
+    def produce(self, first: int = 0, end: int | None = None) -> None:
         try:
-            for start in range(0, MESSAGES, BATCH):
+            for start in range(first, self.messages if end is None else end, BATCH):
                 batch = [MessageInput(f"body-{i}", None, 1 + i % 16) for i in range(start, start + BATCH)]
                 for result in self.service.send(ACCOUNT, "q", batch):
                     assert result.error is None
@@ -56,25 +89,32 @@ class Harness:
     def consume(self) -> None:
         try:
             while time.monotonic() < self.deadline and not self.finished():
-                self.consume_once()
+                self.consume_once(1)
         except BaseException as exc:  # noqa: BLE001
             self.failures.append(exc)
 
-    def consume_once(self, wait: int = 1) -> int:
+    def consume_once(self, wait: int) -> int:
         try:
-            got = self.service.receive(ACCOUNT, "q", BATCH, wait)
+            got = self.service.receive(ACCOUNT, "q", self.batch, wait)
         except errors.MessageNotExist:
             return 0
         with self.lock:
             for item in got:
                 self.received[item.message.message_id] += 1
                 self.bodies[item.message.message_id] = item.message.body
-        failed = self.service.batch_delete(ACCOUNT, "q", [item.receipt_handle for item in got])
-        assert failed == [], failed
+            delivered = sum(self.received.values())
+            left = len(self.sent) - delivered
+            if self.hot is None and self.counter and self.producer_done.is_set() and left < self.hot_until:
+                self.hot = (self.counter.failed, delivered)
+        if self.batch == 1:
+            self.service.delete(ACCOUNT, "q", got[0].receipt_handle)
+        else:
+            failed = self.service.batch_delete(ACCOUNT, "q", [item.receipt_handle for item in got])
+            assert failed == [], failed
         return len(got)
 
     def drain(self) -> int:
-        """Receive what the concurrent phase left (its deadline ended it), with one consumer; how many."""
+        """Receive what the concurrent phase left (the deadline ended it), one consumer; how many."""
         drained = 0
         while not self.finished():
             got = self.consume_once(0)
@@ -84,33 +124,73 @@ class Harness:
         return drained
 
 
-def test_concurrent_consumers_receive_each_message_once(dynamodb):
+def run(
+    dynamodb, consumers: int, messages: int, batch: int, backlog: int = 0, **settings: Any
+) -> tuple[Harness, tuple[int, int], str]:
+    """`backlog` messages are sent before the consumers start, the others while they run; the harness, (failed
+    claims, delivered messages) while the queue was hot (it held at least two receives' worth per consumer)."""
     started = time.monotonic()
-    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", poll_interval_ms=50)
-    client = SerializedClient(dynamodb)
-    create_tables(client, settings)
-    service = build_services(settings, dynamodb=client, clock=SystemClock()).queues
+    counter = ClaimCounter(dynamodb)
+    client = SerializedClient(counter)
+    settings.setdefault("poll_interval_ms", 50)
+    config = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", **settings)
+    create_tables(client, config)
+    service = build_services(config, dynamodb=client, clock=SystemClock()).queues
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="300"))
-    harness = Harness(service)
+    harness = Harness(service, messages, batch, DEADLINE)
+    harness.counter, harness.hot_until = counter, 2 * consumers * batch
+    harness.produce(0, backlog)
+    harness.producer_done.clear()
 
-    threads = [threading.Thread(target=harness.produce)]
-    threads += [threading.Thread(target=harness.consume) for _ in range(CONSUMERS)]
+    threads = [threading.Thread(target=harness.produce, args=(backlog,))]
+    threads += [threading.Thread(target=harness.consume) for _ in range(consumers)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=DEADLINE + 10)
+        thread.join(timeout=DEADLINE + 60)
     concurrent = time.monotonic() - started
-    assert not any(thread.is_alive() for thread in threads)
     drained = harness.drain()
-    print(
-        f"\n{MESSAGES} messages, {CONSUMERS} consumers: {concurrent:.1f} s concurrent, "
-        f"received {len(harness.received)}, {drained} of them drained after the deadline"
+    delivered = sum(harness.received.values())
+    hot = harness.hot or (counter.failed, delivered)
+    report = (
+        f"{messages} messages, {consumers} consumers (batch {batch}): concurrent phase {concurrent:.1f} s"
+        + (
+            f", then the deadline ({DEADLINE:.0f} s) ended it and {drained} were drained by one consumer"
+            if drained
+            else ""
+        )
+        + f"; failed claims {counter.failed} of {counter.claims} ({counter.failed / max(1, delivered):.2f} per "
+        f"delivered message; {hot[0] / max(1, hot[1]):.2f} over the first {hot[1]}, while the queue held at least "
+        f"{harness.hot_until}); stripes {service.get_queue(ACCOUNT, 'q').stripes}"
     )
+    print("\n" + report)
 
     assert not harness.failures, harness.failures
-    assert len(harness.sent) == MESSAGES
+    assert not any(thread.is_alive() for thread in threads), report
+    assert len(harness.sent) == messages
     duplicates = {mid: n for mid, n in harness.received.items() if n > 1}
-    assert duplicates == {}
-    assert set(harness.received) == set(harness.sent), f"lost {len(set(harness.sent) - set(harness.received))}"
+    assert duplicates == {}, report
+    assert set(harness.received) == set(harness.sent), (
+        f"lost {len(set(harness.sent) - set(harness.received))}; {report}"
+    )
     assert harness.bodies == harness.sent
     assert service.queue_counts(service.get_queue(ACCOUNT, "q")) == QueueCounts(0, 0, 0)
+    return harness, hot, report
+
+
+def test_concurrent_consumers_receive_each_message_once(dynamodb):
+    run(dynamodb, consumers=8, messages=MESSAGES, batch=BATCH)
+
+
+# A hot queue: a backlog, more sent all along, on as many stripes as contention grows it to.
+def test_64_consumers_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
+    _, (failed, delivered), report = run(dynamodb, consumers=64, messages=384, batch=1, backlog=320, queue_stripes=64)
+    assert failed / delivered < 0.5, report
+
+
+@pytest.mark.slow
+def test_64_consumers_batched_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
+    _, (failed, delivered), report = run(
+        dynamodb, consumers=64, messages=1024, batch=BATCH, backlog=768, queue_stripes=64
+    )
+    assert failed / delivered < 0.5, report

@@ -6,6 +6,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from bench.fake_dynamodb import FakeDynamoDB
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
@@ -13,7 +14,7 @@ from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.sqlite import sqlite_storage
 
-ENGINES = ["dynamodb-moto", "sqlite-file", "sqlite-memory"]
+ENGINES = ["dynamodb-moto", "dynamodb-fake", "sqlite-file", "sqlite-memory"]
 
 
 @pytest.fixture(params=ENGINES)
@@ -31,6 +32,13 @@ def storage(request, tmp_path, monkeypatch) -> Storage:
             settings = Settings()
             create_tables(client, settings)
             yield dynamodb_storage(client, settings)
+        return
+    if request.param == "dynamodb-fake":
+        # The benchmarks' in-memory DynamoDB (bench/fake_dynamodb.py): the contract holds on it as on moto.
+        client = SerializedClient(FakeDynamoDB())
+        settings = Settings()
+        create_tables(client, settings)
+        yield dynamodb_storage(client, settings)
         return
     path = tmp_path / "data" if request.param == "sqlite-file" else ":memory:"
     storage = sqlite_storage(path)

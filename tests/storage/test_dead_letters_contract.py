@@ -26,6 +26,13 @@ def dead_letter(source: Message, n: int, queue_id: str = "dlq") -> Message:
     )
 
 
+def loaded(storage: Storage, queue_id: str, now: int, wanted: int = 10) -> list[Message]:
+    """The ready messages whole (a scan may leave bodies and properties to `load_bodies`)."""
+    found = storage.messages.scan_ready(queue_id, now, wanted).messages
+    storage.messages.load_bodies(found)
+    return found
+
+
 def claimed(storage: Storage, now: int, visible_at: int) -> list[Message]:
     ready = storage.messages.scan_ready("q1", now, 100).messages
     return storage.messages.claim_some(ready, 100, now, visible_at)
@@ -44,8 +51,7 @@ def test_a_move_removes_the_source_and_stores_the_target_with_body_and_propertie
     first = next(m for m in seen if m.message_id == "M00001")
     assert storage.messages.move(first, NOW + 100, dead_letter(first, 1))
     assert ready_ids(storage, NOW + 100) == ["M00002"]
-    (moved,) = storage.messages.scan_ready("dlq", NOW + 100, 10).messages
-    storage.messages.load_bodies([moved])
+    (moved,) = loaded(storage, "dlq", NOW + 100)
     assert (moved.message_id, moved.body, moved.body_md5) == ("D00001", big, original.body_md5)
     assert moved.user_properties == (Property("k", "v", "STRING"),)
     assert moved.system_properties == (Property("DLQOriginMessageId", "M00001", "STRING"),)
@@ -56,11 +62,11 @@ def test_a_move_removes_the_source_and_stores_the_target_with_body_and_propertie
 
 def test_a_move_of_a_lease_no_longer_as_observed_changes_nothing(storage):
     storage.messages.put([message(1)])
-    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    (seen,) = loaded(storage, "q1", NOW + 10)
     assert storage.messages.claim(seen, NOW + 10, NOW + 1000) is not None
     # Stale version (another consumer received it), and an in-flight message: both refused.
     assert not storage.messages.move(seen, NOW + 2000, dead_letter(seen, 1))
-    (held,) = storage.messages.scan_ready("q1", NOW + 2000, 10).messages
+    (held,) = loaded(storage, "q1", NOW + 2000)
     assert not storage.messages.move(held, NOW + 500, dead_letter(held, 2))  # hidden at NOW + 500
     assert storage.messages.scan_ready("dlq", NOW + 3000, 10).messages == []
     assert ready_ids(storage, NOW + 2000) == ["M00001"]
@@ -68,7 +74,7 @@ def test_a_move_of_a_lease_no_longer_as_observed_changes_nothing(storage):
 
 def test_concurrent_moves_of_one_message_store_exactly_one_dead_letter(storage):
     storage.messages.put([message(1)])
-    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    (seen,) = loaded(storage, "q1", NOW + 10)
     start = threading.Barrier(8)
     outcomes: list[bool] = []
     lock = threading.Lock()
@@ -111,7 +117,7 @@ def test_a_move_racing_a_claim_leaves_the_message_in_exactly_one_place(storage):
     for thread in threads:
         thread.join(timeout=60)
     assert sorted(moved + taken) == sorted(m.message_id for m in seen)  # each exactly once
-    origins = [m.system_properties[0].value for m in storage.messages.scan_ready("dlq", NOW + 100, 100).messages]
+    origins = [m.system_properties[0].value for m in loaded(storage, "dlq", NOW + 100, 100)]
     assert sorted(origins) == sorted(moved)
 
 

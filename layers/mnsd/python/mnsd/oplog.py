@@ -113,8 +113,12 @@ def queue_event(record: dict[str, Any], account: str, queue: str) -> LogRecord |
             **common,
         )  # fmt: skip
     if name == "REMOVE":
+        # TTL's deletes, and a receive's of a lease it met past its retention (a delete by a receipt handle
+        # needs an unexpired lease), are expiries.
         identity = record.get("userIdentity") or {}
-        event = "expire" if identity.get("principalId") == TTL_PRINCIPAL else "delete"
+        expires_at = _number(image, layout.TTL_ATTRIBUTE)
+        lapsed = expires_at is not None and approximate and expires_at <= approximate // 1000
+        event = "expire" if identity.get("principalId") == TTL_PRINCIPAL or lapsed else "delete"
         return LogRecord(
             event=event, time=approximate, dequeue_count=count, first_dequeue_time=first_dequeue if count else None,
             **common,
@@ -149,7 +153,7 @@ class QueueEventLog:
             image = change.get("NewImage") or change.get("OldImage") or {}
             if layout.LOGGING_ATTRIBUTE not in image:
                 continue
-            queue = self._queue(image[layout.PARTITION_KEY]["S"])
+            queue = self._queue(layout.queue_id_of(image[layout.PARTITION_KEY]["S"]))
             if queue is None:
                 continue
             event = queue_event(record, *queue)

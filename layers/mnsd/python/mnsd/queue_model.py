@@ -21,6 +21,7 @@ DLQ_TYPE_QUEUE = "QUEUE"  # moved by a queue's DlqPolicy (a receive past MaxRece
 DLQ_TYPE_SUBSCRIPTION = "SUBSCRIPTION"  # a push given up by a subscription with a DlqPolicy
 
 MAX_BATCH_BYTES = 65536
+MAX_STRIPES = 1024  # the most partitions a queue's messages may spread over (see `Queue.stripes`)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,9 @@ class Queue:
     attributes: QueueAttributes
     create_time: int  # seconds
     last_modify_time: int  # seconds
+    # How many partitions its messages spread over (stripes 0 .. stripes - 1): sends pick one at random,
+    # receives read them all. It only ever grows, so no receiver misses a stripe that holds messages.
+    stripes: int = 1
 
 
 @dataclass(frozen=True)
@@ -267,6 +271,14 @@ def lease_state(visible_at: int, dequeue_count: int, expires_at: int, now_ms: in
     return MessageState.INACTIVE if dequeue_count > 0 else MessageState.DELAYED
 
 
+def stripe_of(message_id: str) -> int:
+    """The stripe a message id names: `{16 hex}-{stripe + 1}-{ms hex}-{9 digits}`; 0 for any other id."""
+    parts = message_id.split("-")
+    if len(parts) != 4 or not parts[1].isdigit() or not 1 <= int(parts[1]) <= MAX_STRIPES:
+        return 0
+    return int(parts[1]) - 1
+
+
 @dataclass(frozen=True)
 class MessageRef:
     """Where a message lives: its queue incarnation, queue order (priority, position) and id.
@@ -282,6 +294,10 @@ class MessageRef:
     @property
     def key(self) -> str:
         return f"L{self.priority:02d}{self.position:013d}{self.message_id}"
+
+    @property
+    def stripe(self) -> int:
+        return stripe_of(self.message_id)
 
     @classmethod
     def from_key(cls, queue_id: str, key: str) -> MessageRef:

@@ -17,6 +17,7 @@ from mnsd.queue_model import (
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
     MAX_BATCH,
+    MAX_STRIPES,
     DlqPolicy,
     Message,
     MessageInput,
@@ -33,14 +34,20 @@ from mnsd.receipts import Receipt, ReceiptCodec
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
+from mnsd.stripes import Pressure, StripeGrowth
 from mnsd.validation import strict_int
 
 MAX_WAIT_SECONDS = 30
 VISIBILITY_RANGE = (0, 43200)
-# How many Active messages a receive looks at per message it wants: consumers pick at random among
-# them, so concurrent receives rarely race for the same lease.
+# How many Active messages a receive looks at per message it wants (and at least): consumers pick at
+# random among them, so concurrent receives rarely race for the same lease. A page of 16 small index
+# items costs what a page of 1 does (half a read unit).
 CANDIDATES_PER_MESSAGE = 4
+MIN_CANDIDATES = 16
 MAX_CANDIDATES = 64
+# While this container's receives lose many claims, they read pages this many times wider (a page of 256
+# small index items is about 3 read units) and claim at random in them.
+CONTENDED_SPREAD = 4
 CLAIM_ROUNDS = 10
 # A redrive moves at most this many messages per request (the answer says how many; call again for more)
 # and looks at most this far into the dead-letter queue past the messages it cannot move.
@@ -76,6 +83,11 @@ def decode_marker(marker: str) -> str:
     return name
 
 
+def _candidates(count: int) -> int:
+    """How many Active messages a receive of `count` looks at."""
+    return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
+
+
 class QueueService:
     def __init__(
         self,
@@ -85,6 +97,7 @@ class QueueService:
         clock: Clock,
         settings: Settings,
         notifier: Notifier | None = None,
+        pressure: Pressure | None = None,
     ) -> None:
         self.catalog = catalog
         self.messages = messages
@@ -92,6 +105,7 @@ class QueueService:
         self.clock = clock
         self.settings = settings
         self.notifier = notifier or PollingNotifier(clock)
+        self.growth = StripeGrowth(pressure or Pressure(), clock, min(settings.max_queue_stripes, MAX_STRIPES))
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -105,8 +119,9 @@ class QueueService:
             if self.catalog.count_queues(account_id) >= self.settings.max_queues:
                 raise errors.QueueNumExceededLimit()
             now = int(self.clock.now())
+            stripes = max(1, min(self.settings.queue_stripes, MAX_STRIPES))
             existing = self.catalog.create_queue(
-                Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
+                Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now, stripes)
             )
             if existing is None:
                 return True
@@ -128,9 +143,13 @@ class QueueService:
             self._check_dlq_target(account_id, name, attributes.dlq_policy)
         changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
         if not self.catalog.update_queue(changed):
-            raise errors.QueueNotExist()
+            queue = self.get_queue(account_id, name)  # re-created since this container read it: once more
+            changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
+            if not self.catalog.update_queue(changed):
+                raise errors.QueueNotExist()
         if queue.attributes.rewind_period and not attributes.rewind_period:
-            self.messages.drop_kept(queue.queue_id, ms(self.clock.now()))  # rewind off: what was kept goes
+            # rewind off: what was kept goes
+            self.messages.drop_kept(queue.queue_id, ms(self.clock.now()), queue.stripes)
 
     def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None) -> None:
         """A DlqPolicy's target is another queue of the same account, existing now."""
@@ -143,7 +162,12 @@ class QueueService:
             raise errors.QueueNotExist()
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
-        return self.messages.counts(queue.queue_id, ms(self.clock.now()))
+        return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.stripes)
+
+    def _grow(self, queue: Queue, scarce: bool = False) -> Queue:
+        """The queue, with more stripes if the load this container saw asks for them (`mnsd.stripes`)."""
+        wanted = self.growth.wanted(queue.queue_id, queue.stripes, scarce)
+        return queue if wanted is None else self.catalog.grow_stripes(queue, wanted)
 
     def delete_queue(self, account_id: str, name: str) -> None:
         """Forget the queue; its messages, unreachable from now on, are left to TTL."""
@@ -171,6 +195,7 @@ class QueueService:
         failed = self.messages.put(stored)
         if len(failed) < len(stored):
             self.notifier.notify(queue.queue_id)
+        self._grow(queue)
         return [
             SendResult(
                 message,
@@ -185,7 +210,7 @@ class QueueService:
         available = now_ms + delay * 1000
         return Message(
             queue_id=queue.queue_id,
-            message_id=_message_id(now_ms),
+            message_id=_message_id(now_ms, queue.stripes),
             priority=message.priority,
             position=available,
             visible_at=available,
@@ -243,6 +268,8 @@ class QueueService:
             if now > last_claim:
                 raise errors.MessageNotExist()
             received, candidates, next_visible = self._claim_ready(queue, count, now)
+            if received or candidates:
+                queue = self._grow(queue, scarce=candidates < _candidates(count))
             if received:
                 return received
             if candidates and contended_rounds < CLAIM_ROUNDS:
@@ -259,8 +286,8 @@ class QueueService:
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
-        wanted = min(MAX_CANDIDATES, count * CANDIDATES_PER_MESSAGE)
-        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted)
+        wanted = _candidates(count) * (CONTENDED_SPREAD if self.growth.contended(queue.queue_id) else 1)
+        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.stripes, enough=count)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         seen = len(candidates)
         policy = queue.attributes.dlq_policy
@@ -315,7 +342,9 @@ class QueueService:
         while moved < MAX_REDRIVE:
             wanted = min(MAX_REDRIVE_SCAN, len(stay) + REDRIVE_PAGE)
             found = [
-                m for m in self.messages.scan_ready(queue.queue_id, now_ms, wanted).messages if m.message_id not in stay
+                m
+                for m in self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.stripes).messages
+                if m.message_id not in stay
             ]
             if not found:
                 break
@@ -360,14 +389,14 @@ class QueueService:
         low, high = int(now) - period, int(now)
         if not low <= since <= high:
             raise errors.out_of_range("rewindtime", low, high, "seconds")
-        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now))
+        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now), queue.stripes)
         if rewound:
             self.notifier.notify(queue.queue_id)
         return rewound
 
     def peek(self, account_id: str, name: str, count: int) -> list[Message]:
         queue = self.get_queue(account_id, name)
-        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
+        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count, queue.stripes).messages
         if not found:
             raise errors.MessageNotExist()
         self.messages.load_bodies(found)
@@ -435,12 +464,19 @@ class QueueService:
         return self.receipts.encode(renewed), visible_at
 
 
-def _message_id(now_ms: int) -> str:
-    return f"{secrets.token_hex(8).upper()}-1-{now_ms:X}-{secrets.randbelow(10**9):09d}"
+def _message_id(now_ms: int, stripes: int) -> str:
+    """A new message id; its second field names the stripe (+ 1) the message lives in, chosen at random
+    (`mnsd.queue_model.stripe_of`)."""
+    stripe = secrets.randbelow(stripes) + 1
+    return f"{secrets.token_hex(8).upper()}-{stripe}-{now_ms:X}-{secrets.randbelow(10**9):09d}"
 
 
 def _moved(message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
     """`message` as a new message of `target` (`Message.moved`)."""
     return message.moved(
-        target.queue_id, _message_id(now_ms), now_ms, system_properties, target.attributes.logging_enabled
+        target.queue_id,
+        _message_id(now_ms, target.stripes),
+        now_ms,
+        system_properties,
+        target.attributes.logging_enabled,
     )

@@ -101,9 +101,9 @@ def build_services(
         from mnsd.storage.dynamodb import dynamodb_storage
 
         storage = dynamodb_storage(dynamodb or clients("dynamodb"), settings)
-    catalog = Catalog(storage.meta)
+    catalog = Catalog(storage.meta, clock, settings.meta_cache_seconds)
     receipts = ReceiptCodec(settings.receipt_secret)
-    queues = QueueService(catalog, storage.messages, receipts, clock, settings, notifier)
+    queues = QueueService(catalog, storage.messages, receipts, clock, settings, notifier, storage.pressure)
     topics = TopicService(catalog, storage.topic_messages, clock, settings, dispatcher)
     return Services(
         settings,

@@ -25,6 +25,9 @@ SIGNING_CERTIFICATE = "MNS_SIGNING_CERTIFICATE"
 SIGNING_KEY = "MNS_SIGNING_KEY"
 MAX_POLL_SECONDS = "MNS_MAX_POLL_SECONDS"
 POLL_INTERVAL_MS = "MNS_POLL_INTERVAL_MS"
+QUEUE_STRIPES = "MNS_QUEUE_STRIPES"
+MAX_QUEUE_STRIPES = "MNS_MAX_QUEUE_STRIPES"
+META_CACHE_SECONDS = "MNS_META_CACHE_SECONDS"
 # Networks HTTP pushes may reach although internal (comma-separated CIDRs): for local testing only.
 PUSH_ALLOWED_NETWORKS = "MNS_PUSH_ALLOWED_NETWORKS"
 # On AWS the secrets are not in the environment: these name Secrets Manager secrets holding them.
@@ -51,6 +54,12 @@ class Settings:
     # API Gateway cuts a request at 30 s: a long poll must answer before that.
     max_poll_seconds: float = 28.0
     poll_interval_ms: int = 500
+    # Partitions a new queue's messages spread over, and the most a busy queue grows to (doubling).
+    queue_stripes: int = 1
+    max_queue_stripes: int = 64
+    # How long a container trusts the queue records it read (its own writes update them at once): a queue
+    # created, changed or deleted elsewhere is seen here at most this late.
+    meta_cache_seconds: float = 5.0
     receipt_secret_arn: str = ""
     credentials_secret_arn: str = ""
     # Push delivery: the retry state machine, the queue its attempts go through, and the key that signs
@@ -79,6 +88,9 @@ class Settings:
             max_topics=int(env.get(MAX_TOPICS, cls.max_topics)),
             max_poll_seconds=float(env.get(MAX_POLL_SECONDS, cls.max_poll_seconds)),
             poll_interval_ms=int(env.get(POLL_INTERVAL_MS, cls.poll_interval_ms)),
+            queue_stripes=int(env.get(QUEUE_STRIPES, cls.queue_stripes)),
+            max_queue_stripes=int(env.get(MAX_QUEUE_STRIPES, cls.max_queue_stripes)),
+            meta_cache_seconds=float(env.get(META_CACHE_SECONDS, cls.meta_cache_seconds)),
             receipt_secret_arn=env.get(RECEIPT_SECRET_ARN, ""),
             credentials_secret_arn=env.get(CREDENTIALS_SECRET_ARN, ""),
             push_state_machine_arn=env.get(PUSH_STATE_MACHINE_ARN, ""),

@@ -9,7 +9,8 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
   concurrent claims of one message, exactly one succeeds;
 - delete and change-visibility succeed only for the lease version a receipt handle names, while
   that lease is still hidden (not yet visible again);
-- ready messages come in queue order: priority, then the time they first became receivable;
+- ready messages come in queue order: priority, then the time they first became receivable (DynamoDB:
+  among the page a receive reads, its ready index being ordered by visibility time: best effort);
 - expired messages (retention over) are never returned nor counted, whether or not yet removed;
 - a queue or topic incarnation (`queue_id`, `topic_id`) never sees another's messages;
 - a move (dead-lettering, redrive) removes the source lease, conditioned on it as observed and Active,
@@ -20,10 +21,11 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mnsd.queue_model import Message, MessageRef, QueueCounts
+from mnsd.stripes import Pressure
 from mnsd.topic_model import TopicMessage
 
 if TYPE_CHECKING:
@@ -51,7 +53,8 @@ class MessageStore(Protocol):
         ...
 
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """Claim candidates in their order until `count` are owned (as `claim` each); the claimed ones."""
+        """Claim candidates in their order until `count` are owned (as `claim` each); the claimed ones. (An engine
+        may take the rest in random order once a claim was lost to another consumer working down the same list.)"""
         ...
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
@@ -66,15 +69,19 @@ class MessageStore(Protocol):
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         ...
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
-        """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded)."""
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1, enough: int = 0) -> ReadyScan:
+        """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded) from the
+        queue's `stripes` stripes (`mnsd.stripes`; an engine without partitions ignores both): it reads
+        further stripes only while it has fewer than `enough` (default `wanted`)."""
         ...
 
     def load_bodies(self, messages: list[Message]) -> None:
-        """Fill in the bodies `scan_ready` or `claim` left as None."""
+        """Fill in the bodies (and what else) `scan_ready` or `claim` left out."""
         ...
 
-    def counts(self, queue_id: str, now_ms: int) -> QueueCounts: ...
+    def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
+        """Active, Inactive and Delayed messages (approximate beyond a bounded sample where the engine says)."""
+        ...
 
     # --- dead letters and rewind ------------------------------------------------------------
 
@@ -86,12 +93,13 @@ class MessageStore(Protocol):
         """`delete_many`, but each deleted message is kept (invisible, uncounted) for `rewind`."""
         ...
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
-        """Make the kept and in-flight messages enqueued at or after `since_ms` receivable now; how many."""
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int, stripes: int = 1) -> int:
+        """Make the kept and in-flight messages enqueued at or after `since_ms` receivable now, in all of the
+        queue's `stripes`; how many."""
         ...
 
-    def drop_kept(self, queue_id: str, now_ms: int) -> int:
-        """Forget the messages kept for rewind; how many."""
+    def drop_kept(self, queue_id: str, now_ms: int, stripes: int = 1) -> int:
+        """Forget the messages kept for rewind, in all of the queue's `stripes`; how many."""
         ...
 
 
@@ -104,8 +112,9 @@ class MetaTable(Protocol):
 
     def get(self, partition: str, name: str) -> Record | None: ...
 
-    def update(self, partition: str, name: str, changes: Record) -> bool:
-        """Apply changes to an existing record; False if there is none."""
+    def update(self, partition: str, name: str, changes: Record, expected: Record | None = None) -> bool:
+        """Apply changes to an existing record; False if there is none, or if it does not hold the `expected`
+        values (None: the attribute must be absent)."""
         ...
 
     def put(self, partition: str, name: str, record: Record) -> None: ...
@@ -157,3 +166,4 @@ class Storage:
     messages: MessageStore
     topic_messages: TopicMessageStore
     log: OperationLogStore
+    pressure: Pressure = field(default_factory=Pressure, kw_only=True)  # the load its message store observed, by queue

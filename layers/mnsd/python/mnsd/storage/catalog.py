@@ -3,13 +3,21 @@
 Records are kept one partition per account and kind (`{account}#{kind}`) with the resource name as
 key, so a listing with a prefix is one range read and an account only ever reaches its own records.
 A second partition maps queue ids to (account, name) for the operation log.
+
+Queue records are cached per container (per `Catalog`) for `cache_seconds`: a queue created, changed or
+deleted by another container is seen here at most that late, while this container's own writes update the
+cache at once (a single process is always coherent). A re-created queue is a new incarnation (`queue_id`):
+a container that still holds the old record writes to the old incarnation, never into the new one.
+Lookups that find nothing are not cached (a queue just created elsewhere is seen at once).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass
 
+from mnsd.clock import Clock, SystemClock
 from mnsd.queue_model import Queue, QueueAttributes
 from mnsd.storage import MetaTable, Record
 from mnsd.topic_model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
@@ -45,13 +53,22 @@ def _queue_record(queue: Queue) -> Record:
         "queue_id": queue.queue_id,
         "create_time": queue.create_time,
         "last_modify_time": queue.last_modify_time,
+        "stripes": queue.stripes,
         **dataclasses.asdict(queue.attributes),
     }
 
 
 def _queue(account_id: str, name: str, record: Record) -> Queue:
     attributes = QueueAttributes(**_fields(QueueAttributes, record))
-    return Queue(account_id, name, record["queue_id"], attributes, record["create_time"], record["last_modify_time"])
+    return Queue(
+        account_id,
+        name,
+        record["queue_id"],
+        attributes,
+        record["create_time"],
+        record["last_modify_time"],
+        int(record.get("stripes", 1)),  # records written before queues had stripes: one
+    )
 
 
 def _topic_record(topic: Topic) -> Record:
@@ -91,30 +108,75 @@ def _subscription(account_id: str, topic_name: str, name: str, record: Record) -
 
 
 class Catalog:
-    def __init__(self, table: MetaTable) -> None:
+    def __init__(self, table: MetaTable, clock: Clock | None = None, cache_seconds: float = 0.0) -> None:
         self.table = table
+        self.clock = clock or SystemClock()
+        self.cache_seconds = cache_seconds
+        self._lock = threading.Lock()
+        self._queues: dict[tuple[str, str], tuple[Queue, float]] = {}  # (account, name) -> (queue, read at)
 
     # --- queues -------------------------------------------------------------------------------
+
+    def _remember(self, queue: Queue) -> None:
+        if self.cache_seconds > 0:
+            with self._lock:
+                self._queues[(queue.account_id, queue.name)] = (queue, self.clock.now())
+
+    def _forget(self, account_id: str, name: str) -> None:
+        with self._lock:
+            self._queues.pop((account_id, name), None)
 
     def create_queue(self, queue: Queue) -> Queue | None:
         """Store a new queue; if the name is taken, the queue that holds it instead."""
         existing = self.table.create(_partition(queue.account_id, QUEUE), queue.name, _queue_record(queue))
         if existing is not None:
-            return _queue(queue.account_id, queue.name, existing)
+            found = _queue(queue.account_id, queue.name, existing)
+            self._remember(found)
+            return found
         self.table.put(_partition(QUEUE_IDS, QUEUE), queue.queue_id, {"account": queue.account_id, "name": queue.name})
+        self._remember(queue)
         return None
 
     def get_queue(self, account_id: str, name: str) -> Queue | None:
+        """The queue record, as read at most `cache_seconds` ago."""
+        with self._lock:
+            cached = self._queues.get((account_id, name))
+        if cached is not None and self.clock.now() - cached[1] < self.cache_seconds:
+            return cached[0]
         record = self.table.get(_partition(account_id, QUEUE), name)
-        return None if record is None else _queue(account_id, name, record)
+        if record is None:
+            self._forget(account_id, name)
+            return None
+        queue = _queue(account_id, name, record)
+        self._remember(queue)
+        return queue
 
     def update_queue(self, queue: Queue) -> bool:
         """Write a queue's attributes and modify time; False if it no longer exists."""
         changes = {**dataclasses.asdict(queue.attributes), "last_modify_time": queue.last_modify_time}
-        return self.table.update(_partition(queue.account_id, QUEUE), queue.name, changes)
+        updated = self.table.update(
+            _partition(queue.account_id, QUEUE), queue.name, changes, expected={"queue_id": queue.queue_id}
+        )
+        self._forget(queue.account_id, queue.name)  # re-read: another container may have grown its stripes
+        return updated
+
+    def grow_stripes(self, queue: Queue, stripes: int) -> Queue:
+        """The queue with `stripes` stripes if its record still has the count (and incarnation) `queue` has,
+        else as the record now is (another container changed it first; None fields: deleted, left as given)."""
+        partition = _partition(queue.account_id, QUEUE)
+        seen: list[int | None] = [queue.stripes, None] if queue.stripes == 1 else [queue.stripes]
+        for count in seen:  # a record without the field has one stripe
+            expected = {"queue_id": queue.queue_id, "stripes": count}
+            if self.table.update(partition, queue.name, {"stripes": stripes}, expected=expected):
+                grown = dataclasses.replace(queue, stripes=stripes)
+                self._remember(grown)
+                return grown
+        self._forget(queue.account_id, queue.name)
+        return self.get_queue(queue.account_id, queue.name) or queue
 
     def delete_queue(self, account_id: str, name: str) -> None:
         self.table.delete(_partition(account_id, QUEUE), name)
+        self._forget(account_id, name)
 
     def count_queues(self, account_id: str) -> int:
         return self.table.count(_partition(account_id, QUEUE))

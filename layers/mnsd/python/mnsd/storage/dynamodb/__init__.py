@@ -36,11 +36,14 @@ def dynamodb_storage(client: Any, settings: Settings) -> Storage:
     from mnsd.storage.dynamodb.meta import DynamoMetaTable
     from mnsd.storage.dynamodb.oplog import DynamoOperationLog
     from mnsd.storage.dynamodb.topic_messages import DynamoTopicMessageStore
+    from mnsd.stripes import Pressure
 
+    pressure = Pressure()
     return Storage(
         engine=ENGINE,
         meta=DynamoMetaTable(client, settings.meta_table),
-        messages=DynamoMessageStore(client, settings.message_table),
+        messages=DynamoMessageStore(client, settings.message_table, pressure),
         topic_messages=DynamoTopicMessageStore(client, settings.topic_message_table),
         log=DynamoOperationLog(client, settings.log_table),
+        pressure=pressure,
     )

@@ -5,7 +5,9 @@ items, `mnsd.oplog.queue_event`), by the CDK stream filter (`infra/`), by the em
 exports (the same layout, so the analytics jobs read either) and by the Glue schemas (`glue_jobs/`,
 tested against `LEASE_ATTRIBUTES`).
 
-One partition per queue incarnation (`pk = queue_id`):
+One partition per stripe of a queue incarnation: `pk = queue_id` for stripe 0 (a queue of one stripe
+is one partition) and `pk = {queue_id}#{stripe}` for the others; the stripe is part of the message id
+(`mnsd.queue_model.stripe_of`), so a receipt handle finds its message's partition.
 
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
     B{message_id}                              the body, when lease + body would exceed 1 KB
@@ -15,6 +17,10 @@ same item, re-marked in place by one conditional UpdateItem (`KEEP_UPDATE`) that
 `v`. Without `v` it is in no index on `v` and no claim, delete or visibility change (all conditioned
 on `v`) can touch it; lease readers skip it (`state_of` ranks it with the expired). A rewind restores
 `v` and removes `k`; TTL (`x`, unchanged) ends it with its retention.
+
+The index `READY_INDEX` (partition `pk`, sort `v`) holds the live leases only: every lease has `v` until it
+is kept, no other item may (the index stays sparse). A receive reads `v <= now` there: what it reads is what
+it can claim. Its items carry the keys and `INDEX_ATTRIBUTES`, never the body.
 
 Attribute names are one letter because DynamoDB bills them on every write.
 """
@@ -36,13 +42,17 @@ SORT_KEY = "sk"
 TTL_ATTRIBUTE = "x"
 LOGGING_ATTRIBUTE = "l"  # present (True) on leases whose events feed the operation log
 KEPT_ATTRIBUTE = "k"  # present (True) on leases deleted while rewind was on (kept, without `v`)
+READY_INDEX = "ready"  # the leases by (pk, v): a global secondary index of the message table
+VISIBLE_AT = "v"  # the index's sort key (Number); only lease items have it
+INDEX_ATTRIBUTES = ("r", "d", "x")  # what receives and counts read besides the keys (INCLUDE projection)
+STRIPE_SEPARATOR = "#"
 
 # Lease attributes: name -> (DynamoDB type, meaning).
 LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
-    "pk": ("S", "queue incarnation id"),
+    "pk": ("S", "queue incarnation id, with `#{stripe}` for stripes > 0"),
     "sk": ("S", "L{priority:02}{position:013}{message_id} (B{message_id} for an out-of-line body)"),
     "id": ("S", "message id"),
-    "v": ("N", "visible_at: NextVisibleTime, epoch ms"),
+    "v": ("N", "visible_at: NextVisibleTime, epoch ms (the ready index's sort key: leases only)"),
     "r": ("N", "version, bumped by every receive and visibility change"),
     "d": ("N", "dequeue count"),
     "e": ("N", "enqueue time, epoch ms"),
@@ -66,14 +76,24 @@ def lease_key(ref: MessageRef) -> str:
     return ref.key  # L{priority:02}{position:013}{message_id}
 
 
+def stripe_partition(queue_id: str, stripe: int) -> str:
+    """The partition key of a queue's stripe: the queue id itself for stripe 0."""
+    return queue_id if stripe == 0 else f"{queue_id}{STRIPE_SEPARATOR}{stripe}"
+
+
 def partition_of(ref: MessageRef) -> str:
     """The partition key of a message's items."""
-    return ref.queue_id
+    return stripe_partition(ref.queue_id, ref.stripe)
 
 
 def lease_item_key(ref: MessageRef) -> Item:
     """The primary key of a message's lease item."""
     return {PARTITION_KEY: {"S": partition_of(ref)}, SORT_KEY: {"S": lease_key(ref)}}
+
+
+def queue_id_of(partition: str) -> str:
+    """The queue incarnation a partition key belongs to (queue ids never contain the separator)."""
+    return partition.split(STRIPE_SEPARATOR, 1)[0]
 
 
 def is_lease(item: Item) -> bool:
@@ -181,7 +201,7 @@ def message_id_of(item: Item) -> str:
 
 def message_of(item: Item) -> Message:
     """The message a lease item stores (body None when it is stored out of line)."""
-    ref = MessageRef.from_key(item["pk"]["S"], item["sk"]["S"])
+    ref = MessageRef.from_key(queue_id_of(item["pk"]["S"]), item["sk"]["S"])
     enqueue_time = int(item["e"]["N"])
     return Message(
         queue_id=ref.queue_id,
@@ -200,4 +220,23 @@ def message_of(item: Item) -> Message:
         system_properties=parse_properties(item.get("s")),
         message_group_id=item.get("g", {}).get("S", ""),
         logging=LOGGING_ATTRIBUTE in item,
+    )
+
+
+def candidate_of(item: Item) -> Message:
+    """A lease as the ready index holds it: its place and state (visibility, version, count, expiry) but not
+    its content, which `body_md5 == ""` marks as not loaded (the store's `load_bodies` reads it)."""
+    ref = MessageRef.from_key(queue_id_of(item["pk"]["S"]), item["sk"]["S"])
+    return Message(
+        queue_id=ref.queue_id,
+        message_id=ref.message_id,
+        priority=ref.priority,
+        position=ref.position,
+        visible_at=int(item["v"]["N"]),
+        version=int(item["r"]["N"]),
+        dequeue_count=int(item["d"]["N"]),
+        enqueue_time=0,
+        first_dequeue_time=0,
+        expires_at=int(item["x"]["N"]),
+        body_md5="",
     )

@@ -1,42 +1,68 @@
 """The message table on DynamoDB: one small lease item per message, the body inline when it fits in 1 KB.
 
-The layout is `mnsd.storage.dynamodb.layout`. The lease's sort key orders the queue: priority
-first, then the time the message first became receivable. A receive is one Query over the lease
-range and one conditional UpdateItem per claimed message (`version` and `visible_at` as observed),
-so two consumers can never own one message. Nothing ever rewrites a body: DynamoDB bills
-UpdateItem by the whole item, so only the small lease changes and TTL (`x`, free) removes what
-retention ends. Deleting a message deletes its lease; an out-of-line body is left to TTL.
+The layout is `mnsd.storage.dynamodb.layout`. A queue's messages spread over its stripes (partitions):
+a send writes each message to the stripe its id names; a receive queries the ready index
+(`pk = stripe AND v <= now`, a small page, starting at a random stripe and moving on while it has too
+few) and sorts the page by priority, then position (priority is best effort: within what it read). So a
+receive never reads a lease it cannot take (in flight or delayed: `v > now`); an expired lease it meets
+(retention over, TTL not yet done) it deletes, so each is read about once. A claim is a conditional
+UpdateItem of the lease (`version` as observed, visible and unexpired), so two consumers can never own one
+message; the index is eventually consistent on AWS, and a stale candidate just fails its claim. Nothing
+ever rewrites a body: DynamoDB bills UpdateItem by the whole item, so only the small lease changes and TTL
+(`x`, free) removes what retention ends. Deleting a message deletes its lease; an out-of-line body is left
+to TTL. Counts read a bounded sample of the index per stripe and estimate beyond it.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 from mnsd.queue_model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import conditional, dead_letters
 from mnsd.storage.dynamodb.layout import (
     BODY,
+    READY_INDEX,
     Item,
     body_of,
+    candidate_of,
+    lease_item_key,
     lease_key,
     message_id_of,
     message_items,
     message_of,
+    partition_of,
+    queue_id_of,
     state_of,
+    stripe_partition,
 )
+from mnsd.stripes import Pressure
 
 _BATCH_WRITE_LIMIT = 25
-_MAX_PAGE = 1000
+_BATCH_GET_LIMIT = 100
+# Pages of expired leases a receive clears from one stripe's head before moving on.
+_EXPIRED_PAGES = 4
+# Stripes whose next visible time an empty receive reads (a long poll's wake-up), chosen at random.
+_NEXT_VISIBLE_STRIPES = 4
+# Index items a count reads per state range, shared by the stripes (each reads at least the minimum).
+COUNT_ITEMS = 1000
+MIN_COUNT_ITEMS = 64
+THROTTLES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
+
+
+def throttled(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") in THROTTLES
 
 
 class DynamoMessageStore:
-    def __init__(self, client: Any, table: str) -> None:
+    def __init__(self, client: Any, table: str, pressure: Pressure | None = None) -> None:
         self.client = client
         self.table = table
+        self.pressure = pressure or Pressure()
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -47,45 +73,72 @@ class DynamoMessageStore:
         for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
             pending = requests[start : start + _BATCH_WRITE_LIMIT]
             for attempt in range(6):
-                response = self.client.batch_write_item(RequestItems={self.table: pending})
+                try:
+                    response = self.client.batch_write_item(RequestItems={self.table: pending})
+                except ClientError as exc:
+                    if not throttled(exc):
+                        raise
+                    response = {"UnprocessedItems": {self.table: pending}}
                 pending = response.get("UnprocessedItems", {}).get(self.table, [])
                 if not pending:
                     break
+                for queue_id in {queue_id_of(r["PutRequest"]["Item"]["pk"]["S"]) for r in pending}:
+                    self.pressure.throttled(queue_id)
                 time.sleep(0.02 * 2**attempt * random.random())
             failed |= {message_id_of(r["PutRequest"]["Item"]) for r in pending}
         return failed
 
-    def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
-        """Take the lease of an Active message as observed; None if another consumer changed it first."""
-        if message.state_at(now_ms) is not MessageState.ACTIVE:
-            return None
+    def _claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None | bool:
+        """The claimed message; None if another consumer changed the lease first; False if throttled."""
         after = message.received(now_ms, visible_at)
-        response = conditional(
-            self.client.update_item,
-            TableName=self.table,
-            Key=_key(message.ref),
-            UpdateExpression="SET v = :vis, r = :next, d = d + :one, f = if_not_exists(f, :now)",
-            ConditionExpression="r = :ver AND v <= :now AND x > :now_s",
-            ExpressionAttributeValues={
-                ":vis": {"N": str(after.visible_at)},
-                ":next": {"N": str(after.version)},
-                ":one": {"N": "1"},
-                ":now": {"N": str(now_ms)},
-                ":now_s": {"N": str(now_ms // 1000)},
-                ":ver": {"N": str(message.version)},
-            },
-            ReturnValues="ALL_NEW",
-        )
+        try:
+            response = conditional(
+                self.client.update_item,
+                TableName=self.table,
+                Key=lease_item_key(message.ref),
+                UpdateExpression="SET v = :vis, r = :next, d = d + :one, f = if_not_exists(f, :now)",
+                ConditionExpression="r = :ver AND v <= :now AND x > :now_s",
+                ExpressionAttributeValues={
+                    ":vis": {"N": str(after.visible_at)},
+                    ":next": {"N": str(after.version)},
+                    ":one": {"N": "1"},
+                    ":now": {"N": str(now_ms)},
+                    ":now_s": {"N": str(now_ms // 1000)},
+                    ":ver": {"N": str(message.version)},
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if not throttled(exc):
+                raise
+            self.pressure.throttled(message.queue_id)
+            return False
         return None if response is None else message_of(response["Attributes"])
 
+    def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
+        """Take the lease of an Active message as observed; None if another consumer changed it first."""
+        claimed = self.claim_some([message], 1, now_ms, visible_at)
+        return claimed[0] if claimed else None
+
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        """Claim candidates in their order until `count` are owned; once a claim is lost to another consumer
+        (who works down the same page in the same order), the rest in random order."""
         claimed: list[Message] = []
-        for candidate in candidates:
-            if len(claimed) == count:
-                break
-            message = self.claim(candidate, now_ms, visible_at)
-            if message is not None:
-                claimed.append(message)
+        lost: dict[str, int] = {}
+        pending = list(reversed(candidates))
+        while pending and len(claimed) < count:
+            candidate = pending.pop()
+            if candidate.state_at(now_ms) is not MessageState.ACTIVE:
+                continue
+            outcome = self._claim(candidate, now_ms, visible_at)
+            if isinstance(outcome, Message):
+                claimed.append(outcome)
+            elif outcome is None:
+                lost[candidate.queue_id] = lost.get(candidate.queue_id, 0) + 1
+                random.shuffle(pending)
+        for queue_id in {m.queue_id for m in candidates}:
+            won = sum(1 for m in claimed if m.queue_id == queue_id)
+            self.pressure.claims(queue_id, won, lost.get(queue_id, 0))
         return claimed
 
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
@@ -96,7 +149,7 @@ class DynamoMessageStore:
         response = conditional(
             self.client.delete_item,
             TableName=self.table,
-            Key=_key(ref),
+            Key=lease_item_key(ref),
             ConditionExpression="r = :ver AND v > :now AND x > :now_s",
             ExpressionAttributeValues={
                 ":ver": {"N": str(version)},
@@ -106,12 +159,22 @@ class DynamoMessageStore:
         )
         return response is not None
 
+    def _delete_expired(self, item: Item, now_ms: int) -> None:
+        """Remove a lease whose retention is over (TTL would, later); a no-op if it is gone or not expired."""
+        conditional(
+            self.client.delete_item,
+            TableName=self.table,
+            Key={"pk": item["pk"], "sk": item["sk"]},
+            ConditionExpression="x <= :now_s",
+            ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
+        )
+
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         response = conditional(
             self.client.update_item,
             TableName=self.table,
-            Key=_key(ref),
+            Key=lease_item_key(ref),
             UpdateExpression="SET v = :vis, r = :next",
             ConditionExpression="r = :ver AND v > :now AND x > :now_s",
             ExpressionAttributeValues={
@@ -126,44 +189,130 @@ class DynamoMessageStore:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def _leases(self, queue_id: str, page: int, projection: str | None = None) -> Iterator[list[Item]]:
-        """Pages of lease items in queue order; pages grow (to 1000) when the first ones do not suffice."""
-        return dead_letters.lease_pages(self.client, self.table, [queue_id], projection, page)
+    def _index_page(
+        self, partition: str, condition: str, values: Item, limit: int, start: Item | None = None, forward: bool = True
+    ) -> tuple[list[Item], Item | None]:
+        """One page of the ready index (items in `v` order) and where the next one starts."""
+        kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
+        response = self.client.query(
+            TableName=self.table,
+            IndexName=READY_INDEX,
+            KeyConditionExpression=f"pk = :p AND {condition}",
+            ExpressionAttributeValues={":p": {"S": partition}, **values},
+            Limit=limit,
+            ScanIndexForward=forward,
+            **kwargs,
+        )
+        return list(response["Items"]), response.get("LastEvaluatedKey")
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
-        """Up to `wanted` Active, unexpired messages in queue order (priority, then position)."""
+    def _ready_in(self, partition: str, now_ms: int, wanted: int) -> list[Message]:
+        """Up to `wanted` Active leases at the head of one stripe; expired ones met on the way are deleted."""
         ready: list[Message] = []
-        next_visible: int | None = None
-        for items in self._leases(queue_id, wanted):
+        start = None
+        for _ in range(_EXPIRED_PAGES):
+            items, start = self._index_page(partition, "v <= :now", {":now": {"N": str(now_ms)}}, wanted, start)
+            expired = 0
             for item in items:
-                state = state_of(item, now_ms)
-                if state is MessageState.ACTIVE:
-                    ready.append(message_of(item))
-                elif state is not MessageState.EXPIRED:
-                    visible_at = int(item["v"]["N"])
-                    next_visible = visible_at if next_visible is None else min(next_visible, visible_at)
-            if len(ready) >= wanted:
+                if state_of(item, now_ms) is MessageState.ACTIVE:
+                    ready.append(candidate_of(item))
+                else:
+                    self._delete_expired(item, now_ms)
+                    expired += 1
+            if not expired or start is None or len(ready) >= wanted:
                 break
-        return ReadyScan(ready[:wanted], next_visible)
+        return ready
+
+    def _next_visible(self, partition: str, now_ms: int) -> int | None:
+        items, _ = self._index_page(partition, "v > :now", {":now": {"N": str(now_ms)}}, 1)
+        return int(items[0]["v"]["N"]) if items else None
+
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1, enough: int = 0) -> ReadyScan:
+        """Up to `wanted` Active, unexpired messages (their leases only: `load_bodies` reads the rest), by
+        priority then position among those read, from stripes taken in turn from a random one until `enough`
+        are found; when none, when the next one becomes receivable."""
+        ready: list[Message] = []
+        first = random.randrange(stripes)
+        order = [stripe_partition(queue_id, (first + i) % stripes) for i in range(stripes)]
+        for partition in order:
+            ready += self._ready_in(partition, now_ms, wanted - len(ready))
+            if len(ready) >= (enough or wanted):
+                break
+        next_visible: int | None = None
+        if not ready:  # (a wake-up in a stripe not looked at is seen by the next poll)
+            times = [t for t in (self._next_visible(p, now_ms) for p in order[:_NEXT_VISIBLE_STRIPES]) if t]
+            next_visible = min(times, default=None)
+        ready.sort(key=lambda m: (m.priority, m.position))
+        return ReadyScan(ready, next_visible)
+
+    def _get_many(self, keys: list[Item]) -> dict[tuple[str, str], Item]:
+        """Items by (pk, sk), read with BatchGetItem (100 keys a call)."""
+        found: dict[tuple[str, str], Item] = {}
+        for start in range(0, len(keys), _BATCH_GET_LIMIT):
+            pending = keys[start : start + _BATCH_GET_LIMIT]
+            while pending:
+                response = self.client.batch_get_item(RequestItems={self.table: {"Keys": pending}})
+                for item in response.get("Responses", {}).get(self.table, []):
+                    found[(item["pk"]["S"], item["sk"]["S"])] = item
+                pending = response.get("UnprocessedKeys", {}).get(self.table, {}).get("Keys", [])
+        return found
 
     def load_bodies(self, messages: list[Message]) -> None:
-        """Fill in the bodies stored apart from their leases (one BatchGetItem per 100)."""
-        missing = [m for m in messages if m.body is None]
-        for start in range(0, len(missing), 100):
-            chunk = {(m.queue_id, m.message_id): m for m in missing[start : start + 100]}
-            keys = [{"pk": {"S": q}, "sk": {"S": BODY + mid}} for q, mid in chunk]
-            while keys:
-                response = self.client.batch_get_item(RequestItems={self.table: {"Keys": keys}})
-                for item in response.get("Responses", {}).get(self.table, []):
-                    chunk[(item["pk"]["S"], item["sk"]["S"][1:])].body = body_of(item)
-                keys = response.get("UnprocessedKeys", {}).get(self.table, {}).get("Keys", [])
+        """Complete what `scan_ready` (leases as the index holds them) or `claim` (bodies out of line) left out."""
+        partial = [m for m in messages if m.body_md5 == ""]
+        leases = self._get_many([lease_item_key(m.ref) for m in partial])
+        for message in partial:
+            item = leases.get((partition_of(message.ref), lease_key(message.ref)))
+            if item is not None:  # deleted since it was read: left as it was seen
+                message.__dict__.update(message_of(item).__dict__)
+        missing = [m for m in messages if m.body is None and m.body_md5 != ""]
+        bodies = self._get_many([{"pk": {"S": partition_of(m.ref)}, "sk": {"S": BODY + m.message_id}} for m in missing])
+        for message in missing:
+            item = bodies.get((partition_of(message.ref), BODY + message.message_id))
+            if item is not None:
+                message.body = body_of(item)
 
-    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
-        found = dict.fromkeys(MessageState, 0)
-        for items in self._leases(queue_id, _MAX_PAGE, projection="sk, v, d, e, x, k"):
-            for item in items:
-                found[state_of(item, now_ms)] += 1
-        return QueueCounts(found[MessageState.ACTIVE], found[MessageState.INACTIVE], found[MessageState.DELAYED])
+    def _count_range(self, partition: str, later: bool, now_ms: int, limit: int) -> dict[MessageState, float]:
+        """The states of the leases of one stripe before (`v <= now`) or after `now`: exact when the range
+        holds at most `2 x limit` leases; else the first and the last `limit` are read and the leases between
+        are estimated from their density (in `v`), in the proportions of the states read."""
+        condition = "v > :now" if later else "v <= :now"
+        values = {":now": {"N": str(now_ms)}}
+        head, more = self._index_page(partition, condition, values, limit)
+        found = dict.fromkeys(MessageState, 0.0)
+        for item in head:
+            found[state_of(item, now_ms)] += 1
+        if more is None:
+            return found
+        tail, _ = self._index_page(partition, condition, values, limit, forward=False)
+        seen = {item["sk"]["S"] for item in head}
+        tail = [item for item in tail if item["sk"]["S"] not in seen]
+        for item in tail:
+            found[state_of(item, now_ms)] += 1
+        if not tail:
+            return found
+        v = [int(i["v"]["N"]) for i in (head[0], head[-1], tail[-1], tail[0])]  # ascending: head, then tail
+        gap = v[2] - v[1]
+        if gap <= 0:  # the two pages meet (or the leases between share their time): nothing to add
+            return found
+        density = (len(head) - 1 + len(tail) - 1) / max(1, (v[1] - v[0]) + (v[3] - v[2]))
+        read = len(head) + len(tail)
+        return {state: n * (1 + density * gap / read) for state, n in found.items()}
+
+    def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
+        """Active / Inactive / Delayed messages: exact up to `2 x COUNT_ITEMS` leases per state range (Active
+        ones; the others) and stripe count, estimated beyond; bounded whatever the queue's size: at most
+        `4 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)` small index items read in `4 x stripes` Queries."""
+        limit = max(MIN_COUNT_ITEMS, COUNT_ITEMS // stripes)
+        found = dict.fromkeys(MessageState, 0.0)
+        for stripe in range(stripes):
+            partition = stripe_partition(queue_id, stripe)
+            for later in (False, True):
+                for state, n in self._count_range(partition, later, now_ms, limit).items():
+                    found[state] += n
+        active, inactive, delayed = (
+            round(found[s]) for s in (MessageState.ACTIVE, MessageState.INACTIVE, MessageState.DELAYED)
+        )
+        return QueueCounts(active, inactive, delayed)
 
     # --- dead letters and rewind (`dead_letters`) -----------------------------------------------
 
@@ -173,12 +322,12 @@ class DynamoMessageStore:
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         return dead_letters.delete_keeping(self.client, self.table, leases, now_ms)
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
-        return dead_letters.rewind(self.client, self.table, [queue_id], since_ms, now_ms)
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int, stripes: int = 1) -> int:
+        return dead_letters.rewind(self.client, self.table, _partitions(queue_id, stripes), since_ms, now_ms)
 
-    def drop_kept(self, queue_id: str, now_ms: int) -> int:
-        return dead_letters.drop_kept(self.client, self.table, [queue_id])
+    def drop_kept(self, queue_id: str, now_ms: int, stripes: int = 1) -> int:
+        return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, stripes))
 
 
-def _key(ref: MessageRef) -> Item:
-    return {"pk": {"S": ref.queue_id}, "sk": {"S": lease_key(ref)}}
+def _partitions(queue_id: str, stripes: int) -> list[str]:
+    return [stripe_partition(queue_id, stripe) for stripe in range(stripes)]

@@ -64,18 +64,27 @@ class DynamoMetaTable:
         item = response.get("Item")
         return None if item is None else _from_item(item)
 
-    def update(self, partition: str, name: str, changes: Record) -> bool:
-        """Apply changes to an existing record; False if there is none."""
+    def update(self, partition: str, name: str, changes: Record, expected: Record | None = None) -> bool:
+        """Apply changes to an existing record; False if there is none, or if it does not hold the `expected`
+        values (None: the attribute must be absent)."""
         if not changes:
             return self.get(partition, name) is not None
         names = {f"#a{i}": key for i, key in enumerate(changes)}
         values = {f":v{i}": _types()[0].serialize(value) for i, value in enumerate(changes.values())}
+        condition = ["attribute_exists(pk)"]
+        for i, (key, value) in enumerate((expected or {}).items()):
+            names[f"#e{i}"] = key
+            if value is None:
+                condition.append(f"attribute_not_exists(#e{i})")
+            else:
+                values[f":e{i}"] = _types()[0].serialize(value)
+                condition.append(f"#e{i} = :e{i}")
         try:
             self.client.update_item(
                 TableName=self.table,
                 Key=self._key(partition, name),
                 UpdateExpression="SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(changes))),
-                ConditionExpression="attribute_exists(pk)",
+                ConditionExpression=" AND ".join(condition),
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )

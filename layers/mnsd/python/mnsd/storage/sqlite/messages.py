@@ -261,7 +261,7 @@ class SqliteMessageStore:
         """One transaction: each held message moved to `kept_messages` (logged as a lease re-marked kept)."""
         return self._delete_held(leases, now_ms, keep=True)
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int, stripes: int = 1) -> int:
         """One transaction: kept rows enqueued since `since_ms` back in `messages`, in-flight ones visible now."""
         now_s = now_ms // 1000
         with self.db.write() as connection:
@@ -300,7 +300,7 @@ class SqliteMessageStore:
                 _log_changes(connection, logged)
         return len(restored) + len(revisited)
 
-    def drop_kept(self, queue_id: str, now_ms: int) -> int:
+    def drop_kept(self, queue_id: str, now_ms: int, stripes: int = 1) -> int:
         with self.db.write() as connection:
             return connection.execute("DELETE FROM kept_messages WHERE queue_id = ?", (queue_id,)).rowcount
 
@@ -326,7 +326,8 @@ class SqliteMessageStore:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1, enough: int = 0) -> ReadyScan:
+        """One table holds every message: `stripes` (partitions) mean nothing here."""
         rows: list[tuple[Any, ...]] = []
         with self.db.read() as connection:
             for priority in PRIORITIES:
@@ -346,7 +347,7 @@ class SqliteMessageStore:
     def load_bodies(self, messages: list[Message]) -> None:
         """Bodies are always loaded with the message."""
 
-    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
+    def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
         with self.db.read() as connection:
             active, inactive, delayed = connection.execute(
                 "SELECT COALESCE(SUM(visible_at <= :now), 0), COALESCE(SUM(visible_at > :now AND dequeue_count > 0), 0), "

@@ -39,14 +39,17 @@ class SqliteMetaTable:
             ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
-    def update(self, partition: str, name: str, changes: Record) -> bool:
+    def update(self, partition: str, name: str, changes: Record, expected: Record | None = None) -> bool:
         with self.db.write() as connection:
             row = connection.execute(
                 "SELECT record FROM meta WHERE partition = ? AND name = ?", (partition, name)
             ).fetchone()
             if row is None:
                 return False
-            record = {**json.loads(row[0]), **changes}
+            current = json.loads(row[0])
+            if any(current.get(key) != value for key, value in (expected or {}).items()):
+                return False
+            record = {**current, **changes}
             connection.execute(
                 "UPDATE meta SET record = ? WHERE partition = ? AND name = ?", (json.dumps(record), partition, name)
             )

@@ -1,0 +1,306 @@
+"""Capacity simulation: N message lifecycles per simulated second on one queue, per-partition load on DynamoDB.
+
+The real services (`build_services`: QueueService over the DynamoDB engine) run against the in-memory
+DynamoDB double (`bench/fake_dynamodb.py`), which bills every call by DynamoDB's size rules and
+charges it to the partitions it touched (base table and index partitions alike). The clock is
+simulated (`mnsd.clock` protocol): time moves only when the simulation moves it, in ticks of
+`TICK` seconds. Each tick, producers send the tick's share of messages (batches of 16), consumers
+receive (batches of 16, no wait) until what was sent is taken, and each received message is deleted
+(batch delete by 16) 1-5 s (uniformly random) after its receive. After the sending seconds, a few
+more seconds drain what is still in flight. Consumers are simulated one after another within a tick,
+so they never race for one lease here (contention is `bench.capacity_figures`' concern).
+
+Per simulated second it prints the hottest partition's WCU and RCU (and which partition), the
+partitions the queue's messages were written to (its stripes), and the requests DynamoDB refused for
+throughput. By default the double throttles as DynamoDB does per partition (1,000 WCU/s, 3,000 RCU/s,
+no burst or adaptive capacity), so an engine that grows its stripes under throttling can do so; a
+throttled partition cannot then exceed the ceiling by much, so the refused requests are the figure to
+read beside the peak. `--no-throttle` measures the demand instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import random
+import time
+import types
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from bench import _common  # noqa: F401  (import paths)
+from bench.fake_dynamodb import FakeDynamoDB, Partition
+
+ACCOUNT = "1000000000000001"
+QUEUE = "capacity"
+BATCH = 16
+TICK = 0.05  # s
+HOLD = (1.0, 5.0)  # s a consumer holds a message before deleting it
+DRAIN_SECONDS = 6
+START = 1_800_000_000.0
+TARGET_WCU = 1000
+TARGET_RCU = 3000
+
+
+class SimulatedClock:
+    """`mnsd.clock.Clock` over simulated time: `sleep` moves it (nothing here waits in real time)."""
+
+    def __init__(self, start: float = START) -> None:
+        self.t = start
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self.t += seconds
+
+
+@dataclass
+class Second:
+    second: int
+    wcu: float
+    rcu: float
+    wcu_partition: Partition | None
+    rcu_partition: Partition | None
+    stripes: int
+    throttled: int
+    sent: int
+    deleted: int
+
+
+@dataclass
+class Run:
+    rate: int
+    seconds: int
+    throttle: bool
+    rows: list[Second] = field(default_factory=list)
+    sent: int = 0
+    received: int = 0
+    deleted: int = 0
+    failed_sends: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    requests: Counter[str] = field(default_factory=Counter)
+    wall: float = 0.0
+    final_stripes: int = 0
+
+    def peak(self, start: int = 0) -> tuple[float, float]:
+        rows = self.rows[start:] or [Second(0, 0, 0, None, None, 0, 0, 0, 0)]
+        return max(r.wcu for r in rows), max(r.rcu for r in rows)
+
+
+def make_services(client: Any, clock: SimulatedClock, stripes: int | None = None) -> Any:
+    from local_runtime.tables import create_tables
+    from mnsd.notifier import LocalNotifier
+    from mnsd.services import build_services
+    from mnsd.settings import Settings
+
+    overrides: dict[str, Any] = {"credentials": f"{ACCOUNT}:KEYID:SECRET"}
+    if stripes is not None and hasattr(Settings, "queue_stripes"):
+        overrides["queue_stripes"] = stripes
+    settings = Settings(**overrides)
+    create_tables(client, settings)
+    return build_services(settings, dynamodb=client, clock=clock, notifier=LocalNotifier())
+
+
+def no_real_sleeps() -> None:
+    """The engine backs off throttled batch writes with `time.sleep`: in simulated time that is no wait."""
+    from mnsd.storage.dynamodb import messages
+
+    if hasattr(messages, "time"):
+        messages.time = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time)  # type: ignore[assignment]
+
+
+def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: str) -> int:
+    """The message-table partitions of the queue written in one second: `queue_id` and `queue_id#s`."""
+    return sum(
+        1
+        for (name, index, key), (w, _) in loads.items()
+        if name == table and not index and w > 0 and (key == queue_id or str(key).startswith(queue_id + "#"))
+    )
+
+
+class Simulation:
+    def __init__(self, rate: int, seconds: int, throttle: bool, stripes: int | None, seed: int) -> None:
+        from mnsd.queue_model import MessageInput
+
+        self.rng = random.Random(seed)
+        random.seed(seed)
+        self.clock = SimulatedClock()
+        self.client = FakeDynamoDB(now=self.clock.now, throttle=throttle)
+        self.services = make_services(self.client, self.clock, stripes)
+        self.queues = self.services.queues
+        self.queues.create_queue(ACCOUNT, QUEUE)
+        self.queue_id = self.queues.get_queue(ACCOUNT, QUEUE).queue_id
+        self.body = "x" * 700  # a 1 KB-class message: the lease with its body inline stays within 1 KB
+        self.input = MessageInput(body=self.body, delay_seconds=None, priority=8)
+        self.run = Run(rate, seconds, throttle)
+        self.due: list[tuple[float, int, str]] = []  # (delete time, sequence, receipt handle)
+        self.sequence = 0
+        self.owed = 0.0  # messages to send, carried between ticks
+        self.unreceived = 0
+
+    def call(self, name: str, fn: Any, *args: Any) -> Any:
+        from mnsd import errors
+
+        self.run.requests[name] += 1
+        try:
+            return fn(*args)
+        except ClientError as exc:
+            self.run.errors[f"{name}: {exc.response['Error']['Code']}"] += 1
+        except errors.MnsError as exc:
+            if not isinstance(exc, errors.MessageNotExist):
+                self.run.errors[f"{name}: {type(exc).__name__}"] += 1
+        return None
+
+    def send(self, count: int) -> None:
+        while count > 0:
+            n = min(BATCH, count)
+            count -= n
+            results = self.call("BatchSendMessage", self.queues.send, ACCOUNT, QUEUE, [self.input] * n)
+            if results is None:
+                self.run.failed_sends += n
+                continue
+            ok = sum(1 for r in results if r.error is None)
+            self.run.failed_sends += n - ok
+            self.run.sent += ok
+            self.unreceived += ok
+
+    def receive(self) -> None:
+        empty = 0
+        while self.unreceived > 0 and empty < 3:
+            got = self.call("BatchReceiveMessage", self.queues.receive, ACCOUNT, QUEUE, BATCH, 0)
+            if not got:
+                empty += 1
+                continue
+            self.run.received += len(got)
+            self.unreceived -= len(got)
+            now = self.clock.now()
+            for message in got:
+                self.sequence += 1
+                heapq.heappush(self.due, (now + self.rng.uniform(*HOLD), self.sequence, message.receipt_handle))
+
+    def delete_due(self) -> None:
+        now = self.clock.now()
+        handles: list[str] = []
+        while self.due and self.due[0][0] <= now:
+            handles.append(heapq.heappop(self.due)[2])
+        for start in range(0, len(handles), BATCH):
+            chunk = handles[start : start + BATCH]
+            failures = self.call("BatchDeleteMessage", self.queues.batch_delete, ACCOUNT, QUEUE, chunk)
+            if failures is not None:
+                self.run.deleted += len(chunk) - len(failures)
+                for _, error in failures:
+                    self.run.errors[f"BatchDeleteMessage: {type(error).__name__}"] += 1
+
+    def tick(self, sending: bool) -> None:
+        if sending:
+            self.owed += self.run.rate * TICK
+            whole = int(self.owed)
+            self.owed -= whole
+            self.send(whole)
+        self.receive()
+        self.delete_due()
+
+    def simulate(self, quiet: bool) -> Run:
+        started = time.perf_counter()
+        table = self.services.settings.message_table
+        ticks_per_second = round(1 / TICK)
+        for second in range(self.run.seconds + DRAIN_SECONDS):
+            sent, deleted = self.run.sent, self.run.deleted
+            for step in range(ticks_per_second):
+                self.clock.t = START + second + step * TICK
+                self.tick(sending=second < self.run.seconds)
+            absolute = int(START) + second
+            w, r, wp, rp = self.client.usage.hottest(absolute)
+            loads = self.client.usage.per_second.get(absolute, {})
+            row = Second(
+                second,
+                w,
+                r,
+                wp,
+                rp,
+                queue_partitions(loads, table, self.queue_id),
+                self.client.usage.throttled_per_second.get(absolute, 0),
+                self.run.sent - sent,
+                self.run.deleted - deleted,
+            )
+            self.run.rows.append(row)
+            if not quiet:
+                print(format_row(row, self.queue_id), flush=True)
+            if not self.due and second >= self.run.seconds and self.unreceived <= 0:
+                break
+        self.run.wall = time.perf_counter() - started
+        self.run.final_stripes = getattr(self.queues.get_queue(ACCOUNT, QUEUE), "stripes", 1)
+        return self.run
+
+
+def partition_name(partition: Partition | None, queue_id: str) -> str:
+    if partition is None:
+        return "-"
+    table, index, key = partition
+    key = str(key).replace(queue_id, "Q")
+    return f"{table}{'/' + index if index else ''}:{key}"
+
+
+def format_row(row: Second, queue_id: str) -> str:
+    return (
+        f"t={row.second:3d}s  hottest WCU/s {row.wcu:8.0f} ({partition_name(row.wcu_partition, queue_id)})"
+        f"  RCU/s {row.rcu:8.1f} ({partition_name(row.rcu_partition, queue_id)})"
+        f"  stripes written {row.stripes:3d}  throttled {row.throttled:6d}  sent {row.sent:6d}  deleted {row.deleted:6d}"
+    )
+
+
+def summary(run: Run) -> list[str]:
+    steady = min(10, run.seconds // 2)
+    w, r = run.peak()
+    sw, sr = run.peak(steady)
+    throttled_steady = sum(row.throttled for row in run.rows[steady:])
+    within = w <= TARGET_WCU and r <= TARGET_RCU
+    # Under modelled throttling a partition cannot go far past the ceiling: the target is met only if
+    # nothing was refused once the queue had settled and every message went through.
+    met = "met" if within and throttled_steady == 0 and run.failed_sends == 0 else "NOT met"
+    lines = [
+        f"rate {run.rate} lifecycles/s for {run.seconds} simulated s (+ drain), throttling "
+        f"{'modelled' if run.throttle else 'off'}; {run.wall:.1f} s of wall time",
+        f"  sent {run.sent}, received {run.received}, deleted {run.deleted}, failed sends {run.failed_sends}",
+        f"  stripes at the end: {run.final_stripes}",
+        f"  peak hottest partition: {w:.0f} WCU/s, {r:.1f} RCU/s (targets {TARGET_WCU} / {TARGET_RCU}: {met})",
+        f"  from t={steady}s on: {sw:.0f} WCU/s, {sr:.1f} RCU/s; throttled requests from then on: {throttled_steady}",
+        f"  requests to the service: {dict(run.requests)}",
+    ]
+    if run.errors:
+        lines.append(f"  errors: {dict(run.errors)}")
+    return lines
+
+
+def simulate(rate: int, seconds: int, throttle: bool, stripes: int | None, seed: int, quiet: bool) -> Run:
+    no_real_sleeps()
+    print(f"\n== {rate} lifecycles/s, {seconds} s ==", flush=True)
+    return Simulation(rate, seconds, throttle, stripes, seed).simulate(quiet)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=int, default=60, help="simulated seconds of sending (default 60)")
+    parser.add_argument("--rate", type=int, action="append", help="lifecycles per second (default: 100 and 10000)")
+    parser.add_argument("--no-throttle", action="store_true", help="measure demand: no per-partition ceiling")
+    parser.add_argument("--stripes", type=int, help="stripes a new queue starts with (the engine's setting)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--quiet", action="store_true", help="only the summaries")
+    args = parser.parse_args()
+    rates = args.rate or [100, 10000]
+    runs = [simulate(rate, args.seconds, not args.no_throttle, args.stripes, args.seed, args.quiet) for rate in rates]
+    print("\n== summary ==")
+    for run in runs:
+        print("\n".join(summary(run)))
+    last = runs[-1]
+    w, r = last.peak()
+    print(f"hottest partition: {w:.0f} WCU/s, {r:.0f} RCU/s at {last.rate} lifecycles/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,297 @@
+"""Capacity figures of one queue on DynamoDB, over the in-memory double (`bench/fake_dynamodb.py`), real services.
+
+  --figure depth       read units of one receive with 0 / 1,000 / 100,000 messages in flight ahead
+  --figure claims      failed conditional claims per delivered message at 8, 32 and 64 consumers
+  --figure attributes  GetQueueAttributes: requests, read units and time at 10 k and 1 M messages
+  --figure lifecycle   requests and units per lifecycle, single and batched by 16
+  --figure cost        all-in cost per million 1 KB messages on AWS at list prices, beside SQS
+
+Consumers in `claims` are threads over the double behind one lock (DynamoDB's per-call atomicity),
+with the interpreter switching threads every microsecond (`sys.setswitchinterval`), so their scans
+and claims interleave finely; the simulated clock moves 5 ms per DynamoDB call of a consumer (so
+CALL_SECONDS / consumers per call made by any of them), which lets time-based rules (stripe growth's
+cooldown) act as they would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from typing import Any
+
+from bench import _common  # noqa: F401  (import paths)
+from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
+from bench.fake_dynamodb import FakeDynamoDB
+
+BATCH = 16
+CALL_SECONDS = 0.005  # simulated duration of one DynamoDB call in `claims`
+BODY = "x" * 700  # a 1 KB message: lease and body inline within one write unit
+
+# List prices, us-east-1 (state every one in the output).
+API_PER_MILLION = 1.00  # HTTP API, per million requests (first 300 M)
+LAMBDA_REQUEST_PER_MILLION = 0.20
+LAMBDA_ARM_GB_SECOND = 0.0000133334
+LAMBDA_MEMORY_MB = 256  # infra/api.py: every route but the long-poll one at 256 MB; the receive route's default too
+WRITE_PER_MILLION = 0.625  # DynamoDB on demand, per million write request units
+READ_PER_MILLION = 0.125  # per million read request units
+SQS_PER_MILLION = 0.40  # SQS standard, per million requests (a batch of up to 10 is one request)
+# Duration of one API request on Lambda: not measured on AWS here. Estimated from bench/lambda_cost's
+# measurement (2.65 ms of caller CPU per DynamoDB call at a full vCPU, so 18.3 ms at 256 MB's share)
+# plus an assumed 5 ms DynamoDB round trip per call and 5 ms of request handling (decode, signature, encode).
+CPU_PER_CALL_MS = 18.3
+LATENCY_PER_CALL_MS = 5.0
+HANDLER_MS = 5.0
+
+
+def fresh(stripes: int | None = None) -> tuple[Any, FakeDynamoDB, SimulatedClock]:
+    clock = SimulatedClock()
+    client = FakeDynamoDB(now=clock.now, record_calls=False)
+    services = make_services(client, clock, stripes)
+    return services, client, clock
+
+
+def inputs(n: int) -> list[Any]:
+    from mnsd.queue_model import MessageInput
+
+    return [MessageInput(body=BODY, delay_seconds=None, priority=8)] * n
+
+
+def send(queues: Any, name: str, total: int) -> None:
+    for start in range(0, total, BATCH):
+        queues.send(ACCOUNT, name, inputs(min(BATCH, total - start)))
+
+
+# --- read units per receive against messages in flight ---------------------------------------------
+
+
+def depth(in_flight: list[int]) -> list[str]:
+    from mnsd.queue_model import QueueAttributeChanges
+
+    lines = ["in flight ahead | read units of one receive (1 message) | requests"]
+    base = None
+    for n in in_flight:
+        services, client, clock = fresh()
+        queues = services.queues
+        queues.create_queue(ACCOUNT, "depth", QueueAttributeChanges(visibility_timeout="43200"))
+        send(queues, "depth", n)
+        taken = 0
+        while taken < n:
+            taken += len(queues.receive(ACCOUNT, "depth", BATCH, 0))
+        clock.t += 1
+        send(queues, "depth", BATCH)
+        clock.t += 1
+        queues.receive(ACCOUNT, "depth", 1, 0)  # warm: queue record cached, as in a busy container
+        client.usage.reset()
+        got = queues.receive(ACCOUNT, "depth", 1, 0)
+        assert len(got) == 1
+        rcu = sum(client.usage.rcu.values())
+        base = rcu if base is None else base
+        lines.append(f"{n:>15,} | {rcu:.1f} ({rcu / base:.2f}x the empty case) | {dict(client.usage.requests)}")
+    return lines
+
+
+# --- contention -------------------------------------------------------------------------------------
+
+
+def consume(queues: Any, delivered: list[int], lock: threading.Lock) -> None:
+    """One consumer: receive 16, delete them, until the queue has been empty five times in a row."""
+    from mnsd import errors
+
+    empty = 0
+    while empty < 5:
+        try:
+            got = queues.receive(ACCOUNT, "claims", BATCH, 0)
+        except errors.MessageNotExist:
+            empty += 1
+            continue
+        empty = 0
+        queues.batch_delete(ACCOUNT, "claims", [r.receipt_handle for r in got])
+        with lock:
+            delivered.append(len(got))
+
+
+class TimedClient:
+    """Moves the simulated clock by `step` seconds at each DynamoDB call: the consumers' calls take time."""
+
+    def __init__(self, client: FakeDynamoDB, clock: SimulatedClock, step: float) -> None:
+        self._client = client
+        self._clock = clock
+        self._step = step
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(**kwargs: Any) -> Any:
+            self._clock.t += self._step
+            return attribute(**kwargs)
+
+        return call
+
+
+def contend(consumers: int, messages: int) -> str:
+    from local_runtime.server import SerializedClient
+
+    clock = SimulatedClock()
+    client = FakeDynamoDB(now=clock.now)
+    # Each consumer's DynamoDB call takes CALL_SECONDS; consumers call in parallel, so simulated time moves
+    # CALL_SECONDS / consumers per call made by any of them.
+    queues = make_services(SerializedClient(TimedClient(client, clock, CALL_SECONDS / consumers)), clock).queues
+    queues.create_queue(ACCOUNT, "claims")
+    send(queues, "claims", messages)
+    client.usage.reset()
+    delivered: list[int] = []
+    lock = threading.Lock()
+    threads = [threading.Thread(target=consume, args=(queues, delivered, lock)) for _ in range(consumers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    failed = client.usage.failed_conditions["UpdateItem"]
+    total = sum(delivered)
+    stripes = getattr(queues.get_queue(ACCOUNT, "claims"), "stripes", 1)
+    return f"{consumers:>9} | {total:>9} | {failed:>24} | {failed / max(1, total):.3f} | {stripes}"
+
+
+def claims(consumer_counts: list[int], messages: int) -> list[str]:
+    lines = ["consumers | delivered | failed conditional claims | per delivered message | stripes at the end"]
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        lines += [contend(consumers, messages) for consumers in consumer_counts]
+    finally:
+        sys.setswitchinterval(previous)
+    return lines
+
+
+# --- GetQueueAttributes -------------------------------------------------------------------------------
+
+
+def attributes(sizes: list[int]) -> list[str]:
+    lines = ["messages (all Active) | requests | read units | wall time on the double | counts answered"]
+    for n in sizes:
+        services, client, clock = fresh()
+        queues = services.queues
+        queues.create_queue(ACCOUNT, "big")
+        for start in range(0, n, BATCH):  # 16 messages per simulated ms: 16,000 messages/s
+            clock.t += 0.001
+            queues.send(ACCOUNT, "big", inputs(min(BATCH, n - start)))
+        clock.t += 1
+        client.usage.reset()
+        started = time.perf_counter()
+        counts = queues.queue_counts(queues.get_queue(ACCOUNT, "big"))
+        wall = time.perf_counter() - started
+        requests = sum(client.usage.requests.values())
+        rcu = sum(client.usage.rcu.values())
+        lines.append(
+            f"{n:>9,} | {requests} ({dict(client.usage.requests)}) | {rcu:.1f} | {wall * 1000:.0f} ms | {counts}"
+        )
+    return lines
+
+
+# --- per lifecycle --------------------------------------------------------------------------------------
+
+
+def lifecycle(messages: int = 320) -> dict[str, dict[str, float]]:
+    """Per message: DynamoDB requests, write and read units, API requests, for single and batched lifecycles."""
+    out: dict[str, dict[str, float]] = {}
+    for label, batch in (("single", 1), ("batched by 16", BATCH)):
+        services, client, clock = fresh()
+        queues = services.queues
+        queues.create_queue(ACCOUNT, "life")
+        queues.send(ACCOUNT, "life", inputs(1))  # warm the container's caches, as a busy one is
+        queues.delete(ACCOUNT, "life", queues.receive(ACCOUNT, "life", 1, 0)[0].receipt_handle)
+        client.usage.reset()
+        api = 0
+        for _ in range(messages // batch):
+            clock.t += 0.01
+            queues.send(ACCOUNT, "life", inputs(batch))
+            got = queues.receive(ACCOUNT, "life", batch, 0)
+            clock.t += 0.01
+            if batch == 1:
+                queues.delete(ACCOUNT, "life", got[0].receipt_handle)
+            else:
+                queues.batch_delete(ACCOUNT, "life", [r.receipt_handle for r in got])
+            api += 3
+        usage = client.usage
+        out[label] = {
+            "requests": sum(usage.requests.values()) / messages,
+            "wcu": sum(usage.wcu.values()) / messages,
+            "rcu": sum(usage.rcu.values()) / messages,
+            "api": api / messages,
+            **{f"op {op}": count / messages for op, count in sorted(usage.requests.items())},
+        }
+    return out
+
+
+def lifecycle_lines(figures: dict[str, dict[str, float]]) -> list[str]:
+    lines = ["lifecycle | DynamoDB requests / message | WCU / message | RCU / message | by operation"]
+    for label, f in figures.items():
+        ops = ", ".join(f"{k[3:]} {v:.3f}" for k, v in f.items() if k.startswith("op "))
+        lines.append(f"{label} | {f['requests']:.3f} | {f['wcu']:.3f} | {f['rcu']:.3f} | {ops}")
+    return lines
+
+
+def cost_lines(figures: dict[str, dict[str, float]]) -> list[str]:
+    lines = [
+        "Prices (us-east-1 list): HTTP API $1.00 per million requests; Lambda arm64 $0.0000133334 per GB-s and "
+        f"$0.20 per million requests at {LAMBDA_MEMORY_MB} MB (infra/api.py); DynamoDB on demand $0.625 per million "
+        "write request units, $0.125 per million read request units; SQS standard $0.40 per million requests.",
+        f"Lambda duration per API request (estimated, not measured on AWS): {HANDLER_MS} ms handling + per DynamoDB "
+        f"call {CPU_PER_CALL_MS} ms CPU at {LAMBDA_MEMORY_MB} MB (bench/lambda_cost) + {LATENCY_PER_CALL_MS} ms "
+        "round trip.",
+        "per million 1 KB messages | API Gateway | Lambda | DynamoDB | total | SQS standard",
+    ]
+    gb = LAMBDA_MEMORY_MB / 1024
+    for label, f in figures.items():
+        api_requests = f["api"] * 1e6
+        calls_per_request = f["requests"] / f["api"]
+        duration_s = (HANDLER_MS + calls_per_request * (CPU_PER_CALL_MS + LATENCY_PER_CALL_MS)) / 1000
+        api_cost = api_requests / 1e6 * API_PER_MILLION
+        lambda_cost = (
+            api_requests / 1e6 * LAMBDA_REQUEST_PER_MILLION + api_requests * duration_s * gb * LAMBDA_ARM_GB_SECOND
+        )
+        dynamo_cost = f["wcu"] * WRITE_PER_MILLION + f["rcu"] * READ_PER_MILLION
+        sqs_requests = 3 if f["api"] >= 1 else 3 / 10  # send, receive, delete; batches of 10 at most
+        lines.append(
+            f"{label} | ${api_cost:.2f} | ${lambda_cost:.2f} ({duration_s * 1000:.0f} ms per request) | "
+            f"${dynamo_cost:.2f} | ${api_cost + lambda_cost + dynamo_cost:.2f} | "
+            f"${sqs_requests * SQS_PER_MILLION:.2f} ({'unbatched' if sqs_requests == 3 else 'batched by 10'})"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--figure", action="append", choices=["depth", "claims", "attributes", "lifecycle", "cost"])
+    parser.add_argument("--in-flight", type=int, action="append", help="default 0, 1000, 100000")
+    parser.add_argument("--consumers", type=int, action="append", help="default 8, 32, 64")
+    parser.add_argument("--claim-messages", type=int, default=4000)
+    parser.add_argument("--sizes", type=int, action="append", help="default 10000, 1000000")
+    args = parser.parse_args()
+    no_real_sleeps()
+    wanted = args.figure or ["depth", "claims", "attributes", "lifecycle", "cost"]
+    if "depth" in wanted:
+        print("\n== read units per receive, messages in flight ahead ==", flush=True)
+        print("\n".join(depth(args.in_flight or [0, 1000, 100000])), flush=True)
+    if "claims" in wanted:
+        print("\n== failed conditional claims per delivered message ==", flush=True)
+        print("\n".join(claims(args.consumers or [8, 32, 64], args.claim_messages)), flush=True)
+    if "attributes" in wanted:
+        print("\n== GetQueueAttributes (counts) ==", flush=True)
+        print("\n".join(attributes(args.sizes or [10000, 1000000])), flush=True)
+    if "lifecycle" in wanted or "cost" in wanted:
+        figures = lifecycle()
+        if "lifecycle" in wanted:
+            print("\n== requests and units per lifecycle ==")
+            print("\n".join(lifecycle_lines(figures)))
+        if "cost" in wanted:
+            print("\n== all-in cost per million 1 KB messages ==")
+            print("\n".join(cost_lines(figures)))
+
+
+if __name__ == "__main__":
+    main()
