@@ -202,8 +202,15 @@ class FailingOddConsumers:
         self.deleted: set[str] = set()
         self.lock = threading.Lock()
         self.stop = threading.Event()
+        self.errors: list[BaseException] = []
 
     def consume(self) -> None:
+        try:
+            self._consume()
+        except BaseException as exc:  # noqa: BLE001  (the test fails on it)
+            self.errors.append(exc)
+
+    def _consume(self) -> None:
         q = self.new_queue()
         q.set_encoding(False)
         while not self.stop.is_set():
@@ -244,6 +251,7 @@ def test_eight_consumers_with_max_receive_count_1_lose_and_duplicate_nothing(raw
     for thread in threads:
         thread.join(timeout=30)
     letters += take(dlq, 0)
+    assert consumers.errors == []
     everything = sorted(f"m{n}" for n in range(total))
     assert sorted(received) == everything  # each received exactly once: none lost, none twice
     dead = sorted(m.message_body for m in letters)

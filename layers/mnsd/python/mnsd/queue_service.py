@@ -313,6 +313,7 @@ class QueueService:
         if target is None:
             return False
         self.messages.load_bodies(spent)
+        spent = [m for m in spent if m.body is not None]  # (one gone since it was read stays unloaded)
         source_arn = self.queue_arn(queue)
         moved = [m for m in spent if self.messages.move(m, now_ms, self._dead_letter_of(m, target, source_arn, now_ms))]
         if moved:
@@ -350,7 +351,7 @@ class QueueService:
                 break
             self.messages.load_bodies(found)
             for message in found[: MAX_REDRIVE - moved]:
-                if self._redrive_one(queue, message, sources, now_ms):
+                if message.body is not None and self._redrive_one(queue, message, sources, now_ms):
                     moved += 1
                 else:
                     stay.add(message.message_id)
@@ -397,9 +398,10 @@ class QueueService:
     def peek(self, account_id: str, name: str, count: int) -> list[Message]:
         queue = self.get_queue(account_id, name)
         found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count, queue.stripes).messages
+        self.messages.load_bodies(found)
+        found = [m for m in found if m.body is not None]  # (one deleted since it was read stays unloaded)
         if not found:
             raise errors.MessageNotExist()
-        self.messages.load_bodies(found)
         return found
 
     def _receipt(self, queue: Queue, handle: str | None, now_ms: int) -> tuple[Receipt, MessageRef]:
