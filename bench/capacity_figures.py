@@ -195,13 +195,20 @@ def attributes(sizes: list[int]) -> list[str]:
 # --- per lifecycle --------------------------------------------------------------------------------------
 
 
-def lifecycle(messages: int = 320) -> dict[str, dict[str, float]]:
-    """Per message: DynamoDB requests, write and read units, API requests, for single and batched lifecycles."""
+def lifecycle(messages: int = 320, held: int = 0) -> dict[str, dict[str, float]]:
+    """Per message: DynamoDB requests, write and read units, API requests, for single and batched lifecycles;
+    `held` messages received first and kept in flight meanwhile (consumers that hold what they work on)."""
+    from mnsd.queue_model import QueueAttributeChanges
+
     out: dict[str, dict[str, float]] = {}
     for label, batch in (("single", 1), ("batched by 16", BATCH)):
         services, client, clock = fresh()
         queues = services.queues
-        queues.create_queue(ACCOUNT, "life")
+        queues.create_queue(ACCOUNT, "life", QueueAttributeChanges(visibility_timeout="43200"))
+        send(queues, "life", held)
+        taken = 0
+        while taken < held:
+            taken += len(queues.receive(ACCOUNT, "life", BATCH, 0))
         queues.send(ACCOUNT, "life", inputs(1))  # warm the container's caches, as a busy one is
         queues.delete(ACCOUNT, "life", queues.receive(ACCOUNT, "life", 1, 0)[0].receipt_handle)
         client.usage.reset()
@@ -271,6 +278,7 @@ def main() -> None:
     parser.add_argument("--consumers", type=int, action="append", help="default 8, 32, 64")
     parser.add_argument("--claim-messages", type=int, default=4000)
     parser.add_argument("--sizes", type=int, action="append", help="default 10000, 1000000")
+    parser.add_argument("--held", type=int, default=0, help="lifecycle, cost: messages kept in flight meanwhile")
     args = parser.parse_args()
     no_real_sleeps()
     wanted = args.figure or ["depth", "claims", "attributes", "lifecycle", "cost"]
@@ -284,7 +292,9 @@ def main() -> None:
         print("\n== GetQueueAttributes (counts) ==", flush=True)
         print("\n".join(attributes(args.sizes or [10000, 1000000])), flush=True)
     if "lifecycle" in wanted or "cost" in wanted:
-        figures = lifecycle()
+        figures = lifecycle(held=args.held)
+        if args.held:
+            print(f"\n({args.held} messages received before and held in flight during the lifecycles)")
         if "lifecycle" in wanted:
             print("\n== requests and units per lifecycle ==")
             print("\n".join(lifecycle_lines(figures)))
