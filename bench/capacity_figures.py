@@ -66,19 +66,24 @@ def send(queues: Any, name: str, total: int) -> None:
 # --- read units per receive against messages in flight ---------------------------------------------
 
 
-def depth(in_flight: list[int]) -> list[str]:
+def holding(queues: Any, name: str, held: int) -> None:
+    """Create a queue (visibility 12 h) holding `held` messages received and not deleted: in flight."""
     from mnsd.queue_model import QueueAttributeChanges
 
+    queues.create_queue(ACCOUNT, name, QueueAttributeChanges(visibility_timeout="43200"))
+    send(queues, name, held)
+    taken = 0
+    while taken < held:
+        taken += len(queues.receive(ACCOUNT, name, BATCH, 0))
+
+
+def depth(in_flight: list[int]) -> list[str]:
     lines = ["in flight ahead | read units of one receive (1 message) | requests"]
     base = None
     for n in in_flight:
         services, client, clock = fresh()
         queues = services.queues
-        queues.create_queue(ACCOUNT, "depth", QueueAttributeChanges(visibility_timeout="43200"))
-        send(queues, "depth", n)
-        taken = 0
-        while taken < n:
-            taken += len(queues.receive(ACCOUNT, "depth", BATCH, 0))
+        holding(queues, "depth", n)
         clock.t += 1
         send(queues, "depth", BATCH)
         clock.t += 1
@@ -198,17 +203,11 @@ def attributes(sizes: list[int]) -> list[str]:
 def lifecycle(messages: int = 320, held: int = 0) -> dict[str, dict[str, float]]:
     """Per message: DynamoDB requests, write and read units, API requests, for single and batched lifecycles;
     `held` messages received first and kept in flight meanwhile (consumers that hold what they work on)."""
-    from mnsd.queue_model import QueueAttributeChanges
-
     out: dict[str, dict[str, float]] = {}
     for label, batch in (("single", 1), ("batched by 16", BATCH)):
         services, client, clock = fresh()
         queues = services.queues
-        queues.create_queue(ACCOUNT, "life", QueueAttributeChanges(visibility_timeout="43200"))
-        send(queues, "life", held)
-        taken = 0
-        while taken < held:
-            taken += len(queues.receive(ACCOUNT, "life", BATCH, 0))
+        holding(queues, "life", held)
         queues.send(ACCOUNT, "life", inputs(1))  # warm the container's caches, as a busy one is
         queues.delete(ACCOUNT, "life", queues.receive(ACCOUNT, "life", 1, 0)[0].receipt_handle)
         client.usage.reset()
