@@ -120,21 +120,23 @@ class DynamoMessageStore:
         return claimed[0] if claimed else None
 
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """Claim candidates in their order until `count` are owned; once a claim is lost to another consumer
-        (who works down the same page in the same order), the rest in random order."""
+        """Claim candidates in their order until `count` are owned. A lost claim means another consumer works
+        the same page of that stripe: the rest of that stripe's candidates are left to it (the receive returns
+        what it has, or reads again), so consumers that meet on one page lose about one claim, not one each."""
         claimed: list[Message] = []
         lost: dict[str, int] = {}
-        pending = list(reversed(candidates))
-        while pending and len(claimed) < count:
-            candidate = pending.pop()
-            if candidate.state_at(now_ms) is not MessageState.ACTIVE:
+        left: set[str] = set()  # stripes (partitions) where a claim was lost
+        for candidate in candidates:
+            if len(claimed) >= count:
+                break
+            if partition_of(candidate.ref) in left or candidate.state_at(now_ms) is not MessageState.ACTIVE:
                 continue
             outcome = self._claim(candidate, now_ms, visible_at)
             if isinstance(outcome, Message):
                 claimed.append(outcome)
             elif outcome is None:
                 lost[candidate.queue_id] = lost.get(candidate.queue_id, 0) + 1
-                random.shuffle(pending)
+                left.add(partition_of(candidate.ref))
         for queue_id in {m.queue_id for m in candidates}:
             won = sum(1 for m in claimed if m.queue_id == queue_id)
             self.pressure.claims(queue_id, won, lost.get(queue_id, 0))
