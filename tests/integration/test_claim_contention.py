@@ -127,7 +127,42 @@ def contend(consumers: int, messages: int) -> tuple[int, int, int]:
     return double.usage.failed_conditions["UpdateItem"], len(delivered), double.usage.requests["Query"]
 
 
-@pytest.mark.parametrize("consumers", [8, 32])
-def test_consumers_interleaved_on_one_hot_stripe_rarely_lose_a_claim(consumers):
-    failed, delivered, queries = contend(consumers, 1024)
+@pytest.mark.parametrize(("consumers", "messages"), [(8, 1024), (32, 1024), (64, 2048)])
+def test_consumers_interleaved_on_one_hot_stripe_rarely_lose_a_claim(consumers, messages):
+    failed, delivered, queries = contend(consumers, messages)
     assert failed / delivered < 0.5, (failed, delivered, queries)
+
+
+def queue_service(clock: SimulatedClock) -> Any:
+    client = FakeDynamoDB(now=clock.now)
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
+    create_tables(client, settings)
+    return build_services(settings, dynamodb=client, clock=clock).queues
+
+
+def receives_until_the_oldest(seed: int) -> int:
+    """Receives of 16 (one consumer, a warm container) until the oldest of 4,001 messages in one stripe comes."""
+    random.seed(seed)
+    clock = SimulatedClock()
+    queues = queue_service(clock)
+    queues.create_queue(ACCOUNT, "deep")
+    oldest = queues.send(ACCOUNT, "deep", [MessageInput(body="oldest", delay_seconds=None, priority=8)])
+    for _ in range(250):  # 4,000 more: 250 receives of 16 drain them
+        clock.t += 0.001
+        queues.send(ACCOUNT, "deep", [MessageInput(body="m", delay_seconds=None, priority=8)] * BATCH)
+    queues.peek(ACCOUNT, "deep", BATCH)  # the container has seen the stripe is deep: receives read it anywhere
+    for receives in range(1, 251):
+        clock.t += 0.001
+        got = queues.receive(ACCOUNT, "deep", BATCH, 0)
+        assert len(got) == BATCH
+        queues.batch_delete(ACCOUNT, "deep", [r.receipt_handle for r in got])
+        if oldest[0].message.message_id in {r.message.message_id for r in got}:
+            return receives
+    raise AssertionError("the queue was drained and the oldest message never came")
+
+
+def test_the_head_of_a_deep_stripe_is_received_soon():
+    """Receives that read a deep stripe from random points still take its oldest message soon, whatever the
+    depth: 1 read in 8 starts at the head and claims 16 of its 64 oldest (1 chance in 32 a receive at worst)."""
+    took = sorted(receives_until_the_oldest(seed) for seed in range(10))
+    assert took[len(took) // 2] <= 8 and took[-1] <= 125, took

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -50,6 +51,10 @@ _NEXT_VISIBLE_STRIPES = 4
 # Index items a count reads per state range, shared by the stripes (each reads at least the minimum).
 COUNT_ITEMS = 1000
 MIN_COUNT_ITEMS = 64
+# Receives read a stripe at its head in this share of reads, from its newest ready lease down in as many, and
+# from a random point between in the rest, once it holds more than a page (`DynamoMessageStore._window`).
+_HEAD_SHARE = 0.125
+_SPANS = 10_000  # stripes whose span of ready `v` a container remembers
 THROTTLES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 
 
@@ -57,11 +62,22 @@ def throttled(exc: ClientError) -> bool:
     return exc.response.get("Error", {}).get("Code") in THROTTLES
 
 
+@dataclass
+class _Span:
+    """What a container saw of the ready leases of one stripe: `v` of the oldest and of the newest, and whether
+    the last read from its head left more unread (a stripe deeper than a page)."""
+
+    low: int
+    high: int
+    deep: bool
+
+
 class DynamoMessageStore:
     def __init__(self, client: Any, table: str, pressure: Pressure | None = None) -> None:
         self.client = client
         self.table = table
         self.pressure = pressure or Pressure()
+        self._spans: dict[str, _Span] = {}
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -207,13 +223,35 @@ class DynamoMessageStore:
         return list(response["Items"]), response.get("LastEvaluatedKey")
 
     def _ready_in(self, partition: str, now_ms: int, wanted: int) -> list[Message]:
-        """Up to `wanted` Active leases at the head of one stripe; expired ones met on the way are deleted."""
+        """Up to `wanted` Active leases of one stripe: at its head, or (`_window`) older than a random point of
+        the span of `v` this container saw there; expired ones met on the way are deleted."""
+        below = self._window(partition, now_ms)
+        if below is not None:
+            ready, _, more = self._read_ready(partition, now_ms, wanted, below)
+            if more:  # (else the read met the head before it had a page: the head gives a full one)
+                self._saw(partition, ready, None, None)
+                return ready
+        ready, head, more = self._read_ready(partition, now_ms, wanted, None)
+        self._saw(partition, ready, head, more)
+        return ready
+
+    def _read_ready(
+        self, partition: str, now_ms: int, wanted: int, below: int | None
+    ) -> tuple[list[Message], int | None, bool]:
+        """Active leases from the head (`below` None) or downwards from `v <= below`; the oldest `v` read (from
+        the head: the stripe's head) and whether more were left unread."""
         ready: list[Message] = []
         start = None
+        oldest: int | None = None
+        bound = now_ms if below is None else min(below, now_ms)
         for _ in range(_EXPIRED_PAGES):
-            items, start = self._index_page(partition, "v <= :now", {":now": {"N": str(now_ms)}}, wanted, start)
+            items, start = self._index_page(
+                partition, "v <= :now", {":now": {"N": str(bound)}}, wanted, start, forward=below is None
+            )
             expired = 0
             for item in items:
+                v = int(item["v"]["N"])
+                oldest = v if oldest is None else min(oldest, v)
                 if state_of(item, now_ms) is MessageState.ACTIVE:
                     ready.append(candidate_of(item))
                 else:
@@ -221,7 +259,39 @@ class DynamoMessageStore:
                     expired += 1
             if not expired or start is None or len(ready) >= wanted:
                 break
-        return ready
+        return ready, oldest, start is not None
+
+    def _window(self, partition: str, now_ms: int) -> int | None:
+        """Where this receive reads a stripe from: None for its head; else a point of the span of ready `v` seen
+        there, the newest (`now`) in `_HEAD_SHARE` of the reads. Consumers of a stripe deeper than a page then
+        read different pages instead of all racing for the same head, and the head is still read often."""
+        span = self._spans.get(partition)
+        if span is None or not span.deep:
+            return None
+        draw = random.random()
+        if draw < _HEAD_SHARE:
+            return None
+        if draw < 2 * _HEAD_SHARE:
+            return now_ms
+        return random.randint(span.low, max(span.low, span.high))
+
+    def _saw(self, partition: str, ready: list[Message], head: int | None, deep: bool | None) -> None:
+        """Remember the span of ready `v` read in a stripe (`head`: its oldest, when the read reached it; `deep`:
+        whether a read from the head left more unread, None if the read did not start there)."""
+        if not ready:
+            self._spans.pop(partition, None)
+            return
+        newest = max(m.visible_at for m in ready)
+        span = self._spans.get(partition)
+        if span is None:
+            if len(self._spans) >= _SPANS:
+                self._spans.clear()
+            span = self._spans[partition] = _Span(newest if head is None else head, newest, bool(deep))
+        if head is not None:  # (no ready lease is older than a head once read: every later `v` is later)
+            span.low = head
+        if deep is not None:
+            span.deep = deep
+        span.high = max(span.high, newest)
 
     def _next_visible(self, partition: str, now_ms: int) -> int | None:
         items, _ = self._index_page(partition, "v > :now", {":now": {"N": str(now_ms)}}, 1)
