@@ -3,8 +3,10 @@
 The layout is `mnsd.storage.dynamodb.layout`. A queue's messages spread over its stripes (partitions):
 a send writes each message to the stripe its id names; a receive queries the ready index
 (`pk = stripe AND v <= now`, a small page, starting at a random stripe and moving on while it has too
-few) and sorts the page by priority, then position (priority is best effort: within what it read). So a
-receive never reads a lease it cannot take (in flight or delayed: `v > now`); an expired lease it meets
+few; on a stripe deeper than a page, mostly from a random point down, so concurrent consumers read
+different pages: `_window`) and sorts the page by priority, then position (priority is best effort: within
+what it read). A consumer that loses a claim leaves the rest of that page to the winner. So a receive never
+reads a lease it cannot take (in flight or delayed: `v > now`); an expired lease it meets
 (retention over, TTL not yet done) it deletes, so each is read about once. A claim is a conditional
 UpdateItem of the lease (`version` as observed, visible and unexpired), so two consumers can never own one
 message; the index is eventually consistent on AWS, and a stale candidate just fails its claim. Nothing
@@ -287,7 +289,7 @@ class DynamoMessageStore:
             if len(self._spans) >= _SPANS:
                 self._spans.clear()
             span = self._spans[partition] = _Span(newest if head is None else head, newest, bool(deep))
-        if head is not None:  # (no ready lease is older than a head once read: every later `v` is later)
+        if head is not None:  # (a hint only: a read from a point below the head falls back to the head)
             span.low = head
         if deep is not None:
             span.deep = deep
