@@ -224,13 +224,13 @@ class DynamoMessageStore:
         )
         return list(response["Items"]), response.get("LastEvaluatedKey")
 
-    def _ready_in(self, partition: str, now_ms: int, wanted: int) -> list[Message]:
+    def _ready_in(self, partition: str, now_ms: int, wanted: int, enough: int) -> list[Message]:
         """Up to `wanted` Active leases of one stripe: at its head, or (`_window`) older than a random point of
         the span of `v` this container saw there; expired ones met on the way are deleted."""
         below = self._window(partition, now_ms)
         if below is not None:
             ready, _, more = self._read_ready(partition, now_ms, wanted, below)
-            if more:  # (else the read met the head before it had a page: the head gives a full one)
+            if more or len(ready) >= enough:  # (else it met the head with too few: the head has more)
                 self._saw(partition, ready, None, None)
                 return ready
         ready, head, more = self._read_ready(partition, now_ms, wanted, None)
@@ -307,7 +307,7 @@ class DynamoMessageStore:
         first = random.randrange(stripes)
         order = [stripe_partition(queue_id, (first + i) % stripes) for i in range(stripes)]
         for partition in order:
-            ready += self._ready_in(partition, now_ms, wanted - len(ready))
+            ready += self._ready_in(partition, now_ms, wanted - len(ready), (enough or wanted) - len(ready))
             if len(ready) >= (enough or wanted):
                 break
         next_visible: int | None = None
