@@ -10,7 +10,8 @@ Consumers in `claims` are threads over the double behind one lock (DynamoDB's pe
 with the interpreter switching threads every microsecond (`sys.setswitchinterval`), so their scans
 and claims interleave finely; the simulated clock moves 5 ms per DynamoDB call of a consumer (so
 CALL_SECONDS / consumers per call made by any of them), which lets time-based rules (stripe growth's
-cooldown) act as they would.
+cooldown) act as they would. By default all consumers share one container (one QueueService, as a local
+server's threads do); `--claim-containers` gives each its own (own caches and growth rule, as on Lambda).
 """
 
 from __future__ import annotations
@@ -137,20 +138,33 @@ class TimedClient:
         return call
 
 
-def contend(consumers: int, messages: int) -> str:
+def container(client: Any, clock: SimulatedClock) -> Any:
+    """The queue service of another function container over the same tables (its own caches and growth rule)."""
+    from mnsd.notifier import LocalNotifier
+    from mnsd.services import build_services
+    from mnsd.settings import Settings
+
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
+    return build_services(settings, dynamodb=client, clock=clock, notifier=LocalNotifier()).queues
+
+
+def contend(consumers: int, messages: int, containers: bool = False) -> str:
     from local_runtime.server import SerializedClient
 
     clock = SimulatedClock()
     client = FakeDynamoDB(now=clock.now)
     # Each consumer's DynamoDB call takes CALL_SECONDS; consumers call in parallel, so simulated time moves
     # CALL_SECONDS / consumers per call made by any of them.
-    queues = make_services(SerializedClient(TimedClient(client, clock, CALL_SECONDS / consumers)), clock).queues
+    timed = SerializedClient(TimedClient(client, clock, CALL_SECONDS / consumers))
+    queues = make_services(timed, clock).queues
     queues.create_queue(ACCOUNT, "claims")
     send(queues, "claims", messages)
     client.usage.reset()
     delivered: list[int] = []
     lock = threading.Lock()
-    threads = [threading.Thread(target=consume, args=(queues, delivered, lock)) for _ in range(consumers)]
+    # One container serving every consumer (a local server's threads), or one container per consumer (Lambda).
+    services = [container(timed, clock) if containers else queues for _ in range(consumers)]
+    threads = [threading.Thread(target=consume, args=(service, delivered, lock)) for service in services]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -158,15 +172,23 @@ def contend(consumers: int, messages: int) -> str:
     failed = client.usage.failed_conditions["UpdateItem"]
     total = sum(delivered)
     stripes = getattr(queues.get_queue(ACCOUNT, "claims"), "stripes", 1)
-    return f"{consumers:>9} | {total:>9} | {failed:>24} | {failed / max(1, total):.3f} | {stripes}"
+    rcu = sum(client.usage.rcu.values()) / max(1, total)
+    receives = len(delivered) / max(1, total)
+    return (
+        f"{consumers:>9} | {total:>9} | {failed:>24} | {failed / max(1, total):.3f} | {stripes} | {rcu:.3f}"
+        f" | {receives:.3f}"
+    )
 
 
-def claims(consumer_counts: list[int], messages: int) -> list[str]:
-    lines = ["consumers | delivered | failed conditional claims | per delivered message | stripes at the end"]
+def claims(consumer_counts: list[int], messages: int, containers: bool = False) -> list[str]:
+    lines = [
+        "consumers | delivered | failed conditional claims | per delivered message | stripes at the end"
+        " | read units per delivered message | receives (with messages) per delivered message"
+    ]
     previous = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        lines += [contend(consumers, messages) for consumers in consumer_counts]
+        lines += [contend(consumers, messages, containers) for consumers in consumer_counts]
     finally:
         sys.setswitchinterval(previous)
     return lines
@@ -276,6 +298,9 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, action="append", help="default 0, 1000, 100000")
     parser.add_argument("--consumers", type=int, action="append", help="default 8, 32, 64")
     parser.add_argument("--claim-messages", type=int, default=4000)
+    parser.add_argument(
+        "--claim-containers", action="store_true", help="claims: one container per consumer (default: one for all)"
+    )
     parser.add_argument("--sizes", type=int, action="append", help="default 10000, 1000000")
     parser.add_argument("--held", type=int, default=0, help="lifecycle, cost: messages kept in flight meanwhile")
     args = parser.parse_args()
@@ -286,7 +311,8 @@ def main() -> None:
         print("\n".join(depth(args.in_flight or [0, 1000, 100000])), flush=True)
     if "claims" in wanted:
         print("\n== failed conditional claims per delivered message ==", flush=True)
-        print("\n".join(claims(args.consumers or [8, 32, 64], args.claim_messages)), flush=True)
+        consumer_counts = args.consumers or [8, 32, 64]
+        print("\n".join(claims(consumer_counts, args.claim_messages, args.claim_containers)), flush=True)
     if "attributes" in wanted:
         print("\n== GetQueueAttributes (counts) ==", flush=True)
         print("\n".join(attributes(args.sizes or [10000, 1000000])), flush=True)

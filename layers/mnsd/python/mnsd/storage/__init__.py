@@ -54,7 +54,7 @@ class MessageStore(Protocol):
 
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
         """Claim candidates in their order until `count` are owned (as `claim` each); the claimed ones. (An engine
-        may take the rest in random order once a claim was lost to another consumer working down the same list.)"""
+        may skip the rest of a partition's candidates once a claim there was lost to another consumer.)"""
         ...
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:

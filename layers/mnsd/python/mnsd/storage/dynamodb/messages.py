@@ -3,8 +3,10 @@
 The layout is `mnsd.storage.dynamodb.layout`. A queue's messages spread over its stripes (partitions):
 a send writes each message to the stripe its id names; a receive queries the ready index
 (`pk = stripe AND v <= now`, a small page, starting at a random stripe and moving on while it has too
-few) and sorts the page by priority, then position (priority is best effort: within what it read). So a
-receive never reads a lease it cannot take (in flight or delayed: `v > now`); an expired lease it meets
+few; on a stripe deeper than a page, mostly from a random point down, so concurrent consumers read
+different pages: `_window`) and sorts the page by priority, then position (priority is best effort: within
+what it read). A consumer that loses a claim leaves the rest of that page to the winner. So a receive never
+reads a lease it cannot take (in flight or delayed: `v > now`); an expired lease it meets
 (retention over, TTL not yet done) it deletes, so each is read about once. A claim is a conditional
 UpdateItem of the lease (`version` as observed, visible and unexpired), so two consumers can never own one
 message; the index is eventually consistent on AWS, and a stale candidate just fails its claim. Nothing
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -51,6 +54,10 @@ _NEXT_VISIBLE_STRIPES = 4
 # Index items a count reads per state range, shared by the stripes (each reads at least the minimum).
 COUNT_ITEMS = 1000
 MIN_COUNT_ITEMS = 64
+# Receives read a stripe at its head in this share of reads, from its newest ready lease down in as many, and
+# from a random point between in the rest, once it holds more than a page (`DynamoMessageStore._window`).
+_HEAD_SHARE = 0.125
+_SPANS = 10_000  # stripes whose span of ready `v` a container remembers
 THROTTLES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 
 
@@ -58,11 +65,22 @@ def throttled(exc: ClientError) -> bool:
     return exc.response.get("Error", {}).get("Code") in THROTTLES
 
 
+@dataclass
+class _Span:
+    """What a container saw of the ready leases of one stripe: `v` of the oldest and of the newest, and whether
+    the last read from its head left more unread (a stripe deeper than a page)."""
+
+    low: int
+    high: int
+    deep: bool
+
+
 class DynamoMessageStore:
     def __init__(self, client: Any, table: str, pressure: Pressure | None = None) -> None:
         self.client = client
         self.table = table
         self.pressure = pressure or Pressure()
+        self._spans: dict[str, _Span] = {}
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -121,21 +139,23 @@ class DynamoMessageStore:
         return claimed[0] if claimed else None
 
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """Claim candidates in their order until `count` are owned; once a claim is lost to another consumer
-        (who works down the same page in the same order), the rest in random order."""
+        """Claim candidates in their order until `count` are owned. A lost claim means another consumer works
+        the same page of that stripe: the rest of that stripe's candidates are left to it (the receive returns
+        what it has, or reads again), so consumers that meet on one page lose about one claim, not one each."""
         claimed: list[Message] = []
         lost: dict[str, int] = {}
-        pending = list(reversed(candidates))
-        while pending and len(claimed) < count:
-            candidate = pending.pop()
-            if candidate.state_at(now_ms) is not MessageState.ACTIVE:
+        left: set[str] = set()  # stripes (partitions) where a claim was lost
+        for candidate in candidates:
+            if len(claimed) >= count:
+                break
+            if partition_of(candidate.ref) in left or candidate.state_at(now_ms) is not MessageState.ACTIVE:
                 continue
             outcome = self._claim(candidate, now_ms, visible_at)
             if isinstance(outcome, Message):
                 claimed.append(outcome)
             elif outcome is None:
                 lost[candidate.queue_id] = lost.get(candidate.queue_id, 0) + 1
-                random.shuffle(pending)
+                left.add(partition_of(candidate.ref))
         for queue_id in {m.queue_id for m in candidates}:
             won = sum(1 for m in claimed if m.queue_id == queue_id)
             self.pressure.claims(queue_id, won, lost.get(queue_id, 0))
@@ -205,14 +225,36 @@ class DynamoMessageStore:
         )
         return list(response["Items"]), response.get("LastEvaluatedKey")
 
-    def _ready_in(self, partition: str, now_ms: int, wanted: int) -> list[Message]:
-        """Up to `wanted` Active leases at the head of one stripe; expired ones met on the way are deleted."""
+    def _ready_in(self, partition: str, now_ms: int, wanted: int, enough: int) -> list[Message]:
+        """Up to `wanted` Active leases of one stripe: at its head, or (`_window`) older than a random point of
+        the span of `v` this container saw there; expired ones met on the way are deleted."""
+        below = self._window(partition, now_ms)
+        if below is not None:
+            ready, _, more = self._read_ready(partition, now_ms, wanted, below)
+            if more or len(ready) >= enough:  # (else it met the head with too few: the head has more)
+                self._saw(partition, ready, None, None)
+                return ready
+        ready, head, more = self._read_ready(partition, now_ms, wanted, None)
+        self._saw(partition, ready, head, more)
+        return ready
+
+    def _read_ready(
+        self, partition: str, now_ms: int, wanted: int, below: int | None
+    ) -> tuple[list[Message], int | None, bool]:
+        """Active leases from the head (`below` None) or downwards from `v <= below`; the oldest `v` read (from
+        the head: the stripe's head) and whether more were left unread."""
         ready: list[Message] = []
         start = None
+        oldest: int | None = None
+        bound = now_ms if below is None else min(below, now_ms)
         for _ in range(_EXPIRED_PAGES):
-            items, start = self._index_page(partition, "v <= :now", {":now": {"N": str(now_ms)}}, wanted, start)
+            items, start = self._index_page(
+                partition, "v <= :now", {":now": {"N": str(bound)}}, wanted, start, forward=below is None
+            )
             expired = 0
             for item in items:
+                v = int(item["v"]["N"])
+                oldest = v if oldest is None else min(oldest, v)
                 if state_of(item, now_ms) is MessageState.ACTIVE:
                     ready.append(candidate_of(item))
                 else:
@@ -220,7 +262,39 @@ class DynamoMessageStore:
                     expired += 1
             if not expired or start is None or len(ready) >= wanted:
                 break
-        return ready
+        return ready, oldest, start is not None
+
+    def _window(self, partition: str, now_ms: int) -> int | None:
+        """Where this receive reads a stripe from: None for its head; else a point of the span of ready `v` seen
+        there, the newest (`now`) in `_HEAD_SHARE` of the reads. Consumers of a stripe deeper than a page then
+        read different pages instead of all racing for the same head, and the head is still read often."""
+        span = self._spans.get(partition)
+        if span is None or not span.deep:
+            return None
+        draw = random.random()
+        if draw < _HEAD_SHARE:
+            return None
+        if draw < 2 * _HEAD_SHARE:
+            return now_ms
+        return random.randint(span.low, max(span.low, span.high))
+
+    def _saw(self, partition: str, ready: list[Message], head: int | None, deep: bool | None) -> None:
+        """Remember the span of ready `v` read in a stripe (`head`: its oldest, when the read reached it; `deep`:
+        whether a read from the head left more unread, None if the read did not start there)."""
+        if not ready:
+            self._spans.pop(partition, None)
+            return
+        newest = max(m.visible_at for m in ready)
+        span = self._spans.get(partition)
+        if span is None:
+            if len(self._spans) >= _SPANS:
+                self._spans.clear()
+            span = self._spans[partition] = _Span(newest if head is None else head, newest, bool(deep))
+        if head is not None:  # (a hint only: a read from a point below the head falls back to the head)
+            span.low = head
+        if deep is not None:
+            span.deep = deep
+        span.high = max(span.high, newest)
 
     def _next_visible(self, partition: str, now_ms: int) -> int | None:
         items, _ = self._index_page(partition, "v > :now", {":now": {"N": str(now_ms)}}, 1)
@@ -234,7 +308,7 @@ class DynamoMessageStore:
         first = random.randrange(stripes)
         order = [stripe_partition(queue_id, (first + i) % stripes) for i in range(stripes)]
         for partition in order:
-            ready += self._ready_in(partition, now_ms, wanted - len(ready))
+            ready += self._ready_in(partition, now_ms, wanted - len(ready), (enough or wanted) - len(ready))
             if len(ready) >= (enough or wanted):
                 break
         next_visible: int | None = None
