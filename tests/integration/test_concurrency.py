@@ -189,7 +189,7 @@ def test_64_consumers_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
 
 
 # Batches of 16: a backlog of 2,560 holds more than two receives' worth per consumer (2,048), so the hot phase is
-# measured over some 1,000 deliveries (at 1,024 messages were one receive each: all of it a race for the last few).
+# measured over some 1,000 deliveries (1,024 messages were one receive per consumer: a race for the last few).
 @pytest.mark.slow
 def test_64_consumers_batched_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
     _, (failed, delivered), report = run(
