@@ -123,12 +123,25 @@ def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: 
     )
 
 
+def seeded_ids(rng: random.Random) -> None:
+    """Message and queue ids from a seeded generator instead of `secrets`, so that a run (the stripes its
+    messages land in) can be repeated exactly."""
+    from mnsd import queue_service
+
+    queue_service.secrets = types.SimpleNamespace(  # type: ignore[assignment]
+        token_hex=lambda n: rng.randbytes(n).hex(),
+        token_urlsafe=lambda n: rng.randbytes(n).hex(),
+        randbelow=rng.randrange,
+    )
+
+
 class Simulation:
     def __init__(self, rate: int, seconds: int, throttle: bool, stripes: int | None, seed: int) -> None:
         from mnsd.queue_model import MessageInput
 
         self.rng = random.Random(seed)
         random.seed(seed)
+        seeded_ids(random.Random(seed))
         self.clock = SimulatedClock()
         self.client = FakeDynamoDB(now=self.clock.now, throttle=throttle)
         self.services = make_services(self.client, self.clock, stripes)
