@@ -38,7 +38,7 @@ from botocore.exceptions import ClientError
 from bench import _common  # noqa: F401  (import paths)
 from bench import dynamo_expressions as ex
 from bench.recording import Call
-from mnsd.storage.capacity import item_size, read_units, write_units
+from mnsd.storage.capacity import item_size, read_units, value_size, write_units
 
 Item = ex.Item
 Partition = tuple[str, str, Any]  # (table, index name or "", partition key value)
@@ -62,10 +62,26 @@ class _Stored(dict[str, ex.Value]):
 
     __slots__ = ("size", "entries")
 
-    def __init__(self, item: Item) -> None:
+    def __init__(self, item: Item, base: _Stored | None = None) -> None:
+        """`base`: the item `item` was made from by an update, sharing the values it left alone."""
         super().__init__(item)
-        self.size = item_size(item)
+        self.size = item_size(item) if base is None else _size_from(item, base)
         self.entries: dict[str, tuple[Any, Any, Item] | None] = {}  # its entry in each index, once computed
+
+
+def _size_from(item: Item, base: _Stored) -> int:
+    """`item_size(item)`, from the size of `base` and the attributes that differ from it."""
+    size = base.size
+    for name, value in item.items():
+        old = base.get(name)
+        if old is None:
+            size += len(name.encode()) + value_size(value)
+        elif old is not value:
+            size += value_size(value) - value_size(old)
+    for name, old in base.items():
+        if name not in item:
+            size -= len(name.encode()) + value_size(old)
+    return size
 
 
 def _size(item: Item) -> int:
@@ -149,6 +165,7 @@ class _Index:
     range: str | None
     projection: str = "ALL"  # ALL, KEYS_ONLY, INCLUDE
     include: frozenset[str] = frozenset()
+    projected: frozenset[str] = frozenset()  # the attributes an entry keeps (INCLUDE, KEYS_ONLY), set by the table
     keys: dict[Any, list[Any]] = field(default_factory=dict)  # partition value -> sorted entry keys
     entries: dict[tuple[Any, Any], Item] = field(default_factory=dict)  # (partition, entry key) -> item
 
@@ -275,6 +292,8 @@ class FakeDynamoDB:
             projection.get("ProjectionType", "ALL"),
             frozenset(projection.get("NonKeyAttributes", [])),
         )
+        keys = {table.base.hash, index.hash} | {n for n in (table.base.range, index.range) if n}
+        index.projected = frozenset(keys | (index.include if index.projection == "INCLUDE" else set()))
         table.indexes[index.name] = index
         for item in table.items.values():
             entry = self._index_entry(table, index, item)
@@ -337,9 +356,7 @@ class FakeDynamoDB:
         if index.projection == "ALL":
             projected: Item = item
         else:
-            names = {table.base.hash, index.hash} | {n for n in (table.base.range, index.range) if n}
-            if index.projection == "INCLUDE":
-                names |= index.include
+            names = index.projected
             projected = _Stored({n: v for n, v in item.items() if n in names})
         sort = ex.scalar(range_value)[1] if range_value is not None else None
         return ex.scalar(hash_value)[1], (sort, base_hash, base_range), projected
@@ -519,7 +536,8 @@ class FakeDynamoDB:
             start = before if before is not None else ex.copy_item(kwargs["Key"])
             if compiled is None:
                 return ex.copy_item(start)
-            return _guard(ex.apply_update, compiled, start, context)
+            after = _guard(ex.apply_update, compiled, start, context)
+            return _Stored(after, before) if isinstance(before, _Stored) else after
 
         return self._conditional_write("UpdateItem", {**kwargs, "_update": compiled}, table, key, make_after)
 

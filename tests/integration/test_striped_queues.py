@@ -317,7 +317,8 @@ def test_counts_of_a_large_queue_read_a_bounded_sample(make, dynamodb, clock, st
     monkeypatch.setattr(messages, "COUNT_ITEMS", 100)
     monkeypatch.setattr(messages, "MIN_COUNT_ITEMS", 16)
     make()
-    service = container(dynamodb, clock, queue_stripes=stripes)
+    # (filled at 8,000 messages/s, a rate that would grow the queue: its stripe count held for the sample's bound)
+    service = container(dynamodb, clock, queue_stripes=stripes, max_queue_stripes=stripes)
     service.create_queue(ACCOUNT, "q")
     fill(service, clock, 100)  # 1,600 Active messages
     fill(service, clock, 40, delay=600)  # 640 Delayed
@@ -335,7 +336,7 @@ def test_counts_of_a_large_queue_read_a_bounded_sample(make, dynamodb, clock, st
 
 def test_a_receive_reads_no_lease_in_flight(make, dynamodb, clock):
     make()
-    service = container(dynamodb, clock)
+    service = container(dynamodb, clock, max_queue_stripes=1)  # (one stripe, whatever the fill's rate)
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="600"))
     fill(service, clock, 10)
     assert len(receive_all(service, rounds=30)) == 160  # all in flight
