@@ -412,3 +412,25 @@ def test_the_queue_record_is_read_once_per_bound(make, dynamodb, clock):
     clock.advance(5)
     send(service, ["x"])
     assert counted == [service.settings.meta_table]
+
+
+def test_a_burst_grows_the_queue_before_any_send_is_refused(clock):
+    """On the DynamoDB double, which refuses a partition's requests past 1,000 WCU in a second, as DynamoDB
+    does without burst capacity: a queue that starts at 5,000 messages/s grows with the rate it sees."""
+    from bench.fake_dynamodb import FakeDynamoDB
+    from local_runtime.tables import create_tables
+
+    double = FakeDynamoDB(now=clock.now, throttle=True)
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
+    create_tables(double, settings)
+    service = build_services(settings, dynamodb=double, clock=clock).queues
+    service.create_queue(ACCOUNT, "q")
+    body = "x" * 700  # a lease of about 1 KB: one write unit per message and partition
+    for _ in range(40):  # 2 s: 250 messages every 50 ms, in batches of 16
+        for count in [16] * 15 + [10]:
+            send(service, [body] * count)  # (fails on the first message not stored)
+        clock.advance(0.05)
+    assert not double.usage.throttled  # not one request refused
+    assert service.get_queue(ACCOUNT, "q").stripes == 64
+    second = int(clock.now()) - 1
+    assert max(w for w, _ in double.usage.per_second[second].values()) < 500
