@@ -99,7 +99,7 @@ class _Count:
             self.started += spans * self.span
             elapsed -= spans * self.span
         self.current += count
-        return self.current + self.previous * max(0.0, 1 - elapsed / self.span)
+        return self.current + self.previous * min(1.0, max(0.0, 1 - elapsed / self.span))
 
 
 def stripes_for(rate: float, budget: int = STRIPE_BUDGET) -> int:
