@@ -85,6 +85,7 @@ class Run:
     errors: Counter[str] = field(default_factory=Counter)
     requests: Counter[str] = field(default_factory=Counter)
     wall: float = 0.0
+    cpu: float = 0.0
     final_stripes: int = 0
 
     def peak(self, start: int = 0) -> tuple[float, float]:
@@ -123,12 +124,25 @@ def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: 
     )
 
 
+def seeded_ids(rng: random.Random) -> None:
+    """Message and queue ids from a seeded generator instead of `secrets`, so that a run (the stripes its
+    messages land in) can be repeated exactly."""
+    from mnsd import queue_service
+
+    queue_service.secrets = types.SimpleNamespace(  # type: ignore[assignment]
+        token_hex=lambda n: rng.randbytes(n).hex(),
+        token_urlsafe=lambda n: rng.randbytes(n).hex(),
+        randbelow=rng.randrange,
+    )
+
+
 class Simulation:
     def __init__(self, rate: int, seconds: int, throttle: bool, stripes: int | None, seed: int) -> None:
         from mnsd.queue_model import MessageInput
 
         self.rng = random.Random(seed)
         random.seed(seed)
+        seeded_ids(random.Random(seed))
         self.clock = SimulatedClock()
         self.client = FakeDynamoDB(now=self.clock.now, throttle=throttle)
         self.services = make_services(self.client, self.clock, stripes)
@@ -206,7 +220,7 @@ class Simulation:
         self.delete_due()
 
     def simulate(self, quiet: bool) -> Run:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         table = self.services.settings.message_table
         ticks_per_second = round(1 / TICK)
         for second in range(self.run.seconds + DRAIN_SECONDS):
@@ -234,6 +248,7 @@ class Simulation:
             if not self.due and second >= self.run.seconds and self.unreceived <= 0:
                 break
         self.run.wall = time.perf_counter() - started
+        self.run.cpu = time.process_time() - cpu_started
         self.run.final_stripes = getattr(self.queues.get_queue(ACCOUNT, QUEUE), "stripes", 1)
         return self.run
 
@@ -265,7 +280,7 @@ def summary(run: Run) -> list[str]:
     met = "met" if within and throttled_steady == 0 and run.failed_sends == 0 else "NOT met"
     lines = [
         f"rate {run.rate} lifecycles/s for {run.seconds} simulated s (+ drain), throttling "
-        f"{'modelled' if run.throttle else 'off'}; {run.wall:.1f} s of wall time",
+        f"{'modelled' if run.throttle else 'off'}; {run.wall:.1f} s of wall time ({run.cpu:.1f} s of CPU)",
         f"  sent {run.sent}, received {run.received}, deleted {run.deleted}, failed sends {run.failed_sends}",
         f"  stripes at the end: {run.final_stripes}",
         f"  peak hottest partition: {w:.0f} WCU/s, {r:.1f} RCU/s (targets {TARGET_WCU} / {TARGET_RCU}: {met})",

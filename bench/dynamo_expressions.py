@@ -575,7 +575,11 @@ def _add(current: Value | None, operand: Value) -> Value:
 def apply_update(compiled: Update, item: Item, context: Context) -> Item:
     """The item after the update (a new dict; `item` is left as it was)."""
     computed = [(resolve(path, context), operand(item, context)) for path, operand in compiled.sets]
-    result = _copy_item(item)
+    # Top-level paths only replace whole attributes: the values left alone can be shared with `item`.
+    top_level = all(len(path) == 1 for path in compiled.removes) and all(
+        len(path) == 1 for path, _ in compiled.sets + compiled.adds + compiled.deletes
+    )
+    result = dict(item) if top_level else _copy_item(item)
     for path, value in computed:
         _set_path(result, path, _present(value))
     for path in compiled.removes:
@@ -627,6 +631,8 @@ def project(item: Item, paths: tuple[Path, ...], context: Context) -> Item:
 
 def copy_value(value: Value) -> Value:
     ((kind, inner),) = value.items()
+    if kind == "S" or kind == "N":
+        return {kind: inner}
     if kind == "M":
         return {"M": {k: copy_value(v) for k, v in inner.items()}}
     if kind == "L":

@@ -38,7 +38,7 @@ from botocore.exceptions import ClientError
 from bench import _common  # noqa: F401  (import paths)
 from bench import dynamo_expressions as ex
 from bench.recording import Call
-from mnsd.storage.capacity import item_size, read_units, write_units
+from mnsd.storage.capacity import item_size, read_units, value_size, write_units
 
 Item = ex.Item
 Partition = tuple[str, str, Any]  # (table, index name or "", partition key value)
@@ -54,6 +54,42 @@ _ERRORS = (
     "ResourceInUseException",
     "ValidationException",
 )
+
+
+class _Stored(dict[str, ex.Value]):
+    """An item (or index entry) as the double stores it, with its size computed once: stored items are never
+    changed in place (an update makes a new one), and callers only ever get copies."""
+
+    __slots__ = ("size", "entries")
+
+    def __init__(self, item: Item, base: _Stored | None = None) -> None:
+        """`base`: the item `item` was made from by an update, sharing the values it left alone."""
+        super().__init__(item)
+        self.size = item_size(item) if base is None else _size_from(item, base)
+        self.entries: dict[str, tuple[Any, Any, Item] | None] = {}  # its entry in each index, once computed
+
+
+def _size_from(item: Item, base: _Stored) -> int:
+    """`item_size(item)`, from the size of `base` and the attributes that differ from it."""
+    size = base.size
+    for name, value in item.items():
+        old = base.get(name)
+        if old is None:
+            size += len(name.encode()) + value_size(value)
+        elif old is not value:
+            size += value_size(value) - value_size(old)
+    for name, old in base.items():
+        if name not in item:
+            size -= len(name.encode()) + value_size(old)
+    return size
+
+
+def _size(item: Item) -> int:
+    return item.size if isinstance(item, _Stored) else item_size(item)
+
+
+def _stored(item: Item) -> _Stored:
+    return item if isinstance(item, _Stored) else _Stored(item)
 
 
 class _Exceptions:
@@ -129,6 +165,7 @@ class _Index:
     range: str | None
     projection: str = "ALL"  # ALL, KEYS_ONLY, INCLUDE
     include: frozenset[str] = frozenset()
+    projected: frozenset[str] = frozenset()  # the attributes an entry keeps (INCLUDE, KEYS_ONLY), set by the table
     keys: dict[Any, list[Any]] = field(default_factory=dict)  # partition value -> sorted entry keys
     entries: dict[tuple[Any, Any], Item] = field(default_factory=dict)  # (partition, entry key) -> item
 
@@ -140,7 +177,7 @@ class _Table:
         hash_key, range_key = _schema(key_schema)
         self.base = _Index("", hash_key, range_key)
         self.indexes: dict[str, _Index] = {}
-        self.items: dict[tuple[Any, Any], Item] = {}
+        self.items: dict[tuple[Any, Any], _Stored] = {}
         self.description: dict[str, Any] = {}
 
     def key_of(self, item: Item) -> tuple[Any, Any]:
@@ -200,8 +237,8 @@ class _Write:
 
     table: _Table
     key: tuple[Any, Any]
-    before: Item | None
-    after: Item | None
+    before: _Stored | None
+    after: _Stored | None
     wcu: float
     index_loads: list[tuple[Partition, float]]
     index_changes: list[tuple[_Index, Any, Any, Item | None]]  # (index, old entry, new entry, projected)
@@ -255,6 +292,8 @@ class FakeDynamoDB:
             projection.get("ProjectionType", "ALL"),
             frozenset(projection.get("NonKeyAttributes", [])),
         )
+        keys = {table.base.hash, index.hash} | {n for n in (table.base.range, index.range) if n}
+        index.projected = frozenset(keys | (index.include if index.projection == "INCLUDE" else set()))
         table.indexes[index.name] = index
         for item in table.items.values():
             entry = self._index_entry(table, index, item)
@@ -302,18 +341,23 @@ class FakeDynamoDB:
 
     def _index_entry(self, table: _Table, index: _Index, item: Item) -> tuple[Any, Any, Item] | None:
         """(partition value, entry key, projected item) of `item` in `index`, None if the index skips it."""
+        if not isinstance(item, _Stored):
+            return self._new_index_entry(table, index, item)
+        if index.name not in item.entries:
+            item.entries[index.name] = self._new_index_entry(table, index, item)
+        return item.entries[index.name]
+
+    def _new_index_entry(self, table: _Table, index: _Index, item: Item) -> tuple[Any, Any, Item] | None:
         hash_value = item.get(index.hash)
         range_value = item.get(index.range) if index.range else None
         if hash_value is None or (index.range and range_value is None):
             return None
         base_hash, base_range = table.key_of(item)
         if index.projection == "ALL":
-            projected = item
+            projected: Item = item
         else:
-            names = {table.base.hash, index.hash} | {n for n in (table.base.range, index.range) if n}
-            if index.projection == "INCLUDE":
-                names |= index.include
-            projected = {n: v for n, v in item.items() if n in names}
+            names = index.projected
+            projected = _Stored({n: v for n, v in item.items() if n in names})
         sort = ex.scalar(range_value)[1] if range_value is not None else None
         return ex.scalar(hash_value)[1], (sort, base_hash, base_range), projected
 
@@ -341,7 +385,9 @@ class FakeDynamoDB:
 
     def _plan(self, table: _Table, key: tuple[Any, Any], after: Item | None) -> _Write:
         before = table.items.get(key)
-        size = max(item_size(before) if before else 0, item_size(after) if after else 0)
+        if after is not None:
+            after = _stored(after)
+        size = max(before.size if before else 0, after.size if after else 0)
         loads: list[tuple[Partition, float]] = []
         changes: list[tuple[_Index, Any, Any, Item | None]] = []
         for index in table.indexes.values():
@@ -351,9 +397,9 @@ class FakeDynamoDB:
                 continue
             moved = old is not None and new is not None and (old[0], old[1]) != (new[0], new[1])
             if old is not None and (new is None or moved):
-                loads.append(((table.name, index.name, old[0]), write_units(item_size(old[2]))))
+                loads.append(((table.name, index.name, old[0]), write_units(_size(old[2]))))
             if new is not None and (old is None or moved or old[2] != new[2]):
-                loads.append(((table.name, index.name, new[0]), write_units(item_size(new[2]))))
+                loads.append(((table.name, index.name, new[0]), write_units(_size(new[2]))))
             changes.append((index, old, new, None))
         return _Write(table, key, before, after, write_units(size), loads, changes)
 
@@ -451,6 +497,8 @@ class FakeDynamoDB:
         context = _context(kwargs)
         compiled_condition = _compile_condition(kwargs)
         _check_placeholders(kwargs, [compiled_condition, kwargs.get("_update")])
+        if self._over((table.name, "", key[0]), 1, 0):  # (the base partition is checked first in any case)
+            raise self._throttled(op, table.name)
         before = table.items.get(key)
         planned_failure = compiled_condition is not None and not compiled_condition.run(before or {}, context)
         after = None if planned_failure else make_after(before)
@@ -488,7 +536,8 @@ class FakeDynamoDB:
             start = before if before is not None else ex.copy_item(kwargs["Key"])
             if compiled is None:
                 return ex.copy_item(start)
-            return _guard(ex.apply_update, compiled, start, context)
+            after = _guard(ex.apply_update, compiled, start, context)
+            return _Stored(after, before) if isinstance(before, _Stored) else after
 
         return self._conditional_write("UpdateItem", {**kwargs, "_update": compiled}, table, key, make_after)
 
@@ -507,7 +556,7 @@ class FakeDynamoDB:
             table = self._table(name, "BatchWriteItem")
             for request in requests:
                 if "PutRequest" in request:
-                    item = ex.copy_item(request["PutRequest"]["Item"])
+                    item = request["PutRequest"]["Item"]
                     key, after = table.key_of(item), item
                 else:
                     key, after = table.check_key(request["DeleteRequest"]["Key"]), None
@@ -519,7 +568,10 @@ class FakeDynamoDB:
         charges: list[tuple[Partition, float, float]] = []
         done = 0
         for name, request, table, key, after in writes:
-            write = self._plan(table, key, after)
+            if self._over((table.name, "", key[0]), 1, 0):
+                unprocessed.setdefault(name, []).append(request)
+                continue
+            write = self._plan(table, key, None if after is None else ex.copy_item(after))
             if self._write_throttled(write):
                 unprocessed.setdefault(name, []).append(request)
                 continue
@@ -599,7 +651,7 @@ class FakeDynamoDB:
         key = table.check_key(kwargs["Key"])
         consistent = bool(kwargs.get("ConsistentRead"))
         item = table.items.get(key)
-        size = item_size(item) if item else 0
+        size = item.size if item else 0
         partition = (table.name, "", key[0])
         units = read_units(size, consistent)
         if self._over(partition, 0, units):
@@ -620,7 +672,7 @@ class FakeDynamoDB:
                 key = table.check_key(key_item)
                 item = table.items.get(key)
                 if item is not None:
-                    charges.append(((name, "", key[0]), 0.0, read_units(item_size(item), consistent)))
+                    charges.append(((name, "", key[0]), 0.0, read_units(item.size, consistent)))
                     found.append(_projected(item, spec))
         table_name = next(iter(kwargs["RequestItems"]), "")
         self._record("BatchGetItem", table_name, charges, read=len(charges))
@@ -656,7 +708,7 @@ class FakeDynamoDB:
         stopped = False
         for entry in self._range(index, hash_value, low, high, prefix, forward, start):
             item = index.entries[(hash_value, entry)] if index_name else table.items[(hash_value, entry)]
-            size = item_size(item)
+            size = _size(item)
             if evaluated and total + size > PAGE_BYTES:
                 stopped = True
                 break

@@ -317,7 +317,8 @@ def test_counts_of_a_large_queue_read_a_bounded_sample(make, dynamodb, clock, st
     monkeypatch.setattr(messages, "COUNT_ITEMS", 100)
     monkeypatch.setattr(messages, "MIN_COUNT_ITEMS", 16)
     make()
-    service = container(dynamodb, clock, queue_stripes=stripes)
+    # (filled at 8,000 messages/s, a rate that would grow the queue: its stripe count held for the sample's bound)
+    service = container(dynamodb, clock, queue_stripes=stripes, max_queue_stripes=stripes)
     service.create_queue(ACCOUNT, "q")
     fill(service, clock, 100)  # 1,600 Active messages
     fill(service, clock, 40, delay=600)  # 640 Delayed
@@ -335,7 +336,7 @@ def test_counts_of_a_large_queue_read_a_bounded_sample(make, dynamodb, clock, st
 
 def test_a_receive_reads_no_lease_in_flight(make, dynamodb, clock):
     make()
-    service = container(dynamodb, clock)
+    service = container(dynamodb, clock, max_queue_stripes=1)  # (one stripe, whatever the fill's rate)
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="600"))
     fill(service, clock, 10)
     assert len(receive_all(service, rounds=30)) == 160  # all in flight
@@ -449,3 +450,25 @@ def test_dead_letters_redrive_and_rewind_on_striped_queues(make, dynamodb, clock
         service.delete(ACCOUNT, "kept", got.receipt_handle)
     service.set_queue_attributes(ACCOUNT, "kept", QueueAttributeChanges(rewind_period="0"))
     assert not any(layout.queue_id_of(k) == kept.queue_id for k in partitions(dynamodb, service))
+
+
+def test_a_burst_grows_the_queue_before_any_send_is_refused(clock):
+    """On the DynamoDB double, which refuses a partition's requests past 1,000 WCU in a second, as DynamoDB
+    does without burst capacity: a queue that starts at 5,000 messages/s grows with the rate it sees."""
+    from bench.fake_dynamodb import FakeDynamoDB
+    from local_runtime.tables import create_tables
+
+    double = FakeDynamoDB(now=clock.now, throttle=True)
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
+    create_tables(double, settings)
+    service = build_services(settings, dynamodb=double, clock=clock).queues
+    service.create_queue(ACCOUNT, "q")
+    body = "x" * 700  # a lease of about 1 KB: one write unit per message and partition
+    for _ in range(40):  # 2 s: 250 messages every 50 ms, in batches of 16
+        for count in [16] * 15 + [10]:
+            send(service, [body] * count)  # (fails on the first message not stored)
+        clock.advance(0.05)
+    assert not double.usage.throttled  # not one request refused
+    assert service.get_queue(ACCOUNT, "q").stripes == 64
+    second = int(clock.now()) - 1
+    assert max(w for w, _ in double.usage.per_second[second].values()) < 500

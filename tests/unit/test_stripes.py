@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from mnsd.queue_model import MessageRef, stripe_of
 from mnsd.storage.dynamodb.layout import partition_of, queue_id_of, stripe_partition
-from mnsd.stripes import COOLDOWN_SECONDS, MIN_ATTEMPTS, WINDOW_SECONDS, Pressure, StripeGrowth
+from mnsd.stripes import (
+    COOLDOWN_SECONDS,
+    MIN_ATTEMPTS,
+    STRIPE_BUDGET,
+    WINDOW_SECONDS,
+    Pressure,
+    StripeGrowth,
+    stripes_for,
+)
 
 
 class Clock:
@@ -81,3 +89,71 @@ def test_claims_lost_racing_for_a_thin_queue_do_not_grow_it():
     assert growth.wanted("q", 1, scarce=True) is None
     pressure.claims("q", won=0, lost=MIN_ATTEMPTS)
     assert growth.wanted("q", 1) == 2
+
+
+def send_steadily(growth: StripeGrowth, clock: Clock, rate: int, seconds: float, batch: int, stripes: int) -> int:
+    """Send `rate` messages/s in batches of `batch` for `seconds`, applying what the rule asks; the stripes at the end."""
+    interval = batch / rate
+    for _ in range(round(seconds / interval)):
+        wanted = growth.wanted("q", stripes, sent=batch)
+        stripes = wanted or stripes
+        clock.sleep(interval)
+    return stripes
+
+
+def test_stripes_for_a_rate_are_the_next_power_of_two_of_the_rate_over_the_budget():
+    assert STRIPE_BUDGET == 120
+    assert [stripes_for(r) for r in (0, 100, 120, 121, 240, 241, 1000, 10000)] == [1, 1, 1, 2, 2, 4, 16, 128]
+
+
+def test_a_quiet_queue_keeps_one_stripe():
+    for batch in (1, 5, 16):  # 100 messages/s one by one, 5 every 50 ms, 16 every 160 ms
+        clock = Clock()
+        growth = StripeGrowth(Pressure(), clock, max_stripes=128)
+        assert send_steadily(growth, clock, rate=100, seconds=60, batch=batch, stripes=1) == 1
+
+
+def test_a_steady_rate_asks_for_its_stripes_within_a_second():
+    clock = Clock()
+    growth = StripeGrowth(Pressure(), clock, max_stripes=128)
+    # 400 messages/s one at a time (no burst): 4 stripes once the last second holds more than 1.25 x 120
+    asked: list[tuple[float, int]] = []
+    stripes = 1
+    for _ in range(400):
+        wanted = growth.wanted("q", stripes, sent=1)
+        if wanted:
+            asked.append((round(clock.now() - 1000.0, 3), wanted))
+            stripes = wanted
+        clock.sleep(1 / 400)
+    assert [s for _, s in asked] == [2, 4]  # 151 in the last second: 2; 241: 4
+    assert asked[-1][0] < 1.0
+    assert send_steadily(growth, clock, rate=400, seconds=30, batch=1, stripes=stripes) == 4  # and no more
+
+
+def test_a_burst_asks_for_the_stripes_of_its_rate_at_once():
+    clock = Clock()
+    growth = StripeGrowth(Pressure(), clock, max_stripes=128)
+    stripes, batches = 1, 0
+    while stripes == 1 and batches < 31:  # 10,000 messages/s: 500 every 50 ms, in batches of 16 at one instant
+        stripes = growth.wanted("q", stripes, sent=16) or stripes
+        batches += 1
+    assert batches * 16 == 128 and stripes == 16  # 128 messages in 0.1 s: 1,280/s
+    assert send_steadily(growth, clock, rate=10_000, seconds=1, batch=16, stripes=stripes) == 128
+
+
+def test_growth_by_rate_stops_at_the_limit_and_never_shrinks():
+    clock = Clock()
+    growth = StripeGrowth(Pressure(), clock, max_stripes=64)
+    assert send_steadily(growth, clock, rate=10_000, seconds=2, batch=16, stripes=1) == 64
+    assert growth.wanted("q", 64, sent=16) is None
+    clock.sleep(10)
+    assert send_steadily(growth, clock, rate=50, seconds=5, batch=1, stripes=64) == 64  # quiet again: kept
+
+
+def test_each_queue_has_its_own_rate():
+    clock = Clock()
+    growth = StripeGrowth(Pressure(), clock, max_stripes=128)
+    for _ in range(40):
+        assert growth.wanted("a", 1, sent=3) is None  # 120 messages/s on each of two queues
+        assert growth.wanted("b", 1, sent=3) is None
+        clock.sleep(0.025)

@@ -164,9 +164,9 @@ class QueueService:
     def queue_counts(self, queue: Queue) -> QueueCounts:
         return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.stripes)
 
-    def _grow(self, queue: Queue, scarce: bool = False) -> Queue:
+    def _grow(self, queue: Queue, scarce: bool = False, sent: int = 0) -> Queue:
         """The queue, with more stripes if the load this container saw asks for them (`mnsd.stripes`)."""
-        wanted = self.growth.wanted(queue.queue_id, queue.stripes, scarce)
+        wanted = self.growth.wanted(queue.queue_id, queue.stripes, scarce, sent)
         return queue if wanted is None else self.catalog.grow_stripes(queue, wanted)
 
     def delete_queue(self, account_id: str, name: str) -> None:
@@ -190,6 +190,7 @@ class QueueService:
         for message in inputs:
             if len(message.body.encode("utf-8")) > limit:
                 raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
+        queue = self._grow(queue, sent=len(inputs))  # before writing: spread at the rate including these
         now_ms = ms(self.clock.now())
         stored = [self._new_message(queue, message, now_ms) for message in inputs]
         failed = self.messages.put(stored)

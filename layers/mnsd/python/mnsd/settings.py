@@ -54,9 +54,9 @@ class Settings:
     # API Gateway cuts a request at 30 s: a long poll must answer before that.
     max_poll_seconds: float = 28.0
     poll_interval_ms: int = 500
-    # Partitions a new queue's messages spread over, and the most a busy queue grows to (doubling).
+    # Partitions a new queue's messages spread over, and the most a busy queue grows to (`mnsd.stripes`).
     queue_stripes: int = 1
-    max_queue_stripes: int = 64
+    max_queue_stripes: int = 128
     # How long a container trusts the queue records it read (its own writes update them at once): a queue
     # created, changed or deleted elsewhere is seen here at most this late.
     meta_cache_seconds: float = 5.0

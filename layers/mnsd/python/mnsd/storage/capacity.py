@@ -13,15 +13,23 @@ from typing import Any
 KB = 1024
 
 
+def _text_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _number_size(text: str) -> int:
+    digits = text.lstrip("-").replace(".", "").strip("0") or "0"
+    return (len(digits) + 1) // 2 + 1
+
+
 def value_size(value: dict[str, Any]) -> int:
     ((kind, inner),) = value.items()
     if kind == "S":
-        return len(inner.encode("utf-8"))
+        return _text_size(inner)
     if kind == "B":
         return len(inner)
     if kind == "N":
-        digits = inner.lstrip("-").replace(".", "").strip("0") or "0"
-        return math.ceil(len(digits) / 2) + 1
+        return _number_size(inner)
     if kind in ("BOOL", "NULL"):
         return 1
     if kind in ("SS", "NS", "BS"):
@@ -34,7 +42,16 @@ def value_size(value: dict[str, Any]) -> int:
 
 
 def item_size(item: dict[str, dict[str, Any]]) -> int:
-    return sum(len(name.encode("utf-8")) + value_size(value) for name, value in item.items())
+    total = 0
+    for name, value in item.items():  # (the common scalar types inline: this runs on every write)
+        total += _text_size(name)
+        if "S" in value:
+            total += _text_size(value["S"])
+        elif "N" in value:
+            total += _number_size(value["N"])
+        else:
+            total += value_size(value)
+    return total
 
 
 def write_units(size: int) -> int:
