@@ -93,7 +93,8 @@ class Run:
         return max(r.wcu for r in rows), max(r.rcu for r in rows)
 
 
-def make_services(client: Any, clock: SimulatedClock, stripes: int | None = None) -> Any:
+def make_services(client: Any, clock: SimulatedClock, stripes: int | None = None, pinned: bool = False) -> Any:
+    """The services over `client`; a queue starts with `stripes` stripes, and keeps that count if `pinned`."""
     from local_runtime.tables import create_tables
     from mnsd.notifier import LocalNotifier
     from mnsd.services import build_services
@@ -102,6 +103,8 @@ def make_services(client: Any, clock: SimulatedClock, stripes: int | None = None
     overrides: dict[str, Any] = {"credentials": f"{ACCOUNT}:KEYID:SECRET"}
     if stripes is not None and hasattr(Settings, "queue_stripes"):
         overrides["queue_stripes"] = stripes
+        if pinned:
+            overrides["max_queue_stripes"] = stripes
     settings = Settings(**overrides)
     create_tables(client, settings)
     return build_services(settings, dynamodb=client, clock=clock, notifier=LocalNotifier())

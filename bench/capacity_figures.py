@@ -46,10 +46,10 @@ LATENCY_PER_CALL_MS = 5.0
 HANDLER_MS = 5.0
 
 
-def fresh(stripes: int | None = None) -> tuple[Any, FakeDynamoDB, SimulatedClock]:
+def fresh(stripes: int | None = None, pinned: bool = False) -> tuple[Any, FakeDynamoDB, SimulatedClock]:
     clock = SimulatedClock()
     client = FakeDynamoDB(now=clock.now, record_calls=False)
-    services = make_services(client, clock, stripes)
+    services = make_services(client, clock, stripes, pinned)
     return services, client, clock
 
 
@@ -78,11 +78,11 @@ def holding(queues: Any, name: str, held: int) -> None:
         taken += len(queues.receive(ACCOUNT, name, BATCH, 0))
 
 
-def depth(in_flight: list[int]) -> list[str]:
+def depth(in_flight: list[int], stripes: int = 1) -> list[str]:
     lines = ["in flight ahead | read units of one receive (1 message) | requests"]
     base = None
     for n in in_flight:
-        services, client, clock = fresh()
+        services, client, clock = fresh(stripes, pinned=True)
         queues = services.queues
         holding(queues, "depth", n)
         clock.t += 1
@@ -197,10 +197,10 @@ def claims(consumer_counts: list[int], messages: int, containers: bool = False) 
 # --- GetQueueAttributes -------------------------------------------------------------------------------
 
 
-def attributes(sizes: list[int]) -> list[str]:
+def attributes(sizes: list[int], stripes: int = 1) -> list[str]:
     lines = ["messages (all Active) | requests | read units | wall time on the double | counts answered"]
     for n in sizes:
-        services, client, clock = fresh()
+        services, client, clock = fresh(stripes, pinned=True)
         queues = services.queues
         queues.create_queue(ACCOUNT, "big")
         for start in range(0, n, BATCH):  # 16 messages per simulated ms: 16,000 messages/s
@@ -303,20 +303,23 @@ def main() -> None:
         "--claim-containers", action="store_true", help="claims: one container per consumer (default: one for all)"
     )
     parser.add_argument("--sizes", type=int, action="append", help="default 10000, 1000000")
+    parser.add_argument(
+        "--stripes", type=int, default=1, help="depth, attributes: the queue's stripes, held (its set-up is a burst)"
+    )
     parser.add_argument("--held", type=int, default=0, help="lifecycle, cost: messages kept in flight meanwhile")
     args = parser.parse_args()
     no_real_sleeps()
     wanted = args.figure or ["depth", "claims", "attributes", "lifecycle", "cost"]
     if "depth" in wanted:
         print("\n== read units per receive, messages in flight ahead ==", flush=True)
-        print("\n".join(depth(args.in_flight or [0, 1000, 100000])), flush=True)
+        print("\n".join(depth(args.in_flight or [0, 1000, 100000], args.stripes)), flush=True)
     if "claims" in wanted:
         print("\n== failed conditional claims per delivered message ==", flush=True)
         consumer_counts = args.consumers or [8, 32, 64]
         print("\n".join(claims(consumer_counts, args.claim_messages, args.claim_containers)), flush=True)
     if "attributes" in wanted:
         print("\n== GetQueueAttributes (counts) ==", flush=True)
-        print("\n".join(attributes(args.sizes or [10000, 1000000])), flush=True)
+        print("\n".join(attributes(args.sizes or [10000, 1000000], args.stripes)), flush=True)
     if "lifecycle" in wanted or "cost" in wanted:
         figures = lifecycle(held=args.held)
         if args.held:

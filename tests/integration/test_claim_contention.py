@@ -100,7 +100,8 @@ def contend(consumers: int, messages: int) -> tuple[int, int, float]:
     clock = SimulatedClock()
     double = FakeDynamoDB(now=clock.now)
     client = Lockstep(double, clock, 0.005 / consumers)
-    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
+    # One stripe held (a backlog sent this fast would grow the queue): the worst case, all racing on one partition.
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)
     create_tables(client, settings)
     queues = build_services(settings, dynamodb=client, clock=clock).queues
     queues.create_queue(ACCOUNT, "hot")
@@ -137,7 +138,7 @@ def test_consumers_interleaved_on_one_hot_stripe_rarely_lose_a_claim(consumers, 
 
 def queue_service(clock: SimulatedClock) -> Any:
     client = FakeDynamoDB(now=clock.now)
-    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)  # one deep stripe
     create_tables(client, settings)
     return build_services(settings, dynamodb=client, clock=clock).queues
 
