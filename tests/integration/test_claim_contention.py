@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bench.capacity import SimulatedClock
 from bench.fake_dynamodb import FakeDynamoDB
 from local_runtime.tables import create_tables
 from mnsd import errors
@@ -23,17 +24,6 @@ from mnsd.settings import Settings
 
 ACCOUNT = "1000000000000001"
 BATCH = 16
-
-
-class SimulatedClock:
-    def __init__(self) -> None:
-        self.t = 1_700_000_000.0
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += max(0.0, seconds)
 
 
 class Lockstep:
