@@ -364,13 +364,9 @@ class DynamoMessageStore:
             found[state_of(item, now_ms)] += 1
         if not tail:
             return found
-        v = [int(i["v"]["N"]) for i in (head[0], head[-1], tail[-1], tail[0])]  # ascending: head, then tail
-        gap = v[2] - v[1]
-        if gap <= 0:  # the two pages meet (or the leases between share their time): nothing to add
-            return found
-        density = (len(head) - 1 + len(tail) - 1) / max(1, (v[1] - v[0]) + (v[3] - v[2]))
+        unread = _between(sorted(int(i["v"]["N"]) for i in head), sorted(int(i["v"]["N"]) for i in tail))
         read = len(head) + len(tail)
-        return {state: n * (1 + density * gap / read) for state, n in found.items()}
+        return {state: n * (1 + unread / read) for state, n in found.items()}
 
     def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
         """Active / Inactive / Delayed messages: exact up to `2 x COUNT_ITEMS` leases per state range (Active
@@ -401,6 +397,24 @@ class DynamoMessageStore:
 
     def drop_kept(self, queue_id: str, now_ms: int, stripes: int = 1) -> int:
         return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, stripes))
+
+
+def _between(head: list[int], tail: list[int]) -> float:
+    """The leases not read between a range's first page (`v` of its leases, ascending) and its last, estimated
+    from the density of both pages. Leases may share a `v` (a batch sent in one millisecond), and a page may end
+    inside such a group: each page's density counts only the leases strictly inside its span, and the closed
+    span between the pages holds one group more than its length times the density (the average group size)."""
+    low, high = head[-1], tail[0]
+    if high <= low:  # the two pages meet: nothing between
+        return 0.0
+    inside = sum(1 for v in head if v < low) + sum(1 for v in tail if v > high)
+    span = (low - head[0]) + (tail[-1] - high)
+    if span <= 0:  # each page holds one time only: no density to go by
+        return 0.0
+    density = inside / span
+    group = (len(head) + len(tail)) / (len(set(head)) + len(set(tail)))
+    read_at_ends = sum(1 for v in head if v == low) + sum(1 for v in tail if v == high)
+    return max(0.0, density * (high - low) + group - read_at_ends)
 
 
 def _partitions(queue_id: str, stripes: int) -> list[str]:
