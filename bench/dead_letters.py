@@ -10,21 +10,11 @@ from __future__ import annotations
 import time
 
 from bench._common import md_table, write_result
+from bench.capacity import SimulatedClock
 from bench.queue_lifecycle import b64_body
 from bench.recording import Recorder, RecordingClient
 
 MESSAGES = 16  # per row
-
-
-class HandClock:
-    def __init__(self) -> None:
-        self.t = time.time()
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += max(0.0, seconds)
 
 
 def setup():
@@ -42,7 +32,7 @@ def setup():
     raw = boto3.client("dynamodb", region_name="us-east-1")
     create_tables(raw, settings)
     recorder = Recorder()
-    clock = HandClock()
+    clock = SimulatedClock(start=time.time())
     services = build_services(settings, dynamodb=RecordingClient(raw, recorder), clock=clock)
     return mock, services, recorder, clock
 
