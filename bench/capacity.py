@@ -115,7 +115,7 @@ def no_real_sleeps() -> None:
     from mnsd.storage.dynamodb import messages
 
     if hasattr(messages, "time"):
-        messages.time = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time)  # type: ignore[assignment]
+        messages.time = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time, monotonic=time.monotonic)  # type: ignore[assignment]
 
 
 def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: str) -> int:

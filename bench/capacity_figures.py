@@ -68,7 +68,9 @@ def send(queues: Any, name: str, total: int) -> None:
 
 
 def holding(queues: Any, name: str, held: int) -> None:
-    """Create a queue (visibility 12 h) holding `held` messages received and not deleted: in flight."""
+    """Create a queue (visibility 12 h) holding `held` messages received and not deleted: in flight. One receive
+    a simulated second: receives that read the leases in flight turn the queue's ready index on, and once it
+    settled (`Settings.index_settle_seconds`) build it, as on a live queue."""
     from mnsd.queue_model import QueueAttributeChanges
 
     queues.create_queue(ACCOUNT, name, QueueAttributeChanges(visibility_timeout="43200"))
@@ -76,10 +78,11 @@ def holding(queues: Any, name: str, held: int) -> None:
     taken = 0
     while taken < held:
         taken += len(queues.receive(ACCOUNT, name, BATCH, 0))
+        queues.clock.t += 1
 
 
 def depth(in_flight: list[int], stripes: int = 1) -> list[str]:
-    lines = ["in flight ahead | read units of one receive (1 message) | requests"]
+    lines = ["in flight ahead | read units of one receive (1 message) | requests | ready index"]
     base = None
     for n in in_flight:
         services, client, clock = fresh(stripes, pinned=True)
@@ -94,7 +97,10 @@ def depth(in_flight: list[int], stripes: int = 1) -> list[str]:
         assert len(got) == 1
         rcu = sum(client.usage.rcu.values())
         base = rcu if base is None else base
-        lines.append(f"{n:>15,} | {rcu:.1f} ({rcu / base:.2f}x the empty case) | {dict(client.usage.requests)}")
+        spread = queues.get_queue(ACCOUNT, "depth").spread
+        index = "read" if spread.reads_index(0) else "kept, being built" if spread.indexing else "off (quiet queue)"
+        requests = dict(client.usage.requests)
+        lines.append(f"{n:>15,} | {rcu:.1f} ({rcu / base:.2f}x the empty case) | {requests} | {index}")
     return lines
 
 

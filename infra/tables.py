@@ -48,11 +48,11 @@ class Tables(Construct):
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             **common,
         )
-        # Receives read what they can claim: the leases of a stripe by visibility time (`layout.READY_INDEX`).
+        # Receives read what they can claim: the leases of an indexing queue by visibility time (`layout.READY_INDEX`).
         self.messages.add_global_secondary_index(
             index_name=layout.READY_INDEX,
             partition_key=dynamodb.Attribute(name=layout.PARTITION_KEY, type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name=layout.VISIBLE_AT, type=dynamodb.AttributeType.NUMBER),
+            sort_key=dynamodb.Attribute(name=layout.INDEX_KEY, type=dynamodb.AttributeType.NUMBER),
             projection_type=dynamodb.ProjectionType.INCLUDE,
             non_key_attributes=list(layout.INDEX_ATTRIBUTES),
         )

@@ -13,12 +13,12 @@ from mnsd.storage.dynamodb import layout
 KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
 KEY_ATTRIBUTES = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}]
 TTL_ATTRIBUTE = layout.TTL_ATTRIBUTE
-# The message table's ready index: the leases of a stripe by visibility time (`layout.READY_INDEX`).
+# The message table's ready index: the leases of an indexing queue by visibility time (`layout.READY_INDEX`).
 READY_INDEX = {
     "IndexName": layout.READY_INDEX,
     "KeySchema": [
         {"AttributeName": layout.PARTITION_KEY, "KeyType": "HASH"},
-        {"AttributeName": layout.VISIBLE_AT, "KeyType": "RANGE"},
+        {"AttributeName": layout.INDEX_KEY, "KeyType": "RANGE"},
     ],
     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(layout.INDEX_ATTRIBUTES)},
 }
@@ -32,7 +32,7 @@ def create_tables(client: Any, settings: Settings) -> None:
         messages: dict[str, Any] = {
             "StreamSpecification": stream,
             "GlobalSecondaryIndexes": [READY_INDEX],
-            "AttributeDefinitions": [*KEY_ATTRIBUTES, {"AttributeName": layout.VISIBLE_AT, "AttributeType": "N"}],
+            "AttributeDefinitions": [*KEY_ATTRIBUTES, {"AttributeName": layout.INDEX_KEY, "AttributeType": "N"}],
         }
         client.create_table(
             TableName=name,

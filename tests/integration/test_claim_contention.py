@@ -84,7 +84,15 @@ class Lockstep:
         return call
 
 
-def contend(consumers: int, messages: int) -> tuple[int, int, float]:
+def create_indexed(queues: Any, name: str) -> None:
+    """A one-stripe queue whose ready index is on and built: what a hot queue's is once it turned it on
+    (`mnsd.stripes`) and built it over the older leases."""
+    queues.create_queue(ACCOUNT, name)
+    queue = queues.catalog.start_index(queues.get_queue(ACCOUNT, name), int(queues.clock.now() * 1000))
+    assert queues.catalog.advance_index(queue, None).spread.reads_index(0)
+
+
+def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, int, float]:
     """(failed conditional claims, messages delivered, read units) over the whole drain."""
     random.seed(12)
     clock = SimulatedClock()
@@ -94,7 +102,10 @@ def contend(consumers: int, messages: int) -> tuple[int, int, float]:
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)
     create_tables(client, settings)
     queues = build_services(settings, dynamodb=client, clock=clock).queues
-    queues.create_queue(ACCOUNT, "hot")
+    if indexed:
+        create_indexed(queues, "hot")
+    else:
+        queues.create_queue(ACCOUNT, "hot")
     for _ in range(messages // BATCH):
         queues.send(ACCOUNT, "hot", [MessageInput(body="m" * 100, delay_seconds=None, priority=8)] * BATCH)
     assert queues.get_queue(ACCOUNT, "hot").stripes == 1  # the whole backlog in one stripe
@@ -126,6 +137,14 @@ def test_consumers_interleaved_on_one_hot_stripe_rarely_lose_a_claim(consumers, 
     assert read_units / delivered < 1.0, (failed, delivered, read_units)
 
 
+@pytest.mark.parametrize(("consumers", "messages"), [(8, 1024), (64, 2048)])
+def test_consumers_on_a_quiet_queues_stripe_read_from_the_table_rarely_lose_a_claim_too(consumers, messages):
+    """Before its index is built, a backlog in a queue's first stripe is read from the table, every consumer from
+    its head: lost claims stay rare (each leaves the rest of its page to the winner), though reads cost more."""
+    failed, delivered, read_units = contend(consumers, messages, indexed=False)
+    assert failed / delivered < 0.5, (failed, delivered, read_units)
+
+
 def queue_service(clock: SimulatedClock) -> Any:
     client = FakeDynamoDB(now=clock.now)
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)  # one deep stripe
@@ -138,7 +157,7 @@ def receives_until_the_oldest(seed: int) -> int:
     random.seed(seed)
     clock = SimulatedClock()
     queues = queue_service(clock)
-    queues.create_queue(ACCOUNT, "deep")
+    create_indexed(queues, "deep")
     oldest = queues.send(ACCOUNT, "deep", [MessageInput(body="oldest", delay_seconds=None, priority=8)])
     for _ in range(250):  # 4,000 more: 250 receives of 16 drain them
         clock.t += 0.001

@@ -1,6 +1,12 @@
-"""Every storage engine behind the same fixture: the contract suite runs against each."""
+"""Every storage engine behind the same fixture: the contract suite runs against each.
+
+The DynamoDB engine reads a quiet queue from its table and an indexing one from its ready index
+(`mnsd.queue_model.Spread`): `dynamodb-fake-indexed` runs the suite on queues that keep the index.
+"""
 
 from __future__ import annotations
+
+import dataclasses
 
 import boto3
 import pytest
@@ -13,8 +19,9 @@ from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.sqlite import sqlite_storage
+from tests.storage.engines import IndexedQueues
 
-ENGINES = ["dynamodb-moto", "dynamodb-fake", "sqlite-file", "sqlite-memory"]
+ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-file", "sqlite-memory"]
 
 
 @pytest.fixture(params=ENGINES)
@@ -33,12 +40,15 @@ def storage(request, tmp_path, monkeypatch) -> Storage:
             create_tables(client, settings)
             yield dynamodb_storage(client, settings)
         return
-    if request.param == "dynamodb-fake":
+    if request.param.startswith("dynamodb-fake"):
         # The benchmarks' in-memory DynamoDB (bench/fake_dynamodb.py): the contract holds on it as on moto.
         client = SerializedClient(FakeDynamoDB())
         settings = Settings()
         create_tables(client, settings)
-        yield dynamodb_storage(client, settings)
+        storage = dynamodb_storage(client, settings)
+        if request.param.endswith("indexed"):
+            storage = dataclasses.replace(storage, messages=IndexedQueues(storage.messages))
+        yield storage
         return
     path = tmp_path / "data" if request.param == "sqlite-file" else ":memory:"
     storage = sqlite_storage(path)

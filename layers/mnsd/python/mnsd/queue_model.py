@@ -147,6 +147,41 @@ class Queue:
     # How many partitions its messages spread over (stripes 0 .. stripes - 1): sends pick one at random,
     # receives read them all. It only ever grows, so no receiver misses a stripe that holds messages.
     stripes: int = 1
+    # Since when (epoch ms; 0: not) its writes keep the store's ready index (`Spread`), how many of its first
+    # stripes may still hold leases the index lacks, and how far building the index over them has come.
+    index_since: int = 0
+    plain_stripes: int = 0  # (while index_since is 0, every stripe is read from the table)
+    index_cursor: str = ""
+
+    @property
+    def spread(self) -> Spread:
+        if not self.index_since:
+            return Spread(self.stripes, False, self.stripes)
+        return Spread(self.stripes, True, min(self.plain_stripes, self.stripes))
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How a queue incarnation's messages lie in a store of partitions, and how receives find them (an engine
+    without partitions or indexes ignores it).
+
+    - `stripes`: its partitions, 0 .. stripes - 1 (`mnsd.stripes`).
+    - `indexing`: writes keep the ready index, the store's index of leases by visible time that lets a receive
+      read only what it can claim. Keeping it costs writes, so a quiet queue does not: it starts without, and
+      a queue whose receives read many leases they cannot take, or that grows stripes, turns it on for good.
+    - `plain`: stripes 0 .. plain - 1 may hold leases the index lacks (written before `indexing`, until the
+      index is built over them): receives and counts read those from the table, the others from the index.
+    """
+
+    stripes: int = 1
+    indexing: bool = False
+    plain: int = 1
+
+    def reads_index(self, stripe: int) -> bool:
+        return self.indexing and stripe >= self.plain
+
+
+PLAIN = Spread()
 
 
 @dataclass(frozen=True)
@@ -326,6 +361,7 @@ class Message:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
+    indexed: bool = False  # its queue's writes keep the ready index (`Spread.indexing`): this one's do
 
     @property
     def ref(self) -> MessageRef:
@@ -351,7 +387,13 @@ class Message:
         )
 
     def moved(
-        self, queue_id: str, message_id: str, now_ms: int, system_properties: tuple[Property, ...], logging: bool
+        self,
+        queue_id: str,
+        message_id: str,
+        now_ms: int,
+        system_properties: tuple[Property, ...],
+        logging: bool,
+        indexed: bool,
     ) -> Message:
         """This message as a new one of another queue (a dead letter, or one redriven back): receivable now,
         never received, its body, priority, user properties and end of retention kept."""
@@ -367,6 +409,7 @@ class Message:
             first_dequeue_time=now_ms,
             system_properties=system_properties,
             logging=logging,
+            indexed=indexed,
         )
 
     def retimed(self, version: int, now_ms: int, visible_at: int) -> Message:

@@ -34,7 +34,7 @@ from mnsd.receipts import Receipt, ReceiptCodec
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
-from mnsd.stripes import Pressure, StripeGrowth
+from mnsd.stripes import INDEX_STEP, INDEX_WASTE, Pressure, StripeGrowth
 from mnsd.validation import strict_int
 
 MAX_WAIT_SECONDS = 30
@@ -120,9 +120,10 @@ class QueueService:
                 raise errors.QueueNumExceededLimit()
             now = int(self.clock.now())
             stripes = max(1, min(self.settings.queue_stripes, MAX_STRIPES))
-            existing = self.catalog.create_queue(
-                Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now, stripes)
-            )
+            # A queue made striped from the start keeps its ready index from the start (`Spread`).
+            index_since = ms(self.clock.now()) if stripes > 1 else 0
+            created = Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now, stripes, index_since, 0)
+            existing = self.catalog.create_queue(created)
             if existing is None:
                 return True
         if existing.attributes != attributes:
@@ -149,7 +150,7 @@ class QueueService:
                 raise errors.QueueNotExist()
         if queue.attributes.rewind_period and not attributes.rewind_period:
             # rewind off: what was kept goes
-            self.messages.drop_kept(queue.queue_id, ms(self.clock.now()), queue.stripes)
+            self.messages.drop_kept(queue.queue_id, ms(self.clock.now()), queue.spread)
 
     def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None) -> None:
         """A DlqPolicy's target is another queue of the same account, existing now."""
@@ -162,12 +163,25 @@ class QueueService:
             raise errors.QueueNotExist()
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
-        return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.stripes)
+        return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.spread)
 
     def _grow(self, queue: Queue, scarce: bool = False, sent: int = 0) -> Queue:
-        """The queue, with more stripes if the load this container saw asks for them (`mnsd.stripes`)."""
+        """The queue, with more stripes if the load this container saw asks for them (`mnsd.stripes`; a queue
+        that grows keeps its ready index from then on)."""
         wanted = self.growth.wanted(queue.queue_id, queue.stripes, scarce, sent)
-        return queue if wanted is None else self.catalog.grow_stripes(queue, wanted)
+        return queue if wanted is None else self.catalog.grow_stripes(queue, wanted, ms(self.clock.now()))
+
+    def _index(self, queue: Queue, wasted: int) -> Queue:
+        """The queue after a receive that read `wasted` leases it could not take: with its ready index turned on
+        if that was too many (`INDEX_WASTE`), or built a step further (`INDEX_STEP` leases) once every container
+        writes it (`Settings.index_settle_seconds` after it was turned on)."""
+        now_ms = ms(self.clock.now())
+        if not queue.index_since:
+            return self.catalog.start_index(queue, now_ms) if wasted >= INDEX_WASTE else queue
+        if not queue.plain_stripes or now_ms < queue.index_since + self.settings.index_settle_seconds * 1000:
+            return queue
+        cursor = self.messages.build_index(queue.queue_id, queue.spread, queue.index_cursor, now_ms, INDEX_STEP)
+        return self.catalog.advance_index(queue, cursor)
 
     def delete_queue(self, account_id: str, name: str) -> None:
         """Forget the queue; its messages, unreachable from now on, are left to TTL."""
@@ -226,6 +240,7 @@ class QueueService:
             system_properties=message.system_properties,
             message_group_id=message.message_group_id,
             logging=queue.attributes.logging_enabled,
+            indexed=queue.spread.indexing,
         )
 
     def dead_letter_send(
@@ -268,9 +283,10 @@ class QueueService:
             now = self.clock.now()
             if now > last_claim:
                 raise errors.MessageNotExist()
-            received, candidates, next_visible = self._claim_ready(queue, count, now)
+            received, candidates, next_visible, wasted = self._claim_ready(queue, count, now)
             if received or candidates:
                 queue = self._grow(queue, scarce=candidates < _candidates(count))
+            queue = self._index(queue, wasted)
             if received:
                 return received
             if candidates and contended_rounds < CLAIM_ROUNDS:
@@ -285,10 +301,10 @@ class QueueService:
             self.notifier.wait(queue.queue_id, pause)
             contended_rounds = 0
 
-    def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
+    def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None, int]:
         now_ms = ms(now)
         wanted = _candidates(count) * (CONTENDED_SPREAD if self.growth.contended(queue.queue_id) else 1)
-        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.stripes, enough=count)
+        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.spread, enough=count)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         seen = len(candidates)
         policy = queue.attributes.dlq_policy
@@ -297,7 +313,7 @@ class QueueService:
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
         claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
         self.messages.load_bodies(claimed)
-        return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at
+        return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at, scan.wasted
 
     # --- dead letters and rewind ----------------------------------------------------------------
 
@@ -345,7 +361,7 @@ class QueueService:
             wanted = min(MAX_REDRIVE_SCAN, len(stay) + REDRIVE_PAGE)
             found = [
                 m
-                for m in self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.stripes).messages
+                for m in self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.spread).messages
                 if m.message_id not in stay
             ]
             if not found:
@@ -391,14 +407,14 @@ class QueueService:
         low, high = int(now) - period, int(now)
         if not low <= since <= high:
             raise errors.out_of_range("rewindtime", low, high, "seconds")
-        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now), queue.stripes)
+        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now), queue.spread)
         if rewound:
             self.notifier.notify(queue.queue_id)
         return rewound
 
     def peek(self, account_id: str, name: str, count: int) -> list[Message]:
         queue = self.get_queue(account_id, name)
-        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count, queue.stripes).messages
+        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count, queue.spread).messages
         self.messages.load_bodies(found)
         found = [m for m in found if m.body is not None]  # (one deleted since it was read stays unloaded)
         if not found:
@@ -461,7 +477,7 @@ class QueueService:
         now_ms = ms(self.clock.now())
         receipt, ref = self._receipt(queue, handle, now_ms)
         visible_at = now_ms + visibility_timeout * 1000
-        if not self.messages.change_visibility(ref, receipt.version, now_ms, visible_at):
+        if not self.messages.change_visibility(ref, receipt.version, now_ms, visible_at, queue.spread.indexing):
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at
@@ -482,4 +498,5 @@ def _moved(message: Message, target: Queue, now_ms: int, system_properties: tupl
         now_ms,
         system_properties,
         target.attributes.logging_enabled,
+        target.spread.indexing,
     )

@@ -60,6 +60,10 @@ class Settings:
     # How long a container trusts the queue records it read (its own writes update them at once): a queue
     # created, changed or deleted elsewhere is seen here at most this late.
     meta_cache_seconds: float = 5.0
+    # How long after a queue's writes begin to keep its ready index the index is built over its older leases:
+    # longer than a queue record is cached plus the longest request that writes messages (a push fan-out, 60 s),
+    # so no container still writes the queue's leases without the index by then (`mnsd.queue_model.Spread`).
+    index_settle_seconds: float = 120.0
     receipt_secret_arn: str = ""
     credentials_secret_arn: str = ""
     # Push delivery: the retry state machine, the queue its attempts go through, and the key that signs

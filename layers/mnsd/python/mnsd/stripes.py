@@ -23,6 +23,12 @@ container asks for twice the stripes (at most `Settings.max_queue_stripes`, at m
 `COOLDOWN_SECONDS` per queue). The catalog applies it only if the count is still the one this container saw,
 so containers that notice the same load at once double it once. The count never shrinks: receivers read
 every stripe below it.
+
+The ready index (`mnsd.queue_model.Spread`) is turned on the same way, for good: when a queue grows, or when
+one receive reads `INDEX_WASTE` leases it cannot take (in flight, delayed or expired). Until then a quiet
+queue pays 3 writes per message over its life; with the index, 7. Once no container writes the queue without
+the index (`Settings.index_settle_seconds`), each receive builds it `INDEX_STEP` leases further over what was
+written before, until receives read only the index.
 """
 
 from __future__ import annotations
@@ -40,6 +46,10 @@ COOLDOWN_SECONDS = 1.0
 STRIPE_BUDGET = 120  # messages per second per stripe (see the module's docstring)
 TOLERANCE = 1.25
 BURST_SECONDS = 0.1
+# A receive that read this many leases it could not take turns its queue's ready index on.
+INDEX_WASTE = 100
+# Leases a receive reads (and indexes) of a queue's index still being built.
+INDEX_STEP = 50
 
 
 @dataclass

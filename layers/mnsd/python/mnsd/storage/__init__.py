@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mnsd.queue_model import Message, MessageRef, QueueCounts
+from mnsd.queue_model import PLAIN, Message, MessageRef, QueueCounts, Spread
 from mnsd.stripes import Pressure
 from mnsd.topic_model import TopicMessage
 
@@ -41,6 +41,7 @@ class ReadyScan:
 
     messages: list[Message]
     next_visible_at: int | None
+    wasted: int = 0  # leases read that could not be claimed (in flight, delayed, expired)
 
 
 class MessageStore(Protocol):
@@ -65,21 +66,24 @@ class MessageStore(Protocol):
         """`delete` for each (ref, version); whether each was deleted."""
         ...
 
-    def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
-        """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
+    def change_visibility(
+        self, ref: MessageRef, version: int, now_ms: int, visible_at: int, indexing: bool = False
+    ) -> bool:
+        """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`); `indexing`:
+        its queue's writes keep the ready index (`Spread`)."""
         ...
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1, enough: int = 0) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, spread: Spread = PLAIN, enough: int = 0) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded) from the
-        queue's `stripes` stripes (`mnsd.stripes`; an engine without partitions ignores both): it reads
-        further stripes only while it has fewer than `enough` (default `wanted`)."""
+        queue's stripes (`Spread`; an engine without partitions ignores it and `enough`): it reads further
+        stripes only while it has fewer than `enough` (default `wanted`)."""
         ...
 
     def load_bodies(self, messages: list[Message]) -> None:
         """Fill in the bodies (and what else) `scan_ready` or `claim` left out."""
         ...
 
-    def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
+    def counts(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> QueueCounts:
         """Active, Inactive and Delayed messages (approximate beyond a bounded sample where the engine says)."""
         ...
 
@@ -93,13 +97,19 @@ class MessageStore(Protocol):
         """`delete_many`, but each deleted message is kept (invisible, uncounted) for `rewind`."""
         ...
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int, stripes: int = 1) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int, spread: Spread = PLAIN) -> int:
         """Make the kept and in-flight messages enqueued at or after `since_ms` receivable now, in all of the
-        queue's `stripes`; how many."""
+        queue's stripes; how many."""
         ...
 
-    def drop_kept(self, queue_id: str, now_ms: int, stripes: int = 1) -> int:
-        """Forget the messages kept for rewind, in all of the queue's `stripes`; how many."""
+    def drop_kept(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> int:
+        """Forget the messages kept for rewind, in all of the queue's stripes; how many."""
+        ...
+
+    def build_index(self, queue_id: str, spread: Spread, cursor: str, now_ms: int, budget: int) -> str | None:
+        """One step of building the ready index over a queue's leases once its writes keep it (`Spread.indexing`,
+        long enough ago that no container writes without it): up to `budget` leases from `cursor` ("" at the
+        start) on. Where to go on from; None when every stripe is done and the index answers reads."""
         ...
 
 

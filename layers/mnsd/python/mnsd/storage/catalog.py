@@ -54,8 +54,16 @@ def _queue_record(queue: Queue) -> Record:
         "create_time": queue.create_time,
         "last_modify_time": queue.last_modify_time,
         "stripes": queue.stripes,
+        **_index_record(queue),
         **dataclasses.asdict(queue.attributes),
     }
+
+
+def _index_record(queue: Queue) -> Record:
+    """The state of a queue's ready index (`Queue.spread`): nothing while its writes do not keep it."""
+    if not queue.index_since:
+        return {}
+    return {"index_since": queue.index_since, "plain_stripes": queue.plain_stripes, "index_cursor": queue.index_cursor}
 
 
 def _queue(account_id: str, name: str, record: Record) -> Queue:
@@ -68,6 +76,9 @@ def _queue(account_id: str, name: str, record: Record) -> Queue:
         record["create_time"],
         record["last_modify_time"],
         int(record.get("stripes", 1)),  # records written before queues had stripes: one
+        int(record.get("index_since", 0)),
+        int(record.get("plain_stripes", 0)),
+        str(record.get("index_cursor", "")),
     )
 
 
@@ -160,17 +171,47 @@ class Catalog:
         self._forget(queue.account_id, queue.name)  # re-read: another container may have grown its stripes
         return updated
 
-    def grow_stripes(self, queue: Queue, stripes: int) -> Queue:
+    def grow_stripes(self, queue: Queue, stripes: int, now_ms: int) -> Queue:
         """The queue with `stripes` stripes if its record still has the count (and incarnation) `queue` has,
-        else as the record now is (another container changed it first; None fields: deleted, left as given)."""
-        partition = _partition(queue.account_id, QUEUE)
+        else as the record now is (another container changed it first; deleted: left as given). A queue that
+        grows keeps the ready index from then on (`start_index`); its new stripes are indexed from the start."""
+        grown = dataclasses.replace(queue, stripes=stripes)
+        if not queue.index_since:
+            grown = dataclasses.replace(grown, index_since=now_ms, plain_stripes=queue.stripes, index_cursor="")
         seen: list[int | None] = [queue.stripes, None] if queue.stripes == 1 else [queue.stripes]
         for count in seen:  # a record without the field has one stripe
             expected = {"queue_id": queue.queue_id, "stripes": count}
-            if self.table.update(partition, queue.name, {"stripes": stripes}, expected=expected):
-                grown = dataclasses.replace(queue, stripes=stripes)
-                self._remember(grown)
+            if self._update_queue(grown, {"stripes": stripes, **_index_record(grown)}, expected):
                 return grown
+        return self._reread(queue)
+
+    def start_index(self, queue: Queue, now_ms: int) -> Queue:
+        """The queue with its writes keeping the ready index from `now_ms` on (every stripe still read from the
+        table until `build_index` is done), unless its record already says since when (then as it is)."""
+        started = dataclasses.replace(queue, index_since=now_ms, plain_stripes=queue.stripes, index_cursor="")
+        expected = {"queue_id": queue.queue_id, "index_since": None}
+        if self._update_queue(started, _index_record(started), expected):
+            return started
+        return self._reread(queue)
+
+    def advance_index(self, queue: Queue, cursor: str | None) -> Queue:
+        """The queue with its ready index built up to `cursor` (None: all of it, no stripe read from the table
+        any more), if its record still has the cursor `queue` has; else as the record now is."""
+        built = dataclasses.replace(queue, index_cursor=cursor or "")
+        if cursor is None:
+            built = dataclasses.replace(built, plain_stripes=0)
+        expected = {"queue_id": queue.queue_id, "index_cursor": queue.index_cursor}
+        if self._update_queue(built, _index_record(built), expected):
+            return built
+        return self._reread(queue)
+
+    def _update_queue(self, queue: Queue, changes: Record, expected: Record) -> bool:
+        if not self.table.update(_partition(queue.account_id, QUEUE), queue.name, changes, expected=expected):
+            return False
+        self._remember(queue)
+        return True
+
+    def _reread(self, queue: Queue) -> Queue:
         self._forget(queue.account_id, queue.name)
         return self.get_queue(queue.account_id, queue.name) or queue
 

@@ -26,13 +26,13 @@ from mnsd.storage.dynamodb.layout import (
     KEEP_UPDATE,
     KEEP_VALUES,
     LEASE,
-    RESTORE_UPDATE,
-    REVISIT_UPDATE,
     Item,
     is_kept,
     lease_item_key,
     message_items,
     number,
+    restore_update,
+    revisit_update,
 )
 
 _REWIND_PROJECTION = "pk, sk, v, r, d, e, x, k"
@@ -119,7 +119,7 @@ def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]]
     return kept
 
 
-def rewind(client: Any, table: str, partitions: list[str], since_ms: int, now_ms: int) -> int:
+def rewind(client: Any, table: str, partitions: list[str], since_ms: int, now_ms: int, indexing: bool) -> int:
     """Rewind the leases of a queue's partitions (see the module's docstring); how many were rewound."""
     rewound = 0
     for items in lease_pages(client, table, partitions, _REWIND_PROJECTION):
@@ -128,9 +128,9 @@ def rewind(client: Any, table: str, partitions: list[str], since_ms: int, now_ms
                 continue
             values = {":now": {"N": str(now_ms)}, ":one": {"N": "1"}, ":ver": item["r"]}
             if is_kept(item):
-                update, condition = RESTORE_UPDATE, "attribute_exists(k) AND r = :ver"
+                update, condition = restore_update(indexing), "attribute_exists(k) AND r = :ver"
             elif (number(item, "v") or 0) > now_ms and (number(item, "d") or 0) > 0:
-                update, condition = REVISIT_UPDATE, "r = :ver AND v > :now"
+                update, condition = revisit_update(indexing), "r = :ver AND v > :now"
             else:
                 continue
             response = conditional(

@@ -14,13 +14,15 @@ is one partition) and `pk = {queue_id}#{stripe}` for the others; the stripe is p
 
 A message deleted while its queue's RewindPeriod is on stays as a *kept* lease (`kept_lease`): the
 same item, re-marked in place by one conditional UpdateItem (`KEEP_UPDATE`) that sets `k` and removes
-`v`. Without `v` it is in no index on `v` and no claim, delete or visibility change (all conditioned
-on `v`) can touch it; lease readers skip it (`state_of` ranks it with the expired). A rewind restores
-`v` and removes `k`; TTL (`x`, unchanged) ends it with its retention.
+`v` (and `w`). Without `v` no claim, delete or visibility change (all conditioned on `v`) can touch it;
+lease readers skip it (`state_of` ranks it with the expired). A rewind restores `v` and removes `k`; TTL
+(`x`, unchanged) ends it with its retention.
 
-The index `READY_INDEX` (partition `pk`, sort `v`) holds the live leases only: every lease has `v` until it
-is kept, no other item may (the index stays sparse). A receive reads `v <= now` there: what it reads is what
-it can claim. Its items carry the keys and `INDEX_ATTRIBUTES`, never the body.
+The index `READY_INDEX` (partition `pk`, sort `w`) is the ready index: a receive reads `w <= now` there, and
+what it reads is what it can claim. `w` is a copy of `v` that only the leases of a queue whose writes keep the
+index carry (`mnsd.queue_model.Spread`): every write that sets `v` then sets `w` too (`visibility_set`), so a
+quiet queue pays no index writes (an index entry is one write more for a put and a delete, two for a claim).
+No other item has `w` (the index stays sparse); its items carry the keys and `INDEX_ATTRIBUTES`, never the body.
 
 Attribute names are one letter because DynamoDB bills them on every write.
 """
@@ -42,8 +44,9 @@ SORT_KEY = "sk"
 TTL_ATTRIBUTE = "x"
 LOGGING_ATTRIBUTE = "l"  # present (True) on leases whose events feed the operation log
 KEPT_ATTRIBUTE = "k"  # present (True) on leases deleted while rewind was on (kept, without `v`)
-READY_INDEX = "ready"  # the leases by (pk, v): a global secondary index of the message table
-VISIBLE_AT = "v"  # the index's sort key (Number); only lease items have it
+READY_INDEX = "receivable"  # the leases of indexing queues by (pk, w): a global secondary index of the table
+VISIBLE_AT = "v"  # NextVisibleTime (Number); only lease items have it
+INDEX_KEY = "w"  # the index's sort key: `v` again, on the leases of a queue whose writes keep the index
 INDEX_ATTRIBUTES = ("r", "d", "x")  # what receives and counts read besides the keys (INCLUDE projection)
 STRIPE_SEPARATOR = "#"
 
@@ -52,7 +55,8 @@ LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "pk": ("S", "queue incarnation id, with `#{stripe}` for stripes > 0"),
     "sk": ("S", "L{priority:02}{position:013}{message_id} (B{message_id} for an out-of-line body)"),
     "id": ("S", "message id"),
-    "v": ("N", "visible_at: NextVisibleTime, epoch ms (the ready index's sort key: leases only)"),
+    "v": ("N", "visible_at: NextVisibleTime, epoch ms (leases only)"),
+    "w": ("N", "v again, the ready index's sort key: only while the queue's writes keep the index"),
     "r": ("N", "version, bumped by every receive and visibility change"),
     "d": ("N", "dequeue count"),
     "e": ("N", "enqueue time, epoch ms"),
@@ -100,6 +104,11 @@ def is_lease(item: Item) -> bool:
     return str(item.get(SORT_KEY, {}).get("S", "")).startswith(LEASE)
 
 
+def visibility_set(indexing: bool, value: str = ":vis") -> str:
+    """The SET clause giving a lease its next visible time: `v`, and `w` with it when the index is kept."""
+    return f"v = {value}, w = {value}" if indexing else f"v = {value}"
+
+
 def body_attributes(body: str) -> Item:
     raw = body.encode("utf-8")
     packed = zlib.compress(raw, 6)
@@ -131,12 +140,12 @@ def number(item: Item, name: str) -> int | None:
 def state_of(item: Item, now_ms: int) -> MessageState:
     """The state of a lease item at `now_ms` (the rule of `mnsd.queue_model.lease_state`).
 
-    A lease always has `v`, `d` and `x`; should one lack them, the message counts as receivable since
-    its enqueue (no `v`), never received (no `d`) and never expiring (no `x`).
+    A lease always has `v`, `d` and `x` (an index item `w` for `v`); should one lack them, the message counts
+    as receivable since its enqueue (no `v`), never received (no `d`) and never expiring (no `x`).
     """
     if KEPT_ATTRIBUTE in item:
         return MessageState.EXPIRED  # deleted, kept for rewind: never returned nor counted
-    visible_at = number(item, "v")
+    visible_at = number(item, VISIBLE_AT) if VISIBLE_AT in item else number(item, INDEX_KEY)
     expires_at = number(item, TTL_ATTRIBUTE)
     return lease_state(
         number(item, "e") or 0 if visible_at is None else visible_at,
@@ -153,6 +162,7 @@ def message_items(message: Message) -> list[Item]:
         "sk": {"S": lease_key(message.ref)},
         "id": {"S": message.message_id},
         "v": {"N": str(message.visible_at)},
+        **({INDEX_KEY: {"N": str(message.visible_at)}} if message.indexed else {}),
         "r": {"N": str(message.version)},
         "d": {"N": str(message.dequeue_count)},
         "e": {"N": str(message.enqueue_time)},
@@ -182,17 +192,23 @@ def is_kept(item: Item) -> bool:
 
 def kept_lease(message: Message) -> Item:
     """The lease item of a message deleted while rewind was on: `k` set, no `v` (what KEEP_UPDATE leaves)."""
-    lease = {k: v for k, v in message_items(message)[-1].items() if k != "v"}
+    lease = {k: v for k, v in message_items(message)[-1].items() if k not in (VISIBLE_AT, INDEX_KEY)}
     return {**lease, KEPT_ATTRIBUTE: {"BOOL": True}}
 
 
 # A delete with rewind on: the lease re-marked in place (one write, the sort key kept).
-KEEP_UPDATE = "SET k = :kept REMOVE v"
+KEEP_UPDATE = "SET k = :kept REMOVE v, w"
 KEEP_VALUES: Item = {":kept": {"BOOL": True}}
-# A rewind of a kept lease: receivable at `:now` again, with a new version (old receipt handles fail).
-RESTORE_UPDATE = "SET v = :now, r = r + :one REMOVE k"
-# A rewind of an in-flight lease: receivable at `:now`, new version.
-REVISIT_UPDATE = "SET v = :now, r = r + :one"
+
+
+def restore_update(indexing: bool) -> str:
+    """A rewind of a kept lease: receivable at `:now` again, with a new version (old receipt handles fail)."""
+    return f"SET {visibility_set(indexing, ':now')}, r = r + :one REMOVE k"
+
+
+def revisit_update(indexing: bool) -> str:
+    """A rewind of an in-flight lease: receivable at `:now`, new version."""
+    return f"SET {visibility_set(indexing, ':now')}, r = r + :one"
 
 
 def message_id_of(item: Item) -> str:
@@ -220,6 +236,7 @@ def message_of(item: Item) -> Message:
         system_properties=parse_properties(item.get("s")),
         message_group_id=item.get("g", {}).get("S", ""),
         logging=LOGGING_ATTRIBUTE in item,
+        indexed=INDEX_KEY in item,
     )
 
 
@@ -232,11 +249,12 @@ def candidate_of(item: Item) -> Message:
         message_id=ref.message_id,
         priority=ref.priority,
         position=ref.position,
-        visible_at=int(item["v"]["N"]),
+        visible_at=int(item[INDEX_KEY]["N"]),
         version=int(item["r"]["N"]),
         dequeue_count=int(item["d"]["N"]),
         enqueue_time=0,
         first_dequeue_time=0,
         expires_at=int(item["x"]["N"]),
         body_md5="",
+        indexed=True,
     )

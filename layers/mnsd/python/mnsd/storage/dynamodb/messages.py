@@ -1,38 +1,48 @@
 """The message table on DynamoDB: one small lease item per message, the body inline when it fits in 1 KB.
 
 The layout is `mnsd.storage.dynamodb.layout`. A queue's messages spread over its stripes (partitions):
-a send writes each message to the stripe its id names; a receive queries the ready index
-(`pk = stripe AND v <= now`, a small page, starting at a random stripe and moving on while it has too
-few; on a stripe deeper than a page, mostly from a random point down, so concurrent consumers read
-different pages: `_window`) and sorts the page by priority, then position (priority is best effort: within
-what it read). A consumer that loses a claim leaves the rest of that page to the winner. So a receive never
-reads a lease it cannot take (in flight or delayed: `v > now`); an expired lease it meets
-(retention over, TTL not yet done) it deletes, so each is read about once. A claim is a conditional
+a send writes each message to the stripe its id names; a receive reads stripes in turn from a random one
+while it has too few, and sorts what it read by priority, then position (priority is best effort: within
+what it read). How it reads a stripe depends on the queue's `Spread`:
+- a quiet queue's stripe (its writes do not keep the ready index): the leases in queue order from the
+  table, in flight and delayed ones included, as many as it takes to find enough. The scan reports how many
+  it read in vain (`ReadyScan.wasted`): too many, and the service turns the index on (`mnsd.queue_service`).
+- an indexing queue's stripe: the ready index (`pk = stripe AND w <= now`, a small page; on a stripe deeper
+  than a page, mostly from a random point down, so concurrent consumers read different pages: `_window`).
+  A consumer that loses a claim leaves the rest of that page to the winner. So a receive never reads a lease
+  it cannot take (in flight or delayed: `w > now`); an expired lease it meets (retention over, TTL not yet
+  done) it deletes, so each is read about once. Until the index is built over the leases written before it
+  was kept (`build_index`), the stripes that hold them are read from the table; so is every stripe while the
+  index cannot be read yet (created on an existing table, DynamoDB still backfilling it). A claim is a conditional
 UpdateItem of the lease (`version` as observed, visible and unexpired), so two consumers can never own one
 message; the index is eventually consistent on AWS, and a stale candidate just fails its claim. Nothing
 ever rewrites a body: DynamoDB bills UpdateItem by the whole item, so only the small lease changes and TTL
 (`x`, free) removes what retention ends. Deleting a message deletes its lease; an out-of-line body is left
-to TTL. Counts read a bounded sample of the index per stripe and estimate beyond it.
+to TTL. Counts read a bounded sample per stripe (of the index, or of the table) and estimate beyond it.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.queue_model import Message, MessageRef, MessageState, QueueCounts
+from mnsd.queue_model import PLAIN, Message, MessageRef, MessageState, QueueCounts, Spread
 from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import conditional, dead_letters
 from mnsd.storage.dynamodb.layout import (
     BODY,
+    INDEX_KEY,
+    LEASE,
     READY_INDEX,
     Item,
     body_of,
     candidate_of,
+    is_kept,
     lease_item_key,
     lease_key,
     message_id_of,
@@ -42,6 +52,7 @@ from mnsd.storage.dynamodb.layout import (
     queue_id_of,
     state_of,
     stripe_partition,
+    visibility_set,
 )
 from mnsd.stripes import Pressure
 
@@ -54,6 +65,10 @@ _NEXT_VISIBLE_STRIPES = 4
 # Index items a count reads per state range, shared by the stripes (each reads at least the minimum).
 COUNT_ITEMS = 1000
 MIN_COUNT_ITEMS = 64
+# Leases a count reads from the table per stripe the index does not cover (whole leases, not index items).
+PLAIN_COUNT_ITEMS = 250
+# After a read of the ready index failed because it cannot be read yet, the table is read instead this long.
+_INDEX_RETRY_SECONDS = 30.0
 # Receives read a stripe at its head in this share of reads, from its newest ready lease down in as many, and
 # from a random point between in the rest, once it holds more than a page (`DynamoMessageStore._window`).
 _HEAD_SHARE = 0.125
@@ -63,6 +78,16 @@ THROTTLES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingExce
 
 def throttled(exc: ClientError) -> bool:
     return exc.response.get("Error", {}).get("Code") in THROTTLES
+
+
+class _IndexUnavailable(Exception):
+    """The ready index cannot be read: DynamoDB is still building it on an existing table (or it is not there)."""
+
+
+def _index_unavailable(exc: ClientError) -> bool:
+    error = exc.response.get("Error", {})
+    codes = ("ValidationException", "ResourceNotFoundException")  # (still backfilling; absent)
+    return error.get("Code") in codes and "index" in str(error.get("Message", "")).lower()
 
 
 @dataclass
@@ -81,6 +106,7 @@ class DynamoMessageStore:
         self.table = table
         self.pressure = pressure or Pressure()
         self._spans: dict[str, _Span] = {}
+        self._index_down_until = 0.0  # (time.monotonic) the index could not be read: the table is, till then
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -114,7 +140,8 @@ class DynamoMessageStore:
                 self.client.update_item,
                 TableName=self.table,
                 Key=lease_item_key(message.ref),
-                UpdateExpression="SET v = :vis, r = :next, d = d + :one, f = if_not_exists(f, :now)",
+                UpdateExpression=f"SET {visibility_set(message.indexed)}, r = :next, d = d + :one, "
+                "f = if_not_exists(f, :now)",
                 ConditionExpression="r = :ver AND v <= :now AND x > :now_s",
                 ExpressionAttributeValues={
                     ":vis": {"N": str(after.visible_at)},
@@ -189,13 +216,15 @@ class DynamoMessageStore:
             ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
         )
 
-    def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
+    def change_visibility(
+        self, ref: MessageRef, version: int, now_ms: int, visible_at: int, indexing: bool = False
+    ) -> bool:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         response = conditional(
             self.client.update_item,
             TableName=self.table,
             Key=lease_item_key(ref),
-            UpdateExpression="SET v = :vis, r = :next",
+            UpdateExpression=f"SET {visibility_set(indexing)}, r = :next",
             ConditionExpression="r = :ver AND v > :now AND x > :now_s",
             ExpressionAttributeValues={
                 ":vis": {"N": str(visible_at)},
@@ -212,18 +241,64 @@ class DynamoMessageStore:
     def _index_page(
         self, partition: str, condition: str, values: Item, limit: int, start: Item | None = None, forward: bool = True
     ) -> tuple[list[Item], Item | None]:
-        """One page of the ready index (items in `v` order) and where the next one starts."""
+        """One page of the ready index (items in `w` order) and where the next one starts."""
+        if time.monotonic() < self._index_down_until:
+            raise _IndexUnavailable()
         kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
+        try:
+            response = self.client.query(
+                TableName=self.table,
+                IndexName=READY_INDEX,
+                KeyConditionExpression=f"pk = :p AND {condition}",
+                ExpressionAttributeValues={":p": {"S": partition}, **values},
+                Limit=limit,
+                ScanIndexForward=forward,
+                **kwargs,
+            )
+        except ClientError as exc:
+            if not _index_unavailable(exc):
+                raise
+            self._index_down_until = time.monotonic() + _INDEX_RETRY_SECONDS
+            raise _IndexUnavailable() from exc
+        return list(response["Items"]), response.get("LastEvaluatedKey")
+
+    def _lease_page(
+        self, partition: str, limit: int, start: Item | None = None, forward: bool = True, projection: str = ""
+    ) -> tuple[list[Item], Item | None]:
+        """One page of a stripe's leases from the table (in queue order) and where the next one starts."""
         response = self.client.query(
             TableName=self.table,
-            IndexName=READY_INDEX,
-            KeyConditionExpression=f"pk = :p AND {condition}",
-            ExpressionAttributeValues={":p": {"S": partition}, **values},
+            KeyConditionExpression="pk = :p AND begins_with(sk, :lease)",
+            ExpressionAttributeValues={":p": {"S": partition}, ":lease": {"S": LEASE}},
             Limit=limit,
             ScanIndexForward=forward,
-            **kwargs,
+            **({"ExclusiveStartKey": start} if start else {}),
+            **({"ProjectionExpression": projection} if projection else {}),
         )
         return list(response["Items"]), response.get("LastEvaluatedKey")
+
+    def _plain_ready(self, partition: str, now_ms: int, wanted: int) -> tuple[list[Message], int | None, int]:
+        """Up to `wanted` Active leases of a stripe read from the table in queue order, every lease on the way
+        included (an expired one it deletes); when the next one it read becomes receivable; how many it read
+        and could not take."""
+        ready: list[Message] = []
+        next_visible: int | None = None
+        wasted = 0
+        for items in dead_letters.lease_pages(self.client, self.table, [partition], first_page=max(1, wanted)):
+            for item in items:
+                state = state_of(item, now_ms)
+                if state is MessageState.ACTIVE:
+                    ready.append(message_of(item))
+                    continue
+                wasted += 1
+                if state is MessageState.EXPIRED and not is_kept(item):
+                    self._delete_expired(item, now_ms)
+                elif state is not MessageState.EXPIRED:
+                    visible_at = int(item["v"]["N"])
+                    next_visible = visible_at if next_visible is None else min(next_visible, visible_at)
+            if len(ready) >= wanted:
+                break
+        return ready, next_visible, wasted
 
     def _ready_in(self, partition: str, now_ms: int, wanted: int, enough: int) -> list[Message]:
         """Up to `wanted` Active leases of one stripe: at its head, or (`_window`) older than a random point of
@@ -249,11 +324,11 @@ class DynamoMessageStore:
         bound = now_ms if below is None else min(below, now_ms)
         for _ in range(_EXPIRED_PAGES):
             items, start = self._index_page(
-                partition, "v <= :now", {":now": {"N": str(bound)}}, wanted, start, forward=below is None
+                partition, "w <= :now", {":now": {"N": str(bound)}}, wanted, start, forward=below is None
             )
             expired = 0
             for item in items:
-                v = int(item["v"]["N"])
+                v = int(item[INDEX_KEY]["N"])
                 oldest = v if oldest is None else min(oldest, v)
                 if state_of(item, now_ms) is MessageState.ACTIVE:
                     ready.append(candidate_of(item))
@@ -297,26 +372,46 @@ class DynamoMessageStore:
         span.high = max(span.high, newest)
 
     def _next_visible(self, partition: str, now_ms: int) -> int | None:
-        items, _ = self._index_page(partition, "v > :now", {":now": {"N": str(now_ms)}}, 1)
-        return int(items[0]["v"]["N"]) if items else None
+        try:
+            items, _ = self._index_page(partition, "w > :now", {":now": {"N": str(now_ms)}}, 1)
+        except _IndexUnavailable:
+            return None
+        return int(items[0][INDEX_KEY]["N"]) if items else None
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, stripes: int = 1, enough: int = 0) -> ReadyScan:
-        """Up to `wanted` Active, unexpired messages (their leases only: `load_bodies` reads the rest), by
-        priority then position among those read, from stripes taken in turn from a random one until `enough`
-        are found; when none, when the next one becomes receivable."""
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, spread: Spread = PLAIN, enough: int = 0) -> ReadyScan:
+        """Up to `wanted` Active, unexpired messages (from the index, their leases only: `load_bodies` reads the
+        rest), by priority then position among those read, from stripes taken in turn from a random one until
+        `enough` are found; when none, when the next one becomes receivable."""
         ready: list[Message] = []
-        first = random.randrange(stripes)
-        order = [stripe_partition(queue_id, (first + i) % stripes) for i in range(stripes)]
-        for partition in order:
-            ready += self._ready_in(partition, now_ms, wanted - len(ready), (enough or wanted) - len(ready))
+        wasted = 0
+        next_visible: int | None = None
+        first = random.randrange(spread.stripes)
+        order = [(first + i) % spread.stripes for i in range(spread.stripes)]
+        for stripe in order:
+            partition = stripe_partition(queue_id, stripe)
+            want, enough_here = wanted - len(ready), (enough or wanted) - len(ready)
+            try:
+                if not spread.reads_index(stripe):
+                    raise _IndexUnavailable()
+                ready += self._ready_in(partition, now_ms, want, enough_here)
+            except _IndexUnavailable:
+                found, later, waste = self._plain_ready(partition, now_ms, want)
+                ready += found
+                wasted += waste
+                if later is not None:
+                    next_visible = later if next_visible is None else min(later, next_visible)
             if len(ready) >= (enough or wanted):
                 break
-        next_visible: int | None = None
-        if not ready:  # (a wake-up in a stripe not looked at is seen by the next poll)
-            times = [t for t in (self._next_visible(p, now_ms) for p in order[:_NEXT_VISIBLE_STRIPES]) if t]
-            next_visible = min(times, default=None)
+        if ready:
+            next_visible = None
+        else:  # (a wake-up in an indexed stripe not looked at is seen by the next poll)
+            indexed = [stripe_partition(queue_id, s) for s in order if spread.reads_index(s)]
+            times = [t for t in (self._next_visible(p, now_ms) for p in indexed[:_NEXT_VISIBLE_STRIPES]) if t]
+            next_visible = min([*times, *([next_visible] if next_visible else [])], default=None)
+        for message in ready:
+            message.indexed = spread.indexing
         ready.sort(key=lambda m: (m.priority, m.position))
-        return ReadyScan(ready, next_visible)
+        return ReadyScan(ready, next_visible, wasted)
 
     def _get_many(self, keys: list[Item]) -> dict[tuple[str, str], Item]:
         """Items by (pk, sk), read with BatchGetItem (100 keys a call)."""
@@ -346,38 +441,40 @@ class DynamoMessageStore:
                 message.body = body_of(item)
 
     def _count_range(self, partition: str, later: bool, now_ms: int, limit: int) -> dict[MessageState, float]:
-        """The states of the leases of one stripe before (`v <= now`) or after `now`: exact when the range
-        holds at most `2 x limit` leases; else the first and the last `limit` are read and the leases between
-        are estimated from their density (in `v`), in the proportions of the states read."""
-        condition = "v > :now" if later else "v <= :now"
+        """The states of the leases of one indexed stripe before (`w <= now`) or after `now`: exact when the
+        range holds at most `2 x limit` leases; else estimated from its first and last `limit` (`_tally`)."""
+        condition = "w > :now" if later else "w <= :now"
         values = {":now": {"N": str(now_ms)}}
         head, more = self._index_page(partition, condition, values, limit)
-        found = dict.fromkeys(MessageState, 0.0)
-        for item in head:
-            found[state_of(item, now_ms)] += 1
-        if more is None:
-            return found
-        tail, _ = self._index_page(partition, condition, values, limit, forward=False)
-        seen = {item["sk"]["S"] for item in head}
-        tail = [item for item in tail if item["sk"]["S"] not in seen]
-        for item in tail:
-            found[state_of(item, now_ms)] += 1
-        if not tail:
-            return found
-        unread = _between(sorted(int(i["v"]["N"]) for i in head), sorted(int(i["v"]["N"]) for i in tail))
-        read = len(head) + len(tail)
-        return {state: n * (1 + unread / read) for state, n in found.items()}
+        tail = [] if more is None else self._index_page(partition, condition, values, limit, forward=False)[0]
+        return _tally(head, tail, now_ms, lambda item: int(item[INDEX_KEY]["N"]))
 
-    def counts(self, queue_id: str, now_ms: int, stripes: int = 1) -> QueueCounts:
+    def _plain_count(self, partition: str, now_ms: int, limit: int) -> dict[MessageState, float]:
+        """The states of the leases of a stripe read from the table: exact up to `2 x limit` leases; else estimated
+        from its first and last `limit` in queue order (`_tally`): how many between by the density of their send
+        times (the first in queue order were mostly sent first, the last last, whatever their delays and
+        priorities), in the proportions of the states read."""
+        head, more = self._lease_page(partition, limit)
+        tail = [] if more is None else self._lease_page(partition, limit, forward=False)[0]
+        return _tally(head, tail, now_ms, lambda item: int(item["e"]["N"]))
+
+    def counts(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> QueueCounts:
         """Active / Inactive / Delayed messages: exact up to `2 x COUNT_ITEMS` leases per state range (Active
         ones; the others) and stripe count, estimated beyond; bounded whatever the queue's size: at most
-        `4 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)` small index items read in `4 x stripes` Queries."""
-        limit = max(MIN_COUNT_ITEMS, COUNT_ITEMS // stripes)
+        `4 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)` small index items read in `4 x stripes` Queries, and
+        for each stripe the index does not cover `2 x PLAIN_COUNT_ITEMS` leases in 2 Queries."""
+        limit = max(MIN_COUNT_ITEMS, COUNT_ITEMS // spread.stripes)
         found = dict.fromkeys(MessageState, 0.0)
-        for stripe in range(stripes):
+        for stripe in range(spread.stripes):
             partition = stripe_partition(queue_id, stripe)
-            for later in (False, True):
-                for state, n in self._count_range(partition, later, now_ms, limit).items():
+            try:
+                if not spread.reads_index(stripe):
+                    raise _IndexUnavailable()
+                ranges = [self._count_range(partition, later, now_ms, limit) for later in (False, True)]
+            except _IndexUnavailable:
+                ranges = [self._plain_count(partition, now_ms, PLAIN_COUNT_ITEMS)]
+            for states in ranges:
+                for state, n in states.items():
                     found[state] += n
         active, inactive, delayed = (
             round(found[s]) for s in (MessageState.ACTIVE, MessageState.INACTIVE, MessageState.DELAYED)
@@ -392,11 +489,60 @@ class DynamoMessageStore:
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         return dead_letters.delete_keeping(self.client, self.table, leases, now_ms)
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int, stripes: int = 1) -> int:
-        return dead_letters.rewind(self.client, self.table, _partitions(queue_id, stripes), since_ms, now_ms)
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int, spread: Spread = PLAIN) -> int:
+        partitions = _partitions(queue_id, spread.stripes)
+        return dead_letters.rewind(self.client, self.table, partitions, since_ms, now_ms, spread.indexing)
 
-    def drop_kept(self, queue_id: str, now_ms: int, stripes: int = 1) -> int:
-        return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, stripes))
+    def drop_kept(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> int:
+        return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, spread.stripes))
+
+    # --- the ready index ---------------------------------------------------------------------
+
+    def build_index(self, queue_id: str, spread: Spread, cursor: str, now_ms: int, budget: int) -> str | None:
+        """Give `w = v` to the leases that lack it (or whose `w` a container still writing without the index left
+        behind), stripe by stripe in queue order: up to `budget` leases read from `cursor` (`{stripe}|{sort key}`)
+        on, one conditional UpdateItem each that needs it. Done (None) once every stripe is and the index answers.
+        """
+        number, _, after = cursor.partition("|")
+        stripe = int(number or 0)
+        while stripe < spread.stripes and budget > 0:
+            partition = stripe_partition(queue_id, stripe)
+            start = {"pk": {"S": partition}, "sk": {"S": after}} if after else None
+            items, more = self._lease_page(partition, budget, start, projection="pk, sk, v, w")
+            for item in items:
+                if "v" in item and item.get(INDEX_KEY) != item["v"]:
+                    conditional(
+                        self.client.update_item,
+                        TableName=self.table,
+                        Key={"pk": item["pk"], "sk": item["sk"]},
+                        UpdateExpression="SET w = v",
+                        ConditionExpression="attribute_exists(v)",
+                    )
+            budget -= max(1, len(items))
+            stripe, after = (stripe, more["sk"]["S"]) if more else (stripe + 1, "")
+        if stripe < spread.stripes:
+            return f"{stripe}|{after}"
+        try:
+            self._index_page(queue_id, "w <= :now", {":now": {"N": str(now_ms)}}, 1)
+        except _IndexUnavailable:
+            return f"{stripe}|"
+        return None
+
+
+def _tally(head: list[Item], tail: list[Item], now_ms: int, key: Callable[[Item], int]) -> dict[MessageState, float]:
+    """The states of the leases of a range read as its first page (`head`) and, when more followed, its last
+    (`tail`, in reverse): exact when the pages meet; else the leases between are estimated from the density of
+    `key` in both pages (`_between`), in the proportions of the states read."""
+    found = dict.fromkeys(MessageState, 0.0)
+    seen = {item["sk"]["S"] for item in head}
+    tail = [item for item in tail if item["sk"]["S"] not in seen]
+    for item in head + tail:
+        found[state_of(item, now_ms)] += 1
+    if not tail:
+        return found
+    unread = _between(sorted(key(i) for i in head), sorted(key(i) for i in tail))
+    read = len(head) + len(tail)
+    return {state: n * (1 + unread / read) for state, n in found.items()}
 
 
 def _between(head: list[int], tail: list[int]) -> float:
