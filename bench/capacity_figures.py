@@ -67,40 +67,72 @@ def send(queues: Any, name: str, total: int) -> None:
 # --- read units per receive against messages in flight ---------------------------------------------
 
 
-def holding(queues: Any, name: str, held: int) -> None:
-    """Create a queue (visibility 12 h) holding `held` messages received and not deleted: in flight. One receive
-    a simulated second: receives that read the leases in flight turn the queue's ready index on, and once it
-    settled (`Settings.index_settle_seconds`) build it, as on a live queue."""
+def indexed(queues: Any, name: str) -> None:
+    """Turn a new queue's ready index on and call it built (nothing to build yet): a queue that had turned it on."""
+    queue = queues.catalog.start_index(queues.get_queue(ACCOUNT, name), int(queues.clock.now() * 1000))
+    queues.catalog.advance_index(queue, None)
+
+
+def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool = True) -> None:
+    """Create a queue (visibility 12 h) holding `held` messages received and not deleted: in flight; `index`: its
+    ready index on and built from the start. One receive a simulated second: receives that read the leases in
+    flight turn a quiet queue's index on; with `settle`, it is then left to settle
+    (`Settings.index_settle_seconds`) and receives build it, as on a live queue."""
+    from mnsd import errors
     from mnsd.queue_model import QueueAttributeChanges
 
     queues.create_queue(ACCOUNT, name, QueueAttributeChanges(visibility_timeout="43200"))
+    if index:
+        indexed(queues, name)
     send(queues, name, held)
     taken = 0
     while taken < held:
         taken += len(queues.receive(ACCOUNT, name, BATCH, 0))
         queues.clock.t += 1
+    if not settle or not queues.get_queue(ACCOUNT, name).spread.indexing:
+        return
+    queues.clock.t += queues.settings.index_settle_seconds
+    while queues.get_queue(ACCOUNT, name).spread.plain:
+        try:
+            queues.receive(ACCOUNT, name, BATCH, 0)
+        except errors.MessageNotExist:
+            pass  # (every message is held: the receive builds the index all the same)
 
 
-def depth(in_flight: list[int], stripes: int = 1) -> list[str]:
-    lines = ["in flight ahead | read units of one receive (1 message) | requests | ready index"]
+def index_state(queues: Any, name: str) -> str:
+    spread = queues.get_queue(ACCOUNT, name).spread
+    return "read" if spread.reads_index(0) else "kept, being built" if spread.indexing else "off"
+
+
+def receive_units(queues: Any, client: FakeDynamoDB, clock: SimulatedClock, name: str) -> tuple[float, dict[str, int]]:
+    """Read units and requests of one receive of 1 message (two sent first), the container warm."""
+    clock.t += 1
+    send(queues, name, 2)
+    clock.t += 1
+    queues.receive(ACCOUNT, name, 1, 0)  # warm: queue record cached, as in a busy container
+    client.usage.reset()
+    assert len(queues.receive(ACCOUNT, name, 1, 0)) == 1
+    return sum(client.usage.rcu.values()), dict(client.usage.requests)
+
+
+def depth(in_flight: list[int], stripes: int = 1, quiet_up_to: int = 1000) -> list[str]:
+    """A queue whose index is on and built, at each depth; and up to `quiet_up_to` in flight a queue that starts
+    quiet, measured as soon as it holds them (its index turned on by those receives, not built yet) and once its
+    index settled and was built."""
+    lines = ["in flight ahead | queue | read units of one receive (1 message) | requests | ready index"]
     base = None
     for n in in_flight:
-        services, client, clock = fresh(stripes, pinned=True)
-        queues = services.queues
-        holding(queues, "depth", n)
-        clock.t += 1
-        send(queues, "depth", BATCH)
-        clock.t += 1
-        queues.receive(ACCOUNT, "depth", 1, 0)  # warm: queue record cached, as in a busy container
-        client.usage.reset()
-        got = queues.receive(ACCOUNT, "depth", 1, 0)
-        assert len(got) == 1
-        rcu = sum(client.usage.rcu.values())
-        base = rcu if base is None else base
-        spread = queues.get_queue(ACCOUNT, "depth").spread
-        index = "read" if spread.reads_index(0) else "kept, being built" if spread.indexing else "off (quiet queue)"
-        requests = dict(client.usage.requests)
-        lines.append(f"{n:>15,} | {rcu:.1f} ({rcu / base:.2f}x the empty case) | {requests} | {index}")
+        cases = [("index on from the start", True, True)]
+        if n <= quiet_up_to:
+            cases += [("quiet at first, just filled", False, False), ("quiet at first, index built", False, True)]
+        for label, index, settle in cases:
+            services, client, clock = fresh(stripes, pinned=True)
+            queues = services.queues
+            holding(queues, "depth", n, index=index, settle=settle)
+            rcu, requests = receive_units(queues, client, clock, "depth")
+            base = rcu if base is None else base
+            state = index_state(queues, "depth")
+            lines.append(f"{n:>15,} | {label} | {rcu:.1f} ({rcu / base:.2f}x the first case) | {requests} | {state}")
     return lines
 
 
@@ -204,11 +236,13 @@ def claims(consumer_counts: list[int], messages: int, containers: bool = False) 
 
 
 def attributes(sizes: list[int], stripes: int = 1) -> list[str]:
-    lines = ["messages (all Active) | requests | read units | wall time on the double | counts answered"]
-    for n in sizes:
+    lines = ["messages (all Active) | queue | requests | read units | wall time on the double | counts answered"]
+    for n, (label, index) in ((n, case) for n in sizes for case in (("quiet", False), ("index on", True))):
         services, client, clock = fresh(stripes, pinned=True)
         queues = services.queues
         queues.create_queue(ACCOUNT, "big")
+        if index:
+            indexed(queues, "big")
         for start in range(0, n, BATCH):  # 16 messages per simulated ms: 16,000 messages/s
             clock.t += 0.001
             queues.send(ACCOUNT, "big", inputs(min(BATCH, n - start)))
@@ -220,7 +254,7 @@ def attributes(sizes: list[int], stripes: int = 1) -> list[str]:
         requests = sum(client.usage.requests.values())
         rcu = sum(client.usage.rcu.values())
         lines.append(
-            f"{n:>9,} | {requests} ({dict(client.usage.requests)}) | {rcu:.1f} | {wall * 1000:.0f} ms | {counts}"
+            f"{n:>9,} | {label} | {requests} ({dict(client.usage.requests)}) | {rcu:.1f} | {wall * 1000:.0f} ms | {counts}"
         )
     return lines
 

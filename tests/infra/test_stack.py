@@ -237,7 +237,7 @@ def test_the_message_table_has_the_ready_index_receives_query(template: Template
     assert {k: index[k] for k in ("IndexName", "KeySchema", "Projection")} == {
         k: READY_INDEX[k] for k in ("IndexName", "KeySchema", "Projection")
     }  # as the local runtime and the tests make it
-    assert {"AttributeName": "v", "AttributeType": "N"} in table["Properties"]["AttributeDefinitions"]
+    assert {"AttributeName": "w", "AttributeType": "N"} in table["Properties"]["AttributeDefinitions"]
     statements = [
         statement
         for policy in template.find_resources("AWS::IAM::Policy").values()

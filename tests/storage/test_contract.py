@@ -270,6 +270,14 @@ def _log_items(storage: Storage) -> list[dict]:
     return list(storage.log.items())  # type: ignore[attr-defined]
 
 
+def test_a_scan_returns_no_more_than_it_was_asked_for(storage):
+    storage.messages.put([message(n) for n in range(4)])
+    (first,) = storage.messages.scan_ready("q1", NOW + 10, 1).messages
+    assert storage.messages.claim(first, NOW + 10, NOW + 1000) is not None
+    # (read from the head, the second page is wider than the first)
+    assert len(storage.messages.scan_ready("q1", NOW + 20, 1).messages) == 1
+
+
 def test_claim_some_stops_at_count_and_skips_what_others_took(storage):
     storage.messages.put([message(n) for n in range(6)])
     seen = storage.messages.scan_ready("q1", NOW + 10, 10).messages

@@ -176,12 +176,14 @@ class Catalog:
         else as the record now is (another container changed it first; deleted: left as given). A queue that
         grows keeps the ready index from then on (`start_index`); its new stripes are indexed from the start."""
         grown = dataclasses.replace(queue, stripes=stripes)
-        if not queue.index_since:
+        changes: Record = {"stripes": stripes}
+        if not queue.index_since:  # (else its index state is left as the record has it: it may be further on)
             grown = dataclasses.replace(grown, index_since=now_ms, plain_stripes=queue.stripes, index_cursor="")
+            changes.update(_index_record(grown))
         seen: list[int | None] = [queue.stripes, None] if queue.stripes == 1 else [queue.stripes]
         for count in seen:  # a record without the field has one stripe
             expected = {"queue_id": queue.queue_id, "stripes": count}
-            if self._update_queue(grown, {"stripes": stripes, **_index_record(grown)}, expected):
+            if self._update_queue(grown, changes, expected):
                 return grown
         return self._reread(queue)
 

@@ -298,7 +298,7 @@ class DynamoMessageStore:
                     next_visible = visible_at if next_visible is None else min(next_visible, visible_at)
             if len(ready) >= wanted:
                 break
-        return ready, next_visible, wasted
+        return ready[:wanted], next_visible, wasted
 
     def _ready_in(self, partition: str, now_ms: int, wanted: int, enough: int) -> list[Message]:
         """Up to `wanted` Active leases of one stripe: at its head, or (`_window`) older than a random point of
