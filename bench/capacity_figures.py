@@ -73,10 +73,11 @@ def indexed(queues: Any, name: str) -> None:
     queues.catalog.advance_index(queue, None)
 
 
-def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool = True) -> None:
+def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool = True, burst: bool = False) -> None:
     """Create a queue (visibility 12 h) holding `held` messages received and not deleted: in flight; `index`: its
-    ready index on and built from the start. One receive a simulated second: receives that read the leases in
-    flight turn a quiet queue's index on; with `settle`, it is then left to settle
+    ready index on and built from the start. They are sent at 80 messages/s (a quiet producer; `burst`: all at
+    once, which grows the queue's stripes), then received one receive a simulated second: receives that read the
+    leases in flight turn a quiet queue's index on; with `settle`, it is then left to settle
     (`Settings.index_settle_seconds`) and receives build it, as on a live queue."""
     from mnsd import errors
     from mnsd.queue_model import QueueAttributeChanges
@@ -84,7 +85,9 @@ def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool
     queues.create_queue(ACCOUNT, name, QueueAttributeChanges(visibility_timeout="43200"))
     if index:
         indexed(queues, name)
-    send(queues, name, held)
+    for start in range(0, held, BATCH):
+        queues.send(ACCOUNT, name, inputs(min(BATCH, held - start)))
+        queues.clock.t += 0 if burst else BATCH / 80
     taken = 0
     while taken < held:
         taken += len(queues.receive(ACCOUNT, name, BATCH, 0))
@@ -262,14 +265,17 @@ def attributes(sizes: list[int], stripes: int = 1) -> list[str]:
 # --- per lifecycle --------------------------------------------------------------------------------------
 
 
-def lifecycle(messages: int = 320, held: int = 0) -> dict[str, dict[str, float]]:
+def lifecycle(messages: int = 320, held: int = 0, burst: bool = False) -> dict[str, dict[str, float]]:
     """Per message: DynamoDB requests, write and read units, API requests, for single and batched lifecycles;
-    `held` messages received first and kept in flight meanwhile (consumers that hold what they work on)."""
+    `held` messages received first and kept in flight meanwhile (consumers that hold what they work on), sent at
+    a quiet producer's rate or (`burst`) all at once."""
     out: dict[str, dict[str, float]] = {}
     for label, batch in (("single", 1), ("batched by 16", BATCH)):
         services, client, clock = fresh()
         queues = services.queues
-        holding(queues, "life", held)
+        holding(queues, "life", held, burst=burst)
+        stripes = queues.get_queue(ACCOUNT, "life").stripes
+        label += f" ({stripes} stripes)" if stripes > 1 else ""
         queues.send(ACCOUNT, "life", inputs(1))  # warm the container's caches, as a busy one is
         queues.delete(ACCOUNT, "life", queues.receive(ACCOUNT, "life", 1, 0)[0].receipt_handle)
         client.usage.reset()
@@ -347,6 +353,7 @@ def main() -> None:
         "--stripes", type=int, default=1, help="depth, attributes: the queue's stripes, held (its set-up is a burst)"
     )
     parser.add_argument("--held", type=int, default=0, help="lifecycle, cost: messages kept in flight meanwhile")
+    parser.add_argument("--burst", action="store_true", help="--held: send them all at once (the queue grows)")
     args = parser.parse_args()
     no_real_sleeps()
     wanted = args.figure or ["depth", "claims", "attributes", "lifecycle", "cost"]
@@ -361,7 +368,7 @@ def main() -> None:
         print("\n== GetQueueAttributes (counts) ==", flush=True)
         print("\n".join(attributes(args.sizes or [10000, 1000000], args.stripes)), flush=True)
     if "lifecycle" in wanted or "cost" in wanted:
-        figures = lifecycle(held=args.held)
+        figures = lifecycle(held=args.held, burst=args.burst)
         if args.held:
             print(f"\n({args.held} messages received before and held in flight during the lifecycles)")
         if "lifecycle" in wanted:

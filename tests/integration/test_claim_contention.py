@@ -139,10 +139,12 @@ def test_consumers_interleaved_on_one_hot_stripe_rarely_lose_a_claim(consumers, 
 
 @pytest.mark.parametrize(("consumers", "messages"), [(8, 1024), (64, 2048)])
 def test_consumers_on_a_quiet_queues_stripe_read_from_the_table_rarely_lose_a_claim_too(consumers, messages):
-    """Before its index is built, a backlog in a queue's first stripe is read from the table, every consumer from
-    its head: lost claims stay rare (each leaves the rest of its page to the winner), though reads cost more."""
+    """Before its index is built (lost claims turn it on, and it is built 120 s later), a backlog in a queue's first
+    stripe is read from the table: from random points of a deep stripe too, as from the index, and each lost claim
+    leaves the rest of its page to the winner (from the head only: 0.25 at 8 consumers, 0.53 at 64)."""
     failed, delivered, read_units = contend(consumers, messages, indexed=False)
     assert failed / delivered < 0.5, (failed, delivered, read_units)
+    assert read_units / delivered < 5.0, (failed, delivered, read_units)  # (from the head only: 1.3 and 7.3)
 
 
 def queue_service(clock: SimulatedClock) -> Any:
@@ -152,12 +154,15 @@ def queue_service(clock: SimulatedClock) -> Any:
     return build_services(settings, dynamodb=client, clock=clock).queues
 
 
-def receives_until_the_oldest(seed: int) -> int:
+def receives_until_the_oldest(seed: int, indexed: bool = True) -> int:
     """Receives of 16 (one consumer, a warm container) until the oldest of 4,001 messages in one stripe comes."""
     random.seed(seed)
     clock = SimulatedClock()
     queues = queue_service(clock)
-    create_indexed(queues, "deep")
+    if indexed:
+        create_indexed(queues, "deep")
+    else:
+        queues.create_queue(ACCOUNT, "deep")
     oldest = queues.send(ACCOUNT, "deep", [MessageInput(body="oldest", delay_seconds=None, priority=8)])
     for _ in range(250):  # 4,000 more: 250 receives of 16 drain them
         clock.t += 0.001
@@ -173,8 +178,10 @@ def receives_until_the_oldest(seed: int) -> int:
     raise AssertionError("the queue was drained and the oldest message never came")
 
 
-def test_the_head_of_a_deep_stripe_is_received_soon():
-    """Receives that read a deep stripe from random points still take its oldest message soon, whatever the
-    depth: 1 read in 8 starts at the head and claims 16 of its 64 oldest (1 chance in 32 a receive at worst)."""
-    took = sorted(receives_until_the_oldest(seed) for seed in range(10))
+@pytest.mark.parametrize("indexed", [True, False])
+def test_the_head_of_a_deep_stripe_is_received_soon(indexed):
+    """Receives that read a deep stripe from random points (of the index, or of the table) still take its oldest
+    message soon, whatever the depth: 1 read in 8 starts at the head and claims 16 of its 64 oldest (1 chance in 32
+    a receive at worst)."""
+    took = sorted(receives_until_the_oldest(seed, indexed) for seed in range(10))
     assert took[len(took) // 2] <= 8 and took[-1] <= 125, took

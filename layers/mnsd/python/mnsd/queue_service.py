@@ -173,11 +173,14 @@ class QueueService:
 
     def _index(self, queue: Queue, wasted: int) -> Queue:
         """The queue after a receive that read `wasted` leases it could not take: with its ready index turned on
-        if that was too many (`INDEX_WASTE`), or built a step further (`INDEX_STEP` leases) once every container
-        writes it (`Settings.index_settle_seconds` after it was turned on)."""
+        if that was too many (`INDEX_WASTE`) or this container's receives lose many claims (the index lets them
+        read different pages), or built a step further (`INDEX_STEP` leases) once every container writes it
+        (`Settings.index_settle_seconds` after it was turned on)."""
         now_ms = ms(self.clock.now())
         if not queue.index_since:
-            return self.catalog.start_index(queue, now_ms) if wasted >= INDEX_WASTE else queue
+            if wasted >= INDEX_WASTE or self.growth.contended(queue.queue_id):
+                return self.catalog.start_index(queue, now_ms)
+            return queue
         if not queue.plain_stripes or now_ms < queue.index_since + self.settings.index_settle_seconds * 1000:
             return queue
         cursor = self.messages.build_index(queue.queue_id, queue.spread, queue.index_cursor, now_ms, INDEX_STEP)

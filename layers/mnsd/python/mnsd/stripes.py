@@ -24,8 +24,9 @@ container asks for twice the stripes (at most `Settings.max_queue_stripes`, at m
 so containers that notice the same load at once double it once. The count never shrinks: receivers read
 every stripe below it.
 
-The ready index (`mnsd.queue_model.Spread`) is turned on the same way, for good: when a queue grows, or when
-one receive reads `INDEX_WASTE` leases it cannot take (in flight, delayed or expired). Until then a quiet
+The ready index (`mnsd.queue_model.Spread`) is turned on the same way, for good: when a queue grows, when one
+receive reads `INDEX_WASTE` leases it cannot take (in flight, delayed or expired), or when a container's
+receives lose many claims (`StripeGrowth.contended`). Until then a quiet
 queue pays 3 writes per message over its life; with the index, 7. Once no container writes the queue without
 the index (`Settings.index_settle_seconds`), each receive builds it `INDEX_STEP` leases further over what was
 written before, until receives read only the index.

@@ -5,7 +5,8 @@ a send writes each message to the stripe its id names; a receive reads stripes i
 while it has too few, and sorts what it read by priority, then position (priority is best effort: within
 what it read). How it reads a stripe depends on the queue's `Spread`:
 - a quiet queue's stripe (its writes do not keep the ready index): the leases in queue order from the
-  table, in flight and delayed ones included, as many as it takes to find enough. The scan reports how many
+  table, in flight and delayed ones included, as many as it takes to find enough (on a stripe deeper than a
+  page, mostly from a random point of its ready leases, as from the index: `_plain_ready`). The scan reports how many
   it read in vain (`ReadyScan.wasted`): too many, and the service turns the index on (`mnsd.queue_service`).
 - an indexing queue's stripe: the ready index (`pk = stripe AND w <= now`, a small page; on a stripe deeper
   than a page, mostly from a random point down, so concurrent consumers read different pages: `_window`).
@@ -93,11 +94,13 @@ def _index_unavailable(exc: ClientError) -> bool:
 @dataclass
 class _Span:
     """What a container saw of the ready leases of one stripe: `v` of the oldest and of the newest, and whether
-    the last read from its head left more unread (a stripe deeper than a page)."""
+    the last read from its head left more unread (a stripe deeper than a page); read from the table, the
+    priority they all had (-1: several)."""
 
     low: int
     high: int
     deep: bool
+    priority: int = -1
 
 
 class DynamoMessageStore:
@@ -263,13 +266,26 @@ class DynamoMessageStore:
         return list(response["Items"]), response.get("LastEvaluatedKey")
 
     def _lease_page(
-        self, partition: str, limit: int, start: Item | None = None, forward: bool = True, projection: str = ""
+        self,
+        partition: str,
+        limit: int,
+        start: Item | None = None,
+        forward: bool = True,
+        projection: str = "",
+        first: str = "",
     ) -> tuple[list[Item], Item | None]:
-        """One page of a stripe's leases from the table (in queue order) and where the next one starts."""
+        """One page of a stripe's leases from the table (in queue order; from sort key `first` on if given) and
+        where the next one starts."""
+        if first:
+            condition = "pk = :p AND sk BETWEEN :first AND :last"
+            values = {":p": {"S": partition}, ":first": {"S": first}, ":last": {"S": LEASE + "~"}}
+        else:
+            condition = "pk = :p AND begins_with(sk, :lease)"
+            values = {":p": {"S": partition}, ":lease": {"S": LEASE}}
         response = self.client.query(
             TableName=self.table,
-            KeyConditionExpression="pk = :p AND begins_with(sk, :lease)",
-            ExpressionAttributeValues={":p": {"S": partition}, ":lease": {"S": LEASE}},
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
             Limit=limit,
             ScanIndexForward=forward,
             **({"ExclusiveStartKey": start} if start else {}),
@@ -277,14 +293,45 @@ class DynamoMessageStore:
         )
         return list(response["Items"]), response.get("LastEvaluatedKey")
 
-    def _plain_ready(self, partition: str, now_ms: int, wanted: int) -> tuple[list[Message], int | None, int]:
+    def _plain_ready(
+        self, partition: str, now_ms: int, wanted: int, enough: int
+    ) -> tuple[list[Message], int | None, int]:
         """Up to `wanted` Active leases of a stripe read from the table in queue order, every lease on the way
-        included (an expired one it deletes); when the next one it read becomes receivable; how many it read
-        and could not take."""
+        included (an expired one it deletes): from its head, or on a stripe deeper than a page mostly from a random
+        point of the ready leases seen there (`_window`, as from the index); when the next one it read becomes
+        receivable; how many it read and could not take."""
+        span = self._spans.get(partition)
+        below = self._window(partition, now_ms) if span is not None and span.priority >= 0 else None
+        if span is not None and below is not None:
+            first = f"{LEASE}{span.priority:02d}{min(below, now_ms):013d}"
+            ready, later, wasted, more = self._read_plain(partition, now_ms, wanted, first)
+            if more or len(ready) >= enough:
+                self._saw_plain(partition, ready, None)
+                return ready, later, wasted
+        ready, later, wasted, more = self._read_plain(partition, now_ms, wanted, "")
+        self._saw_plain(partition, ready, more)
+        return ready, later, wasted
+
+    def _saw_plain(self, partition: str, ready: list[Message], deep: bool | None) -> None:
+        """`_saw` for a read from the table: the span kept only while what it read has one priority."""
+        head = min((m.visible_at for m in ready), default=None) if deep is not None else None
+        self._saw(partition, ready, head, deep)
+        span = self._spans.get(partition)
+        if span is not None:
+            priorities = {m.priority for m in ready}
+            span.priority = priorities.pop() if len(priorities) == 1 else -1
+
+    def _read_plain(
+        self, partition: str, now_ms: int, wanted: int, first: str
+    ) -> tuple[list[Message], int | None, int, bool]:
         ready: list[Message] = []
         next_visible: int | None = None
         wasted = 0
-        for items in dead_letters.lease_pages(self.client, self.table, [partition], first_page=max(1, wanted)):
+        start: Item | None = None
+        page = max(1, wanted)
+        while True:
+            items, start = self._lease_page(partition, page, start, first=first)
+            page = min(page * 2, 1000)
             for item in items:
                 state = state_of(item, now_ms)
                 if state is MessageState.ACTIVE:
@@ -296,9 +343,8 @@ class DynamoMessageStore:
                 elif state is not MessageState.EXPIRED:
                     visible_at = int(item["v"]["N"])
                     next_visible = visible_at if next_visible is None else min(next_visible, visible_at)
-            if len(ready) >= wanted:
-                break
-        return ready[:wanted], next_visible, wasted
+            if len(ready) >= wanted or start is None:
+                return ready[:wanted], next_visible, wasted, start is not None
 
     def _ready_in(self, partition: str, now_ms: int, wanted: int, enough: int) -> list[Message]:
         """Up to `wanted` Active leases of one stripe: at its head, or (`_window`) older than a random point of
@@ -395,7 +441,7 @@ class DynamoMessageStore:
                     raise _IndexUnavailable()
                 ready += self._ready_in(partition, now_ms, want, enough_here)
             except _IndexUnavailable:
-                found, later, waste = self._plain_ready(partition, now_ms, want)
+                found, later, waste = self._plain_ready(partition, now_ms, want, enough_here)
                 ready += found
                 wasted += waste
                 if later is not None:
