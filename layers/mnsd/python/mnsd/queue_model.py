@@ -22,6 +22,8 @@ DLQ_TYPE_SUBSCRIPTION = "SUBSCRIPTION"  # a push given up by a subscription with
 
 MAX_BATCH_BYTES = 65536
 MAX_STRIPES = 1024  # the most partitions a queue's messages may spread over (see `Queue.stripes`)
+WIDTH_HALVING_MS = 600_000  # a queue no longer busy sends over half as many stripes every 10 min (`Queue.send_width`)
+WIDTH_LAG_MS = 60_000  # receives read the send width of this long ago (longer than a cached record plus a request)
 
 
 @dataclass(frozen=True)
@@ -144,20 +146,39 @@ class Queue:
     attributes: QueueAttributes
     create_time: int  # seconds
     last_modify_time: int  # seconds
-    # How many partitions its messages spread over (stripes 0 .. stripes - 1): sends pick one at random,
-    # receives read them all. It only ever grows, so no receiver misses a stripe that holds messages.
+    # How many partitions its messages spread over (stripes 0 .. stripes - 1): sends pick one of the first
+    # `send_width` at random, receives read those and now and then all. It only ever grows, so no receiver misses
+    # a stripe that holds messages.
     stripes: int = 1
     # Since when (epoch ms; 0: not) its writes keep the store's ready index (`Spread`), how many of its first
     # stripes may still hold leases the index lacks, and how far building the index over them has come.
     index_since: int = 0
     plain_stripes: int = 0  # (while index_since is 0, every stripe is read from the table)
     index_cursor: str = ""
+    # When (epoch ms) it last needed all its stripes: it grew, or a container sent faster than its width allows
+    # or was throttled (0: always, as a queue made wide from the start).
+    widened_at: int = 0
 
     @property
     def spread(self) -> Spread:
         if not self.index_since:
             return Spread(self.stripes, False, self.stripes)
         return Spread(self.stripes, True, min(self.plain_stripes, self.stripes))
+
+    def send_width(self, now_ms: int) -> int:
+        """How many of its first stripes sends spread over at `now_ms`: all of them for `WIDTH_HALVING_MS` after it
+        last needed them, then half as many every `WIDTH_HALVING_MS`, down to one. A queue that is no longer busy
+        gathers its messages in few stripes again, where receives find them without reading every stripe; one
+        that still is widens again at once (`mnsd.stripes`)."""
+        if not self.widened_at or self.stripes == 1:
+            return self.stripes
+        halvings = max(0, now_ms - self.widened_at) // WIDTH_HALVING_MS
+        return max(1, self.stripes >> min(halvings, 30))
+
+    def read_spread(self, now_ms: int) -> Spread:
+        """`spread` for a receive at `now_ms`: the stripes it reads besides its sweeps of all of them, the send width
+        of `WIDTH_LAG_MS` ago (wider than any container with a cached record may still send over)."""
+        return dataclasses.replace(self.spread, width=self.send_width(now_ms - WIDTH_LAG_MS))
 
 
 @dataclass(frozen=True)
@@ -171,11 +192,14 @@ class Spread:
       a queue whose receives read many leases they cannot take, or that grows stripes, turns it on for good.
     - `plain`: stripes 0 .. plain - 1 may hold leases the index lacks (written before `indexing`, until the
       index is built over them): receives and counts read those from the table, the others from the index.
+    - `width`: the stripes 0 .. width - 1 sends spread over now (`Queue.send_width`; 0: all): a receive reads
+      those, and the others only in a sweep now and then (a store's choice), or while sweeps find messages there.
     """
 
     stripes: int = 1
     indexing: bool = False
     plain: int = 1
+    width: int = 0
 
     def reads_index(self, stripe: int) -> bool:
         return self.indexing and stripe >= self.plain

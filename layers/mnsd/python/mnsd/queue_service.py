@@ -166,10 +166,15 @@ class QueueService:
         return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.spread)
 
     def _grow(self, queue: Queue, scarce: bool = False, sent: int = 0) -> Queue:
-        """The queue, with more stripes if the load this container saw asks for them (`mnsd.stripes`; a queue
-        that grows keeps its ready index from then on)."""
-        wanted = self.growth.wanted(queue.queue_id, queue.stripes, scarce, sent)
-        return queue if wanted is None else self.catalog.grow_stripes(queue, wanted, ms(self.clock.now()))
+        """The queue, sending over more stripes if the load this container saw asks for them (`mnsd.stripes`):
+        over all it has again, or with more (a queue that grows keeps its ready index from then on)."""
+        now_ms = ms(self.clock.now())
+        wanted = self.growth.wanted(queue.queue_id, queue.send_width(now_ms), scarce, sent)
+        if wanted is None:
+            return queue
+        if wanted > queue.stripes:
+            return self.catalog.grow_stripes(queue, wanted, now_ms)
+        return self.catalog.widen(queue, now_ms)
 
     def _index(self, queue: Queue, wasted: int) -> Queue:
         """The queue after a receive that read `wasted` leases it could not take: with its ready index turned on
@@ -228,7 +233,7 @@ class QueueService:
         available = now_ms + delay * 1000
         return Message(
             queue_id=queue.queue_id,
-            message_id=_message_id(now_ms, queue.stripes),
+            message_id=_message_id(now_ms, queue.send_width(now_ms)),
             priority=message.priority,
             position=available,
             visible_at=available,
@@ -307,7 +312,7 @@ class QueueService:
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None, int]:
         now_ms = ms(now)
         wanted = _candidates(count) * (CONTENDED_SPREAD if self.growth.contended(queue.queue_id) else 1)
-        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.spread, enough=count)
+        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.read_spread(now_ms), enough=count)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         seen = len(candidates)
         policy = queue.attributes.dlq_policy
@@ -486,10 +491,10 @@ class QueueService:
         return self.receipts.encode(renewed), visible_at
 
 
-def _message_id(now_ms: int, stripes: int) -> str:
-    """A new message id; its second field names the stripe (+ 1) the message lives in, chosen at random
-    (`mnsd.queue_model.stripe_of`)."""
-    stripe = secrets.randbelow(stripes) + 1
+def _message_id(now_ms: int, width: int) -> str:
+    """A new message id; its second field names the stripe (+ 1) the message lives in, chosen at random among
+    the first `width` (`mnsd.queue_model.stripe_of`)."""
+    stripe = secrets.randbelow(width) + 1
     return f"{secrets.token_hex(8).upper()}-{stripe}-{now_ms:X}-{secrets.randbelow(10**9):09d}"
 
 
@@ -497,7 +502,7 @@ def _moved(message: Message, target: Queue, now_ms: int, system_properties: tupl
     """`message` as a new message of `target` (`Message.moved`)."""
     return message.moved(
         target.queue_id,
-        _message_id(now_ms, target.stripes),
+        _message_id(now_ms, target.send_width(now_ms)),
         now_ms,
         system_properties,
         target.attributes.logging_enabled,

@@ -21,8 +21,12 @@ candidates: consumers racing for the last few messages of a thin queue are not h
 or when the database throttles a send or a claim, the
 container asks for twice the stripes (at most `Settings.max_queue_stripes`, at most once per
 `COOLDOWN_SECONDS` per queue). The catalog applies it only if the count is still the one this container saw,
-so containers that notice the same load at once double it once. The count never shrinks: receivers read
-every stripe below it.
+so containers that notice the same load at once double it once. The count never shrinks, but sends spread
+only over the first `Queue.send_width` stripes: all of them for 10 minutes after the queue last needed them,
+then half as many every 10 minutes, so a queue that is quiet again gathers its messages in few stripes and its
+receives read those (and sweep the others every few seconds, `mnsd.storage.dynamodb.messages`). The rule above
+is applied to that width: when the rate, lost claims or throttling ask for more than the width, the queue sends
+over all its stripes again (`Catalog.widen`), or grows.
 
 The ready index (`mnsd.queue_model.Spread`) is turned on the same way, for good: when a queue grows, when one
 receive reads `INDEX_WASTE` leases it cannot take (in flight, delayed or expired), or when a container's

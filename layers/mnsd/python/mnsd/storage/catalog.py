@@ -54,6 +54,7 @@ def _queue_record(queue: Queue) -> Record:
         "create_time": queue.create_time,
         "last_modify_time": queue.last_modify_time,
         "stripes": queue.stripes,
+        **({"widened_at": queue.widened_at} if queue.widened_at else {}),
         **_index_record(queue),
         **dataclasses.asdict(queue.attributes),
     }
@@ -79,6 +80,7 @@ def _queue(account_id: str, name: str, record: Record) -> Queue:
         int(record.get("index_since", 0)),
         int(record.get("plain_stripes", 0)),
         str(record.get("index_cursor", "")),
+        int(record.get("widened_at", 0)),
     )
 
 
@@ -175,8 +177,8 @@ class Catalog:
         """The queue with `stripes` stripes if its record still has the count (and incarnation) `queue` has,
         else as the record now is (another container changed it first; deleted: left as given). A queue that
         grows keeps the ready index from then on (`start_index`); its new stripes are indexed from the start."""
-        grown = dataclasses.replace(queue, stripes=stripes)
-        changes: Record = {"stripes": stripes}
+        grown = dataclasses.replace(queue, stripes=stripes, widened_at=now_ms)
+        changes: Record = {"stripes": stripes, "widened_at": now_ms}
         if not queue.index_since:  # (else its index state is left as the record has it: it may be further on)
             grown = dataclasses.replace(grown, index_since=now_ms, plain_stripes=queue.stripes, index_cursor="")
             changes.update(_index_record(grown))
@@ -185,6 +187,13 @@ class Catalog:
             expected = {"queue_id": queue.queue_id, "stripes": count}
             if self._update_queue(grown, changes, expected):
                 return grown
+        return self._reread(queue)
+
+    def widen(self, queue: Queue, now_ms: int) -> Queue:
+        """The queue with sends over all its stripes again from `now_ms` on (`Queue.send_width`)."""
+        widened = dataclasses.replace(queue, widened_at=now_ms)
+        if self._update_queue(widened, {"widened_at": now_ms}, {"queue_id": queue.queue_id}):
+            return widened
         return self._reread(queue)
 
     def start_index(self, queue: Queue, now_ms: int) -> Queue:

@@ -74,6 +74,10 @@ _INDEX_RETRY_SECONDS = 30.0
 # from a random point between in the rest, once it holds more than a page (`DynamoMessageStore._window`).
 _HEAD_SHARE = 0.125
 _SPANS = 10_000  # stripes whose span of ready `v` a container remembers
+# A receive of a queue that sends over fewer stripes than it has (`Spread.width`) reads the others too at most
+# this often per container (a sweep), and while a sweep found messages there, for this long after.
+_SWEEP_MS = 5_000
+_WIDE_MS = 60_000
 THROTTLES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 
 
@@ -89,6 +93,14 @@ def _index_unavailable(exc: ClientError) -> bool:
     error = exc.response.get("Error", {})
     codes = ("ValidationException", "ResourceNotFoundException")  # (still backfilling; absent)
     return error.get("Code") in codes and "index" in str(error.get("Message", "")).lower()
+
+
+@dataclass
+class _Sweep:
+    """When a container last read a queue's stripes beyond its send width, and until when it reads them all."""
+
+    last: int
+    wide_until: int = 0
 
 
 @dataclass
@@ -109,6 +121,7 @@ class DynamoMessageStore:
         self.table = table
         self.pressure = pressure or Pressure()
         self._spans: dict[str, _Span] = {}
+        self._sweeps: dict[str, _Sweep] = {}
         self._index_down_until = 0.0  # (time.monotonic) the index could not be read: the table is, till then
 
     # --- writes -------------------------------------------------------------------------------
@@ -431,8 +444,7 @@ class DynamoMessageStore:
         ready: list[Message] = []
         wasted = 0
         next_visible: int | None = None
-        first = random.randrange(spread.stripes)
-        order = [(first + i) % spread.stripes for i in range(spread.stripes)]
+        order, sweep = self._order(queue_id, spread, now_ms)
         for stripe in order:
             partition = stripe_partition(queue_id, stripe)
             want, enough_here = wanted - len(ready), (enough or wanted) - len(ready)
@@ -456,8 +468,33 @@ class DynamoMessageStore:
             next_visible = min([*times, *([next_visible] if next_visible else [])], default=None)
         for message in ready:
             message.indexed = spread.indexing
+        if sweep:
+            self._swept(queue_id, now_ms, any(m.ref.stripe >= spread.width for m in ready))
         ready.sort(key=lambda m: (m.priority, m.position))
         return ReadyScan(ready, next_visible, wasted)
+
+    def _order(self, queue_id: str, spread: Spread, now_ms: int) -> tuple[list[int], bool]:
+        """The stripes a receive reads, in turn, and whether it sweeps those beyond the send width: every stripe
+        from a random one; or, when the queue sends over fewer (`Spread.width`), those from a random one of them,
+        after the others in a sweep (due every `_SWEEP_MS`, and at each receive while sweeps find messages there:
+        the others first, so a sweep that finds none there has read them all)."""
+
+        def turn(low: int, high: int) -> list[int]:
+            first = random.randrange(high - low)
+            return [low + (first + i) % (high - low) for i in range(high - low)]
+
+        width = spread.width or spread.stripes
+        if width >= spread.stripes:
+            return turn(0, spread.stripes), False
+        sweep = self._sweeps.get(queue_id)
+        if sweep is None or now_ms < sweep.wide_until or now_ms - sweep.last >= _SWEEP_MS:
+            return turn(width, spread.stripes) + turn(0, width), True
+        return turn(0, width), False
+
+    def _swept(self, queue_id: str, now_ms: int, found_beyond: bool) -> None:
+        if len(self._sweeps) >= _SPANS and queue_id not in self._sweeps:
+            self._sweeps.clear()
+        self._sweeps[queue_id] = _Sweep(now_ms, now_ms + _WIDE_MS if found_beyond else 0)
 
     def _get_many(self, keys: list[Item]) -> dict[tuple[str, str], Item]:
         """Items by (pk, sk), read with BatchGetItem (100 keys a call)."""

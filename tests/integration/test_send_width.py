@@ -1,0 +1,115 @@
+"""A queue that grew and is quiet again gathers its messages in few stripes, where receives find them without
+reading every stripe; stripes beyond are swept now and then; a busy queue sends over all its stripes again."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from mnsd import errors
+from mnsd.queue_model import WIDTH_HALVING_MS, WIDTH_LAG_MS, MessageInput, QueueAttributeChanges, stripe_of
+
+ACCOUNT = "1000000000000001"
+STRIPES = 8
+
+
+class PartitionLog:
+    """A client that records the partition of each Query."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.partitions: list[str] = []
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+    def query(self, **kwargs):
+        self.partitions.append(kwargs["ExpressionAttributeValues"][":p"]["S"])
+        return self.client.query(**kwargs)
+
+
+def send(service, count, delay=None):
+    sent = []
+    for start in range(0, count, 16):
+        batch = [MessageInput(f"m{start + i}", delay, 8) for i in range(min(16, count - start))]
+        sent += service.send(ACCOUNT, "q", batch)
+    assert all(r.error is None for r in sent)
+    return sent
+
+
+def ms(clock) -> int:
+    return int(clock.now() * 1000)
+
+
+@pytest.fixture
+def grown(make, clock):
+    service = make(max_queue_stripes=STRIPES)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="30"))
+    service.catalog.grow_stripes(service.get_queue(ACCOUNT, "q"), STRIPES, ms(clock))
+    return service
+
+
+def test_the_send_width_halves_every_ten_minutes_and_receives_lag_behind(grown, clock):
+    queue = grown.get_queue(ACCOUNT, "q")
+    now = ms(clock)
+    assert [queue.send_width(now + k * WIDTH_HALVING_MS) for k in range(5)] == [8, 4, 2, 1, 1]
+    assert queue.read_spread(now + WIDTH_HALVING_MS).width == STRIPES  # (a minute behind the senders)
+    assert queue.read_spread(now + WIDTH_HALVING_MS + WIDTH_LAG_MS).width == 4
+    assert grown.catalog.widen(queue, now + 3 * WIDTH_HALVING_MS).send_width(now + 3 * WIDTH_HALVING_MS) == 8
+
+
+def test_a_quiet_queue_gathers_its_messages_and_receives_read_few_stripes(grown, clock):
+    early = send(grown, 128)
+    assert {stripe_of(r.message.message_id) for r in early} == set(range(STRIPES))
+    first = grown.receive(ACCOUNT, "q", 16, 0)  # (its container's first receive sweeps every stripe)
+    assert len(first) == 16
+    delayed = send(grown, 16, delay=3 * WIDTH_HALVING_MS // 1000 + 30)  # due once the queue is narrow
+    got = []
+    while True:
+        try:
+            got += grown.receive(ACCOUNT, "q", 16, 0)
+        except errors.MessageNotExist:
+            break
+    assert len(got) == 112
+    grown.batch_delete(ACCOUNT, "q", [g.receipt_handle for g in got[:16]])
+    clock.advance(3 * WIDTH_HALVING_MS / 1000 + 60)  # three halvings: one stripe; receives a minute later
+    late = send(grown, 32)
+    assert {stripe_of(r.message.message_id) for r in late} == {0}
+    log = PartitionLog(grown.messages.client)
+    grown.messages.client = log
+    # A sweep (due: the last one is long past) reads the stripes beyond the width first: the delayed messages
+    # sent over all 8 stripes are there, and the 96 received earlier came back in all of them too.
+    swept = grown.receive(ACCOUNT, "q", 16, 0)
+    assert len(swept) == 16 and any(stripe_of(g.message.message_id) > 0 for g in swept)
+    assert len(set(log.partitions)) > 1
+    # While sweeps find messages beyond the width, receives read every stripe: all are taken, none twice.
+    taken = [*swept]
+    while True:
+        try:
+            taken += grown.receive(ACCOUNT, "q", 16, 0)
+        except errors.MessageNotExist:
+            break
+    expected = {r.message.message_id for r in late + delayed} | {g.message.message_id for g in first + got[16:]}
+    assert sorted(g.message.message_id for g in taken) == sorted(expected)
+    for start in range(0, len(taken), 16):
+        grown.batch_delete(ACCOUNT, "q", [g.receipt_handle for g in taken[start : start + 16]])
+    # Once a sweep found nothing beyond the width, receives read stripe 0 alone between sweeps.
+    clock.advance(61)  # (past the wide spell)
+    with pytest.raises(errors.MessageNotExist):
+        grown.receive(ACCOUNT, "q", 16, 0)  # a sweep: all 8, nothing found
+    send(grown, 1)
+    log.partitions.clear()
+    assert len(grown.receive(ACCOUNT, "q", 16, 0)) == 1
+    queue = grown.get_queue(ACCOUNT, "q")
+    assert set(log.partitions) == {queue.queue_id}
+
+
+def test_a_container_sending_faster_than_the_width_allows_widens_the_queue(grown, clock):
+    clock.advance(3 * WIDTH_HALVING_MS / 1000)
+    assert grown.get_queue(ACCOUNT, "q").send_width(ms(clock)) == 1
+    sent = send(grown, 256)  # a burst: 256 at once, beyond what one stripe takes (`mnsd.stripes`)
+    queue = grown.get_queue(ACCOUNT, "q")
+    assert queue.widened_at == ms(clock) and queue.send_width(ms(clock)) == STRIPES
+    spread = collections.Counter(stripe_of(r.message.message_id) for r in sent)
+    assert set(spread) == set(range(STRIPES)) and spread[0] > 256 // STRIPES  # (the first batches went to 0)
