@@ -189,7 +189,8 @@ class Spread:
     - `stripes`: its partitions, 0 .. stripes - 1 (`mnsd.stripes`).
     - `indexing`: writes keep the ready index, the store's index of leases by visible time that lets a receive
       read only what it can claim. Keeping it costs writes, so a quiet queue does not: it starts without, and
-      a queue whose receives read many leases they cannot take, or that grows stripes, turns it on for good.
+      a queue whose receives read many leases they cannot take or lose many claims, or that grows stripes,
+      turns it on for good (`mnsd.stripes`).
     - `plain`: stripes 0 .. plain - 1 may hold leases the index lacks (written before `indexing`, until the
       index is built over them): receives and counts read those from the table, the others from the index.
     - `width`: the stripes 0 .. width - 1 sends spread over now (`Queue.send_width`; 0: all): a receive reads
