@@ -12,29 +12,14 @@ import time
 from bench._common import md_table, write_result
 from bench.capacity import SimulatedClock
 from bench.queue_lifecycle import b64_body
-from bench.recording import Recorder, RecordingClient
+from bench.recording import Recorder, recorded_moto_services
 
 MESSAGES = 16  # per row
 
 
 def setup():
-    from moto import mock_aws
-
-    mock = mock_aws()
-    mock.start()
-    import boto3
-
-    from local_runtime.tables import create_tables
-    from mnsd.services import build_services
-    from mnsd.settings import Settings
-
-    settings = Settings.from_env({})
-    raw = boto3.client("dynamodb", region_name="us-east-1")
-    create_tables(raw, settings)
-    recorder = Recorder()
     clock = SimulatedClock(start=time.time())
-    services = build_services(settings, dynamodb=RecordingClient(raw, recorder), clock=clock)
-    return mock, services, recorder, clock
+    return (*recorded_moto_services(clock), clock)
 
 
 def units(recorder: Recorder) -> tuple[float, str]:

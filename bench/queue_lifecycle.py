@@ -16,7 +16,7 @@ import time
 from collections import Counter
 
 from bench._common import md_table, write_result
-from bench.recording import Recorder, RecordingClient
+from bench.recording import recorded_moto_services
 
 MESSAGES = 32  # per row: 32 single lifecycles, or 2 batches of 16
 
@@ -76,26 +76,10 @@ def edge_body(services) -> str:
 
 
 def setup():
-    from moto import mock_aws
-
-    mock = mock_aws()
-    mock.start()
-    import boto3
-
-    from local_runtime.tables import create_tables
     from mnsd.clock import SystemClock
     from mnsd.notifier import LocalNotifier
-    from mnsd.services import build_services
-    from mnsd.settings import Settings
 
-    settings = Settings.from_env({})
-    raw = boto3.client("dynamodb", region_name="us-east-1")
-    create_tables(raw, settings)
-    recorder = Recorder()
-    services = build_services(
-        settings, dynamodb=RecordingClient(raw, recorder), clock=SystemClock(), notifier=LocalNotifier()
-    )
-    return mock, services, recorder
+    return recorded_moto_services(SystemClock(), LocalNotifier())
 
 
 def run_row(services, recorder, account, body: str, batch: int, send_batch: int, messages: int):

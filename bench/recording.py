@@ -256,3 +256,24 @@ class RecordingClient:
             )
         )
         return result
+
+
+def recorded_moto_services(clock: Any, notifier: Any = None) -> tuple[Any, Any, Recorder]:
+    """In-process moto (started; stop the returned mock when done) with the service's tables, and the services
+    over a `RecordingClient` of it: (mock, services, recorder)."""
+    from moto import mock_aws
+
+    mock = mock_aws()
+    mock.start()
+    import boto3
+
+    from local_runtime.tables import create_tables
+    from mnsd.services import build_services
+    from mnsd.settings import Settings
+
+    settings = Settings.from_env({})
+    raw = boto3.client("dynamodb", region_name="us-east-1")
+    create_tables(raw, settings)
+    recorder = Recorder()
+    services = build_services(settings, dynamodb=RecordingClient(raw, recorder), clock=clock, notifier=notifier)
+    return mock, services, recorder

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bench.capacity import SimulatedClock
+from bench.capacity_figures import indexed
 from bench.fake_dynamodb import FakeDynamoDB
 from local_runtime.tables import create_tables
 from mnsd import errors
@@ -88,8 +89,8 @@ def create_indexed(queues: Any, name: str) -> None:
     """A one-stripe queue whose ready index is on and built: what a hot queue's is once it turned it on
     (`mnsd.stripes`) and built it over the older leases."""
     queues.create_queue(ACCOUNT, name)
-    queue = queues.catalog.start_index(queues.get_queue(ACCOUNT, name), int(queues.clock.now() * 1000))
-    assert queues.catalog.advance_index(queue, None).spread.reads_index(0)
+    indexed(queues, name)
+    assert queues.get_queue(ACCOUNT, name).spread.reads_index(0)
 
 
 def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, int, float]:

@@ -43,25 +43,53 @@ def _key(item: Item) -> Item:
     return {"pk": item["pk"], "sk": item["sk"]}
 
 
+def lease_page(
+    client: Any,
+    table: str,
+    partition: str,
+    limit: int,
+    start: Item | None = None,
+    forward: bool = True,
+    projection: str | None = None,
+    first: str = "",
+) -> tuple[list[Item], Item | None]:
+    """One page of a partition's lease items (kept ones included) from the table (not an index) in queue order
+    (from sort key `first` on if given), and where the next one starts."""
+    if first:
+        condition = "pk = :p AND sk BETWEEN :first AND :last"
+        values = {":p": {"S": partition}, ":first": {"S": first}, ":last": {"S": LEASE + "~"}}
+    else:
+        condition = "pk = :p AND begins_with(sk, :lease)"
+        values = {":p": {"S": partition}, ":lease": {"S": LEASE}}
+    response = client.query(
+        TableName=table,
+        KeyConditionExpression=condition,
+        ExpressionAttributeValues=values,
+        Limit=limit,
+        ScanIndexForward=forward,
+        **({"ProjectionExpression": projection} if projection else {}),
+        **({"ExclusiveStartKey": start} if start else {}),
+    )
+    return list(response["Items"]), response.get("LastEvaluatedKey")
+
+
 def lease_pages(
-    client: Any, table: str, partitions: list[str], projection: str | None = None, first_page: int = _PAGE
-) -> Iterator[list[Item]]:
-    """Every lease item (kept ones included) of the given partitions in queue order, in pages of the table
-    (not an index) that start at `first_page` items and grow to 1000 when the first ones do not suffice."""
+    client: Any,
+    table: str,
+    partitions: list[str],
+    projection: str | None = None,
+    first_page: int = _PAGE,
+    first: str = "",
+) -> Iterator[tuple[list[Item], bool]]:
+    """Every lease item (kept ones included) of the given partitions in queue order (`lease_page`), in pages that
+    start at `first_page` items and grow to 1000 when the first ones do not suffice; with each page, whether more
+    of its partition follow."""
     for partition in partitions:
         start = None
         page = first_page
         while True:
-            response = client.query(
-                TableName=table,
-                KeyConditionExpression="pk = :p AND begins_with(sk, :lease)",
-                ExpressionAttributeValues={":p": {"S": partition}, ":lease": {"S": LEASE}},
-                Limit=page,
-                **({"ProjectionExpression": projection} if projection else {}),
-                **({"ExclusiveStartKey": start} if start else {}),
-            )
-            yield response["Items"]
-            start = response.get("LastEvaluatedKey")
+            items, start = lease_page(client, table, partition, page, start, projection=projection, first=first)
+            yield items, start is not None
             if not start:
                 break
             page = min(page * 2, _PAGE)
@@ -122,7 +150,7 @@ def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]]
 def rewind(client: Any, table: str, partitions: list[str], since_ms: int, now_ms: int, indexing: bool) -> int:
     """Rewind the leases of a queue's partitions (see the module's docstring); how many were rewound."""
     rewound = 0
-    for items in lease_pages(client, table, partitions, _REWIND_PROJECTION):
+    for items, _ in lease_pages(client, table, partitions, _REWIND_PROJECTION):
         for item in items:
             if (number(item, "x") or 0) <= now_ms // 1000 or (number(item, "e") or 0) < since_ms:
                 continue
@@ -148,7 +176,7 @@ def rewind(client: Any, table: str, partitions: list[str], since_ms: int, now_ms
 def drop_kept(client: Any, table: str, partitions: list[str]) -> int:
     """Delete the kept leases of a queue's partitions; how many."""
     dropped = 0
-    for items in lease_pages(client, table, partitions, "pk, sk, k"):
+    for items, _ in lease_pages(client, table, partitions, "pk, sk, k"):
         for item in items:
             if is_kept(item):
                 response = conditional(

@@ -279,32 +279,9 @@ class DynamoMessageStore:
         return list(response["Items"]), response.get("LastEvaluatedKey")
 
     def _lease_page(
-        self,
-        partition: str,
-        limit: int,
-        start: Item | None = None,
-        forward: bool = True,
-        projection: str = "",
-        first: str = "",
+        self, partition: str, limit: int, start: Item | None = None, forward: bool = True, projection: str = ""
     ) -> tuple[list[Item], Item | None]:
-        """One page of a stripe's leases from the table (in queue order; from sort key `first` on if given) and
-        where the next one starts."""
-        if first:
-            condition = "pk = :p AND sk BETWEEN :first AND :last"
-            values = {":p": {"S": partition}, ":first": {"S": first}, ":last": {"S": LEASE + "~"}}
-        else:
-            condition = "pk = :p AND begins_with(sk, :lease)"
-            values = {":p": {"S": partition}, ":lease": {"S": LEASE}}
-        response = self.client.query(
-            TableName=self.table,
-            KeyConditionExpression=condition,
-            ExpressionAttributeValues=values,
-            Limit=limit,
-            ScanIndexForward=forward,
-            **({"ExclusiveStartKey": start} if start else {}),
-            **({"ProjectionExpression": projection} if projection else {}),
-        )
-        return list(response["Items"]), response.get("LastEvaluatedKey")
+        return dead_letters.lease_page(self.client, self.table, partition, limit, start, forward, projection)
 
     def _plain_ready(
         self, partition: str, now_ms: int, wanted: int, enough: int
@@ -340,11 +317,10 @@ class DynamoMessageStore:
         ready: list[Message] = []
         next_visible: int | None = None
         wasted = 0
-        start: Item | None = None
-        page = max(1, wanted)
-        while True:
-            items, start = self._lease_page(partition, page, start, first=first)
-            page = min(page * 2, 1000)
+        more = False
+        pages = dead_letters.lease_pages(self.client, self.table, [partition], None, max(1, wanted), first)
+        for items, unread in pages:
+            more = unread
             for item in items:
                 state = state_of(item, now_ms)
                 if state is MessageState.ACTIVE:
@@ -356,8 +332,9 @@ class DynamoMessageStore:
                 elif state is not MessageState.EXPIRED:
                     visible_at = int(item["v"]["N"])
                     next_visible = visible_at if next_visible is None else min(next_visible, visible_at)
-            if len(ready) >= wanted or start is None:
-                return ready[:wanted], next_visible, wasted, start is not None
+            if len(ready) >= wanted:
+                break
+        return ready[:wanted], next_visible, wasted, more
 
     def _ready_in(self, partition: str, now_ms: int, wanted: int, enough: int) -> list[Message]:
         """Up to `wanted` Active leases of one stripe: at its head, or (`_window`) older than a random point of
