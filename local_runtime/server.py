@@ -37,7 +37,7 @@ from local_runtime.push import LocalPushWorker, compress_waits, create_push_work
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
 from mnsd import api, errors
-from mnsd.accounts import AccessKey, StaticKeyStore
+from mnsd.accounts import StaticKeyStore
 from mnsd.auth import authenticate
 from mnsd.clock import ms
 from mnsd.fanout import LocalDispatcher
@@ -245,8 +245,8 @@ class LocalServer:
 
     def authorize_operator(self, request: HttpRequest) -> None:
         """The local tools answer only requests signed with the operator's key (the first configured)."""
-        key: AccessKey = authenticate(request, self.services.keys, self.services.clock.now())
-        if key.key_id != self.operator.key_id:
+        caller = authenticate(request, self.services.keys, self.services.clock.now())
+        if caller.key_id != self.operator.key_id or not caller.is_root:
             raise errors.AccessDenied()
 
     def export(self) -> dict[str, str]:

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mnsd.access.policy import Policy, PolicyError
+from mnsd.access.principal import Principal
 
 if TYPE_CHECKING:
     from mnsd.storage.catalog import AccountAttributes, Catalog
 
 # How long a function trusts the access keys it read: a revoked key stops working within this time.
 KEY_CACHE_SECONDS = 60.0
+# How often the local server looks whether its keys file (`MNS_KEYS_FILE`) changed.
+KEYS_FILE_CHECK_SECONDS = 1.0
 # The key list with no key in it (a freshly deployed stack's secret).
 NO_KEYS = ","
 
@@ -19,15 +26,47 @@ NO_KEYS = ","
 class AccessKey:
     account_id: str
     key_id: str
-    secret: str
+    secret: str = field(repr=False)
+    policy: Policy | None = None  # None: a root key of its account, which may do anything in it
+
+    def principal(self) -> Principal:
+        return Principal(self.account_id, self.key_id, (self.policy,) if self.policy else ())
+
+    def record(self) -> dict[str, Any]:
+        """The key as the keys document holds it (`parse_keys`)."""
+        entry: dict[str, Any] = {"account": self.account_id, "id": self.key_id, "secret": self.secret}
+        if self.policy is not None:
+            entry["policy"] = json.loads(self.policy.document)
+        return entry
 
 
 class KeyStore(Protocol):
     def lookup(self, key_id: str) -> AccessKey | None: ...
 
 
+def _key(entry: Any) -> AccessKey:
+    if not isinstance(entry, dict) or not all(isinstance(entry.get(name), str) for name in ("account", "id", "secret")):
+        raise ValueError("each key is an object with account, id and secret (strings) and an optional policy")
+    policy = entry.get("policy")
+    try:
+        parsed = None if policy is None else Policy.parse(policy if isinstance(policy, str) else json.dumps(policy))
+    except PolicyError as exc:
+        raise ValueError(f"key {entry['id']}: {exc}") from exc
+    return AccessKey(entry["account"], entry["id"], entry["secret"], parsed)
+
+
 def parse_keys(spec: str) -> dict[str, AccessKey]:
-    """`account:keyid:secret` triples, comma-separated, by key id (in their order)."""
+    """Keys by id, in their order, from either form the key list takes:
+
+    - `account:keyid:secret` triples, comma-separated (`MNS_CREDENTIALS`; every key a root key);
+    - the keys document, `{"keys": [{"account": ..., "id": ..., "secret": ..., "policy": {...}}, ...]}`
+      (`MNS_KEYS_FILE`, and the stack's secret once a key has a policy); a key without `policy` is a root key.
+    """
+    if spec.lstrip().startswith("{"):
+        document = json.loads(spec)
+        if not isinstance(document, dict) or not isinstance(document.get("keys", []), list):
+            raise ValueError('the keys document is {"keys": [...]}')
+        return {key.key_id: key for key in map(_key, document.get("keys", []))}
     keys: dict[str, AccessKey] = {}
     for triple in filter(None, (part.strip() for part in spec.split(","))):
         account_id, key_id, secret = triple.split(":", 2)
@@ -36,8 +75,8 @@ def parse_keys(spec: str) -> dict[str, AccessKey]:
 
 
 def format_keys(keys: Iterable[AccessKey]) -> str:
-    """The inverse of `parse_keys`."""
-    return ",".join(f"{key.account_id}:{key.key_id}:{key.secret}" for key in keys) or NO_KEYS
+    """The inverse of `parse_keys`: the keys document."""
+    return json.dumps({"keys": [key.record() for key in keys]}, indent=1)
 
 
 class StaticKeyStore:
@@ -72,6 +111,54 @@ class RefreshingKeyStore:
             self._keys = parse_keys(self._load())
             self._read_at = now
         return self._keys.get(key_id)
+
+
+class KeysFileStore:
+    """The keys document in a file (`MNS_KEYS_FILE`), read again when the file changes (checked every second).
+
+    A file that cannot be read or parsed keeps the keys read last (and the error is raised at start).
+    """
+
+    def __init__(self, path: str, now: Callable[[], float], check_every: float = KEYS_FILE_CHECK_SECONDS) -> None:
+        self.path = path
+        self._now = now
+        self._check_every = check_every
+        self._checked_at = now()
+        self._stamp = self._file_stamp()
+        self.keys = parse_keys(self._read())
+
+    def _file_stamp(self) -> tuple[int, int]:
+        stat = os.stat(self.path)
+        return stat.st_mtime_ns, stat.st_size
+
+    def _read(self) -> str:
+        with open(self.path, encoding="utf-8") as handle:
+            return handle.read()
+
+    def lookup(self, key_id: str) -> AccessKey | None:
+        now = self._now()
+        if now - self._checked_at >= self._check_every:
+            self._checked_at = now
+            try:
+                stamp = self._file_stamp()
+                if stamp != self._stamp:
+                    self.keys, self._stamp = parse_keys(self._read()), stamp
+            except (OSError, ValueError):
+                pass  # half-written or removed: keep what was read last, look again next time
+        return self.keys.get(key_id)
+
+
+class CombinedKeyStore:
+    """The first store that knows a key id answers for it."""
+
+    def __init__(self, *stores: KeyStore) -> None:
+        self.stores = stores
+
+    def lookup(self, key_id: str) -> AccessKey | None:
+        for store in self.stores:
+            if (key := store.lookup(key_id)) is not None:
+                return key
+        return None
 
 
 class AccountService:

@@ -8,10 +8,11 @@ import secrets
 from aws_lambda_powertools import Logger
 
 from mnsd import errors
+from mnsd.access.permissions import Permission, permission_for
 from mnsd.auth import authenticate
 from mnsd.call import Call, xml_response
 from mnsd.http import HttpRequest, HttpResponse
-from mnsd.routes import ROUTES
+from mnsd.routes import ROUTES, Operation, Route
 from mnsd.services import Services
 from mnsd.wire import responses
 
@@ -55,12 +56,15 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
         if len(request.body) > MAX_REQUEST_BYTES:
             raise errors.InvalidArgument(f"The request body should not be larger than {MAX_REQUEST_BYTES} bytes.")
         route = ROUTES[route_name]
-        account = None
-        if not route.public:
-            account = authenticate(request, services.keys, services.clock.now())
-            _check_host_account(request, account.account_id)
-        call = Call(request, account, services)
-        response = route.select(call)(call)
+        if route.public:
+            call = Call(request, None, "", services)
+            response = route.select(call)(call)
+        else:
+            principal = authenticate(request, services.keys, services.clock.now())
+            call = Call(request, principal, _owner(request) or principal.account_id, services)
+            operation = route.select(call)
+            services.authorizer.authorize(principal, _permission(operation, route, call), call.owner)
+            response = operation(call)
     except errors.MnsError as error:
         response = error_response(error, request_id, host)
     except Exception:
@@ -69,8 +73,12 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
     return _stamped(response, request_id)
 
 
-def _check_host_account(request: HttpRequest, account_id: str) -> None:
-    """MNS hosts name the account (`{AccountId}.mns.{region}...`): a key may not reach another's."""
+def _owner(request: HttpRequest) -> str | None:
+    """MNS hosts name the account whose resources a call is on (`{AccountId}.mns.{region}...`)."""
     named = _ACCOUNT_HOST.match(request.header("host") or "")
-    if named and named.group(1) != account_id:
-        raise errors.AccessDenied()
+    return named.group(1) if named else None
+
+
+def _permission(operation: Operation, route: Route, call: Call) -> Permission:
+    params = call.request.path_params
+    return permission_for(operation.__name__, route.path, params, call.services.settings.region, call.owner)

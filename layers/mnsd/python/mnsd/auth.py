@@ -8,7 +8,8 @@ import hmac
 from email.utils import parsedate_to_datetime
 
 from mnsd import errors
-from mnsd.accounts import AccessKey, KeyStore
+from mnsd.access.principal import Principal
+from mnsd.accounts import KeyStore
 from mnsd.http import HttpRequest
 
 CLOCK_SKEW_SECONDS = 15 * 60
@@ -47,8 +48,8 @@ def _request_date(request: HttpRequest) -> tuple[str, float]:
     return date, parsed.timestamp()
 
 
-def authenticate(request: HttpRequest, keys: KeyStore, now: float) -> AccessKey:
-    """The access key that signed the request, or the MNS error that says why there is none."""
+def authenticate(request: HttpRequest, keys: KeyStore, now: float) -> Principal:
+    """Who signed the request (its key and the key's policies), or the MNS error that says why no one did."""
     authorization = request.header("authorization")
     if not authorization:
         raise errors.MissingAuthorizationHeader()
@@ -66,7 +67,7 @@ def authenticate(request: HttpRequest, keys: KeyStore, now: float) -> AccessKey:
     if abs(now - timestamp) > CLOCK_SKEW_SECONDS:
         raise errors.TimeExpired()
     check_content_md5(request)
-    return key
+    return key.principal()
 
 
 def check_content_md5(request: HttpRequest) -> None:

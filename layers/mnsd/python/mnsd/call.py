@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mnsd import errors
-from mnsd.accounts import AccessKey
+from mnsd.access.principal import Principal
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.wire import codec as xmlcodec
 
@@ -17,14 +17,15 @@ if TYPE_CHECKING:
 @dataclass
 class Call:
     request: HttpRequest
-    account: AccessKey | None  # None only on public routes
+    principal: Principal | None  # who calls (None only on public routes)
+    owner: str  # the account whose resources the call is on: the host's, else the caller's
     services: Services
     _xml: xmlcodec.Element | None = field(default=None, repr=False)
 
     @property
     def account_id(self) -> str:
-        assert self.account is not None
-        return self.account.account_id
+        """The account the call works in (the resources' owner)."""
+        return self.owner
 
     def path(self, name: str) -> str:
         return self.request.path_params[name]

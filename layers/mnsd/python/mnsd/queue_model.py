@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnsd import errors
+from mnsd.access.policy import resource_policy_document
 from mnsd.validation import int_in_range, mns_bool
 
 MAX_BATCH = 16
@@ -59,6 +60,26 @@ class QueueAttributeChanges:
     logging_enabled: str | None = None
     dlq_policy: DlqPolicyInput | None = None
     rewind_period: str | None = None
+    policy: str | None = None  # the resource policy (JSON), "" to remove it
+    rate_limit: RateLimitInput | None = None
+
+
+@dataclass(frozen=True)
+class RateLimitInput:
+    """A `<TenantRateLimitPolicy>` as a request gives it (the OpenAPI's names): the text of each element."""
+
+    enabled: str | None = None
+    max_receives_per_second: str | None = None
+
+
+MAX_RECEIVES_PER_SECOND_RANGE = (1, 100000)
+
+
+def max_receives_per_second(given: RateLimitInput) -> int:
+    """The receive limit a `<TenantRateLimitPolicy>` sets (0: Enabled False turns it off), checked."""
+    if given.enabled is not None and not mns_bool("TenantRateLimitPolicy.Enabled", given.enabled):
+        return 0
+    return int_in_range("MaxReceivesPerSecond", given.max_receives_per_second, *MAX_RECEIVES_PER_SECOND_RANGE)
 
 
 @dataclass(frozen=True)
@@ -104,6 +125,8 @@ class QueueAttributes:
     dlq_target: str = ""
     dlq_max_receive_count: int = 0
     rewind_period: int = 0  # seconds a deleted message stays rewindable (0: rewind off)
+    policy: str = ""  # the resource policy granting other accounts (JSON, `mnsd.access.policy`); "": none
+    max_receives_per_second: int = 0  # TenantRateLimitPolicy: receives past it answer QpsLimitExceeded (0: none)
 
     @property
     def dlq_policy(self) -> DlqPolicy | None:
@@ -129,6 +152,10 @@ class QueueAttributes:
                 dlq_target=policy.target if policy else "",
                 dlq_max_receive_count=policy.max_receive_count if policy else 0,
             )
+        if given.policy is not None:
+            updated = dataclasses.replace(updated, policy=resource_policy_document(given.policy))
+        if given.rate_limit is not None:
+            updated = dataclasses.replace(updated, max_receives_per_second=max_receives_per_second(given.rate_limit))
         if given.rewind_period is not None:
             retention = updated.message_retention_period
             period = int_in_range("RewindPeriod", given.rewind_period, 0, retention, "seconds")

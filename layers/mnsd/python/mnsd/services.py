@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from mnsd.accounts import AccountService, KeyStore, RefreshingKeyStore, StaticKeyStore
+from mnsd.access.authorizer import Authorizer
+from mnsd.access.resources import CatalogPolicies
+from mnsd.accounts import AccountService, CombinedKeyStore, KeysFileStore, KeyStore, RefreshingKeyStore, StaticKeyStore
 from mnsd.clock import Clock, SystemClock
 from mnsd.delivery import Deliverer
 from mnsd.fanout import Fanout
@@ -59,6 +61,7 @@ class Services:
     oplog: OperationLog
     clients: Callable[[str], Any]
     accounts: AccountService
+    authorizer: Authorizer
     _fanout: Fanout | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
@@ -117,13 +120,16 @@ def build_services(
         storage.log,
         clients,
         AccountService(catalog),
+        Authorizer(CatalogPolicies(catalog)),
     )
 
 
 def key_store(settings: Settings, clients: Callable[[str], Any], clock: Clock) -> KeyStore:
-    """The access keys: from the Secrets Manager secret the settings name (re-read every minute), else the settings'."""
+    """The access keys: from the Secrets Manager secret the settings name (re-read every minute), else the
+    settings' (`MNS_CREDENTIALS`) and the keys file's (`MNS_KEYS_FILE`, re-read when it changes)."""
     if not settings.credentials_secret_arn:
-        return StaticKeyStore(settings.credentials)
+        static = StaticKeyStore(settings.credentials)
+        return CombinedKeyStore(static, KeysFileStore(settings.keys_file, clock.now)) if settings.keys_file else static
     secretsmanager = clients("secretsmanager")
     return RefreshingKeyStore(
         lambda: str(secretsmanager.get_secret_value(SecretId=settings.credentials_secret_arn)["SecretString"]),

@@ -11,6 +11,8 @@ MESSAGE_TABLE = "MNS_MESSAGE_TABLE"
 REGION = "MNS_REGION"
 RECEIPT_SECRET = "MNS_RECEIPT_SECRET"
 CREDENTIALS = "MNS_CREDENTIALS"
+# Locally: a JSON keys document (`mnsd.accounts.parse_keys`) whose keys are added to those of MNS_CREDENTIALS.
+KEYS_FILE = "MNS_KEYS_FILE"
 ACCOUNT_ID = "MNS_ACCOUNT_ID"
 ACCESS_KEY_ID = "MNS_ACCESS_KEY_ID"
 ACCESS_KEY_SECRET = "MNS_ACCESS_KEY_SECRET"
@@ -49,6 +51,7 @@ class Settings:
     region: str = "cn-hangzhou"
     receipt_secret: str = "local-receipt-secret"
     credentials: str = ""
+    keys_file: str = ""
     max_queues: int = 1000
     max_topics: int = 1000
     # API Gateway cuts a request at 30 s: a long poll must answer before that.
@@ -88,6 +91,7 @@ class Settings:
             region=env.get(REGION, cls.region),
             receipt_secret=env.get(RECEIPT_SECRET, cls.receipt_secret),
             credentials=credentials_from_env(env),
+            keys_file=env.get(KEYS_FILE, ""),
             max_queues=int(env.get(MAX_QUEUES, cls.max_queues)),
             max_topics=int(env.get(MAX_TOPICS, cls.max_topics)),
             max_poll_seconds=float(env.get(MAX_POLL_SECONDS, cls.max_poll_seconds)),

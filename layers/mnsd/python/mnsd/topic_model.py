@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from mnsd import errors
+from mnsd.access.policy import resource_policy_document
 from mnsd.names import check_queue_name
 from mnsd.queue_model import DlqPolicyInput, Property, PropertyInput, body_md5
 from mnsd.validation import int_in_range, mns_bool
@@ -35,12 +36,14 @@ class TopicAttributeChanges:
 
     maximum_message_size: str | None = None
     logging_enabled: str | None = None
+    policy: str | None = None  # the resource policy (JSON), "" to remove it
 
 
 @dataclass(frozen=True)
 class TopicAttributes:
     maximum_message_size: int = 65536
     logging_enabled: bool = False
+    policy: str = ""  # the resource policy granting other accounts (JSON, `mnsd.access.policy`); "": none
 
     def updated_from(self, given: TopicAttributeChanges) -> TopicAttributes:
         """These attributes with the given ones applied, each checked."""
@@ -50,7 +53,8 @@ class TopicAttributes:
         logging = self.logging_enabled
         if given.logging_enabled is not None:
             logging = mns_bool("LoggingEnabled", given.logging_enabled)
-        return dataclasses.replace(self, maximum_message_size=size, logging_enabled=logging)
+        policy = self.policy if given.policy is None else resource_policy_document(given.policy)
+        return dataclasses.replace(self, maximum_message_size=size, logging_enabled=logging, policy=policy)
 
 
 @dataclass(frozen=True)

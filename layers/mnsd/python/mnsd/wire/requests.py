@@ -14,6 +14,7 @@ from mnsd.queue_model import (
     MessageRequest,
     PropertyInput,
     QueueAttributeChanges,
+    RateLimitInput,
     message_batch,
     message_input,
 )
@@ -80,7 +81,19 @@ def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
         logging_enabled=xml.value("LoggingEnabled"),
         dlq_policy=dlq_policy_input(xml.child("DlqPolicy")),
         rewind_period=xml.value("RewindPeriod"),
+        policy=xml.value("Policy"),
+        rate_limit=rate_limit_input(xml.child("TenantRateLimitPolicy")),
     )
+
+
+def rate_limit_input(xml: Element | None) -> RateLimitInput | None:
+    """A `<TenantRateLimitPolicy>`: nested elements, or the JSON text GetQueueAttributes answers with."""
+    if xml is None:
+        return None
+    if not xml.children and xml.text.strip():
+        given = _json_object("TenantRateLimitPolicy", xml.text)
+        return RateLimitInput(_json_text(given.get("Enabled")), _json_text(given.get("MaxReceivesPerSecond")))
+    return RateLimitInput(xml.value("Enabled"), xml.value("MaxReceivesPerSecond"))
 
 
 def dlq_policy_input(xml: Element | None) -> DlqPolicyInput | None:
@@ -108,13 +121,18 @@ def _json_text(value: object) -> str | None:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _dlq_policy_json(text: str) -> DlqPolicyInput:
+def _json_object(element: str, text: str) -> dict[str, object]:
     try:
         given = json.loads(text)
     except ValueError:
         given = None
     if not isinstance(given, dict):
-        raise errors.InvalidArgument("The value of DlqPolicy should be its elements or a JSON object.")
+        raise errors.InvalidArgument(f"The value of {element} should be its elements or a JSON object.")
+    return given
+
+
+def _dlq_policy_json(text: str) -> DlqPolicyInput:
+    given = _json_object("DlqPolicy", text)
     return DlqPolicyInput(
         enabled=_json_text(given.get("Enabled")),
         dead_letter_target_queue=_json_text(given.get("DeadLetterTargetQueue")),
@@ -134,6 +152,7 @@ def topic_attribute_changes(xml: Element | None) -> TopicAttributeChanges:
     return TopicAttributeChanges(
         maximum_message_size=xml.value("MaximumMessageSize"),
         logging_enabled=xml.value("LoggingEnabled"),
+        policy=xml.value("Policy"),
     )
 
 

@@ -119,6 +119,11 @@ def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
         fields.append(("DlqPolicy", dlq_policy_text(True, policy.target, policy.max_receive_count)))
     if a.rewind_period:
         fields.append(("RewindPeriod", a.rewind_period))
+    if a.max_receives_per_second:
+        limit = {"Enabled": True, "MaxReceivesPerSecond": a.max_receives_per_second}
+        fields.append(("TenantRateLimitPolicy", json.dumps(limit, separators=(",", ":"))))
+    if a.policy:
+        fields.append(("Policy", a.policy))
     if counts is not None:
         fields += [
             ("ActiveMessages", counts.active),
@@ -166,6 +171,8 @@ def topic_node(topic: Topic, message_count: int | None) -> Node:
     if message_count is not None:
         fields.append(("MessageCount", message_count))
     fields.append(("LoggingEnabled", topic.attributes.logging_enabled))
+    if topic.attributes.policy:
+        fields.append(("Policy", topic.attributes.policy))
     return Node("Topic", fields)
 
 
