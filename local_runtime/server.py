@@ -411,6 +411,12 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.reader.arm(SOCKET_TIMEOUT_SECONDS)  # from here the whole request must arrive in time
         super().handle_one_request()
 
+    def parse_request(self) -> bool:
+        parsed = super().parse_request()
+        if parsed:  # the path as sent: the standard library reduces a leading "//" to "/", unlike the signature
+            self.path = self.requestline.split()[1]
+        return parsed
+
     def __getattr__(self, name: str) -> Any:
         # Every method reaches the API (PATCH, HEAD, OPTIONS, ...): what no route serves gets the
         # $default route's MNS error, as on API Gateway, not the standard library's 501 page.

@@ -85,6 +85,12 @@ def test_expect_continue_over_the_cap_is_refused_without_continue(endpoint, mns_
     mns_error(r, 400, "InvalidArgument")
 
 
+@pytest.mark.parametrize("target", ["//queues", "//queues/q", "/queues/q//messages", "//?accountmeta=true", "/queues/"])
+def test_an_empty_path_segment_is_an_invalid_url_before_authentication(raw_a, mns_error, target):
+    mns_error(raw_a.request("GET", target), 400, "InvalidRequestURL")
+    mns_error(raw_a.request("GET", target, sign_request=False), 400, "InvalidRequestURL")
+
+
 @pytest.mark.parametrize("method", ["PATCH", "OPTIONS", "TRACE", "FROBNICATE"])
 def test_methods_without_a_route_get_an_mns_error(endpoint, mns_error, method):
     r = exchange(endpoint, request(method, "/queues/q", {"Content-Length": "0"}))
