@@ -57,9 +57,10 @@ LocalTool = Callable[[], dict[str, str]]
 # larger is refused before a byte of it is read, and bodies are read in bounded chunks.
 MAX_BODY_BYTES = api.MAX_REQUEST_BYTES
 READ_CHUNK_BYTES = 64 * 1024
-# After refusing a body, what of it is still read (and dropped) so that closing the connection does not
-# reset it before the client has read the answer.
-DRAIN_BYTES = 1024 * 1024
+# After refusing a body, what of it is still read (and dropped, a chunk at a time) so that a client that
+# sends its whole body before reading (http.client, so the SDKs) can finish and read the answer: closing
+# with unread bytes would reset the connection under its feet ("broken pipe"). Bounded in bytes and time.
+DRAIN_BYTES = 16 * 1024 * 1024
 DRAIN_SECONDS = 2.0
 # A request (request line, headers and body) must arrive within this time once its first byte has, and no
 # read or write waits longer: a slow client does not hold a server thread for ever.
@@ -300,6 +301,12 @@ def _content_length(value: str | None) -> int:
     return length
 
 
+def _announced_length(headers: Message | None) -> int:
+    """What a refused request announced it would still send: its Content-Length, else as much as may be drained."""
+    value = (headers.get("Content-Length") or "").strip() if headers is not None else ""
+    return int(value) if _DIGITS.fullmatch(value) else DRAIN_BYTES
+
+
 def read_body(headers: Message, rfile: io.BufferedIOBase) -> bytes:
     """The request body, refused (MNS error) when its length is invalid or over the cap, before a byte is read."""
     if headers.get("Transfer-Encoding"):
@@ -404,6 +411,12 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.reader.arm(SOCKET_TIMEOUT_SECONDS)  # from here the whole request must arrive in time
         super().handle_one_request()
 
+    def parse_request(self) -> bool:
+        parsed = super().parse_request()
+        if parsed:  # the path as sent: the standard library reduces a leading "//" to "/", unlike the signature
+            self.path = self.requestline.split()[1]
+        return parsed
+
     def __getattr__(self, name: str) -> Any:
         # Every method reaches the API (PATCH, HEAD, OPTIONS, ...): what no route serves gets the
         # $default route's MNS error, as on API Gateway, not the standard library's 501 page.
@@ -470,10 +483,15 @@ class RequestHandler(BaseHTTPRequestHandler):
         self._drain()
 
     def _drain(self) -> None:
-        """Drop (bounded in bytes and time) what the client still sends of a refused request."""
+        """After the refusal, end the answer (FIN: the client reads it and its end at once), then drop what the
+        client still sends of the refused request: its announced body, at most DRAIN_BYTES in DRAIN_SECONDS."""
         self.wfile.flush()
+        try:
+            self.connection.shutdown(socket.SHUT_WR)
+        except OSError:
+            return
         deadline = time.monotonic() + DRAIN_SECONDS
-        left = DRAIN_BYTES
+        left = min(_announced_length(getattr(self, "headers", None)), DRAIN_BYTES)
         self.reader.deadline = min(self.reader.deadline, deadline)
         try:
             while left > 0 and time.monotonic() < deadline:

@@ -1,8 +1,8 @@
-"""An HTTP endpoint that receives MNS pushes and checks their signatures as the spec's verifier does.
+"""An HTTP endpoint that receives MNS pushes and checks their signatures as the SDK's sample endpoint does.
 
-Header names are compared case-sensitively, as the spec's Java verifier compares them: `x-mns-*` in
-lower case (the SDK's sample endpoint selects them the same way), `Content-md5`, `Content-Type`, `Date`,
-`Authorization` as the verifier looks them up. A push whose names differ in case does not verify.
+Header names are compared case-sensitively, as the Python SDK's sample endpoint (`sample/topic/server.py`)
+compares them on Python 3: `x-mns-*`, `content-md5`, `content-type` and `date` in lower case,
+`Authorization` as it looks it up. A push whose names differ in case does not verify.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ class Hit:
     status: int
 
 
-# The signed standard headers, named as the spec's verifier looks them up (`safeGetHeader`).
-SIGNED_HEADERS = ("Content-md5", "Content-Type", "Date")
+# The signed standard headers, named as the SDK's sample endpoint looks them up (`key in headers.keys()`).
+SIGNED_HEADERS = ("content-md5", "content-type", "date")
 
 
 def verify_push_signature(method: str, path: str, headers: dict[str, str]) -> bool:
-    """Verify a push as the spec's verifier does: names compared case-sensitively, the certificate fetched
+    """Verify a push as the SDK's sample endpoint does: names compared case-sensitively, the certificate fetched
     from the URL the request names, the RSA-SHA1 signature checked."""
     mns_headers = "\n".join(sorted(f"{k}:{v}" for k, v in headers.items() if k.startswith("x-mns-")))
     signed = [headers.get(name, "") for name in SIGNED_HEADERS]

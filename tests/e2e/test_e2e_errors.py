@@ -201,7 +201,9 @@ def test_bad_signature(raw_a, seeded, qname, mns_error):
 
 
 def test_unknown_key(raw_a, seeded, qname, mns_error):
-    mns_error(raw_a.request("GET", f"/queues/{qname}", key_id="NOSUCHKEY"), 403, "InvalidAccessKeyId")
+    r = raw_a.request("GET", f"/queues/{qname}", key_id="NOSUCHKEY")
+    mns_error(r, 403, "InvalidAccessKeyId")
+    assert r.xml().find("{http://mns.aliyuncs.com/doc/v1/}Message").text == "The access Id you provided does not exist."
 
 
 def test_missing_authorization(raw_a, seeded, qname, mns_error):

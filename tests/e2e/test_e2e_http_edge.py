@@ -11,6 +11,7 @@ import urllib.parse
 
 import pytest
 from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, RawResponse
+from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
 XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
@@ -61,10 +62,33 @@ def test_body_just_over_the_cap_is_refused_with_the_answer_readable(endpoint, mn
     )
 
 
+def test_a_10_mb_body_sent_whole_before_reading_gets_the_refusal(endpoint, mns_error):
+    # As http.client (and so the SDK) does: the whole body is sent, then the answer is read. The server
+    # answers at once, so the client must be able to finish sending and still read the refusal.
+    body = b"x" * (10 * 1024 * 1024)
+    mns_error(
+        exchange(endpoint, request("POST", "/queues/q/messages", {"Content-Length": str(len(body))}, body)),
+        400,
+        "InvalidArgument",
+    )
+
+
+def test_the_sdk_sending_a_10_mb_message_gets_invalid_argument(queue):
+    with pytest.raises(MNSServerException) as raised:
+        queue.send_message(Message("x" * (10 * 1024 * 1024)))
+    assert raised.value.type == "InvalidArgument"
+
+
 def test_expect_continue_over_the_cap_is_refused_without_continue(endpoint, mns_error):
     headers = {"Content-Length": str(10**9), "Expect": "100-continue"}
     r = exchange(endpoint, request("PUT", "/queues/q", headers), timeout=5)
     mns_error(r, 400, "InvalidArgument")
+
+
+@pytest.mark.parametrize("target", ["//queues", "//queues/q", "/queues/q//messages", "//?accountmeta=true", "/queues/"])
+def test_an_empty_path_segment_is_an_invalid_url_before_authentication(raw_a, mns_error, target):
+    mns_error(raw_a.request("GET", target), 400, "InvalidRequestURL")
+    mns_error(raw_a.request("GET", target, sign_request=False), 400, "InvalidRequestURL")
 
 
 @pytest.mark.parametrize("method", ["PATCH", "OPTIONS", "TRACE", "FROBNICATE"])

@@ -47,7 +47,7 @@ def test_http_pushes_are_signed_and_verify_with_the_served_certificate(topic, pu
     (hit,) = push_endpoint.wait_for(1, timeout=10)
     assert hit.signature_valid
     assert hit.path == "/hook?from=mns"
-    assert hit.headers["Content-md5"] == base64.b64encode(hashlib.md5(hit.body).hexdigest().encode()).decode()
+    assert hit.headers["content-md5"] == base64.b64encode(hashlib.md5(hit.body).hexdigest().encode()).decode()
     assert hit.headers["x-mns-version"] == "2015-06-06" and hit.headers["x-mns-request-id"]
     if content_format == "SIMPLIFIED":
         assert hit.body.decode() == "héllo <world>"

@@ -74,3 +74,18 @@ def test_a_restart_keeps_everything_acknowledged(tmp_path, how):
         assert stale.value.type == "MessageNotExist"
     finally:
         stop(proc, "graceful")
+
+
+def test_a_data_directory_whose_name_has_a_dot_holds_the_database(tmp_path):
+    data = tmp_path / "tmp.Ab12"  # as `mktemp -d` names directories
+    data.mkdir()
+    port = free_port()
+    proc = start_server(server_env(port, MNS_ENGINE="sqlite", MNS_DATA_DIR=str(data)), port, tmp_path / "server.log")
+    try:
+        queue = Account(f"http://127.0.0.1:{port}", ACCOUNT_A[1], ACCOUNT_A[2]).get_queue("dotted")
+        queue.create(QueueMeta())
+        queue.send_message(Message("kept"))
+    finally:
+        stop(proc, "graceful")
+    assert (data / "mns.sqlite3").is_file()
+    assert (data / "receipt-secret").is_file()

@@ -67,12 +67,16 @@ def lambda_backend() -> Iterator[None]:
     services.get_settings.cache_clear()
 
 
-def signed_event(name: str, query: str | None = None, received_ago: float | None = None) -> dict:
-    """A recorded event, signed now; optionally with another query string, and stamped by API Gateway
+def signed_event(
+    name: str, query: str | None = None, received_ago: float | None = None, path: str | None = None
+) -> dict:
+    """A recorded event, signed now; optionally with another query string or path, and stamped by API Gateway
     (`requestContext.timeEpoch`) `received_ago` seconds ago."""
     event = json.loads((EVENTS / f"{name}.json").read_text())
     if query is not None:
         event["rawQueryString"] = query
+    if path is not None:
+        event["rawPath"] = event["requestContext"]["http"]["path"] = path
     if received_ago is not None:
         event["requestContext"]["timeEpoch"] = int((time.time() - received_ago) * 1000)
     body = request_from_event(event).body
@@ -144,6 +148,17 @@ def test_unrouted_requests_get_an_mns_error_from_the_default_route(aws) -> None:
     answer = invoke("not_found", event)
     assert answer["statusCode"] == 400
     assert "<Code>InvalidRequestURL</Code>" in answer["body"]
+
+
+@pytest.mark.parametrize("path", ["//queues/orders/messages", "/queues//orders/messages"])
+def test_an_empty_path_segment_is_an_invalid_url_whatever_the_route(aws, path) -> None:
+    # Should API Gateway route such a path (signed as sent) to a function, the function refuses it.
+    invoke("put_queue", signed_event("create_queue"))
+    invoke("post_messages", signed_event("send_message"))
+    answer = invoke("get_messages", signed_event("receive_message", path=path))
+    assert answer["statusCode"] == 400
+    assert "<Code>InvalidRequestURL</Code>" in answer["body"]
+    assert answer["headers"]["x-mns-request-id"]
 
 
 # Values that differ from call to call (ids, times, handles): compared by presence, not value.

@@ -48,3 +48,13 @@ def test_change_records_give_the_operation_log_every_queue_event(engine):
     assert events[0].body_size == len("body-1") and events[1].time == NOW + 10
     engine.messages.forget_changes(upto)
     assert engine.messages.changes() == ([], 0)
+
+
+@pytest.mark.parametrize("existing", [True, False])
+@pytest.mark.parametrize("name", ["tmp.Ab12", "data.sqlite3", "plain"])
+def test_the_data_directory_holds_the_database_whatever_its_name(tmp_path, name, existing):
+    data = tmp_path / name  # `mktemp -d` names directories as `tmp.Ab12`
+    if existing:
+        data.mkdir()
+    sqlite_storage(data).database.close()
+    assert (data / "mns.sqlite3").is_file()

@@ -66,8 +66,10 @@ def test_invalid_authorization(value):
 
 
 def test_unknown_key():
-    with pytest.raises(errors.InvalidAccessKeyId):
+    with pytest.raises(errors.InvalidAccessKeyId) as raised:
         auth.authenticate(_request(key_id="NOPE"), KEYS, NOW)
+    assert raised.value.status == 403
+    assert raised.value.message == "The access Id you provided does not exist."  # the live service's text
 
 
 def test_missing_date():

@@ -159,3 +159,49 @@ def test_a_failure_outside_the_handlers_is_still_an_mns_answer(capsys):
     assert answer.getheader("x-mns-request-id")
     assert b"<Code>InternalError</Code>" in body
     assert "the export failed" in capsys.readouterr().err
+
+
+@pytest.fixture
+def stub_server():
+    handler = type("Handler", (server.RequestHandler,), {"dispatch": StubDispatch(), "quiet": True})
+    httpd = server.LocalHttpServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield httpd.server_address[:2]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def refused_and_cut(address, piece: bytes, pause: float, seconds: float) -> tuple[bytes, float]:
+    """Announce a 1 GB body and keep sending it: (the answer read meanwhile, when the server cut the connection)."""
+    started = time.monotonic()
+    with socket.create_connection(address, timeout=seconds) as sock:
+        sock.sendall(b"POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n")
+        answer = b""
+        try:
+            while time.monotonic() - started < seconds:
+                sock.sendall(piece)
+                time.sleep(pause)
+                sock.setblocking(False)
+                try:
+                    answer += sock.recv(65536)
+                except BlockingIOError:
+                    pass
+                sock.setblocking(True)
+        except (BrokenPipeError, ConnectionResetError):
+            return answer, time.monotonic() - started
+    raise AssertionError("the server went on reading a refused body")
+
+
+def test_a_refused_body_is_read_at_most_drain_seconds(stub_server, monkeypatch):
+    monkeypatch.setattr(server, "DRAIN_SECONDS", 0.5)
+    answer, elapsed = refused_and_cut(stub_server, b"x" * 1024, pause=0.02, seconds=5)
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"<Code>InvalidArgument</Code>" in answer
+    assert 0.4 < elapsed < 2.5, elapsed
+
+
+def test_a_refused_body_is_read_at_most_drain_bytes(stub_server, monkeypatch):
+    monkeypatch.setattr(server, "DRAIN_BYTES", 256 * 1024)
+    monkeypatch.setattr(server, "DRAIN_SECONDS", 60.0)
+    answer, elapsed = refused_and_cut(stub_server, b"x" * 65536, pause=0.0, seconds=10)
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert elapsed < 5, elapsed

@@ -6,9 +6,11 @@ import socket
 import threading
 import time
 import xml.etree.ElementTree as ET
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 
@@ -59,7 +61,7 @@ def test_an_http_push_carries_the_spec_headers():
     settings = Settings(signing_key=KEY, signing_cert_url="http://cert.example/c.pem")
     url, headers, body = http_push(subscription("http://h.example"), MESSAGE, settings)
     assert url == "http://h.example/notifications"
-    assert headers["Content-md5"] == content_md5(body)
+    assert headers["content-md5"] == content_md5(body)
     assert base64.b64decode(headers["x-mns-signing-cert-url"]) == b"http://cert.example/c.pem"
     expected = string_to_sign("POST", headers, "/notifications")
     public_key = x509.load_pem_x509_certificate(CERT.encode()).public_key()
@@ -170,13 +172,56 @@ def test_push_header_names_leave_exactly_as_mns_spells_them(raw_endpoint, conten
     outcome = deliverer().deliver(subscription(endpoint.url(), content_format), MESSAGE)
     assert outcome.delivered and outcome.status == 204
     (request,) = endpoint.requests
-    standard = ["Host", "Date", "Content-length", "Content-Type", "Content-md5", "Authorization", "User-Agent"]
+    standard = ["Host", "date", "Content-length", "content-type", "content-md5", "Authorization", "User-Agent"]
     mns = ["x-mns-request-id", "x-mns-signing-cert-url", "x-mns-version"]
     if content_format == "SIMPLIFIED":
         mns = ["x-mns-message-id", "x-mns-message-tag", *mns]
     assert header_names(request) == standard + mns
     assert request.startswith(b"POST /hook HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % endpoint.port)
     assert b"\r\nUser-Agent: Aliyun Notification Service Agent\r\n" in request
+
+
+@pytest.mark.parametrize("content_format", ["XML", "SIMPLIFIED"])
+def test_a_receiver_looking_up_lower_case_names_verifies_the_push(content_format):
+    """As the Python SDK's sample endpoint (`sample/topic/server.py`) does on Python 3: `key in
+    self.headers.keys()` compares names case-sensitively."""
+    seen: dict[str, object] = {}
+
+    class SampleEndpoint(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["content-length"]))
+            signed = [
+                self.headers[key] if key in self.headers.keys() else ""
+                for key in ("content-md5", "content-type", "date")
+            ]
+            mns = "\n".join(sorted(f"{k}:{v}" for k, v in self.headers.items() if k.startswith("x-mns-")))
+            text = f"{self.command}\n" + "\n".join(signed) + f"\n{mns}\n{self.path}"
+            public_key = x509.load_pem_x509_certificate(CERT.encode()).public_key()
+            try:
+                public_key.verify(
+                    base64.b64decode(self.headers["Authorization"]), text.encode(), padding.PKCS1v15(), hashes.SHA1()
+                )
+                seen["valid"] = True
+            except InvalidSignature:
+                seen["valid"] = False
+            seen["signed"] = signed
+            self.send_response(201)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), SampleEndpoint)
+    threading.Thread(target=server.handle_request, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/notifications"
+        outcome = deliverer().deliver(subscription(url, content_format), MESSAGE)
+    finally:
+        server.server_close()
+    assert outcome.delivered and outcome.status == 201
+    assert all(seen["signed"]), seen["signed"]
+    assert seen["valid"]
 
 
 def test_the_push_limit_is_one_deadline_for_the_whole_attempt(raw_endpoint, monkeypatch):

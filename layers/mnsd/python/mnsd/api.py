@@ -51,7 +51,7 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
     request_id = new_request_id()
     host = host_id(request.header("host"), request.header("x-forwarded-proto"))
     try:
-        if route_name not in ROUTES:
+        if route_name not in ROUTES or _has_empty_segment(request.path):
             raise errors.InvalidRequestURL()
         if len(request.body) > MAX_REQUEST_BYTES:
             raise errors.InvalidArgument(f"The request body should not be larger than {MAX_REQUEST_BYTES} bytes.")
@@ -71,6 +71,11 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
         logger.exception("unhandled error", extra={"request_id": request_id, "route": route_name})
         response = error_response(errors.InternalError(), request_id, host)
     return _stamped(response, request_id)
+
+
+def _has_empty_segment(path: str) -> bool:
+    """`//queues`, `/queues//m`, `/queues/`: no resource has an empty name (`/`, the account, is the root)."""
+    return path != "/" and "" in path.split("/")[1:]
 
 
 def _owner(request: HttpRequest) -> str | None:

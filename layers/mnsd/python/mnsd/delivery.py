@@ -102,10 +102,10 @@ def http_push(
 ) -> tuple[str, dict[str, str], bytes]:
     """(url, headers, body) of the signed POST an HTTP endpoint receives.
 
-    Header names are spelled as MNS spells them (`Host` is added by the sender): `x-mns-*` in lower
-    case, `Content-md5` as the spec's verifier looks it up and as a live push carries it (the push
-    captured in Alibaba's Go SDK example, `example/http_authorization.go`); receivers that compare
-    names case-sensitively find them.
+    Header names leave as given (`Host` is added by the sender): the signed ones, `x-mns-*`,
+    `content-md5`, `content-type` and `date`, in lower case, the names the SDK's Python receiver
+    (`sample/topic/server.py`) looks up case-sensitively; receivers that lower-case names (the Go SDK's
+    `example/http_authorization.go`) or ignore case find them too.
     """
     url = subscription.attributes.endpoint
     parts = urlsplit(url)
@@ -123,10 +123,10 @@ def http_push(
         if message.tag:
             mns_headers["x-mns-message-tag"] = message.tag
     headers = {
-        "Date": email.utils.formatdate(usegmt=True),
+        "date": email.utils.formatdate(usegmt=True),
         "Content-length": str(len(body)),
-        "Content-Type": CONTENT_TYPES[content_format],
-        "Content-md5": content_md5(body),
+        "content-type": CONTENT_TYPES[content_format],
+        "content-md5": content_md5(body),
     }
     authorization = sign(settings.signing_key, string_to_sign("POST", {**headers, **mns_headers}, resource))
     headers |= {"Authorization": authorization, "User-Agent": USER_AGENT}

@@ -24,7 +24,7 @@ def _error(name: str, status: int, message: str) -> type[MnsError]:
 AccessDenied = _error(
     "AccessDenied", 403, "The OwnerId that your Access Key Id associated to is forbidden for this operation."
 )
-InvalidAccessKeyId = _error("InvalidAccessKeyId", 403, "The AccessKey Id you provided is not exist.")
+InvalidAccessKeyId = _error("InvalidAccessKeyId", 403, "The access Id you provided does not exist.")
 SignatureDoesNotMatch = _error(
     "SignatureDoesNotMatch",
     403,

@@ -1,6 +1,6 @@
 """The embedded engine: every table in one SQLite database (standard library, WAL mode).
 
-`sqlite_storage(path)` opens (or creates) the database at `path`, or a throwaway one for `:memory:`.
+`sqlite_storage(data_dir)` opens (or creates) the database in `data_dir`, or a throwaway one for `:memory:`.
 See `database.py` for the durability each setting gives.
 """
 
@@ -36,11 +36,10 @@ class SqliteStorage(Storage):
         return removed
 
 
-def sqlite_storage(path: str | Path, synchronous: str = "NORMAL") -> SqliteStorage:
-    """The engine on a database file (or `:memory:`); a directory holds the file `mns.sqlite3`."""
-    target = str(path)
-    if target != MEMORY and Path(target).suffix == "":
-        target = str(Path(target) / DATABASE_FILE)
+def sqlite_storage(data_dir: str | Path, synchronous: str = "NORMAL") -> SqliteStorage:
+    """The engine on the file `mns.sqlite3` of a data directory, whatever its name (`/tmp/tmp.Ab12` too),
+    created if missing; or on a throwaway database for `:memory:`."""
+    target = MEMORY if str(data_dir) == MEMORY else str(Path(data_dir) / DATABASE_FILE)
     database = Database(target, synchronous)
     storage = SqliteStorage(
         engine=ENGINE,
