@@ -81,7 +81,12 @@ class World:
         self.call(ROOT, "POST", "/queues/q/messages", body="<Message><MessageBody>hello</MessageBody></Message>")
         self.call(ROOT, "PUT", "/topics/t")
         endpoint = f"acs:mns:{REGION}:{ACCOUNT}:queues/q"
-        self.call(ROOT, "PUT", "/topics/t/subscriptions/s", body=f"<Subscription><Endpoint>{endpoint}</Endpoint></Subscription>")
+        self.call(
+            ROOT,
+            "PUT",
+            "/topics/t/subscriptions/s",
+            body=f"<Subscription><Endpoint>{endpoint}</Endpoint></Subscription>",
+        )
 
     def key(self, key_id: str, given: Policy | None, account: str = ACCOUNT) -> AccessKey:
         return self.keys.add(AccessKey(account, key_id, f"{key_id}-SECRET", given))
@@ -97,7 +102,7 @@ class World:
     ) -> Answer:
         path, _, query = target.partition("?")
         route_name, _, params = match_route(ROUTES, method, path)
-        data = (f'<?xml version="1.0" encoding="UTF-8"?>' + _namespaced(body)).encode() if body else b""
+        data = ('<?xml version="1.0" encoding="UTF-8"?>' + _namespaced(body)).encode() if body else b""
         h = {
             "host": host,
             "date": formatdate(time.time(), usegmt=True),

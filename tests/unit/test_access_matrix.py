@@ -26,7 +26,13 @@ OPERATIONS: dict[str, tuple[str, str, str, str, str]] = {
         "/",
     ),
     "list_queue": ("ListQueue", "GET", "/queues", "", "/queues"),
-    "create_queue": ("CreateQueue", "PUT", "/queues/q", "<Queue><VisibilityTimeout>60</VisibilityTimeout></Queue>", "/queues/q"),
+    "create_queue": (
+        "CreateQueue",
+        "PUT",
+        "/queues/q",
+        "<Queue><VisibilityTimeout>60</VisibilityTimeout></Queue>",
+        "/queues/q",
+    ),
     "set_queue_attributes": (
         "SetQueueAttributes",
         "PUT",
@@ -69,7 +75,13 @@ OPERATIONS: dict[str, tuple[str, str, str, str, str]] = {
         "",
         "/queues/q/messages",
     ),
-    "delete_message": ("DeleteMessage", "DELETE", f"/queues/q/messages?ReceiptHandle={HANDLE}", "", "/queues/q/messages"),
+    "delete_message": (
+        "DeleteMessage",
+        "DELETE",
+        f"/queues/q/messages?ReceiptHandle={HANDLE}",
+        "",
+        "/queues/q/messages",
+    ),
     "batch_delete_message": (
         "BatchDeleteMessage",
         "DELETE",
