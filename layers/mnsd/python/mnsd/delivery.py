@@ -26,7 +26,7 @@ from mnsd.push_address import AddressRefused, allowed_networks
 from mnsd.push_signing import sign, string_to_sign
 from mnsd.queue_model import DLQ_TYPE_SUBSCRIPTION, Message, MessageInput, dead_letter_marks
 from mnsd.settings import Settings
-from mnsd.topic_model import HTTP, JSON, MAIL, QUEUE, SIMPLIFIED, SMS, XML, Subscription, TopicMessage
+from mnsd.topic_model import HTTP, JSON, MAIL, QUEUE, SIMPLIFIED, SMS, XML, QueueGrants, Subscription, TopicMessage
 from mnsd.wire import codec as xmlcodec
 
 HTTP_TIMEOUT_SECONDS = 5  # for the whole attempt: resolution, connect, send, status, headers and body
@@ -148,9 +148,11 @@ class Deliverer:
         queues: Any,
         clients: Callable[[str], Any],
         attempt_seconds: float | None = None,
+        grants: QueueGrants | None = None,
     ) -> None:
         self.settings = settings
         self.queues = queues
+        self.grants = grants
         self.clients = clients  # boto3 client factory: SES and SNS are made on first use
         self.attempt_seconds = HTTP_TIMEOUT_SECONDS if attempt_seconds is None else attempt_seconds
         self.allowed_networks = allowed_networks(settings.push_allowed_networks)
@@ -185,9 +187,16 @@ class Deliverer:
         return self.queues.dead_letter_send(subscription.account_id, target, body, message.user_properties, origin)
 
     def _to_queue(self, subscription: Subscription, message: TopicMessage) -> Outcome:
-        queue_name = subscription.endpoint(self.settings.region).target
+        endpoint = subscription.endpoint(self.settings.region)
+        owner = endpoint.account_id
+        if owner != subscription.account_id and (
+            self.grants is None or not self.grants.may_send(subscription.account_id, owner, endpoint.target)
+        ):  # the queue's policy no longer lets the topic's account send: no retry mends that
+            return Outcome(
+                False, detail="AccessDenied: the queue's policy does not grant the topic's account", permanent=True
+            )
         body = notification_body(subscription, message)
-        result = self.queues.send(subscription.account_id, queue_name, [MessageInput(body, None, 8)])[0]
+        result = self.queues.send(owner, endpoint.target, [MessageInput(body, None, 8)])[0]
         if result.error is not None:
             return Outcome(False, detail=f"{result.error.code}: {result.error.message}")
         return Outcome(True)

@@ -73,7 +73,7 @@ class Services:
     def fanout(self) -> Fanout:
         """Delivery: built on first use, by the functions that deliver (fan-out, push worker)."""
         if self._fanout is None:
-            deliverer = Deliverer(self.settings, self.queues, self.clients)
+            deliverer = Deliverer(self.settings, self.queues, self.clients, grants=self.authorizer)
             self._fanout = Fanout(
                 self.topics,
                 self.topic_messages,
@@ -106,8 +106,9 @@ def build_services(
         storage = dynamodb_storage(dynamodb or clients("dynamodb"), settings)
     catalog = Catalog(storage.meta, clock, settings.meta_cache_seconds)
     receipts = ReceiptCodec(settings.receipt_secret)
+    authorizer = Authorizer(CatalogPolicies(catalog), settings.region)
     queues = QueueService(catalog, storage.messages, receipts, clock, settings, notifier, storage.pressure)
-    topics = TopicService(catalog, storage.topic_messages, clock, settings, dispatcher)
+    topics = TopicService(catalog, storage.topic_messages, clock, settings, dispatcher, authorizer)
     return Services(
         settings,
         keys or key_store(settings, clients, clock),
@@ -120,7 +121,7 @@ def build_services(
         storage.log,
         clients,
         AccountService(catalog),
-        Authorizer(CatalogPolicies(catalog)),
+        authorizer,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from typing import Protocol
 from dataclasses import dataclass
 
 from mnsd import errors
@@ -28,6 +29,13 @@ _MAIL_ENDPOINT = re.compile(r"mail:directmail:(?P<address>[^@\s]+@[^@\s]+\.[^@\s
 _SMS_ENDPOINT = re.compile(r"sms:directsms:(?P<phone>anonymous|\+?\d{5,20})\Z")
 _HTTP_ENDPOINT = re.compile(r"https?://[^/\s?#]+(?P<path>/[^\s#]*)?\Z", re.IGNORECASE)
 RESERVED_PATH_PREFIX = "/mns-reserved-"
+QUEUE_ENDPOINT_REFUSAL = "A QueueEndpoint must name a queue of the topic's account and region."
+
+
+class QueueGrants(Protocol):
+    def may_send(self, sender: str, owner: str, queue: str) -> bool:
+        """Whether account `sender` may send to queue `queue` of account `owner` (its own: always)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -78,11 +86,14 @@ class Endpoint:
 
 
 def parse_endpoint(text: str, region: str, account_id: str) -> Endpoint:
-    """Check an Endpoint as Subscribe receives it (EndpointInvalid otherwise)."""
+    """Check an Endpoint as Subscribe receives it (EndpointInvalid otherwise).
+
+    A QueueEndpoint names a queue of the topic's region; one of another account is delivered to only while
+    that queue's policy lets the topic's account send to it (`TopicService.subscribe`, `Deliverer`)."""
     text = text.strip()
     if found := _QUEUE_ENDPOINT.match(text):
-        if found["region"] != region or found["account"] != account_id:
-            raise errors.EndpointInvalid("A QueueEndpoint must name a queue of the topic's account and region.")
+        if found["region"] != region:
+            raise errors.EndpointInvalid(QUEUE_ENDPOINT_REFUSAL)
         return Endpoint(QUEUE, found["name"], found["region"], found["account"])
     if found := _HTTP_ENDPOINT.match(text):
         if (found["path"] or "").lower().startswith(RESERVED_PATH_PREFIX):

@@ -21,7 +21,10 @@ from mnsd.storage import TopicMessageStore
 from mnsd.storage.catalog import Catalog
 from mnsd.topic_model import (
     MAX_TAG_LENGTH,
+    QUEUE,
+    QUEUE_ENDPOINT_REFUSAL,
     PublishInput,
+    QueueGrants,
     Subscription,
     SubscriptionAttributes,
     SubscriptionChanges,
@@ -32,6 +35,7 @@ from mnsd.topic_model import (
     TopicMessage,
     json_attribute,
     notify_strategy,
+    parse_endpoint,
     subscription_attributes,
 )
 
@@ -55,8 +59,10 @@ class TopicService:
         clock: Clock,
         settings: Settings,
         dispatcher: Dispatcher | None = None,
+        grants: QueueGrants | None = None,
     ) -> None:
         self.catalog = catalog
+        self.grants = grants
         self.messages = messages
         self.clock = clock
         self.settings = settings
@@ -119,6 +125,7 @@ class TopicService:
         topic = self.get_topic(account_id, topic_name)
         attributes = subscription_attributes(given, self.settings.region, account_id)
         refuse_internal_endpoint(attributes.endpoint, self.settings.push_allowed_networks)
+        self._check_queue_endpoint(account_id, attributes)
         self._check_dead_letter_queue(account_id, attributes)
         now = self.clock.now()
         subscription = Subscription(account_id, topic_name, name, attributes, ms(now), int(now), topic.topic_id)
@@ -128,6 +135,14 @@ class TopicService:
         if existing.attributes != attributes:
             raise errors.SubscriptionAlreadyExist()
         return False
+
+    def _check_queue_endpoint(self, account_id: str, attributes: SubscriptionAttributes) -> None:
+        """A QueueEndpoint of another account only where that queue's policy lets this account send to it."""
+        endpoint = parse_endpoint(attributes.endpoint, self.settings.region, account_id)
+        if endpoint.kind != QUEUE or endpoint.account_id == account_id:
+            return
+        if self.grants is None or not self.grants.may_send(account_id, endpoint.account_id, endpoint.target):
+            raise errors.EndpointInvalid(QUEUE_ENDPOINT_REFUSAL)
 
     def get_subscription(self, account_id: str, topic_name: str, name: str) -> Subscription:
         check_topic_name(topic_name)

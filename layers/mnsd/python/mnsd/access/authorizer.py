@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from mnsd import errors
-from mnsd.access.permissions import Permission
+from mnsd.access.permissions import QUEUE_MESSAGES, Permission, permission_for
 from mnsd.access.policy import Decision, Policy
 from mnsd.access.principal import Principal
 
@@ -40,8 +40,9 @@ def granted_by(policy: Policy | None, principal: Principal, permission: Permissi
 
 
 class Authorizer:
-    def __init__(self, resources: ResourcePolicies) -> None:
+    def __init__(self, resources: ResourcePolicies, region: str) -> None:
         self.resources = resources
+        self.region = region
 
     def authorize(self, principal: Principal, permission: Permission, owner: str) -> None:
         """Returns if the call may go on; raises AccessDenied (naming the action) if not."""
@@ -51,6 +52,13 @@ class Authorizer:
             return
         if not self.grants(owner, principal, permission) or not allowed_by_own(principal, permission):
             raise errors.AccessDenied()
+
+    def may_send(self, sender: str, owner: str, queue: str) -> bool:
+        """Whether account `sender` (a topic's fan-out, not a key) may send to `owner`'s queue `queue`."""
+        if sender == owner:
+            return True
+        permission = permission_for("send_message", QUEUE_MESSAGES, {"queue": queue}, self.region, owner)
+        return self.grants(owner, Principal(sender, ""), permission)
 
     def grants(self, owner: str, principal: Principal, permission: Permission) -> bool:
         """Whether the queue's or topic's own policy lets `principal` (of another account) do this."""

@@ -16,6 +16,7 @@ _SAME_AS = {
     "subscription_metrics": "GetSubscriptionAttributes",
 }
 QUEUE, TOPIC = "queue", "topic"
+QUEUE_MESSAGES = "/queues/{queue}/messages"  # the resource path of the message operations
 
 
 @dataclass(frozen=True)
