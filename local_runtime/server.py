@@ -246,7 +246,7 @@ class LocalServer:
 
     def authorize_operator(self, request: HttpRequest) -> None:
         """The local tools answer only requests signed with the operator's key (the first configured)."""
-        caller = authenticate(request, self.services.keys, self.services.clock.now())
+        caller = authenticate(request, self.services.keys, self.services.clock.now(), self.services.tokens)
         if caller.key_id != self.operator.key_id or not caller.is_root:
             raise errors.AccessDenied()
 

@@ -60,7 +60,7 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
             call = Call(request, None, "", services)
             response = route.select(call)(call)
         else:
-            principal = authenticate(request, services.keys, services.clock.now())
+            principal = authenticate(request, services.keys, services.clock.now(), services.tokens)
             call = Call(request, principal, _owner(request) or principal.account_id, services)
             operation = route.select(call)
             services.authorizer.authorize(principal, _permission(operation, route, call), call.owner)

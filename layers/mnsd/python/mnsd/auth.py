@@ -1,4 +1,5 @@
-"""Request authentication: the MNS HMAC-SHA1 signature, the date window and Content-MD5."""
+"""Request authentication: the MNS HMAC-SHA1 signature (of a long-term key or of temporary credentials),
+the date window and Content-MD5."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from email.utils import parsedate_to_datetime
 
 from mnsd import errors
 from mnsd.access.principal import Principal
+from mnsd.access.tokens import SecurityTokens
 from mnsd.accounts import KeyStore
 from mnsd.http import HttpRequest
 
@@ -48,8 +50,8 @@ def _request_date(request: HttpRequest) -> tuple[str, float]:
     return date, parsed.timestamp()
 
 
-def authenticate(request: HttpRequest, keys: KeyStore, now: float) -> Principal:
-    """Who signed the request (its key and the key's policies), or the MNS error that says why no one did."""
+def _credential(request: HttpRequest) -> tuple[str, str]:
+    """The key id and signature of `Authorization: MNS KeyId:Signature`."""
     authorization = request.header("authorization")
     if not authorization:
         raise errors.MissingAuthorizationHeader()
@@ -57,17 +59,57 @@ def authenticate(request: HttpRequest, keys: KeyStore, now: float) -> Principal:
     key_id, _, signature = credential.strip().partition(":")
     if scheme != "MNS" or not key_id or not signature:
         raise errors.InvalidAuthorizationHeader()
+    return key_id, signature
+
+
+def _access_key(key_id: str, keys: KeyStore) -> tuple[str, Principal]:
+    """A long-term key's secret and who it is."""
     key = keys.lookup(key_id)
     if key is None:
         raise errors.InvalidAccessKeyId()
+    return key.secret, key.principal()
+
+
+def _temporary_key(
+    key_id: str, token: str, keys: KeyStore, tokens: SecurityTokens | None, now: float
+) -> tuple[str, Principal]:
+    """Temporary credentials: the token's secret and who it is (its parent key's policy, narrowed by its own).
+
+    The parent key is read now: a key revoked (or given a new secret) revokes its tokens, and its policy as it
+    is now is the one in force.
+    """
+    if tokens is None:
+        raise errors.InvalidSecurityToken()
+    claims = tokens.open(token)
+    if claims.key_id != key_id:
+        raise errors.AccessKeyIdAndSecurityTokenNotMatch()
+    if claims.expired(now):
+        raise errors.SecurityTokenExpired()
+    parent = keys.lookup(claims.parent_key_id)
+    if parent is None or not tokens.binds(claims, parent):
+        raise errors.InvalidSecurityToken("The security token you provided is invalid: its access key was revoked.")
+    own = claims.token_policy()
+    policies = tuple(p for p in (parent.policy, own) if p is not None)
+    return tokens.secret_of(claims), Principal(parent.account_id, key_id, policies, token=True)
+
+
+def authenticate(request: HttpRequest, keys: KeyStore, now: float, tokens: SecurityTokens | None = None) -> Principal:
+    """Who signed the request (its key and the key's policies), or the MNS error that says why no one did.
+
+    With a `security-token` header (sent by the SDKs beside, not inside, the signed headers) the request is
+    signed with temporary credentials that `tokens` opens; without one, a temporary key id is unknown.
+    """
+    key_id, signature = _credential(request)
+    token = request.header("security-token")
+    secret, principal = _temporary_key(key_id, token, keys, tokens, now) if token else _access_key(key_id, keys)
     date, timestamp = _request_date(request)
-    expected = sign(key.secret, string_to_sign(request, date))
+    expected = sign(secret, string_to_sign(request, date))
     if not hmac.compare_digest(expected, signature):
         raise errors.SignatureDoesNotMatch()
     if abs(now - timestamp) > CLOCK_SKEW_SECONDS:
         raise errors.TimeExpired()
     check_content_md5(request)
-    return key.principal()
+    return principal
 
 
 def check_content_md5(request: HttpRequest) -> None:

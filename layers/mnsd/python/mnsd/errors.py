@@ -41,6 +41,12 @@ InvalidQueryString = _error("InvalidQueryString", 400, "Http request URL contain
 MalformedXML = _error("MalformedXML", 400, "The XML you provided was not well-formed.")
 InvalidArgument = _error("InvalidArgument", 400, "The XML you provided did not validate against our published schema.")
 InternalError = _error("InternalError", 500, "Internal error.")
+# Temporary credentials (a `security-token` header): the codes and messages Alibaba Cloud OSS answers with.
+InvalidSecurityToken = _error("InvalidSecurityToken", 403, "The security token you provided is invalid.")
+SecurityTokenExpired = _error("SecurityTokenExpired", 403, "The security token you provided has expired.")
+AccessKeyIdAndSecurityTokenNotMatch = _error(
+    "AccessKeyIdAndSecurityTokenNotMatch", 403, "The access key id and security token you provided does not match."
+)
 
 # Queues and messages.
 QueueAlreadyExist = _error("QueueAlreadyExist", 409, "The queue you want to create is already exist.")

@@ -74,7 +74,9 @@ def make_handler(route_name: str | None, services: Callable[[], Services] = defa
         active = tracer()
         return handle if active is None else active.capture_lambda_handler(handle, capture_response=False)
 
-    @logger.inject_lambda_context(clear_state=True)
+    # Never the event: it carries the Authorization and security-token headers and the bodies (whatever
+    # POWERTOOLS_LOGGER_LOG_EVENT says).
+    @logger.inject_lambda_context(clear_state=True, log_event=False)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return traced()(event, context)

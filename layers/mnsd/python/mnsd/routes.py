@@ -29,6 +29,7 @@ from mnsd.operations.get_signing_certificate import get_signing_certificate
 from mnsd.operations.get_subscription_attributes import get_subscription_attributes
 from mnsd.operations.get_topic_attributes import get_topic_attributes
 from mnsd.operations.hourly_metrics import queue_metrics, subscription_metrics
+from mnsd.operations.issue_security_token import issue_security_token
 from mnsd.operations.list_queue import list_queue
 from mnsd.operations.list_subscription_by_topic import list_subscription_by_topic
 from mnsd.operations.list_topic import list_topic
@@ -127,9 +128,11 @@ def _delete_messages(call: Call) -> Operation:
     return batch_delete_message
 
 
-def _account(operation: Operation, root: str | None = None) -> Callable[[Call], Operation]:
+def _account(operation: Operation, root: str | None = None, flag: str = "accountmeta") -> Callable[[Call], Operation]:
+    """An account-level operation, named by its flag in the query string (`/?accountmeta=true`)."""
+
     def select(call: Call) -> Operation:
-        if not _flag(call, "accountmeta"):
+        if not _flag(call, flag):
             raise errors.InvalidRequestURL()
         if root is not None and call.request.body.strip():
             _root(call, root)
@@ -143,6 +146,8 @@ ROUTES: dict[str, Route] = {
     for route in (
         Route("get_account", "GET", "/", _account(get_account_attributes), ("meta.read",)),
         Route("put_account", "PUT", "/", _account(set_account_attributes, "Account"), ("meta.write",)),
+        # IssueSecurityToken (`?securitytoken=true`): reads only the access keys and the receipt secret.
+        Route("post_account", "POST", "/", _account(issue_security_token, "SecurityToken", flag="securitytoken")),
         Route("list_queues", "GET", "/queues", lambda call: list_queue, ("meta.read",)),
         Route(
             "put_queue",

@@ -10,6 +10,7 @@ from typing import Any
 
 from mnsd.access.authorizer import Authorizer
 from mnsd.access.resources import CatalogPolicies
+from mnsd.access.tokens import SecurityTokens
 from mnsd.accounts import AccountService, CombinedKeyStore, KeysFileStore, KeyStore, RefreshingKeyStore, StaticKeyStore
 from mnsd.clock import Clock, SystemClock
 from mnsd.delivery import Deliverer
@@ -62,6 +63,7 @@ class Services:
     clients: Callable[[str], Any]
     accounts: AccountService
     authorizer: Authorizer
+    tokens: SecurityTokens  # temporary credentials, sealed with a key derived from the receipt secret
     _fanout: Fanout | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
@@ -122,6 +124,7 @@ def build_services(
         clients,
         AccountService(catalog),
         authorizer,
+        SecurityTokens(settings.receipt_secret),
     )
 
 

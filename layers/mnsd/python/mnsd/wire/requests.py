@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from mnsd import errors
+from mnsd.access.tokens import DEFAULT_DURATION, MAX_DURATION, MIN_DURATION, TokenRequest, token_policy
 from mnsd.http import HttpRequest
 from mnsd.queue_model import (
     DlqPolicyInput,
@@ -189,6 +190,19 @@ def publish_input(xml: Element) -> PublishInput:
 def logging_bucket(xml: Element) -> str | None:
     """The `<LoggingBucket>` of SetAccountAttributes' `<Account>` body, if given."""
     return xml.value("LoggingBucket")
+
+
+def security_token_request(xml: Element | None) -> TokenRequest:
+    """IssueSecurityToken's optional `<SecurityToken>`: `DurationSeconds` (900..43200) and a `Policy` (JSON)."""
+    if xml is None:
+        return TokenRequest()
+    duration = xml.value("DurationSeconds")
+    seconds = (
+        DEFAULT_DURATION
+        if duration is None
+        else int_in_range("DurationSeconds", duration.strip(), MIN_DURATION, MAX_DURATION, "seconds")
+    )
+    return TokenRequest(seconds, token_policy(xml.value("Policy")))
 
 
 def wait_seconds(request: HttpRequest) -> int | None:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 
 from mnsd import errors
+from mnsd.access.tokens import TemporaryCredentials
 from mnsd.metrics import HourlyCounts
 from mnsd.queue_model import Message, Property, Queue, QueueCounts
 from mnsd.queue_service import Received, SendResult
@@ -218,6 +219,19 @@ def subscription_list(names: Sequence[str], next_marker: str | None, base: str) 
 def account_node(logging_bucket: str) -> Node:
     """GetAccountAttributes."""
     return Node("Account", [("LoggingBucket", logging_bucket)])
+
+
+def credentials_node(credentials: TemporaryCredentials) -> Node:
+    """IssueSecurityToken: the temporary credentials, as Alibaba STS names them."""
+    return Node(
+        "Credentials",
+        [
+            ("AccessKeyId", credentials.access_key_id),
+            ("AccessKeySecret", credentials.access_key_secret),
+            ("SecurityToken", credentials.security_token),
+            ("Expiration", credentials.expiration),
+        ],
+    )
 
 
 def error_node(error: errors.MnsError, request_id: str, host_id: str) -> Node:

@@ -1,0 +1,3 @@
+from mnsd.lambda_handler import make_handler
+
+handler = make_handler("post_account")
