@@ -25,6 +25,7 @@ OPERATIONS: dict[str, tuple[str, str, str, str, str]] = {
         "<Account><LoggingBucket>logs</LoggingBucket></Account>",
         "/",
     ),
+    "issue_security_token": ("IssueSecurityToken", "POST", "/?securitytoken=true", "", "/"),
     "list_queue": ("ListQueue", "GET", "/queues", "", "/queues"),
     "create_queue": (
         "CreateQueue",

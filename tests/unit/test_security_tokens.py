@@ -89,7 +89,7 @@ def use(credentials: TemporaryCredentials, keys: Keys, tokens: SecurityTokens, n
 def allowed(principal: Principal, operation: str, path: str, params: dict[str, str]) -> bool:
     permission = permission_for(operation, path, params, "cn-hangzhou", ACCOUNT)
     try:
-        Authorizer(NoResourcePolicies()).authorize(principal, permission, ACCOUNT)
+        Authorizer(NoResourcePolicies(), "cn-hangzhou").authorize(principal, permission, ACCOUNT)
     except errors.AccessDenied:
         return False
     return True

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Protocol
 from dataclasses import dataclass
+from typing import Protocol
 
 from mnsd import errors
 from mnsd.access.policy import resource_policy_document
