@@ -28,6 +28,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from functions.export_tables import EXPORT_BUCKET, EXPORT_TABLES
+from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION, Functions
 from infra.storage import ANALYTICS_PREFIX, EXPORTS_PREFIX
 from mnsd.storage.dynamodb.layout import LOGGING_ATTRIBUTE
@@ -139,12 +140,17 @@ class Exports(Construct):
                 resources=[bucket.arn_for_objects(f"{EXPORTS_PREFIX}*")],
             )
         )
+        functions.grant_key(self.function)  # DynamoDB reads the tables and S3 writes the export as the caller
         self.rule = events.Rule(self, "Schedule", schedule=EXPORTS_CRON)
         self.rule.add_target(targets.LambdaFunction(self.function, retry_attempts=2))
 
 
 class Analytics(Construct):
-    """`bucket` holds the exports (`exports/<label>`) and receives the tables (`analytics/<job>/`)."""
+    """`bucket` holds the exports (`exports/<label>`) and receives the tables (`analytics/<job>/`).
+
+    With `encryption`'s key the jobs run under a security configuration that encrypts what they write to S3
+    (SSE-KMS), their CloudWatch logs (SSE-KMS) and their bookmarks (CSE-KMS) with it.
+    """
 
     def __init__(
         self,
@@ -154,9 +160,11 @@ class Analytics(Construct):
         bucket: s3.IBucket,
         log_ttl_hours: int,
         jobs_cron: str = JOBS_CRON,
+        encryption: Encryption | None = None,
     ) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
+        encryption = encryption or Encryption()
         self.database = glue.CfnDatabase(
             self,
             "Database",
@@ -174,12 +182,16 @@ class Analytics(Construct):
                 log_group_name=f"{log_prefix}/{kind}",
                 retention=LOG_RETENTION,
                 removal_policy=RemovalPolicy.DESTROY,
+                encryption_key=encryption.key,
             )
             group.grant_write(self.role)
+            if encryption.key is not None:  # a security configuration's CloudWatch encryption associates the key
+                group.grant(self.role, "logs:AssociateKmsKey")
         package = assets.Asset(
             self, "Package", path=str(ROOT), exclude=["*", ".*", "!glue_jobs", "!glue_jobs/**", "**/__pycache__"]
         )
         self._read_asset(package)
+        self.security_configuration = self._security_configuration(encryption)
         self.jobs: dict[str, glue.CfnJob] = {}
         for job, inputs in JOB_INPUTS.items():
             script = assets.Asset(self, f"{job}Script", path=str(ROOT / "glue_jobs" / "jobs" / f"{job}.py"))
@@ -207,6 +219,7 @@ class Analytics(Construct):
                 number_of_workers=2,
                 timeout=60,
                 max_retries=0,
+                security_configuration=self.security_configuration.name if self.security_configuration else None,
             )
         self.trigger = glue.CfnTrigger(
             self,
@@ -218,6 +231,31 @@ class Analytics(Construct):
         )
         for cfn_job in self.jobs.values():
             self.trigger.node.add_dependency(cfn_job)
+
+    def _security_configuration(self, encryption: Encryption) -> glue.CfnSecurityConfiguration | None:
+        """Everything the jobs write under the key; the job role may use it (S3 through S3, the bookmarks and
+        logs through Glue and CloudWatch Logs: any path, this key only). None without a key."""
+        if encryption.key is None:
+            return None
+        key = encryption.key.key_arn
+        configuration = glue.CfnSecurityConfiguration(
+            self,
+            "SecurityConfiguration",
+            name=f"{Stack.of(self).stack_name}-analytics",
+            encryption_configuration=glue.CfnSecurityConfiguration.EncryptionConfigurationProperty(
+                s3_encryptions=[
+                    glue.CfnSecurityConfiguration.S3EncryptionProperty(s3_encryption_mode="SSE-KMS", kms_key_arn=key)
+                ],
+                cloud_watch_encryption=glue.CfnSecurityConfiguration.CloudWatchEncryptionProperty(
+                    cloud_watch_encryption_mode="SSE-KMS", kms_key_arn=key
+                ),
+                job_bookmarks_encryption=glue.CfnSecurityConfiguration.JobBookmarksEncryptionProperty(
+                    job_bookmarks_encryption_mode="CSE-KMS", kms_key_arn=key
+                ),
+            ),
+        )
+        encryption.grant_use(self.role, services=None)
+        return configuration
 
     def _read_asset(self, asset: assets.Asset) -> None:
         self.role.add_to_policy(

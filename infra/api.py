@@ -81,7 +81,13 @@ class Api(Construct):
                 domain_name=domain_name,
                 certificate=acm.Certificate.from_certificate_arn(self, "Certificate", certificate_arn),
             )
-        access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY)
+        access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=LOG_RETENTION,
+            removal_policy=RemovalPolicy.DESTROY,
+            encryption_key=functions.encryption.key,
+        )
         self.stage = apigw.HttpStage(
             self,
             "DefaultStage",
@@ -93,13 +99,14 @@ class Api(Construct):
         )
         for name, route in routes.items():
             # The long-poll route is capped (and guaranteed) at its reserved concurrency: consumers can take
-            # no more of the account's pool than that, so they never throttle sends, deletes or push.
+            # no more of the account's pool than that, so they never throttle sends, deletes or push. Without
+            # reservations (`Capacity.reserves`) long polls share the pool with everything else.
             function = functions.add(
                 name,
                 grants=route.grants,
                 timeout=LONG_POLL_TIMEOUT if route.long_poll else Duration.seconds(10),
                 memory_size=capacity.receive_memory if route.long_poll else 256,
-                reserved_concurrency=capacity.receive_concurrency if route.long_poll else None,
+                reserved_concurrency=capacity.reservation(capacity.receive_concurrency) if route.long_poll else None,
             )
             self.http_api.add_routes(
                 path=route.path,

@@ -11,7 +11,13 @@ hundred consumer threads would take the whole account pool and throttle sends, d
 
 A reservation is taken from the account's pool whether used or not, so the sum must leave AWS's minimum
 unreserved: the synth refuses a configuration that would not deploy in an account of `accountConcurrency`.
-All values are CDK context (cdk.json or `-c name=value`). Sizing rule: README, "Lambda concurrency".
+
+An account whose quota is at most that minimum (a new account starts at 10) can reserve nothing: there, and
+wherever `reservedConcurrency` is false, no function has reserved concurrency. Every function then draws on
+the one pool; long polls are bounded in time by the application (`MNS_MAX_POLL_SECONDS`) and in number only by
+the pool itself. The push worker's queue keeps `pushConcurrency` as its maximum concurrency (SQS's own bound,
+not a reservation). All values are CDK context (cdk.json or `-c name=value`). Sizing rule: README,
+"Lambda concurrency".
 """
 
 from __future__ import annotations
@@ -22,6 +28,21 @@ from dataclasses import dataclass, fields
 # AWS keeps this much of a Region's concurrency unreserved; a reservation that would go below is refused.
 MIN_UNRESERVED = 100
 POLL_MEMORY_SIZES = (128, 256, 512, 1024)
+# The least and greatest maximum concurrency of an SQS event source.
+SQS_MAXIMUM_CONCURRENCY = (2, 1000)
+
+
+def context_key(name: str) -> str:
+    """`receive_concurrency` -> `receiveConcurrency`."""
+    return "".join(part if i == 0 else part.title() for i, part in enumerate(name.split("_")))
+
+
+def flag(value: object) -> bool:
+    """A boolean context value: cdk.json gives `false`, `-c name=false` the string "false"."""
+    text = str(value).lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return text == "true"
 
 
 @dataclass(frozen=True)
@@ -32,35 +53,52 @@ class Capacity:
     fanout_parallelization: int = 4  # concurrent batches per stream shard (1..10)
     push_concurrency: int = 10  # push worker: concurrent retry attempts (batches) at most
     receive_memory: int = 256  # MB of the receive route, which waits most of its billed time
+    # Reserve the three concurrencies above. None: reserve unless the account can reserve nothing at all.
+    reserved_concurrency: bool | None = None
 
     @classmethod
     def from_context(cls, context: Callable[[str], object]) -> Capacity:
         """From the CDK context keys `accountConcurrency`, `receiveConcurrency`, ... (camelCase field names)."""
-        values = {}
+        values: dict[str, int | bool] = {}
         for field in fields(cls):
-            key = "".join(part if i == 0 else part.title() for i, part in enumerate(field.name.split("_")))
-            value = context(key)
-            if value is not None:
-                values[field.name] = int(str(value))
-        return cls(**values)
+            value = context(context_key(field.name))
+            if value is None:
+                continue
+            values[field.name] = flag(value) if field.name == "reserved_concurrency" else int(str(value))
+        return cls(**values)  # type: ignore[arg-type]
+
+    @property
+    def reserves(self) -> bool:
+        """Whether the three function classes get reserved concurrency."""
+        if self.reserved_concurrency is None:
+            return self.account_concurrency > MIN_UNRESERVED
+        return self.reserved_concurrency
 
     @property
     def reserved(self) -> int:
-        return self.receive_concurrency + self.fanout_concurrency + self.push_concurrency
+        """The concurrency taken from the account's pool by reservations."""
+        return self.receive_concurrency + self.fanout_concurrency + self.push_concurrency if self.reserves else 0
+
+    def reservation(self, concurrency: int) -> int | None:
+        """A function's reserved concurrency: `concurrency`, or none when nothing is reserved."""
+        return concurrency if self.reserves else None
 
     def __post_init__(self) -> None:
         for field in fields(self):
-            if getattr(self, field.name) < 1:
-                raise ValueError(f"{field.name} must be at least 1")
+            value = getattr(self, field.name)
+            if field.name != "reserved_concurrency" and value < 1:
+                raise ValueError(f"{context_key(field.name)} must be at least 1")
         if not 1 <= self.fanout_parallelization <= 10:
             raise ValueError("fanoutParallelization must be between 1 and 10")
-        if self.push_concurrency < 2:
-            raise ValueError("pushConcurrency must be at least 2 (the least maximum concurrency SQS allows)")
+        least, most = SQS_MAXIMUM_CONCURRENCY
+        if not least <= self.push_concurrency <= most:
+            raise ValueError(f"pushConcurrency must be between {least} and {most} (the maximum concurrency SQS allows)")
         if self.receive_memory not in POLL_MEMORY_SIZES:
             raise ValueError(f"receiveMemory must be one of {POLL_MEMORY_SIZES}")
-        if self.account_concurrency - self.reserved < MIN_UNRESERVED:
+        if self.reserves and self.account_concurrency - self.reserved < MIN_UNRESERVED:
             raise ValueError(
                 f"receiveConcurrency + fanoutConcurrency + pushConcurrency = {self.reserved} would leave less than "
                 f"{MIN_UNRESERVED} of accountConcurrency ({self.account_concurrency}) unreserved: Lambda refuses "
-                "that deployment. Lower them, or raise the account's quota and set accountConcurrency."
+                "that deployment. Lower them, raise the account's quota and set accountConcurrency, or deploy "
+                "without reservations (-c reservedConcurrency=false)."
             )

@@ -15,6 +15,7 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from infra.encryption import Encryption
 from infra.layer import ARCHITECTURE, IGNORED, RUNTIME, shared_layer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +66,9 @@ class Functions(Construct):
     """Makes the functions (`add`) and keeps them in `functions`, by name (the module in `functions/`).
 
     Secrets and environment variables given to `add_secret` / `add_environment` reach every function,
-    those made before and after.
+    those made before and after. With `encryption`'s key, every log group and environment is encrypted under it and
+    every function that reads a table or a secret may use the key (through those services); `grant_key` gives it
+    to others.
     """
 
     def __init__(
@@ -76,8 +79,10 @@ class Functions(Construct):
         tables: Mapping[str, dynamodb.Table],
         environment: Mapping[str, str],
         powertools_version: str | None = None,
+        encryption: Encryption | None = None,
     ) -> None:
         super().__init__(scope, id)
+        self.encryption = encryption or Encryption()
         self.tables = dict(tables)
         self.environment = {**environment, "POWERTOOLS_SERVICE_NAME": "mns", "POWERTOOLS_METRICS_NAMESPACE": "MNS"}
         self.secrets: dict[str, secretsmanager.ISecret] = {}
@@ -112,7 +117,13 @@ class Functions(Construct):
         a function that serves no MNS call (`shared_secrets=False`) gets no shared secret, now or later.
         `code` replaces the `functions/` folder as the function's code (the handler is still `{name}.handler`).
         """
-        log_group = logs.LogGroup(self, f"Logs-{name}", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY)
+        log_group = logs.LogGroup(
+            self,
+            f"Logs-{name}",
+            retention=LOG_RETENTION,
+            removal_policy=RemovalPolicy.DESTROY,
+            encryption_key=self.encryption.key,
+        )
         # Our own role: no managed policy, so the function may write only its own log group.
         role = iam.Role(self, f"Role-{name}", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
         function = lambda_.Function(
@@ -130,15 +141,23 @@ class Functions(Construct):
             role=role,
             log_group=log_group,
             tracing=lambda_.Tracing.ACTIVE,
+            environment_encryption=self.encryption.key,  # None: Lambda's AWS-managed key
         )
         log_group.grant_write(role)
         grant_tables(self.tables, grants, function)
+        if grants or shared_secrets or secrets:
+            self.grant_key(function)
         if shared_secrets:
             self._secret_readers.append(function)
         for variable, secret in {**(self.secrets if shared_secrets else {}), **(secrets or {})}.items():
             self._give_secret(function, variable, secret)
         self.functions[name] = function
         return function
+
+    def grant_key(self, function: lambda_.Function) -> None:
+        """`function` may encrypt and decrypt data under the customer-managed key (if any) through the services
+        that hold it: a function that writes a secret or an export, or sends to an encrypted queue."""
+        self.encryption.grant_use(function)
 
     def add_secret(self, variable: str, secret: secretsmanager.ISecret) -> None:
         """Every function reads `secret` (its ARN in `variable`): the layer resolves them all at cold start."""

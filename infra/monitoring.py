@@ -13,6 +13,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from infra.encryption import Encryption
+
 PERIOD = Duration.minutes(5)
 # Emitted by the push code (Powertools metrics: namespace MNS, default dimension service=mns).
 DROPPED_DELIVERIES = cloudwatch.Metric(
@@ -36,9 +38,11 @@ class Alarms(Construct):
         tables: Mapping[str, dynamodb.ITable],
         http_api: apigw.IHttpApi,
         email: str | None = None,
+        encryption: Encryption | None = None,
     ) -> None:
         super().__init__(scope, id)
         self.topic = sns.Topic(self, "Topic", display_name="MNS alarms", enforce_ssl=True)
+        (encryption or Encryption()).encrypt_topic(self.topic)
         # The TLS-only topic policy replaces the default one: CloudWatch needs its own statement.
         self.topic.grant_publish(iam.ServicePrincipal("cloudwatch.amazonaws.com"))
         if email:

@@ -121,14 +121,15 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
         (
             stack.analytics,
             "AwsSolutions-GL1",
-            "The jobs' CloudWatch logs are encrypted at rest by CloudWatch Logs and carry job progress and "
-            "aggregate counts only, never message bodies: a customer-managed KMS key would add cost and key "
-            "policy for no data that needs it.",
+            "Without a customer-managed key (kmsKeyArn / createKmsKey) the jobs' CloudWatch logs are encrypted at "
+            "rest by CloudWatch Logs and carry job progress and aggregate counts only, never message bodies; with "
+            "the key the jobs run under a security configuration that encrypts them with it.",
         ),
         (
             stack.analytics,
             "AwsSolutions-GL3",
-            "The jobs use no job bookmarks (each run reads the newest full export), so there is nothing to encrypt.",
+            "The jobs use no job bookmarks (each run reads the newest full export), so there is nothing to encrypt "
+            "(with a customer-managed key, the security configuration encrypts bookmarks with it all the same).",
         ),
     ]
 

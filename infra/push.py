@@ -56,7 +56,9 @@ class SigningKey(Construct):
     def __init__(self, scope: Construct, id: str, *, functions: Functions) -> None:
         super().__init__(scope, id)
         self.secret = secretsmanager.Secret(self, "Key", description="MNS push signing key (PEM)")
+        functions.encryption.encrypt_secret(self.secret)
         setup = functions.add("signing_setup", timeout=SETUP_TIMEOUT, shared_secrets=False)
+        functions.grant_key(setup)
         self.secret.grant_write(setup)
         self.secret.grant_read(setup)  # an Update with the same secret re-reads the key for its certificate
         # The function answers CloudFormation itself (its ResponseURL): no provider framework function. Should it
@@ -88,16 +90,17 @@ class PushDelivery(Construct):
     ) -> None:
         super().__init__(scope, id)
         capacity = capacity or Capacity()
+        encryption = functions.encryption
         self.dead_letters = sqs.Queue(
             self, "PushDeadLetters", retention_period=Duration.days(14), enforce_ssl=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            encryption=encryption.queue_encryption(),
         )  # fmt: skip
         self.queue = sqs.Queue(
             self,
             "PushAttempts",
             visibility_timeout=WORKER_VISIBILITY,
             enforce_ssl=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            encryption=encryption.queue_encryption(),
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.dead_letters, max_receive_count=5),
         )
         self.state_machine = sfn.StateMachine(
@@ -107,9 +110,11 @@ class PushDelivery(Construct):
             state_machine_type=sfn.StateMachineType.STANDARD,  # the longest schedule runs a day
             tracing_enabled=True,
             logs=sfn.LogOptions(
-                destination=logs.LogGroup(self, "RetryLogs", retention=LOG_RETENTION), level=sfn.LogLevel.ALL
+                destination=logs.LogGroup(self, "RetryLogs", retention=LOG_RETENTION, encryption_key=encryption.key),
+                level=sfn.LogLevel.ALL,
             ),
         )
+        encryption.encrypt_state_machine(self.state_machine)
         self.queue.grant_send_messages(self.state_machine)
 
         environment = {
@@ -124,7 +129,7 @@ class PushDelivery(Construct):
             timeout=FANOUT_TIMEOUT,
             environment=environment,
             secrets=secrets,
-            reserved_concurrency=capacity.fanout_concurrency,
+            reserved_concurrency=capacity.reservation(capacity.fanout_concurrency),
         )
         self.worker = functions.add(
             "push_worker",
@@ -132,13 +137,15 @@ class PushDelivery(Construct):
             timeout=WORKER_TIMEOUT,
             environment=environment,
             secrets=secrets,
-            reserved_concurrency=capacity.push_concurrency,
+            reserved_concurrency=capacity.reservation(capacity.push_concurrency),
         )
         # Stream batches that failed every retry: their shard, sequence numbers and error, kept 14 days.
         self.fanout_failures = sqs.Queue(
             self, "FanoutFailures", retention_period=Duration.days(14), enforce_ssl=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            encryption=encryption.queue_encryption(),
         )  # fmt: skip
+        for queue in (self.dead_letters, self.queue, self.fanout_failures):
+            encryption.encrypt_queue(queue)
         self.fanout.add_event_source(
             sources.DynamoEventSource(
                 topic_messages,

@@ -4,6 +4,7 @@ from aws_cdk import SecretValue
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from infra.encryption import Encryption
 from mnsd import settings
 from mnsd.accounts import NO_KEYS
 
@@ -15,7 +16,7 @@ class Secrets(Construct):
     functions re-read it every `mnsd.accounts.KEY_CACHE_SECONDS`.
     """
 
-    def __init__(self, scope: Construct, id: str) -> None:
+    def __init__(self, scope: Construct, id: str, *, encryption: Encryption | None = None) -> None:
         super().__init__(scope, id)
         self.receipt = secretsmanager.Secret(self, "ReceiptSecret", description="Signs MNS receipt handles")
         self.credentials = secretsmanager.Secret(
@@ -25,6 +26,8 @@ class Secrets(Construct):
             # The empty key list: not a secret. Keys are only ever written by the admin command.
             secret_string_value=SecretValue.unsafe_plain_text(NO_KEYS),
         )
+        for secret in (self.receipt, self.credentials):
+            (encryption or Encryption()).encrypt_secret(secret)
 
     def by_variable(self) -> dict[str, secretsmanager.ISecret]:
         """Each secret under the variable that gives the functions its ARN."""

@@ -10,6 +10,7 @@ from infra.analytics import Analytics, Exports, operation_log
 from infra.api import Api
 from infra.capacity import Capacity
 from infra.console import Console
+from infra.encryption import Encryption
 from infra.functions import Functions
 from infra.monitoring import PERIOD, Alarms
 from infra.nag import acknowledge_reviewed_findings
@@ -25,8 +26,9 @@ from mnsd.routes import ROUTES
 
 class MnsStack(Stack):
     """Context values (cdk.json or `-c`): mnsRegion, deletionProtection, the concurrency and size settings of
-    `infra.capacity.Capacity` (accountConcurrency, receiveConcurrency, ...), and the optional domainName +
-    certificateArn (serve the API at the root of that host) and alarmEmail."""
+    `infra.capacity.Capacity` (accountConcurrency, receiveConcurrency, ..., reservedConcurrency), the optional
+    domainName + certificateArn (serve the API at the root of that host) and alarmEmail, and the customer-managed
+    key of `infra.encryption.Encryption` (kmsKeyArn, or createKmsKey=true)."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
@@ -34,15 +36,22 @@ class MnsStack(Stack):
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
         context = self.node.try_get_context
         self.capacity = Capacity.from_context(context)
+        self.encryption = Encryption.from_context(self, context)
         # `-c deletionProtection=true` arrives as a string, cdk.json's `true` as a boolean.
-        self.tables = Tables(self, "Tables", deletion_protection=str(context("deletionProtection")).lower() == "true")
-        self.buckets = Buckets(self, "Buckets")
-        self.secrets = Secrets(self, "Secrets")
+        self.tables = Tables(
+            self,
+            "Tables",
+            deletion_protection=str(context("deletionProtection")).lower() == "true",
+            encryption=self.encryption,
+        )
+        self.buckets = Buckets(self, "Buckets", encryption=self.encryption)
+        self.secrets = Secrets(self, "Secrets", encryption=self.encryption)
         self.functions = Functions(
             self,
             "Functions",
             tables=self.tables.by_name,
             environment={**self.tables.environment(), settings.REGION: context("mnsRegion") or "cn-hangzhou"},
+            encryption=self.encryption,
         )
         for variable, secret in self.secrets.by_variable().items():
             self.functions.add_secret(variable, secret)
@@ -73,7 +82,11 @@ class MnsStack(Stack):
         exported = {"log": self.tables.log, "messages": self.tables.messages, "meta": self.tables.meta}
         self.exports = Exports(self, "Exports", functions=self.functions, bucket=self.buckets.data, tables=exported)
         self.analytics = Analytics(
-            self, "Analytics", bucket=self.buckets.data, log_ttl_hours=LOG_RETENTION_SECONDS // 3600
+            self,
+            "Analytics",
+            bucket=self.buckets.data,
+            log_ttl_hours=LOG_RETENTION_SECONDS // 3600,
+            encryption=self.encryption,
         )
         # New constructs go above the alarms: those cover every function made through `self.functions`.
         self.alarms = Alarms(
@@ -83,6 +96,7 @@ class MnsStack(Stack):
             tables=self.tables.by_name,
             http_api=self.api.http_api,
             email=context("alarmEmail"),
+            encryption=self.encryption,
         )
         # A push task the worker failed five times (a bug, an outage): its Task timed out meanwhile and the
         # strategy went on without that attempt.

@@ -6,6 +6,7 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
+from infra.encryption import Encryption
 from local_runtime.tables import TTL_ATTRIBUTE
 from mnsd import settings
 from mnsd.storage.dynamodb import layout
@@ -25,10 +26,13 @@ class Tables(Construct):
 
     `by_name` maps the names used in `Route.grants` to the tables. Streams: the message table's feeds the
     operation log (old and new images), the topic message table's the fan-out (new images). The log table
-    holds the operation log of LoggingEnabled queues and topics, exported for analytics.
+    holds the operation log of LoggingEnabled queues and topics, exported for analytics. With `encryption`'s key,
+    every table (and its stream) is encrypted under it.
     """
 
-    def __init__(self, scope: Construct, id: str, *, deletion_protection: bool) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, deletion_protection: bool, encryption: Encryption | None = None
+    ) -> None:
         super().__init__(scope, id)
         common: dict[str, Any] = {  # the constructor keywords every table shares
             "partition_key": dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
@@ -70,6 +74,8 @@ class Tables(Construct):
             "topic_messages": self.topic_messages,
             "log": self.log,
         }
+        for table in self.by_name.values():  # and so their streams
+            (encryption or Encryption()).encrypt_table(table)
 
     def environment(self) -> dict[str, str]:
         """Every table's name in the variable the layer's settings read."""

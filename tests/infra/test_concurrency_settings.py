@@ -32,3 +32,41 @@ def test_reservations_that_leave_less_than_the_minimum_unreserved_are_refused() 
 def test_values_lambda_would_refuse_are_refused_at_synth(values: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         Capacity(**values)
+
+
+def test_an_account_that_can_reserve_nothing_deploys_without_reservations() -> None:
+    capacity = Capacity(account_concurrency=10)  # a new account's quota
+    assert not capacity.reserves
+    assert capacity.reserved == 0
+    assert capacity.reservation(capacity.receive_concurrency) is None
+    assert capacity.push_concurrency == 10  # still the push queue's maximum concurrency, which SQS bounds to 2..1000
+
+
+@pytest.mark.parametrize(("value", "reserves"), [("false", False), (False, False), ("true", True), (True, True)])
+def test_reservations_are_a_context_switch(value: object, reserves: bool) -> None:
+    capacity = Capacity.from_context({"reservedConcurrency": value}.get)
+    assert capacity.reserves is reserves
+    assert capacity.reservation(100) == (100 if reserves else None)
+    assert capacity.reserved == (capacity.receive_concurrency + 30 if reserves else 0)
+
+
+def test_without_reservations_any_sizing_within_the_limits_of_each_value_synthesizes() -> None:
+    Capacity(reserved_concurrency=False, receive_concurrency=5000)  # would leave nothing unreserved if reserved
+
+
+def test_reservations_demanded_in_an_account_too_small_for_them_are_refused() -> None:
+    with pytest.raises(ValueError, match="reservedConcurrency=false"):
+        Capacity(account_concurrency=10, reserved_concurrency=True)
+    with pytest.raises(ValueError, match="unreserved"):
+        Capacity(account_concurrency=200)  # can reserve, but not 130 of it: a mistake, not a small account
+
+
+@pytest.mark.parametrize("value", ["no", "0", "yes"])
+def test_a_reservation_switch_that_is_not_true_or_false_is_refused(value: str) -> None:
+    with pytest.raises(ValueError, match="true or false"):
+        Capacity.from_context({"reservedConcurrency": value}.get)
+
+
+def test_the_push_queue_maximum_concurrency_stays_within_what_sqs_allows() -> None:
+    with pytest.raises(ValueError, match="pushConcurrency"):
+        Capacity(push_concurrency=1001, reserved_concurrency=False)

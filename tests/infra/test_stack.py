@@ -547,6 +547,22 @@ def test_capacity_comes_from_the_context(tmp_path: Path) -> None:
     assert mapping["Properties"]["ScalingConfig"] == {"MaximumConcurrency": 5}
 
 
+@pytest.mark.parametrize("context", [{"accountConcurrency": "10"}, {"reservedConcurrency": "false"}])
+def test_a_deploy_without_reservations_reserves_nothing_and_keeps_the_push_queue_bounded(
+    tmp_path: Path, context: dict[str, str]
+) -> None:
+    """A new account (quota 10) deploys: no function reserves concurrency (cdk-nag and the synth still pass)."""
+    _, template = synth(tmp_path, **context)
+    functions = functions_by_name(template)
+    assert [name for name, f in functions.items() if "ReservedConcurrentExecutions" in f] == []
+    worker = function_id(template, "push_worker")
+    (mapping,) = template.find_resources(
+        "AWS::Lambda::EventSourceMapping", {"Properties": {"FunctionName": {"Ref": worker}}}
+    ).values()
+    assert mapping["Properties"]["ScalingConfig"] == {"MaximumConcurrency": Capacity().push_concurrency}
+    assert functions["get_messages"]["Timeout"] == 30  # long polls still end inside API Gateway's 30 s
+
+
 def test_a_stream_batch_that_keeps_failing_reaches_an_alarmed_failure_queue(template: Template) -> None:
     failures = logical_id(template, "AWS::SQS::Queue", "Mns/Push/FanoutFailures/Resource")
     fanout = function_id(template, "fanout")
