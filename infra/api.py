@@ -74,12 +74,14 @@ class Api(Construct):
         self.http_api = apigw.HttpApi(self, "HttpApi", create_default_stage=False)
         self.domain_name = None
         self.endpoint = f"https://{domain_name}" if domain_name else self.http_api.api_endpoint  # what clients use
+        self.account_domain_name = None
         if domain_name and certificate_arn:
-            self.domain_name = apigw.DomainName(
-                self,
-                "Domain",
-                domain_name=domain_name,
-                certificate=acm.Certificate.from_certificate_arn(self, "Certificate", certificate_arn),
+            certificate = acm.Certificate.from_certificate_arn(self, "Certificate", certificate_arn)
+            self.domain_name = apigw.DomainName(self, "Domain", domain_name=domain_name, certificate=certificate)
+            # `{AccountId}.{domain}` names the account whose resources a call is on, as MNS's hosts do
+            # (`mnsd.api`): another account's shared queues are reached there. The certificate covers both names.
+            self.account_domain_name = apigw.DomainName(
+                self, "AccountDomain", domain_name=f"*.{domain_name}", certificate=certificate
             )
         access_logs = logs.LogGroup(
             self,
@@ -97,13 +99,18 @@ class Api(Construct):
             access_log_settings=AccessLogs(access_logs),
             domain_mapping=apigw.DomainMappingOptions(domain_name=self.domain_name) if self.domain_name else None,
         )
+        if self.account_domain_name is not None:
+            apigw.ApiMapping(
+                self, "AccountMapping", api=self.http_api, domain_name=self.account_domain_name, stage=self.stage
+            )
         for name, route in routes.items():
             # The long-poll route is capped (and guaranteed) at its reserved concurrency: consumers can take
             # no more of the account's pool than that, so they never throttle sends, deletes or push. Without
             # reservations (`Capacity.reserves`) long polls share the pool with everything else.
             function = functions.add(
                 name,
-                grants=route.grants,
+                # every authenticated call may count itself against the account's and the queue's limits
+                grants=route.grants if route.public else (*route.grants, "meta.count"),
                 timeout=LONG_POLL_TIMEOUT if route.long_poll else Duration.seconds(10),
                 memory_size=capacity.receive_memory if route.long_poll else 256,
                 reserved_concurrency=capacity.reservation(capacity.receive_concurrency) if route.long_poll else None,

@@ -21,7 +21,9 @@ from infra.layer import ARCHITECTURE, IGNORED, RUNTIME, shared_layer
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_SOURCE = ROOT / "functions"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
-# "{table}.{access}" in a grant names one of these.
+# The request counters' partition keys (`mnsd.storage.dynamodb.rates`), the one thing "{table}.count" may write.
+COUNTER_KEYS = "rate#*"
+# "{table}.{access}" in a grant names one of these (or "count").
 TABLE_GRANTS = {
     "read": dynamodb.Table.grant_read_data,
     "write": dynamodb.Table.grant_write_data,
@@ -53,13 +55,26 @@ def powertools_parameter(version: str) -> str:
     return f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{version}"
 
 
+def grant_count(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
+    """UpdateItem on the table's request counters only (`mnsd.storage.dynamodb.rates`: keys `rate#...`)."""
+    return iam.Grant.add_to_principal(
+        grantee=grantee,
+        actions=["dynamodb:UpdateItem"],
+        resource_arns=[table.table_arn],
+        conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [COUNTER_KEYS]}},
+    )
+
+
 def grant_tables(tables: Mapping[str, dynamodb.Table], grants: Iterable[str], grantee: iam.IGrantable) -> None:
-    """Grants `grantee` each `{table}.{read|write|read_write}` of `grants` on that table only."""
+    """Grants `grantee` each `{table}.{read|write|read_write|count}` of `grants` on that table only."""
     for grant in grants:
         table, _, access = grant.partition(".")
-        if table not in tables or access not in TABLE_GRANTS:
+        if table not in tables or access not in (*TABLE_GRANTS, "count"):
             raise ValueError(f"unknown grant {grant!r}: tables are {sorted(tables)}, access is {sorted(TABLE_GRANTS)}")
-        TABLE_GRANTS[access](tables[table], grantee)
+        if access == "count":
+            grant_count(tables[table], grantee)
+        else:
+            TABLE_GRANTS[access](tables[table], grantee)
 
 
 class Functions(Construct):

@@ -50,7 +50,12 @@ class MnsStack(Stack):
             self,
             "Functions",
             tables=self.tables.by_name,
-            environment={**self.tables.environment(), settings.REGION: context("mnsRegion") or "cn-hangzhou"},
+            environment={
+                **self.tables.environment(),
+                settings.REGION: context("mnsRegion") or "cn-hangzhou",
+                # Requests one account may make per second (0: none), `mnsd.access.limits`.
+                settings.ACCOUNT_REQUESTS_PER_SECOND: str(int(str(context("accountRequestsPerSecond") or 0))),
+            },
             encryption=self.encryption,
         )
         for variable, secret in self.secrets.by_variable().items():
@@ -118,6 +123,13 @@ class MnsStack(Stack):
                 "DomainTarget",
                 value=self.api.domain_name.regional_domain_name,
                 description="Point the custom domain's DNS (CNAME or alias) here",
+            )
+        if self.api.account_domain_name is not None:
+            CfnOutput(
+                self,
+                "AccountDomainTarget",
+                value=self.api.account_domain_name.regional_domain_name,
+                description="Point the wildcard name *.{domain} here ({AccountId}.{domain} reaches an account)",
             )
         CfnOutput(
             self,

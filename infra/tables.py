@@ -44,7 +44,8 @@ class Tables(Construct):
             "deletion_protection": deletion_protection,
             "removal_policy": RemovalPolicy.RETAIN if deletion_protection else RemovalPolicy.DESTROY,
         }
-        self.meta = dynamodb.Table(self, "Meta", **common)
+        # TTL removes the request counters kept beside the records (`mnsd.storage.dynamodb.rates`).
+        self.meta = dynamodb.Table(self, "Meta", time_to_live_attribute=TTL_ATTRIBUTE, **common)
         self.messages = dynamodb.Table(
             self,
             "Messages",

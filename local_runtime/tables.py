@@ -44,7 +44,7 @@ def create_tables(client: Any, settings: Settings) -> None:
         client.update_continuous_backups(
             TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
         )
-    for name in tables[1:]:
+    for name in tables:  # the meta table: request counters (`mnsd.storage.dynamodb.rates`)
         client.update_time_to_live(
             TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
         )

@@ -67,15 +67,30 @@ class DictKeys:
         return key
 
 
+class HandClock:
+    """A clock the test moves (requests are dated by it too)."""
+
+    def __init__(self, now: float | None = None) -> None:
+        self.at = time.time() if now is None else now
+
+    def now(self) -> float:
+        return self.at
+
+    def sleep(self, seconds: float) -> None:
+        self.at += max(seconds, 0)
+
+
 class World:
-    def __init__(self) -> None:
+    def __init__(self, clock: HandClock | None = None, **settings: Any) -> None:
         self.keys = DictKeys()
         self.keys.add(ROOT)
         self.keys.add(OTHER_ROOT)
+        self.clock = clock or HandClock()
         self.services: Services = build_services(
-            Settings(region=REGION, credentials=f"{ACCOUNT}:{ROOT.key_id}:{ROOT.secret}"),
+            Settings(region=REGION, credentials=f"{ACCOUNT}:{ROOT.key_id}:{ROOT.secret}", **settings),
             storage=sqlite_storage(":memory:"),
             keys=self.keys,
+            clock=self.clock,
         )
         self.call(ROOT, "PUT", "/queues/q", body="<Queue><RewindPeriod>600</RewindPeriod></Queue>")
         self.call(ROOT, "POST", "/queues/q/messages", body="<Message><MessageBody>hello</MessageBody></Message>")
@@ -105,7 +120,7 @@ class World:
         data = ('<?xml version="1.0" encoding="UTF-8"?>' + _namespaced(body)).encode() if body else b""
         h = {
             "host": host,
-            "date": formatdate(time.time(), usegmt=True),
+            "date": formatdate(self.clock.now(), usegmt=True),
             "content-type": "text/xml;charset=utf-8",
             "x-mns-version": "2015-06-06",
             **(headers or {}),

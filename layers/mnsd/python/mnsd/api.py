@@ -61,6 +61,7 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
             response = route.select(call)(call)
         else:
             principal = authenticate(request, services.keys, services.clock.now(), services.tokens)
+            services.limits.admit_request(principal.account_id)
             call = Call(request, principal, _owner(request) or principal.account_id, services)
             operation = route.select(call)
             services.authorizer.authorize(principal, _permission(operation, route, call), call.owner)

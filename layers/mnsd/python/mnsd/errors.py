@@ -48,6 +48,9 @@ AccessKeyIdAndSecurityTokenNotMatch = _error(
     "AccessKeyIdAndSecurityTokenNotMatch", 403, "The access key id and security token you provided does not match."
 )
 
+# Limits (`mnsd.access.limits`).
+QpsLimitExceeded = _error("QpsLimitExceeded", 400, "The qps limit of the queue is exceeded.")
+
 # Queues and messages.
 QueueAlreadyExist = _error("QueueAlreadyExist", 409, "The queue you want to create is already exist.")
 QueueNotExist = _error("QueueNotExist", 404, "The queue name you provided is not exist.")

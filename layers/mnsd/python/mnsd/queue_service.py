@@ -10,6 +10,7 @@ import secrets
 from dataclasses import dataclass
 
 from mnsd import errors
+from mnsd.access.limits import Limits
 from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name
 from mnsd.notifier import Notifier, PollingNotifier
@@ -98,8 +99,10 @@ class QueueService:
         settings: Settings,
         notifier: Notifier | None = None,
         pressure: Pressure | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.catalog = catalog
+        self.limits = limits
         self.messages = messages
         self.receipts = receipts
         self.clock = clock
@@ -282,6 +285,8 @@ class QueueService:
         invisible behind its 504.
         """
         queue = self.get_queue(account_id, name)
+        if self.limits is not None:
+            self.limits.admit_receive(queue.queue_id, queue.attributes.max_receives_per_second)
         wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
         started = self.clock.now() if received_at is None else min(received_at, self.clock.now())
         last_claim = started + self.settings.max_poll_seconds

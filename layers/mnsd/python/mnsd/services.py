@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from mnsd.access.authorizer import Authorizer
+from mnsd.access.limits import Limits
 from mnsd.access.resources import CatalogPolicies
 from mnsd.access.tokens import SecurityTokens
 from mnsd.accounts import AccountService, CombinedKeyStore, KeysFileStore, KeyStore, RefreshingKeyStore, StaticKeyStore
@@ -64,6 +65,7 @@ class Services:
     accounts: AccountService
     authorizer: Authorizer
     tokens: SecurityTokens  # temporary credentials, sealed with a key derived from the receipt secret
+    limits: Limits
     _fanout: Fanout | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
@@ -109,7 +111,8 @@ def build_services(
     catalog = Catalog(storage.meta, clock, settings.meta_cache_seconds)
     receipts = ReceiptCodec(settings.receipt_secret)
     authorizer = Authorizer(CatalogPolicies(catalog), settings.region)
-    queues = QueueService(catalog, storage.messages, receipts, clock, settings, notifier, storage.pressure)
+    limits = Limits(storage.rates, clock, settings.account_requests_per_second)
+    queues = QueueService(catalog, storage.messages, receipts, clock, settings, notifier, storage.pressure, limits)
     topics = TopicService(catalog, storage.topic_messages, clock, settings, dispatcher, authorizer)
     return Services(
         settings,
@@ -125,6 +128,7 @@ def build_services(
         AccountService(catalog),
         authorizer,
         SecurityTokens(settings.receipt_secret),
+        limits,
     )
 
 

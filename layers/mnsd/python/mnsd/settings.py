@@ -30,6 +30,8 @@ POLL_INTERVAL_MS = "MNS_POLL_INTERVAL_MS"
 QUEUE_STRIPES = "MNS_QUEUE_STRIPES"
 MAX_QUEUE_STRIPES = "MNS_MAX_QUEUE_STRIPES"
 META_CACHE_SECONDS = "MNS_META_CACHE_SECONDS"
+# Authenticated requests one account may make per second (0: no limit), `mnsd.access.limits`.
+ACCOUNT_REQUESTS_PER_SECOND = "MNS_ACCOUNT_REQUESTS_PER_SECOND"
 # Networks HTTP pushes may reach although internal (comma-separated CIDRs): for local testing only.
 PUSH_ALLOWED_NETWORKS = "MNS_PUSH_ALLOWED_NETWORKS"
 # On AWS the secrets are not in the environment: these name Secrets Manager secrets holding them.
@@ -63,6 +65,7 @@ class Settings:
     # How long a container trusts the queue records it read (its own writes update them at once): a queue
     # created, changed or deleted elsewhere is seen here at most this late.
     meta_cache_seconds: float = 5.0
+    account_requests_per_second: int = 0
     # How long after a queue's writes begin to keep its ready index the index is built over its older leases:
     # longer than a queue record is cached plus the longest request that writes messages (a push fan-out, 60 s),
     # so no container still writes the queue's leases without the index by then (`mnsd.queue_model.Spread`).
@@ -99,6 +102,7 @@ class Settings:
             queue_stripes=int(env.get(QUEUE_STRIPES, cls.queue_stripes)),
             max_queue_stripes=int(env.get(MAX_QUEUE_STRIPES, cls.max_queue_stripes)),
             meta_cache_seconds=float(env.get(META_CACHE_SECONDS, cls.meta_cache_seconds)),
+            account_requests_per_second=int(env.get(ACCOUNT_REQUESTS_PER_SECOND, cls.account_requests_per_second)),
             receipt_secret_arn=env.get(RECEIPT_SECRET_ARN, ""),
             credentials_secret_arn=env.get(CREDENTIALS_SECRET_ARN, ""),
             push_state_machine_arn=env.get(PUSH_STATE_MACHINE_ARN, ""),

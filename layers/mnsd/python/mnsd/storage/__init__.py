@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mnsd.queue_model import PLAIN, Message, MessageRef, QueueCounts, Spread
+from mnsd.storage.rates import ProcessRateCounter
 from mnsd.stripes import Pressure
 from mnsd.topic_model import TopicMessage
 
@@ -167,6 +168,12 @@ class OperationLogStore(Protocol):
         ...
 
 
+class RateCounter(Protocol):
+    def take(self, key: str, second: int, limit: int) -> bool:
+        """Count one request of `key` in epoch second `second`; False (and not counted) once `limit` are counted."""
+        ...
+
+
 @dataclass(frozen=True)
 class Storage:
     """One engine's stores."""
@@ -177,3 +184,4 @@ class Storage:
     topic_messages: TopicMessageStore
     log: OperationLogStore
     pressure: Pressure = field(default_factory=Pressure, kw_only=True)  # the load its message store observed, by queue
+    rates: RateCounter = field(default_factory=ProcessRateCounter, kw_only=True)  # requests per second, for limits

@@ -35,6 +35,7 @@ def dynamodb_storage(client: Any, settings: Settings) -> Storage:
     from mnsd.storage.dynamodb.messages import DynamoMessageStore
     from mnsd.storage.dynamodb.meta import DynamoMetaTable
     from mnsd.storage.dynamodb.oplog import DynamoOperationLog
+    from mnsd.storage.dynamodb.rates import DynamoRateCounter
     from mnsd.storage.dynamodb.topic_messages import DynamoTopicMessageStore
     from mnsd.stripes import Pressure
 
@@ -46,4 +47,5 @@ def dynamodb_storage(client: Any, settings: Settings) -> Storage:
         topic_messages=DynamoTopicMessageStore(client, settings.topic_message_table),
         log=DynamoOperationLog(client, settings.log_table),
         pressure=pressure,
+        rates=DynamoRateCounter(client, settings.meta_table),
     )
