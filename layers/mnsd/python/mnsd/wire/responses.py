@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 
 from mnsd import errors
+from mnsd.accounts import AccessKey
 from mnsd.metrics import HourlyCounts
 from mnsd.queue_model import Message, Property, Queue, QueueCounts
 from mnsd.queue_service import Received, SendResult
@@ -218,6 +219,25 @@ def subscription_list(names: Sequence[str], next_marker: str | None, base: str) 
 def account_node(logging_bucket: str) -> Node:
     """GetAccountAttributes."""
     return Node("Account", [("LoggingBucket", logging_bucket)])
+
+
+def access_keys(keys: Sequence[AccessKey]) -> Node:
+    """ListAccessKeys: each key's id, whether it is a root key, and its policy (JSON); never its secret."""
+    entries: Fields = [
+        (
+            "AccessKey",
+            Node(
+                "AccessKey",
+                [
+                    ("AccessKeyId", key.key_id),
+                    ("Root", key.policy is None),
+                    ("Policy", key.policy.document if key.policy is not None else None),
+                ],
+            ),
+        )
+        for key in keys
+    ]
+    return Node("AccessKeys", entries)
 
 
 def error_node(error: errors.MnsError, request_id: str, host_id: str) -> Node:
