@@ -1,1 +1,1 @@
-"""Access key administration of a deployed stack: `python -m admin --help`."""
+"""Access keys and policies of a deployed stack or of the local runtime: `python -m admin --help`."""

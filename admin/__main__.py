@@ -1,32 +1,100 @@
-"""python -m admin [--secret-arn ARN] {create-account | create-key ACCOUNT | revoke-key KEYID | list-keys}"""
+"""python -m admin: access keys and policies of a deployed stack or of the local runtime, and the policy
+calls made with a key against an endpoint. `python -m admin --help` lists the commands."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
-from admin.keys import AdminError, KeyAdmin
-from mnsd.accounts import AccessKey
-from mnsd.settings import CREDENTIALS_SECRET_ARN
+from admin.client import ApiError, Credentials, MnsClient
+from admin.keys import AdminError, KeyBook, KeyList, KeysFile, SecretKeys, read_policy
+from mnsd.accounts import KEY_CACHE_SECONDS, KEYS_FILE_CHECK_SECONDS, AccessKey, parse_keys
+from mnsd.settings import (
+    ACCESS_KEY_ID,
+    ACCESS_KEY_SECRET,
+    CREDENTIALS_SECRET_ARN,
+    KEYS_FILE,
+    credentials_from_env,
+)
+
+ENDPOINT = "MNS_ENDPOINT"
+BOUND = f"within {KEY_CACHE_SECONDS:.0f} s on AWS, {KEYS_FILE_CHECK_SECONDS:.0f} s locally"
+KEY_COMMANDS = ("create-account", "create-key", "list-keys", "rotate-key", "revoke-key", "set-policy")
 
 
-def parser() -> argparse.ArgumentParser:
-    cli = argparse.ArgumentParser(prog="python -m admin", description="Manage the access keys of a deployed stack.")
-    cli.add_argument(
-        "--secret-arn",
-        default=os.environ.get(CREDENTIALS_SECRET_ARN),
-        help=f"the stack's CredentialsSecretArn output (default: ${CREDENTIALS_SECRET_ARN})",
-    )
-    cli.add_argument("--region", default=None, help="AWS region of the secret (default: the one its ARN names)")
-    commands = cli.add_subparsers(dest="command", required=True)
-    commands.add_parser("create-account", help="a new account with its first access key")
+def _key_commands(commands: Any) -> None:
+    commands.add_parser("create-account", help="a new account with its first access key, a root key")
     create_key = commands.add_parser("create-key", help="another access key for an account")
     create_key.add_argument("account_id")
-    revoke_key = commands.add_parser("revoke-key", help="remove an access key (refused within a minute)")
-    revoke_key.add_argument("key_id")
-    commands.add_parser("list-keys", help="accounts and key ids (never the secrets)")
+    create_key.add_argument("--policy", metavar="FILE", help="a RAM policy limiting the key (else a root key)")
+    commands.add_parser("list-keys", help="accounts, key ids, and root or the key's policy (never the secrets)")
+    rotate = commands.add_parser(
+        "rotate-key", help=f"a new secret for a key, printed once; the old secret stops working {BOUND}"
+    )
+    rotate.add_argument("key_id")
+    revoke = commands.add_parser("revoke-key", help=f"remove an access key (refused {BOUND})")
+    revoke.add_argument("key_id")
+    set_policy = commands.add_parser(
+        "set-policy", help=f"attach or replace a key's policy, or make it a root key again (in effect {BOUND})"
+    )
+    set_policy.add_argument("key_id")
+    choice = set_policy.add_mutually_exclusive_group(required=True)
+    choice.add_argument("policy_file", nargs="?", metavar="FILE", help="the RAM policy (JSON)")
+    choice.add_argument("--root", action="store_true", help="remove the policy: a root key of its account")
+
+
+def _api_commands(commands: Any, environ: Mapping[str, str]) -> None:
+    api = argparse.ArgumentParser(add_help=False)
+    group = api.add_argument_group("endpoint and key")
+    group.add_argument("--endpoint", default=environ.get(ENDPOINT), help=f"the MNS endpoint (default: ${ENDPOINT})")
+    group.add_argument("--access-key-id", default=environ.get(ACCESS_KEY_ID), help=f"(default: ${ACCESS_KEY_ID})")
+    group.add_argument(
+        "--access-key-secret", default=environ.get(ACCESS_KEY_SECRET), help=f"(default: ${ACCESS_KEY_SECRET})"
+    )
+    token = commands.add_parser(
+        "issue-token", parents=[api], help="temporary credentials of the key's account (a security token)"
+    )
+    token.add_argument("--duration", type=int, metavar="SECONDS", help="how long they last (the service's default)")
+    token.add_argument("--policy", metavar="FILE", help="a RAM policy narrowing what the token may do")
+    for kind in ("queue", "topic"):
+        setter = commands.add_parser(
+            f"set-{kind}-policy", parents=[api], help=f"set or remove the {kind}'s resource policy (other accounts)"
+        )
+        setter.add_argument("name", metavar=kind.upper())
+        choice = setter.add_mutually_exclusive_group(required=True)
+        choice.add_argument("policy_file", nargs="?", metavar="FILE", help="the resource policy (JSON, with Principal)")
+        choice.add_argument("--none", action="store_true", help="remove the policy")
+        shower = commands.add_parser(f"show-{kind}-policy", parents=[api], help=f"the {kind}'s resource policy")
+        shower.add_argument("name", metavar=kind.upper())
+
+
+def parser(environ: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
+    cli = argparse.ArgumentParser(
+        prog="python -m admin",
+        description=(
+            "Manage access keys and policies: of a deployed stack (its credentials secret) or of the local "
+            "runtime (its keys file), and the policies of queues and topics through an endpoint. Changes to keys "
+            f"take effect {BOUND}, without a restart."
+        ),
+    )
+    where = cli.add_mutually_exclusive_group()
+    where.add_argument(
+        "--secret-arn",
+        help=f"the deployed stack's CredentialsSecretArn output (default: ${CREDENTIALS_SECRET_ARN})",
+    )
+    where.add_argument(
+        "--keys-file",
+        metavar="PATH",
+        help=f"the local runtime's keys file, created if missing (default: ${KEYS_FILE})",
+    )
+    cli.add_argument("--region", default=None, help="AWS region of the secret (default: the one its ARN names)")
+    commands = cli.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _key_commands(commands)
+    _api_commands(commands, environ)
     return cli
 
 
@@ -37,32 +105,126 @@ def region_of(arn: str) -> str | None:
 
 
 def show_new(key: AccessKey) -> str:
+    """A created or rotated key: the only time its secret is shown."""
     return f"AccountId={key.account_id}\nAccessKeyId={key.key_id}\nAccessKeySecret={key.secret}"
 
 
-def run(args: argparse.Namespace, admin: KeyAdmin) -> str:
+def show_key(key: AccessKey) -> str:
+    if key.policy is None:
+        return f"{key.account_id} {key.key_id} root"
+    compact = json.dumps(json.loads(key.policy.document), separators=(",", ":"))
+    return f"{key.account_id} {key.key_id} policy {compact}"
+
+
+def show_credentials(credentials: Credentials) -> str:
+    return "\n".join(
+        (
+            f"AccessKeyId={credentials.access_key_id}",
+            f"AccessKeySecret={credentials.access_key_secret}",
+            f"SecurityToken={credentials.security_token}",
+            f"Expiration={credentials.expiration}",
+        )
+    )
+
+
+def run_key_command(args: argparse.Namespace, book: KeyBook) -> str:
     if args.command == "create-account":
-        return show_new(admin.create_account())
+        return show_new(book.create_account())
     if args.command == "create-key":
-        return show_new(admin.create_key(args.account_id))
+        return show_new(book.create_key(args.account_id, read_policy(args.policy) if args.policy else None))
+    if args.command == "rotate-key":
+        return show_new(book.rotate_key(args.key_id))
     if args.command == "revoke-key":
-        key = admin.revoke_key(args.key_id)
+        key = book.revoke_key(args.key_id)
         return f"revoked {key.key_id} of account {key.account_id}"
-    return "\n".join(f"{key.account_id} {key.key_id}" for key in admin.keys())
+    if args.command == "set-policy":
+        key = book.set_policy(args.key_id, None if args.root else read_policy(args.policy_file))
+        return f"{key.key_id} of account {key.account_id}: " + ("a root key" if key.policy is None else "policy set")
+    return "\n".join(show_key(key) for key in book.keys())
 
 
-def main(argv: list[str] | None = None, secretsmanager: Any = None) -> int:
-    args = parser().parse_args(argv)
-    if not args.secret_arn:
-        print(f"give --secret-arn or set {CREDENTIALS_SECRET_ARN} (the stack's CredentialsSecretArn output)")
-        return 2
+def run_api_command(args: argparse.Namespace, client: MnsClient) -> str:
+    if args.command == "issue-token":
+        return show_credentials(client.issue_token(args.duration, read_policy(args.policy) if args.policy else None))
+    kind = "queues" if "-queue-" in args.command else "topics"
+    if args.command.startswith("show-"):
+        return client.policy(kind, args.name) or f"{kind[:-1]} {args.name} has no policy"
+    policy = None if args.none else read_policy(args.policy_file, resource_policy=True)
+    client.set_policy(kind, args.name, policy)
+    return f"{kind[:-1]} {args.name}: " + ("policy removed" if policy is None else "policy set")
+
+
+def key_book(args: argparse.Namespace, environ: Mapping[str, str], secretsmanager: Any) -> KeyBook:
+    """The key book over the key list chosen; locally the accounts of `MNS_CREDENTIALS` (as the environment
+    gives them to `make run`, default 1000000000000001) exist too, so keys can be added to them."""
+    keys = key_list(args, environ, secretsmanager)
+    if not isinstance(keys, KeysFile):
+        return KeyBook(keys)
+    local = parse_keys(credentials_from_env(dict(environ))).values()
+    return KeyBook(keys, {key.account_id for key in local})
+
+
+def key_list(args: argparse.Namespace, environ: Mapping[str, str], secretsmanager: Any) -> KeyList:
+    """The secret or the keys file the options name, else the one the environment names (not both)."""
+    arn, path = args.secret_arn, args.keys_file
+    if not arn and not path:
+        arn, path = environ.get(CREDENTIALS_SECRET_ARN), environ.get(KEYS_FILE)
+        if arn and path:
+            raise UsageError(
+                f"both ${CREDENTIALS_SECRET_ARN} and ${KEYS_FILE} are set: give --secret-arn or --keys-file"
+            )
+    if path:
+        return KeysFile(path)
+    if not arn:
+        raise UsageError(
+            f"give --secret-arn (the stack's CredentialsSecretArn output) or --keys-file, "
+            f"or set {CREDENTIALS_SECRET_ARN} or {KEYS_FILE}"
+        )
     if secretsmanager is None:
         import boto3
 
-        secretsmanager = boto3.client("secretsmanager", region_name=args.region or region_of(args.secret_arn))
+        secretsmanager = boto3.client("secretsmanager", region_name=args.region or region_of(arn))
+    return SecretKeys(secretsmanager, arn)
+
+
+def api_client(args: argparse.Namespace) -> MnsClient:
+    missing = [
+        option
+        for option, value in (
+            ("--endpoint", args.endpoint),
+            ("--access-key-id", args.access_key_id),
+            ("--access-key-secret", args.access_key_secret),
+        )
+        if not value
+    ]
+    if missing:
+        raise UsageError(f"give {', '.join(missing)} (or set {ENDPOINT}, {ACCESS_KEY_ID}, {ACCESS_KEY_SECRET})")
+    return MnsClient(args.endpoint, args.access_key_id, args.access_key_secret)
+
+
+class UsageError(Exception):
+    """Options missing or contradicting each other (exit status 2, as argparse's own)."""
+
+
+def execute(args: argparse.Namespace, environ: Mapping[str, str], secretsmanager: Any) -> str:
+    if args.command in KEY_COMMANDS:
+        return run_key_command(args, key_book(args, environ, secretsmanager))
+    return run_api_command(args, api_client(args))
+
+
+def main(
+    argv: list[str] | None = None,
+    secretsmanager: Any = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    environ = os.environ if environ is None else environ
+    args = parser(environ).parse_args(argv)
     try:
-        output = run(args, KeyAdmin(secretsmanager, args.secret_arn))
-    except AdminError as error:
+        output = execute(args, environ, secretsmanager)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except (AdminError, ApiError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     if output:

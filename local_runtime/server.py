@@ -37,7 +37,7 @@ from local_runtime.push import LocalPushWorker, compress_waits, create_push_work
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
 from mnsd import api, errors
-from mnsd.accounts import StaticKeyStore
+from mnsd.accounts import StaticKeyStore, create_keys_file
 from mnsd.auth import authenticate
 from mnsd.clock import ms
 from mnsd.fanout import LocalDispatcher
@@ -527,6 +527,8 @@ def main() -> None:
     # Receipt handles are signed with a key kept beside the data (a fresh one for moto or :memory:).
     os.environ.setdefault(RECEIPT_SECRET, receipt_secret(engine))
     settings = Settings.from_env()
+    if settings.keys_file:
+        create_keys_file(settings.keys_file)  # with no key: `python -m admin --keys-file ...` adds them
     port = int(os.environ.get("MNS_PORT", "8080"))
     server = LocalServer(settings, port=port, engine=engine)
     key = StaticKeyStore(settings.credentials).default
@@ -535,6 +537,8 @@ def main() -> None:
     print(f"  access key id:     {key.key_id}", flush=True)
     print(f"  access key secret: {key.secret}", flush=True)
     print(f"  region:            {settings.region}", flush=True)
+    if settings.keys_file:
+        print(f"  more keys:         {settings.keys_file} (python -m admin --keys-file; read within 1 s)", flush=True)
     stored = f"SQLite in {engine.data_dir}" if engine.engine == SQLITE else "moto (in memory)"
     print(f"  storage:           {stored}", flush=True)
     print("Press Ctrl-C to stop.", flush=True)

@@ -1,5 +1,6 @@
 // The console's shell: the access key (kept in this tab's sessionStorage only), the hash router and
 // the pages. Every call goes to the MNS API of this origin, signed here with the user's key.
+import { AccessPage } from "./access.js";
 import { Client } from "./mns.js";
 import { QueueList, QueuePage } from "./queues.js";
 import { SubscriptionPage, TopicList, TopicPage } from "./topics.js";
@@ -70,6 +71,7 @@ function parseRoute(hash) {
   }
   if (parts[0] === "topics" && parts[1]) return { page: "topic", name: parts[1] };
   if (parts[0] === "topics") return { page: "topics" };
+  if (parts[0] === "access") return { page: "access" };
   return { page: "queues" };
 }
 
@@ -94,6 +96,8 @@ function Page({ route, client, account }) {
       return html`<${QueuePage} key=${`q-${route.name}`} ...${common} name=${route.name} />`;
     case "topics":
       return html`<${TopicList} key="topics" ...${common} />`;
+    case "access":
+      return html`<${AccessPage} key="access" ...${common} />`;
     case "topic":
       return html`<${TopicPage} key=${`t-${route.name}`} ...${common} name=${route.name} />`;
     case "subscription":
@@ -126,6 +130,7 @@ function App({ defaults }) {
       <nav aria-label="Resources">
         <a href="#/queues" aria-current=${route.page.startsWith("queue") ? "page" : undefined}>Queues</a>
         <a href="#/topics" aria-current=${current("topic") || current("subscription")}>Topics</a>
+        <a href="#/access" aria-current=${current("access")}>Access</a>
       </nav>
       <div class="who">
         ${account && html`<span>Key <code id="current-key">${account.accessKeyId}</code></span>`}

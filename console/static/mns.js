@@ -122,6 +122,13 @@ export class Client {
     return { status: response.status, root: doc && doc.documentElement, requestId };
   }
 
+  // ---- the account
+  /** ListAccessKeys (`GET /?accesskeys=true`): the account's keys, a root key's call only; never secrets. */
+  async listAccessKeys() {
+    const { root } = await this.request("GET", "/?accesskeys=true");
+    return children(root, "AccessKey").map(record);
+  }
+
   // ---- queues
   async listQueues({ prefix = "", marker = "", limit = 20 } = {}) {
     const headers = { "x-mns-ret-number": limit, "x-mns-with-meta": "true" };

@@ -6,6 +6,7 @@ import {
   Check,
   ConfirmButton,
   ErrorBox,
+  isDenied,
   Field,
   Notice,
   PageTitle,
@@ -139,42 +140,44 @@ export function QueueList({ client }) {
     </form>
     <${ErrorBox} error=${list.error || deleting.error} />
     <${Notice} text=${deleting.notice} />
-    <table class="list" id="queue-table">
-      <caption>${list.loading ? "Loading queues…" : `${items.length} queue(s) on this page`}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col" class="num">Active</th>
-          <th scope="col" class="num">Inactive</th>
-          <th scope="col" class="num">Delayed</th>
-          <th scope="col">Logging</th>
-          <th scope="col"><span class="visually-hidden">Actions</span></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${items.map(
-          (q) => html`<tr key=${q.QueueName} data-queue=${q.QueueName}>
-            <th scope="row"><a href=${`#/queues/${encodeURIComponent(q.QueueName)}`}>${q.QueueName}</a></th>
-            <${Counts} counts=${counts[q.QueueName]} />
-            <td>${q.LoggingEnabled === "True" ? "on" : "off"}</td>
-            <td>
-              <${ConfirmButton}
-                label="Delete"
-                name=${q.QueueName}
-                question=${`Delete queue ${q.QueueName} and its messages?`}
-                onConfirm=${() =>
-                  deleting.run(async () => {
-                    await client.deleteQueue(q.QueueName);
-                    list.reload(true);
-                    return `Queue ${q.QueueName} deleted.`;
-                  })}
-              />
-            </td>
-          </tr>`,
-        )}
-      </tbody>
-    </table>
-    <${Pager} pager=${pager} nextMarker=${list.data && list.data.nextMarker} label="Queue pages" />
+    ${isDenied(list.error)
+      ? null // nothing to list: the refusal above says which action this key may not do
+      : html`<table class="list" id="queue-table">
+        <caption>${list.loading ? "Loading queues…" : `${items.length} queue(s) on this page`}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col" class="num">Active</th>
+            <th scope="col" class="num">Inactive</th>
+            <th scope="col" class="num">Delayed</th>
+            <th scope="col">Logging</th>
+            <th scope="col"><span class="visually-hidden">Actions</span></th>
+          </tr>
+        </thead>
+        <tbody>
+          ${items.map(
+            (q) => html`<tr key=${q.QueueName} data-queue=${q.QueueName}>
+              <th scope="row"><a href=${`#/queues/${encodeURIComponent(q.QueueName)}`}>${q.QueueName}</a></th>
+              <${Counts} counts=${counts[q.QueueName]} />
+              <td>${q.LoggingEnabled === "True" ? "on" : "off"}</td>
+              <td>
+                <${ConfirmButton}
+                  label="Delete"
+                  name=${q.QueueName}
+                  question=${`Delete queue ${q.QueueName} and its messages?`}
+                  onConfirm=${() =>
+                    deleting.run(async () => {
+                      await client.deleteQueue(q.QueueName);
+                      list.reload(true);
+                      return `Queue ${q.QueueName} deleted.`;
+                    })}
+                />
+              </td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+      <${Pager} pager=${pager} nextMarker=${list.data && list.data.nextMarker} label="Queue pages" />`}
     <details class="panel">
       <summary>Create a queue</summary>
       <${QueueAttributesForm} client=${client} onDone=${() => list.reload(true)} />

@@ -6,6 +6,7 @@ import {
   Check,
   ConfirmButton,
   ErrorBox,
+  isDenied,
   Field,
   Notice,
   PageTitle,
@@ -79,37 +80,39 @@ export function TopicList({ client }) {
     </form>
     <${ErrorBox} error=${list.error || deleting.error} />
     <${Notice} text=${deleting.notice} />
-    <table class="list" id="topic-table">
-      <caption>${list.loading ? "Loading topics…" : `${items.length} topic(s) on this page`}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Logging</th>
-          <th scope="col">Created</th>
-          <th scope="col"><span class="visually-hidden">Actions</span></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${items.map(
-          (t) => html`<tr key=${t.TopicName} data-topic=${t.TopicName}>
-            <th scope="row"><a href=${topicHref(t.TopicName)}>${t.TopicName}</a></th>
-            <td>${t.LoggingEnabled === "True" ? "on" : "off"}</td>
-            <td>${formatTime(Number(t.CreateTime) * 1000)}</td>
-            <td>
-              <${ConfirmButton} label="Delete" name=${t.TopicName}
-                question=${`Delete topic ${t.TopicName} and its subscriptions?`}
-                onConfirm=${() =>
-                  deleting.run(async () => {
-                    await client.deleteTopic(t.TopicName);
-                    list.reload(true);
-                    return `Topic ${t.TopicName} deleted.`;
-                  })} />
-            </td>
-          </tr>`,
-        )}
-      </tbody>
-    </table>
-    <${Pager} pager=${pager} nextMarker=${list.data && list.data.nextMarker} label="Topic pages" />
+    ${isDenied(list.error)
+      ? null // nothing to list: the refusal above says which action this key may not do
+      : html`<table class="list" id="topic-table">
+        <caption>${list.loading ? "Loading topics…" : `${items.length} topic(s) on this page`}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Logging</th>
+            <th scope="col">Created</th>
+            <th scope="col"><span class="visually-hidden">Actions</span></th>
+          </tr>
+        </thead>
+        <tbody>
+          ${items.map(
+            (t) => html`<tr key=${t.TopicName} data-topic=${t.TopicName}>
+              <th scope="row"><a href=${topicHref(t.TopicName)}>${t.TopicName}</a></th>
+              <td>${t.LoggingEnabled === "True" ? "on" : "off"}</td>
+              <td>${formatTime(Number(t.CreateTime) * 1000)}</td>
+              <td>
+                <${ConfirmButton} label="Delete" name=${t.TopicName}
+                  question=${`Delete topic ${t.TopicName} and its subscriptions?`}
+                  onConfirm=${() =>
+                    deleting.run(async () => {
+                      await client.deleteTopic(t.TopicName);
+                      list.reload(true);
+                      return `Topic ${t.TopicName} deleted.`;
+                    })} />
+              </td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+      <${Pager} pager=${pager} nextMarker=${list.data && list.data.nextMarker} label="Topic pages" />`}
     <details class="panel">
       <summary>Create a topic</summary>
       <${CreateTopicForm} client=${client} onDone=${() => list.reload(true)} />

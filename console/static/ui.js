@@ -56,10 +56,26 @@ export function useAction() {
   return { ...state, run };
 }
 
+/** The action an AccessDenied names ("... to do action mns:ListQueue on resource ..."), if it names one. */
+export function deniedAction(error) {
+  const found = error && error.code === "AccessDenied" && /\baction (\S+)/.exec(error.message || "");
+  return found ? found[1] : "";
+}
+
+export function isDenied(error) {
+  return Boolean(error && error.code === "AccessDenied");
+}
+
 export function ErrorBox({ error }) {
   if (!error) return null;
-  return html`<div class="error" role="alert">
+  const action = deniedAction(error);
+  return html`<div class=${isDenied(error) ? "error denied" : "error"} role="alert" data-action=${action || undefined}>
     <strong class="error-code">${error.code || "Error"}</strong>
+    ${isDenied(error) &&
+    html`<span class="denied-summary">
+      ${action ? html`This key may not do <code>${action}</code>. ` : "This key may not do this. "}
+      Ask an administrator of the account for a policy that allows it, or use another key.
+    </span>`}
     <span class="error-message">${error.message}</span>
     ${error.requestId && html`<span class="request-id">Request id: <code>${error.requestId}</code></span>`}
   </div>`;

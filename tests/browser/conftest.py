@@ -6,6 +6,7 @@ chromedriver. With MNS_CONSOLE_SCREENSHOTS=<folder> the tests also save the READ
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -13,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from console_page import ACCOUNT, REGION, Console
+from console_page import ACCOUNT, LIMITED, LIMITED_POLICY, REGION, Console
 from local_server import free_port, start_server, stop_server
 from mns.account import Account
 from selenium import webdriver
@@ -38,10 +39,16 @@ CHROMIUM_FLAGS = (
 @pytest.fixture(scope="session")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
+    keys_file = tmp_path_factory.mktemp("keys") / "keys.json"
+    account, key_id, secret = LIMITED
+    keys_file.write_text(
+        json.dumps({"keys": [{"account": account, "id": key_id, "secret": secret, "policy": LIMITED_POLICY}]})
+    )
     env = {
         **os.environ,
         "MNS_PORT": str(port),
         "MNS_CREDENTIALS": ":".join(ACCOUNT),
+        "MNS_KEYS_FILE": str(keys_file),
         "MNS_REGION": REGION,
         "MNS_DATA_DIR": str(tmp_path_factory.mktemp("data")),  # the default engine (SQLite) keeps its data here
     }

@@ -15,6 +15,18 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 ACCOUNT = ("1000000000000001", "BROWSERKEY", "BROWSERSECRET")
 REGION = "cn-hangzhou"
+# A key of the same account (in the server's keys file) that may send to and read any queue, nothing else.
+LIMITED = ("1000000000000001", "LIMITEDKEY", "LIMITEDSECRET")
+LIMITED_POLICY = {
+    "Version": "1",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Action": ["mns:SendMessage", "mns:GetQueueAttributes"],
+            "Resource": [f"acs:mns:*:{LIMITED[0]}:/queues/*"],
+        }
+    ],
+}
 WAIT_SECONDS = 10
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from console_page import ACCOUNT, REGION, Console
+from console_page import ACCOUNT, LIMITED, REGION, Console
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase
 from mns.queue import Message, QueueMeta
@@ -263,3 +263,51 @@ def test_the_local_runtime_fills_in_its_default_key_and_the_key_stays_in_the_ses
     console.find("#queue-table")
     stored = console.driver.execute_script("return [sessionStorage.length, localStorage.length, document.cookie]")
     assert stored == [1, 0, ""]
+
+
+def test_a_key_that_may_not_list_queues_is_told_which_action_was_refused(console: Console, account, name) -> None:
+    make_queue(account, name)
+    console.sign_in(LIMITED[1], LIMITED[2])
+    denied = console.text_in("main .error.denied", "AccessDenied")
+    assert denied.get_attribute("data-action") == "mns:ListQueue"
+    summary = denied.find_element(By.CSS_SELECTOR, ".denied-summary").text
+    assert summary.startswith("This key may not do mns:ListQueue.")
+    assert f"acs:mns:{REGION}:{ACCOUNT[0]}:/queues" in denied.find_element(By.CSS_SELECTOR, ".error-message").text
+    assert console.driver.find_elements(By.CSS_SELECTOR, "#queue-table") == []  # no empty list pretending
+    assert console.find("main h1").text == "Queues"
+    console.screenshot("denied")
+
+    console.open(f"#/queues/{name}")  # what its policy allows still works
+    console.wait(lambda d: console.find("#count-active").text == "0", what="the queue's counts")
+    console.fill("#send-body", "sent with a limited key")
+    console.button("Send message").click()
+    console.text_in("#send-form .notice", "Sent message")
+    console.button("Peek messages").click()  # and what it does not is refused, in place
+    denied = console.text_in("main .error.denied", "mns:BatchPeekMessage")
+    assert denied.get_attribute("data-action") == "mns:BatchPeekMessage"
+    assert console.find("#count-active").text == "1"  # the page is still whole
+
+
+def test_a_root_key_sees_the_accounts_keys_and_what_their_policies_allow(console: Console) -> None:
+    console.open("#/queues")
+    console.find('nav a[href="#/access"]').click()
+    console.text_in("#key-table caption", "2 key(s)")
+    root = console.find(f'#key-table tr[data-key="{ACCOUNT[1]}"]')
+    assert "Root" in root.text and "(this key)" in root.text
+    limited = console.find(f'#key-table tr[data-key="{LIMITED[1]}"]')
+    assert "Policy" in limited.text
+    assert "Allow mns:SendMessage, mns:GetQueueAttributes on acs:mns:*:1000000000000001:/queues/*" in limited.text
+    limited.find_element(By.CSS_SELECTOR, "summary").click()
+    document = limited.find_element(By.CSS_SELECTOR, "pre.policy").text
+    assert '"mns:SendMessage"' in document and '"Version": "1"' in document
+    assert "SECRET" not in console.find("main").text  # no secret reaches the page
+    console.screenshot("access")
+
+
+def test_a_key_with_a_policy_is_refused_the_keys_view(console: Console) -> None:
+    console.sign_in(LIMITED[1], LIMITED[2])
+    console.open("#/access")
+    denied = console.text_in("main .error.denied", "AccessDenied")
+    assert denied.get_attribute("data-action") == "mns:ListAccessKeys"
+    assert "Only a root key sees this list." in console.find("main").text
+    assert console.driver.find_elements(By.CSS_SELECTOR, "#key-table") == []

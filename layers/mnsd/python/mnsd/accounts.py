@@ -43,6 +43,14 @@ class AccessKey:
 class KeyStore(Protocol):
     def lookup(self, key_id: str) -> AccessKey | None: ...
 
+    def keys_of(self, account_id: str) -> list[AccessKey]:
+        """The account's keys, in the order the key list holds them (ListAccessKeys)."""
+        ...
+
+
+def _of(keys: Iterable[AccessKey], account_id: str) -> list[AccessKey]:
+    return [key for key in keys if key.account_id == account_id]
+
 
 def _key(entry: Any) -> AccessKey:
     if not isinstance(entry, dict) or not all(isinstance(entry.get(name), str) for name in ("account", "id", "secret")):
@@ -79,6 +87,22 @@ def format_keys(keys: Iterable[AccessKey]) -> str:
     return json.dumps({"keys": [key.record() for key in keys]}, indent=1)
 
 
+def create_keys_file(path: str) -> bool:
+    """Writes the keys document with no key at `path` (and its folder) unless a file is there; True if it did.
+
+    The file is its owner's only: it holds secrets."""
+    if os.path.exists(path):
+        return False
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(format_keys([]))
+    return True
+
+
 class StaticKeyStore:
     """Keys given as `account:keyid:secret` triples, comma-separated (the first is the default account)."""
 
@@ -94,6 +118,9 @@ class StaticKeyStore:
     def lookup(self, key_id: str) -> AccessKey | None:
         return self.keys.get(key_id)
 
+    def keys_of(self, account_id: str) -> list[AccessKey]:
+        return _of(self.keys.values(), account_id)
+
 
 class RefreshingKeyStore:
     """Keys read by `load` (on AWS: the Secrets Manager secret), read again once `ttl` seconds old."""
@@ -105,12 +132,18 @@ class RefreshingKeyStore:
         self._keys: dict[str, AccessKey] = {}
         self._read_at: float | None = None
 
-    def lookup(self, key_id: str) -> AccessKey | None:
+    def _current(self) -> dict[str, AccessKey]:
         now = self._now()
         if self._read_at is None or now - self._read_at >= self._ttl:
             self._keys = parse_keys(self._load())
             self._read_at = now
-        return self._keys.get(key_id)
+        return self._keys
+
+    def lookup(self, key_id: str) -> AccessKey | None:
+        return self._current().get(key_id)
+
+    def keys_of(self, account_id: str) -> list[AccessKey]:
+        return _of(self._current().values(), account_id)
 
 
 class KeysFileStore:
@@ -127,15 +160,15 @@ class KeysFileStore:
         self._stamp = self._file_stamp()
         self.keys = parse_keys(self._read())
 
-    def _file_stamp(self) -> tuple[int, int]:
-        stat = os.stat(self.path)
-        return stat.st_mtime_ns, stat.st_size
+    def _file_stamp(self) -> tuple[int, int, int]:
+        stat = os.stat(self.path)  # the inode too: a file replaced whole within one mtime tick
+        return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
     def _read(self) -> str:
         with open(self.path, encoding="utf-8") as handle:
             return handle.read()
 
-    def lookup(self, key_id: str) -> AccessKey | None:
+    def _current(self) -> dict[str, AccessKey]:
         now = self._now()
         if now - self._checked_at >= self._check_every:
             self._checked_at = now
@@ -145,7 +178,13 @@ class KeysFileStore:
                     self.keys, self._stamp = parse_keys(self._read()), stamp
             except (OSError, ValueError):
                 pass  # half-written or removed: keep what was read last, look again next time
-        return self.keys.get(key_id)
+        return self.keys
+
+    def lookup(self, key_id: str) -> AccessKey | None:
+        return self._current().get(key_id)
+
+    def keys_of(self, account_id: str) -> list[AccessKey]:
+        return _of(self._current().values(), account_id)
 
 
 class CombinedKeyStore:
@@ -159,6 +198,15 @@ class CombinedKeyStore:
             if (key := store.lookup(key_id)) is not None:
                 return key
         return None
+
+    def keys_of(self, account_id: str) -> list[AccessKey]:
+        """The account's keys of every store, but those a first store shadows (a key id is the first's, as `lookup`)."""
+        found: dict[str, AccessKey] = {}
+        for store in self.stores:
+            for key in store.keys_of(account_id):
+                if key.key_id not in found and self.lookup(key.key_id) == key:
+                    found[key.key_id] = key
+        return list(found.values())
 
 
 class AccountService:

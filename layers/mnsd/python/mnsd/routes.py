@@ -30,6 +30,7 @@ from mnsd.operations.get_subscription_attributes import get_subscription_attribu
 from mnsd.operations.get_topic_attributes import get_topic_attributes
 from mnsd.operations.hourly_metrics import queue_metrics, subscription_metrics
 from mnsd.operations.issue_security_token import issue_security_token
+from mnsd.operations.list_access_keys import list_access_keys
 from mnsd.operations.list_queue import list_queue
 from mnsd.operations.list_subscription_by_topic import list_subscription_by_topic
 from mnsd.operations.list_topic import list_topic
@@ -141,10 +142,16 @@ def _account(operation: Operation, root: str | None = None, flag: str = "account
     return select
 
 
+def _get_account(call: Call) -> Operation:
+    """`GET /`: ListAccessKeys (`?accesskeys=true`, the console's), else GetAccountAttributes (`?accountmeta=true`)."""
+    return list_access_keys if _flag(call, "accesskeys") else _account(get_account_attributes)(call)
+
+
 ROUTES: dict[str, Route] = {
     route.name: route
     for route in (
-        Route("get_account", "GET", "/", _account(get_account_attributes), ("meta.read",)),
+        # ListAccessKeys reads the credentials secret, which every route's function reads (to authenticate).
+        Route("get_account", "GET", "/", _get_account, ("meta.read",)),
         Route("put_account", "PUT", "/", _account(set_account_attributes, "Account"), ("meta.write",)),
         # IssueSecurityToken (`?securitytoken=true`): reads only the access keys and the receipt secret.
         Route("post_account", "POST", "/", _account(issue_security_token, "SecurityToken", flag="securitytoken")),

@@ -23,9 +23,10 @@ class ResourcePolicies(Protocol):
         ...
 
 
-def denied(permission: Permission) -> errors.MnsError:
+def denied(permission: Permission, why: str = "") -> errors.MnsError:
     return errors.AccessDenied(
-        f"You are not authorized to do action {permission.action} on resource {permission.resource}."
+        f"You are not authorized to do action {permission.action} on resource {permission.resource}"
+        + (f": {why}." if why else ".")
     )
 
 

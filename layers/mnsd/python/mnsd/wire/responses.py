@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from mnsd import errors
 from mnsd.access.tokens import TemporaryCredentials
+from mnsd.accounts import AccessKey
 from mnsd.metrics import HourlyCounts
 from mnsd.queue_model import Message, Property, Queue, QueueCounts
 from mnsd.queue_service import Received, SendResult
@@ -232,6 +233,25 @@ def credentials_node(credentials: TemporaryCredentials) -> Node:
             ("Expiration", credentials.expiration),
         ],
     )
+
+
+def access_keys(keys: Sequence[AccessKey]) -> Node:
+    """ListAccessKeys: each key's id, whether it is a root key, and its policy (JSON); never its secret."""
+    entries: Fields = [
+        (
+            "AccessKey",
+            Node(
+                "AccessKey",
+                [
+                    ("AccessKeyId", key.key_id),
+                    ("Root", key.policy is None),
+                    ("Policy", key.policy.document if key.policy is not None else None),
+                ],
+            ),
+        )
+        for key in keys
+    ]
+    return Node("AccessKeys", entries)
 
 
 def error_node(error: errors.MnsError, request_id: str, host_id: str) -> Node:

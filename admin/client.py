@@ -1,0 +1,128 @@
+"""The admin's client of the MNS API: the calls it makes with a key (resource policies, security tokens).
+
+Requests are signed as the SDKs sign them (`mnsd.auth.string_to_sign` and `sign`: HMAC-SHA1 over the MNS
+string to sign) and sent with urllib; a refusal raises `ApiError` with the MNS code and message.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from email.utils import formatdate
+from urllib.parse import quote
+
+from mnsd.access.policy import Policy
+from mnsd.auth import sign, string_to_sign
+from mnsd.errors import MalformedXML
+from mnsd.http import HttpRequest
+from mnsd.wire import codec
+
+MNS_VERSION = "2015-06-06"
+XML_TYPE = "text/xml;charset=UTF-8"
+TIMEOUT_SECONDS = 30.0
+
+
+class ApiError(Exception):
+    """An MNS error answer (`<Error>`), or a failure to reach the endpoint at all (status 0)."""
+
+    def __init__(self, status: int, code: str, message: str, request_id: str = "") -> None:
+        super().__init__(f"{code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+    def __str__(self) -> str:
+        suffix = f" (request id {self.request_id})" if self.request_id else ""
+        return f"{self.code}: {self.message}{suffix}"
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Temporary credentials (IssueSecurityToken): the key, its secret and the token the SDK sends beside them."""
+
+    access_key_id: str
+    access_key_secret: str
+    security_token: str
+    expiration: str
+
+
+def _error(status: int, body: bytes, request_id: str) -> ApiError:
+    try:
+        root = codec.parse(body)
+    except MalformedXML:
+        root = None
+    if root is None or root.tag != "Error":
+        return ApiError(status, f"HTTP{status}", body[:200].decode("utf-8", "replace"), request_id)
+    return ApiError(status, root.value("Code") or "", root.value("Message") or "", root.value("RequestId") or "")
+
+
+def _resource(kind: str, name: str) -> str:
+    return f"/{kind}/{quote(name, safe='')}"
+
+
+class MnsClient:
+    def __init__(self, endpoint: str, key_id: str, secret: str, timeout: float = TIMEOUT_SECONDS) -> None:
+        self.endpoint = endpoint.rstrip("/")
+        self.key_id = key_id
+        self.secret = secret
+        self.timeout = timeout
+
+    def call(self, method: str, resource: str, body: codec.Node | None = None) -> codec.Element | None:
+        """One signed request; the answer's XML (None when it has no body)."""
+        data = codec.encode(body) if body is not None else b""
+        date = formatdate(usegmt=True)
+        headers = {"x-mns-version": MNS_VERSION, "date": date}
+        if data:
+            md5 = hashlib.md5(data).hexdigest().encode("ascii")  # base64 of the hex digest, as the SDKs send
+            headers.update({"content-type": XML_TYPE, "content-md5": base64.b64encode(md5).decode("ascii")})
+        path, _, query = resource.partition("?")
+        signed = HttpRequest(method, path, query, headers, data)
+        headers["authorization"] = f"MNS {self.key_id}:{sign(self.secret, string_to_sign(signed, date))}"
+        request = urllib.request.Request(self.endpoint + resource, data=data or None, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                answer = response.read()
+        except urllib.error.HTTPError as error:
+            raise _error(error.code, error.read(), error.headers.get("x-mns-request-id", "")) from None
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            raise ApiError(0, "NetworkError", f"cannot reach {self.endpoint}: {reason}") from None
+        if not answer.strip():
+            return None
+        try:
+            return codec.parse(answer)
+        except MalformedXML:
+            raise ApiError(200, "InvalidResponse", answer[:200].decode("utf-8", "replace")) from None
+
+    # ---- resource policies (the Policy attribute of a queue or topic)
+    def set_policy(self, kind: str, name: str, policy: Policy | None) -> None:
+        """SetQueueAttributes / SetTopicAttributes with only `Policy` ("" removes it)."""
+        root = "Queue" if kind == "queues" else "Topic"
+        document = policy.document if policy is not None else ""
+        self.call("PUT", _resource(kind, name) + "?metaoverride=true", codec.Node(root, [("Policy", document)]))
+
+    def policy(self, kind: str, name: str) -> str:
+        """The queue's or topic's Policy as GetQueueAttributes / GetTopicAttributes answers ("" for none)."""
+        answer = self.call("GET", _resource(kind, name))
+        return (answer.value("Policy") if answer is not None else None) or ""
+
+    # ---- temporary credentials
+    def issue_token(self, duration_seconds: int | None, policy: Policy | None) -> Credentials:
+        """`POST /?securitytoken=true`: credentials of the calling key's account, narrowed by `policy`."""
+        fields: list[tuple[str, codec.Value]] = [
+            ("DurationSeconds", duration_seconds),
+            ("Policy", policy.document if policy is not None else None),
+        ]
+        answer = self.call("POST", "/?securitytoken=true", codec.Node("SecurityToken", fields))
+        if answer is None or answer.tag != "Credentials":
+            raise ApiError(200, "InvalidResponse", "the answer holds no <Credentials>")
+        return Credentials(
+            answer.value("AccessKeyId") or "",
+            answer.value("AccessKeySecret") or "",
+            answer.value("SecurityToken") or "",
+            answer.value("Expiration") or "",
+        )
