@@ -132,7 +132,25 @@ def test_the_policy_is_returned_to_the_owner_and_checked_when_set():
     assert "Principal is required" in answer.message
 
 
-@pytest.mark.parametrize("host", [f"{ACCOUNT}.mns.cn-hangzhou.aliyuncs.com", "127.0.0.1:8080", "mns.example.com"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        f"{ACCOUNT}.mns.cn-hangzhou.aliyuncs.com",
+        f"{ACCOUNT}.queues.example.com",
+        f"{ACCOUNT}.mns.localhost:8080",
+        "127.0.0.1:8080",
+        "127.0.0.1",
+        "[::1]:8080",
+        "mns.example.com",
+    ],
+)
 def test_a_key_reaches_its_own_account_by_its_host_or_any_host_that_names_none(host):
     world = World()
     assert world.call(ROOT, "GET", "/queues/q", host=host).status == 200
+
+
+@pytest.mark.parametrize("host", [f"{ACCOUNT}.queues.example.com", f"{ACCOUNT}.mns.localhost:8080"])
+def test_any_host_whose_first_name_is_an_account_id_names_that_account(host):
+    world = World()
+    answer = world.call(OTHER_ROOT, "GET", "/queues/q", host=host)
+    assert (answer.status, answer.code, answer.message) == (403, "AccessDenied", TODAYS_REFUSAL)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import ipaddress
 import secrets
 
 from aws_lambda_powertools import Logger
@@ -18,7 +18,6 @@ from mnsd.wire import responses
 
 MNS_VERSION = "2015-06-06"
 MAX_REQUEST_BYTES = 256 * 1024
-_ACCOUNT_HOST = re.compile(r"(\d+)\.mns[.-]")
 
 logger = Logger(service="mns")
 
@@ -80,9 +79,23 @@ def _has_empty_segment(path: str) -> bool:
 
 
 def _owner(request: HttpRequest) -> str | None:
-    """MNS hosts name the account whose resources a call is on (`{AccountId}.mns.{region}...`)."""
-    named = _ACCOUNT_HOST.match(request.header("host") or "")
-    return named.group(1) if named else None
+    """The account whose resources a call is on, when the host names one: MNS hosts start with the account id
+    (`{AccountId}.mns.{region}.aliyuncs.com`), and so do ours (`{AccountId}.{domain}`, `{AccountId}.mns.localhost`).
+    An IP address names none."""
+    host = request.header("host") or ""
+    name = host if host.endswith("]") else host.rpartition(":")[0] or host
+    label, dot, _ = name.partition(".")
+    if not dot or not label.isdigit() or _is_address(name):
+        return None
+    return label
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _permission(operation: Operation, route: Route, call: Call) -> Permission:
