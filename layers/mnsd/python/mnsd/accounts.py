@@ -122,7 +122,20 @@ class StaticKeyStore:
         return _of(self.keys.values(), account_id)
 
 
-class RefreshingKeyStore:
+class _ReloadingKeys:
+    """A key store over a key list it reads again from time to time (`_current`)."""
+
+    def _current(self) -> dict[str, AccessKey]:
+        raise NotImplementedError
+
+    def lookup(self, key_id: str) -> AccessKey | None:
+        return self._current().get(key_id)
+
+    def keys_of(self, account_id: str) -> list[AccessKey]:
+        return _of(self._current().values(), account_id)
+
+
+class RefreshingKeyStore(_ReloadingKeys):
     """Keys read by `load` (on AWS: the Secrets Manager secret), read again once `ttl` seconds old."""
 
     def __init__(self, load: Callable[[], str], now: Callable[[], float], ttl: float = KEY_CACHE_SECONDS) -> None:
@@ -139,14 +152,8 @@ class RefreshingKeyStore:
             self._read_at = now
         return self._keys
 
-    def lookup(self, key_id: str) -> AccessKey | None:
-        return self._current().get(key_id)
 
-    def keys_of(self, account_id: str) -> list[AccessKey]:
-        return _of(self._current().values(), account_id)
-
-
-class KeysFileStore:
+class KeysFileStore(_ReloadingKeys):
     """The keys document in a file (`MNS_KEYS_FILE`), read again when the file changes (checked every second).
 
     A file that cannot be read or parsed keeps the keys read last (and the error is raised at start).
@@ -179,12 +186,6 @@ class KeysFileStore:
             except (OSError, ValueError):
                 pass  # half-written or removed: keep what was read last, look again next time
         return self.keys
-
-    def lookup(self, key_id: str) -> AccessKey | None:
-        return self._current().get(key_id)
-
-    def keys_of(self, account_id: str) -> list[AccessKey]:
-        return _of(self._current().values(), account_id)
 
 
 class CombinedKeyStore:
