@@ -154,3 +154,19 @@ def test_any_host_whose_first_name_is_an_account_id_names_that_account(host):
     world = World()
     answer = world.call(OTHER_ROOT, "GET", "/queues/q", host=host)
     assert (answer.status, answer.code, answer.message) == (403, "AccessDenied", TODAYS_REFUSAL)
+
+
+def test_a_shared_topics_policy_is_read_once_per_cache_period(monkeypatch):
+    world = World()
+    grant(world, ["mns:PublishMessage"], kind="topics")
+    catalog = world.services.catalog
+    reads = []
+    get_topic = catalog.get_topic
+    monkeypatch.setattr(catalog, "get_topic", lambda *a: reads.append(a) or get_topic(*a))
+    for _ in range(5):
+        assert world.call(OTHER_ROOT, "POST", "/topics/t/messages", SEND, host=OWNER_HOST).status == 201
+    # each publish reads its topic once; the policy is read once for the five
+    assert len(reads) == 5 + 1
+    world.clock.sleep(world.services.settings.meta_cache_seconds)
+    assert world.call(OTHER_ROOT, "POST", "/topics/t/messages", SEND, host=OWNER_HOST).status == 201
+    assert len(reads) == 6 + 2
