@@ -98,10 +98,15 @@ def role_statements(template: Template, function: str) -> list[dict]:
     return next(iter(policies.values()))["Properties"]["PolicyDocument"]["Statement"]
 
 
+COUNTER_CONDITION = '"dynamodb:LeadingKeys": ["rate#*"]'
+
+
 def table_access(template: Template, function: str) -> dict[str, set[str]]:
     """Table logical id -> the DynamoDB actions `function` may perform on it."""
     access: dict[str, set[str]] = {}
     for statement in role_statements(template, function):
+        if "Condition" in statement and COUNTER_CONDITION in json.dumps(statement["Condition"]):
+            continue  # the request counters only (`test_authenticated_routes_may_count_requests_and_nothing_more`)
         actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
         resources = statement.get("Resource", [])
         for resource in resources if isinstance(resources, list) else [resources]:
@@ -188,6 +193,24 @@ def test_push_functions_may_dead_letter_into_a_queue(template: Template, name: s
     assert {"dynamodb:PutItem", "dynamodb:BatchWriteItem"} <= access.get(messages, set())
 
 
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_authenticated_routes_may_count_requests_and_nothing_more(template: Template, name: str) -> None:
+    """The limits' counters (`mnsd.storage.dynamodb.rates`): UpdateItem on the meta table's `rate#` keys only."""
+    meta = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Meta/Resource")
+    counting = [
+        statement
+        for statement in role_statements(template, name)
+        if COUNTER_CONDITION in json.dumps(statement.get("Condition", {}))
+    ]
+    if ROUTES[name].public:
+        assert counting == []
+        return
+    assert len(counting) == 1
+    assert counting[0]["Action"] == "dynamodb:UpdateItem"
+    assert counting[0]["Resource"] == {"Fn::GetAtt": [meta, "Arn"]}
+    assert counting[0]["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["rate#*"]}}
+
+
 def test_a_read_only_route_cannot_write(template: Template) -> None:
     actions = set().union(*table_access(template, "get_queue").values())
     assert "dynamodb:GetItem" in actions
@@ -218,7 +241,7 @@ def test_tables_are_on_demand_with_pitr_and_ttl(template: Template) -> None:
         assert table["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
         assert table["Properties"]["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
     with_ttl = [t for t in tables.values() if "TimeToLiveSpecification" in t["Properties"]]
-    assert len(with_ttl) == 3
+    assert len(with_ttl) == 4  # the meta table: its request counters (`mnsd.storage.dynamodb.rates`)
     assert all(t["Properties"]["TimeToLiveSpecification"] == {"AttributeName": "x", "Enabled": True} for t in with_ttl)
     template.has_resource_properties(
         "AWS::DynamoDB::Table",
@@ -350,6 +373,23 @@ def test_a_custom_domain_serves_the_api_at_its_root(tmp_path: Path) -> None:
     assert "ApiMappingKey" not in mapping  # no path prefix: the SDKs refuse one
     assert template.find_outputs("Endpoint")["Endpoint"]["Value"] == "https://mns.example.com"
     assert "DomainTarget" in template.find_outputs("*")
+
+
+def test_a_custom_domain_also_serves_account_hosts(tmp_path: Path) -> None:
+    """`{AccountId}.mns.example.com` names the account whose resources a call is on (sharing across accounts)."""
+    certificate = "arn:aws:acm:us-east-1:123456789012:certificate/abc"
+    _, template = synth(tmp_path, domainName="mns.example.com", certificateArn=certificate)
+    template.has_resource_properties(
+        "AWS::ApiGatewayV2::DomainName",
+        {
+            "DomainName": "*.mns.example.com",
+            "DomainNameConfigurations": [Match.object_like({"CertificateArn": certificate})],
+        },
+    )
+    mappings = template.find_resources("AWS::ApiGatewayV2::ApiMapping")
+    assert len(mappings) == 2
+    assert all("ApiMappingKey" not in m["Properties"] for m in mappings.values())
+    assert "AccountDomainTarget" in template.find_outputs("*")
 
 
 def test_a_custom_domain_needs_its_certificate(tmp_path: Path) -> None:
