@@ -21,8 +21,9 @@ $(STAMP): pyproject.toml
 # Pushes may reach endpoints on this machine (loopback) and no other internal address; the server itself
 # listens on 127.0.0.1 only. `make run PUSH_ALLOWED_NETWORKS=` refuses loopback too, as on AWS.
 PUSH_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128
-# Keys beyond the default one (with policies): `make admin ARGS="--keys-file .mns/keys.json create-account"`.
-MNS_KEYS_FILE ?= .mns/keys.json
+# Keys beyond the default one (with policies), beside the data: `make admin ARGS="--keys-file .mns/keys.json create-account"`.
+KEYS_DIR := $(if $(filter :memory:,$(MNS_DATA_DIR)),.mns,$(or $(MNS_DATA_DIR),.mns))
+MNS_KEYS_FILE ?= $(KEYS_DIR)/keys.json
 run: $(STAMP)
 	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' MNS_KEYS_FILE='$(MNS_KEYS_FILE)' $(BIN)/python -m local_runtime
 
