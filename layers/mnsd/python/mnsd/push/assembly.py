@@ -1,0 +1,54 @@
+"""The push parts of one process, wired together once: what the fan-out and the push worker use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mnsd.clock import Clock
+from mnsd.oplog import OperationLog
+from mnsd.push.dead_letters import DeadLetters
+from mnsd.push.delivery import Deliverer
+from mnsd.push.fanout import Fanout
+from mnsd.push.first_attempt import FirstAttempt
+from mnsd.push.records import PushCounters, PushRecords
+from mnsd.push.retry_worker import RetryWorker
+from mnsd.push.stepfunctions import StepFunctionsWorkflow
+from mnsd.queue_service import QueueService
+from mnsd.settings import Settings
+from mnsd.storage import TopicMessageStore
+from mnsd.topic_model import QueueGrants
+from mnsd.topic_service import TopicService
+
+
+@dataclass(frozen=True)
+class Push:
+    fanout: Fanout
+    retry_worker: RetryWorker
+    workflow: StepFunctionsWorkflow
+    counters: PushCounters
+
+
+def build_push(
+    settings: Settings,
+    topics: TopicService,
+    messages: TopicMessageStore,
+    queues: QueueService,
+    oplog: OperationLog,
+    clock: Clock,
+    clients: Callable[[str], Any],
+    grants: QueueGrants,
+) -> Push:
+    deliverer = Deliverer(settings, queues, clients, grants=grants)
+    workflow = StepFunctionsWorkflow(clients("stepfunctions"), settings.push_state_machine_arn)
+    counters = PushCounters()
+    records = PushRecords(oplog, clock, settings.region)
+    dead_letters = DeadLetters(queues, records, counters, settings.region)
+    first_attempt = FirstAttempt(deliverer, workflow, dead_letters, records, counters)
+    return Push(
+        fanout=Fanout(topics, first_attempt, records),
+        retry_worker=RetryWorker(topics, messages, deliverer, workflow, dead_letters, records, clock),
+        workflow=workflow,
+        counters=counters,
+    )

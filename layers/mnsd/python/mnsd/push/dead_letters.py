@@ -1,0 +1,93 @@
+"""A push no retry will make (the strategy is exhausted, or the first attempt failed for good): into the
+subscription's dead-letter queue when its DlqPolicy is enabled, dropped otherwise; a `drop` record says which."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from aws_lambda_powertools import Logger
+
+from mnsd import errors
+from mnsd.oplog import LogRecord
+from mnsd.push.records import PushCounters, PushRecords
+from mnsd.queue_model import DLQ_TYPE_SUBSCRIPTION, Message, Property, dead_letter_marks
+from mnsd.topic_model import Subscription, TopicMessage
+from mnsd.wire.notifications import notification_body
+
+logger = Logger(service="mns")
+
+
+class DeadLetterQueues(Protocol):
+    """The queue service's send path for dead letters."""
+
+    def dead_letter_send(
+        self,
+        account_id: str,
+        queue_name: str,
+        body: str,
+        user_properties: tuple[Property, ...],
+        system_properties: tuple[Property, ...],
+    ) -> Message: ...
+
+
+class DeadLetters:
+    def __init__(self, queues: DeadLetterQueues, records: PushRecords, counters: PushCounters, region: str) -> None:
+        self.queues = queues
+        self.records = records
+        self.counters = counters
+        self.region = region
+
+    def give_up(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
+        """The push's dead letter, or its drop; the record to log.
+
+        A dead-letter queue deleted since (or refusing the body) is a drop; any other failure (the queue's
+        storage throttled or unavailable) propagates, for the caller to try again."""
+        try:
+            dead_lettered = self._send(subscription, message)
+        except errors.MnsError as error:  # the queue is gone, or refuses the body (too large): nothing mends it
+            return self._drop(subscription, message, f"{reason}; not dead-lettered: {error.code}")
+        if dead_lettered is None:
+            return self._drop(subscription, message, reason)
+        self.counters.dead_lettered()
+        logger.info(
+            "delivery dead-lettered",
+            extra={
+                "topic": message.topic_name,
+                "subscription": subscription.name,
+                "message_id": message.message_id,
+                "dead_letter_message_id": dead_lettered.message_id,
+                "reason": reason,
+            },
+        )
+        return self.records.drop(subscription, message, dead_lettered=True)
+
+    def give_up_at_first_attempt(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
+        """As `give_up`, where a failure may not fail the first attempt (which would push again)."""
+        try:
+            return self.give_up(subscription, message, reason)
+        except Exception as error:
+            logger.exception("dead-letter failed", extra={"message_id": message.message_id})
+            return self._drop(subscription, message, f"{reason}; not dead-lettered: {type(error).__name__}")
+
+    def _send(self, subscription: Subscription, message: TopicMessage) -> Message | None:
+        """The push into the subscription's dead-letter queue, with the body its endpoint would have received;
+        None if the subscription has no DlqPolicy enabled."""
+        target = subscription.attributes.dead_letter_queue
+        if target is None:
+            return None
+        origin = dead_letter_marks(DLQ_TYPE_SUBSCRIPTION, subscription.arn(self.region), message.message_id)
+        body = notification_body(subscription, message)
+        return self.queues.dead_letter_send(subscription.account_id, target, body, message.user_properties, origin)
+
+    def _drop(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
+        self.counters.dropped()
+        logger.warning(
+            "delivery dropped",
+            extra={
+                "topic": message.topic_name,
+                "subscription": subscription.name,
+                "message_id": message.message_id,
+                "reason": reason,
+            },
+        )
+        return self.records.drop(subscription, message, dead_lettered=False)

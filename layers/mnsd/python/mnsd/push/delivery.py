@@ -1,0 +1,231 @@
+"""One delivery attempt of a topic message to one subscription's endpoint.
+
+Queue endpoints are written through the queue service's own send path; HTTP endpoints get a signed
+POST (2xx within 5 s = delivered); mail goes to Amazon SES and SMS to Amazon SNS, using the
+message's DirectMail / DirectSMS attributes. An attempt never raises: it returns an `Outcome`, and
+`permanent` marks failures that no retry can mend (a mail message without DirectMail, say).
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import hashlib
+import http.client
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from aws_lambda_powertools import Logger
+
+from mnsd import errors
+from mnsd.push import http as push_http
+from mnsd.push.address import AddressRefused, allowed_networks
+from mnsd.push.signing import sign, string_to_sign
+from mnsd.queue_model import MessageInput
+from mnsd.settings import Settings
+from mnsd.topic_model import HTTP, MAIL, QUEUE, SIMPLIFIED, SMS, QueueGrants, Subscription, TopicMessage
+from mnsd.wire.notifications import CONTENT_TYPES, notification_body
+
+HTTP_TIMEOUT_SECONDS = 5  # for the whole attempt: resolution, connect, send, status, headers and body
+DEFAULT_PATH = "/notifications"
+MNS_VERSION = "2015-06-06"
+USER_AGENT = "Aliyun Notification Service Agent"
+
+logger = Logger(service="mns")
+
+
+# SES and SNS refusals that no retry mends (sandbox, unverified sender, missing permission, bad number or
+# address): the delivery is dropped at once instead of being retried for up to a day.
+PERMANENT_AWS_ERRORS = frozenset(
+    {
+        "MessageRejected",  # SES: sandbox recipient or unverified sender
+        "MailFromDomainNotVerifiedException",
+        "ConfigurationSetDoesNotExistException",
+        "AccessDenied",
+        "AccessDeniedException",
+        "AuthorizationError",  # SNS: no permission (or SMS not enabled for the account)
+        "InvalidParameter",  # SNS: not a phone number, message too long
+        "InvalidParameterValue",
+        "OptedOutException",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    delivered: bool
+    status: int = 0  # the endpoint's HTTP status, when there was one
+    detail: str = ""
+    permanent: bool = False
+
+
+def content_md5(body: bytes) -> str:
+    return base64.b64encode(hashlib.md5(body).hexdigest().encode("ascii")).decode("ascii")
+
+
+def http_push(
+    subscription: Subscription, message: TopicMessage, settings: Settings
+) -> tuple[str, dict[str, str], bytes]:
+    """(url, headers, body) of the signed POST an HTTP endpoint receives.
+
+    Header names leave as given (`Host` is added by the sender): the signed ones, `x-mns-*`,
+    `content-md5`, `content-type` and `date`, in lower case, the names the SDK's Python receiver
+    (`sample/topic/server.py`) looks up case-sensitively; receivers that lower-case names (the Go SDK's
+    `example/http_authorization.go`) or ignore case find them too.
+    """
+    url = subscription.attributes.endpoint
+    parts = urlsplit(url)
+    path = parts.path if parts.path not in ("", "/") else DEFAULT_PATH
+    resource = f"{path}?{parts.query}" if parts.query else path
+    body = notification_body(subscription, message).encode("utf-8")
+    content_format = subscription.attributes.notify_content_format
+    mns_headers = {
+        "x-mns-request-id": secrets.token_hex(12).upper(),
+        "x-mns-signing-cert-url": base64.b64encode(settings.signing_cert_url.encode("utf-8")).decode("ascii"),
+        "x-mns-version": MNS_VERSION,
+    }
+    if content_format == SIMPLIFIED:
+        mns_headers["x-mns-message-id"] = message.message_id
+        if message.tag:
+            mns_headers["x-mns-message-tag"] = message.tag
+    headers = {
+        "date": email.utils.formatdate(usegmt=True),
+        "Content-length": str(len(body)),
+        "content-type": CONTENT_TYPES[content_format],
+        "content-md5": content_md5(body),
+    }
+    authorization = sign(settings.signing_key, string_to_sign("POST", {**headers, **mns_headers}, resource))
+    headers |= {"Authorization": authorization, "User-Agent": USER_AGENT}
+    headers |= dict(sorted(mns_headers.items()))
+    return f"{parts.scheme}://{parts.netloc}{resource}", headers, body
+
+
+def sms_text(text: str, params: dict[str, Any], sign_name: str) -> str:
+    """The SMS body: the message body with `${name}` placeholders filled, after the signature in brackets."""
+    for name, value in params.items():
+        text = text.replace("${" + str(name) + "}", str(value))
+    return f"【{sign_name}】{text}" if sign_name else text
+
+
+class Deliverer:
+    def __init__(
+        self,
+        settings: Settings,
+        queues: Any,
+        clients: Callable[[str], Any],
+        attempt_seconds: float | None = None,
+        grants: QueueGrants | None = None,
+    ) -> None:
+        self.settings = settings
+        self.queues = queues
+        self.grants = grants
+        self.clients = clients  # boto3 client factory: SES and SNS are made on first use
+        self.attempt_seconds = HTTP_TIMEOUT_SECONDS if attempt_seconds is None else attempt_seconds
+        self.allowed_networks = allowed_networks(settings.push_allowed_networks)
+
+    def deliver(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        try:
+            kind = subscription.endpoint(self.settings.region).kind
+            if kind == QUEUE:
+                return self._to_queue(subscription, message)
+            if kind == HTTP:
+                return self._to_http(subscription, message)
+            if kind == MAIL:
+                return self._to_mail(subscription, message)
+            if kind == SMS:
+                return self._to_sms(subscription, message)
+            return Outcome(False, detail=f"unknown endpoint kind {kind}", permanent=True)
+        except errors.MnsError as error:
+            return Outcome(False, detail=f"{error.code}: {error.message}")
+        except Exception as error:  # an endpoint's failure must not stop the others
+            logger.exception("delivery failed", extra={"subscription": subscription.name})
+            return Outcome(False, detail=f"{type(error).__name__}: {error}")
+
+    def _to_queue(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        endpoint = subscription.endpoint(self.settings.region)
+        owner = endpoint.account_id
+        if owner != subscription.account_id and (
+            self.grants is None or not self.grants.may_send(subscription.account_id, owner, endpoint.target)
+        ):  # the queue's policy no longer lets the topic's account send: no retry mends that
+            return Outcome(
+                False, detail="AccessDenied: the queue's policy does not grant the topic's account", permanent=True
+            )
+        body = notification_body(subscription, message)
+        result = self.queues.send(owner, endpoint.target, [MessageInput(body, None, 8)])[0]
+        if result.error is not None:
+            return Outcome(False, detail=f"{result.error.code}: {result.error.message}")
+        return Outcome(True)
+
+    def _to_http(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        url, headers, body = http_push(subscription, message, self.settings)
+        try:
+            status = push_http.post(url, headers, body, seconds=self.attempt_seconds, allowed=self.allowed_networks)
+        except AddressRefused as error:  # no retry makes an internal address reachable
+            return Outcome(False, detail=str(error), permanent=True)
+        except ValueError as error:  # a port or a name that cannot be sent: no retry mends it either
+            return Outcome(False, detail=f"{type(error).__name__}: {error}", permanent=True)
+        except (OSError, http.client.HTTPException) as error:  # DeadlineExceeded is an OSError
+            return Outcome(False, detail=f"{type(error).__name__}: {error}")
+        return Outcome(200 <= status < 300, status=status)  # a 3xx is an answer, not a delivery
+
+    def _to_mail(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        mail = message.direct_mail
+        if not mail or not mail.get("AccountName") or "Subject" not in mail:
+            return Outcome(False, detail="the message has no DirectMail attribute", permanent=True)
+        address = subscription.endpoint(self.settings.region).target
+        content = {"Data": message.body, "Charset": "UTF-8"}
+        request: dict[str, Any] = {
+            "Source": mail["AccountName"],
+            "Destination": {"ToAddresses": [address]},
+            "Message": {
+                "Subject": {"Data": str(mail["Subject"]), "Charset": "UTF-8"},
+                "Body": {"Html" if str(mail.get("IsHtml", 0)) == "1" else "Text": content},
+            },
+        }
+        if str(mail.get("ReplyToAddress", 0)) == "1":
+            request["ReplyToAddresses"] = [mail["AccountName"]]
+        try:
+            self.clients("ses").send_email(**request)
+        except Exception as error:
+            return _aws_refusal(error)
+        return Outcome(True)
+
+    def _to_sms(self, subscription: Subscription, message: TopicMessage) -> Outcome:
+        sms = message.direct_sms
+        if not sms:
+            return Outcome(False, detail="the message has no DirectSMS attribute", permanent=True)
+        phone = subscription.endpoint(self.settings.region).target
+        params = sms.get("SmsParams") or {}
+        if isinstance(params, str):
+            params = json.loads(params or "{}")
+        multi = sms.get("Type") == "multiContent"
+        if phone != "anonymous":
+            if multi:
+                return Outcome(False, detail="multiContent SMS goes to sms:directsms:anonymous only", permanent=True)
+            texts = {phone: params}
+        elif multi:
+            texts = {number: values for number, values in params.items()}
+        else:
+            receivers = [r.strip() for r in str(sms.get("Receiver") or "").split(",") if r.strip()]
+            if not receivers:
+                return Outcome(False, detail="DirectSMS names no Receiver", permanent=True)
+            texts = {number: params for number in receivers}
+        for number, values in texts.items():
+            text = sms_text(message.body, values, str(sms.get("FreeSignName") or ""))
+            try:
+                self.clients("sns").publish(PhoneNumber=number, Message=text)
+            except Exception as error:
+                return _aws_refusal(error)
+        return Outcome(True)
+
+
+def _aws_refusal(error: Exception) -> Outcome:
+    """The outcome of an SES or SNS call that raised: permanent for the refusals no retry mends."""
+    code = str(getattr(error, "response", {}).get("Error", {}).get("Code", ""))
+    if not code:
+        raise error  # not an AWS answer (a bug, a network failure): the caller's handler logs and retries it
+    return Outcome(False, detail=f"{code}: {error}", permanent=code in PERMANENT_AWS_ERRORS)

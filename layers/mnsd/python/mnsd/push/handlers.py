@@ -1,0 +1,112 @@
+"""The Lambda handlers fed by streams and queues rather than API Gateway: fan-out (topic message table
+stream), push retries (push queue) and the operation log (message table stream)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mnsd.services import Services, default_services
+from mnsd.storage.dynamodb.topic_messages import from_item
+
+logger = Logger(service="mns")
+metrics = Metrics(namespace="MNS", service="mns")
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+Record = TypeVar("Record")
+Result = TypeVar("Result")
+MAX_PARALLEL_RECORDS = 10  # the event sources' batch size
+
+
+def _given_up(services: Services) -> tuple[int, int]:
+    counters = services.push().counters
+    return counters.drops, counters.dead_letters
+
+
+def _count_drops(services: Services, before: tuple[int, int]) -> None:
+    after = _given_up(services)
+    dropped, dead_lettered = after[0] - before[0], after[1] - before[1]
+    if dropped:
+        metrics.add_metric(name="DroppedDeliveries", unit=MetricUnit.Count, value=dropped)
+    if dead_lettered:
+        metrics.add_metric(name="DeadLetteredDeliveries", unit=MetricUnit.Count, value=dead_lettered)
+
+
+def _concurrently(work: Callable[[Record], Result], records: list[Record]) -> list[Result]:
+    """`work` for every record at once (a batch holds at most a few records), results in record order."""
+    if len(records) <= 1:
+        return [work(record) for record in records]
+    with ThreadPoolExecutor(max_workers=min(len(records), MAX_PARALLEL_RECORDS)) as pool:
+        return list(pool.map(work, records))
+
+
+def make_fanout_handler(services: Callable[[], Services] = default_services) -> Handler:
+    """DynamoDB stream records of the topic message table: each new message is fanned out once."""
+
+    @logger.inject_lambda_context(clear_state=True)
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        """The batch's messages are fanned out concurrently (one slow endpoint delays no other topic). A
+        message that fails is reported (ReportBatchItemFailures): the stream retries from it, and after
+        the event source's last retry the batch goes to its on-failure destination, never lost."""
+        current = services()
+        fanout = current.fanout()
+        before = _given_up(current)
+
+        def fan_out(record: dict[str, Any]) -> dict[str, str] | None:
+            try:
+                fanout.fan_out(from_item(record["dynamodb"]["NewImage"]))
+            except Exception:
+                logger.exception("fan-out failed", extra={"sequence": record["dynamodb"].get("SequenceNumber")})
+                return {"itemIdentifier": record["dynamodb"]["SequenceNumber"]}
+            return None
+
+        inserts = [record for record in event.get("Records", []) if record.get("eventName") == "INSERT"]
+        failures = [failure for failure in _concurrently(fan_out, inserts) if failure is not None]
+        _count_drops(current, before)
+        return {"batchItemFailures": failures}
+
+    return handler
+
+
+def make_push_worker_handler(services: Callable[[], Services] = default_services) -> Handler:
+    """SQS messages from the retry state machine: one retry (answering its task token) or one drop."""
+
+    @logger.inject_lambda_context(clear_state=True)
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        """The batch's tasks run concurrently; a task that fails is reported, and SQS brings it back."""
+        current = services()
+        worker = current.push().retry_worker
+        before = _given_up(current)
+
+        def handle(record: dict[str, Any]) -> dict[str, str] | None:
+            try:
+                worker.handle_task(json.loads(record["body"]))
+            except Exception:
+                logger.exception("push task failed", extra={"message_id": record.get("messageId")})
+                return {"itemIdentifier": record["messageId"]}
+            return None
+
+        failures = [failure for failure in _concurrently(handle, event.get("Records", [])) if failure is not None]
+        _count_drops(current, before)
+        return {"batchItemFailures": failures}
+
+    return handler
+
+
+def make_oplog_handler(services: Callable[[], Services] = default_services) -> Handler:
+    """Stream records of the message table: the events of logging queues go to the operation log."""
+
+    @logger.inject_lambda_context(clear_state=True)
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        written = services().queue_events().handle(event.get("Records", []))
+        logger.debug("operation log", extra={"records": written})
+        return {"batchItemFailures": []}
+
+    return handler
