@@ -73,7 +73,7 @@ def run() -> list[object]:
     from local_runtime.push import LocalPushWorker, create_push_workflow
     from local_runtime.server import SerializedClient
     from local_runtime.tables import create_tables
-    from mnsd.push_signing import generate_signing_material
+    from mnsd.push.signing import generate_signing_material
     from mnsd.services import build_services
     from mnsd.settings import Settings
     from mnsd.wire import codec as xmlcodec

@@ -1,5 +1,5 @@
 """Stream records of the topic message table: each published message is fanned out to its subscriptions."""
 
-from mnsd.push_handlers import make_fanout_handler
+from mnsd.push.handlers import make_fanout_handler
 
 handler = make_fanout_handler()

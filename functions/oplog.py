@@ -1,5 +1,5 @@
 """Stream records of the message table: the message events of logging queues go to the operation log."""
 
-from mnsd.push_handlers import make_oplog_handler
+from mnsd.push.handlers import make_oplog_handler
 
 handler = make_oplog_handler()

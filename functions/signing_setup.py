@@ -15,7 +15,7 @@ from typing import Any
 
 import boto3
 
-from mnsd.push_signing import certificate_of, generate_signing_material
+from mnsd.push.signing import certificate_of, generate_signing_material
 from mnsd.services import client_config
 
 PHYSICAL_ID = "push-signing-key"

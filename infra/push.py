@@ -2,7 +2,7 @@
 
     PublishMessage --put--> topic message table --stream (INSERT)--> fanout function
         first attempts; a failure starts one execution of the retry state machine
-    state machine (mnsd.push_workflow, the definition the local runtime executes)
+    state machine (mnsd.push.workflow, the definition the local runtime executes)
         --sqs:sendMessage.waitForTaskToken--> push queue --> push_worker function
         (one retry, answered with SendTaskSuccess / SendTaskFailure; or a drop, recorded)
 
@@ -26,7 +26,7 @@ from constructs import Construct
 from infra.capacity import Capacity
 from infra.functions import LOG_RETENTION, Functions
 from mnsd import settings
-from mnsd.push_workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
+from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
 
 # What a delivery reads and writes: subscriptions and queues (meta), queue endpoints (the queue service's
 # send, and dead-letter queues: `QueueService.dead_letter_send`), the operation log. The worker also re-reads

@@ -20,7 +20,7 @@ from infra.storage import Buckets
 from infra.tables import Tables
 from mnsd import settings
 from mnsd.oplog import RETENTION_SECONDS as LOG_RETENTION_SECONDS
-from mnsd.push_signing import CERTIFICATE_PATH
+from mnsd.push.signing import CERTIFICATE_PATH
 from mnsd.routes import ROUTES
 
 

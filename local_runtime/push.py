@@ -1,6 +1,6 @@
 """Push delivery in the local runtime: the retry state machine on moto and the worker thread it talks to.
 
-The state machine is `mnsd.push_workflow.definition`, the one the CDK app deploys; moto executes it
+The state machine is `mnsd.push.workflow.definition`, the one the CDK app deploys; moto executes it
 (Wait, Retry and all, in real time). Its attempts arrive on an SQS queue, as on AWS, where a thread
 receives them and a pool of threads plays the push worker function's concurrent invocations.
 """
@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from local_runtime import moto_fixes
-from mnsd.push_workflow import ATTEMPT_TIMEOUT_SECONDS, TASK_HEARTBEAT_SECONDS, definition_json
+from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, TASK_HEARTBEAT_SECONDS, definition_json
 from mnsd.services import Services
 
 QUEUE_NAME = "mns-push-attempts"
@@ -132,7 +132,7 @@ class LocalPushWorker:
 
     def _handle(self, message: dict[str, Any]) -> None:
         try:
-            self.services().fanout().handle_task(json.loads(message["Body"]))
+            self.services().push().retry_worker.handle_task(json.loads(message["Body"]))
         except Exception as error:  # as Lambda would: the message stays and comes back
             print(f"push worker: {type(error).__name__}: {error}", flush=True)
             return

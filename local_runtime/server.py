@@ -40,11 +40,11 @@ from mnsd import api, errors
 from mnsd.accounts import StaticKeyStore, create_keys_file
 from mnsd.auth import authenticate
 from mnsd.clock import ms
-from mnsd.fanout import LocalDispatcher
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.lambda_handler import make_handler
 from mnsd.notifier import LocalNotifier
-from mnsd.push_signing import CERTIFICATE_PATH, generate_signing_material
+from mnsd.push.dispatch import LocalDispatcher
+from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.routes import ROUTES
 from mnsd.services import Services, build_services
 from mnsd.settings import RECEIPT_SECRET, Settings

@@ -106,3 +106,21 @@ class PushEndpoint:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class HangingEndpoint(PushEndpoint):
+    """An endpoint that records each push and then never answers (within any push's deadline)."""
+
+    def __init__(self, hang_seconds: float = 60.0) -> None:
+        super().__init__()
+        self.delay_seconds = hang_seconds
+
+
+def delivery_delays(
+    published_at: dict[str, float], hits: list[Hit], message_id_of: Callable[[Hit], str]
+) -> list[float]:
+    """Seconds from each publish to the first push of its message (time.monotonic() both)."""
+    first: dict[str, float] = {}
+    for hit in hits:
+        first.setdefault(message_id_of(hit), hit.at)
+    return [first[message_id] - at for message_id, at in published_at.items() if message_id in first]

@@ -15,8 +15,8 @@ from infra.lint import findings
 from infra.push import FANOUT_GRANTS, WORKER_GRANTS
 from infra.stack import MnsStack, build
 from mnsd.accounts import parse_keys
-from mnsd.push_signing import CERTIFICATE_PATH
-from mnsd.push_workflow import definition
+from mnsd.push.signing import CERTIFICATE_PATH
+from mnsd.push.workflow import definition
 from mnsd.routes import ROUTES
 
 # Every function's declared table access: the routes', and those of the functions beside the API.

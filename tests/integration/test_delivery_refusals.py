@@ -7,7 +7,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from mnsd.delivery import Deliverer
+from mnsd.push.delivery import Deliverer
 from mnsd.settings import Settings
 from mnsd.topic_model import Subscription, SubscriptionAttributes, TopicMessage
 

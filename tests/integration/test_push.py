@@ -1,6 +1,6 @@
 """Push delivery over moto: first attempts at fan-out, retries run by the state machine moto executes.
 
-The state machine is the one the CDK app deploys (`mnsd.push_workflow.definition`); its attempts go
+The state machine is the one the CDK app deploys (`mnsd.push.workflow.definition`); its attempts go
 through SQS to the same worker code as on AWS. Where a schedule would take minutes or a day, moto's
 waits are recorded instead of slept, so the schedule itself is what is checked.
 """
@@ -21,9 +21,8 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_funct
 from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
-from mnsd.fanout import delivery_reference
-from mnsd.push_signing import generate_signing_material
-from mnsd.push_workflow import TASK_HEARTBEAT_SECONDS
+from mnsd.push.signing import generate_signing_material
+from mnsd.push.workflow import TASK_HEARTBEAT_SECONDS, delivery_reference
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.wire import codec, requests
@@ -66,6 +65,9 @@ class Push:
         self.arn = arn
         self.topics = self.services.topics
         self.fanout = self.services.fanout()
+        self.retries = self.services.push().retry_worker
+        self.workflow = self.services.push().workflow
+        self.counters = self.services.push().counters
         self.worker = LocalPushWorker(lambda: self.services, self.clients("sqs"), queue_url)
         if start_worker:
             self.worker.start()
@@ -150,7 +152,7 @@ def test_a_first_attempt_that_succeeds_starts_no_execution(push, push_endpoint):
     _, outcomes = push.publish(topic)
     assert outcomes["s"].delivered and outcomes["s"].status == 204
     assert len(push_endpoint.hits) == 1 and push_endpoint.hits[0].signature_valid
-    assert push.executions() == [] and push.fanout.executions_started == 0
+    assert push.executions() == [] and push.counters.executions_started == 0
 
 
 def test_a_failed_first_attempt_is_retried_by_the_state_machine(push, push_endpoint):
@@ -328,7 +330,7 @@ def test_a_retry_whose_task_is_no_longer_awaited_is_not_attempted_nor_brought_ba
     (subscription,) = push.topics.subscriptions_of(message)
     task = {"delivery": delivery_reference(subscription, message), "token": "expired", "retry": 1}
 
-    push.fanout.handle_task(task)  # the heartbeat is refused (InvalidToken): no attempt, no error, SQS deletes it
+    push.retries.handle_task(task)  # the heartbeat is refused (InvalidToken): no attempt, no error, SQS deletes it
 
     assert len(push_endpoint.hits) == 1  # the first attempt at fan-out only
 
@@ -370,8 +372,8 @@ def test_a_subscription_lookup_that_fails_fails_the_task_instead_of_skipping_it(
     message, _ = push.publish(topic)
     (subscription,) = push.topics.subscriptions_of(message)
     answers = []
-    monkeypatch.setattr(push.fanout.stepfunctions, "send_task_success", lambda **kw: answers.append(kw))
-    monkeypatch.setattr(push.fanout.stepfunctions, "send_task_failure", lambda **kw: answers.append(kw))
+    monkeypatch.setattr(push.workflow.client, "send_task_success", lambda **kw: answers.append(kw))
+    monkeypatch.setattr(push.workflow.client, "send_task_failure", lambda **kw: answers.append(kw))
 
     def throttled(*args):
         raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "GetItem")
@@ -379,9 +381,9 @@ def test_a_subscription_lookup_that_fails_fails_the_task_instead_of_skipping_it(
     monkeypatch.setattr(push.topics, "get_subscription", throttled)
     task = {"delivery": delivery_reference(subscription, message), "token": "t", "retry": 1}
     with pytest.raises(ClientError):
-        push.fanout.handle_task(task)
+        push.retries.handle_task(task)
     with pytest.raises(ClientError):
-        push.fanout.handle_task({"delivery": task["delivery"], "drop": True})
+        push.retries.handle_task({"delivery": task["delivery"], "drop": True})
     assert answers == [] and len(push_endpoint.hits) == 1
 
 
@@ -392,8 +394,8 @@ def test_an_unsubscribed_subscription_ends_its_retries(push, push_endpoint, monk
     (subscription,) = push.topics.subscriptions_of(message)
     push.topics.unsubscribe(ACCOUNT, topic, "s")
     answers = []
-    monkeypatch.setattr(push.fanout.stepfunctions, "send_task_success", lambda **kw: answers.append(kw))
-    push.fanout.handle_task({"delivery": delivery_reference(subscription, message), "token": "t", "retry": 1})
+    monkeypatch.setattr(push.workflow.client, "send_task_success", lambda **kw: answers.append(kw))
+    push.retries.handle_task({"delivery": delivery_reference(subscription, message), "token": "t", "retry": 1})
     assert answers == [{"taskToken": "t", "output": json.dumps({"skipped": True})}]
 
 

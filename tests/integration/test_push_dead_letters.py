@@ -14,9 +14,9 @@ import test_push
 from test_push import ACCOUNT, REGION, Push
 
 from mnsd import errors
-from mnsd.fanout import DEAD_LETTERED, delivery_reference
-from mnsd.push_handlers import make_push_worker_handler
-from mnsd.push_workflow import definition
+from mnsd.push.handlers import make_push_worker_handler
+from mnsd.push.records import DEAD_LETTERED
+from mnsd.push.workflow import definition, delivery_reference
 from mnsd.queue_service import Received
 
 NS = "{http://mns.aliyuncs.com/doc/v1/}"
@@ -63,7 +63,7 @@ def test_backoff_retry_exhausted_dead_letters_the_xml_notification(push, push_en
     assert fields["Message"] == "never delivered" and fields["MessageId"] == message.message_id
     assert fields["SubscriptionName"] == "s" and fields["MessageTag"] == "news"
     assert system_properties(received) == origin(topic, "s", message.message_id)
-    assert push.fanout.dead_letters == 1 and push.fanout.drops == 0
+    assert push.counters.dead_letters == 1 and push.counters.drops == 0
 
 
 def test_exponential_decay_retry_exhausted_dead_letters_the_json_notification(push, push_endpoint, recorded_waits):
@@ -117,7 +117,7 @@ def test_without_an_enabled_policy_an_exhausted_push_is_dropped(push, push_endpo
     drops = push.wait_for_log("drop", 2)
     assert sorted(d["subscription"] for d in drops) == ["none", "off"]
     assert all("outcome" not in d for d in drops)
-    assert dead_letters(push) == [] and push.fanout.drops == 2 and push.fanout.dead_letters == 0
+    assert dead_letters(push) == [] and push.counters.drops == 2 and push.counters.dead_letters == 0
 
 
 def test_a_policy_set_after_subscribing_applies_to_the_retries_under_way(push, push_endpoint, recorded_waits):
@@ -196,10 +196,10 @@ def test_a_dead_letter_queue_deleted_since_makes_the_push_a_drop(push):
     topic = push.topic()
     push.subscribe(topic, "s", "mail:directmail:a@example.com", DlqPolicy=POLICY)
     push.services.queues.delete_queue(ACCOUNT, "dlq")
-    push.fanout.handle_task(exhausted_task(push, topic))  # no error: SQS would bring it back forever
+    push.retries.handle_task(exhausted_task(push, topic))  # no error: SQS would bring it back forever
     drops = push.log("drop")
     assert len(drops) == 2 and all("outcome" not in d for d in drops)  # the fan-out's and the task's
-    assert push.fanout.drops == 2
+    assert push.counters.drops == 2
 
 
 def test_every_exhausted_path_of_the_state_machine_leads_to_the_dead_letter_task():
@@ -246,7 +246,7 @@ def test_a_dead_letter_that_fails_at_fan_out_is_a_drop_not_a_second_fan_out(push
     assert outcomes["h"].delivered and outcomes["m"].permanent
     (drop,) = push.log("drop")
     assert drop["subscription"] == "m" and "outcome" not in drop
-    assert push.fanout.drops == 1 and len(push_endpoint.hits) == 1
+    assert push.counters.drops == 1 and len(push_endpoint.hits) == 1
 
 
 def test_an_exhausted_push_is_dead_lettered_though_its_message_just_left_its_retention(push, monkeypatch):
@@ -258,8 +258,8 @@ def test_an_exhausted_push_is_dead_lettered_though_its_message_just_left_its_ret
     task = exhausted_task(push, topic)
     published = int(task["delivery"]["publish_time"]) / 1000
     monkeypatch.setattr(push.services.clock, "now", lambda: published + 86_400 + 900)
-    push.fanout.handle_task(task)
+    push.retries.handle_task(task)
     (received,) = dead_letters(push)
     assert system_properties(received)["DLQOriginMessageId"] == task["delivery"]["message_id"]
     # A retry (not the exhausted branch) of a message past its retention is still not attempted.
-    assert push.fanout._find(task["delivery"])[1] is None
+    assert push.retries.find(task["delivery"])[1] is None

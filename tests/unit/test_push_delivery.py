@@ -14,16 +14,20 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from mnsd import delivery, errors, push_http
-from mnsd.delivery import Deliverer, content_md5, http_push, notification_body, sms_text
-from mnsd.fanout import LocalDispatcher
-from mnsd.push_address import allowed_networks, is_public, permitted, refuse_internal_endpoint
-from mnsd.push_handlers import make_fanout_handler
-from mnsd.push_signing import generate_signing_material, sign, string_to_sign
+from mnsd import errors
+from mnsd.push import delivery
+from mnsd.push import http as push_http
+from mnsd.push.address import allowed_networks, is_public, permitted, refuse_internal_endpoint
+from mnsd.push.delivery import Deliverer, content_md5, http_push, sms_text
+from mnsd.push.dispatch import LocalDispatcher
+from mnsd.push.handlers import make_fanout_handler
+from mnsd.push.records import PushCounters
+from mnsd.push.signing import generate_signing_material, sign, string_to_sign
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.topic_model import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.wire import codec as xmlcodec
+from mnsd.wire.notifications import notification_body
 
 KEY, CERT = generate_signing_material()
 MESSAGE = TopicMessage("1000000000000001", "t", "tid", "MSGID", "a & <b>", "tag", 1449556920975)
@@ -369,26 +373,33 @@ def topic_message(account: str, topic: str, message_id: str) -> TopicMessage:
 
 class RecordingFanout:
     """Fans out instantly, except topics "slow" (held until released), "sleepy" (0.4 s each) and "bad"
-    (fails `failures` times)."""
+    (fails `failures` times). Each message has one subscription, whose first attempt is recorded."""
 
     def __init__(self, failures: int = 0) -> None:
         self.release = threading.Event()
         self.finished: dict[str, float] = {}
         self.calls: list[str] = []
         self.failures = failures
-        self.drops = 0
-        self.dead_letters = 0
+        self.first_attempt = self
 
-    def fan_out(self, message: TopicMessage) -> None:
+    def subscriptions(self, message: TopicMessage) -> list[Subscription]:
         self.calls.append(message.message_id)
-        if message.topic_name == "slow":
-            self.release.wait(5)
-        if message.topic_name == "sleepy":
-            time.sleep(0.4)
         if message.topic_name == "bad" and self.failures:
             self.failures -= 1
             raise RuntimeError("throttled")
+        attributes = SubscriptionAttributes("http://h/")
+        return [Subscription(message.account_id, message.topic_name, "s", attributes, 0, 0, message.topic_id)]
+
+    def attempt(self, subscription: Subscription, message: TopicMessage) -> None:
+        if message.topic_name == "slow":
+            self.release.wait(5)
         self.finished[message.message_id] = time.monotonic()
+
+    def fan_out(self, message: TopicMessage) -> None:
+        for subscription in self.subscriptions(message):
+            if message.topic_name == "sleepy":
+                time.sleep(0.4)
+            self.attempt(subscription, message)
 
 
 def wait_until(condition, timeout: float) -> bool:
@@ -435,7 +446,8 @@ def stream_record(message: TopicMessage, sequence: str, event_name: str = "INSER
 def test_the_fan_out_function_handles_a_batchs_messages_concurrently_and_reports_failures(monkeypatch):
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "MNS")
     fanout = RecordingFanout(failures=1)
-    services = type("Services", (), {"fanout": lambda self: fanout})()
+    push = type("Push", (), {"counters": PushCounters()})()
+    services = type("Services", (), {"fanout": lambda self: fanout, "push": lambda self: push})()
     handler = make_fanout_handler(lambda: services)
     records = [stream_record(topic_message("1", "sleepy", f"s{i}"), f"10{i}") for i in range(4)]
     records += [

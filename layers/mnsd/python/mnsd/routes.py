@@ -46,7 +46,7 @@ from mnsd.operations.set_subscription_attributes import set_subscription_attribu
 from mnsd.operations.set_topic_attributes import set_topic_attributes
 from mnsd.operations.subscribe import subscribe
 from mnsd.operations.unsubscribe import unsubscribe
-from mnsd.push_signing import CERTIFICATE_PATH
+from mnsd.push.signing import CERTIFICATE_PATH
 
 Operation = Callable[[Call], HttpResponse]
 

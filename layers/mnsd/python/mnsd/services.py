@@ -14,10 +14,10 @@ from mnsd.access.resources import CatalogPolicies
 from mnsd.access.tokens import SecurityTokens
 from mnsd.accounts import AccountService, CombinedKeyStore, KeysFileStore, KeyStore, RefreshingKeyStore, StaticKeyStore
 from mnsd.clock import Clock, SystemClock
-from mnsd.delivery import Deliverer
-from mnsd.fanout import Fanout
 from mnsd.notifier import Notifier
 from mnsd.oplog import OperationLog, QueueEventLog
+from mnsd.push.assembly import Push, build_push
+from mnsd.push.fanout import Fanout
 from mnsd.queue_service import QueueService
 from mnsd.receipts import ReceiptCodec
 from mnsd.settings import Settings, get_settings
@@ -66,7 +66,7 @@ class Services:
     authorizer: Authorizer
     tokens: SecurityTokens  # temporary credentials, sealed with a key derived from the receipt secret
     limits: Limits
-    _fanout: Fanout | None = field(default=None, repr=False)
+    _push: Push | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
     def queue_events(self) -> QueueEventLog:
@@ -74,21 +74,23 @@ class Services:
             self._queue_events = QueueEventLog(self.catalog, self.oplog)
         return self._queue_events
 
-    def fanout(self) -> Fanout:
+    def push(self) -> Push:
         """Delivery: built on first use, by the functions that deliver (fan-out, push worker)."""
-        if self._fanout is None:
-            deliverer = Deliverer(self.settings, self.queues, self.clients, grants=self.authorizer)
-            self._fanout = Fanout(
+        if self._push is None:
+            self._push = build_push(
+                self.settings,
                 self.topics,
                 self.topic_messages,
-                deliverer,
+                self.queues,
                 self.oplog,
                 self.clock,
-                self.clients("stepfunctions"),
-                self.settings.push_state_machine_arn,
-                self.settings.region,
+                self.clients,
+                self.authorizer,
             )
-        return self._fanout
+        return self._push
+
+    def fanout(self) -> Fanout:
+        return self.push().fanout
 
 
 def build_services(

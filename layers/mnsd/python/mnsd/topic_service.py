@@ -1,6 +1,6 @@
 """The topic service: topics, subscriptions and publishing over the control-plane and topic message tables.
 
-Publishing stores the message and returns: fan-out happens elsewhere (`mnsd.fanout`), started by the
+Publishing stores the message and returns: fan-out happens elsewhere (`mnsd.push.fanout`), started by the
 topic message table's stream on AWS and by a local thread pool in the local runtime.
 """
 
@@ -13,7 +13,7 @@ from typing import Protocol
 from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.names import check_subscription_name, check_topic_name
-from mnsd.push_address import refuse_internal_endpoint
+from mnsd.push.address import refuse_internal_endpoint
 from mnsd.queue_model import properties
 from mnsd.queue_service import decode_marker, encode_marker
 from mnsd.settings import Settings
