@@ -22,6 +22,7 @@ from mnsd import errors
 from mnsd.queue_model import MessageInput
 from mnsd.services import build_services
 from mnsd.settings import Settings
+from tests.integration.placements import placement
 
 ACCOUNT = "1000000000000001"
 BATCH = 16
@@ -87,10 +88,10 @@ class Lockstep:
 
 def create_indexed(queues: Any, name: str) -> None:
     """A one-stripe queue whose ready index is on and built: what a hot queue's is once it turned it on
-    (`mnsd.stripes`) and built it over the older leases."""
+    (`mnsd.storage.dynamodb.stripes`) and built it over the older leases."""
     queues.create_queue(ACCOUNT, name)
     indexed(queues, name)
-    assert queues.get_queue(ACCOUNT, name).spread.reads_index(0)
+    assert placement(queues, name).spread.reads_index(0)
 
 
 def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, int, float]:
@@ -109,7 +110,7 @@ def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, i
         queues.create_queue(ACCOUNT, "hot")
     for _ in range(messages // BATCH):
         queues.send(ACCOUNT, "hot", [MessageInput(body="m" * 100, delay_seconds=None, priority=8)] * BATCH)
-    assert queues.get_queue(ACCOUNT, "hot").stripes == 1  # the whole backlog in one stripe
+    assert placement(queues, "hot").stripes == 1  # the whole backlog in one stripe
     double.usage.reset()
     delivered: list[str] = []
 

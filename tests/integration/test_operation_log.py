@@ -28,7 +28,7 @@ def account(server) -> Account:
 def log_of(server, pk: str, count: int, timeout: float = 5) -> list[dict]:
     deadline = time.monotonic() + timeout
     while True:
-        items = server.services.storage.meta.client.query(
+        items = server.services.storage.messages.client.query(
             TableName=server.settings.log_table,
             KeyConditionExpression="pk = :pk",
             ExpressionAttributeValues={":pk": {"S": pk}},
@@ -94,7 +94,7 @@ def test_stream_records_handled_twice_are_logged_once(server, account):
 
 def _lease_of(server, name: str) -> dict:
     queue = server.services.queues.get_queue("1000000000000001", name)
-    (item,) = server.services.storage.meta.client.query(
+    (item,) = server.services.storage.messages.client.query(
         TableName=server.settings.message_table,
         KeyConditionExpression="pk = :pk",
         ExpressionAttributeValues={":pk": {"S": queue.queue_id}},

@@ -1,12 +1,10 @@
 """Every storage engine behind the same fixture: the contract suite runs against each.
 
 The DynamoDB engine reads a quiet queue from its table and an indexing one from its ready index
-(`mnsd.queue_model.Spread`): `dynamodb-fake-indexed` runs the suite on queues that keep the index.
+(`mnsd.storage.dynamodb.placement.Spread`): `dynamodb-fake-indexed` runs the suite on queues that keep the index.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import boto3
 import pytest
@@ -19,7 +17,7 @@ from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.sqlite import sqlite_storage
-from tests.storage.engines import IndexedQueues
+from tests.storage.engines import indexed_queues
 
 ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-file", "sqlite-memory"]
 
@@ -47,7 +45,7 @@ def storage(request, tmp_path, monkeypatch) -> Storage:
         create_tables(client, settings)
         storage = dynamodb_storage(client, settings)
         if request.param.endswith("indexed"):
-            storage = dataclasses.replace(storage, messages=IndexedQueues(storage.messages))
+            storage = indexed_queues(storage)
         yield storage
         return
     path = tmp_path / "data" if request.param == "sqlite-file" else ":memory:"

@@ -300,3 +300,13 @@ def test_delete_many_reports_each_outcome(storage):
     leases = [(claimed[0].ref, 1), (claimed[1].ref, 0), (claimed[2].ref, 1), (claimed[0].ref, 1)]
     assert storage.messages.delete_many(leases, NOW + 20) == [True, False, True, False]
     assert storage.messages.counts("q1", NOW + 20) == QueueCounts(0, 1, 0)
+
+
+def test_new_ids_are_distinct_message_ids_an_engine_finds_its_messages_by(storage):
+    ids = storage.messages.new_ids("q1", 16, NOW)
+    assert len(set(ids)) == 16 and all(len(i.split("-")) == 4 and int(i.split("-")[2], 16) == NOW for i in ids)
+    stored = [message(n) for n in range(16)]
+    for m, id_ in zip(stored, ids, strict=True):
+        m.message_id = id_
+    storage.messages.put(stored)
+    assert sorted(ready_ids(storage, NOW + 100)) == sorted(ids)

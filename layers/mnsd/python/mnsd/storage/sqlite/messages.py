@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from mnsd.queue_model import PLAIN, Message, MessageRef, MessageState, Property, QueueCounts, Spread
+from mnsd.queue_model import Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
 from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.sqlite.database import Database
@@ -145,6 +145,10 @@ class SqliteMessageStore:
 
     # --- writes -------------------------------------------------------------------------------
 
+    def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool = True) -> list[str]:
+        """One table holds every message: ids name no partition (slot 1)."""
+        return [new_message_id(now_ms) for _ in range(count)]
+
     def put(self, messages: list[Message]) -> set[str]:
         placeholders = _PLACEHOLDERS
         rows = [_row(m) for m in messages]  # prepared before the write lock is taken
@@ -223,9 +227,7 @@ class SqliteMessageStore:
                     _log_changes(connection, [change])
         return deleted
 
-    def change_visibility(
-        self, ref: MessageRef, version: int, now_ms: int, visible_at: int, indexing: bool = False
-    ) -> bool:
+    def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         with self.db.write() as connection:
             row = connection.execute(
                 f"UPDATE messages SET visible_at = ?, version = version + 1 WHERE queue_id = ? AND message_id = ? "
@@ -263,7 +265,7 @@ class SqliteMessageStore:
         """One transaction: each held message moved to `kept_messages` (logged as a lease re-marked kept)."""
         return self._delete_held(leases, now_ms, keep=True)
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int, spread: Spread = PLAIN) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
         """One transaction: kept rows enqueued since `since_ms` back in `messages`, in-flight ones visible now."""
         now_s = now_ms // 1000
         with self.db.write() as connection:
@@ -302,7 +304,7 @@ class SqliteMessageStore:
                 _log_changes(connection, logged)
         return len(restored) + len(revisited)
 
-    def drop_kept(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> int:
+    def drop_kept(self, queue_id: str, now_ms: int) -> int:
         with self.db.write() as connection:
             return connection.execute("DELETE FROM kept_messages WHERE queue_id = ?", (queue_id,)).rowcount
 
@@ -328,8 +330,8 @@ class SqliteMessageStore:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, spread: Spread = PLAIN, enough: int = 0) -> ReadyScan:
-        """One table holds every message, indexed by visibility: a `Spread` (partitions, index) means nothing here."""
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
+        """One table holds every message, indexed by visibility: `enough` (a partition's worth) means nothing here."""
         rows: list[tuple[Any, ...]] = []
         with self.db.read() as connection:
             for priority in PRIORITIES:
@@ -349,11 +351,7 @@ class SqliteMessageStore:
     def load_bodies(self, messages: list[Message]) -> None:
         """Bodies are always loaded with the message."""
 
-    def build_index(self, queue_id: str, spread: Spread, cursor: str, now_ms: int, budget: int) -> str | None:
-        """SQLite indexes every message by visibility as it writes it: nothing to build."""
-        return None
-
-    def counts(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> QueueCounts:
+    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
         with self.db.read() as connection:
             active, inactive, delayed = connection.execute(
                 "SELECT COALESCE(SUM(visible_at <= :now), 0), COALESCE(SUM(visible_at > :now AND dequeue_count > 0), 0), "
