@@ -48,6 +48,7 @@ from mnsd.push_signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.routes import ROUTES
 from mnsd.services import Services, build_services
 from mnsd.settings import RECEIPT_SECRET, Settings
+from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -234,12 +235,15 @@ class LocalServer:
         self.worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
         if self.storage is not None:
             now_ms = lambda: ms(services.clock.now())  # noqa: E731
-            reader = SqliteChangeReader(self.storage, lambda records: services.queue_events().handle(records), now_ms)
+            reader = SqliteChangeReader(self.storage, lambda events: services.queue_events().handle(events), now_ms)
             self.streams = [reader.start()]
         else:
             self.streams = [
                 LocalStreamReader(
-                    settings.message_table, region, lambda records: services.queue_events().handle(records), lock
+                    settings.message_table,
+                    region,
+                    lambda records: services.queue_events().handle(message_changes(records)),
+                    lock,
                 ).start()
             ]
         return services

@@ -21,6 +21,7 @@ from mnsd.push_address import allowed_networks, is_public, permitted, refuse_int
 from mnsd.push_handlers import make_fanout_handler
 from mnsd.push_signing import generate_signing_material, sign, string_to_sign
 from mnsd.settings import Settings
+from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.topic_model import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.wire import codec as xmlcodec
@@ -436,7 +437,7 @@ def test_the_fan_out_function_handles_a_batchs_messages_concurrently_and_reports
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "MNS")
     fanout = RecordingFanout(failures=1)
     services = type("Services", (), {"fanout": lambda self: fanout})()
-    handler = make_fanout_handler(lambda: services)
+    handler = make_fanout_handler(published_messages, lambda: services)
     records = [stream_record(topic_message("1", "sleepy", f"s{i}"), f"10{i}") for i in range(4)]
     records += [
         stream_record(topic_message("1", "bad", "b"), "200"),

@@ -55,8 +55,8 @@ CREATE TABLE IF NOT EXISTS kept_messages (
 {MESSAGE_COLUMNS}) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS kept_messages_enqueue ON kept_messages (queue_id, enqueue_time);
 CREATE INDEX IF NOT EXISTS kept_messages_expiry ON kept_messages (expires_at);
--- Changes of logging queues' messages, in the shape of DynamoDB stream records, for the operation log.
-CREATE TABLE IF NOT EXISTS message_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
+-- The change events of logging queues' messages (`changes.py`), for the operation log.
+CREATE TABLE IF NOT EXISTS message_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, event TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (
     partition TEXT NOT NULL, name TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY (partition, name)
 ) WITHOUT ROWID;
