@@ -36,6 +36,7 @@ from local_runtime.exports import export_sqlite, export_tables
 from local_runtime.push import LocalPushWorker, compress_waits, create_push_workflow, time_scale
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
+from local_runtime.upgrade import upgrade
 from mnsd import api, errors
 from mnsd.accounts import StaticKeyStore, create_keys_file
 from mnsd.auth import authenticate
@@ -211,6 +212,7 @@ class LocalServer:
         self.clients = clients
         if engine.engine == SQLITE:
             self.storage = sqlite_storage(engine.data_dir, engine.synchronous)
+            upgrade(self.storage)
         else:
             create_tables(clients("dynamodb"), settings)
         state_machine_arn, queue_url = create_push_workflow(clients)

@@ -17,8 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mnsd.changes import MessageChange
-from mnsd.storage.dynamodb.changes import message_changes
-from mnsd.storage.sqlite import SqliteStorage, changes
+from mnsd.storage.sqlite import SqliteStorage
 
 POLL_SECONDS = 0.1
 MOTO_ACCOUNT = "123456789012"
@@ -86,7 +85,7 @@ class LocalStreamReader:
 class SqliteChangeReader:
     """The embedded engine's stream: hands its change events to `consume` and forgets them once consumed;
     also sweeps what retention ended, as TTL does, and checkpoints the WAL when idle (so commits on the
-    request path do not). Changes an older version recorded as DynamoDB stream records are converted first."""
+    request path do not)."""
 
     def __init__(
         self,
@@ -103,7 +102,6 @@ class SqliteChangeReader:
         self._thread = threading.Thread(target=self._run, name="sqlite-changes", daemon=True)
 
     def start(self) -> SqliteChangeReader:
-        changes.upgrade(self.storage.database, message_changes)
         self._thread.start()
         return self
 

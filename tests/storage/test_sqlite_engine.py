@@ -7,8 +7,12 @@ import json
 
 import pytest
 
+from local_runtime.upgrade import upgrade
+from mnsd.metrics import LogEvent
+from mnsd.oplog import LogRecord
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
+from mnsd.storage.dynamodb.oplog import log_item
 from mnsd.storage.sqlite import changes, sqlite_storage
 from mnsd.storage.sqlite.messages import _READY_SQL
 from tests.storage.test_contract import NOW, RETENTION, message
@@ -73,8 +77,29 @@ def test_changes_an_older_version_kept_as_stream_records_become_events_once(tmp_
 
     engine = sqlite_storage(tmp_path)
     engine.messages.put([dataclasses.replace(message(2), logging=True)])
-    assert changes.upgrade(engine.database, message_changes) == 1
-    assert changes.upgrade(engine.database, message_changes) == 0  # the legacy table is gone
+    assert engine.messages.upgrade(message_changes) == 1
+    assert engine.messages.upgrade(message_changes) == 0  # the legacy table is gone
     events, _ = engine.messages.changes()
     assert [(e.event, e.message_id, e.change_id, e.body_size) for e in events][-1] == ("send", "M00001", "e1", 6)
+    engine.database.close()
+
+
+def test_log_records_an_older_version_kept_as_dynamodb_items_are_kept_once(tmp_path):
+    older = sqlite_storage(tmp_path)
+    record = LogRecord("A", "topic", "t", "push", NOW, "M1", "e1", subscription="s", attempt=2, outcome="success")
+    item = log_item(record)
+    with older.database.write() as connection:
+        connection.execute("CREATE TABLE log (pk TEXT, sk TEXT, expires_at INTEGER, item TEXT, PRIMARY KEY (pk, sk))")
+        connection.execute(
+            "INSERT INTO log VALUES (?, ?, ?, ?)",
+            (item["pk"]["S"], item["sk"]["S"], record.expires_at, json.dumps(item)),
+        )
+    older.database.close()
+
+    engine = sqlite_storage(tmp_path)
+    assert upgrade(engine) == (0, 1)
+    assert upgrade(engine) == (0, 0)
+    assert list(engine.log.records()) == [record]
+    read = engine.log.read("A", "topic", "t", NOW, NOW, 10, subscription="s")
+    assert read.events == [LogEvent(NOW, "push", "M1", subscription="s", attempt=2, outcome="success")]
     engine.database.close()

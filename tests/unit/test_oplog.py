@@ -5,7 +5,7 @@ import pytest
 from mnsd.changes import MessageChange, MessageEvent
 from mnsd.oplog import LogRecord, QueueEventLog, queue_record
 from mnsd.storage.dynamodb.changes import message_change
-from mnsd.storage.dynamodb.oplog import DynamoOperationLog
+from mnsd.storage.dynamodb.oplog import DynamoOperationLog, log_item, record_of
 
 LEASE = "L08" + "1700000000000" + "MSG1"
 
@@ -40,9 +40,12 @@ def test_a_change_is_logged_under_its_queue_with_its_change_id():
         "send",
         "ev1",
     )
-    assert sent.item()["pk"] == {"S": "acct#queue#orders"}
-    assert sent.item()["sk"] == {"S": "1700000000000#ev1"}
-    assert sent.item()["event"] == {"S": "send"} and sent.item()["delay"] == {"N": "5"}
+    item = log_item(sent)
+    assert item["pk"] == {"S": "acct#queue#orders"}
+    assert item["sk"] == {"S": "1700000000000#ev1"}
+    assert item["event"] == {"S": "send"} and item["delay"] == {"N": "5"}
+    assert item["x"] == {"N": str(1700000000 + 7 * 86400)} and "subscription" not in item
+    assert record_of(item) == sent
 
 
 class Names:
@@ -111,4 +114,4 @@ def test_records_taken_on_a_later_try_are_all_written_once(monkeypatch):
     records = sends(2)
     DynamoOperationLog(table, "log").write(records)
     assert table.calls == 2
-    assert table.written == [{"PutRequest": {"Item": r.item()}} for r in records]
+    assert table.written == [{"PutRequest": {"Item": log_item(r)}} for r in records]

@@ -1,15 +1,15 @@
 """The operation log: one item per message event of a queue or topic with LoggingEnabled.
 
-Schema (docs/analytics.md): `pk = {account}#{kind}#{resource}`, `sk = {time_ms:013}#{event_id}`,
-then `account, kind, resource, event, time, message_id` and the optional fields of `LogRecord`, with
-`x` the TTL (epoch seconds). The same event may be written twice (retried writes): readers dedupe on
-(pk, sk), so the event id must be stable for one event.
+A record is kept under `{account}#{kind}#{resource}` and `{time_ms:013}#{event_id}`, for `RETENTION_SECONDS`
+(each engine's log table; the DynamoDB item, which the analytics jobs read from exports, is
+`mnsd.storage.dynamodb.oplog.log_item`, schema in docs/analytics.md). The same event may be written twice
+(retried writes): readers dedupe on that key, so the event id must be stable for one event.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from mnsd.changes import MessageChange
 
@@ -39,18 +39,19 @@ class LogRecord:
     latency_ms: int | None = None
     publish_time: int | None = None
 
-    def item(self) -> dict[str, Any]:
-        fields = asdict(self)
-        event_id = fields.pop("event_id")
-        item: dict[str, Any] = {
-            "pk": {"S": f"{self.account}#{self.kind}#{self.resource}"},
-            "sk": {"S": f"{self.time:013d}#{event_id}"},
-            "x": {"N": str(self.time // 1000 + RETENTION_SECONDS)},
-        }
-        for name, value in fields.items():
-            if value is not None:
-                item[name] = {"N": str(value)} if isinstance(value, int) else {"S": str(value)}
-        return item
+    @property
+    def partition(self) -> str:
+        return f"{self.account}#{self.kind}#{self.resource}"
+
+    @property
+    def key(self) -> str:
+        """The record's place in its partition: time order, then the event id."""
+        return f"{self.time:013d}#{self.event_id}"
+
+    @property
+    def expires_at(self) -> int:
+        """When the log forgets it (epoch seconds)."""
+        return self.time // 1000 + RETENTION_SECONDS
 
 
 class OperationLog(Protocol):

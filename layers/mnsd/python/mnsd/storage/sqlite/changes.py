@@ -5,7 +5,8 @@ Each write of a message of a logging queue records its event in the same transac
 operation log and forgets them. The engine knows what each operation did, so it records the event itself.
 
 A database an older version wrote may still hold changes in `LEGACY_TABLE`, in a shape this engine does not
-read: `upgrade` hands them, once, to a converter that knows it (the local runtime's) and records the events.
+read: `upgrade` hands them, once, to a converter that knows it (the local runtime's, `local_runtime/upgrade.py`)
+and records the events.
 """
 
 from __future__ import annotations

@@ -65,10 +65,11 @@ CREATE TABLE IF NOT EXISTS topic_messages (
     PRIMARY KEY (topic_id, message_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS topic_messages_expiry ON topic_messages (expires_at);
-CREATE TABLE IF NOT EXISTS log (
-    pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER NOT NULL, item TEXT NOT NULL, PRIMARY KEY (pk, sk)
+-- The operation log: a record (`mnsd.oplog.LogRecord`, JSON) by (partition, key), as `LogRecord` names them.
+CREATE TABLE IF NOT EXISTS operation_log (
+    pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (pk, sk)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS log_expiry ON log (expires_at);
+CREATE INDEX IF NOT EXISTS operation_log_expiry ON operation_log (expires_at);
 """
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mnsd.changes import MessageChange
@@ -315,6 +315,10 @@ class SqliteMessageStore:
                 f"SELECT seq, event FROM {changes.CHANGE_TABLE} ORDER BY seq LIMIT ?", (limit,)
             ).fetchall()
         return [changes.decode(event) for _, event in rows], (rows[-1][0] if rows else 0)
+
+    def upgrade(self, convert: Callable[[list[dict[str, Any]]], list[MessageChange]]) -> int:
+        """Changes an older version recorded in another shape, turned into events by `convert` (`changes.upgrade`)."""
+        return changes.upgrade(self.db, convert)
 
     def forget_changes(self, upto: int) -> None:
         with self.db.write() as connection:
