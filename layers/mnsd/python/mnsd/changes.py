@@ -1,8 +1,9 @@
-"""Change events: what happened to a queue message or a topic message, in the domain's words.
+"""Change events: what happened to a queue message, in the domain's words (a topic message's one event, its
+publication, is `mnsd.topic_model.TopicMessagePublished`).
 
 Each storage engine turns its own change feed into these (the DynamoDB engine its tables' stream records,
 `mnsd.storage.dynamodb.changes`; the SQLite engine its change table, `mnsd.storage.sqlite.messages`); the
-operation log (`mnsd.oplog`) and push delivery read only these. An engine reports the changes of messages
+operation log (`mnsd.oplog`) reads only these. An engine reports the changes of messages
 whose queue logs them (`Message.logging`), one event per operation:
 
     send               a message stored (SendMessage, BatchSendMessage, a dead-letter or redrive target)
@@ -18,8 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-
-from mnsd.topic_model import TopicMessage
 
 
 class MessageEvent(StrEnum):
@@ -50,15 +49,3 @@ class MessageChange:
     priority: int | None = None  # sends
     delay: int | None = None  # sends: seconds from enqueue until first receivable
     body_size: int | None = None  # sends: UTF-8 bytes
-
-
-@dataclass(frozen=True)
-class TopicMessagePublished:
-    """A message published to a topic, as its engine's feed announces it for fan-out.
-
-    `position` is where the announcement stands in that feed (a stream record's sequence number): the feed
-    hands the message over again from there when its fan-out fails.
-    """
-
-    message: TopicMessage
-    position: str

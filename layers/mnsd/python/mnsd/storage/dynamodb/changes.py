@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd.changes import MessageChange, MessageEvent, TopicMessagePublished
+from mnsd.changes import MessageChange, MessageEvent
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.topic_messages import from_item
+from mnsd.topic_model import TopicMessagePublished
 
 StreamRecord = dict[str, Any]  # one record of a DynamoDB stream event (DynamoDB JSON images)
 
