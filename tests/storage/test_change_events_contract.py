@@ -5,21 +5,16 @@ engine through its change table."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import boto3
 import pytest
-from moto import mock_aws
 from moto.dynamodbstreams.models import dynamodbstreams_backends
 
-from local_runtime.server import SerializedClient
 from local_runtime.streams import MOTO_ACCOUNT, lambda_record
-from local_runtime.tables import create_tables
 from mnsd.changes import MessageChange
 from mnsd.queue_model import Message
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
-from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.sqlite import sqlite_storage
 from tests.storage.test_contract import NOW, message
@@ -63,35 +58,22 @@ def facts(change: MessageChange) -> tuple[object, ...]:
     return tuple(fields.values())
 
 
-@pytest.fixture
-def dynamodb_changes(monkeypatch) -> Iterator[tuple[MessageStore, Changes]]:
-    for name, value in (
-        ("AWS_ACCESS_KEY_ID", "testing"),
-        ("AWS_SECRET_ACCESS_KEY", "testing"),
-        ("AWS_DEFAULT_REGION", "us-east-1"),
-    ):
-        monkeypatch.setenv(name, value)
-    with mock_aws():
-        client = SerializedClient(boto3.client("dynamodb", region_name="us-east-1"))
-        settings = Settings()
-        create_tables(client, settings)
-
-        def changes() -> list[MessageChange]:
-            # moto answers no DynamoDB Streams requests: its backend is read as `LocalStreamReader` reads it.
-            backend = dynamodbstreams_backends[MOTO_ACCOUNT]["us-east-1"]
-            arn = backend.list_streams(settings.message_table)[0]["StreamArn"]
-            shard = backend.describe_stream(arn)["Shards"][0]["ShardId"]
-            iterator = backend.get_shard_iterator(arn, shard, "TRIM_HORIZON", None).arn
-            return message_changes([lambda_record(record) for record in backend.get_records(iterator, 1000)["Records"]])
-
-        yield dynamodb_storage(client, settings).messages, changes
+def stream_changes(message_table: str) -> list[MessageChange]:
+    """The events of the message table's stream so far (moto answers no DynamoDB Streams requests: its backend
+    is read as `LocalStreamReader` reads it)."""
+    backend = dynamodbstreams_backends[MOTO_ACCOUNT]["us-east-1"]
+    arn = backend.list_streams(message_table)[0]["StreamArn"]
+    shard = backend.describe_stream(arn)["Shards"][0]["ShardId"]
+    iterator = backend.get_shard_iterator(arn, shard, "TRIM_HORIZON", None).arn
+    return message_changes([lambda_record(record) for record in backend.get_records(iterator, 1000)["Records"]])
 
 
-def test_both_engines_report_the_same_events_for_the_same_operations(dynamodb_changes, tmp_path):
-    sqlite = sqlite_storage(tmp_path)
+@pytest.mark.parametrize("storage", ["dynamodb-moto"], indirect=True)
+def test_both_engines_report_the_same_events_for_the_same_operations(storage, tmp_path):
+    sqlite = sqlite_storage(tmp_path / "sqlite")
     from_sqlite = operations(sqlite.messages, lambda: sqlite.messages.changes()[0])
     sqlite.database.close()
-    from_dynamodb = operations(*dynamodb_changes)
+    from_dynamodb = operations(storage.messages, lambda: stream_changes(Settings().message_table))
 
     assert [(c.event, c.message_id, c.dequeue_count) for c in from_sqlite] == [
         ("send", "M00001", 0),

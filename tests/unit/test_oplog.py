@@ -4,31 +4,13 @@ import pytest
 
 from mnsd.changes import MessageChange, MessageEvent
 from mnsd.oplog import LogRecord, QueueEventLog, queue_record
-from mnsd.storage.dynamodb.changes import message_change
 from mnsd.storage.dynamodb.oplog import DynamoOperationLog, log_item, record_of
-
-LEASE = "L08" + "1700000000000" + "MSG1"
-
-
-def lease(**attributes: str) -> dict:
-    image = {"pk": {"S": "qid"}, "sk": {"S": LEASE}, "id": {"S": "MSG1"}, "l": {"BOOL": True}, "b": {"S": "héllo"}}
-    image.update({name: {"N": value} for name, value in attributes.items()})
-    return image
-
-
-def record(name: str, new: dict | None = None, old: dict | None = None, **extra) -> dict:
-    change = {"ApproximateCreationDateTime": 1700000042.0, "Keys": {}}
-    if new is not None:
-        change["NewImage"] = new
-    if old is not None:
-        change["OldImage"] = old
-    return {"eventID": "ev1", "eventName": name, "dynamodb": change, **extra}
+from tests.unit.test_dynamodb_changes import event as change_of
+from tests.unit.test_dynamodb_changes import lease, record
 
 
 def event(rec: dict) -> LogRecord:
-    change = message_change(rec)
-    assert change is not None
-    return queue_record(change, "acct", "orders")
+    return queue_record(change_of(rec), "acct", "orders")
 
 
 def test_a_change_is_logged_under_its_queue_with_its_change_id():
