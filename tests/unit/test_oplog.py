@@ -4,6 +4,8 @@ import pytest
 
 from mnsd.changes import MessageChange, MessageEvent
 from mnsd.oplog import LogRecord, QueueEventLog, queue_record
+from mnsd.push_handlers import make_oplog_handler
+from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.oplog import DynamoOperationLog, log_item, record_of
 from tests.unit.test_dynamodb_changes import event as change_of
 from tests.unit.test_dynamodb_changes import lease, record
@@ -97,3 +99,21 @@ def test_records_taken_on_a_later_try_are_all_written_once(monkeypatch):
     DynamoOperationLog(table, "log").write(records)
     assert table.calls == 2
     assert table.written == [{"PutRequest": {"Item": log_item(r)}} for r in records]
+
+
+class LambdaContext:
+    function_name = "mns-oplog"
+    memory_limit_in_mb = 128
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:mns-oplog"
+    aws_request_id = "oplog"
+
+
+def test_the_oplog_function_hands_the_events_of_its_stream_records_to_the_queue_event_log():
+    written = Written()
+    log = QueueEventLog(Names(), written)
+    services = type("Services", (), {"queue_events": lambda self: log})()
+    handler = make_oplog_handler(message_changes, lambda: services)
+    body = {"pk": {"S": "qid"}, "sk": {"S": "BMSG1"}, "b": {"S": "x"}}
+    sent = record("INSERT", new=lease(e="1700000000000", v="1700000000000", d="0", r="0"))
+    assert handler({"Records": [record("INSERT", new=body), sent]}, LambdaContext()) == {"batchItemFailures": []}
+    assert [(r.resource, r.event, r.message_id) for r in written.records] == [("orders", "send", "MSG1")]
