@@ -11,6 +11,7 @@ from mns.topic import TopicMessage, TopicMeta
 
 from local_runtime.server import LocalServer
 from mnsd.settings import Settings
+from mnsd.storage.dynamodb.changes import message_changes
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +89,7 @@ def test_stream_records_handled_twice_are_logged_once(server, account):
         "eventName": "INSERT",
         "dynamodb": {"ApproximateCreationDateTime": 0, "NewImage": _lease_of(server, "twice")},
     }
-    server.services.queue_events().handle([stream_record])
+    server.services.queue_events().handle(message_changes([stream_record]))
     assert len(log_of(server, "1000000000000001#queue#twice", 2, timeout=0.5)) == 1
 
 

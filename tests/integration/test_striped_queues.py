@@ -12,6 +12,7 @@ from mnsd.queue_model import DlqPolicyInput, MessageInput, QueueAttributeChanges
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.layout import stripe_of
 from tests.integration.placements import grow, placement
 
@@ -178,7 +179,7 @@ def test_the_operation_log_follows_striped_messages(make, dynamodb, clock):
     record = {"eventID": "e1", "eventName": "INSERT", "dynamodb": {"NewImage": lease}}
     written = []
     services.queue_events().oplog = type("Log", (), {"write": lambda self, records: written.extend(records)})()
-    assert services.queue_events().handle([record]) == 1
+    assert services.queue_events().handle(message_changes([record])) == 1
     assert (written[0].resource, written[0].event, written[0].message_id) == ("logged", "send", striped.message_id)
     # A lease a receive deletes past its retention is logged as an expiry, not as a consumer's delete.
     removed = {
@@ -186,7 +187,7 @@ def test_the_operation_log_follows_striped_messages(make, dynamodb, clock):
         "eventName": "REMOVE",
         "dynamodb": {"OldImage": lease, "ApproximateCreationDateTime": striped.expires_at + 1},
     }
-    services.queue_events().handle([removed])
+    services.queue_events().handle(message_changes([removed]))
     assert written[1].event == "expire"
 
 

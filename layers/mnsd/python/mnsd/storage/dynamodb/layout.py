@@ -1,8 +1,8 @@
 """The DynamoDB message-table layout, in one place: item keys, attribute names and their encodings.
 
-Used by the DynamoDB engine (reads and writes), by the operation log (stream records of lease
-items, `mnsd.oplog.queue_event`), by the CDK stream filter (`infra/`), by the embedded engine's
-exports (the same layout, so the analytics jobs read either) and by the Glue schemas (`glue_jobs/`,
+Used by the DynamoDB engine (reads and writes, and the change events of its stream records of lease
+items, `changes.py`), by the CDK stream filter (`infra/`), by the local runtime's exports of the embedded
+engine (the same layout, so the analytics jobs read either) and by the Glue schemas (`glue_jobs/`,
 tested against `LEASE_ATTRIBUTES`).
 
 One partition per stripe of a queue incarnation: `pk = queue_id` for stripe 0 (a queue of one stripe
