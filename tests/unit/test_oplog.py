@@ -4,7 +4,7 @@ import pytest
 
 from mnsd.changes import MessageChange, MessageEvent
 from mnsd.oplog import LogRecord, QueueEventLog, queue_record
-from mnsd.push_handlers import make_oplog_handler
+from mnsd.push.handlers import make_oplog_handler
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.oplog import DynamoOperationLog, log_item, record_of
 from tests.unit.test_dynamodb_changes import event as change_of
