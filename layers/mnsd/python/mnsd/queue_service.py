@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
 import random
-import secrets
 from dataclasses import dataclass
 
 from mnsd import errors
@@ -31,6 +28,7 @@ from mnsd.queue_model import (
     without_dead_letter_marks,
 )
 from mnsd.receipts import Receipt, ReceiptCodec
+from mnsd.registry import Kind, Registry
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
@@ -65,20 +63,6 @@ class Received:
     receipt_handle: str
 
 
-def encode_marker(name: str) -> str:
-    return base64.urlsafe_b64encode(name.encode("utf-8")).decode("ascii")
-
-
-def decode_marker(marker: str) -> str:
-    try:
-        name = base64.urlsafe_b64decode(marker.encode("ascii")).decode("utf-8")
-    except (binascii.Error, UnicodeError, ValueError):
-        name = ""
-    if not name or encode_marker(name) != marker:  # the decoder skips characters outside its alphabet
-        raise errors.InvalidArgument("The value of x-mns-marker is invalid.")
-    return name
-
-
 def _candidates(count: int) -> int:
     """How many Active messages a receive of `count` looks at."""
     return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
@@ -102,6 +86,21 @@ class QueueService:
         self.clock = clock
         self.settings = settings
         self.notifier = notifier or PollingNotifier(clock)
+        self.registry = Registry(
+            Kind(
+                check_queue_name,
+                catalog.get_queue,
+                catalog.create_queue,
+                catalog.update_queue,
+                catalog.count_queues,
+                catalog.list_queues,
+                settings.max_queues,
+                errors.QueueNotExist,
+                errors.QueueAlreadyExist,
+                errors.QueueNumExceededLimit,
+            ),
+            clock,
+        )
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -110,40 +109,24 @@ class QueueService:
         check_queue_name(name)
         attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
         self._check_dlq_target(account_id, name, attributes.dlq_policy)
-        existing = self.catalog.get_queue(account_id, name)
-        if existing is None:
-            if self.catalog.count_queues(account_id) >= self.settings.max_queues:
-                raise errors.QueueNumExceededLimit()
-            now = int(self.clock.now())
-            created = Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
-            existing = self.catalog.create_queue(created)
-            if existing is None:
-                return True
-        if existing.attributes != attributes:
-            raise errors.QueueAlreadyExist()
-        return False
+        return self.registry.create(
+            account_id, name, attributes, lambda queue_id, now: Queue(account_id, name, queue_id, attributes, now, now)
+        )
 
     def get_queue(self, account_id: str, name: str) -> Queue:
-        check_queue_name(name)
-        queue = self.catalog.get_queue(account_id, name)
-        if queue is None:
-            raise errors.QueueNotExist()
-        return queue
+        return self.registry.get(account_id, name)
 
     def set_queue_attributes(self, account_id: str, name: str, given: QueueAttributeChanges) -> None:
-        queue = self.get_queue(account_id, name)
-        attributes = queue.attributes.updated_from(given)
-        if given.dlq_policy is not None:
-            self._check_dlq_target(account_id, name, attributes.dlq_policy)
-        changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
-        if not self.catalog.update_queue(changed):
-            queue = self.get_queue(account_id, name)  # re-created since this container read it: once more
-            changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
-            if not self.catalog.update_queue(changed):
-                raise errors.QueueNotExist()
-        if queue.attributes.rewind_period and not attributes.rewind_period:
+        def changed(queue: Queue) -> QueueAttributes:
+            attributes = queue.attributes.updated_from(given)
+            if given.dlq_policy is not None:
+                self._check_dlq_target(account_id, name, attributes.dlq_policy)
+            return attributes
+
+        before, after = self.registry.set_attributes(account_id, name, changed)
+        if before.attributes.rewind_period and not after.attributes.rewind_period:
             # rewind off: what was kept goes
-            self.messages.drop_kept(queue.queue_id, ms(self.clock.now()))
+            self.messages.drop_kept(before.queue_id, ms(self.clock.now()))
 
     def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None) -> None:
         """A DlqPolicy's target is another queue of the same account, existing now."""
@@ -166,9 +149,7 @@ class QueueService:
     def list_queues(
         self, account_id: str, prefix: str, limit: int, marker: str | None
     ) -> tuple[list[Queue], str | None]:
-        start_after = decode_marker(marker) if marker else None
-        queues, more = self.catalog.list_queues(account_id, prefix, limit, start_after)
-        return queues, encode_marker(queues[-1].name) if more and queues else None
+        return self.registry.list(account_id, prefix, limit, marker)
 
     # --- messages -----------------------------------------------------------------------------
 
