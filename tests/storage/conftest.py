@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from bench.fake_dynamodb import FakeDynamoDB
+from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
@@ -41,8 +41,8 @@ def storage(request, tmp_path, monkeypatch) -> Storage:
             yield dynamodb_storage(client, settings)
         return
     if request.param.startswith("dynamodb-fake"):
-        # The benchmarks' in-memory DynamoDB (bench/fake_dynamodb.py): the contract holds on it as on moto.
-        client = SerializedClient(FakeDynamoDB())
+        # The benchmarks' in-memory DynamoDB (bench/simulator/dynamodb.py): the contract holds on it as on moto.
+        client = SerializedClient(SimulatedDynamoDB())
         settings = Settings()
         create_tables(client, settings)
         storage = dynamodb_storage(client, settings)
