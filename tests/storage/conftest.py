@@ -25,14 +25,9 @@ ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-fi
 
 
 @pytest.fixture(params=ENGINES)
-def storage(request, tmp_path, monkeypatch) -> Storage:
+def storage(request, tmp_path) -> Storage:
     if request.param == "dynamodb-moto":
-        for name, value in (
-            ("AWS_ACCESS_KEY_ID", "testing"),
-            ("AWS_SECRET_ACCESS_KEY", "testing"),
-            ("AWS_DEFAULT_REGION", "us-east-1"),
-        ):
-            monkeypatch.setenv(name, value)
+        request.getfixturevalue("aws_credentials")
         with mock_aws():
             # moto is not thread-safe: one call at a time gives it DynamoDB's per-call atomicity.
             client = SerializedClient(boto3.client("dynamodb", region_name="us-east-1"))
