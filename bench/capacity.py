@@ -31,8 +31,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from bench import _common  # noqa: F401  (import paths)
-from bench.fake_dynamodb import FakeDynamoDB, Partition
+from bench.simulator.dynamodb import Partition
+from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 ACCOUNT = "1000000000000001"
 QUEUE = "capacity"

@@ -22,9 +22,8 @@ import threading
 import time
 from typing import Any
 
-from bench import _common  # noqa: F401  (import paths)
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
-from bench.fake_dynamodb import FakeDynamoDB
+from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 BATCH = 16
 CALL_SECONDS = 0.005  # simulated duration of one DynamoDB call in `claims`

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench._common import md_table, write_result
+from bench._common import md_table, use_local_aws_defaults, write_result
 from bench.capacity import SimulatedClock
 from bench.queue_lifecycle import b64_body
 from bench.recording import Recorder, recorded_moto_services
@@ -106,6 +106,7 @@ def receive_reads(services, recorder, clock, account: str, kept: int) -> list[st
 
 
 def main() -> None:
+    use_local_aws_defaults()
     mock, services, recorder, clock = setup()
     from mnsd.accounts import StaticKeyStore
 

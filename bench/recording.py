@@ -26,7 +26,6 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from bench import _common  # noqa: F401  (import paths)
 from mnsd.storage.capacity import item_size, read_units, write_units
 from mnsd.storage.dynamodb import condition_failed
 

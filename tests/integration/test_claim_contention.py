@@ -16,7 +16,7 @@ import pytest
 
 from bench.capacity import SimulatedClock
 from bench.capacity_figures import indexed
-from bench.fake_dynamodb import FakeDynamoDB
+from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.tables import create_tables
 from mnsd import errors
 from mnsd.queue_model import MessageInput
@@ -32,7 +32,7 @@ class Lockstep:
     """A DynamoDB client for consumer threads that take turns, one call each, round a ring (calls made outside
     `run` go straight through). Each call moves the simulated clock by `step`."""
 
-    def __init__(self, client: FakeDynamoDB, clock: SimulatedClock, step: float) -> None:
+    def __init__(self, client: SimulatedDynamoDB, clock: SimulatedClock, step: float) -> None:
         self._client = client
         self._clock = clock
         self._step = step
@@ -98,7 +98,7 @@ def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, i
     """(failed conditional claims, messages delivered, read units) over the whole drain."""
     random.seed(12)
     clock = SimulatedClock()
-    double = FakeDynamoDB(now=clock.now)
+    double = SimulatedDynamoDB(now=clock.now)
     client = Lockstep(double, clock, 0.005 / consumers)
     # One stripe held (a backlog sent this fast would grow the queue): the worst case, all racing on one partition.
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)
@@ -150,7 +150,7 @@ def test_consumers_on_a_quiet_queues_stripe_read_from_the_table_rarely_lose_a_cl
 
 
 def queue_service(clock: SimulatedClock) -> Any:
-    client = FakeDynamoDB(now=clock.now)
+    client = SimulatedDynamoDB(now=clock.now)
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)  # one deep stripe
     create_tables(client, settings)
     return build_services(settings, dynamodb=client, clock=clock).queues

@@ -469,10 +469,10 @@ def test_dead_letters_redrive_and_rewind_on_striped_queues(make, dynamodb, clock
 def test_a_burst_grows_the_queue_before_any_send_is_refused(clock):
     """On the DynamoDB double, which refuses a partition's requests past 1,000 WCU in a second, as DynamoDB
     does without burst capacity: a queue that starts at 5,000 messages/s grows with the rate it sees."""
-    from bench.fake_dynamodb import FakeDynamoDB
+    from bench.simulator.dynamodb import SimulatedDynamoDB
     from local_runtime.tables import create_tables
 
-    double = FakeDynamoDB(now=clock.now, throttle=True)
+    double = SimulatedDynamoDB(now=clock.now, throttle=True)
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
     create_tables(double, settings)
     service = build_services(settings, dynamodb=double, clock=clock).queues

@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from bench.fake_dynamodb import FakeDynamoDB
+from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
@@ -23,14 +23,9 @@ ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-fi
 
 
 @pytest.fixture(params=ENGINES)
-def storage(request, tmp_path, monkeypatch) -> Storage:
+def storage(request, tmp_path) -> Storage:
     if request.param == "dynamodb-moto":
-        for name, value in (
-            ("AWS_ACCESS_KEY_ID", "testing"),
-            ("AWS_SECRET_ACCESS_KEY", "testing"),
-            ("AWS_DEFAULT_REGION", "us-east-1"),
-        ):
-            monkeypatch.setenv(name, value)
+        request.getfixturevalue("aws_credentials")
         with mock_aws():
             # moto is not thread-safe: one call at a time gives it DynamoDB's per-call atomicity.
             client = SerializedClient(boto3.client("dynamodb", region_name="us-east-1"))
@@ -39,8 +34,8 @@ def storage(request, tmp_path, monkeypatch) -> Storage:
             yield dynamodb_storage(client, settings)
         return
     if request.param.startswith("dynamodb-fake"):
-        # The benchmarks' in-memory DynamoDB (bench/fake_dynamodb.py): the contract holds on it as on moto.
-        client = SerializedClient(FakeDynamoDB())
+        # The benchmarks' in-memory DynamoDB (bench/simulator/dynamodb.py): the contract holds on it as on moto.
+        client = SerializedClient(SimulatedDynamoDB())
         settings = Settings()
         create_tables(client, settings)
         storage = dynamodb_storage(client, settings)
