@@ -24,7 +24,7 @@ from mnsd.clock import SystemClock
 from mnsd.queue_model import MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
-from mnsd.storage.dynamodb import condition_failed
+from mnsd.storage.dynamodb.conditions import condition_failed
 from tests.integration.placements import placement
 
 ACCOUNT = "1000000000000001"

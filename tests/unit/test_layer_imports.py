@@ -13,10 +13,6 @@ import pytest
 
 from tests.unit.layer_imports import Import, edges_within, foreign_imports, import_graph, loops, where
 
-ISSUE_20 = (
-    "issue 20 (the engine owns its placement) removes today's loops and engine imports; "
-    "remove this mark once the tree is clean (strict: the test fails as soon as it passes)"
-)
 ENGINES = ("mnsd.storage.dynamodb", "mnsd.storage.sqlite")
 # The modules outside an engine that may import it, each with its reason. Nothing else: the rest of the layer
 # works with the storage Protocols (`mnsd.storage`) and engine-neutral records.
@@ -25,7 +21,6 @@ ENGINE_IMPORTERS = {
 }
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=ISSUE_20)
 def test_the_layer_has_no_import_loop():
     graph = import_graph()
     found = [
@@ -36,7 +31,6 @@ def test_the_layer_has_no_import_loop():
     assert not found, "\n" + "".join(found)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=ISSUE_20)
 def test_an_engine_is_imported_only_from_inside_it_and_by_the_services_that_build_storage():
     graph = import_graph()
     foreign = [i for engine in ENGINES for i in foreign_imports(graph, engine) if i.importer not in ENGINE_IMPORTERS]

@@ -3,8 +3,6 @@ import `mnsd.wire`, and the XML codec is used only inside `wire/` and by the req
 
 from __future__ import annotations
 
-import pytest
-
 from tests.unit.layer_imports import Import, import_graph, where
 
 # Who may import the wire format, and why: a module, or a package with every module in it.
@@ -13,7 +11,8 @@ WIRE_USERS = {
     "mnsd.operations": "each operation reads its request and writes its answer",
     "mnsd.call": "parses the request body, writes the response",
     "mnsd.api": "writes errors as MNS answers them",
-    "mnsd.delivery": "a push to an HTTP endpoint carries an MNS XML notification",
+    "mnsd.push.delivery": "a push carries a notification (XML, JSON or the body) encoded by wire.notifications",
+    "mnsd.push.dead_letters": "a push given up goes to the dead-letter queue as the notification it would have been",
 }
 # Who may use the codec itself (XML in and out); everyone else goes through `wire.requests` / `wire.responses`.
 CODEC_USERS = {
@@ -35,12 +34,6 @@ def test_the_domain_does_not_import_the_wire_format():
     assert not outside, "\n" + "".join(f"{where(i)}\n" for i in outside)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 20: delivery.py writes the Notification XML with the codec; the push split encodes it in wire/ "
-    "(remove this mark then: strict, the test fails as soon as it passes)",
-)
 def test_only_wire_and_the_request_path_use_the_xml_codec():
     outside = [i for i in imports_of("mnsd.wire.codec") if not within(i.importer, CODEC_USERS)]
     assert not outside, "\n" + "".join(f"{where(i)}\n" for i in outside)

@@ -5,31 +5,13 @@ Only this package calls DynamoDB; it turns its errors (ConditionalCheckFailed) i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
-
-from botocore.exceptions import ClientError
 
 from mnsd.clock import Clock, SystemClock
 from mnsd.settings import Settings
 from mnsd.storage import Storage
 
 ENGINE = "dynamodb"
-
-
-def condition_failed(exc: ClientError) -> bool:
-    """Whether a write was refused because its ConditionExpression did not hold."""
-    return bool(exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
-
-
-def conditional(call: Callable[..., Any], **request: Any) -> dict[str, Any] | None:
-    """A conditional write's response, or None when its condition did not hold."""
-    try:
-        return dict(call(**request))
-    except ClientError as exc:
-        if condition_failed(exc):
-            return None
-        raise
 
 
 def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None) -> Storage:

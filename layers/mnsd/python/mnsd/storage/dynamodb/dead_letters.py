@@ -21,7 +21,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.queue_model import Message, MessageRef
-from mnsd.storage.dynamodb import conditional
+from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     KEEP_UPDATE,
     KEEP_VALUES,

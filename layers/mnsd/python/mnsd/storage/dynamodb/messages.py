@@ -36,7 +36,8 @@ from botocore.exceptions import ClientError
 
 from mnsd.queue_model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
-from mnsd.storage.dynamodb import conditional, dead_letters
+from mnsd.storage.dynamodb import dead_letters
+from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     BODY,
     INDEX_KEY,
