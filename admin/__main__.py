@@ -12,7 +12,7 @@ from typing import Any
 
 from admin.client import ApiError, Credentials, MnsClient
 from admin.keys import AdminError, KeyBook, KeyList, KeysFile, SecretKeys, read_policy
-from mnsd.accounts import KEY_CACHE_SECONDS, KEYS_FILE_CHECK_SECONDS, AccessKey, parse_keys
+from mnsd.access.keys import KEY_CACHE_SECONDS, KEYS_FILE_CHECK_SECONDS, AccessKey, parse_keys
 from mnsd.settings import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,

@@ -1,6 +1,6 @@
 """The admin's client of the MNS API: the calls it makes with a key (resource policies, security tokens).
 
-Requests are signed as the SDKs sign them (`mnsd.auth.string_to_sign` and `sign`: HMAC-SHA1 over the MNS
+Requests are signed as the SDKs sign them (`mnsd.access.authentication.string_to_sign` and `sign`: HMAC-SHA1 over the MNS
 string to sign) and sent with urllib; a refusal raises `ApiError` with the MNS code and message.
 """
 
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from email.utils import formatdate
 from urllib.parse import quote
 
+from mnsd.access.authentication import sign, string_to_sign
 from mnsd.access.policy import Policy
-from mnsd.auth import sign, string_to_sign
 from mnsd.errors import MalformedXML
-from mnsd.http import HttpRequest
+from mnsd.request.http import HttpRequest
 from mnsd.wire import codec
 
 MNS_VERSION = "2015-06-06"

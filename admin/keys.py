@@ -2,9 +2,9 @@
 
 Two places hold the key list, each behind `KeyList` (read it whole, write it whole):
 - the deployed stack's Secrets Manager secret (`SecretKeys`); the functions re-read it every
-  `mnsd.accounts.KEY_CACHE_SECONDS`, so a change works within that time, without a redeploy;
+  `mnsd.access.keys.KEY_CACHE_SECONDS`, so a change works within that time, without a redeploy;
 - the local runtime's keys file (`KeysFile`, `MNS_KEYS_FILE`), which the server re-reads within
-  `mnsd.accounts.KEYS_FILE_CHECK_SECONDS` of a change.
+  `mnsd.access.keys.KEYS_FILE_CHECK_SECONDS` of a change.
 
 Either may hold the old `account:keyid:secret` triples (read as root keys); a write stores the keys
 document. Run one admin command at a time: a write replaces the whole list.
@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from mnsd.access.keys import AccessKey, create_keys_file, format_keys, parse_keys
 from mnsd.access.policy import Policy, PolicyError
-from mnsd.accounts import AccessKey, create_keys_file, format_keys, parse_keys
 
 ALPHANUMERIC = string.ascii_letters + string.digits
 KEY_ID_LENGTH = 24

@@ -21,7 +21,7 @@ def start_ours():
     from mns.account import Account
 
     from local_runtime.server import LocalServer
-    from mnsd.accounts import StaticKeyStore
+    from mnsd.access.keys import StaticKeyStore
     from mnsd.settings import Settings
 
     settings = Settings.from_env({"MNS_PUSH_ALLOWED_NETWORKS": "127.0.0.0/8"})  # receivers on this machine

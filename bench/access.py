@@ -9,7 +9,7 @@ Four callers, each on a queue of its own account or, for the last, another accou
   cross-account    another account's root key on a queue whose resource policy grants that account
 (`--before DIR`: a checkout of the code before access control, e.g. f6a0b01, has only the root key.)
 
-Locally (in-process, no HTTP): p50 / p90 of `mnsd.api.handle` for SendMessage, ReceiveMessage, DeleteMessage and
+Locally (in-process, no HTTP): p50 / p90 of `mnsd.request.api.handle` for SendMessage, ReceiveMessage, DeleteMessage and
 GetQueueAttributes over the embedded SQLite engine (`:memory:`), real clock, cycles of send -> receive -> delete ->
 get attributes, the callers interleaved; every round in a fresh process, this checkout's and `--before`'s in turn.
 Also, in this checkout, `authenticate()` alone and `permission_for()` + `authorize()` alone (loops of 1,000 calls).
@@ -130,7 +130,7 @@ def has_access_control() -> bool:
 
 
 def access_keys() -> list[Any]:
-    from mnsd.accounts import AccessKey
+    from mnsd.access.keys import AccessKey
 
     keys = [AccessKey(ACCOUNT, "ROOTKEY", "ROOTSECRET"), AccessKey(OTHER, "OTHERROOT", "OTHERSECRET")]
     if has_access_control():
@@ -151,8 +151,8 @@ class Signer:
 
     def request(self, caller: Caller, method: str, target: str, body: str = "") -> tuple[str | None, Any]:
         from local_runtime.server import match_route
-        from mnsd import auth
-        from mnsd.http import HttpRequest
+        from mnsd.access import authentication as auth
+        from mnsd.request.http import HttpRequest
 
         path, _, query = target.partition("?")
         route_name, _, params = match_route(self.routes, method, path)
@@ -169,7 +169,7 @@ class Signer:
 
 
 def call(services: Any, signer: Signer, caller: Caller, method: str, target: str, body: str = "") -> Any:
-    from mnsd import api
+    from mnsd.request import api
 
     route_name, request = signer.request(caller, method, target, body)
     return api.handle(route_name, request, services)
@@ -239,8 +239,8 @@ def isolated(services: Any, signer: Signer, callers: list[Caller]) -> dict[str, 
 
 
 def _isolated(services: Any, signer: Signer, caller: Caller) -> dict[str, float]:
-    from mnsd import auth
-    from mnsd.routes import ROUTES
+    from mnsd.access import authentication as auth
+    from mnsd.request.routes import ROUTES
 
     route_name, request = signer.request(caller, "POST", f"/queues/{caller.queue}/messages", "")
     assert route_name is not None
@@ -265,9 +265,9 @@ def _isolated(services: Any, signer: Signer, caller: Caller) -> dict[str, float]
 
 
 def latency_worker(cycles: int, warmup: int) -> dict[str, Any]:
-    from mnsd import api
-    from mnsd.accounts import StaticKeyStore, format_keys
+    from mnsd.access.keys import StaticKeyStore, format_keys
     from mnsd.clock import SystemClock
+    from mnsd.request import api
     from mnsd.services import build_services
     from mnsd.settings import Settings
     from mnsd.storage.sqlite import sqlite_storage
@@ -326,7 +326,7 @@ def _tally(calls: list[Any]) -> dict[str, float]:
 
 def dynamodb_worker(rate: float, seconds: float) -> dict[str, Any]:
     from bench.recording import Call, RecordingClient, recorded_moto_services
-    from mnsd.accounts import RefreshingKeyStore, format_keys
+    from mnsd.access.keys import RefreshingKeyStore, format_keys
 
     clock = ManualClock(time.time())
     mock, services, recorder = recorded_moto_services(clock)
@@ -364,7 +364,7 @@ def dynamodb_worker(rate: float, seconds: float) -> dict[str, Any]:
         def timed(
             operation: str, route_name: str | None, request: Any, services: Any = services, per_op: Any = per_op
         ) -> Any:
-            from mnsd import api
+            from mnsd.request import api
 
             recorder.reset()
             response = api.handle(route_name, request, services)
@@ -408,7 +408,7 @@ def topic_setup(services: Any, signer: Signer, callers: list[Caller]) -> Any:
         publishers.append(callers[-1])
 
     def run(container: Any, clock: ManualClock, rate: float, seconds: float, recorder: Any) -> dict[str, Any]:
-        from mnsd import api
+        from mnsd.request import api
 
         rows: dict[str, Any] = {}
         for publisher in publishers:
@@ -708,7 +708,7 @@ def report(
 Run as: `.venv/bin/python -m bench.access {" ".join(sys.argv[1:])}`; rounds {args.rounds}, cycles {args.cycles} per caller and round (after {args.warmup} not counted),
 before: {before}.
 
-## Locally: `mnsd.api.handle` in-process, embedded SQLite engine (`:memory:`)
+## Locally: `mnsd.request.api.handle` in-process, embedded SQLite engine (`:memory:`)
 
 Each round is a fresh process (this checkout's and the one before access control in turn); per round and
 caller, {args.cycles} cycles of SendMessage (256 B body) -> ReceiveMessage (waitseconds=0) -> DeleteMessage ->

@@ -96,7 +96,7 @@ class Run:
 def make_services(client: Any, clock: SimulatedClock, stripes: int | None = None, pinned: bool = False) -> Any:
     """The services over `client`; a queue starts with `stripes` stripes, and keeps that count if `pinned`."""
     from local_runtime.tables import create_tables
-    from mnsd.notifier import LocalNotifier
+    from mnsd.queues.notifier import LocalNotifier
     from mnsd.services import build_services
     from mnsd.settings import Settings
 
@@ -130,7 +130,8 @@ def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: 
 def seeded_ids(rng: random.Random) -> None:
     """Message and queue ids from a seeded generator instead of `secrets`, so that a run (the stripes its
     messages land in) can be repeated exactly."""
-    from mnsd import queue_model, queue_service
+    from mnsd.queues import model as queue_model
+    from mnsd.queues import service as queue_service
     from mnsd.storage.dynamodb import placer
 
     seeded = types.SimpleNamespace(
@@ -144,7 +145,7 @@ def seeded_ids(rng: random.Random) -> None:
 
 class Simulation:
     def __init__(self, rate: int, seconds: int, throttle: bool, stripes: int | None, seed: int) -> None:
-        from mnsd.queue_model import MessageInput
+        from mnsd.queues.model import MessageInput
 
         self.rng = random.Random(seed)
         random.seed(seed)

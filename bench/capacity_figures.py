@@ -53,7 +53,7 @@ def fresh(stripes: int | None = None, pinned: bool = False) -> tuple[Any, FakeDy
 
 
 def inputs(n: int) -> list[Any]:
-    from mnsd.queue_model import MessageInput
+    from mnsd.queues.model import MessageInput
 
     return [MessageInput(body=BODY, delay_seconds=None, priority=8)] * n
 
@@ -85,7 +85,7 @@ def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool
     leases in flight turn a quiet queue's index on; with `settle`, it is then left to settle
     (`Settings.index_settle_seconds`) and receives build it, as on a live queue."""
     from mnsd import errors
-    from mnsd.queue_model import QueueAttributeChanges
+    from mnsd.queues.model import QueueAttributeChanges
 
     queues.create_queue(ACCOUNT, name, QueueAttributeChanges(visibility_timeout="43200"))
     if index:
@@ -186,7 +186,7 @@ class TimedClient:
 
 def container(client: Any, clock: SimulatedClock) -> Any:
     """The queue service of another function container over the same tables (its own caches and growth rule)."""
-    from mnsd.notifier import LocalNotifier
+    from mnsd.queues.notifier import LocalNotifier
     from mnsd.services import build_services
     from mnsd.settings import Settings
 

@@ -34,7 +34,7 @@ def units(recorder: Recorder) -> tuple[float, str]:
 def row(services, recorder, clock, account: str, body: str, mode: str) -> list[object]:
     """Per message: write units of send, receive, and the last step (delete, delete with rewind on, DLQ move)."""
     from mnsd import errors
-    from mnsd.queue_model import DlqPolicyInput, MessageInput, QueueAttributeChanges
+    from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges
 
     queues = services.queues
     name = f"q{time.monotonic_ns()}"
@@ -73,7 +73,7 @@ def receive_reads(services, recorder, clock, account: str, kept: int) -> list[st
     kept), sent at a quiet producer's 80 messages/s: as soon as they are kept, and once the queue's ready index
     is built when those receives turned it on (`mnsd.storage.dynamodb.stripes`)."""
     from mnsd import errors
-    from mnsd.queue_model import MessageInput, QueueAttributeChanges
+    from mnsd.queues.model import MessageInput, QueueAttributeChanges
 
     queues = services.queues
     name = f"r{time.monotonic_ns()}"
@@ -108,7 +108,7 @@ def receive_reads(services, recorder, clock, account: str, kept: int) -> list[st
 def main() -> None:
     use_local_aws_defaults()
     mock, services, recorder, clock = setup()
-    from mnsd.accounts import StaticKeyStore
+    from mnsd.access.keys import StaticKeyStore
 
     account = StaticKeyStore(services.settings.credentials).default.account_id
     bodies = [("100 B", b64_body(100)), ("1 KB base64", b64_body(1024)), ("64 KB base64", b64_body(65536))]

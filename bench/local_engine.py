@@ -278,8 +278,8 @@ def fill(server: Ours, data_dir: str, name: str, depth: int) -> None:
 
     from mns.queue import QueueMeta
 
-    from mnsd.accounts import StaticKeyStore
-    from mnsd.queue_model import Message, body_md5
+    from mnsd.access.keys import StaticKeyStore
+    from mnsd.queues.model import Message, body_md5
     from mnsd.settings import Settings
     from mnsd.storage.catalog import Catalog
     from mnsd.storage.sqlite import sqlite_storage

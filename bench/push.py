@@ -147,7 +147,7 @@ def transitions_table() -> str:
     from mnsd.push.signing import generate_signing_material
     from mnsd.services import build_services
     from mnsd.settings import Settings
-    from mnsd.topic_model import PublishInput, SubscriptionInput
+    from mnsd.topics.model import PublishInput, SubscriptionInput
 
     class InstantTime:  # moto's Retry intervals and Wait states, recorded instead of slept
         @staticmethod

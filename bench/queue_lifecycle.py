@@ -48,7 +48,7 @@ def json_body(length: int) -> str:
 
 def edge_body(services) -> str:
     """A base64 body whose inline lease item is as large as the store allows inline (976-992 B at send)."""
-    from mnsd.queue_model import Message
+    from mnsd.queues.model import Message
     from mnsd.storage.capacity import item_size
 
     rng = random.Random(3)
@@ -77,13 +77,13 @@ def edge_body(services) -> str:
 
 def setup():
     from mnsd.clock import SystemClock
-    from mnsd.notifier import LocalNotifier
+    from mnsd.queues.notifier import LocalNotifier
 
     return recorded_moto_services(SystemClock(), LocalNotifier())
 
 
 def run_row(services, recorder, account, body: str, batch: int, send_batch: int, messages: int):
-    from mnsd.queue_model import MessageInput
+    from mnsd.queues.model import MessageInput
 
     queues = services.queues
     qname = f"q{random.randrange(10**9)}"
@@ -146,7 +146,7 @@ def main() -> None:
     use_local_aws_defaults()
     started = time.perf_counter()
     mock, services, recorder = setup()
-    from mnsd.accounts import StaticKeyStore
+    from mnsd.access.keys import StaticKeyStore
 
     account = StaticKeyStore(services.settings.credentials).default.account_id
     kb1, kb64 = b64_body(1024), b64_body(65536)

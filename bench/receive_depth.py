@@ -65,8 +65,8 @@ def sqs() -> dict[int, list[float]]:
 def evaluated_per_receive() -> dict[int, tuple[float, float, float]]:
     """(items evaluated by the Query, message-table RCU, requests) per receive, in-process."""
     from bench.queue_lifecycle import setup
-    from mnsd.accounts import StaticKeyStore
-    from mnsd.queue_model import MessageInput
+    from mnsd.access.keys import StaticKeyStore
+    from mnsd.queues.model import MessageInput
 
     mock, services, recorder = setup()
     account = StaticKeyStore(services.settings.credentials).default.account_id

@@ -25,7 +25,7 @@ BODY = base64.b64encode(os.urandom(768)).decode()  # 1 KB base64 body
 
 def receive_units(services, recorder, account: str, in_flight: int) -> tuple[float, float, float]:
     """(message-table read units, items read, requests) per single receive with `in_flight` received ahead."""
-    from mnsd.queue_model import MessageInput, QueueAttributeChanges
+    from mnsd.queues.model import MessageInput, QueueAttributeChanges
 
     queues = services.queues
     name = f"inflight{in_flight}"
@@ -51,7 +51,7 @@ def receive_units(services, recorder, account: str, in_flight: int) -> tuple[flo
 
 def lifecycle(services, recorder, account: str, batch: int) -> dict[str, object]:
     """Requests and units per message over `MESSAGES` lifecycles, single or batched."""
-    from mnsd.queue_model import MessageInput
+    from mnsd.queues.model import MessageInput
 
     queues = services.queues
     name = f"life{batch}"
@@ -84,7 +84,7 @@ def main() -> None:
     started = time.perf_counter()
     label = sys.argv[1] if len(sys.argv) > 1 else "after"
     mock, services, recorder = setup()
-    from mnsd.accounts import StaticKeyStore
+    from mnsd.access.keys import StaticKeyStore
 
     account = StaticKeyStore(services.settings.credentials).default.account_id
     receive_rows = []

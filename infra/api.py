@@ -1,4 +1,4 @@
-"""The HTTP API at the root of its host: one function per route of `mnsd.routes.ROUTES`, plus the catch-all."""
+"""The HTTP API at the root of its host: one function per route of `mnsd.request.routes.ROUTES`, plus the catch-all."""
 
 import json
 from collections.abc import Mapping
@@ -14,7 +14,7 @@ from constructs import Construct
 
 from infra.capacity import Capacity
 from infra.functions import LOG_RETENTION, Functions
-from mnsd.routes import Route
+from mnsd.request.routes import Route
 
 HTTP_METHODS = {m.value: m for m in apigw.HttpMethod}
 # The function behind `$default`: whatever no route matches gets an MNS error from it.
@@ -79,7 +79,7 @@ class Api(Construct):
             certificate = acm.Certificate.from_certificate_arn(self, "Certificate", certificate_arn)
             self.domain_name = apigw.DomainName(self, "Domain", domain_name=domain_name, certificate=certificate)
             # `{AccountId}.{domain}` names the account whose resources a call is on, as MNS's hosts do
-            # (`mnsd.api`): another account's shared queues are reached there. The certificate covers both names.
+            # (`mnsd.request.api`): another account's shared queues are reached there. The certificate covers both names.
             self.account_domain_name = apigw.DomainName(
                 self, "AccountDomain", domain_name=f"*.{domain_name}", certificate=certificate
             )

@@ -6,14 +6,14 @@ from constructs import Construct
 
 from infra.encryption import Encryption
 from mnsd import settings
-from mnsd.accounts import NO_KEYS
+from mnsd.access.keys import NO_KEYS
 
 
 class Secrets(Construct):
     """The receipt-handle signing key (generated) and the access keys (`account:keyid:secret,...`).
 
     The access key secret starts with no key; `python -m admin` creates accounts and keys in it, and the
-    functions re-read it every `mnsd.accounts.KEY_CACHE_SECONDS`.
+    functions re-read it every `mnsd.access.keys.KEY_CACHE_SECONDS`.
     """
 
     def __init__(self, scope: Construct, id: str, *, encryption: Encryption | None = None) -> None:

@@ -19,9 +19,9 @@ from infra.secrets import Secrets
 from infra.storage import Buckets
 from infra.tables import Tables
 from mnsd import settings
-from mnsd.oplog import RETENTION_SECONDS as LOG_RETENTION_SECONDS
+from mnsd.log.oplog import RETENTION_SECONDS as LOG_RETENTION_SECONDS
 from mnsd.push.signing import CERTIFICATE_PATH
-from mnsd.routes import ROUTES
+from mnsd.request.routes import ROUTES
 
 
 class MnsStack(Stack):

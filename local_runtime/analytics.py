@@ -16,9 +16,9 @@ import urllib.request
 from email.utils import formatdate
 from pathlib import Path
 
-from mnsd.accounts import AccessKey, StaticKeyStore
-from mnsd.auth import sign, string_to_sign
-from mnsd.http import HttpRequest
+from mnsd.access.authentication import sign, string_to_sign
+from mnsd.access.keys import AccessKey, StaticKeyStore
+from mnsd.request.http import HttpRequest
 from mnsd.settings import credentials_from_env
 
 EXPORT_PATH = "/-/exports"

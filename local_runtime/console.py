@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 
 from console.assets import PREFIX, SECURITY_HEADERS, Response, static_response
-from mnsd.accounts import StaticKeyStore
+from mnsd.access.keys import StaticKeyStore
 from mnsd.settings import Settings
 
 CONFIG_PATH = PREFIX + "/config.json"

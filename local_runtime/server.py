@@ -1,7 +1,7 @@
 """Serve the MNS API on 127.0.0.1 through the same Lambda handlers, on the embedded engine (or moto).
 
 Each HTTP request becomes the API Gateway (HTTP API 2.0) event that AWS would deliver, goes to the
-handler of the matching route (built by `mnsd.lambda_handler.make_handler`, exactly as in
+handler of the matching route (built by `mnsd.request.lambda_handler.make_handler`, exactly as in
 `functions/`), and the handler's result becomes the HTTP response.
 """
 
@@ -37,16 +37,17 @@ from local_runtime.push import LocalPushWorker, compress_waits, create_push_work
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
 from local_runtime.upgrade import upgrade
-from mnsd import api, errors
-from mnsd.accounts import StaticKeyStore, create_keys_file
-from mnsd.auth import authenticate
+from mnsd import errors
+from mnsd.access.authentication import authenticate
+from mnsd.access.keys import StaticKeyStore, create_keys_file
 from mnsd.clock import ms
-from mnsd.http import HttpRequest, HttpResponse
-from mnsd.lambda_handler import make_handler
-from mnsd.notifier import LocalNotifier
 from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
-from mnsd.routes import ROUTES
+from mnsd.queues.notifier import LocalNotifier
+from mnsd.request import api
+from mnsd.request.http import HttpRequest, HttpResponse
+from mnsd.request.lambda_handler import make_handler
+from mnsd.request.routes import ROUTES
 from mnsd.services import Services, build_services
 from mnsd.settings import RECEIPT_SECRET, Settings
 from mnsd.storage.dynamodb.changes import message_changes

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mnsd.changes import MessageChange
+from mnsd.log.changes import MessageChange
 from mnsd.storage.sqlite import SqliteStorage
 
 POLL_SECONDS = 0.1

@@ -15,7 +15,7 @@ import pytest
 from moto import mock_aws
 
 from admin.__main__ import main, region_of
-from mnsd.accounts import KEY_CACHE_SECONDS, NO_KEYS, AccessKey, KeysFileStore, StaticKeyStore, parse_keys
+from mnsd.access.keys import KEY_CACHE_SECONDS, NO_KEYS, AccessKey, KeysFileStore, StaticKeyStore, parse_keys
 from mnsd.services import key_store
 from mnsd.settings import Settings
 

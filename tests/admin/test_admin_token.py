@@ -1,5 +1,5 @@
 """issue-token against a fake of `POST /?securitytoken=true` (the STS operation lands on another branch):
-the request is signed as the service checks it (`mnsd.auth.authenticate`), and the answer is printed."""
+the request is signed as the service checks it (`mnsd.access.authentication.authenticate`), and the answer is printed."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 
 from admin.__main__ import main
 from mnsd import errors
-from mnsd.accounts import StaticKeyStore
-from mnsd.auth import authenticate
-from mnsd.http import HttpRequest
+from mnsd.access.authentication import authenticate
+from mnsd.access.keys import StaticKeyStore
+from mnsd.request.http import HttpRequest
 from mnsd.wire import codec, responses
 
 KEY = ("1000000000000001", "TOKENKEY", "TOKENSECRET")

@@ -14,8 +14,8 @@ from mns.account import Account
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
 
+from mnsd.access.keys import AccessKey
 from mnsd.access.tokens import SecurityTokens, TokenRequest
-from mnsd.accounts import AccessKey
 
 RECEIPT_SECRET = "e2e-security-token-receipt-secret"  # the server's: lets the test seal an already expired token
 MESSAGES_ONLY = {

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mnsd import lambda_handler
-from mnsd.routes import ROUTES
+from mnsd.request import lambda_handler
+from mnsd.request.routes import ROUTES
 
 ROOT = Path(__file__).resolve().parents[2]
 # The API's route functions (one per route, as the CDK app builds them), the catch-all, and the stream

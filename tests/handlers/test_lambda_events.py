@@ -19,8 +19,8 @@ from moto import mock_aws
 from local_runtime.server import LocalServer
 from local_runtime.tables import create_tables
 from mnsd import services
-from mnsd.auth import sign, string_to_sign
-from mnsd.lambda_handler import request_from_event
+from mnsd.access.authentication import sign, string_to_sign
+from mnsd.request.lambda_handler import request_from_event
 from mnsd.settings import Settings
 
 EVENTS = Path(__file__).resolve().parent.parent / "events"

@@ -14,10 +14,10 @@ from infra.functions import ROOT, pinned_version
 from infra.lint import findings
 from infra.push import FANOUT_GRANTS, WORKER_GRANTS
 from infra.stack import MnsStack, build
-from mnsd.accounts import parse_keys
+from mnsd.access.keys import parse_keys
 from mnsd.push.signing import CERTIFICATE_PATH
 from mnsd.push.workflow import definition
-from mnsd.routes import ROUTES
+from mnsd.request.routes import ROUTES
 
 # Every function's declared table access: the routes', and those of the functions beside the API.
 DECLARED_GRANTS = {

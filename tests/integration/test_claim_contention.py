@@ -19,7 +19,7 @@ from bench.capacity_figures import indexed
 from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.tables import create_tables
 from mnsd import errors
-from mnsd.queue_model import MessageInput
+from mnsd.queues.model import MessageInput
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from tests.integration.placements import placement

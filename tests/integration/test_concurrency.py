@@ -21,7 +21,7 @@ from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd import errors
 from mnsd.clock import SystemClock
-from mnsd.queue_model import MessageInput, QueueAttributeChanges, QueueCounts
+from mnsd.queues.model import MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb.conditions import condition_failed

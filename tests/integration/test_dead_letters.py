@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mnsd import errors
-from mnsd.queue_model import DlqPolicyInput, MessageInput, Property, QueueAttributeChanges
+from mnsd.queues.model import DlqPolicyInput, MessageInput, Property, QueueAttributeChanges
 from tests.integration.conftest import ACCOUNT
 
 

@@ -9,7 +9,7 @@ from moto import mock_aws
 
 from mnsd.push.delivery import Deliverer
 from mnsd.settings import Settings
-from mnsd.topic_model import Subscription, SubscriptionAttributes, TopicMessage
+from mnsd.topics.model import Subscription, SubscriptionAttributes, TopicMessage
 
 REGION = "cn-hangzhou"
 

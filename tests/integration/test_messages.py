@@ -6,7 +6,7 @@ import pytest
 
 from mnsd import errors
 from mnsd.clock import ms
-from mnsd.queue_model import MessageInput, Property, QueueCounts, body_md5
+from mnsd.queues.model import MessageInput, Property, QueueCounts, body_md5
 from mnsd.storage.capacity import item_size
 from mnsd.wire.codec import parse
 from mnsd.wire.requests import queue_attribute_changes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mnsd import errors
-from mnsd.queue_model import MessageInput, QueueAttributeChanges, QueueCounts
+from mnsd.queues.model import MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.storage.dynamodb import layout, messages
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE

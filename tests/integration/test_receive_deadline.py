@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mnsd import errors
-from mnsd.queue_model import MessageInput, QueueCounts
+from mnsd.queues.model import MessageInput, QueueCounts
 
 ACCOUNT = "1000000000000001"
 

@@ -8,7 +8,7 @@ import collections
 import pytest
 
 from mnsd import errors
-from mnsd.queue_model import MessageInput, QueueAttributeChanges
+from mnsd.queues.model import MessageInput, QueueAttributeChanges
 from mnsd.storage.dynamodb.layout import stripe_of
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS
 from tests.integration.placements import grow, placement

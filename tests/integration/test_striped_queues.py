@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from mnsd import errors
-from mnsd.queue_model import DlqPolicyInput, MessageInput, QueueAttributeChanges, QueueCounts
+from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb import layout

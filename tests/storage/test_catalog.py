@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from mnsd.accounts import AccountService
-from mnsd.queue_model import Queue, QueueAttributes
+from mnsd.access.keys import AccountService
+from mnsd.queues.model import Queue, QueueAttributes
 from mnsd.storage.catalog import AccountAttributes, Catalog
-from mnsd.topic_model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
+from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
 
 
 def test_queues(storage):

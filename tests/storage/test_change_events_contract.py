@@ -11,8 +11,8 @@ import pytest
 from moto.dynamodbstreams.models import dynamodbstreams_backends
 
 from local_runtime.streams import MOTO_ACCOUNT, lambda_record
-from mnsd.changes import MessageChange
-from mnsd.queue_model import Message
+from mnsd.log.changes import MessageChange
+from mnsd.queues.model import Message
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
 from mnsd.storage.dynamodb.changes import message_changes

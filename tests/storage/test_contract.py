@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 
-from mnsd.metrics import LogEvent, LogRead
-from mnsd.oplog import LogRecord
-from mnsd.queue_model import Message, MessageState, Property, QueueCounts, body_md5
+from mnsd.log.metrics import LogEvent, LogRead
+from mnsd.log.oplog import LogRecord
+from mnsd.queues.model import Message, MessageState, Property, QueueCounts, body_md5
 from mnsd.storage import Storage
-from mnsd.topic_model import TOPIC_RETENTION_SECONDS, TopicMessage
+from mnsd.topics.model import TOPIC_RETENTION_SECONDS, TopicMessage
 from tests.storage.engines import reads_index
 
 NOW = 1_700_000_000_000  # ms

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-from mnsd.queue_model import Message, Property, QueueCounts
+from mnsd.queues.model import Message, Property, QueueCounts
 from mnsd.storage import Storage
 from tests.storage.test_contract import NOW, message, ready_ids
 

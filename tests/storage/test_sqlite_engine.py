@@ -8,8 +8,8 @@ import json
 import pytest
 
 from local_runtime.upgrade import upgrade
-from mnsd.metrics import LogEvent
-from mnsd.oplog import LogRecord
+from mnsd.log.metrics import LogEvent
+from mnsd.log.oplog import LogRecord
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.oplog import log_item

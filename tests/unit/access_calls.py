@@ -1,4 +1,4 @@
-"""Signed calls to `mnsd.api.handle` over a fresh embedded engine, for the access-control tests.
+"""Signed calls to `mnsd.request.api.handle` over a fresh embedded engine, for the access-control tests.
 
 A world holds one account's queue `q` (with one message), topic `t` and subscription `s`, a root key, and
 whatever keys a test adds with their policies; `call` signs a request with a key and answers
@@ -15,10 +15,11 @@ from email.utils import formatdate
 from typing import Any
 
 from local_runtime.server import compile_routes, match_route
-from mnsd import api, auth
+from mnsd.access import authentication as auth
+from mnsd.access.keys import AccessKey
 from mnsd.access.policy import Policy
-from mnsd.accounts import AccessKey
-from mnsd.http import HttpRequest
+from mnsd.request import api
+from mnsd.request.http import HttpRequest
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage

@@ -9,7 +9,7 @@ import time
 import pytest
 from access_calls import ROOT, World, policy, resource
 
-from mnsd import routes
+from mnsd.request import routes
 
 NOW = int(time.time())
 HANDLE = "bad-handle"

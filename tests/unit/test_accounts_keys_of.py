@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from mnsd.accounts import (
+from mnsd.access.keys import (
     AccessKey,
     CombinedKeyStore,
     KeysFileStore,

@@ -4,9 +4,10 @@ from email.utils import formatdate
 
 import pytest
 
-from mnsd import auth, errors
-from mnsd.accounts import StaticKeyStore
-from mnsd.http import HttpRequest
+from mnsd import errors
+from mnsd.access import authentication as auth
+from mnsd.access.keys import StaticKeyStore
+from mnsd.request.http import HttpRequest
 
 KEYS = StaticKeyStore("acct1:KEYID:SECRET")
 NOW = 1_700_000_000.0

@@ -1,6 +1,6 @@
 """Hourly counts for the console's charts: the pure aggregation over operation-log events."""
 
-from mnsd.metrics import HOUR_MS, QUEUE_SERIES, LogEvent, Window, queue_hourly, subscription_hourly
+from mnsd.log.metrics import HOUR_MS, QUEUE_SERIES, LogEvent, Window, queue_hourly, subscription_hourly
 
 NOW = 1_700_000_000.0  # 22:13:20 UTC
 HOUR = int(NOW * 1000) // HOUR_MS * HOUR_MS  # the current hour's start

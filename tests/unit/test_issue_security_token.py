@@ -1,5 +1,5 @@
 """IssueSecurityToken (`POST /?securitytoken=true`) and calls made with its credentials, through the request
-pipeline (`mnsd.api.handle`) with an injected clock, and the Lambda handler's logs."""
+pipeline (`mnsd.request.api.handle`) with an injected clock, and the Lambda handler's logs."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from email.utils import formatdate
 
 import pytest
 
-from mnsd import api
+from mnsd.access.authentication import sign, string_to_sign
+from mnsd.access.keys import AccessKey
 from mnsd.access.policy import Policy
-from mnsd.accounts import AccessKey
-from mnsd.auth import sign, string_to_sign
-from mnsd.http import HttpRequest, HttpResponse
-from mnsd.lambda_handler import make_handler
+from mnsd.request import api
+from mnsd.request.http import HttpRequest, HttpResponse
+from mnsd.request.lambda_handler import make_handler
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mnsd.queue_model import Message, MessageRef, MessageState, lease_state
+from mnsd.queues.model import Message, MessageRef, MessageState, lease_state
 
 NOW = 1_700_000_000_000
 

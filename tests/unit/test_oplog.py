@@ -2,8 +2,8 @@
 
 import pytest
 
-from mnsd.changes import MessageChange, MessageEvent
-from mnsd.oplog import LogRecord, QueueEventLog, queue_record
+from mnsd.log.changes import MessageChange, MessageEvent
+from mnsd.log.oplog import LogRecord, QueueEventLog, queue_record
 from mnsd.push.handlers import make_oplog_handler
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.oplog import DynamoOperationLog, log_item, record_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd.queue_model import Queue, QueueAttributes
+from mnsd.queues.model import Queue, QueueAttributes
 from mnsd.storage.catalog import Catalog
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS, Placement
 from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords

@@ -26,7 +26,7 @@ from mnsd.push.signing import generate_signing_material, sign, string_to_sign
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
-from mnsd.topic_model import Subscription, SubscriptionAttributes, TopicMessage
+from mnsd.topics.model import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.wire import codec as xmlcodec
 from mnsd.wire.notifications import notification_body
 

@@ -3,7 +3,7 @@ import re
 import pytest
 
 from mnsd import errors
-from mnsd.receipts import Receipt, ReceiptCodec
+from mnsd.queues.receipts import Receipt, ReceiptCodec
 
 CODEC = ReceiptCodec("secret")
 RECEIPT = Receipt("queue-id_1", "L08" + "0001700000000000" + "ABCDEF-1-XYZ-000000001", 3, 1_700_000_123_456)

@@ -8,14 +8,15 @@ from email.utils import formatdate
 
 import pytest
 
-from mnsd import auth, errors
+from mnsd import errors
+from mnsd.access import authentication as auth
 from mnsd.access.authorizer import Authorizer
+from mnsd.access.keys import AccessKey
 from mnsd.access.permissions import permission_for
 from mnsd.access.policy import Policy
 from mnsd.access.principal import Principal
 from mnsd.access.tokens import SecurityTokens, TemporaryCredentials, TokenRequest, expiration_text, token_policy
-from mnsd.accounts import AccessKey
-from mnsd.http import HttpRequest
+from mnsd.request.http import HttpRequest
 from mnsd.wire import codec, requests
 
 ACCOUNT = "1000000000000001"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd.queue_model import MessageRef, new_message_id
+from mnsd.queues.model import MessageRef, new_message_id
 from mnsd.storage.dynamodb.layout import partition_of, queue_id_of, stripe_of, stripe_partition
 from mnsd.storage.dynamodb.stripes import (
     COOLDOWN_SECONDS,

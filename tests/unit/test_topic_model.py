@@ -1,7 +1,7 @@
 import pytest
 
 from mnsd import errors
-from mnsd.topic_model import (
+from mnsd.topics.model import (
     BACKOFF_RETRY,
     HTTP,
     MAIL,

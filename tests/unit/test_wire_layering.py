@@ -9,15 +9,15 @@ from tests.unit.layer_imports import Import, import_graph, where
 WIRE_USERS = {
     "mnsd.wire": "the format itself",
     "mnsd.operations": "each operation reads its request and writes its answer",
-    "mnsd.call": "parses the request body, writes the response",
-    "mnsd.api": "writes errors as MNS answers them",
+    "mnsd.request.call": "parses the request body, writes the response",
+    "mnsd.request.api": "writes errors as MNS answers them",
     "mnsd.push.delivery": "a push carries a notification (XML, JSON or the body) encoded by wire.notifications",
     "mnsd.push.dead_letters": "a push given up goes to the dead-letter queue as the notification it would have been",
 }
 # Who may use the codec itself (XML in and out); everyone else goes through `wire.requests` / `wire.responses`.
 CODEC_USERS = {
     "mnsd.wire": "the codec's home",
-    "mnsd.call": "parses the request body, encodes the response element",
+    "mnsd.request.call": "parses the request body, encodes the response element",
 }
 
 

@@ -3,15 +3,15 @@
 import pytest
 
 from mnsd import errors
-from mnsd.http import HttpRequest
-from mnsd.queue_model import (
+from mnsd.queues.model import (
     MessageInput,
     Property,
     PropertyInput,
     QueueAttributeChanges,
     QueueAttributes,
 )
-from mnsd.topic_model import (
+from mnsd.request.http import HttpRequest
+from mnsd.topics.model import (
     DlqPolicyInput,
     PublishInput,
     SubscriptionAttributes,

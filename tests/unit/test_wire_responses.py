@@ -1,9 +1,9 @@
 """Entities encoded as MNS response elements: the exact bytes the SDKs parse."""
 
 from mnsd import errors
-from mnsd.queue_model import Message, Property, Queue, QueueAttributes, QueueCounts
-from mnsd.queue_service import Received, SendResult
-from mnsd.topic_model import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
+from mnsd.queues.model import Message, Property, Queue, QueueAttributes, QueueCounts
+from mnsd.queues.service import Received, SendResult
+from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
 from mnsd.wire import responses
 from mnsd.wire.codec import Node, encode
 

@@ -1,6 +1,6 @@
 """The MNS error model: every error the service answers with, carrying its wire code and HTTP status.
 
-Operations raise these; `mnsd.api` renders them once, as the MNS `<Error>` body.
+Operations raise these; `mnsd.request.api` renders them once, as the MNS `<Error>` body.
 """
 
 from __future__ import annotations

@@ -9,21 +9,28 @@ from functools import lru_cache
 from typing import Any
 
 from mnsd.access.authorizer import Authorizer
+from mnsd.access.keys import (
+    AccountService,
+    CombinedKeyStore,
+    KeysFileStore,
+    KeyStore,
+    RefreshingKeyStore,
+    StaticKeyStore,
+)
 from mnsd.access.limits import Limits
 from mnsd.access.resources import CatalogPolicies
 from mnsd.access.tokens import SecurityTokens
-from mnsd.accounts import AccountService, CombinedKeyStore, KeysFileStore, KeyStore, RefreshingKeyStore, StaticKeyStore
 from mnsd.clock import Clock, SystemClock
-from mnsd.notifier import Notifier
-from mnsd.oplog import OperationLog, QueueEventLog
+from mnsd.log.oplog import OperationLog, QueueEventLog
 from mnsd.push.assembly import Push, build_push
 from mnsd.push.fanout import Fanout
-from mnsd.queue_service import QueueService
-from mnsd.receipts import ReceiptCodec
+from mnsd.queues.notifier import Notifier
+from mnsd.queues.receipts import ReceiptCodec
+from mnsd.queues.service import QueueService
 from mnsd.settings import Settings, get_settings
 from mnsd.storage import Storage, TopicMessageStore
 from mnsd.storage.catalog import Catalog
-from mnsd.topic_service import Dispatcher, TopicService
+from mnsd.topics.service import Dispatcher, TopicService
 
 # Every AWS client of a function: botocore's own retries (adaptive: throttling and transient errors, with a
 # client-side rate limiter) and timeouts such that all attempts of one call end within the shortest function

@@ -11,7 +11,7 @@ MESSAGE_TABLE = "MNS_MESSAGE_TABLE"
 REGION = "MNS_REGION"
 RECEIPT_SECRET = "MNS_RECEIPT_SECRET"
 CREDENTIALS = "MNS_CREDENTIALS"
-# Locally: a JSON keys document (`mnsd.accounts.parse_keys`) whose keys are added to those of MNS_CREDENTIALS.
+# Locally: a JSON keys document (`mnsd.access.keys.parse_keys`) whose keys are added to those of MNS_CREDENTIALS.
 KEYS_FILE = "MNS_KEYS_FILE"
 ACCOUNT_ID = "MNS_ACCOUNT_ID"
 ACCESS_KEY_ID = "MNS_ACCESS_KEY_ID"

@@ -30,8 +30,8 @@ from functools import lru_cache
 from typing import Any
 
 from mnsd import errors
+from mnsd.access.keys import AccessKey
 from mnsd.access.policy import Policy, PolicyError
-from mnsd.accounts import AccessKey
 
 TOKEN_KEY_CONTEXT = b"mns-security-token-v1"
 VERSION = 1

@@ -1,6 +1,6 @@
-from mnsd.call import Call, xml_response
-from mnsd.http import HttpResponse
-from mnsd.paging import list_request
+from mnsd.request.call import Call, xml_response
+from mnsd.request.http import HttpResponse
+from mnsd.request.paging import list_request
 from mnsd.wire import responses
 
 

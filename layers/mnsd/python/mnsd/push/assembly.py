@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnsd.clock import Clock
-from mnsd.oplog import OperationLog
+from mnsd.log.oplog import OperationLog
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer
 from mnsd.push.fanout import Fanout
@@ -15,11 +15,11 @@ from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushCounters, PushRecords
 from mnsd.push.retry_worker import RetryWorker
 from mnsd.push.stepfunctions import StepFunctionsWorkflow
-from mnsd.queue_service import QueueService
+from mnsd.queues.service import QueueService
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
-from mnsd.topic_model import QueueGrants
-from mnsd.topic_service import TopicService
+from mnsd.topics.model import QueueGrants
+from mnsd.topics.service import TopicService
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from typing import Protocol
 from aws_lambda_powertools import Logger
 
 from mnsd import errors
-from mnsd.oplog import LogRecord
+from mnsd.log.oplog import LogRecord
 from mnsd.push.records import PushCounters, PushRecords
-from mnsd.queue_model import DLQ_TYPE_SUBSCRIPTION, Message, Property, dead_letter_marks
-from mnsd.topic_model import Subscription, TopicMessage
+from mnsd.queues.model import DLQ_TYPE_SUBSCRIPTION, Message, Property, dead_letter_marks
+from mnsd.topics.model import Subscription, TopicMessage
 from mnsd.wire.notifications import notification_body
 
 logger = Logger(service="mns")

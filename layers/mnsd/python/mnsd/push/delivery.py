@@ -25,9 +25,9 @@ from mnsd import errors
 from mnsd.push import http as push_http
 from mnsd.push.address import AddressRefused, allowed_networks
 from mnsd.push.signing import sign, string_to_sign
-from mnsd.queue_model import MessageInput
+from mnsd.queues.model import MessageInput
 from mnsd.settings import Settings
-from mnsd.topic_model import HTTP, MAIL, QUEUE, SIMPLIFIED, SMS, QueueGrants, Subscription, TopicMessage
+from mnsd.topics.model import HTTP, MAIL, QUEUE, SIMPLIFIED, SMS, QueueGrants, Subscription, TopicMessage
 from mnsd.wire.notifications import CONTENT_TYPES, notification_body
 
 HTTP_TIMEOUT_SECONDS = 5  # for the whole attempt: resolution, connect, send, status, headers and body

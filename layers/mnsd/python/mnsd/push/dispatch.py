@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Sequence
 from aws_lambda_powertools import Logger
 
 from mnsd.push.fanout import Fanout
-from mnsd.topic_model import Subscription, TopicMessage
+from mnsd.topics.model import Subscription, TopicMessage
 
 logger = Logger(service="mns")
 Job = Callable[[], object]

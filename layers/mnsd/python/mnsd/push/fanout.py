@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from mnsd.push.delivery import Outcome
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushRecords
-from mnsd.topic_model import Subscription, TopicMessage
-from mnsd.topic_service import TopicService
+from mnsd.topics.model import Subscription, TopicMessage
+from mnsd.topics.service import TopicService
 
 MAX_PARALLEL_DELIVERIES = 32  # attempts of one message at once; a batch fans out its messages concurrently too
 

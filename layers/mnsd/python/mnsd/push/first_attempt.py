@@ -9,7 +9,7 @@ from mnsd.push.delivery import Deliverer, Outcome
 from mnsd.push.records import PushCounters, PushRecords
 from mnsd.push.stepfunctions import RetryWorkflow
 from mnsd.push.workflow import delivery_reference, execution_input, execution_name
-from mnsd.topic_model import Subscription, TopicMessage
+from mnsd.topics.model import Subscription, TopicMessage
 
 
 class FirstAttempt:

@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mnsd.changes import MessageChange
+from mnsd.log.changes import MessageChange
 from mnsd.services import Services, default_services
-from mnsd.topic_model import TopicMessagePublished
+from mnsd.topics.model import TopicMessagePublished
 
 logger = Logger(service="mns")
 metrics = Metrics(namespace="MNS", service="mns")

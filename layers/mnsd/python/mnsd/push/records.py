@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from aws_lambda_powertools import Logger
 
 from mnsd.clock import Clock, ms
-from mnsd.oplog import LogRecord, OperationLog
+from mnsd.log.oplog import LogRecord, OperationLog
 from mnsd.push.delivery import Outcome
-from mnsd.topic_model import Subscription, TopicMessage
+from mnsd.topics.model import Subscription, TopicMessage
 
 DEAD_LETTERED = "dead_letter"  # the outcome of a drop record whose push went to the dead-letter queue
 logger = Logger(service="mns")

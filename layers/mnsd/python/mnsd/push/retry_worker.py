@@ -16,8 +16,8 @@ from mnsd.push.records import PushRecords
 from mnsd.push.stepfunctions import RetryWorkflow
 from mnsd.push.workflow import DELIVERY_FAILED, attempt_number
 from mnsd.storage import TopicMessageStore
-from mnsd.topic_model import TOPIC_RETENTION_SECONDS, Subscription, TopicMessage
-from mnsd.topic_service import TopicService
+from mnsd.topics.model import TOPIC_RETENTION_SECONDS, Subscription, TopicMessage
+from mnsd.topics.service import TopicService
 
 logger = Logger(service="mns")
 

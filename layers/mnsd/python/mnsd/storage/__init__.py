@@ -24,13 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mnsd.queue_model import Message, MessageRef, QueueCounts
+from mnsd.queues.model import Message, MessageRef, QueueCounts
 from mnsd.storage.rates import ProcessRateCounter
-from mnsd.topic_model import TopicMessage
+from mnsd.topics.model import TopicMessage
 
 if TYPE_CHECKING:
-    from mnsd.metrics import LogRead
-    from mnsd.oplog import LogRecord
+    from mnsd.log.metrics import LogRead
+    from mnsd.log.oplog import LogRecord
 
 Record = dict[str, Any]  # a control-plane record: JSON-like values (str, int, bool, lists, maps)
 
@@ -49,7 +49,7 @@ class MessageStore(Protocol):
     follows each queue's load is its own affair: it learns the load from the calls below."""
 
     def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool = True) -> list[str]:
-        """Ids for `count` new messages of the queue (`mnsd.queue_model.new_message_id`): `sent` by producers now
+        """Ids for `count` new messages of the queue (`mnsd.queues.model.new_message_id`): `sent` by producers now
         (they count in the queue's send rate), or else moved in by the service (dead letters, redrive)."""
         ...
 

@@ -20,9 +20,9 @@ import threading
 from dataclasses import dataclass
 
 from mnsd.clock import Clock, SystemClock
-from mnsd.queue_model import Queue, QueueAttributes
+from mnsd.queues.model import Queue, QueueAttributes
 from mnsd.storage import MetaTable, Record
-from mnsd.topic_model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
+from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
 
 QUEUE = "queue"
 TOPIC = "topic"

@@ -8,8 +8,7 @@ import json
 
 from mnsd import errors
 from mnsd.access.tokens import DEFAULT_DURATION, MAX_DURATION, MIN_DURATION, TokenRequest, token_policy
-from mnsd.http import HttpRequest
-from mnsd.queue_model import (
+from mnsd.queues.model import (
     DlqPolicyInput,
     MessageInput,
     MessageRequest,
@@ -19,8 +18,9 @@ from mnsd.queue_model import (
     message_batch,
     message_input,
 )
-from mnsd.queue_service import MAX_BATCH, MAX_WAIT_SECONDS, VISIBILITY_RANGE
-from mnsd.topic_model import (
+from mnsd.queues.service import MAX_BATCH, MAX_WAIT_SECONDS, VISIBILITY_RANGE
+from mnsd.request.http import HttpRequest
+from mnsd.topics.model import (
     PublishInput,
     SubscriptionChanges,
     SubscriptionInput,

@@ -6,12 +6,12 @@ import json
 from collections.abc import Sequence
 
 from mnsd import errors
+from mnsd.access.keys import AccessKey
 from mnsd.access.tokens import TemporaryCredentials
-from mnsd.accounts import AccessKey
-from mnsd.metrics import HourlyCounts
-from mnsd.queue_model import Message, Property, Queue, QueueCounts
-from mnsd.queue_service import Received, SendResult
-from mnsd.topic_model import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
+from mnsd.log.metrics import HourlyCounts
+from mnsd.queues.model import Message, Property, Queue, QueueCounts
+from mnsd.queues.service import Received, SendResult
+from mnsd.topics.model import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
 from mnsd.wire.codec import Node, Value
 
 Fields = list[tuple[str, Value]]

@@ -1,4 +1,4 @@
-"""DynamoDB stream records, as a Lambda receives them, turned into change events (`mnsd.changes`).
+"""DynamoDB stream records, as a Lambda receives them, turned into change events (`mnsd.log.changes`).
 
 Message table (NEW_AND_OLD_IMAGES): a lease's INSERT, MODIFY and REMOVE give the event of `message_change`;
 body items, leases of queues that do not log (no `l`) and changes that are no event give none. Topic message
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd.changes import MessageChange, MessageEvent
+from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.topic_messages import from_item
-from mnsd.topic_model import TopicMessagePublished
+from mnsd.topics.model import TopicMessagePublished
 
 StreamRecord = dict[str, Any]  # one record of a DynamoDB stream event (DynamoDB JSON images)
 

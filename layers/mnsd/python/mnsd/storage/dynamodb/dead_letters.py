@@ -20,7 +20,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.queue_model import Message, MessageRef
+from mnsd.queues.model import Message, MessageRef
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     KEEP_UPDATE,

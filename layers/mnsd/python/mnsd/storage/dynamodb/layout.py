@@ -32,7 +32,7 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-from mnsd.queue_model import Message, MessageRef, MessageState, Property, lease_state
+from mnsd.queues.model import Message, MessageRef, MessageState, Property, lease_state
 from mnsd.storage.capacity import KB, item_size
 from mnsd.storage.dynamodb.placement import MAX_STRIPES
 
@@ -148,7 +148,7 @@ def number(item: Item, name: str) -> int | None:
 
 
 def state_of(item: Item, now_ms: int) -> MessageState:
-    """The state of a lease item at `now_ms` (the rule of `mnsd.queue_model.lease_state`).
+    """The state of a lease item at `now_ms` (the rule of `mnsd.queues.model.lease_state`).
 
     A lease always has `v`, `d` and `x` (an index item `w` for `v`); should one lack them, the message counts
     as receivable since its enqueue (no `v`), never received (no `d`) and never expiring (no `x`).

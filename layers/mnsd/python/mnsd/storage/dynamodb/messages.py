@@ -34,7 +34,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.queue_model import Message, MessageRef, MessageState, QueueCounts
+from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import conditional

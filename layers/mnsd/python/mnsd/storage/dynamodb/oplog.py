@@ -11,8 +11,8 @@ import dataclasses
 import time
 from typing import Any
 
-from mnsd.metrics import LogEvent, LogRead
-from mnsd.oplog import LogRecord
+from mnsd.log.metrics import LogEvent, LogRead
+from mnsd.log.oplog import LogRecord
 
 _BATCH = 25
 _READ_PAGE = 1000

@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable
 
 from mnsd.clock import Clock, ms
-from mnsd.queue_model import new_message_id
+from mnsd.queues.model import new_message_id
 from mnsd.storage.dynamodb.placement import Placement, Spread
 from mnsd.storage.dynamodb.queue_records import Placements
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE, StripeGrowth

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from mnsd.storage.dynamodb.layout import body_attributes, body_of, parse_properties, properties
-from mnsd.topic_model import TOPIC_RETENTION_SECONDS, TopicMessage
+from mnsd.topics.model import TOPIC_RETENTION_SECONDS, TopicMessage
 
 
 def to_item(message: TopicMessage) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The SQLite engine's change table: the change events (`mnsd.changes`) of logging queues' messages.
+"""The SQLite engine's change table: the change events (`mnsd.log.changes`) of logging queues' messages.
 
 Each write of a message of a logging queue records its event in the same transaction (table
 `message_events`, one JSON row per event, in order); the local runtime's change reader hands them to the
@@ -17,8 +17,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from mnsd.changes import MessageChange, MessageEvent
-from mnsd.queue_model import Message
+from mnsd.log.changes import MessageChange, MessageEvent
+from mnsd.queues.model import Message
 from mnsd.storage.sqlite.database import Database
 
 CHANGE_TABLE = "message_events"

@@ -65,7 +65,7 @@ CREATE TABLE IF NOT EXISTS topic_messages (
     PRIMARY KEY (topic_id, message_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS topic_messages_expiry ON topic_messages (expires_at);
--- The operation log: a record (`mnsd.oplog.LogRecord`, JSON) by (partition, key), as `LogRecord` names them.
+-- The operation log: a record (`mnsd.log.oplog.LogRecord`, JSON) by (partition, key), as `LogRecord` names them.
 CREATE TABLE IF NOT EXISTS operation_log (
     pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (pk, sk)
 ) WITHOUT ROWID;

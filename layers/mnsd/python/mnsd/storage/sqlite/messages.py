@@ -7,7 +7,7 @@ message (`Message.received`); delete and change-visibility are conditional on th
 receipt handle names (`Message.held_by`). Within a priority, messages come in the order they
 became visible. Expired rows are never returned nor counted and `sweep_expired` removes them.
 
-Messages of logging queues also leave their change event (`mnsd.changes`, table `message_events`,
+Messages of logging queues also leave their change event (`mnsd.log.changes`, table `message_events`,
 `changes.py`) in the same transaction; the operation log reads them.
 """
 
@@ -18,8 +18,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from mnsd.changes import MessageChange
-from mnsd.queue_model import Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
+from mnsd.log.changes import MessageChange
+from mnsd.queues.model import Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
 from mnsd.storage import ReadyScan
 from mnsd.storage.sqlite import changes
 from mnsd.storage.sqlite.database import Database

@@ -7,12 +7,12 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mnsd.metrics import LogRead, event_of
-from mnsd.oplog import LogRecord
-from mnsd.queue_model import Property
+from mnsd.log.metrics import LogRead, event_of
+from mnsd.log.oplog import LogRecord
+from mnsd.queues.model import Property
 from mnsd.storage import Record
 from mnsd.storage.sqlite.database import Database
-from mnsd.topic_model import TOPIC_RETENTION_SECONDS, TopicMessage
+from mnsd.topics.model import TOPIC_RETENTION_SECONDS, TopicMessage
 
 
 class SqliteMetaTable:

@@ -11,8 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnsd import errors
-from mnsd.call import Call
-from mnsd.http import HttpResponse
 from mnsd.operations.batch_delete_message import batch_delete_message
 from mnsd.operations.batch_peek_message import batch_peek_message
 from mnsd.operations.batch_receive_message import batch_receive_message
@@ -47,6 +45,8 @@ from mnsd.operations.set_topic_attributes import set_topic_attributes
 from mnsd.operations.subscribe import subscribe
 from mnsd.operations.unsubscribe import unsubscribe
 from mnsd.push.signing import CERTIFICATE_PATH
+from mnsd.request.call import Call
+from mnsd.request.http import HttpResponse
 
 Operation = Callable[[Call], HttpResponse]
 

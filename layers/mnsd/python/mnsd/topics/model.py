@@ -11,7 +11,7 @@ from typing import Protocol
 from mnsd import errors
 from mnsd.access.policy import resource_policy_document
 from mnsd.names import check_queue_name
-from mnsd.queue_model import DlqPolicyInput, Property, PropertyInput, body_md5
+from mnsd.queues.model import DlqPolicyInput, Property, PropertyInput, body_md5
 from mnsd.validation import int_in_range, mns_bool
 
 TOPIC_RETENTION_SECONDS = 86400  # topic messages are kept one day, whatever their delivery

@@ -9,10 +9,10 @@ import hmac
 from email.utils import parsedate_to_datetime
 
 from mnsd import errors
+from mnsd.access.keys import KeyStore
 from mnsd.access.principal import Principal
 from mnsd.access.tokens import SecurityTokens
-from mnsd.accounts import KeyStore
-from mnsd.http import HttpRequest
+from mnsd.request.http import HttpRequest
 
 CLOCK_SKEW_SECONDS = 15 * 60
 

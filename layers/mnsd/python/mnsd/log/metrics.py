@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from mnsd.oplog import RETENTION_SECONDS, LogRecord
+from mnsd.log.oplog import RETENTION_SECONDS, LogRecord
 
 HOUR_MS = 3_600_000
 MAX_HOURS = RETENTION_SECONDS // 3600  # the log keeps no more

@@ -14,12 +14,12 @@ from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.names import check_subscription_name, check_topic_name
 from mnsd.push.address import refuse_internal_endpoint
-from mnsd.queue_model import properties
+from mnsd.queues.model import properties
 from mnsd.registry import Kind, Registry, decode_marker, next_marker
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
 from mnsd.storage.catalog import Catalog
-from mnsd.topic_model import (
+from mnsd.topics.model import (
     MAX_TAG_LENGTH,
     QUEUE,
     QUEUE_ENDPOINT_REFUSAL,

@@ -10,8 +10,7 @@ from mnsd import errors
 from mnsd.access.limits import Limits
 from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name
-from mnsd.notifier import Notifier, PollingNotifier
-from mnsd.queue_model import (
+from mnsd.queues.model import (
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
     MAX_BATCH,
@@ -27,7 +26,8 @@ from mnsd.queue_model import (
     dead_letter_marks,
     without_dead_letter_marks,
 )
-from mnsd.receipts import Receipt, ReceiptCodec
+from mnsd.queues.notifier import Notifier, PollingNotifier
+from mnsd.queues.receipts import Receipt, ReceiptCodec
 from mnsd.registry import Kind, Registry
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore

@@ -1,9 +1,9 @@
 """Change events: what happened to a queue message, in the domain's words (a topic message's one event, its
-publication, is `mnsd.topic_model.TopicMessagePublished`).
+publication, is `mnsd.topics.model.TopicMessagePublished`).
 
 Each storage engine turns its own change feed into these (the DynamoDB engine its tables' stream records,
 `mnsd.storage.dynamodb.changes`; the SQLite engine its change table, `mnsd.storage.sqlite.messages`); the
-operation log (`mnsd.oplog`) reads only these. An engine reports the changes of messages
+operation log (`mnsd.log.oplog`) reads only these. An engine reports the changes of messages
 whose queue logs them (`Message.logging`), one event per operation:
 
     send               a message stored (SendMessage, BatchSendMessage, a dead-letter or redrive target)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-from mnsd.changes import MessageChange
+from mnsd.log.changes import MessageChange
 
 RETENTION_SECONDS = 7 * 86400
 

@@ -1,0 +1,1 @@
+"""The operation log (LoggingEnabled) and its hourly metrics, fed by engine-neutral change events."""

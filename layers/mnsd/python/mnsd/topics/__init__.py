@@ -1,0 +1,1 @@
+"""Topics, subscriptions and publishing: the domain entities and the topic service."""
