@@ -39,19 +39,33 @@ R = TypeVar("R", bound=Resource)
 
 
 @dataclass(frozen=True)
-class Kind(Generic[R]):
-    """How one kind of resource is named, stored and refused."""
+class Records(Generic[R]):
+    """Where one kind of resource is kept (the catalog's)."""
 
-    check_name: Callable[[str], object]  # raises the MNS error of a bad name
     get: Callable[[str, str], R | None]  # (account, name)
     create: Callable[[R], R | None]  # None: created; else the record that holds the name
     update: Callable[[R], bool]  # False: there is none (any more)
     count: Callable[[str], int]
     list: Callable[[str, str, int, str | None], tuple[list[R], bool]]  # (account, prefix, limit, after)
-    maximum: int
+
+
+@dataclass(frozen=True)
+class Refusals:
+    """The MNS errors of one kind of resource."""
+
     not_exist: type[errors.MnsError]
     already_exist: type[errors.MnsError]
     too_many: type[errors.MnsError]
+
+
+@dataclass(frozen=True)
+class Kind(Generic[R]):
+    """How one kind of resource is named, kept, bounded and refused."""
+
+    check_name: Callable[[str], object]  # raises the MNS error of a bad name
+    records: Records[R]
+    maximum: int  # per account
+    refusals: Refusals
 
 
 def encode_marker(name: str) -> str:
@@ -79,22 +93,23 @@ class Registry(Generic[R]):
 
     def create(self, account_id: str, name: str, attributes: object, new: Callable[[str, int], R]) -> bool:
         """Create it with `new(incarnation id, now)`; False if an equal one exists (`already_exist` if it differs)."""
-        existing = self.kind.get(account_id, name)
+        records, refusals = self.kind.records, self.kind.refusals
+        existing = records.get(account_id, name)
         if existing is None:
-            if self.kind.count(account_id) >= self.kind.maximum:
-                raise self.kind.too_many()
-            existing = self.kind.create(new(secrets.token_urlsafe(12), int(self.clock.now())))
+            if records.count(account_id) >= self.kind.maximum:
+                raise refusals.too_many()
+            existing = records.create(new(secrets.token_urlsafe(12), int(self.clock.now())))
             if existing is None:
                 return True
         if existing.attributes != attributes:
-            raise self.kind.already_exist()
+            raise refusals.already_exist()
         return False
 
     def get(self, account_id: str, name: str) -> R:
         self.kind.check_name(name)
-        found = self.kind.get(account_id, name)
+        found = self.kind.records.get(account_id, name)
         if found is None:
-            raise self.kind.not_exist()
+            raise self.kind.refusals.not_exist()
         return found
 
     def set_attributes(self, account_id: str, name: str, change: Callable[[R], object]) -> tuple[R, R]:
@@ -103,11 +118,11 @@ class Registry(Generic[R]):
         for _ in range(2):
             before = self.get(account_id, name)
             after = dataclasses.replace(before, attributes=change(before), last_modify_time=int(self.clock.now()))
-            if self.kind.update(after):
+            if self.kind.records.update(after):
                 return before, after
-        raise self.kind.not_exist()
+        raise self.kind.refusals.not_exist()
 
     def list(self, account_id: str, prefix: str, limit: int, marker: str | None) -> tuple[list[R], str | None]:
         start_after = decode_marker(marker) if marker else None
-        found, more = self.kind.list(account_id, prefix, limit, start_after)
+        found, more = self.kind.records.list(account_id, prefix, limit, start_after)
         return found, next_marker([r.name for r in found], more)

@@ -24,13 +24,13 @@ from mnsd.clock import Clock, SystemClock
 from mnsd.log.oplog import OperationLog, QueueEventLog
 from mnsd.push.assembly import Push, build_push
 from mnsd.push.fanout import Fanout
-from mnsd.queues.notifier import Notifier
+from mnsd.queues.notifier import Notifier, PollingNotifier
 from mnsd.queues.receipts import ReceiptCodec
 from mnsd.queues.service import QueueService
 from mnsd.settings import Settings, get_settings
 from mnsd.storage import Storage, TopicMessageStore
 from mnsd.storage.catalog import Catalog
-from mnsd.topics.service import Dispatcher, TopicService
+from mnsd.topics.service import Dispatcher, StreamDispatcher, TopicService
 
 # Every AWS client of a function: botocore's own retries (adaptive: throttling and transient errors, with a
 # client-side rate limiter) and timeouts such that all attempts of one call end within the shortest function
@@ -121,8 +121,12 @@ def build_services(
     receipts = ReceiptCodec(settings.receipt_secret)
     authorizer = Authorizer(CatalogPolicies(catalog), settings.region)
     limits = Limits(storage.rates, clock, settings.account_requests_per_second)
-    queues = QueueService(catalog, storage.messages, receipts, clock, settings, notifier, limits)
-    topics = TopicService(catalog, storage.topic_messages, clock, settings, dispatcher, authorizer)
+    queues = QueueService(
+        catalog, storage.messages, receipts, clock, settings, notifier or PollingNotifier(clock), limits
+    )
+    topics = TopicService(
+        catalog, storage.topic_messages, clock, settings, dispatcher or StreamDispatcher(), authorizer
+    )
     return Services(
         settings,
         keys or key_store(settings, clients, clock),

@@ -4,6 +4,8 @@ failure no retry mends gives the push up."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer, Outcome
 from mnsd.push.records import PushCounters, PushRecords
@@ -12,20 +14,13 @@ from mnsd.push.workflow import delivery_reference, execution_input, execution_na
 from mnsd.topics.model import Subscription, TopicMessage
 
 
+@dataclass(eq=False)  # a service: compared by identity
 class FirstAttempt:
-    def __init__(
-        self,
-        deliverer: Deliverer,
-        workflow: RetryWorkflow,
-        dead_letters: DeadLetters,
-        records: PushRecords,
-        counters: PushCounters,
-    ) -> None:
-        self.deliverer = deliverer
-        self.workflow = workflow
-        self.dead_letters = dead_letters
-        self.records = records
-        self.counters = counters
+    deliverer: Deliverer
+    workflow: RetryWorkflow
+    dead_letters: DeadLetters
+    records: PushRecords
+    counters: PushCounters
 
     def attempt(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         """Push once (at most the attempt's deadline, 5 s); then retries or give up as the outcome says.

@@ -4,6 +4,7 @@ a task token to answer) or, once the strategy is exhausted, a drop: the push is 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -22,24 +23,15 @@ from mnsd.topics.service import TopicService
 logger = Logger(service="mns")
 
 
+@dataclass(eq=False)  # a service: compared by identity
 class RetryWorker:
-    def __init__(
-        self,
-        topics: TopicService,
-        messages: TopicMessageStore,
-        deliverer: Deliverer,
-        workflow: RetryWorkflow,
-        dead_letters: DeadLetters,
-        records: PushRecords,
-        clock: Clock,
-    ) -> None:
-        self.topics = topics
-        self.messages = messages
-        self.deliverer = deliverer
-        self.workflow = workflow
-        self.dead_letters = dead_letters
-        self.records = records
-        self.clock = clock
+    topics: TopicService
+    messages: TopicMessageStore
+    deliverer: Deliverer
+    workflow: RetryWorkflow
+    dead_letters: DeadLetters
+    records: PushRecords
+    clock: Clock
 
     def handle_task(self, task: dict[str, Any]) -> None:
         """One message of the push queue: a retry to make (with a task token) or a drop to record."""

@@ -26,9 +26,9 @@ from mnsd.queues.model import (
     dead_letter_marks,
     without_dead_letter_marks,
 )
-from mnsd.queues.notifier import Notifier, PollingNotifier
+from mnsd.queues.notifier import Notifier
 from mnsd.queues.receipts import Receipt, ReceiptCodec
-from mnsd.registry import Kind, Registry
+from mnsd.registry import Kind, Refusals, Registry
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
@@ -68,38 +68,22 @@ def _candidates(count: int) -> int:
     return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
 
 
+REFUSALS = Refusals(errors.QueueNotExist, errors.QueueAlreadyExist, errors.QueueNumExceededLimit)
+
+
+@dataclass(eq=False)  # a service: compared by identity
 class QueueService:
-    def __init__(
-        self,
-        catalog: Catalog,
-        messages: MessageStore,
-        receipts: ReceiptCodec,
-        clock: Clock,
-        settings: Settings,
-        notifier: Notifier | None = None,
-        limits: Limits | None = None,
-    ) -> None:
-        self.catalog = catalog
-        self.limits = limits
-        self.messages = messages
-        self.receipts = receipts
-        self.clock = clock
-        self.settings = settings
-        self.notifier = notifier or PollingNotifier(clock)
+    catalog: Catalog
+    messages: MessageStore
+    receipts: ReceiptCodec
+    clock: Clock
+    settings: Settings
+    notifier: Notifier  # wakes long polls (`PollingNotifier`: none, they poll)
+    limits: Limits | None = None
+
+    def __post_init__(self) -> None:
         self.registry = Registry(
-            Kind(
-                check_queue_name,
-                catalog.get_queue,
-                catalog.create_queue,
-                catalog.update_queue,
-                catalog.count_queues,
-                catalog.list_queues,
-                settings.max_queues,
-                errors.QueueNotExist,
-                errors.QueueAlreadyExist,
-                errors.QueueNumExceededLimit,
-            ),
-            clock,
+            Kind(check_queue_name, self.catalog.queues, self.settings.max_queues, REFUSALS), self.clock
         )
 
     # --- queues -------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from mnsd.clock import Clock, SystemClock
 from mnsd.queues.model import Queue, QueueAttributes
+from mnsd.registry import Records
 from mnsd.storage import MetaTable, Record
 from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
 
@@ -119,6 +120,9 @@ class Catalog:
         self.cache_seconds = cache_seconds
         self._lock = threading.Lock()
         self._queues: dict[tuple[str, str], tuple[Queue, float]] = {}  # (account, name) -> (queue, read at)
+        # The records as the control-plane path shared by queues and topics reads them (`mnsd.registry`).
+        self.queues = Records(self.get_queue, self.create_queue, self.update_queue, self.count_queues, self.list_queues)
+        self.topics = Records(self.get_topic, self.create_topic, self.update_topic, self.count_topics, self.list_topics)
 
     # --- queues -------------------------------------------------------------------------------
 

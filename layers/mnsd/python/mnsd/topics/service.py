@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+from dataclasses import dataclass
 from typing import Protocol
 
 from mnsd import errors
@@ -15,7 +16,7 @@ from mnsd.clock import Clock, ms
 from mnsd.names import check_subscription_name, check_topic_name
 from mnsd.push.address import refuse_internal_endpoint
 from mnsd.queues.model import properties
-from mnsd.registry import Kind, Registry, decode_marker, next_marker
+from mnsd.registry import Kind, Refusals, Registry, decode_marker, next_marker
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
 from mnsd.storage.catalog import Catalog
@@ -51,36 +52,21 @@ class StreamDispatcher:
         pass
 
 
+REFUSALS = Refusals(errors.TopicNotExist, errors.TopicAlreadyExist, errors.TopicNumExceededLimit)
+
+
+@dataclass(eq=False)  # a service: compared by identity
 class TopicService:
-    def __init__(
-        self,
-        catalog: Catalog,
-        messages: TopicMessageStore,
-        clock: Clock,
-        settings: Settings,
-        dispatcher: Dispatcher | None = None,
-        grants: QueueGrants | None = None,
-    ) -> None:
-        self.catalog = catalog
-        self.grants = grants
-        self.messages = messages
-        self.clock = clock
-        self.settings = settings
-        self.dispatcher = dispatcher or StreamDispatcher()
+    catalog: Catalog
+    messages: TopicMessageStore
+    clock: Clock
+    settings: Settings
+    dispatcher: Dispatcher  # starts the fan-out (`StreamDispatcher`: the table's stream does)
+    grants: QueueGrants | None = None
+
+    def __post_init__(self) -> None:
         self.registry = Registry(
-            Kind(
-                check_topic_name,
-                catalog.get_topic,
-                catalog.create_topic,
-                catalog.update_topic,
-                catalog.count_topics,
-                catalog.list_topics,
-                settings.max_topics,
-                errors.TopicNotExist,
-                errors.TopicAlreadyExist,
-                errors.TopicNumExceededLimit,
-            ),
-            clock,
+            Kind(check_topic_name, self.catalog.topics, self.settings.max_topics, REFUSALS), self.clock
         )
 
     # --- topics -------------------------------------------------------------------------------
