@@ -324,6 +324,19 @@ class MessageRef:
         return cls(queue_id, int(key[1:3]), int(key[3:16]), key[16:])
 
 
+@dataclass(frozen=True)
+class Content:
+    """What a message carries, whatever queue it is in and whatever its lease."""
+
+    body_md5: str
+    body: str | None
+    priority: int
+    user_properties: tuple[Property, ...] = ()
+    system_properties: tuple[Property, ...] = ()
+    message_group_id: str = ""
+    logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
+
+
 @dataclass
 class Message:
     """A stored message with its lease state (the part every receive changes)."""
@@ -344,6 +357,34 @@ class Message:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
+
+    @classmethod
+    def enqueued(
+        cls, queue_id: str, message_id: str, now_ms: int, available_at: int, expires_at: int, content: Content
+    ) -> Message:
+        """A message as it enters a queue at `now_ms`: receivable from `available_at`, never received."""
+        return cls(
+            queue_id,
+            message_id,
+            content.priority,
+            position=available_at,
+            visible_at=available_at,
+            version=0,
+            dequeue_count=0,
+            enqueue_time=now_ms,
+            first_dequeue_time=now_ms,
+            expires_at=expires_at,
+            body_md5=content.body_md5,
+            body=content.body,
+            user_properties=content.user_properties,
+            system_properties=content.system_properties,
+            message_group_id=content.message_group_id,
+            logging=content.logging,
+        )
+
+    @property
+    def content(self) -> Content:
+        return Content(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Content)})
 
     @property
     def ref(self) -> MessageRef:
@@ -378,19 +419,8 @@ class Message:
     ) -> Message:
         """This message as a new one of another queue (a dead letter, or one redriven back): receivable now,
         never received, its body, priority, user properties and end of retention kept."""
-        return dataclasses.replace(
-            self,
-            queue_id=queue_id,
-            message_id=message_id,
-            position=now_ms,
-            visible_at=now_ms,
-            version=0,
-            dequeue_count=0,
-            enqueue_time=now_ms,
-            first_dequeue_time=now_ms,
-            system_properties=system_properties,
-            logging=logging,
-        )
+        content = dataclasses.replace(self.content, system_properties=system_properties, logging=logging)
+        return Message.enqueued(queue_id, message_id, now_ms, now_ms, self.expires_at, content)
 
     def retimed(self, version: int, now_ms: int, visible_at: int) -> Message:
         """This message with its next visible time moved by the holder of the handle for `version`."""

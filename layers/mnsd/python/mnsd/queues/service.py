@@ -14,6 +14,7 @@ from mnsd.queues.model import (
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
     MAX_BATCH,
+    Content,
     DlqPolicy,
     Message,
     MessageInput,
@@ -162,24 +163,17 @@ class QueueService:
     def _new_message(self, queue: Queue, message: MessageInput, now_ms: int, message_id: str) -> Message:
         delay = queue.attributes.delay_seconds if message.delay_seconds is None else message.delay_seconds
         available = now_ms + delay * 1000
-        return Message(
-            queue_id=queue.queue_id,
-            message_id=message_id,
-            priority=message.priority,
-            position=available,
-            visible_at=available,
-            version=0,
-            dequeue_count=0,
-            enqueue_time=now_ms,
-            first_dequeue_time=now_ms,
-            expires_at=now_ms // 1000 + queue.attributes.message_retention_period,
-            body_md5=message.body_md5,
-            body=message.body,
-            user_properties=message.user_properties,
-            system_properties=message.system_properties,
-            message_group_id=message.message_group_id,
-            logging=queue.attributes.logging_enabled,
+        content = Content(
+            message.body_md5,
+            message.body,
+            message.priority,
+            message.user_properties,
+            message.system_properties,
+            message.message_group_id,
+            queue.attributes.logging_enabled,
         )
+        expires_at = now_ms // 1000 + queue.attributes.message_retention_period
+        return Message.enqueued(queue.queue_id, message_id, now_ms, available, expires_at, content)
 
     def dead_letter_send(
         self,
