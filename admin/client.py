@@ -17,7 +17,7 @@ from urllib.parse import quote
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.access.policy import Policy
 from mnsd.errors import MalformedXML
-from mnsd.request.http import HttpRequest
+from mnsd.http import HttpRequest
 from mnsd.wire import codec
 
 MNS_VERSION = "2015-06-06"

@@ -152,7 +152,7 @@ class Signer:
     def request(self, caller: Caller, method: str, target: str, body: str = "") -> tuple[str | None, Any]:
         from local_runtime.server import match_route
         from mnsd.access import authentication as auth
-        from mnsd.request.http import HttpRequest
+        from mnsd.http import HttpRequest
 
         path, _, query = target.partition("?")
         route_name, _, params = match_route(self.routes, method, path)

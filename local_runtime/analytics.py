@@ -18,7 +18,7 @@ from pathlib import Path
 
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.access.keys import AccessKey, StaticKeyStore
-from mnsd.request.http import HttpRequest
+from mnsd.http import HttpRequest
 from mnsd.settings import credentials_from_env
 
 EXPORT_PATH = "/-/exports"

@@ -41,11 +41,11 @@ from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.keys import StaticKeyStore, create_keys_file
 from mnsd.clock import ms
+from mnsd.http import HttpRequest, HttpResponse
 from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.queues.notifier import LocalNotifier
 from mnsd.request import api
-from mnsd.request.http import HttpRequest, HttpResponse
 from mnsd.request.lambda_handler import make_handler
 from mnsd.request.routes import ROUTES
 from mnsd.services import Services, build_services

@@ -16,7 +16,7 @@ from admin.__main__ import main
 from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.keys import StaticKeyStore
-from mnsd.request.http import HttpRequest
+from mnsd.http import HttpRequest
 from mnsd.wire import codec, responses
 
 KEY = ("1000000000000001", "TOKENKEY", "TOKENSECRET")

@@ -10,8 +10,8 @@ import pytest
 
 from local_runtime.tables import create_tables
 from mnsd.access.authentication import sign, string_to_sign
+from mnsd.http import HttpRequest
 from mnsd.request import api
-from mnsd.request.http import HttpRequest
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 

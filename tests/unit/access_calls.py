@@ -18,8 +18,8 @@ from local_runtime.server import compile_routes, match_route
 from mnsd.access import authentication as auth
 from mnsd.access.keys import AccessKey
 from mnsd.access.policy import Policy
+from mnsd.http import HttpRequest
 from mnsd.request import api
-from mnsd.request.http import HttpRequest
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage

@@ -7,7 +7,7 @@ import pytest
 from mnsd import errors
 from mnsd.access import authentication as auth
 from mnsd.access.keys import StaticKeyStore
-from mnsd.request.http import HttpRequest
+from mnsd.http import HttpRequest
 
 KEYS = StaticKeyStore("acct1:KEYID:SECRET")
 NOW = 1_700_000_000.0

@@ -13,7 +13,7 @@ import pytest
 
 from local_runtime import server
 from mnsd import errors
-from mnsd.request.http import HttpResponse
+from mnsd.http import HttpResponse
 
 
 def headers(**values: str) -> Message:

@@ -16,7 +16,7 @@ from mnsd.access.permissions import permission_for
 from mnsd.access.policy import Policy
 from mnsd.access.principal import Principal
 from mnsd.access.tokens import SecurityTokens, TemporaryCredentials, TokenRequest, expiration_text, token_policy
-from mnsd.request.http import HttpRequest
+from mnsd.http import HttpRequest
 from mnsd.wire import codec, requests
 
 ACCOUNT = "1000000000000001"

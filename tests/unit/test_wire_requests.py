@@ -3,6 +3,7 @@
 import pytest
 
 from mnsd import errors
+from mnsd.http import HttpRequest
 from mnsd.queues.model import (
     MessageInput,
     Property,
@@ -10,7 +11,6 @@ from mnsd.queues.model import (
     QueueAttributeChanges,
     QueueAttributes,
 )
-from mnsd.request.http import HttpRequest
 from mnsd.topics.model import (
     DlqPolicyInput,
     PublishInput,

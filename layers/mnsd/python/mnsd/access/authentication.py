@@ -12,7 +12,7 @@ from mnsd import errors
 from mnsd.access.keys import KeyStore
 from mnsd.access.principal import Principal
 from mnsd.access.tokens import SecurityTokens
-from mnsd.request.http import HttpRequest
+from mnsd.http import HttpRequest
 
 CLOCK_SKEW_SECONDS = 15 * 60
 

@@ -1,6 +1,6 @@
 from mnsd import errors
+from mnsd.http import HttpResponse
 from mnsd.request.call import Call
-from mnsd.request.http import HttpResponse
 
 
 def get_signing_certificate(call: Call) -> HttpResponse:

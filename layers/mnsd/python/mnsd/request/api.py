@@ -10,8 +10,8 @@ from aws_lambda_powertools import Logger
 from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.permissions import Permission, permission_for
+from mnsd.http import HttpRequest, HttpResponse
 from mnsd.request.call import Call, xml_response
-from mnsd.request.http import HttpRequest, HttpResponse
 from mnsd.request.routes import ROUTES, Operation, Route
 from mnsd.services import Services
 from mnsd.wire import responses

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from mnsd import errors
 from mnsd.access.principal import Principal
-from mnsd.request.http import HttpRequest, HttpResponse
+from mnsd.http import HttpRequest, HttpResponse
 from mnsd.wire import codec as xmlcodec
 
 if TYPE_CHECKING:

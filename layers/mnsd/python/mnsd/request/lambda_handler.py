@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from mnsd.http import HttpRequest, HttpResponse
 from mnsd.request import api
-from mnsd.request.http import HttpRequest, HttpResponse
 from mnsd.services import Services, default_services
 
 if TYPE_CHECKING:

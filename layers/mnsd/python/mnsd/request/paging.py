@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnsd.request.http import HttpRequest
+from mnsd.http import HttpRequest
 from mnsd.validation import int_in_range
 
 MAX_RET_NUMBER = 1000

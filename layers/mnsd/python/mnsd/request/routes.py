@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnsd import errors
+from mnsd.http import HttpResponse
 from mnsd.operations.batch_delete_message import batch_delete_message
 from mnsd.operations.batch_peek_message import batch_peek_message
 from mnsd.operations.batch_receive_message import batch_receive_message
@@ -46,7 +47,6 @@ from mnsd.operations.subscribe import subscribe
 from mnsd.operations.unsubscribe import unsubscribe
 from mnsd.push.signing import CERTIFICATE_PATH
 from mnsd.request.call import Call
-from mnsd.request.http import HttpResponse
 
 Operation = Callable[[Call], HttpResponse]
 

@@ -8,6 +8,7 @@ import json
 
 from mnsd import errors
 from mnsd.access.tokens import DEFAULT_DURATION, MAX_DURATION, MIN_DURATION, TokenRequest, token_policy
+from mnsd.http import HttpRequest
 from mnsd.queues.model import (
     DlqPolicyInput,
     MessageInput,
@@ -19,7 +20,6 @@ from mnsd.queues.model import (
     message_input,
 )
 from mnsd.queues.service import MAX_BATCH, MAX_WAIT_SECONDS, VISIBILITY_RANGE
-from mnsd.request.http import HttpRequest
 from mnsd.topics.model import (
     PublishInput,
     SubscriptionChanges,
