@@ -1,4 +1,8 @@
-"""Helpers shared by the benchmarks: import paths, percentiles, markdown result files."""
+"""Helpers shared by the benchmarks: AWS defaults for local runs, percentiles, markdown result files.
+
+The scripts run from the repository root (`python -m bench.<name>`), with the project venv, where `make`
+installed the layer (`mnsd`): nothing here edits `sys.path` or the environment when imported.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +10,19 @@ import datetime
 import os
 import platform
 import statistics
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-LAYER = ROOT / "layers" / "mnsd" / "python"
-if str(LAYER) not in sys.path:
-    sys.path.insert(0, str(LAYER))
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-for _name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-    os.environ.setdefault(_name, "local")
+
+def use_local_aws_defaults() -> None:
+    """A region and placeholder keys for the boto3 clients a benchmark makes against moto or a stub (unless set):
+    scripts that make such clients call this first thing in `main`."""
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        os.environ.setdefault(name, "local")
 
 
 def pct(values: list[float], p: float) -> float:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import logging
 import socket
 
-from bench import _common  # noqa: F401  (import paths, AWS env defaults)
-
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -31,8 +31,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from bench import _common  # noqa: F401  (import paths)
-from bench.fake_dynamodb import FakeDynamoDB, Partition
+from bench.simulator.dynamodb import Partition
+from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 ACCOUNT = "1000000000000001"
 QUEUE = "capacity"
@@ -130,13 +130,16 @@ def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: 
 def seeded_ids(rng: random.Random) -> None:
     """Message and queue ids from a seeded generator instead of `secrets`, so that a run (the stripes its
     messages land in) can be repeated exactly."""
-    from mnsd import queue_service
+    from mnsd import queue_model, queue_service
+    from mnsd.storage.dynamodb import placer
 
-    queue_service.secrets = types.SimpleNamespace(  # type: ignore[assignment]
+    seeded = types.SimpleNamespace(
         token_hex=lambda n: rng.randbytes(n).hex(),
         token_urlsafe=lambda n: rng.randbytes(n).hex(),
         randbelow=rng.randrange,
     )
+    for module in (queue_service, queue_model, placer):  # queue ids; message ids; the stripe each id names
+        module.secrets = seeded  # type: ignore[attr-defined]
 
 
 class Simulation:
@@ -252,7 +255,8 @@ class Simulation:
                 break
         self.run.wall = time.perf_counter() - started
         self.run.cpu = time.process_time() - cpu_started
-        self.run.final_stripes = getattr(self.queues.get_queue(ACCOUNT, QUEUE), "stripes", 1)
+        queue_id = self.queues.get_queue(ACCOUNT, QUEUE).queue_id
+        self.run.final_stripes = self.queues.messages.placer.of(queue_id).stripes
         return self.run
 
 

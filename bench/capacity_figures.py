@@ -22,9 +22,8 @@ import threading
 import time
 from typing import Any
 
-from bench import _common  # noqa: F401  (import paths)
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
-from bench.fake_dynamodb import FakeDynamoDB
+from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 BATCH = 16
 CALL_SECONDS = 0.005  # simulated duration of one DynamoDB call in `claims`
@@ -67,10 +66,16 @@ def send(queues: Any, name: str, total: int) -> None:
 # --- read units per receive against messages in flight ---------------------------------------------
 
 
+def placement(queues: Any, name: str) -> Any:
+    """The DynamoDB engine's placement of a queue (`mnsd.storage.dynamodb.placement.Placement`)."""
+    return queues.messages.placer.of(queues.get_queue(ACCOUNT, name).queue_id)
+
+
 def indexed(queues: Any, name: str) -> None:
     """Turn a new queue's ready index on and call it built (nothing to build yet): a queue that had turned it on."""
-    queue = queues.catalog.start_index(queues.get_queue(ACCOUNT, name), int(queues.clock.now() * 1000))
-    queues.catalog.advance_index(queue, None)
+    queue_id, placements = queues.get_queue(ACCOUNT, name).queue_id, queues.messages.placer.placements
+    started = placements.start_index(queue_id, placements.of(queue_id), int(queues.clock.now() * 1000))
+    placements.advance_index(queue_id, started, None)
 
 
 def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool = True, burst: bool = False) -> None:
@@ -92,10 +97,10 @@ def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool
     while taken < held:
         taken += len(queues.receive(ACCOUNT, name, BATCH, 0))
         queues.clock.t += 1
-    if not settle or not queues.get_queue(ACCOUNT, name).spread.indexing:
+    if not settle or not placement(queues, name).spread.indexing:
         return
     queues.clock.t += queues.settings.index_settle_seconds
-    while queues.get_queue(ACCOUNT, name).spread.plain:
+    while placement(queues, name).spread.plain:
         try:
             queues.receive(ACCOUNT, name, BATCH, 0)
         except errors.MessageNotExist:
@@ -103,7 +108,7 @@ def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool
 
 
 def index_state(queues: Any, name: str) -> str:
-    spread = queues.get_queue(ACCOUNT, name).spread
+    spread = placement(queues, name).spread
     return "read" if spread.reads_index(0) else "kept, being built" if spread.indexing else "off"
 
 
@@ -212,7 +217,7 @@ def contend(consumers: int, messages: int, containers: bool = False) -> str:
         thread.join()
     failed = client.usage.failed_conditions["UpdateItem"]
     total = sum(delivered)
-    stripes = getattr(queues.get_queue(ACCOUNT, "claims"), "stripes", 1)
+    stripes = placement(queues, "claims").stripes
     rcu = sum(client.usage.rcu.values()) / max(1, total)
     receives = len(delivered) / max(1, total)
     return (
@@ -274,10 +279,10 @@ def lifecycle(messages: int = 320, held: int = 0, burst: bool = False) -> dict[s
         services, client, clock = fresh()
         queues = services.queues
         holding(queues, "life", held, burst=burst)
-        stripes = queues.get_queue(ACCOUNT, "life").stripes
+        stripes = placement(queues, "life").stripes
         if burst:  # quiet for two hours after the burst: the queue sends over few of its stripes again
             clock.t += 7200
-            width = queues.get_queue(ACCOUNT, "life").send_width(int(clock.t * 1000))
+            width = placement(queues, "life").send_width(int(clock.t * 1000))
             label += f" ({stripes} stripes, sending over {width}, two hours after the burst)"
         elif stripes > 1:
             label += f" ({stripes} stripes)"
@@ -285,7 +290,9 @@ def lifecycle(messages: int = 320, held: int = 0, burst: bool = False) -> dict[s
         queues.delete(ACCOUNT, "life", queues.receive(ACCOUNT, "life", 1, 0)[0].receipt_handle)
         client.usage.reset()
         api = 0
-        step = max(0.01, batch / 160)  # 50 or 80 messages/s: a quiet queue (`mnsd.stripes`: it keeps one stripe)
+        step = max(
+            0.01, batch / 160
+        )  # 50 or 80 messages/s: a quiet queue (`mnsd.storage.dynamodb.stripes`: it keeps one stripe)
         for _ in range(messages // batch):
             clock.t += step
             queues.send(ACCOUNT, "life", inputs(batch))

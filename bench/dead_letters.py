@@ -8,8 +8,9 @@ rules (`mnsd.storage.capacity`; TransactWriteItems at twice the units of its ite
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from bench._common import md_table, write_result
+from bench._common import md_table, use_local_aws_defaults, write_result
 from bench.capacity import SimulatedClock
 from bench.queue_lifecycle import b64_body
 from bench.recording import Recorder, recorded_moto_services
@@ -70,7 +71,7 @@ def row(services, recorder, clock, account: str, body: str, mode: str) -> list[o
 def receive_reads(services, recorder, clock, account: str, kept: int) -> list[str]:
     """Read units of one receive on a queue with rewind on after `kept` messages were received and deleted (so
     kept), sent at a quiet producer's 80 messages/s: as soon as they are kept, and once the queue's ready index
-    is built when those receives turned it on (`mnsd.stripes`)."""
+    is built when those receives turned it on (`mnsd.storage.dynamodb.stripes`)."""
     from mnsd import errors
     from mnsd.queue_model import MessageInput, QueueAttributeChanges
 
@@ -89,11 +90,14 @@ def receive_reads(services, recorder, clock, account: str, kept: int) -> list[st
         queues.receive(account, name, 1, 0)
         return sum(c.rcu for c in recorder.calls if c.table != "mns-meta")
 
+    def spread() -> Any:  # the engine's placement of the queue (`mnsd.storage.dynamodb.placement`)
+        return queues.messages.placer.of(queues.get_queue(account, name).queue_id).spread
+
     first = one_receive()
-    if not queues.get_queue(account, name).spread.indexing:
+    if not spread().indexing:
         return [str(kept), f"{first:g}", "- (index off)"]
     clock.sleep(services.settings.index_settle_seconds)
-    while queues.get_queue(account, name).spread.plain:
+    while spread().plain:
         try:
             queues.receive(account, name, 16, 0)  # (builds the index a step further)
         except errors.MessageNotExist:
@@ -102,6 +106,7 @@ def receive_reads(services, recorder, clock, account: str, kept: int) -> list[st
 
 
 def main() -> None:
+    use_local_aws_defaults()
     mock, services, recorder, clock = setup()
     from mnsd.accounts import StaticKeyStore
 

@@ -15,11 +15,12 @@ scaled to each size, a derivation, not a measurement on Lambda.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 
-from bench._common import ROOT, md_table, write_result
+from bench._common import ROOT, md_table, use_local_aws_defaults, write_result
 
 # List prices, us-east-1, as published on the AWS pricing pages (checked 2026-11).
 LAMBDA_GB_SECOND = {"x86_64": 0.0000166667, "arm64": 0.0000133334}
@@ -114,12 +115,14 @@ def measure_query_cpu(calls: int = 300) -> float:
 
 def measure_import_cpu(runs: int = 3) -> float:
     """Median CPU seconds of `import functions.get_messages` in a fresh interpreter."""
-    code = (
-        "import sys, time; sys.path[:0] = ['layers/mnsd/python', '.']; t = time.process_time(); "
-        "import functions.get_messages; print(time.process_time() - t)"
-    )
+    code = "import time; t = time.process_time(); import functions.get_messages; print(time.process_time() - t)"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(["layers/mnsd/python", "."])}  # this checkout's code
     samples = sorted(
-        float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
         for _ in range(runs)
     )
     return samples[len(samples) // 2]
@@ -136,6 +139,7 @@ def monthly(poll_seconds: float, memory_mb: int, architecture: str, poll_interva
 
 
 def main() -> None:
+    use_local_aws_defaults()
     from mnsd.settings import Settings
 
     poll_interval_s = Settings().poll_interval_ms / 1000

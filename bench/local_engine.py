@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench._common import ROOT, md_table, pct, write_result
+from bench._common import ROOT, md_table, pct, use_local_aws_defaults, write_result
 
 PYTHON = sys.executable
 KEY_ID, KEY_SECRET = "LOCALACCESSKEYID", "LOCALACCESSKEYSECRET"
@@ -316,6 +316,7 @@ def receive_p50(server: Ours, names: list[str], n: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    use_local_aws_defaults()
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     args = parser.parse_args(argv)

@@ -7,7 +7,7 @@ import base64
 import os
 import time
 
-from bench._common import md_table, pct, write_result
+from bench._common import md_table, pct, use_local_aws_defaults, write_result
 from bench._servers import start_ours, start_sqs
 
 N = 300
@@ -77,6 +77,7 @@ def sqs(n: int):
 
 
 def main() -> None:
+    use_local_aws_defaults()
     results = {"ours (MNS SDK -> LocalServer)": ours(N), "moto SQS server (boto3)": sqs(N)}
     (our_name, a), (sqs_name, b) = results.items()
     rows = []

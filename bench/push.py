@@ -19,7 +19,7 @@ from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
-from bench._common import md_table, pct, write_result
+from bench._common import md_table, pct, use_local_aws_defaults, write_result
 from bench._servers import start_ours
 
 if TYPE_CHECKING:
@@ -233,6 +233,7 @@ def transitions_table() -> str:
 
 
 def main() -> None:
+    use_local_aws_defaults()
     print("latency ...", flush=True)
     latency_table = latency()
     print(latency_table, flush=True)

@@ -20,7 +20,7 @@ from collections import Counter
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from bench._common import md_table, write_result
+from bench._common import md_table, use_local_aws_defaults, write_result
 
 N_MESSAGES = int(os.environ.get("BENCH_DUP_MESSAGES", "30"))
 DELAY_SECONDS = float(os.environ.get("BENCH_DUP_DELAY", "3.0"))
@@ -139,6 +139,7 @@ def run() -> list[object]:
 
 
 def main() -> None:
+    use_local_aws_defaults()
     row = run()
     print(row, flush=True)
     table = md_table(

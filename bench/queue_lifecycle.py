@@ -15,7 +15,7 @@ import random
 import time
 from collections import Counter
 
-from bench._common import md_table, write_result
+from bench._common import md_table, use_local_aws_defaults, write_result
 from bench.recording import recorded_moto_services
 
 MESSAGES = 32  # per row: 32 single lifecycles, or 2 batches of 16
@@ -143,6 +143,7 @@ def lifecycle_trace(services, recorder, account, body: str) -> list[str]:
 
 
 def main() -> None:
+    use_local_aws_defaults()
     started = time.perf_counter()
     mock, services, recorder = setup()
     from mnsd.accounts import StaticKeyStore

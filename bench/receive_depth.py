@@ -7,7 +7,7 @@ import base64
 import os
 import time
 
-from bench._common import md_table, pct, write_result
+from bench._common import md_table, pct, use_local_aws_defaults, write_result
 from bench._servers import start_ours, start_sqs
 
 DEPTHS = (100, 1000, 10000)
@@ -91,6 +91,7 @@ def evaluated_per_receive() -> dict[int, tuple[float, float, float]]:
 
 
 def main() -> None:
+    use_local_aws_defaults()
     started = time.perf_counter()
     a, b = ours(), sqs()
     evaluated = evaluated_per_receive()

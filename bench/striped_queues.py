@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from bench._common import md_table, write_result
+from bench._common import md_table, use_local_aws_defaults, write_result
 from bench.queue_lifecycle import setup
 
 IN_FLIGHT = (0, 1000)
@@ -80,6 +80,7 @@ def lifecycle(services, recorder, account: str, batch: int) -> dict[str, object]
 
 
 def main() -> None:
+    use_local_aws_defaults()
     started = time.perf_counter()
     label = sys.argv[1] if len(sys.argv) > 1 else "after"
     mock, services, recorder = setup()

@@ -20,6 +20,7 @@ from typing import Any
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.meta import meta_item
+from mnsd.storage.dynamodb.oplog import log_item
 from mnsd.storage.sqlite import SqliteStorage
 
 BUCKET = "mns-local-exports"
@@ -84,7 +85,7 @@ def _write_export(folder: Path, items: Iterable[dict[str, Any]]) -> None:
 def export_sqlite(storage: SqliteStorage, folder: Path) -> Path:
     """The embedded engine's tables exported in the layout the DynamoDB tables export to."""
     target = folder / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    _write_export(target / "log", storage.log.items())
+    _write_export(target / "log", map(log_item, storage.log.records()))
     _write_export(target / "messages", (i for m in storage.messages.all_messages() for i in layout.message_items(m)))
     _write_export(target / "meta", (meta_item(p, n, r) for p, n, r in storage.meta.all_records()))
     return target

@@ -36,6 +36,7 @@ from local_runtime.exports import export_sqlite, export_tables
 from local_runtime.push import LocalPushWorker, compress_waits, create_push_workflow, time_scale
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
+from local_runtime.upgrade import upgrade
 from mnsd import api, errors
 from mnsd.accounts import StaticKeyStore, create_keys_file
 from mnsd.auth import authenticate
@@ -48,6 +49,7 @@ from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.routes import ROUTES
 from mnsd.services import Services, build_services
 from mnsd.settings import RECEIPT_SECRET, Settings
+from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -210,6 +212,7 @@ class LocalServer:
         self.clients = clients
         if engine.engine == SQLITE:
             self.storage = sqlite_storage(engine.data_dir, engine.synchronous)
+            upgrade(self.storage)
         else:
             create_tables(clients("dynamodb"), settings)
         state_machine_arn, queue_url = create_push_workflow(clients)
@@ -234,12 +237,15 @@ class LocalServer:
         self.worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
         if self.storage is not None:
             now_ms = lambda: ms(services.clock.now())  # noqa: E731
-            reader = SqliteChangeReader(self.storage, lambda records: services.queue_events().handle(records), now_ms)
+            reader = SqliteChangeReader(self.storage, lambda events: services.queue_events().handle(events), now_ms)
             self.streams = [reader.start()]
         else:
             self.streams = [
                 LocalStreamReader(
-                    settings.message_table, region, lambda records: services.queue_events().handle(records), lock
+                    settings.message_table,
+                    region,
+                    lambda records: services.queue_events().handle(message_changes(records)),
+                    lock,
                 ).start()
             ]
         return services

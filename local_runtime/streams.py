@@ -1,6 +1,7 @@
-"""Streams in the local runtime: the message table's changes, read and handed to the handler that
-consumes the DynamoDB stream on AWS (the operation log). On moto, the table's stream; on the embedded
-engine, its change records (`SqliteChangeReader`).
+"""Streams in the local runtime: the message table's changes, read and handed to what consumes the
+DynamoDB stream on AWS (the operation log). On moto, the table's stream records (`LocalStreamReader`, turned
+into change events by `mnsd.storage.dynamodb.changes`); on the embedded engine, its change events
+(`SqliteChangeReader`).
 
 moto records stream records but its HTTP routing does not answer DynamoDB Streams requests here, so
 the reader takes them from moto's backend directly and shapes them as a Lambda event would (epoch
@@ -15,13 +16,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from mnsd.changes import MessageChange
 from mnsd.storage.sqlite import SqliteStorage
 
 POLL_SECONDS = 0.1
 MOTO_ACCOUNT = "123456789012"
 
 
-def _lambda_record(record: dict[str, Any]) -> dict[str, Any]:
+def lambda_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A record of moto's stream backend as a Lambda event holds it (the creation time in epoch seconds)."""
     change = dict(record["dynamodb"])
     created = change.get("ApproximateCreationDateTime")
     if isinstance(created, datetime.datetime):
@@ -69,7 +72,7 @@ class LocalStreamReader:
             except Exception:  # the backend is stopping
                 return
             iterator = result["NextShardIterator"]
-            records = [_lambda_record(r) for r in result["Records"]]
+            records = [lambda_record(r) for r in result["Records"]]
             if records:
                 try:
                     self.consume(records)
@@ -80,14 +83,14 @@ class LocalStreamReader:
 
 
 class SqliteChangeReader:
-    """The embedded engine's stream: hands its change records (the shape of DynamoDB stream records)
-    to `consume` and forgets them once consumed; also sweeps what retention ended, as TTL does, and
-    checkpoints the WAL when idle (so commits on the request path do not)."""
+    """The embedded engine's stream: hands its change events to `consume` and forgets them once consumed;
+    also sweeps what retention ended, as TTL does, and checkpoints the WAL when idle (so commits on the
+    request path do not)."""
 
     def __init__(
         self,
         storage: SqliteStorage,
-        consume: Callable[[list[dict[str, Any]]], object],
+        consume: Callable[[list[MessageChange]], object],
         now_ms: Callable[[], int],
         sweep_seconds: float = 30.0,
     ) -> None:
@@ -107,7 +110,7 @@ class SqliteChangeReader:
         self._thread.join(timeout=5)
 
     def drain(self) -> int:
-        """Consume the pending change records; how many."""
+        """Consume the pending change events; how many."""
         records, upto = self.storage.messages.changes()
         if records:
             self.consume(records)

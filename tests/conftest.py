@@ -3,6 +3,22 @@
 import pytest
 from push_receiver import PushEndpoint
 
+# What boto3 finds under moto: placeholder keys and a region, so no client made in a test signs with a
+# developer's own keys or asks for a region.
+AWS_TEST_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+@pytest.fixture
+def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placeholder AWS keys and a region in the environment, for the test's duration."""
+    for name, value in AWS_TEST_ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
+
 
 @pytest.fixture
 def push_endpoint():

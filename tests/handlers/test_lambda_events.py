@@ -35,12 +35,9 @@ class Context:
 
 
 @pytest.fixture
-def aws_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def aws_environment(aws_credentials: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The functions' environment (keys and receipt secret in plain variables, as locally)."""
     for name, value in {
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
         "MNS_CREDENTIALS": f"{ACCOUNT}:{KEY_ID}:{SECRET}",
         "MNS_RECEIPT_SECRET": "event-test-secret",
         "POWERTOOLS_TRACE_DISABLED": "true",

@@ -29,11 +29,7 @@ class FakeClock:
 
 
 @pytest.fixture
-def aws_env(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+def aws_env(aws_credentials):
     with mock_aws():
         yield
 

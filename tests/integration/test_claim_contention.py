@@ -16,12 +16,13 @@ import pytest
 
 from bench.capacity import SimulatedClock
 from bench.capacity_figures import indexed
-from bench.fake_dynamodb import FakeDynamoDB
+from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.tables import create_tables
 from mnsd import errors
 from mnsd.queue_model import MessageInput
 from mnsd.services import build_services
 from mnsd.settings import Settings
+from tests.integration.placements import placement
 
 ACCOUNT = "1000000000000001"
 BATCH = 16
@@ -31,7 +32,7 @@ class Lockstep:
     """A DynamoDB client for consumer threads that take turns, one call each, round a ring (calls made outside
     `run` go straight through). Each call moves the simulated clock by `step`."""
 
-    def __init__(self, client: FakeDynamoDB, clock: SimulatedClock, step: float) -> None:
+    def __init__(self, client: SimulatedDynamoDB, clock: SimulatedClock, step: float) -> None:
         self._client = client
         self._clock = clock
         self._step = step
@@ -87,17 +88,17 @@ class Lockstep:
 
 def create_indexed(queues: Any, name: str) -> None:
     """A one-stripe queue whose ready index is on and built: what a hot queue's is once it turned it on
-    (`mnsd.stripes`) and built it over the older leases."""
+    (`mnsd.storage.dynamodb.stripes`) and built it over the older leases."""
     queues.create_queue(ACCOUNT, name)
     indexed(queues, name)
-    assert queues.get_queue(ACCOUNT, name).spread.reads_index(0)
+    assert placement(queues, name).spread.reads_index(0)
 
 
 def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, int, float]:
     """(failed conditional claims, messages delivered, read units) over the whole drain."""
     random.seed(12)
     clock = SimulatedClock()
-    double = FakeDynamoDB(now=clock.now)
+    double = SimulatedDynamoDB(now=clock.now)
     client = Lockstep(double, clock, 0.005 / consumers)
     # One stripe held (a backlog sent this fast would grow the queue): the worst case, all racing on one partition.
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)
@@ -109,7 +110,7 @@ def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, i
         queues.create_queue(ACCOUNT, "hot")
     for _ in range(messages // BATCH):
         queues.send(ACCOUNT, "hot", [MessageInput(body="m" * 100, delay_seconds=None, priority=8)] * BATCH)
-    assert queues.get_queue(ACCOUNT, "hot").stripes == 1  # the whole backlog in one stripe
+    assert placement(queues, "hot").stripes == 1  # the whole backlog in one stripe
     double.usage.reset()
     delivered: list[str] = []
 
@@ -149,7 +150,7 @@ def test_consumers_on_a_quiet_queues_stripe_read_from_the_table_rarely_lose_a_cl
 
 
 def queue_service(clock: SimulatedClock) -> Any:
-    client = FakeDynamoDB(now=clock.now)
+    client = SimulatedDynamoDB(now=clock.now)
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)  # one deep stripe
     create_tables(client, settings)
     return build_services(settings, dynamodb=client, clock=clock).queues

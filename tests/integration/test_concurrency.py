@@ -24,7 +24,8 @@ from mnsd.clock import SystemClock
 from mnsd.queue_model import MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
-from mnsd.storage.dynamodb import condition_failed
+from mnsd.storage.dynamodb.conditions import condition_failed
+from tests.integration.placements import placement
 
 ACCOUNT = "1000000000000001"
 MESSAGES = int(os.environ.get("MNS_CONCURRENCY_MESSAGES", "800"))
@@ -161,7 +162,7 @@ def run(
         )
         + f"; failed claims {counter.failed} of {counter.claims} ({counter.failed / max(1, delivered):.2f} per "
         f"delivered message; {hot[0] / max(1, hot[1]):.2f} over the first {hot[1]}, while the queue held at least "
-        f"{harness.hot_until}); stripes {service.get_queue(ACCOUNT, 'q').stripes}"
+        f"{harness.hot_until}); stripes {placement(service).stripes}"
     )
     print("\n" + report)
 

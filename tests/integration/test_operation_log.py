@@ -11,6 +11,7 @@ from mns.topic import TopicMessage, TopicMeta
 
 from local_runtime.server import LocalServer
 from mnsd.settings import Settings
+from mnsd.storage.dynamodb.changes import message_changes
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def account(server) -> Account:
 def log_of(server, pk: str, count: int, timeout: float = 5) -> list[dict]:
     deadline = time.monotonic() + timeout
     while True:
-        items = server.services.storage.meta.client.query(
+        items = server.services.storage.messages.client.query(
             TableName=server.settings.log_table,
             KeyConditionExpression="pk = :pk",
             ExpressionAttributeValues={":pk": {"S": pk}},
@@ -88,13 +89,13 @@ def test_stream_records_handled_twice_are_logged_once(server, account):
         "eventName": "INSERT",
         "dynamodb": {"ApproximateCreationDateTime": 0, "NewImage": _lease_of(server, "twice")},
     }
-    server.services.queue_events().handle([stream_record])
+    server.services.queue_events().handle(message_changes([stream_record]))
     assert len(log_of(server, "1000000000000001#queue#twice", 2, timeout=0.5)) == 1
 
 
 def _lease_of(server, name: str) -> dict:
     queue = server.services.queues.get_queue("1000000000000001", name)
-    (item,) = server.services.storage.meta.client.query(
+    (item,) = server.services.storage.messages.client.query(
         TableName=server.settings.message_table,
         KeyConditionExpression="pk = :pk",
         ExpressionAttributeValues={":pk": {"S": queue.queue_id}},

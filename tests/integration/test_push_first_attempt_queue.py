@@ -28,6 +28,7 @@ from mnsd.push.handlers import Handler, make_fanout_handler, make_first_attempt_
 from mnsd.push.signing import generate_signing_material
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
+from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.topic_model import TopicMessage
 from mnsd.wire import codec, requests
@@ -198,7 +199,7 @@ def test_a_hanging_subscription_does_not_delay_its_healthy_sibling_on_aws(aws, p
     push.topics.create_topic(ACCOUNT, "siblings", requests.topic_attribute_changes(xml("Topic")))
     push.subscribe("siblings", "hanging", hanging_endpoint.url("/h"))
     push.subscribe("siblings", "healthy", push_endpoint.url("/h"))
-    stream = Stream(make_fanout_handler(lambda: push.services))
+    stream = Stream(make_fanout_handler(published_messages, lambda: push.services))
     pollers = FifoEventSource(push.clients("sqs"), push.queue_url, make_first_attempt_handler(lambda: push.services))
     try:
         published_at: dict[str, float] = {}

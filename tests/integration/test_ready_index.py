@@ -9,7 +9,8 @@ from mnsd import errors
 from mnsd.queue_model import MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.storage.dynamodb import layout, messages
-from mnsd.stripes import INDEX_STEP, INDEX_WASTE
+from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE
+from tests.integration.placements import grow, placement
 
 ACCOUNT = "1000000000000001"
 SETTLE = 120.0  # Settings.index_settle_seconds
@@ -45,7 +46,7 @@ def test_a_quiet_queue_writes_nothing_to_the_index(make, dynamodb):
     send(service, 20)
     got = hold(service, 20)
     service.batch_delete(ACCOUNT, "q", [g.receipt_handle for g in got[:10]])
-    assert not service.get_queue(ACCOUNT, "q").index_since
+    assert not placement(service).index_since
     found = leases(dynamodb, service)
     assert len(found) == 10 and not any(layout.INDEX_KEY in item for item in found)
     index = dynamodb.scan(TableName=service.messages.table, IndexName=layout.READY_INDEX)
@@ -57,14 +58,13 @@ def test_receives_that_read_leases_they_cannot_take_turn_the_index_on_and_build_
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="3600"))
     send(service, INDEX_WASTE)
     held = hold(service, INDEX_WASTE)  # (the last receive read 96 of them in flight: not enough to turn it on)
-    assert not service.get_queue(ACCOUNT, "q").index_since
+    assert not placement(service).index_since
     (behind,) = send(service, 1)
     # From the table, a receive reads every lease in flight ahead of the one it can take, and says so.
     (got,) = service.receive(ACCOUNT, "q", 1, 0)
     assert got.message.message_id == behind.message.message_id
-    queue = service.get_queue(ACCOUNT, "q")
-    assert queue.index_since == int(clock.now() * 1000)
-    assert queue.spread.indexing and queue.spread.plain == 1  # written from now on, not read yet
+    assert placement(service).index_since == int(clock.now() * 1000)
+    assert placement(service).spread.indexing and placement(service).spread.plain == 1  # written from now on, not read
     # From now on writes keep it: a new lease has `w`, a claim sets it with `v`.
     (new,) = send(service, 1)
     by_id = {i["id"]["S"]: i for i in leases(dynamodb, service)}
@@ -72,11 +72,11 @@ def test_receives_that_read_leases_they_cannot_take_turn_the_index_on_and_build_
     assert layout.INDEX_KEY not in by_id[held[0].message.message_id]
     # Nothing is built before every container writes the index.
     (claimed,) = service.receive(ACCOUNT, "q", 1, 0)
-    assert service.get_queue(ACCOUNT, "q").index_cursor == ""
+    assert placement(service).index_cursor == ""
     clock.advance(SETTLE)
     send(service, 1)
     steps = 0
-    while service.get_queue(ACCOUNT, "q").spread.plain:
+    while placement(service).spread.plain:
         steps += 1
         try:
             service.receive(ACCOUNT, "q", 1, 0)
@@ -88,9 +88,9 @@ def test_receives_that_read_leases_they_cannot_take_turn_the_index_on_and_build_
     assert live and all(i.get(layout.INDEX_KEY) == i["v"] for i in live)
     # Now a receive reads only what it can claim: the leases in flight are not read.
     queue = service.get_queue(ACCOUNT, "q")
-    assert queue.spread.reads_index(0)
+    assert placement(service).spread.reads_index(0)
     send(service, 1)
-    scan = service.messages.scan_ready(queue.queue_id, int(clock.now() * 1000), 2, queue.spread)
+    scan = service.messages.scan_ready(queue.queue_id, int(clock.now() * 1000), 2)
     assert len(scan.messages) == 1 and scan.wasted == 0
     assert service.queue_counts(queue) == QueueCounts(active=1, inactive=INDEX_WASTE + 3)
     # A held message still comes back when its visibility ends, found through the index.
@@ -110,7 +110,7 @@ def test_a_lease_another_container_wrote_without_the_index_is_built_into_it(make
     held = hold(service, INDEX_WASTE)
     send(service, 1)
     service.receive(ACCOUNT, "q", 1, 0)
-    assert service.get_queue(ACCOUNT, "q").index_since and not stale.get_queue(ACCOUNT, "q").index_since
+    assert placement(service).index_since and not placement(stale).index_since
     # The stale container re-times a held message and sends a delayed one: neither lease gets `w`.
     stale.change_visibility(ACCOUNT, "q", held[0].receipt_handle, 600)
     (unindexed,) = send(stale, 1, delay=600)
@@ -119,11 +119,11 @@ def test_a_lease_another_container_wrote_without_the_index_is_built_into_it(make
     assert layout.INDEX_KEY not in by_id[unindexed.message.message_id]
     clock.advance(SETTLE)
     for _ in range(10):  # receives that find nothing to take build the index all the same
-        if not service.get_queue(ACCOUNT, "q").spread.plain:
+        if not placement(service).spread.plain:
             break
         with pytest.raises(errors.MessageNotExist):
             service.receive(ACCOUNT, "q", 16, 0)
-    assert service.get_queue(ACCOUNT, "q").spread.reads_index(0)
+    assert placement(service).spread.reads_index(0)
     live = [i for i in leases(dynamodb, service) if "v" in i]
     assert len(live) == INDEX_WASTE + 2 and all(i.get(layout.INDEX_KEY) == i["v"] for i in live)
     # When their time comes, receives find both in the index.
@@ -136,9 +136,10 @@ def test_a_queue_that_grows_reads_its_new_stripes_from_the_index_at_once(make, d
     service = make(max_queue_stripes=4)
     service.create_queue(ACCOUNT, "q")
     send(service, 4)
-    queue = service.catalog.grow_stripes(service.get_queue(ACCOUNT, "q"), 4, int(clock.now() * 1000))
-    assert queue.spread.indexing and queue.spread.plain == 1
-    assert [queue.spread.reads_index(s) for s in range(4)] == [False, True, True, True]
+    grown = grow(service, 4)
+    assert grown.spread.indexing and grown.spread.plain == 1
+    assert [grown.spread.reads_index(s) for s in range(4)] == [False, True, True, True]
+    queue = service.get_queue(ACCOUNT, "q")
     send(service, 60)
     assert all(
         i.get(layout.INDEX_KEY) == i["v"] for i in leases(dynamodb, service) if not i["pk"]["S"] == queue.queue_id
@@ -155,8 +156,7 @@ def test_a_queue_that_grows_reads_its_new_stripes_from_the_index_at_once(make, d
 def test_a_queue_created_striped_keeps_its_index_from_the_start(make, dynamodb):
     service = make(queue_stripes=4)
     service.create_queue(ACCOUNT, "q")
-    queue = service.get_queue(ACCOUNT, "q")
-    assert queue.spread.indexing and queue.spread.plain == 0
+    assert placement(service).spread.indexing and placement(service).spread.plain == 0
     send(service, 16)
     assert all(i[layout.INDEX_KEY] == i["v"] for i in leases(dynamodb, service))
 
@@ -174,7 +174,8 @@ def test_an_index_that_cannot_be_read_yet_is_not_read(make, dynamodb, clock):
     got = hold(service, 20)
     assert {g.message.message_id for g in got} == {r.message.message_id for r in sent}
     queue = service.get_queue(ACCOUNT, "q")
-    assert service.messages.build_index(queue.queue_id, queue.spread, "", int(clock.now() * 1000), 50) == "2|"
+    spread = placement(service).spread
+    assert service.messages.build_index(queue.queue_id, spread, "", int(clock.now() * 1000), 50) == "2|"
 
 
 def test_a_quiet_queues_counts_are_bounded_and_estimated_beyond(make, monkeypatch):

@@ -8,7 +8,10 @@ import collections
 import pytest
 
 from mnsd import errors
-from mnsd.queue_model import WIDTH_HALVING_MS, WIDTH_LAG_MS, MessageInput, QueueAttributeChanges, stripe_of
+from mnsd.queue_model import MessageInput, QueueAttributeChanges
+from mnsd.storage.dynamodb.layout import stripe_of
+from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS
+from tests.integration.placements import grow, placement
 
 ACCOUNT = "1000000000000001"
 STRIPES = 8
@@ -46,17 +49,18 @@ def ms(clock) -> int:
 def grown(make, clock):
     service = make(max_queue_stripes=STRIPES)
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="30"))
-    service.catalog.grow_stripes(service.get_queue(ACCOUNT, "q"), STRIPES, ms(clock))
+    grow(service, STRIPES)
     return service
 
 
 def test_the_send_width_halves_every_ten_minutes_and_receives_lag_behind(grown, clock):
-    queue = grown.get_queue(ACCOUNT, "q")
+    queue, seen = grown.get_queue(ACCOUNT, "q"), placement(grown)
     now = ms(clock)
-    assert [queue.send_width(now + k * WIDTH_HALVING_MS) for k in range(5)] == [8, 4, 2, 1, 1]
-    assert queue.read_spread(now + WIDTH_HALVING_MS).width == STRIPES  # (a minute behind the senders)
-    assert queue.read_spread(now + WIDTH_HALVING_MS + WIDTH_LAG_MS).width == 4
-    assert grown.catalog.widen(queue, now + 3 * WIDTH_HALVING_MS).send_width(now + 3 * WIDTH_HALVING_MS) == 8
+    assert [seen.send_width(now + k * WIDTH_HALVING_MS) for k in range(5)] == [8, 4, 2, 1, 1]
+    assert seen.read_spread(now + WIDTH_HALVING_MS).width == STRIPES  # (a minute behind the senders)
+    assert seen.read_spread(now + WIDTH_HALVING_MS + WIDTH_LAG_MS).width == 4
+    widened = grown.messages.placer.placements.widen(queue.queue_id, seen, now + 3 * WIDTH_HALVING_MS)
+    assert widened.send_width(now + 3 * WIDTH_HALVING_MS) == 8
 
 
 def test_a_quiet_queue_gathers_its_messages_and_receives_read_few_stripes(grown, clock):
@@ -107,9 +111,9 @@ def test_a_quiet_queue_gathers_its_messages_and_receives_read_few_stripes(grown,
 
 def test_a_container_sending_faster_than_the_width_allows_widens_the_queue(grown, clock):
     clock.advance(3 * WIDTH_HALVING_MS / 1000)
-    assert grown.get_queue(ACCOUNT, "q").send_width(ms(clock)) == 1
-    sent = send(grown, 256)  # a burst: 256 at once, beyond what one stripe takes (`mnsd.stripes`)
-    queue = grown.get_queue(ACCOUNT, "q")
-    assert queue.widened_at == ms(clock) and queue.send_width(ms(clock)) == STRIPES
+    assert placement(grown).send_width(ms(clock)) == 1
+    sent = send(grown, 256)  # a burst: 256 at once, beyond what one stripe takes (`mnsd.storage.dynamodb.stripes`)
+    seen = placement(grown)
+    assert seen.widened_at == ms(clock) and seen.send_width(ms(clock)) == STRIPES
     spread = collections.Counter(stripe_of(r.message.message_id) for r in sent)
     assert set(spread) == set(range(STRIPES)) and spread[0] > 256 // STRIPES  # (the first batches went to 0)

@@ -8,10 +8,13 @@ import dataclasses
 import pytest
 
 from mnsd import errors
-from mnsd.queue_model import DlqPolicyInput, MessageInput, QueueAttributeChanges, QueueCounts, stripe_of
+from mnsd.queue_model import DlqPolicyInput, MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.changes import message_changes
+from mnsd.storage.dynamodb.layout import stripe_of
+from tests.integration.placements import grow, placement
 
 ACCOUNT = "1000000000000001"
 
@@ -53,7 +56,7 @@ def striped(make):
 
 def test_a_striped_queue_spreads_sends_over_its_stripes_and_receives_from_all(striped, dynamodb):
     queue = striped.get_queue(ACCOUNT, "q")
-    assert queue.stripes == 4
+    assert placement(striped).stripes == 4
     sent = send(striped, [f"m{i}" for i in range(16)] * 4)
     stripes = {stripe_of(r.message.message_id) for r in sent}
     assert stripes == {0, 1, 2, 3}
@@ -124,7 +127,7 @@ def test_delayed_messages_and_long_polls_see_every_stripe(striped, clock):
 def test_list_delete_and_recreate_a_striped_queue(striped, dynamodb):
     send(striped, ["old"] * 8)
     queues, _ = striped.list_queues(ACCOUNT, "", 10, None)
-    assert [(q.name, q.stripes) for q in queues] == [("q", 4)]
+    assert [(q.name, placement(striped, q.name).stripes) for q in queues] == [("q", 4)]
     old = striped.get_queue(ACCOUNT, "q").queue_id
     striped.delete_queue(ACCOUNT, "q")
     with pytest.raises(errors.QueueNotExist):
@@ -176,7 +179,7 @@ def test_the_operation_log_follows_striped_messages(make, dynamodb, clock):
     record = {"eventID": "e1", "eventName": "INSERT", "dynamodb": {"NewImage": lease}}
     written = []
     services.queue_events().oplog = type("Log", (), {"write": lambda self, records: written.extend(records)})()
-    assert services.queue_events().handle([record]) == 1
+    assert services.queue_events().handle(message_changes([record])) == 1
     assert (written[0].resource, written[0].event, written[0].message_id) == ("logged", "send", striped.message_id)
     # A lease a receive deletes past its retention is logged as an expiry, not as a consumer's delete.
     removed = {
@@ -184,7 +187,7 @@ def test_the_operation_log_follows_striped_messages(make, dynamodb, clock):
         "eventName": "REMOVE",
         "dynamodb": {"OldImage": lease, "ApproximateCreationDateTime": striped.expires_at + 1},
     }
-    services.queue_events().handle([removed])
+    services.queue_events().handle(message_changes([removed]))
     assert written[1].event == "expire"
 
 
@@ -194,10 +197,9 @@ def test_the_stripe_count_grows_with_messages_in_flight_and_none_is_lost_or_dupl
     first = {r.message.message_id for r in send(service, [f"a{i}" for i in range(16)] * 2)}
     held = receive_all(service)  # all in flight, in stripe 0
     assert {g.message.message_id for g in held} == first
-    queue = service.get_queue(ACCOUNT, "q")
     for stripes in (2, 4, 8):
-        queue = service.catalog.grow_stripes(queue, stripes, int(clock.now() * 1000))
-        assert service.get_queue(ACCOUNT, "q").stripes == stripes
+        grow(service, stripes)
+        assert placement(service).stripes == stripes
     second = {r.message.message_id for r in send(service, [f"b{i}" for i in range(16)] * 4)}
     assert {stripe_of(m) for m in second} == set(range(8))
     got = receive_all(service)
@@ -217,14 +219,12 @@ def test_the_stripe_count_grows_with_messages_in_flight_and_none_is_lost_or_dupl
 def test_growth_is_conditional_on_the_count_seen(make, dynamodb, clock):
     one, two = make(), container(dynamodb, clock)  # two containers sharing the table
     one.create_queue(ACCOUNT, "q")
-    seen = two.get_queue(ACCOUNT, "q")
-    assert one.catalog.grow_stripes(one.get_queue(ACCOUNT, "q"), 2, int(clock.now() * 1000)).stripes == 2
+    seen = placement(two)
+    assert grow(one, 2).stripes == 2
     # The second container saw 1 stripe: its doubling does not apply; it gets the record as it is.
-    assert two.catalog.grow_stripes(seen, 2, int(clock.now() * 1000)).stripes == 2
-    assert two.catalog.grow_stripes(dataclasses.replace(seen, stripes=2), 4, int(clock.now() * 1000)).stripes == 4
-    assert (
-        one.catalog.grow_stripes(dataclasses.replace(seen, queue_id="another"), 8, int(clock.now() * 1000)).stripes != 8
-    )
+    assert grow(two, 2, seen=seen).stripes == 2
+    assert grow(two, 4, seen=dataclasses.replace(seen, stripes=2)).stripes == 4
+    assert grow(one, 8, seen=seen, queue_id="another").stripes != 8  # (no such incarnation)
 
 
 def test_a_throttled_claim_doubles_the_stripes(make, dynamodb, clock):
@@ -250,7 +250,7 @@ def test_a_throttled_claim_doubles_the_stripes(make, dynamodb, clock):
     send(service, ["x"])
     # The first claim is throttled (the message stays Active); the receive looks again at once and takes it.
     assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
-    assert service.get_queue(ACCOUNT, "q").stripes == 2
+    assert placement(service).stripes == 2
 
 
 def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
@@ -272,7 +272,7 @@ def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
     service = container(Unprocessed(dynamodb), clock)
     service.create_queue(ACCOUNT, "q")
     send(service, ["x"])  # stored on the retry
-    assert service.get_queue(ACCOUNT, "q").stripes == 2
+    assert placement(service).stripes == 2
     assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
 
 
@@ -349,9 +349,9 @@ def test_a_receive_reads_no_lease_in_flight(make, dynamodb, clock):
     fill(service, clock, 10)
     assert len(receive_all(service, rounds=30)) == 160  # all in flight
     # Read from the table, those receives read the leases in flight: enough to turn the queue's index on.
-    assert service.get_queue(ACCOUNT, "q").spread.indexing
+    assert placement(service).spread.indexing
     clock.advance(service.settings.index_settle_seconds)
-    while service.get_queue(ACCOUNT, "q").spread.plain:  # receives build it (over the leases written before)
+    while placement(service).spread.plain:  # receives build it (over the leases written before)
         with pytest.raises(errors.MessageNotExist):
             service.receive(ACCOUNT, "q", 16, 0)
     send(service, ["ready"])
@@ -469,10 +469,10 @@ def test_dead_letters_redrive_and_rewind_on_striped_queues(make, dynamodb, clock
 def test_a_burst_grows_the_queue_before_any_send_is_refused(clock):
     """On the DynamoDB double, which refuses a partition's requests past 1,000 WCU in a second, as DynamoDB
     does without burst capacity: a queue that starts at 5,000 messages/s grows with the rate it sees."""
-    from bench.fake_dynamodb import FakeDynamoDB
+    from bench.simulator.dynamodb import SimulatedDynamoDB
     from local_runtime.tables import create_tables
 
-    double = FakeDynamoDB(now=clock.now, throttle=True)
+    double = SimulatedDynamoDB(now=clock.now, throttle=True)
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
     create_tables(double, settings)
     service = build_services(settings, dynamodb=double, clock=clock).queues
@@ -483,6 +483,6 @@ def test_a_burst_grows_the_queue_before_any_send_is_refused(clock):
             send(service, [body] * count)  # (fails on the first message not stored)
         clock.advance(0.05)
     assert not double.usage.throttled  # not one request refused
-    assert service.get_queue(ACCOUNT, "q").stripes == 64
+    assert placement(service).stripes == 64
     second = int(clock.now()) - 1
     assert max(w for w, _ in double.usage.per_second[second].values()) < 500

@@ -1,38 +1,31 @@
 """Every storage engine behind the same fixture: the contract suite runs against each.
 
 The DynamoDB engine reads a quiet queue from its table and an indexing one from its ready index
-(`mnsd.queue_model.Spread`): `dynamodb-fake-indexed` runs the suite on queues that keep the index.
+(`mnsd.storage.dynamodb.placement.Spread`): `dynamodb-fake-indexed` runs the suite on queues that keep the index.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import boto3
 import pytest
 from moto import mock_aws
 
-from bench.fake_dynamodb import FakeDynamoDB
+from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.sqlite import sqlite_storage
-from tests.storage.engines import IndexedQueues
+from tests.storage.engines import indexed_queues
 
 ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-file", "sqlite-memory"]
 
 
 @pytest.fixture(params=ENGINES)
-def storage(request, tmp_path, monkeypatch) -> Storage:
+def storage(request, tmp_path) -> Storage:
     if request.param == "dynamodb-moto":
-        for name, value in (
-            ("AWS_ACCESS_KEY_ID", "testing"),
-            ("AWS_SECRET_ACCESS_KEY", "testing"),
-            ("AWS_DEFAULT_REGION", "us-east-1"),
-        ):
-            monkeypatch.setenv(name, value)
+        request.getfixturevalue("aws_credentials")
         with mock_aws():
             # moto is not thread-safe: one call at a time gives it DynamoDB's per-call atomicity.
             client = SerializedClient(boto3.client("dynamodb", region_name="us-east-1"))
@@ -41,13 +34,13 @@ def storage(request, tmp_path, monkeypatch) -> Storage:
             yield dynamodb_storage(client, settings)
         return
     if request.param.startswith("dynamodb-fake"):
-        # The benchmarks' in-memory DynamoDB (bench/fake_dynamodb.py): the contract holds on it as on moto.
-        client = SerializedClient(FakeDynamoDB())
+        # The benchmarks' in-memory DynamoDB (bench/simulator/dynamodb.py): the contract holds on it as on moto.
+        client = SerializedClient(SimulatedDynamoDB())
         settings = Settings()
         create_tables(client, settings)
         storage = dynamodb_storage(client, settings)
         if request.param.endswith("indexed"):
-            storage = dataclasses.replace(storage, messages=IndexedQueues(storage.messages))
+            storage = indexed_queues(storage)
         yield storage
         return
     path = tmp_path / "data" if request.param == "sqlite-file" else ":memory:"

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
-from mnsd.oplog import queue_event
-from mnsd.storage.sqlite import sqlite_storage
+from local_runtime.upgrade import upgrade
+from mnsd.metrics import LogEvent
+from mnsd.oplog import LogRecord
+from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.changes import message_changes
+from mnsd.storage.dynamodb.oplog import log_item
+from mnsd.storage.sqlite import changes, sqlite_storage
 from mnsd.storage.sqlite.messages import _READY_SQL
 from tests.storage.test_contract import NOW, RETENTION, message
 
@@ -25,7 +31,7 @@ def test_a_receive_reads_one_index_range_and_sorts_nothing(engine):
     assert plan == ["SEARCH messages USING INDEX messages_ready (queue_id=? AND priority=? AND visible_at<?)"]
 
 
-def test_change_records_give_the_operation_log_every_queue_event(engine):
+def test_the_change_table_gives_the_operation_log_every_queue_event(engine):
     logged = dataclasses.replace(message(1), logging=True)
     engine.messages.put([logged, message(2)])  # the second queue does not log
     (claimed,) = engine.messages.claim_some([logged], 1, NOW + 10, NOW + 1000)
@@ -35,8 +41,7 @@ def test_change_records_give_the_operation_log_every_queue_event(engine):
     engine.messages.put([expiring])
     engine.sweep_expired((NOW // 1000 + RETENTION + 10) * 1000)
 
-    records, upto = engine.messages.changes()
-    events = [queue_event(record, "A", "q") for record in records]
+    events, upto = engine.messages.changes()
     assert [(e.event, e.message_id, e.dequeue_count) for e in events] == [
         ("send", "M00001", 0),
         ("receive", "M00001", 1),
@@ -58,3 +63,43 @@ def test_the_data_directory_holds_the_database_whatever_its_name(tmp_path, name,
         data.mkdir()
     sqlite_storage(data).database.close()
     assert (data / "mns.sqlite3").is_file()
+
+
+def test_changes_an_older_version_kept_as_stream_records_become_events_once(tmp_path):
+    older = sqlite_storage(tmp_path)
+    logged = dataclasses.replace(message(1), logging=True)
+    lease = {**layout.message_items(logged)[-1], "b": {"S": "body-1"}}  # as the older version recorded it
+    inserted = {"eventID": "e1", "eventName": "INSERT", "dynamodb": {"NewImage": lease}}
+    with older.database.write() as connection:
+        connection.execute(f"CREATE TABLE {changes.LEGACY_TABLE} (seq INTEGER PRIMARY KEY, record TEXT NOT NULL)")
+        connection.execute(f"INSERT INTO {changes.LEGACY_TABLE} (record) VALUES (?)", (json.dumps(inserted),))
+    older.database.close()
+
+    engine = sqlite_storage(tmp_path)
+    engine.messages.put([dataclasses.replace(message(2), logging=True)])
+    assert engine.messages.upgrade(message_changes) == 1
+    assert engine.messages.upgrade(message_changes) == 0  # the legacy table is gone
+    events, _ = engine.messages.changes()
+    assert [(e.event, e.message_id, e.change_id, e.body_size) for e in events][-1] == ("send", "M00001", "e1", 6)
+    engine.database.close()
+
+
+def test_log_records_an_older_version_kept_as_dynamodb_items_are_kept_once(tmp_path):
+    older = sqlite_storage(tmp_path)
+    record = LogRecord("A", "topic", "t", "push", NOW, "M1", "e1", subscription="s", attempt=2, outcome="success")
+    item = log_item(record)
+    with older.database.write() as connection:
+        connection.execute("CREATE TABLE log (pk TEXT, sk TEXT, expires_at INTEGER, item TEXT, PRIMARY KEY (pk, sk))")
+        connection.execute(
+            "INSERT INTO log VALUES (?, ?, ?, ?)",
+            (item["pk"]["S"], item["sk"]["S"], record.expires_at, json.dumps(item)),
+        )
+    older.database.close()
+
+    engine = sqlite_storage(tmp_path)
+    assert upgrade(engine) == (0, 1)
+    assert upgrade(engine) == (0, 0)
+    assert list(engine.log.records()) == [record]
+    read = engine.log.read("A", "topic", "t", NOW, NOW, 10, subscription="s")
+    assert read.events == [LogEvent(NOW, "push", "M1", subscription="s", attempt=2, outcome="success")]
+    engine.database.close()

@@ -7,12 +7,7 @@ from mnsd.settings import Settings
 
 SHORTEST_FUNCTION_TIMEOUT_SECONDS = 10  # infra/api.py: every route but the long poll
 
-
-@pytest.fixture(autouse=True)
-def region(monkeypatch) -> None:
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+pytestmark = pytest.mark.usefixtures("aws_credentials")
 
 
 @pytest.mark.parametrize("service", ["dynamodb", "stepfunctions", "ses", "sns", "secretsmanager"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from mnsd.oplog import queue_event
 from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.changes import message_change
 from mnsd.storage.sqlite import sqlite_storage
 from tests.storage.test_contract import NOW, message
 
@@ -15,10 +15,9 @@ def logged(n: int, queue_id: str = "q1"):
 
 
 def events(store) -> list[tuple[str, str]]:
-    records, upto = store.changes()
+    found, upto = store.changes()
     store.forget_changes(upto)
-    found = [queue_event(r, "acct", "orders") for r in records]
-    return [(e.event, e.message_id) for e in found if e is not None]
+    return [(e.event, e.message_id) for e in found]
 
 
 def test_a_kept_lease_image_has_the_kept_mark_and_no_visible_time():
@@ -73,7 +72,7 @@ def test_stream_records_of_a_dynamodb_kept_lease():
         images = {"NewImage": new, "OldImage": old}
         return {**base, "eventName": name, "dynamodb": {**base["dynamodb"], **{k: v for k, v in images.items() if v}}}
 
-    deleted = queue_event(record("MODIFY", kept, live), "acct", "orders")
+    deleted = message_change(record("MODIFY", kept, live))
     assert deleted is not None and deleted.event == "delete"
-    assert queue_event(record("MODIFY", live, kept), "acct", "orders") is None  # rewound
-    assert queue_event(record("REMOVE", None, kept), "acct", "orders") is None  # dropped or expired
+    assert message_change(record("MODIFY", live, kept)) is None  # rewound
+    assert message_change(record("REMOVE", None, kept)) is None  # dropped or expired

@@ -6,13 +6,7 @@ from moto import mock_aws
 from functions.export_tables import handler
 
 
-def test_every_table_is_exported_under_its_label(monkeypatch):
-    for name, value in (
-        ("AWS_DEFAULT_REGION", "us-east-1"),
-        ("AWS_ACCESS_KEY_ID", "t"),
-        ("AWS_SECRET_ACCESS_KEY", "t"),
-    ):
-        monkeypatch.setenv(name, value)
+def test_every_table_is_exported_under_its_label(aws_credentials, monkeypatch):
     with mock_aws():
         dynamodb, s3 = boto3.client("dynamodb"), boto3.client("s3")
         s3.create_bucket(Bucket="mns-analytics")

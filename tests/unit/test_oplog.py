@@ -1,70 +1,62 @@
-"""Queue events from message-table stream records, as Lambda receives them."""
+"""The operation log of queue events: log records of change events, and the DynamoDB log table's writes."""
 
 import pytest
 
-from mnsd.oplog import LogRecord, queue_event
-from mnsd.storage.dynamodb.oplog import DynamoOperationLog
-
-LEASE = "L08" + "1700000000000" + "MSG1"
-
-
-def lease(**attributes: str) -> dict:
-    image = {"pk": {"S": "qid"}, "sk": {"S": LEASE}, "id": {"S": "MSG1"}, "l": {"BOOL": True}, "b": {"S": "héllo"}}
-    image.update({name: {"N": value} for name, value in attributes.items()})
-    return image
+from mnsd.changes import MessageChange, MessageEvent
+from mnsd.oplog import LogRecord, QueueEventLog, queue_record
+from mnsd.push.handlers import make_oplog_handler
+from mnsd.storage.dynamodb.changes import message_changes
+from mnsd.storage.dynamodb.oplog import DynamoOperationLog, log_item, record_of
+from tests.unit.test_dynamodb_changes import event as change_of
+from tests.unit.test_dynamodb_changes import lease, record
 
 
-def record(name: str, new: dict | None = None, old: dict | None = None, **extra) -> dict:
-    change = {"ApproximateCreationDateTime": 1700000042.0, "Keys": {}}
-    if new is not None:
-        change["NewImage"] = new
-    if old is not None:
-        change["OldImage"] = old
-    return {"eventID": "ev1", "eventName": name, "dynamodb": change, **extra}
+def event(rec: dict) -> LogRecord:
+    return queue_record(change_of(rec), "acct", "orders")
 
 
-def event(rec: dict) -> LogRecord | None:
-    return queue_event(rec, "acct", "orders")
-
-
-def test_insert_is_a_send_stamped_with_its_enqueue_time():
+def test_a_change_is_logged_under_its_queue_with_its_change_id():
     sent = event(record("INSERT", new=lease(e="1700000000000", v="1700000005000", d="0", r="0")))
-    assert (sent.event, sent.time, sent.delay, sent.priority, sent.body_size) == ("send", 1700000000000, 5, 8, 6)
-    assert sent.item()["pk"] == {"S": "acct#queue#orders"}
-    assert sent.item()["sk"] == {"S": "1700000000000#ev1"}
+    assert (sent.account, sent.kind, sent.resource, sent.event, sent.event_id) == (
+        "acct",
+        "queue",
+        "orders",
+        "send",
+        "ev1",
+    )
+    item = log_item(sent)
+    assert item["pk"] == {"S": "acct#queue#orders"}
+    assert item["sk"] == {"S": "1700000000000#ev1"}
+    assert item["event"] == {"S": "send"} and item["delay"] == {"N": "5"}
+    assert item["x"] == {"N": str(1700000000 + 7 * 86400)} and "subscription" not in item
+    assert record_of(item) == sent
 
 
-def test_a_first_receive_is_stamped_with_its_first_dequeue_time():
-    old = lease(e="1700000000000", v="1700000000000", d="0", r="0")
-    new = lease(e="1700000000000", v="1700000031000", d="1", r="1", f="1700000001000")
-    received = event(record("MODIFY", new=new, old=old))
-    assert (received.event, received.time, received.dequeue_count) == ("receive", 1700000001000, 1)
+class Names:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def queue_name(self, queue_id: str) -> tuple[str, str] | None:
+        self.asked.append(queue_id)
+        return ("acct", "orders") if queue_id == "qid" else None
 
 
-def test_a_redelivery_is_stamped_with_the_stream_time():
-    old = lease(e="1", v="2", d="1", r="1", f="1700000001000")
-    new = lease(e="1", v="3", d="2", r="2", f="1700000001000")
-    received = event(record("MODIFY", new=new, old=old))
-    assert (received.event, received.time, received.dequeue_count) == ("receive", 1700000042000, 2)
+class Written:
+    def __init__(self) -> None:
+        self.records: list[LogRecord] = []
+
+    def write(self, records: list[LogRecord]) -> None:
+        self.records += records
 
 
-def test_a_new_version_without_a_receive_is_a_visibility_change():
-    old = lease(e="1", v="2", d="1", r="1", f="5")
-    changed = event(record("MODIFY", new=lease(e="1", v="9", d="1", r="2", f="5"), old=old))
-    assert changed.event == "change_visibility"
-
-
-def test_removal_by_ttl_is_an_expiry_and_by_a_client_a_delete():
-    old = lease(e="1", v="2", d="3", r="3", f="5")
-    ttl = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
-    assert event(record("REMOVE", old=old, userIdentity=ttl)).event == "expire"
-    deleted = event(record("REMOVE", old=old))
-    assert (deleted.event, deleted.dequeue_count, deleted.first_dequeue_time) == ("delete", 3, 5)
-
-
-def test_body_items_are_not_events():
-    body = {"pk": {"S": "qid"}, "sk": {"S": "BMSG1"}, "b": {"S": "x"}}
-    assert event(record("INSERT", new=body)) is None
+def test_the_queue_event_log_names_each_queue_once_and_skips_deleted_queues():
+    names, written = Names(), Written()
+    log = QueueEventLog(names, written)
+    first = MessageChange("qid", "M1", MessageEvent.SEND, 5, "c1", 5, 0)
+    gone = MessageChange("old", "M2", MessageEvent.DELETE, 6, "c2", 1, 1)
+    assert log.handle([first, gone, first]) == 2
+    assert names.asked == ["qid", "old"]
+    assert [(r.resource, r.event, r.event_id) for r in written.records] == [("orders", "send", "c1")] * 2
 
 
 class ThrottledTable:
@@ -106,4 +98,22 @@ def test_records_taken_on_a_later_try_are_all_written_once(monkeypatch):
     records = sends(2)
     DynamoOperationLog(table, "log").write(records)
     assert table.calls == 2
-    assert table.written == [{"PutRequest": {"Item": r.item()}} for r in records]
+    assert table.written == [{"PutRequest": {"Item": log_item(r)}} for r in records]
+
+
+class LambdaContext:
+    function_name = "mns-oplog"
+    memory_limit_in_mb = 128
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:mns-oplog"
+    aws_request_id = "oplog"
+
+
+def test_the_oplog_function_hands_the_events_of_its_stream_records_to_the_queue_event_log():
+    written = Written()
+    log = QueueEventLog(Names(), written)
+    services = type("Services", (), {"queue_events": lambda self: log})()
+    handler = make_oplog_handler(message_changes, lambda: services)
+    body = {"pk": {"S": "qid"}, "sk": {"S": "BMSG1"}, "b": {"S": "x"}}
+    sent = record("INSERT", new=lease(e="1700000000000", v="1700000000000", d="0", r="0"))
+    assert handler({"Records": [record("INSERT", new=body), sent]}, LambdaContext()) == {"batchItemFailures": []}
+    assert [(r.resource, r.event, r.message_id) for r in written.records] == [("orders", "send", "MSG1")]

@@ -24,6 +24,7 @@ from mnsd.push.handlers import make_fanout_handler
 from mnsd.push.records import PushCounters
 from mnsd.push.signing import generate_signing_material, sign, string_to_sign
 from mnsd.settings import Settings
+from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.topic_model import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.wire import codec as xmlcodec
@@ -448,7 +449,7 @@ def test_the_fan_out_function_handles_a_batchs_messages_concurrently_and_reports
     fanout = RecordingFanout(failures=1)
     push = type("Push", (), {"counters": PushCounters()})()
     services = type("Services", (), {"fanout": lambda self: fanout, "push": lambda self: push})()
-    handler = make_fanout_handler(lambda: services)
+    handler = make_fanout_handler(published_messages, lambda: services)
     records = [stream_record(topic_message("1", "sleepy", f"s{i}"), f"10{i}") for i in range(4)]
     records += [
         stream_record(topic_message("1", "bad", "b"), "200"),

@@ -57,10 +57,7 @@ def cloudformation() -> Iterator[CloudFormation]:
 
 
 @pytest.fixture
-def secrets(monkeypatch) -> Iterator:
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+def secrets(aws_credentials) -> Iterator:
     with mock_aws():
         yield boto3.client("secretsmanager")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd.queue_model import MessageRef, stripe_of
-from mnsd.storage.dynamodb.layout import partition_of, queue_id_of, stripe_partition
-from mnsd.stripes import (
+from mnsd.queue_model import MessageRef, new_message_id
+from mnsd.storage.dynamodb.layout import partition_of, queue_id_of, stripe_of, stripe_partition
+from mnsd.storage.dynamodb.stripes import (
     COOLDOWN_SECONDS,
     MIN_ATTEMPTS,
     STRIPE_BUDGET,
@@ -34,13 +34,14 @@ def test_the_stripe_is_the_middle_field_of_the_message_id():
     assert stripe_of("0123456789ABCDEF-64-18BCFE56800-123456789") == 63
     for other in ("M00001", "a-b-c", "0123456789ABCDEF-0-18BCFE56800-123456789", "X-99999-Y-Z", ""):
         assert stripe_of(other) == 0
+    assert [stripe_of(new_message_id(1_700_000_000_000, slot)) for slot in (1, 2, 128)] == [0, 1, 127]
 
 
 def test_stripe_zero_keeps_the_queue_id_as_its_partition():
     ref = MessageRef("queueid", 8, 1, "0123456789ABCDEF-1-18BCFE56800-123456789")
-    assert (ref.stripe, partition_of(ref)) == (0, "queueid")
+    assert (stripe_of(ref.message_id), partition_of(ref)) == (0, "queueid")
     striped = MessageRef("queueid", 8, 1, "0123456789ABCDEF-5-18BCFE56800-123456789")
-    assert (striped.stripe, partition_of(striped)) == (4, "queueid#4")
+    assert (stripe_of(striped.message_id), partition_of(striped)) == (4, "queueid#4")
     assert queue_id_of(partition_of(striped)) == queue_id_of(stripe_partition("queueid", 0)) == "queueid"
 
 

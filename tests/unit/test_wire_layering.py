@@ -1,34 +1,49 @@
-"""The domain never sees the wire format: models, services and storage import neither the codec nor `mnsd.wire`."""
+"""The domain never sees the wire format, in any folder of the layer: only the request path and push's delivery
+import `mnsd.wire`, and the XML codec is used only inside `wire/` and by the request path's `call`."""
 
-import ast
-from pathlib import Path
+from __future__ import annotations
 
-import pytest
+from tests.unit.layer_imports import Import, import_graph, where
 
-import mnsd
-
-LAYER = Path(mnsd.__file__).parent
-DOMAIN = ["queue_model.py", "topic_model.py", "queue_service.py", "topic_service.py", "accounts.py"]
-DOMAIN += [str(p.relative_to(LAYER)) for p in sorted((LAYER / "storage").glob("*.py"))]
-WIRE = ("mnsd.wire", "mnsd.xmlcodec")
-
-
-def imported_modules(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
+# Who may import the wire format, and why: a module, or a package with every module in it.
+WIRE_USERS = {
+    "mnsd.wire": "the format itself",
+    "mnsd.operations": "each operation reads its request and writes its answer",
+    "mnsd.call": "parses the request body, writes the response",
+    "mnsd.api": "writes errors as MNS answers them",
+    "mnsd.push.delivery": "a push carries a notification (XML, JSON or the body) encoded by wire.notifications",
+    "mnsd.push.dead_letters": "a push given up goes to the dead-letter queue as the notification it would have been",
+}
+# Who may use the codec itself (XML in and out); everyone else goes through `wire.requests` / `wire.responses`.
+CODEC_USERS = {
+    "mnsd.wire": "the codec's home",
+    "mnsd.call": "parses the request body, encodes the response element",
+}
 
 
-@pytest.mark.parametrize("module", DOMAIN)
-def test_domain_module_does_not_import_the_wire_format(module):
-    wire = {name for name in imported_modules(LAYER / module) if name.startswith(WIRE)}
-    assert wire == set()
+def within(module: str, packages: dict[str, str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
 
 
-def test_the_check_sees_a_wire_import():
-    assert "mnsd.wire.codec" in imported_modules(LAYER / "wire" / "requests.py")
+def imports_of(prefix: str) -> list[Import]:
+    return [i for imports in import_graph().values() for i in imports if within(i.imported, {prefix: ""})]
+
+
+def test_the_domain_does_not_import_the_wire_format():
+    outside = [i for i in imports_of("mnsd.wire") if not within(i.importer, WIRE_USERS)]
+    assert not outside, "\n" + "".join(f"{where(i)}\n" for i in outside)
+
+
+def test_only_wire_and_the_request_path_use_the_xml_codec():
+    outside = [i for i in imports_of("mnsd.wire.codec") if not within(i.importer, CODEC_USERS)]
+    assert not outside, "\n" + "".join(f"{where(i)}\n" for i in outside)
+
+
+def test_the_check_sees_wire_imports_from_outside_wire_and_modules_in_subfolders():
+    assert any(not within(i.importer, {"mnsd.wire": ""}) for i in imports_of("mnsd.wire"))
+    assert any(i.importer.count(".") >= 2 for i in imports_of("mnsd.wire"))  # mnsd.operations.send_message, ...
+    assert any(m.count(".") >= 3 for m in import_graph())  # mnsd.storage.sqlite.messages, ...
+
+
+def test_the_allowed_users_exist():
+    assert all(any(within(m, {user: ""}) for m in import_graph()) for user in {**WIRE_USERS, **CODEC_USERS})

@@ -2,20 +2,17 @@
 
 The counts are those of the analytics jobs (`glue_jobs/transforms.py`: queue_hourly, subscription_hourly),
 computed over a bounded read: a window of at most `MAX_HOURS` whole hours, at most `MAX_ITEMS` log items,
-only the fields the counts need. `LogReader` is what the storage engines' log stores offer (`read`).
-The aggregation (`queue_hourly`, `subscription_hourly`) is pure.
+only the fields the counts need. `LogReader` is what the storage engines' log stores offer (`read`), each
+turning its own rows into `LogEvent`s. The aggregation (`queue_hourly`, `subscription_hourly`) is pure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Protocol
 
-from mnsd.oplog import RETENTION_SECONDS
-
-if TYPE_CHECKING:
-    from mnsd.services import Services
+from mnsd.oplog import RETENTION_SECONDS, LogRecord
 
 HOUR_MS = 3_600_000
 MAX_HOURS = RETENTION_SECONDS // 3600  # the log keeps no more
@@ -122,26 +119,14 @@ def subscription_hourly(events: Iterable[LogEvent], window: Window, subscription
     return [HourlyCounts(start, counts) for start, counts in buckets.items()]
 
 
-def event_of(item: dict[str, Any]) -> LogEvent:
-    """The counted fields of a log item (DynamoDB JSON, as both engines keep it: `LogRecord.item`)."""
-
-    def number(name: str) -> int | None:
-        return int(item[name]["N"]) if name in item else None
-
-    def text(name: str) -> str | None:
-        return item[name]["S"] if name in item else None
-
+def event_of(record: LogRecord) -> LogEvent:
+    """The counted fields of a log record."""
     return LogEvent(
-        time=int(item["sk"]["S"][:13]),
-        event=text("event") or "",
-        message_id=text("message_id") or "",
-        dequeue_count=number("dequeue_count"),
-        subscription=text("subscription"),
-        attempt=number("attempt"),
-        outcome=text("outcome"),
+        time=record.time,
+        event=record.event,
+        message_id=record.message_id,
+        dequeue_count=record.dequeue_count,
+        subscription=record.subscription,
+        attempt=record.attempt,
+        outcome=record.outcome,
     )
-
-
-def log_reader(services: Services) -> LogReader:
-    """The operation log's reader: the log store of the services' storage engine."""
-    return services.storage.log

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,9 +23,6 @@ DLQ_TYPE_QUEUE = "QUEUE"  # moved by a queue's DlqPolicy (a receive past MaxRece
 DLQ_TYPE_SUBSCRIPTION = "SUBSCRIPTION"  # a push given up by a subscription with a DlqPolicy
 
 MAX_BATCH_BYTES = 65536
-MAX_STRIPES = 1024  # the most partitions a queue's messages may spread over (see `Queue.stripes`)
-WIDTH_HALVING_MS = 600_000  # a queue no longer busy sends over half as many stripes every 10 min (`Queue.send_width`)
-WIDTH_LAG_MS = 60_000  # receives read the send width of this long ago (longer than a cached record plus a request)
 
 
 @dataclass(frozen=True)
@@ -173,67 +171,6 @@ class Queue:
     attributes: QueueAttributes
     create_time: int  # seconds
     last_modify_time: int  # seconds
-    # How many partitions its messages spread over (stripes 0 .. stripes - 1): sends pick one of the first
-    # `send_width` at random, receives read those and now and then all. It only ever grows, so no receiver misses
-    # a stripe that holds messages.
-    stripes: int = 1
-    # Since when (epoch ms; 0: not) its writes keep the store's ready index (`Spread`), how many of its first
-    # stripes may still hold leases the index lacks, and how far building the index over them has come.
-    index_since: int = 0
-    plain_stripes: int = 0  # (while index_since is 0, every stripe is read from the table)
-    index_cursor: str = ""
-    # When (epoch ms) it last needed all its stripes: it grew, or a container sent faster than its width allows
-    # or was throttled (0: always, as a queue made wide from the start).
-    widened_at: int = 0
-
-    @property
-    def spread(self) -> Spread:
-        if not self.index_since:
-            return Spread(self.stripes, False, self.stripes)
-        return Spread(self.stripes, True, min(self.plain_stripes, self.stripes))
-
-    def send_width(self, now_ms: int) -> int:
-        """How many of its first stripes sends spread over at `now_ms`: all of them for `WIDTH_HALVING_MS` after it
-        last needed them, then half as many every `WIDTH_HALVING_MS`, down to one. A queue that is no longer busy
-        gathers its messages in few stripes again, where receives find them without reading every stripe; one
-        that still is widens again at once (`mnsd.stripes`)."""
-        if not self.widened_at or self.stripes == 1:
-            return self.stripes
-        halvings = max(0, now_ms - self.widened_at) // WIDTH_HALVING_MS
-        return max(1, self.stripes >> min(halvings, 30))
-
-    def read_spread(self, now_ms: int) -> Spread:
-        """`spread` for a receive at `now_ms`: the stripes it reads besides its sweeps of all of them, the send width
-        of `WIDTH_LAG_MS` ago (wider than any container with a cached record may still send over)."""
-        return dataclasses.replace(self.spread, width=self.send_width(now_ms - WIDTH_LAG_MS))
-
-
-@dataclass(frozen=True)
-class Spread:
-    """How a queue incarnation's messages lie in a store of partitions, and how receives find them (an engine
-    without partitions or indexes ignores it).
-
-    - `stripes`: its partitions, 0 .. stripes - 1 (`mnsd.stripes`).
-    - `indexing`: writes keep the ready index, the store's index of leases by visible time that lets a receive
-      read only what it can claim. Keeping it costs writes, so a quiet queue does not: it starts without, and
-      a queue whose receives read many leases they cannot take or lose many claims, or that grows stripes,
-      turns it on for good (`mnsd.stripes`).
-    - `plain`: stripes 0 .. plain - 1 may hold leases the index lacks (written before `indexing`, until the
-      index is built over them): receives and counts read those from the table, the others from the index.
-    - `width`: the stripes 0 .. width - 1 sends spread over now (`Queue.send_width`; 0: all): a receive reads
-      those, and the others only in a sweep now and then (a store's choice), or while sweeps find messages there.
-    """
-
-    stripes: int = 1
-    indexing: bool = False
-    plain: int = 1
-    width: int = 0
-
-    def reads_index(self, stripe: int) -> bool:
-        return self.indexing and stripe >= self.plain
-
-
-PLAIN = Spread()
 
 
 @dataclass(frozen=True)
@@ -358,12 +295,10 @@ def lease_state(visible_at: int, dequeue_count: int, expires_at: int, now_ms: in
     return MessageState.INACTIVE if dequeue_count > 0 else MessageState.DELAYED
 
 
-def stripe_of(message_id: str) -> int:
-    """The stripe a message id names: `{16 hex}-{stripe + 1}-{ms hex}-{9 digits}`; 0 for any other id."""
-    parts = message_id.split("-")
-    if len(parts) != 4 or not parts[1].isdigit() or not 1 <= int(parts[1]) <= MAX_STRIPES:
-        return 0
-    return int(parts[1]) - 1
+def new_message_id(now_ms: int, slot: int = 1) -> str:
+    """A new message id, `{16 hex}-{slot}-{ms hex}-{9 digits}`: the slot (a positive number) is the storage engine's
+    to choose (`MessageStore.new_ids`: the DynamoDB engine names the message's partition by it)."""
+    return f"{secrets.token_hex(8).upper()}-{slot}-{now_ms:X}-{secrets.randbelow(10**9):09d}"
 
 
 @dataclass(frozen=True)
@@ -381,10 +316,6 @@ class MessageRef:
     @property
     def key(self) -> str:
         return f"L{self.priority:02d}{self.position:013d}{self.message_id}"
-
-    @property
-    def stripe(self) -> int:
-        return stripe_of(self.message_id)
 
     @classmethod
     def from_key(cls, queue_id: str, key: str) -> MessageRef:
@@ -413,7 +344,6 @@ class Message:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
-    indexed: bool = False  # its queue's writes keep the ready index (`Spread.indexing`): this one's do
 
     @property
     def ref(self) -> MessageRef:
@@ -445,7 +375,6 @@ class Message:
         now_ms: int,
         system_properties: tuple[Property, ...],
         logging: bool,
-        indexed: bool,
     ) -> Message:
         """This message as a new one of another queue (a dead letter, or one redriven back): receivable now,
         never received, its body, priority, user properties and end of retention kept."""
@@ -461,7 +390,6 @@ class Message:
             first_dequeue_time=now_ms,
             system_properties=system_properties,
             logging=logging,
-            indexed=indexed,
         )
 
     def retimed(self, version: int, now_ms: int, visible_at: int) -> Message:

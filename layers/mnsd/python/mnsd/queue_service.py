@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
 import random
-import secrets
 from dataclasses import dataclass
 
 from mnsd import errors
@@ -18,7 +15,6 @@ from mnsd.queue_model import (
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
     MAX_BATCH,
-    MAX_STRIPES,
     DlqPolicy,
     Message,
     MessageInput,
@@ -32,10 +28,10 @@ from mnsd.queue_model import (
     without_dead_letter_marks,
 )
 from mnsd.receipts import Receipt, ReceiptCodec
+from mnsd.registry import Kind, Registry
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
-from mnsd.stripes import INDEX_STEP, INDEX_WASTE, Pressure, StripeGrowth
 from mnsd.validation import strict_int
 
 MAX_WAIT_SECONDS = 30
@@ -46,9 +42,6 @@ VISIBILITY_RANGE = (0, 43200)
 CANDIDATES_PER_MESSAGE = 4
 MIN_CANDIDATES = 16
 MAX_CANDIDATES = 64
-# While this container's receives lose many claims, they read pages this many times wider (a page of 256
-# small index items is about 3 read units) and claim at random in them.
-CONTENDED_SPREAD = 4
 CLAIM_ROUNDS = 10
 # A redrive moves at most this many messages per request (the answer says how many; call again for more)
 # and looks at most this far into the dead-letter queue past the messages it cannot move.
@@ -70,20 +63,6 @@ class Received:
     receipt_handle: str
 
 
-def encode_marker(name: str) -> str:
-    return base64.urlsafe_b64encode(name.encode("utf-8")).decode("ascii")
-
-
-def decode_marker(marker: str) -> str:
-    try:
-        name = base64.urlsafe_b64decode(marker.encode("ascii")).decode("utf-8")
-    except (binascii.Error, UnicodeError, ValueError):
-        name = ""
-    if not name or encode_marker(name) != marker:  # the decoder skips characters outside its alphabet
-        raise errors.InvalidArgument("The value of x-mns-marker is invalid.")
-    return name
-
-
 def _candidates(count: int) -> int:
     """How many Active messages a receive of `count` looks at."""
     return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
@@ -98,7 +77,6 @@ class QueueService:
         clock: Clock,
         settings: Settings,
         notifier: Notifier | None = None,
-        pressure: Pressure | None = None,
         limits: Limits | None = None,
     ) -> None:
         self.catalog = catalog
@@ -108,7 +86,21 @@ class QueueService:
         self.clock = clock
         self.settings = settings
         self.notifier = notifier or PollingNotifier(clock)
-        self.growth = StripeGrowth(pressure or Pressure(), clock, min(settings.max_queue_stripes, MAX_STRIPES))
+        self.registry = Registry(
+            Kind(
+                check_queue_name,
+                catalog.get_queue,
+                catalog.create_queue,
+                catalog.update_queue,
+                catalog.count_queues,
+                catalog.list_queues,
+                settings.max_queues,
+                errors.QueueNotExist,
+                errors.QueueAlreadyExist,
+                errors.QueueNumExceededLimit,
+            ),
+            clock,
+        )
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -117,43 +109,24 @@ class QueueService:
         check_queue_name(name)
         attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
         self._check_dlq_target(account_id, name, attributes.dlq_policy)
-        existing = self.catalog.get_queue(account_id, name)
-        if existing is None:
-            if self.catalog.count_queues(account_id) >= self.settings.max_queues:
-                raise errors.QueueNumExceededLimit()
-            now = int(self.clock.now())
-            stripes = max(1, min(self.settings.queue_stripes, MAX_STRIPES))
-            # A queue made striped from the start keeps its ready index from the start (`Spread`).
-            index_since = ms(self.clock.now()) if stripes > 1 else 0
-            created = Queue(account_id, name, secrets.token_urlsafe(12), attributes, now, now, stripes, index_since, 0)
-            existing = self.catalog.create_queue(created)
-            if existing is None:
-                return True
-        if existing.attributes != attributes:
-            raise errors.QueueAlreadyExist()
-        return False
+        return self.registry.create(
+            account_id, name, attributes, lambda queue_id, now: Queue(account_id, name, queue_id, attributes, now, now)
+        )
 
     def get_queue(self, account_id: str, name: str) -> Queue:
-        check_queue_name(name)
-        queue = self.catalog.get_queue(account_id, name)
-        if queue is None:
-            raise errors.QueueNotExist()
-        return queue
+        return self.registry.get(account_id, name)
 
     def set_queue_attributes(self, account_id: str, name: str, given: QueueAttributeChanges) -> None:
-        queue = self.get_queue(account_id, name)
-        attributes = queue.attributes.updated_from(given)
-        if given.dlq_policy is not None:
-            self._check_dlq_target(account_id, name, attributes.dlq_policy)
-        changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
-        if not self.catalog.update_queue(changed):
-            queue = self.get_queue(account_id, name)  # re-created since this container read it: once more
-            changed = dataclasses.replace(queue, attributes=attributes, last_modify_time=int(self.clock.now()))
-            if not self.catalog.update_queue(changed):
-                raise errors.QueueNotExist()
-        if queue.attributes.rewind_period and not attributes.rewind_period:
+        def changed(queue: Queue) -> QueueAttributes:
+            attributes = queue.attributes.updated_from(given)
+            if given.dlq_policy is not None:
+                self._check_dlq_target(account_id, name, attributes.dlq_policy)
+            return attributes
+
+        before, after = self.registry.set_attributes(account_id, name, changed)
+        if before.attributes.rewind_period and not after.attributes.rewind_period:
             # rewind off: what was kept goes
-            self.messages.drop_kept(queue.queue_id, ms(self.clock.now()), queue.spread)
+            self.messages.drop_kept(before.queue_id, ms(self.clock.now()))
 
     def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None) -> None:
         """A DlqPolicy's target is another queue of the same account, existing now."""
@@ -166,33 +139,7 @@ class QueueService:
             raise errors.QueueNotExist()
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
-        return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.spread)
-
-    def _grow(self, queue: Queue, scarce: bool = False, sent: int = 0) -> Queue:
-        """The queue, sending over more stripes if the load this container saw asks for them (`mnsd.stripes`):
-        over all it has again, or with more (a queue that grows keeps its ready index from then on)."""
-        now_ms = ms(self.clock.now())
-        wanted = self.growth.wanted(queue.queue_id, queue.send_width(now_ms), scarce, sent)
-        if wanted is None:
-            return queue
-        if wanted > queue.stripes:
-            return self.catalog.grow_stripes(queue, wanted, now_ms)
-        return self.catalog.widen(queue, now_ms)
-
-    def _index(self, queue: Queue, wasted: int) -> Queue:
-        """The queue after a receive that read `wasted` leases it could not take: with its ready index turned on
-        if that was too many (`INDEX_WASTE`) or this container's receives lose many claims (the index lets them
-        read different pages), or built a step further (`INDEX_STEP` leases) once every container writes it
-        (`Settings.index_settle_seconds` after it was turned on)."""
-        now_ms = ms(self.clock.now())
-        if not queue.index_since:
-            if wasted >= INDEX_WASTE or self.growth.contended(queue.queue_id):
-                return self.catalog.start_index(queue, now_ms)
-            return queue
-        if not queue.plain_stripes or now_ms < queue.index_since + self.settings.index_settle_seconds * 1000:
-            return queue
-        cursor = self.messages.build_index(queue.queue_id, queue.spread, queue.index_cursor, now_ms, INDEX_STEP)
-        return self.catalog.advance_index(queue, cursor)
+        return self.messages.counts(queue.queue_id, ms(self.clock.now()))
 
     def delete_queue(self, account_id: str, name: str) -> None:
         """Forget the queue; its messages, unreachable from now on, are left to TTL."""
@@ -202,9 +149,7 @@ class QueueService:
     def list_queues(
         self, account_id: str, prefix: str, limit: int, marker: str | None
     ) -> tuple[list[Queue], str | None]:
-        start_after = decode_marker(marker) if marker else None
-        queues, more = self.catalog.list_queues(account_id, prefix, limit, start_after)
-        return queues, encode_marker(queues[-1].name) if more and queues else None
+        return self.registry.list(account_id, prefix, limit, marker)
 
     # --- messages -----------------------------------------------------------------------------
 
@@ -215,13 +160,12 @@ class QueueService:
         for message in inputs:
             if len(message.body.encode("utf-8")) > limit:
                 raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
-        queue = self._grow(queue, sent=len(inputs))  # before writing: spread at the rate including these
         now_ms = ms(self.clock.now())
-        stored = [self._new_message(queue, message, now_ms) for message in inputs]
+        ids = self.messages.new_ids(queue.queue_id, len(inputs), now_ms)
+        stored = [self._new_message(queue, message, now_ms, id_) for message, id_ in zip(inputs, ids, strict=True)]
         failed = self.messages.put(stored)
         if len(failed) < len(stored):
             self.notifier.notify(queue.queue_id)
-        self._grow(queue)
         return [
             SendResult(
                 message,
@@ -231,12 +175,12 @@ class QueueService:
             for message in stored
         ]
 
-    def _new_message(self, queue: Queue, message: MessageInput, now_ms: int) -> Message:
+    def _new_message(self, queue: Queue, message: MessageInput, now_ms: int, message_id: str) -> Message:
         delay = queue.attributes.delay_seconds if message.delay_seconds is None else message.delay_seconds
         available = now_ms + delay * 1000
         return Message(
             queue_id=queue.queue_id,
-            message_id=_message_id(now_ms, queue.send_width(now_ms)),
+            message_id=message_id,
             priority=message.priority,
             position=available,
             visible_at=available,
@@ -251,7 +195,6 @@ class QueueService:
             system_properties=message.system_properties,
             message_group_id=message.message_group_id,
             logging=queue.attributes.logging_enabled,
-            indexed=queue.spread.indexing,
         )
 
     def dead_letter_send(
@@ -265,7 +208,9 @@ class QueueService:
         """Store a dead letter (a message the service itself sends, with system properties) in a queue."""
         queue = self.get_queue(account_id, queue_name)
         given = MessageInput(body, 0, 8, user_properties, system_properties)
-        message = self._new_message(queue, given, ms(self.clock.now()))
+        now_ms = ms(self.clock.now())
+        (message_id,) = self.messages.new_ids(queue.queue_id, 1, now_ms, sent=False)
+        message = self._new_message(queue, given, now_ms, message_id)
         if self.messages.put([message]):
             raise errors.InternalError()
         self.notifier.notify(queue.queue_id)
@@ -296,10 +241,7 @@ class QueueService:
             now = self.clock.now()
             if now > last_claim:
                 raise errors.MessageNotExist()
-            received, candidates, next_visible, wasted = self._claim_ready(queue, count, now)
-            if received or candidates:
-                queue = self._grow(queue, scarce=candidates < _candidates(count))
-            queue = self._index(queue, wasted)
+            received, candidates, next_visible = self._claim_ready(queue, count, now)
             if received:
                 return received
             if candidates and contended_rounds < CLAIM_ROUNDS:
@@ -314,10 +256,9 @@ class QueueService:
             self.notifier.wait(queue.queue_id, pause)
             contended_rounds = 0
 
-    def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None, int]:
+    def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
-        wanted = _candidates(count) * (CONTENDED_SPREAD if self.growth.contended(queue.queue_id) else 1)
-        scan = self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.read_spread(now_ms), enough=count)
+        scan = self.messages.scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count)
         candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         seen = len(candidates)
         policy = queue.attributes.dlq_policy
@@ -326,7 +267,7 @@ class QueueService:
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
         claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
         self.messages.load_bodies(claimed)
-        return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at, scan.wasted
+        return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at
 
     # --- dead letters and rewind ----------------------------------------------------------------
 
@@ -350,13 +291,18 @@ class QueueService:
             self.notifier.notify(target.queue_id)
         return True
 
+    def _moved(self, message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
+        """`message` as a new message of `target` (`Message.moved`)."""
+        (message_id,) = self.messages.new_ids(target.queue_id, 1, now_ms, sent=False)
+        return message.moved(target.queue_id, message_id, now_ms, system_properties, target.attributes.logging_enabled)
+
     def queue_arn(self, queue: Queue) -> str:
         return f"acs:mns:{self.settings.region}:{queue.account_id}:queues/{queue.name}"
 
     def _dead_letter_of(self, message: Message, target: Queue, source_arn: str, now_ms: int) -> Message:
         """The dead letter of `message` in `target`: same body, priority, properties and end of retention."""
         marks = dead_letter_marks(DLQ_TYPE_QUEUE, source_arn, message.message_id)
-        return _moved(message, target, now_ms, without_dead_letter_marks(message.system_properties) + marks)
+        return self._moved(message, target, now_ms, without_dead_letter_marks(message.system_properties) + marks)
 
     def redrive(self, account_id: str, name: str) -> int:
         """Move the dead letters of a queue back to the queues they came from; how many moved.
@@ -373,9 +319,7 @@ class QueueService:
         while moved < MAX_REDRIVE:
             wanted = min(MAX_REDRIVE_SCAN, len(stay) + REDRIVE_PAGE)
             found = [
-                m
-                for m in self.messages.scan_ready(queue.queue_id, now_ms, wanted, queue.spread).messages
-                if m.message_id not in stay
+                m for m in self.messages.scan_ready(queue.queue_id, now_ms, wanted).messages if m.message_id not in stay
             ]
             if not found:
                 break
@@ -391,7 +335,7 @@ class QueueService:
         source = self._redrive_source(queue.account_id, message, sources)
         if source is None or source.queue_id == queue.queue_id:
             return False
-        back = _moved(message, source, now_ms, without_dead_letter_marks(message.system_properties))
+        back = self._moved(message, source, now_ms, without_dead_letter_marks(message.system_properties))
         if not self.messages.move(message, now_ms, back):
             return False
         self.notifier.notify(source.queue_id)
@@ -420,14 +364,14 @@ class QueueService:
         low, high = int(now) - period, int(now)
         if not low <= since <= high:
             raise errors.out_of_range("rewindtime", low, high, "seconds")
-        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now), queue.spread)
+        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now))
         if rewound:
             self.notifier.notify(queue.queue_id)
         return rewound
 
     def peek(self, account_id: str, name: str, count: int) -> list[Message]:
         queue = self.get_queue(account_id, name)
-        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count, queue.spread).messages
+        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
         self.messages.load_bodies(found)
         found = [m for m in found if m.body is not None]  # (one deleted since it was read stays unloaded)
         if not found:
@@ -490,26 +434,7 @@ class QueueService:
         now_ms = ms(self.clock.now())
         receipt, ref = self._receipt(queue, handle, now_ms)
         visible_at = now_ms + visibility_timeout * 1000
-        if not self.messages.change_visibility(ref, receipt.version, now_ms, visible_at, queue.spread.indexing):
+        if not self.messages.change_visibility(ref, receipt.version, now_ms, visible_at):
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at
-
-
-def _message_id(now_ms: int, width: int) -> str:
-    """A new message id; its second field names the stripe (+ 1) the message lives in, chosen at random among
-    the first `width` (`mnsd.queue_model.stripe_of`)."""
-    stripe = secrets.randbelow(width) + 1
-    return f"{secrets.token_hex(8).upper()}-{stripe}-{now_ms:X}-{secrets.randbelow(10**9):09d}"
-
-
-def _moved(message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
-    """`message` as a new message of `target` (`Message.moved`)."""
-    return message.moved(
-        target.queue_id,
-        _message_id(now_ms, target.send_width(now_ms)),
-        now_ms,
-        system_properties,
-        target.attributes.logging_enabled,
-        target.spread.indexing,
-    )

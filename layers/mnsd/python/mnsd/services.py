@@ -109,12 +109,12 @@ def build_services(
     if storage is None:
         from mnsd.storage.dynamodb import dynamodb_storage
 
-        storage = dynamodb_storage(dynamodb or clients("dynamodb"), settings)
+        storage = dynamodb_storage(dynamodb or clients("dynamodb"), settings, clock)
     catalog = Catalog(storage.meta, clock, settings.meta_cache_seconds)
     receipts = ReceiptCodec(settings.receipt_secret)
     authorizer = Authorizer(CatalogPolicies(catalog), settings.region)
     limits = Limits(storage.rates, clock, settings.account_requests_per_second)
-    queues = QueueService(catalog, storage.messages, receipts, clock, settings, notifier, storage.pressure, limits)
+    queues = QueueService(catalog, storage.messages, receipts, clock, settings, notifier, limits)
     topics = TopicService(catalog, storage.topic_messages, clock, settings, dispatcher, authorizer)
     return Services(
         settings,

@@ -61,7 +61,8 @@ class Settings:
     # API Gateway cuts a request at 30 s: a long poll must answer before that.
     max_poll_seconds: float = 28.0
     poll_interval_ms: int = 500
-    # Partitions a new queue's messages spread over, and the most a busy queue grows to (`mnsd.stripes`).
+    # Partitions a new queue's messages spread over, and the most a busy queue grows to (DynamoDB engine:
+    # `mnsd.storage.dynamodb.stripes`).
     queue_stripes: int = 1
     max_queue_stripes: int = 128
     # How long a container trusts the queue records it read (its own writes update them at once): a queue
@@ -70,7 +71,8 @@ class Settings:
     account_requests_per_second: int = 0
     # How long after a queue's writes begin to keep its ready index the index is built over its older leases:
     # longer than a queue record is cached plus the longest request that writes messages (a push fan-out, 60 s),
-    # so no container still writes the queue's leases without the index by then (`mnsd.queue_model.Spread`).
+    # so no container still writes the queue's leases without the index by then (DynamoDB engine:
+    # `mnsd.storage.dynamodb.placement.Spread`).
     index_settle_seconds: float = 120.0
     receipt_secret_arn: str = ""
     credentials_secret_arn: str = ""

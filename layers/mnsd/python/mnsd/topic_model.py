@@ -244,6 +244,16 @@ class TopicMessage:
 
 
 @dataclass(frozen=True)
+class TopicMessagePublished:
+    """A published message as its engine's change feed announces it for fan-out (on DynamoDB, the topic message
+    table's stream: `mnsd.storage.dynamodb.changes`). `position` is where the announcement stands in that feed (a
+    stream record's sequence number): the feed hands the message over again from there when its fan-out fails."""
+
+    message: TopicMessage
+    position: str
+
+
+@dataclass(frozen=True)
 class PublishInput:
     """A PublishMessage request as given: texts, None where absent; `TopicService.publish` checks it."""
 

@@ -15,7 +15,7 @@ from mnsd.clock import Clock, ms
 from mnsd.names import check_subscription_name, check_topic_name
 from mnsd.push.address import refuse_internal_endpoint
 from mnsd.queue_model import properties
-from mnsd.queue_service import decode_marker, encode_marker
+from mnsd.registry import Kind, Registry, decode_marker, next_marker
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
 from mnsd.storage.catalog import Catalog
@@ -67,6 +67,21 @@ class TopicService:
         self.clock = clock
         self.settings = settings
         self.dispatcher = dispatcher or StreamDispatcher()
+        self.registry = Registry(
+            Kind(
+                check_topic_name,
+                catalog.get_topic,
+                catalog.create_topic,
+                catalog.update_topic,
+                catalog.count_topics,
+                catalog.list_topics,
+                settings.max_topics,
+                errors.TopicNotExist,
+                errors.TopicAlreadyExist,
+                errors.TopicNumExceededLimit,
+            ),
+            clock,
+        )
 
     # --- topics -------------------------------------------------------------------------------
 
@@ -74,33 +89,15 @@ class TopicService:
         """Create a topic; False if an identical one exists (TopicAlreadyExist if it differs)."""
         check_topic_name(name)
         attributes = TopicAttributes().updated_from(given or TopicAttributeChanges())
-        existing = self.catalog.get_topic(account_id, name)
-        if existing is None:
-            if self.catalog.count_topics(account_id) >= self.settings.max_topics:
-                raise errors.TopicNumExceededLimit()
-            now = int(self.clock.now())
-            existing = self.catalog.create_topic(
-                Topic(account_id, name, secrets.token_urlsafe(12), attributes, now, now)
-            )
-            if existing is None:
-                return True
-        if existing.attributes != attributes:
-            raise errors.TopicAlreadyExist()
-        return False
+        return self.registry.create(
+            account_id, name, attributes, lambda topic_id, now: Topic(account_id, name, topic_id, attributes, now, now)
+        )
 
     def get_topic(self, account_id: str, name: str) -> Topic:
-        check_topic_name(name)
-        topic = self.catalog.get_topic(account_id, name)
-        if topic is None:
-            raise errors.TopicNotExist()
-        return topic
+        return self.registry.get(account_id, name)
 
     def set_topic_attributes(self, account_id: str, name: str, given: TopicAttributeChanges) -> None:
-        topic = self.get_topic(account_id, name)
-        attributes = topic.attributes.updated_from(given)
-        changed = dataclasses.replace(topic, attributes=attributes, last_modify_time=int(self.clock.now()))
-        if not self.catalog.update_topic(changed):
-            raise errors.TopicNotExist()
+        self.registry.set_attributes(account_id, name, lambda topic: topic.attributes.updated_from(given))
 
     def message_count(self, topic: Topic) -> int:
         return self.messages.count(topic.topic_id, ms(self.clock.now()))
@@ -113,9 +110,7 @@ class TopicService:
     def list_topics(
         self, account_id: str, prefix: str, limit: int, marker: str | None
     ) -> tuple[list[Topic], str | None]:
-        start_after = decode_marker(marker) if marker else None
-        topics, more = self.catalog.list_topics(account_id, prefix, limit, start_after)
-        return topics, encode_marker(topics[-1].name) if more and topics else None
+        return self.registry.list(account_id, prefix, limit, marker)
 
     # --- subscriptions ------------------------------------------------------------------------
 
@@ -185,7 +180,7 @@ class TopicService:
         start_after = decode_marker(marker) if marker else None
         found, more = self.catalog.list_subscriptions(account_id, topic_name, prefix, limit, start_after)
         names = [subscription.name for subscription in found]
-        return names, encode_marker(names[-1]) if more and names else None
+        return names, next_marker(names, more)
 
     def subscriptions_of(self, message: TopicMessage) -> list[Subscription]:
         """Every subscription that should receive a message: same topic incarnation, created before it, tag matching."""

@@ -28,7 +28,7 @@ def _response(root: str, fields: Fields, window: Window, truncated: bool, hourly
 def queue_metrics(call: Call) -> HttpResponse:
     queue = call.services.queues.get_queue(call.account_id, call.path("queue"))
     window = _window(call)
-    read = metrics.log_reader(call.services).read(
+    read = call.services.storage.log.read(
         call.account_id, "queue", queue.name, window.first_hour_ms, window.end_ms, metrics.MAX_ITEMS
     )
     fields: Fields = [("QueueName", queue.name), ("LoggingEnabled", queue.attributes.logging_enabled)]
@@ -40,7 +40,7 @@ def subscription_metrics(call: Call) -> HttpResponse:
     topic = topics.get_topic(call.account_id, call.path("topic"))
     subscription = topics.get_subscription(call.account_id, topic.name, call.path("subscription"))
     window = _window(call)
-    read = metrics.log_reader(call.services).read(
+    read = call.services.storage.log.read(
         call.account_id, "topic", topic.name, window.first_hour_ms, window.end_ms, metrics.MAX_ITEMS, subscription.name
     )
     fields: Fields = [

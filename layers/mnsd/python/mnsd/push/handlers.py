@@ -13,13 +13,17 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mnsd import settings
+from mnsd.changes import MessageChange
 from mnsd.services import Services, default_services
-from mnsd.storage.dynamodb.topic_messages import from_item
+from mnsd.topic_model import TopicMessagePublished
 
 logger = Logger(service="mns")
 metrics = Metrics(namespace="MNS", service="mns")
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+# The change events of a stream event's records: the entry point names its engine's (`mnsd.storage.dynamodb.changes`).
+Published = Callable[[list[dict[str, Any]]], list[TopicMessagePublished]]
+MessageChanges = Callable[[list[dict[str, Any]]], list[MessageChange]]
 Record = TypeVar("Record")
 Result = TypeVar("Result")
 MAX_PARALLEL_RECORDS = 10  # the event sources' batch size
@@ -47,8 +51,8 @@ def _concurrently(work: Callable[[Record], Result], records: list[Record]) -> li
         return list(pool.map(work, records))
 
 
-def make_fanout_handler(services: Callable[[], Services] = default_services) -> Handler:
-    """DynamoDB stream records of the topic message table: each new message is fanned out once."""
+def make_fanout_handler(published: Published, services: Callable[[], Services] = default_services) -> Handler:
+    """Stream records of the topic message table (`published` finds the new messages): each is fanned out once."""
 
     @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
@@ -60,16 +64,16 @@ def make_fanout_handler(services: Callable[[], Services] = default_services) -> 
         fanout = current.fanout()
         before = _given_up(current)
 
-        def fan_out(record: dict[str, Any]) -> dict[str, str] | None:
+        def fan_out(new: TopicMessagePublished) -> dict[str, str] | None:
             try:
-                fanout.fan_out(from_item(record["dynamodb"]["NewImage"]))
+                fanout.fan_out(new.message)
             except Exception:
-                logger.exception("fan-out failed", extra={"sequence": record["dynamodb"].get("SequenceNumber")})
-                return {"itemIdentifier": record["dynamodb"]["SequenceNumber"]}
+                logger.exception("fan-out failed", extra={"sequence": new.position})
+                return {"itemIdentifier": new.position}
             return None
 
-        inserts = [record for record in event.get("Records", []) if record.get("eventName") == "INSERT"]
-        failures = [failure for failure in _concurrently(fan_out, inserts) if failure is not None]
+        news = published(event.get("Records", []))
+        failures = [failure for failure in _concurrently(fan_out, news) if failure is not None]
         _count_drops(current, before)
         return {"batchItemFailures": failures}
 
@@ -135,12 +139,12 @@ def make_first_attempt_handler(services: Callable[[], Services] = default_servic
     return handler
 
 
-def make_oplog_handler(services: Callable[[], Services] = default_services) -> Handler:
-    """Stream records of the message table: the events of logging queues go to the operation log."""
+def make_oplog_handler(changes: MessageChanges, services: Callable[[], Services] = default_services) -> Handler:
+    """Stream records of the message table (`changes` finds their events): logging queues' go to the log."""
 
     @logger.inject_lambda_context(clear_state=True)
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        written = services().queue_events().handle(event.get("Records", []))
+        written = services().queue_events().handle(changes(event.get("Records", [])))
         logger.debug("operation log", extra={"records": written})
         return {"batchItemFailures": []}
 

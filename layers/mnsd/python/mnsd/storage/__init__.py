@@ -24,9 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mnsd.queue_model import PLAIN, Message, MessageRef, QueueCounts, Spread
+from mnsd.queue_model import Message, MessageRef, QueueCounts
 from mnsd.storage.rates import ProcessRateCounter
-from mnsd.stripes import Pressure
 from mnsd.topic_model import TopicMessage
 
 if TYPE_CHECKING:
@@ -46,8 +45,16 @@ class ReadyScan:
 
 
 class MessageStore(Protocol):
+    """A queue's messages, by queue incarnation (`queue_id`). How an engine places them (partitions, indexes) and
+    follows each queue's load is its own affair: it learns the load from the calls below."""
+
+    def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool = True) -> list[str]:
+        """Ids for `count` new messages of the queue (`mnsd.queue_model.new_message_id`): `sent` by producers now
+        (they count in the queue's send rate), or else moved in by the service (dead letters, redrive)."""
+        ...
+
     def put(self, messages: list[Message]) -> set[str]:
-        """Store new messages; the ids of those that could not be stored."""
+        """Store new messages (their ids from `new_ids`); the ids of those that could not be stored."""
         ...
 
     def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
@@ -67,24 +74,21 @@ class MessageStore(Protocol):
         """`delete` for each (ref, version); whether each was deleted."""
         ...
 
-    def change_visibility(
-        self, ref: MessageRef, version: int, now_ms: int, visible_at: int, indexing: bool = False
-    ) -> bool:
-        """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`); `indexing`:
-        its queue's writes keep the ready index (`Spread`)."""
+    def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
+        """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         ...
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, spread: Spread = PLAIN, enough: int = 0) -> ReadyScan:
-        """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded) from the
-        queue's stripes (`Spread`; an engine without partitions ignores it and `enough`): it reads further
-        stripes only while it has fewer than `enough` (default `wanted`)."""
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
+        """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded). `enough` given:
+        a receive's scan, which the receive's `claim_some` follows; an engine of many partitions reads further ones
+        only while it has fewer than `enough`, and may read a wider page while consumers contend."""
         ...
 
     def load_bodies(self, messages: list[Message]) -> None:
         """Fill in the bodies (and what else) `scan_ready` or `claim` left out."""
         ...
 
-    def counts(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> QueueCounts:
+    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
         """Active, Inactive and Delayed messages (approximate beyond a bounded sample where the engine says)."""
         ...
 
@@ -98,19 +102,12 @@ class MessageStore(Protocol):
         """`delete_many`, but each deleted message is kept (invisible, uncounted) for `rewind`."""
         ...
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int, spread: Spread = PLAIN) -> int:
-        """Make the kept and in-flight messages enqueued at or after `since_ms` receivable now, in all of the
-        queue's stripes; how many."""
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
+        """Make the kept and in-flight messages enqueued at or after `since_ms` receivable now; how many."""
         ...
 
-    def drop_kept(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> int:
-        """Forget the messages kept for rewind, in all of the queue's stripes; how many."""
-        ...
-
-    def build_index(self, queue_id: str, spread: Spread, cursor: str, now_ms: int, budget: int) -> str | None:
-        """One step of building the ready index over a queue's leases once its writes keep it (`Spread.indexing`,
-        long enough ago that no container writes without it): up to `budget` leases from `cursor` ("" at the
-        start) on. Where to go on from; None when every stripe is done and the index answers reads."""
+    def drop_kept(self, queue_id: str, now_ms: int) -> int:
+        """Forget the messages kept for rewind; how many."""
         ...
 
 
@@ -183,5 +180,4 @@ class Storage:
     messages: MessageStore
     topic_messages: TopicMessageStore
     log: OperationLogStore
-    pressure: Pressure = field(default_factory=Pressure, kw_only=True)  # the load its message store observed, by queue
     rates: RateCounter = field(default_factory=ProcessRateCounter, kw_only=True)  # requests per second, for limits

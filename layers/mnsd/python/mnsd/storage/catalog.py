@@ -2,7 +2,9 @@
 
 Records are kept one partition per account and kind (`{account}#{kind}`) with the resource name as
 key, so a listing with a prefix is one range read and an account only ever reaches its own records.
-A second partition maps queue ids to (account, name) for the operation log.
+A second partition maps queue ids to (account, name) for the operation log. A storage engine may keep fields
+of its own in a queue's record (the DynamoDB engine its placement of the queue's messages); the catalog keeps
+them as they are.
 
 Queue records are cached per container (per `Catalog`) for `cache_seconds`: a queue created, changed or
 deleted by another container is seen here at most that late, while this container's own writes update the
@@ -39,6 +41,11 @@ def _partition(account_id: str, kind: str) -> str:
     return f"{account_id}#{kind}"
 
 
+def queue_partition(account_id: str) -> str:
+    """The partition of an account's queue records (the storage engine keeps its own fields in them too)."""
+    return _partition(account_id, QUEUE)
+
+
 def _subscriptions(topic_name: str) -> str:
     return f"subscription#{topic_name}"
 
@@ -53,18 +60,8 @@ def _queue_record(queue: Queue) -> Record:
         "queue_id": queue.queue_id,
         "create_time": queue.create_time,
         "last_modify_time": queue.last_modify_time,
-        "stripes": queue.stripes,
-        **({"widened_at": queue.widened_at} if queue.widened_at else {}),
-        **_index_record(queue),
         **dataclasses.asdict(queue.attributes),
     }
-
-
-def _index_record(queue: Queue) -> Record:
-    """The state of a queue's ready index (`Queue.spread`): nothing while its writes do not keep it."""
-    if not queue.index_since:
-        return {}
-    return {"index_since": queue.index_since, "plain_stripes": queue.plain_stripes, "index_cursor": queue.index_cursor}
 
 
 def _queue(account_id: str, name: str, record: Record) -> Queue:
@@ -76,11 +73,6 @@ def _queue(account_id: str, name: str, record: Record) -> Queue:
         attributes,
         record["create_time"],
         record["last_modify_time"],
-        int(record.get("stripes", 1)),  # records written before queues had stripes: one
-        int(record.get("index_since", 0)),
-        int(record.get("plain_stripes", 0)),
-        str(record.get("index_cursor", "")),
-        int(record.get("widened_at", 0)),
     )
 
 
@@ -170,61 +162,8 @@ class Catalog:
         updated = self.table.update(
             _partition(queue.account_id, QUEUE), queue.name, changes, expected={"queue_id": queue.queue_id}
         )
-        self._forget(queue.account_id, queue.name)  # re-read: another container may have grown its stripes
+        self._forget(queue.account_id, queue.name)  # re-read: another container may have changed it too
         return updated
-
-    def grow_stripes(self, queue: Queue, stripes: int, now_ms: int) -> Queue:
-        """The queue with `stripes` stripes if its record still has the count (and incarnation) `queue` has,
-        else as the record now is (another container changed it first; deleted: left as given). A queue that
-        grows keeps the ready index from then on (`start_index`); its new stripes are indexed from the start."""
-        grown = dataclasses.replace(queue, stripes=stripes, widened_at=now_ms)
-        changes: Record = {"stripes": stripes, "widened_at": now_ms}
-        if not queue.index_since:  # (else its index state is left as the record has it: it may be further on)
-            grown = dataclasses.replace(grown, index_since=now_ms, plain_stripes=queue.stripes, index_cursor="")
-            changes.update(_index_record(grown))
-        seen: list[int | None] = [queue.stripes, None] if queue.stripes == 1 else [queue.stripes]
-        for count in seen:  # a record without the field has one stripe
-            expected = {"queue_id": queue.queue_id, "stripes": count}
-            if self._update_queue(grown, changes, expected):
-                return grown
-        return self._reread(queue)
-
-    def widen(self, queue: Queue, now_ms: int) -> Queue:
-        """The queue with sends over all its stripes again from `now_ms` on (`Queue.send_width`)."""
-        widened = dataclasses.replace(queue, widened_at=now_ms)
-        if self._update_queue(widened, {"widened_at": now_ms}, {"queue_id": queue.queue_id}):
-            return widened
-        return self._reread(queue)
-
-    def start_index(self, queue: Queue, now_ms: int) -> Queue:
-        """The queue with its writes keeping the ready index from `now_ms` on (every stripe still read from the
-        table until `build_index` is done), unless its record already says since when (then as it is)."""
-        started = dataclasses.replace(queue, index_since=now_ms, plain_stripes=queue.stripes, index_cursor="")
-        expected = {"queue_id": queue.queue_id, "index_since": None}
-        if self._update_queue(started, _index_record(started), expected):
-            return started
-        return self._reread(queue)
-
-    def advance_index(self, queue: Queue, cursor: str | None) -> Queue:
-        """The queue with its ready index built up to `cursor` (None: all of it, no stripe read from the table
-        any more), if its record still has the cursor `queue` has; else as the record now is."""
-        built = dataclasses.replace(queue, index_cursor=cursor or "")
-        if cursor is None:
-            built = dataclasses.replace(built, plain_stripes=0)
-        expected = {"queue_id": queue.queue_id, "index_cursor": queue.index_cursor}
-        if self._update_queue(built, _index_record(built), expected):
-            return built
-        return self._reread(queue)
-
-    def _update_queue(self, queue: Queue, changes: Record, expected: Record) -> bool:
-        if not self.table.update(_partition(queue.account_id, QUEUE), queue.name, changes, expected=expected):
-            return False
-        self._remember(queue)
-        return True
-
-    def _reread(self, queue: Queue) -> Queue:
-        self._forget(queue.account_id, queue.name)
-        return self.get_queue(queue.account_id, queue.name) or queue
 
     def delete_queue(self, account_id: str, name: str) -> None:
         self.table.delete(_partition(account_id, QUEUE), name)

@@ -5,47 +5,36 @@ Only this package calls DynamoDB; it turns its errors (ConditionalCheckFailed) i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from botocore.exceptions import ClientError
-
+from mnsd.clock import Clock, SystemClock
 from mnsd.settings import Settings
 from mnsd.storage import Storage
 
 ENGINE = "dynamodb"
 
 
-def condition_failed(exc: ClientError) -> bool:
-    """Whether a write was refused because its ConditionExpression did not hold."""
-    return bool(exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
-
-
-def conditional(call: Callable[..., Any], **request: Any) -> dict[str, Any] | None:
-    """A conditional write's response, or None when its condition did not hold."""
-    try:
-        return dict(call(**request))
-    except ClientError as exc:
-        if condition_failed(exc):
-            return None
-        raise
-
-
-def dynamodb_storage(client: Any, settings: Settings) -> Storage:
+def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None) -> Storage:
+    """The engine's stores; `clock` times the placement of queues (growth, the send width, the ready index)."""
     from mnsd.storage.dynamodb.messages import DynamoMessageStore
     from mnsd.storage.dynamodb.meta import DynamoMetaTable
     from mnsd.storage.dynamodb.oplog import DynamoOperationLog
+    from mnsd.storage.dynamodb.placement import MAX_STRIPES
+    from mnsd.storage.dynamodb.placer import Placer
+    from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords
     from mnsd.storage.dynamodb.rates import DynamoRateCounter
+    from mnsd.storage.dynamodb.stripes import Pressure, StripeGrowth
     from mnsd.storage.dynamodb.topic_messages import DynamoTopicMessageStore
-    from mnsd.stripes import Pressure
 
-    pressure = Pressure()
+    clock = clock or SystemClock()
+    meta = QueueRecords(DynamoMetaTable(client, settings.meta_table), clock, settings.queue_stripes)
+    growth = StripeGrowth(Pressure(), clock, min(settings.max_queue_stripes, MAX_STRIPES))
+    placer = Placer(Placements(meta, settings.meta_cache_seconds), growth, clock, settings.index_settle_seconds)
     return Storage(
         engine=ENGINE,
-        meta=DynamoMetaTable(client, settings.meta_table),
-        messages=DynamoMessageStore(client, settings.message_table, pressure),
+        meta=meta,
+        messages=DynamoMessageStore(client, settings.message_table, placer),
         topic_messages=DynamoTopicMessageStore(client, settings.topic_message_table),
         log=DynamoOperationLog(client, settings.log_table),
-        pressure=pressure,
         rates=DynamoRateCounter(client, settings.meta_table),
     )

@@ -21,7 +21,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.queue_model import Message, MessageRef
-from mnsd.storage.dynamodb import conditional
+from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     KEEP_UPDATE,
     KEEP_VALUES,
@@ -100,7 +100,7 @@ def _cancelled(exc: ClientError) -> bool:
     return bool(exc.response.get("Error", {}).get("Code") == "TransactionCanceledException")
 
 
-def move(client: Any, table: str, source: Message, now_ms: int, target: Message) -> bool:
+def move(client: Any, table: str, source: Message, now_ms: int, target: Message, indexed: bool) -> bool:
     if target.body is None:
         raise ValueError("a moved message needs its body loaded")
     delete = {
@@ -115,7 +115,7 @@ def move(client: Any, table: str, source: Message, now_ms: int, target: Message)
             },
         }
     }
-    *bodies, lease = message_items(target)
+    *bodies, lease = message_items(target, indexed)
     for body in bodies:  # outside the transaction (half the units): without its lease it is never read
         client.put_item(TableName=table, Item=body)
     try:

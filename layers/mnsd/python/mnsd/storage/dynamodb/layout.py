@@ -1,13 +1,13 @@
 """The DynamoDB message-table layout, in one place: item keys, attribute names and their encodings.
 
-Used by the DynamoDB engine (reads and writes), by the operation log (stream records of lease
-items, `mnsd.oplog.queue_event`), by the CDK stream filter (`infra/`), by the embedded engine's
-exports (the same layout, so the analytics jobs read either) and by the Glue schemas (`glue_jobs/`,
+Used by the DynamoDB engine (reads and writes, and the change events of its stream records of lease
+items, `changes.py`), by the CDK stream filter (`infra/`), by the local runtime's exports of the embedded
+engine (the same layout, so the analytics jobs read either) and by the Glue schemas (`glue_jobs/`,
 tested against `LEASE_ATTRIBUTES`).
 
 One partition per stripe of a queue incarnation: `pk = queue_id` for stripe 0 (a queue of one stripe
 is one partition) and `pk = {queue_id}#{stripe}` for the others; the stripe is part of the message id
-(`mnsd.queue_model.stripe_of`), so a receipt handle finds its message's partition.
+(`stripe_of`), so a receipt handle finds its message's partition.
 
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
     B{message_id}                              the body, when lease + body would exceed 1 KB
@@ -20,7 +20,7 @@ lease readers skip it (`state_of` ranks it with the expired). A rewind restores 
 
 The index `READY_INDEX` (partition `pk`, sort `w`) is the ready index: a receive reads `w <= now` there, and
 what it reads is what it can claim. `w` is a copy of `v` that only the leases of a queue whose writes keep the
-index carry (`mnsd.queue_model.Spread`): every write that sets `v` then sets `w` too (`visibility_set`), so a
+index carry (`mnsd.storage.dynamodb.placement.Spread`): every write that sets `v` then sets `w` too (`visibility_set`), so a
 quiet queue pays no index writes (an index entry is one write more for a put and a delete, two for a claim).
 No other item has `w` (the index stays sparse); its items carry the keys and `INDEX_ATTRIBUTES`, never the body.
 
@@ -34,6 +34,7 @@ from typing import Any
 
 from mnsd.queue_model import Message, MessageRef, MessageState, Property, lease_state
 from mnsd.storage.capacity import KB, item_size
+from mnsd.storage.dynamodb.placement import MAX_STRIPES
 
 Item = dict[str, Any]  # an item in DynamoDB JSON ({"S": ...}, {"N": ...}, ...)
 
@@ -85,9 +86,18 @@ def stripe_partition(queue_id: str, stripe: int) -> str:
     return queue_id if stripe == 0 else f"{queue_id}{STRIPE_SEPARATOR}{stripe}"
 
 
+def stripe_of(message_id: str) -> int:
+    """The stripe a message id names: `{16 hex}-{stripe + 1}-{ms hex}-{9 digits}` (its slot, `new_message_id`); 0
+    for any other id."""
+    parts = message_id.split("-")
+    if len(parts) != 4 or not parts[1].isdigit() or not 1 <= int(parts[1]) <= MAX_STRIPES:
+        return 0
+    return int(parts[1]) - 1
+
+
 def partition_of(ref: MessageRef) -> str:
     """The partition key of a message's items."""
-    return stripe_partition(ref.queue_id, ref.stripe)
+    return stripe_partition(ref.queue_id, stripe_of(ref.message_id))
 
 
 def lease_item_key(ref: MessageRef) -> Item:
@@ -155,14 +165,15 @@ def state_of(item: Item, now_ms: int) -> MessageState:
     )
 
 
-def message_items(message: Message) -> list[Item]:
-    """The items storing a message: its lease, and its body item when the body does not fit inline."""
+def message_items(message: Message, indexed: bool = False) -> list[Item]:
+    """The items storing a message: its lease (with `w` when its queue's writes keep the ready index: `indexed`),
+    and its body item when the body does not fit inline."""
     lease: Item = {
         "pk": {"S": partition_of(message.ref)},
         "sk": {"S": lease_key(message.ref)},
         "id": {"S": message.message_id},
         "v": {"N": str(message.visible_at)},
-        **({INDEX_KEY: {"N": str(message.visible_at)}} if message.indexed else {}),
+        **({INDEX_KEY: {"N": str(message.visible_at)}} if indexed else {}),
         "r": {"N": str(message.version)},
         "d": {"N": str(message.dequeue_count)},
         "e": {"N": str(message.enqueue_time)},
@@ -236,7 +247,6 @@ def message_of(item: Item) -> Message:
         system_properties=parse_properties(item.get("s")),
         message_group_id=item.get("g", {}).get("S", ""),
         logging=LOGGING_ATTRIBUTE in item,
-        indexed=INDEX_KEY in item,
     )
 
 
@@ -256,5 +266,4 @@ def candidate_of(item: Item) -> Message:
         first_dequeue_time=0,
         expires_at=int(item["x"]["N"]),
         body_md5="",
-        indexed=True,
     )

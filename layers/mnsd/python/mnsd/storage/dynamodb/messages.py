@@ -3,11 +3,12 @@
 The layout is `mnsd.storage.dynamodb.layout`. A queue's messages spread over its stripes (partitions):
 a send writes each message to the stripe its id names; a receive reads stripes in turn from a random one
 while it has too few, and sorts what it read by priority, then position (priority is best effort: within
-what it read). How it reads a stripe depends on the queue's `Spread`:
+what it read). How it reads a stripe depends on the queue's `placement.Spread`, which the store keeps itself
+(`placer.Placer`: growth with the load it sees, the ready index turned on and built):
 - a quiet queue's stripe (its writes do not keep the ready index): the leases in queue order from the
   table, in flight and delayed ones included, as many as it takes to find enough (on a stripe deeper than a
   page, mostly from a random point of its ready leases, as from the index: `_plain_ready`). The scan reports how many
-  it read in vain (`ReadyScan.wasted`): too many, and the service turns the index on (`mnsd.queue_service`).
+  it read in vain (`ReadyScan.wasted`): too many, and the store turns the index on (`placer.Placer.received`).
 - an indexing queue's stripe: the ready index (`pk = stripe AND w <= now`, a small page; on a stripe deeper
   than a page, mostly from a random point down, so concurrent consumers read different pages: `_window`).
   A consumer that loses a claim leaves the rest of that page to the winner. So a receive never reads a lease
@@ -25,6 +26,7 @@ to TTL. Counts read a bounded sample per stripe (of the index, or of the table) 
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,9 +34,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.queue_model import PLAIN, Message, MessageRef, MessageState, QueueCounts, Spread
+from mnsd.queue_model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
-from mnsd.storage.dynamodb import conditional, dead_letters
+from mnsd.storage.dynamodb import dead_letters
+from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     BODY,
     INDEX_KEY,
@@ -52,10 +55,13 @@ from mnsd.storage.dynamodb.layout import (
     partition_of,
     queue_id_of,
     state_of,
+    stripe_of,
     stripe_partition,
     visibility_set,
 )
-from mnsd.stripes import Pressure
+from mnsd.storage.dynamodb.placement import Spread
+from mnsd.storage.dynamodb.placer import Placer
+from mnsd.storage.dynamodb.stripes import CONTENDED_SPREAD
 
 _BATCH_WRITE_LIMIT = 25
 _BATCH_GET_LIMIT = 100
@@ -115,20 +121,46 @@ class _Span:
     priority: int = -1
 
 
+@dataclass(frozen=True)
+class _ReceiveScan:
+    """What a receive's scan saw, for the placement work after its claims (`Placer.received`)."""
+
+    queue_id: str
+    seen: int
+    scarce: bool  # fewer candidates than it looked for
+    wasted: int
+
+
 class DynamoMessageStore:
-    def __init__(self, client: Any, table: str, pressure: Pressure | None = None) -> None:
+    def __init__(self, client: Any, table: str, placer: Placer) -> None:
         self.client = client
         self.table = table
-        self.pressure = pressure or Pressure()
+        self.placer = placer
+        self.pressure = placer.growth.pressure
         self._spans: dict[str, _Span] = {}
         self._sweeps: dict[str, _Sweep] = {}
         self._index_down_until = 0.0  # (time.monotonic) the index could not be read: the table is, till then
+        self._receives = threading.local()  # a receive's scan, until its claims (one thread does both)
+
+    def _indexing(self, queue_id: str) -> bool:
+        return self.placer.of(queue_id).spread.indexing
 
     # --- writes -------------------------------------------------------------------------------
 
+    def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool = True) -> list[str]:
+        """Ids naming stripes of the queue's send width (`Placer.new_ids`)."""
+        return self.placer.new_ids(queue_id, count, now_ms, sent)
+
     def put(self, messages: list[Message]) -> set[str]:
         """Store new messages (with BatchWriteItem); the ids of those that could not be stored."""
-        requests = [{"PutRequest": {"Item": item}} for m in messages for item in message_items(m)]
+        queues = {m.queue_id: self._indexing(m.queue_id) for m in messages}
+        failed = self._put(messages, queues)
+        for queue_id in queues:
+            self.placer.written(queue_id)
+        return failed
+
+    def _put(self, messages: list[Message], indexing: dict[str, bool]) -> set[str]:
+        requests = [{"PutRequest": {"Item": item}} for m in messages for item in message_items(m, indexing[m.queue_id])]
         failed: set[str] = set()
         for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
             pending = requests[start : start + _BATCH_WRITE_LIMIT]
@@ -156,7 +188,7 @@ class DynamoMessageStore:
                 self.client.update_item,
                 TableName=self.table,
                 Key=lease_item_key(message.ref),
-                UpdateExpression=f"SET {visibility_set(message.indexed)}, r = :next, d = d + :one, "
+                UpdateExpression=f"SET {visibility_set(self._indexing(message.queue_id))}, r = :next, d = d + :one, "
                 "f = if_not_exists(f, :now)",
                 ConditionExpression="r = :ver AND v <= :now AND x > :now_s",
                 ExpressionAttributeValues={
@@ -202,6 +234,10 @@ class DynamoMessageStore:
         for queue_id in {m.queue_id for m in candidates}:
             won = sum(1 for m in claimed if m.queue_id == queue_id)
             self.pressure.claims(queue_id, won, lost.get(queue_id, 0))
+        scan: _ReceiveScan | None = getattr(self._receives, "scan", None)
+        if scan is not None:
+            self._receives.scan = None
+            self.placer.received(scan.queue_id, scan.seen, scan.scarce, scan.wasted, self.build_index)
         return claimed
 
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
@@ -232,15 +268,13 @@ class DynamoMessageStore:
             ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
         )
 
-    def change_visibility(
-        self, ref: MessageRef, version: int, now_ms: int, visible_at: int, indexing: bool = False
-    ) -> bool:
+    def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         response = conditional(
             self.client.update_item,
             TableName=self.table,
             Key=lease_item_key(ref),
-            UpdateExpression=f"SET {visibility_set(indexing)}, r = :next",
+            UpdateExpression=f"SET {visibility_set(self._indexing(ref.queue_id))}, r = :next",
             ConditionExpression="r = :ver AND v > :now AND x > :now_s",
             ExpressionAttributeValues={
                 ":vis": {"N": str(visible_at)},
@@ -414,10 +448,23 @@ class DynamoMessageStore:
             return None
         return int(items[0][INDEX_KEY]["N"]) if items else None
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, spread: Spread = PLAIN, enough: int = 0) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages (from the index, their leases only: `load_bodies` reads the
         rest), by priority then position among those read, from stripes taken in turn from a random one until
-        `enough` are found; when none, when the next one becomes receivable."""
+        `enough` are found; when none, when the next one becomes receivable. A receive's scan (`enough` given)
+        reads the stripes of the send width a minute ago (`Placement.read_spread`) besides its sweeps, a page
+        `CONTENDED_SPREAD` times wider while this container's receives of the queue lose many claims, and leaves
+        what it saw for the placement work after the receive's claims (`claim_some`); others read every stripe."""
+        placement = self.placer.of(queue_id)
+        if not enough:
+            return self._scan(queue_id, now_ms, wanted, placement.spread, wanted)
+        page = wanted * CONTENDED_SPREAD if self.placer.growth.contended(queue_id) else wanted
+        scan = self._scan(queue_id, now_ms, page, placement.read_spread(now_ms), enough)
+        seen = len(scan.messages)
+        self._receives.scan = _ReceiveScan(queue_id, seen, seen < wanted, scan.wasted)
+        return scan
+
+    def _scan(self, queue_id: str, now_ms: int, wanted: int, spread: Spread, enough: int) -> ReadyScan:
         ready: list[Message] = []
         wasted = 0
         next_visible: int | None = None
@@ -443,10 +490,8 @@ class DynamoMessageStore:
             indexed = [stripe_partition(queue_id, s) for s in order if spread.reads_index(s)]
             times = [t for t in (self._next_visible(p, now_ms) for p in indexed[:_NEXT_VISIBLE_STRIPES]) if t]
             next_visible = min([*times, *([next_visible] if next_visible else [])], default=None)
-        for message in ready:
-            message.indexed = spread.indexing
         if sweep:
-            self._swept(queue_id, now_ms, any(m.ref.stripe >= spread.width for m in ready))
+            self._swept(queue_id, now_ms, any(stripe_of(m.message_id) >= spread.width for m in ready))
         ready.sort(key=lambda m: (m.priority, m.position))
         return ReadyScan(ready, next_visible, wasted)
 
@@ -518,11 +563,12 @@ class DynamoMessageStore:
         tail = [] if more is None else self._lease_page(partition, limit, forward=False)[0]
         return _tally(head, tail, now_ms, lambda item: int(item["e"]["N"]))
 
-    def counts(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> QueueCounts:
+    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
         """Active / Inactive / Delayed messages: exact up to `2 x COUNT_ITEMS` leases per state range (Active
         ones; the others) and stripe count, estimated beyond; bounded whatever the queue's size: at most
         `4 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)` small index items read in `4 x stripes` Queries, and
         for each stripe the index does not cover `2 x PLAIN_COUNT_ITEMS` leases in 2 Queries."""
+        spread = self.placer.of(queue_id).spread
         limit = max(MIN_COUNT_ITEMS, COUNT_ITEMS // spread.stripes)
         found = dict.fromkeys(MessageState, 0.0)
         for stripe in range(spread.stripes):
@@ -544,17 +590,18 @@ class DynamoMessageStore:
     # --- dead letters and rewind (`dead_letters`) -----------------------------------------------
 
     def move(self, source: Message, now_ms: int, target: Message) -> bool:
-        return dead_letters.move(self.client, self.table, source, now_ms, target)
+        return dead_letters.move(self.client, self.table, source, now_ms, target, self._indexing(target.queue_id))
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         return dead_letters.delete_keeping(self.client, self.table, leases, now_ms)
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int, spread: Spread = PLAIN) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
+        spread = self.placer.of(queue_id).spread
         partitions = _partitions(queue_id, spread.stripes)
         return dead_letters.rewind(self.client, self.table, partitions, since_ms, now_ms, spread.indexing)
 
-    def drop_kept(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> int:
-        return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, spread.stripes))
+    def drop_kept(self, queue_id: str, now_ms: int) -> int:
+        return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, self.placer.of(queue_id).stripes))
 
     # --- the ready index ---------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from mnsd.storage import Record
-from mnsd.storage.dynamodb import condition_failed
+from mnsd.storage.dynamodb.conditions import condition_failed
 
 if TYPE_CHECKING:
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer

@@ -1,15 +1,63 @@
-"""The operation log table on DynamoDB (item layout: `mnsd.oplog.LogRecord.item`)."""
+"""The operation log table on DynamoDB: one item per `LogRecord` (`log_item`), the layout docs/analytics.md
+describes and the analytics jobs read from the table's exports.
+
+`pk = {account}#{kind}#{resource}`, `sk = {time_ms:013}#{event_id}`, `x` the TTL (epoch seconds), then each
+field of the record that has a value (numbers as N, the others as S).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
-from mnsd.metrics import LogEvent, LogRead, event_of
+from mnsd.metrics import LogEvent, LogRead
 from mnsd.oplog import LogRecord
 
 _BATCH = 25
 _READ_PAGE = 1000
+_FIELDS = [field.name for field in dataclasses.fields(LogRecord) if field.name != "event_id"]
+
+
+def log_item(record: LogRecord) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "pk": {"S": record.partition},
+        "sk": {"S": record.key},
+        "x": {"N": str(record.expires_at)},
+    }
+    for name in _FIELDS:
+        value = getattr(record, name)
+        if value is not None:
+            item[name] = {"N": str(value)} if isinstance(value, int) else {"S": str(value)}
+    return item
+
+
+def record_of(item: dict[str, Any]) -> LogRecord:
+    """The record a log item stores."""
+    fields: dict[str, Any] = {
+        name: int(item[name]["N"]) if "N" in item[name] else item[name]["S"] for name in _FIELDS if name in item
+    }
+    return LogRecord(event_id=item["sk"]["S"].split("#", 1)[1], **fields)
+
+
+def _event_of(item: dict[str, Any]) -> LogEvent:
+    """The counted fields of a log item, as a read projects it."""
+
+    def number(name: str) -> int | None:
+        return int(item[name]["N"]) if name in item else None
+
+    def text(name: str) -> str | None:
+        return item[name]["S"] if name in item else None
+
+    return LogEvent(
+        time=int(item["sk"]["S"][:13]),
+        event=text("event") or "",
+        message_id=text("message_id") or "",
+        dequeue_count=number("dequeue_count"),
+        subscription=text("subscription"),
+        attempt=number("attempt"),
+        outcome=text("outcome"),
+    )
 
 
 class DynamoOperationLog:
@@ -20,7 +68,7 @@ class DynamoOperationLog:
     def write(self, records: list[LogRecord]) -> None:
         """Writes every record or raises: the caller's batch is then retried (records are idempotent)."""
         for start in range(0, len(records), _BATCH):
-            pending = [{"PutRequest": {"Item": r.item()}} for r in records[start : start + _BATCH]]
+            pending = [{"PutRequest": {"Item": log_item(r)}} for r in records[start : start + _BATCH]]
             for backoff in (0.05, 0.1, 0.2, 0.4, 0.8, 0):
                 response = self.client.batch_write_item(RequestItems={self.table: pending})
                 pending = response.get("UnprocessedItems", {}).get(self.table, [])
@@ -52,7 +100,7 @@ class DynamoOperationLog:
         remaining = limit
         while remaining > 0:
             page = self.client.query(**request, Limit=min(_READ_PAGE, remaining))
-            events += [event_of(item) for item in page.get("Items", [])]
+            events += [_event_of(item) for item in page.get("Items", [])]
             remaining -= page.get("ScannedCount", 0)
             if "LastEvaluatedKey" not in page:
                 return LogRead(events, truncated=False)

@@ -15,7 +15,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.storage.dynamodb import condition_failed
+from mnsd.storage.dynamodb.conditions import condition_failed
 from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
 
 SHARD_LIMIT = 500

@@ -55,8 +55,8 @@ CREATE TABLE IF NOT EXISTS kept_messages (
 {MESSAGE_COLUMNS}) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS kept_messages_enqueue ON kept_messages (queue_id, enqueue_time);
 CREATE INDEX IF NOT EXISTS kept_messages_expiry ON kept_messages (expires_at);
--- Changes of logging queues' messages, in the shape of DynamoDB stream records, for the operation log.
-CREATE TABLE IF NOT EXISTS message_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
+-- The change events of logging queues' messages (`changes.py`), for the operation log.
+CREATE TABLE IF NOT EXISTS message_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, event TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (
     partition TEXT NOT NULL, name TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY (partition, name)
 ) WITHOUT ROWID;
@@ -65,10 +65,11 @@ CREATE TABLE IF NOT EXISTS topic_messages (
     PRIMARY KEY (topic_id, message_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS topic_messages_expiry ON topic_messages (expires_at);
-CREATE TABLE IF NOT EXISTS log (
-    pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER NOT NULL, item TEXT NOT NULL, PRIMARY KEY (pk, sk)
+-- The operation log: a record (`mnsd.oplog.LogRecord`, JSON) by (partition, key), as `LogRecord` names them.
+CREATE TABLE IF NOT EXISTS operation_log (
+    pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (pk, sk)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS log_expiry ON log (expires_at);
+CREATE INDEX IF NOT EXISTS operation_log_expiry ON operation_log (expires_at);
 """
 
 

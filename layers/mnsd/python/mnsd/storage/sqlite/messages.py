@@ -7,22 +7,21 @@ message (`Message.received`); delete and change-visibility are conditional on th
 receipt handle names (`Message.held_by`). Within a priority, messages come in the order they
 became visible. Expired rows are never returned nor counted and `sweep_expired` removes them.
 
-Messages of logging queues also leave a change record (the shape of a DynamoDB stream record of the
-lease item, `mnsd.storage.dynamodb.layout`) in the same transaction; the operation log reads them.
+Messages of logging queues also leave their change event (`mnsd.changes`, table `message_events`,
+`changes.py`) in the same transaction; the operation log reads them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
-import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from mnsd.queue_model import PLAIN, Message, MessageRef, MessageState, Property, QueueCounts, Spread
+from mnsd.changes import MessageChange
+from mnsd.queue_model import Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
 from mnsd.storage import ReadyScan
-from mnsd.storage.dynamodb import layout
+from mnsd.storage.sqlite import changes
 from mnsd.storage.sqlite.database import Database
 
 PRIORITIES = range(1, 17)
@@ -30,7 +29,6 @@ COLUMNS = (
     "queue_id, message_id, priority, position, visible_at, version, dequeue_count, enqueue_time, "
     "first_dequeue_time, expires_at, body_md5, body, user_properties, system_properties, message_group_id, logging"
 )
-TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 # Per priority, an index range of the messages already visible (priorities are asked in turn, highest
 # first, until enough are found: each query reads only rows it returns, whatever the depth).
 _READY_SQL = (
@@ -102,57 +100,24 @@ def message_of(row: tuple[Any, ...]) -> Message:
     )
 
 
-def _image(message: Message, kept: bool = False) -> layout.Item:
-    """The lease item of a message as a stream record shows it (body as text, JSON-safe)."""
-    lease = layout.kept_lease(message) if kept else layout.message_items(message)[-1]
-    lease = {k: v for k, v in lease.items() if k not in ("z", "b", "o")}
-    return {**lease, "b": {"S": message.body or ""}}
-
-
-def change_record(
-    name: str,
-    now_ms: int,
-    new: Message | None,
-    old: Message | None,
-    principal: str | None = None,
-    kept: tuple[bool, bool] = (False, False),
-) -> dict[str, Any]:
-    """A stream record of a lease change; `kept` says whether the new and old images are kept leases."""
-    change: dict[str, Any] = {"ApproximateCreationDateTime": now_ms / 1000, "StreamViewType": "NEW_AND_OLD_IMAGES"}
-    if new is not None:
-        change["NewImage"] = _image(new, kept[0])
-    if old is not None:
-        change["OldImage"] = _image(old, kept[1])
-    record: dict[str, Any] = {"eventID": uuid.uuid4().hex, "eventName": name, "dynamodb": change}
-    if principal:
-        record["userIdentity"] = {"type": "Service", "principalId": principal}
-    return record
-
-
-def _log_changes(connection: sqlite3.Connection, records: Iterable[dict[str, Any]]) -> None:
-    connection.executemany("INSERT INTO message_changes (record) VALUES (?)", [(json.dumps(r),) for r in records])
-
-
-def _pairs(claimed: list[Message], candidates: list[Message]) -> list[tuple[Message, Message]]:
-    """(after, before) of the claimed messages of logging queues."""
-    before = {m.message_id: m for m in candidates}
-    return [(after, before[after.message_id]) for after in claimed if after.logging]
-
-
 class SqliteMessageStore:
     def __init__(self, database: Database) -> None:
         self.db = database
 
     # --- writes -------------------------------------------------------------------------------
 
+    def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool = True) -> list[str]:
+        """One table holds every message: ids name no partition (slot 1)."""
+        return [new_message_id(now_ms) for _ in range(count)]
+
     def put(self, messages: list[Message]) -> set[str]:
         placeholders = _PLACEHOLDERS
         rows = [_row(m) for m in messages]  # prepared before the write lock is taken
-        logged = [change_record("INSERT", m.enqueue_time, m, None) for m in messages if m.logging]
+        logged = [changes.sent(m) for m in messages if m.logging]
         with self.db.write() as connection:
             connection.executemany(f"INSERT INTO messages ({COLUMNS}) VALUES ({placeholders})", rows)
             if logged:
-                _log_changes(connection, logged)
+                changes.record(connection, logged)
         return set()
 
     def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
@@ -188,9 +153,9 @@ class SqliteMessageStore:
                 ).rowcount
                 if changed:
                     claimed.append(after)
-            logged = [change_record("MODIFY", now_ms, after, before) for after, before in _pairs(claimed, candidates)]
+            logged = [changes.received(after, now_ms) for after in claimed if after.logging]
             if logged:
-                _log_changes(connection, logged)
+                changes.record(connection, logged)
         return claimed
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
@@ -213,19 +178,11 @@ class SqliteMessageStore:
                     continue
                 if keep:
                     connection.execute(f"INSERT INTO kept_messages ({COLUMNS}) VALUES ({_PLACEHOLDERS})", row)
-                if row[15]:
-                    message = message_of(row)
-                    change = (
-                        change_record("MODIFY", now_ms, message, message, kept=(True, False))
-                        if keep
-                        else change_record("REMOVE", now_ms, None, message)
-                    )
-                    _log_changes(connection, [change])
+                if row[15]:  # a delete with rewind on (kept) or not: a delete either way
+                    changes.record(connection, [changes.deleted(message_of(row), now_ms)])
         return deleted
 
-    def change_visibility(
-        self, ref: MessageRef, version: int, now_ms: int, visible_at: int, indexing: bool = False
-    ) -> bool:
+    def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         with self.db.write() as connection:
             row = connection.execute(
                 f"UPDATE messages SET visible_at = ?, version = version + 1 WHERE queue_id = ? AND message_id = ? "
@@ -233,9 +190,7 @@ class SqliteMessageStore:
                 (visible_at, ref.queue_id, ref.message_id, version, now_ms, now_ms // 1000),
             ).fetchone()
             if row is not None and row[15]:
-                after = message_of(row)
-                before = Message(**{**after.__dict__, "version": version})
-                _log_changes(connection, [change_record("MODIFY", now_ms, after, before)])
+                changes.record(connection, [changes.retimed(message_of(row), now_ms)])
         return row is not None
 
     # --- dead letters and rewind ---------------------------------------------------------------
@@ -252,18 +207,18 @@ class SqliteMessageStore:
             if old is None:
                 return False
             connection.execute(f"INSERT INTO messages ({COLUMNS}) VALUES ({_PLACEHOLDERS})", row)
-            logged = [change_record("REMOVE", now_ms, None, message_of(old))] if old[15] else []
+            logged = [changes.deleted(message_of(old), now_ms)] if old[15] else []
             if target.logging:
-                logged.append(change_record("INSERT", target.enqueue_time, target, None))
+                logged.append(changes.sent(target))
             if logged:
-                _log_changes(connection, logged)
+                changes.record(connection, logged)
         return True
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         """One transaction: each held message moved to `kept_messages` (logged as a lease re-marked kept)."""
         return self._delete_held(leases, now_ms, keep=True)
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int, spread: Spread = PLAIN) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
         """One transaction: kept rows enqueued since `since_ms` back in `messages`, in-flight ones visible now."""
         now_s = now_ms // 1000
         with self.db.write() as connection:
@@ -288,21 +243,13 @@ class SqliteMessageStore:
                     (now_ms, queue_id, since_ms, now_ms, now_s),
                 ).fetchall()
             ]
-            logged = [
-                change_record("MODIFY", now_ms, after, before, kept=(False, True))
-                for after, before in zip(restored, kept, strict=True)
-                if after.logging
-            ]
-            logged += [
-                change_record("MODIFY", now_ms, m, dataclasses.replace(m, version=m.version - 1))
-                for m in revisited
-                if m.logging
-            ]
+            # A kept message restored makes no event (its delete was one); an in-flight one made visible is retimed.
+            logged = [changes.retimed(m, now_ms) for m in revisited if m.logging]
             if logged:
-                _log_changes(connection, logged)
+                changes.record(connection, logged)
         return len(restored) + len(revisited)
 
-    def drop_kept(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> int:
+    def drop_kept(self, queue_id: str, now_ms: int) -> int:
         with self.db.write() as connection:
             return connection.execute("DELETE FROM kept_messages WHERE queue_id = ?", (queue_id,)).rowcount
 
@@ -319,17 +266,15 @@ class SqliteMessageStore:
                 f"WHERE expires_at <= ? LIMIT ?) RETURNING {COLUMNS}",
                 (now_ms // 1000, limit),
             ).fetchall()
-            logged = [message_of(row) for row in rows if row[15]]
+            logged = [changes.expired(message_of(row), now_ms) for row in rows if row[15]]
             if logged:
-                _log_changes(
-                    connection, (change_record("REMOVE", now_ms, None, m, principal=TTL_PRINCIPAL) for m in logged)
-                )
+                changes.record(connection, logged)
         return len(rows)
 
     # --- reads --------------------------------------------------------------------------------
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, spread: Spread = PLAIN, enough: int = 0) -> ReadyScan:
-        """One table holds every message, indexed by visibility: a `Spread` (partitions, index) means nothing here."""
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
+        """One table holds every message, indexed by visibility: `enough` (a partition's worth) means nothing here."""
         rows: list[tuple[Any, ...]] = []
         with self.db.read() as connection:
             for priority in PRIORITIES:
@@ -349,11 +294,7 @@ class SqliteMessageStore:
     def load_bodies(self, messages: list[Message]) -> None:
         """Bodies are always loaded with the message."""
 
-    def build_index(self, queue_id: str, spread: Spread, cursor: str, now_ms: int, budget: int) -> str | None:
-        """SQLite indexes every message by visibility as it writes it: nothing to build."""
-        return None
-
-    def counts(self, queue_id: str, now_ms: int, spread: Spread = PLAIN) -> QueueCounts:
+    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
         with self.db.read() as connection:
             active, inactive, delayed = connection.execute(
                 "SELECT COALESCE(SUM(visible_at <= :now), 0), COALESCE(SUM(visible_at > :now AND dequeue_count > 0), 0), "
@@ -363,19 +304,23 @@ class SqliteMessageStore:
             ).fetchone()
         return QueueCounts(active, inactive, delayed)
 
-    # --- the change records (operation log) and exports ---------------------------------------
+    # --- the change events (operation log) and exports ----------------------------------------
 
-    def changes(self, limit: int = 1000) -> tuple[list[dict[str, Any]], int]:
-        """The oldest change records and the sequence number of the last one (0 if none)."""
+    def changes(self, limit: int = 1000) -> tuple[list[MessageChange], int]:
+        """The oldest change events and the sequence number of the last one (0 if none)."""
         with self.db.read() as connection:
             rows = connection.execute(
-                "SELECT seq, record FROM message_changes ORDER BY seq LIMIT ?", (limit,)
+                f"SELECT seq, event FROM {changes.CHANGE_TABLE} ORDER BY seq LIMIT ?", (limit,)
             ).fetchall()
-        return [json.loads(record) for _, record in rows], (rows[-1][0] if rows else 0)
+        return [changes.decode(event) for _, event in rows], (rows[-1][0] if rows else 0)
+
+    def upgrade(self, convert: Callable[[list[dict[str, Any]]], list[MessageChange]]) -> int:
+        """Changes an older version recorded in another shape, turned into events by `convert` (`changes.upgrade`)."""
+        return changes.upgrade(self.db, convert)
 
     def forget_changes(self, upto: int) -> None:
         with self.db.write() as connection:
-            connection.execute("DELETE FROM message_changes WHERE seq <= ?", (upto,))
+            connection.execute(f"DELETE FROM {changes.CHANGE_TABLE} WHERE seq <= ?", (upto,))
 
     def all_messages(self, batch: int = 1000) -> Iterable[Message]:
         """Every stored message (for exports), in pages."""

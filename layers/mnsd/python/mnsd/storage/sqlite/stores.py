@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mnsd.metrics import LogRead, event_of
@@ -139,19 +139,31 @@ class SqliteTopicMessageStore:
             return connection.execute("DELETE FROM topic_messages WHERE expires_at <= ?", (now_ms // 1000,)).rowcount
 
 
+def _log_record(text: str) -> LogRecord:
+    return LogRecord(**json.loads(text))
+
+
 class SqliteOperationLog:
-    """The log table: the very items the DynamoDB log table holds (`LogRecord.item`), so exports match."""
+    """The log table: each record as JSON (its fields that have a value) under its partition and key.
+
+    Versions before kept each record as the DynamoDB log table's item, in table `LEGACY_LOG_TABLE`: `upgrade`
+    hands those, once, to a converter that knows that shape (the local runtime's) and keeps the records.
+    """
+
+    LEGACY_LOG_TABLE = "log"
 
     def __init__(self, database: Database) -> None:
         self.db = database
 
     def write(self, records: list[LogRecord]) -> None:
-        rows = []
-        for record in records:
-            item = record.item()
-            rows.append((item["pk"]["S"], item["sk"]["S"], int(item["x"]["N"]), json.dumps(item)))
+        rows = [
+            (r.partition, r.key, r.expires_at, json.dumps({k: v for k, v in vars(r).items() if v is not None}))
+            for r in records
+        ]
         with self.db.write() as connection:
-            connection.executemany("INSERT OR REPLACE INTO log (pk, sk, expires_at, item) VALUES (?, ?, ?, ?)", rows)
+            connection.executemany(
+                "INSERT OR REPLACE INTO operation_log (pk, sk, expires_at, record) VALUES (?, ?, ?, ?)", rows
+            )
 
     def read(
         self, account: str, kind: str, resource: str, start_ms: int, end_ms: int, limit: int, subscription: str = ""
@@ -159,21 +171,36 @@ class SqliteOperationLog:
         """As the DynamoDB engine's: one partition, a key range of times, at most `limit` items read."""
         with self.db.read() as connection:
             rows = connection.execute(
-                "SELECT item FROM log WHERE pk = ? AND sk BETWEEN ? AND ? ORDER BY sk LIMIT ?",
+                "SELECT record FROM operation_log WHERE pk = ? AND sk BETWEEN ? AND ? ORDER BY sk LIMIT ?",
                 (f"{account}#{kind}#{resource}", f"{start_ms:013d}", f"{end_ms:013d}~", limit + 1),
             ).fetchall()
-        items = [json.loads(item) for (item,) in rows[:limit]]
+        records = [_log_record(text) for (text,) in rows[:limit]]
         if subscription:
-            items = [item for item in items if item.get("subscription", {}).get("S") == subscription]
-        return LogRead([event_of(item) for item in items], truncated=len(rows) > limit)
+            records = [record for record in records if record.subscription == subscription]
+        return LogRead([event_of(record) for record in records], truncated=len(rows) > limit)
 
-    def items(self) -> Iterator[dict[str, Any]]:
-        """Every log item (DynamoDB JSON), for exports."""
+    def records(self) -> Iterator[LogRecord]:
+        """Every log record, for exports."""
         with self.db.read() as connection:
-            rows = connection.execute("SELECT item FROM log ORDER BY pk, sk").fetchall()
-        for (item,) in rows:
-            yield json.loads(item)
+            rows = connection.execute("SELECT record FROM operation_log ORDER BY pk, sk").fetchall()
+        for (text,) in rows:
+            yield _log_record(text)
 
     def sweep_expired(self, now_ms: int) -> int:
         with self.db.write() as connection:
-            return connection.execute("DELETE FROM log WHERE expires_at <= ?", (now_ms // 1000,)).rowcount
+            return connection.execute("DELETE FROM operation_log WHERE expires_at <= ?", (now_ms // 1000,)).rowcount
+
+    def upgrade(self, convert: Callable[[dict[str, Any]], LogRecord]) -> int:
+        """Records an older version left in `LEGACY_LOG_TABLE` (items, as JSON) kept as `convert` makes them, and
+        that table dropped; how many."""
+        with self.db.read() as connection:
+            legacy = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (self.LEGACY_LOG_TABLE,)
+            ).fetchone()
+            rows = connection.execute(f"SELECT item FROM {self.LEGACY_LOG_TABLE}").fetchall() if legacy else []
+        if legacy is None:
+            return 0
+        self.write([convert(json.loads(text)) for (text,) in rows])  # idempotent: a second run rewrites the same
+        with self.db.write() as connection:
+            connection.execute(f"DROP TABLE {self.LEGACY_LOG_TABLE}")
+        return len(rows)

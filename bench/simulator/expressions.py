@@ -1,6 +1,6 @@
 """DynamoDB expressions (condition, filter, key condition, update, projection), parsed once and compiled to closures.
 
-Used by the in-memory DynamoDB double (`bench/fake_dynamodb.py`). Values are DynamoDB JSON
+Used by the DynamoDB simulator (`bench/simulator/dynamodb.py`). Values are DynamoDB JSON
 (`{"S": ...}`, `{"N": ...}`, ...), as the low-level boto3 client speaks them. Semantics follow the
 DynamoDB developer guide: a comparison with a missing attribute is false (`<>` true), comparisons
 across types are false (`<>` true), `+`/`-` take numbers only, an update's right-hand sides read the
@@ -10,7 +10,7 @@ item as it was before the update, every `#name` and `:value` must be defined and
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
@@ -331,22 +331,24 @@ def _not(tokens: _Tokens) -> Condition:
     return _primary(tokens)
 
 
-def _and(tokens: _Tokens) -> Condition:
-    parts = [_not(tokens)]
-    while tokens.keyword("AND"):
-        parts.append(_not(tokens))
+def _joined(
+    tokens: _Tokens, keyword: str, operand: Callable[[_Tokens], Condition], holds: Callable[[Iterable[bool]], bool]
+) -> Condition:
+    """Operands joined by `keyword` (AND, OR): one condition that `holds` (all, any) over theirs."""
+    parts = [operand(tokens)]
+    while tokens.keyword(keyword):
+        parts.append(operand(tokens))
     if len(parts) == 1:
         return parts[0]
-    return lambda item, context: all(p(item, context) for p in parts)
+    return lambda item, context: holds(p(item, context) for p in parts)
+
+
+def _and(tokens: _Tokens) -> Condition:
+    return _joined(tokens, "AND", _not, all)
 
 
 def _or(tokens: _Tokens) -> Condition:
-    parts = [_and(tokens)]
-    while tokens.keyword("OR"):
-        parts.append(_and(tokens))
-    if len(parts) == 1:
-        return parts[0]
-    return lambda item, context: any(p(item, context) for p in parts)
+    return _joined(tokens, "OR", _and, any)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
-"""The benchmarks' in-memory DynamoDB (bench/fake_dynamodb.py) answers and bills as moto and DynamoDB do.
+"""The benchmarks' in-memory DynamoDB (bench/simulator/dynamodb.py) answers and bills as moto and DynamoDB do.
 
-The same scenarios run on moto and on the double; their responses, their errors and the units
-recorded (moto through bench/recording.py, the double by itself) must agree. Index billing and
+The same scenarios run on moto and on the simulator; their responses, their errors and the units
+recorded (moto through bench/recording.py, the simulator by itself) must agree. Index billing and
 per-partition throttling, which moto does not model, are checked against DynamoDB's documented rules.
-A few of the queue service's moto tests also run on the double (imported below, `dynamodb` overridden).
+A few of the queue service's moto tests also run on the simulator (imported below, `dynamodb` overridden).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from bench.fake_dynamodb import FakeDynamoDB
 from bench.recording import Recorder, RecordingClient
-from tests.integration.test_messages import (  # noqa: F401  (run again here, on the double)
+from bench.simulator.dynamodb import SimulatedDynamoDB
+from tests.integration.test_messages import (  # noqa: F401  (run again here, on the simulator)
     test_batch_delete_partial_failures,
     test_change_visibility,
     test_delayed_messages,
@@ -27,8 +27,8 @@ from tests.integration.test_queues import test_list_prefix_and_paging, test_recr
 
 @pytest.fixture
 def dynamodb(clock):
-    """The double instead of moto, for the queue tests imported above."""
-    return FakeDynamoDB(now=clock.now)
+    """The simulator instead of moto, for the queue tests imported above."""
+    return SimulatedDynamoDB(now=clock.now)
 
 
 TABLE = "t"
@@ -243,14 +243,14 @@ def moto_client(aws_env):
 
 
 def test_the_double_answers_as_moto(moto_client):
-    assert scenario(FakeDynamoDB()) == scenario(moto_client)
+    assert scenario(SimulatedDynamoDB()) == scenario(moto_client)
 
 
 def test_transactions_commit_or_cancel_as_on_moto(moto_client):
-    fake = FakeDynamoDB()
-    scenario(fake)
+    simulator = SimulatedDynamoDB()
+    scenario(simulator)
     scenario(moto_client)
-    got = transactions(fake)
+    got = transactions(simulator)
     assert got == transactions(moto_client)
     assert got[1][:2] == ("error", "TransactionCanceledException")
     assert [r["Code"] for r in got[1][2]["CancellationReasons"]] == ["None", "ConditionalCheckFailed"]
@@ -259,13 +259,13 @@ def test_transactions_commit_or_cancel_as_on_moto(moto_client):
 def test_the_double_bills_as_the_recording_client_over_moto(moto_client):
     recorder = Recorder()
     scenario(RecordingClient(moto_client, recorder))
-    fake = FakeDynamoDB(record_calls=True)
-    scenario(fake)
+    simulator = SimulatedDynamoDB(record_calls=True)
+    scenario(simulator)
     moto_calls = [(c.op, c.wcu, c.index_wcu, c.rcu, c.failed_condition) for c in recorder.calls]
-    fake_calls = [
-        (c.op, c.wcu, c.index_wcu, c.rcu, c.failed_condition) for c in fake.usage.calls if c.op != "CreateTable"
+    simulated_calls = [
+        (c.op, c.wcu, c.index_wcu, c.rcu, c.failed_condition) for c in simulator.usage.calls if c.op != "CreateTable"
     ]
-    assert fake_calls == moto_calls
+    assert simulated_calls == moto_calls
     assert sum(c.wcu for c in recorder.calls) > 30 and any(c.failed_condition for c in recorder.calls)
 
 
@@ -288,10 +288,10 @@ def test_the_queue_engine_bills_the_same_on_both(moto_client, clock):
 
     recorder = Recorder()
     lifecycle(RecordingClient(moto_client, recorder))
-    fake = FakeDynamoDB(now=clock.now, record_calls=True)
-    lifecycle(fake)
+    simulator = SimulatedDynamoDB(now=clock.now, record_calls=True)
+    lifecycle(simulator)
     keep = ("PutItem", "UpdateItem", "DeleteItem", "GetItem", "BatchGetItem", "BatchWriteItem", "Query")
-    assert [(c.op, c.wcu, c.index_wcu, c.rcu) for c in fake.usage.calls if c.op in keep] == [
+    assert [(c.op, c.wcu, c.index_wcu, c.rcu) for c in simulator.usage.calls if c.op in keep] == [
         (c.op, c.wcu, c.index_wcu, c.rcu) for c in recorder.calls
     ]
 
@@ -300,86 +300,85 @@ def test_the_queue_engine_bills_the_same_on_both(moto_client, clock):
 
 
 def test_index_writes_are_billed_as_dynamodb_documents():
-    fake = FakeDynamoDB(record_calls=True)
-    fake.create_table(TableName=TABLE, **KEYS)
-    fake.put_item(TableName=TABLE, Item=item(1, body="y" * 1500))  # 2 KB item, small index entry
+    simulator = SimulatedDynamoDB(record_calls=True)
+    simulator.create_table(TableName=TABLE, **KEYS)
+    simulator.put_item(TableName=TABLE, Item=item(1, body="y" * 1500))  # 2 KB item, small index entry
 
     def update(expression: str, values: dict) -> tuple:
-        fake.update_item(
+        simulator.update_item(
             TableName=TABLE,
             Key={"pk": {"S": "q"}, "sk": {"S": "L0001"}},
             UpdateExpression=expression,
             ExpressionAttributeValues=values,
         )
-        call = fake.usage.calls[-1]
+        call = simulator.usage.calls[-1]
         return call.wcu, call.index_wcu
 
-    put = fake.usage.calls[-1]
+    put = simulator.usage.calls[-1]
     assert (put.wcu, put.index_wcu) == (2, 1)  # the item, plus one index entry
     assert update("SET v = :v", {":v": {"N": "7"}}) == (2, 2)  # sort key moved: delete + put in the index
     assert update("SET r = :r", {":r": {"N": "1"}}) == (2, 1)  # a projected attribute: the entry rewritten
     assert update("SET b = :b", {":b": {"S": "z"}}) == (2, 0)  # not projected: no index write
-    fake.update_item(TableName=TABLE, Key={"pk": {"S": "q"}, "sk": {"S": "L0001"}}, UpdateExpression="REMOVE v")
-    assert (fake.usage.calls[-1].wcu, fake.usage.calls[-1].index_wcu) == (1, 1)  # left the index: a delete
+    simulator.update_item(TableName=TABLE, Key={"pk": {"S": "q"}, "sk": {"S": "L0001"}}, UpdateExpression="REMOVE v")
+    assert (simulator.usage.calls[-1].wcu, simulator.usage.calls[-1].index_wcu) == (1, 1)  # left the index: a delete
     with pytest.raises(ClientError) as failed:
-        fake.delete_item(
+        simulator.delete_item(
             TableName=TABLE,
             Key={"pk": {"S": "q"}, "sk": {"S": "L0001"}},
             ConditionExpression="r = :r",
             ExpressionAttributeValues={":r": {"N": "5"}},
         )
     assert failed.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
-    assert isinstance(failed.value, fake.exceptions.ConditionalCheckFailedException)
-    assert (fake.usage.calls[-1].wcu, fake.usage.calls[-1].index_wcu, fake.usage.calls[-1].failed_condition) == (
-        1,
-        0,
-        True,
-    )
-    partitions = {p for c in fake.usage.calls for p in c.partitions}
+    assert isinstance(failed.value, simulator.exceptions.ConditionalCheckFailedException)
+    last = simulator.usage.calls[-1]
+    assert (last.wcu, last.index_wcu, last.failed_condition) == (1, 0, True)
+    partitions = {p for c in simulator.usage.calls for p in c.partitions}
     assert partitions == {(TABLE, "", "q"), (TABLE, "ready", "q")}
 
 
 def test_a_query_stopped_by_its_limit_returns_a_last_evaluated_key_as_dynamodb_does():
-    fake = FakeDynamoDB()
-    fake.create_table(TableName=TABLE, **KEYS)
+    simulator = SimulatedDynamoDB()
+    simulator.create_table(TableName=TABLE, **KEYS)
     for n in range(4):
-        fake.put_item(TableName=TABLE, Item=item(n))
+        simulator.put_item(TableName=TABLE, Item=item(n))
     request = {
         "TableName": TABLE,
         "KeyConditionExpression": "pk = :q",
         "ExpressionAttributeValues": {":q": {"S": "q"}},
     }
-    assert "LastEvaluatedKey" in fake.query(**request, Limit=4)
-    assert "LastEvaluatedKey" not in fake.query(**request, Limit=5)
+    assert "LastEvaluatedKey" in simulator.query(**request, Limit=4)
+    assert "LastEvaluatedKey" not in simulator.query(**request, Limit=5)
 
 
 def test_unused_or_undefined_placeholders_are_refused():
-    fake = FakeDynamoDB()
-    fake.create_table(TableName=TABLE, **KEYS)
+    simulator = SimulatedDynamoDB()
+    simulator.create_table(TableName=TABLE, **KEYS)
     for values in ({":a": {"N": "1"}, ":b": {"N": "2"}}, {}):
         with pytest.raises(ClientError) as refused:
-            fake.put_item(TableName=TABLE, Item=item(1), ConditionExpression="r = :a", ExpressionAttributeValues=values)
+            simulator.put_item(
+                TableName=TABLE, Item=item(1), ConditionExpression="r = :a", ExpressionAttributeValues=values
+            )
         assert refused.value.response["Error"]["Code"] == "ValidationException"
 
 
 def test_a_partition_over_its_write_ceiling_is_throttled_until_the_next_second():
     now = [100.0]
-    fake = FakeDynamoDB(now=lambda: now[0], throttle=True)
-    fake.create_table(TableName=TABLE, **{**KEYS, "GlobalSecondaryIndexes": []})
+    simulator = SimulatedDynamoDB(now=lambda: now[0], throttle=True)
+    simulator.create_table(TableName=TABLE, **{**KEYS, "GlobalSecondaryIndexes": []})
     for n in range(1000):
-        fake.put_item(TableName=TABLE, Item=item(n))
-    fake.put_item(TableName=TABLE, Item=item(0, pk="other"))  # another partition is not affected
+        simulator.put_item(TableName=TABLE, Item=item(n))
+    simulator.put_item(TableName=TABLE, Item=item(0, pk="other"))  # another partition is not affected
     with pytest.raises(ClientError) as throttled:
-        fake.put_item(TableName=TABLE, Item=item(1000))
+        simulator.put_item(TableName=TABLE, Item=item(1000))
     assert throttled.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
-    batch = fake.batch_write_item(
+    batch = simulator.batch_write_item(
         RequestItems={TABLE: [{"PutRequest": {"Item": item(1001)}}, {"PutRequest": {"Item": item(5, pk="other")}}]}
     )
     assert batch["UnprocessedItems"] == {TABLE: [{"PutRequest": {"Item": item(1001)}}]}
     now[0] += 1
-    fake.put_item(TableName=TABLE, Item=item(1000))
-    assert fake.usage.throttled == {"PutItem": 1, "BatchWriteItem": 1}
-    assert fake.usage.hottest(100)[0] == 1000
+    simulator.put_item(TableName=TABLE, Item=item(1000))
+    assert simulator.usage.throttled == {"PutItem": 1, "BatchWriteItem": 1}
+    assert simulator.usage.hottest(100)[0] == 1000
 
 
 def test_an_index_range_takes_every_entry_of_an_equal_sort_value(moto_client):
@@ -401,8 +400,8 @@ def test_an_index_range_takes_every_entry_of_an_equal_sort_value(moto_client):
             for op in ("<=", "<", ">", ">=")
         ]
 
-    fake = run(FakeDynamoDB())
+    simulator = run(SimulatedDynamoDB())
     expected = run(moto_client)
     key = lambda pages: sorted(i["sk"]["S"] for page in pages for i in page)  # noqa: E731 (order within a v is free)
-    assert [key(p) for p in fake] == [key(p) for p in expected]
-    assert [len(key(p)) for p in fake] == [10, 5, 2, 7]
+    assert [key(p) for p in simulator] == [key(p) for p in expected]
+    assert [len(key(p)) for p in simulator] == [10, 5, 2, 7]

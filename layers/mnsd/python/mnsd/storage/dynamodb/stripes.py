@@ -20,20 +20,21 @@ least `MIN_ATTEMPTS` claims within `WINDOW_SECONDS`, counting only receives that
 candidates: consumers racing for the last few messages of a thin queue are not helped by more partitions),
 or when the database throttles a send or a claim, the
 container asks for twice the stripes (at most `Settings.max_queue_stripes`, at most once per
-`COOLDOWN_SECONDS` per queue). The catalog applies it only if the count is still the one this container saw,
+`COOLDOWN_SECONDS` per queue). The queue's record takes it only if the count is still the one this container saw
+(`queue_records.Placements`),
 so containers that notice the same load at once double it once. The count never shrinks, but sends spread
-only over the first `Queue.send_width` stripes: all of them for 10 minutes after the queue last needed them,
+only over the first `Placement.send_width` stripes: all of them for 10 minutes after the queue last needed them,
 then half as many every 10 minutes, so a queue that is quiet again gathers its messages in few stripes and its
 receives read those (and sweep the others every few seconds, `mnsd.storage.dynamodb.messages`). The rule above
 is applied to that width: when the rate, lost claims or throttling ask for more than the width, the queue sends
-over all its stripes again (`Catalog.widen`), or grows.
+over all its stripes again (`Placements.widen`), or grows.
 
-The ready index (`mnsd.queue_model.Spread`) is turned on the same way, for good: when a queue grows, when one
+The ready index (`placement.Spread`) is turned on the same way, for good: when a queue grows, when one
 receive reads `INDEX_WASTE` leases it cannot take (in flight, delayed or expired), or when a container's
-receives lose many claims (`StripeGrowth.contended`). Until then a quiet
+receives lose many claims (`StripeGrowth.contended`; they then read `CONTENDED_SPREAD` times wider pages). Until then a quiet
 queue pays 3 writes per message over its life; with the index, 7. Once no container writes the queue without
 the index (`Settings.index_settle_seconds`), each receive builds it `INDEX_STEP` leases further over what was
-written before, until receives read only the index.
+written before, until receives read only the index (`placer.Placer`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ BURST_SECONDS = 0.1
 INDEX_WASTE = 100
 # Leases a receive reads (and indexes) of a queue's index still being built.
 INDEX_STEP = 50
+# While this container's receives of a queue lose many claims, they read pages this many times wider (a page of 256
+# small index items is about 3 read units) and claim at random in them.
+CONTENDED_SPREAD = 4
 
 
 @dataclass

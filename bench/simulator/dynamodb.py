@@ -1,11 +1,11 @@
-"""An in-memory DynamoDB: a low-level boto3-client-shaped double, fast, with DynamoDB's billing per partition.
+"""A DynamoDB simulator: in memory, shaped as a low-level boto3 client, fast, with DynamoDB's billing per partition.
 
 It implements what the service's DynamoDB engine calls: create_table (key schema, global secondary
 indexes with their projection; streams, TTL and backups accepted), describe_table, put_item,
 batch_write_item, get_item, batch_get_item, update_item, delete_item, query (table or index, Limit,
 ExclusiveStartKey, ScanIndexForward, Select COUNT, ProjectionExpression, FilterExpression) and
 transact_write_items, with ConditionExpression / UpdateExpression evaluated as DynamoDB does
-(`bench/dynamo_expressions.py`) and errors raised as botocore `ClientError`s with DynamoDB's codes.
+(`bench/simulator/expressions.py`) and errors raised as botocore `ClientError`s with DynamoDB's codes.
 
 Each partition keeps its sort keys in a sorted list, so a query costs O(log n + page), not O(partition).
 Every call is billed by DynamoDB's size rules (`mnsd.storage.capacity`, the rules `bench/recording.py`
@@ -35,9 +35,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from bench import _common  # noqa: F401  (import paths)
-from bench import dynamo_expressions as ex
 from bench.recording import Call
+from bench.simulator import expressions as ex
 from mnsd.storage.capacity import item_size, read_units, value_size, write_units
 
 Item = ex.Item
@@ -57,7 +56,7 @@ _ERRORS = (
 
 
 class _Stored(dict[str, ex.Value]):
-    """An item (or index entry) as the double stores it, with its size computed once: stored items are never
+    """An item (or index entry) as the simulator stores it, with its size computed once: stored items are never
     changed in place (an update makes a new one), and callers only ever get copies."""
 
     __slots__ = ("size", "entries")
@@ -102,7 +101,7 @@ class _Exceptions:
 
 
 @dataclass
-class FakeCall(Call):
+class SimulatedCall(Call):
     """A recorded call: `Call`'s fields (base-table units in wcu/rcu) plus index writes and partitions."""
 
     index_wcu: float = 0.0
@@ -121,7 +120,7 @@ class Usage:
     throttled: Counter[str] = field(default_factory=Counter)
     throttled_per_second: Counter[int] = field(default_factory=Counter)
     per_second: dict[int, dict[Partition, list[float]]] = field(default_factory=lambda: defaultdict(dict))
-    calls: list[FakeCall] | None = None
+    calls: list[SimulatedCall] | None = None
 
     def reset(self) -> None:
         for counter in (
@@ -213,7 +212,7 @@ def _validation(message: str) -> Exception:
 def _client_error(code: str, message: str, operation: str, **extra: Any) -> ClientError:
     response = {
         "Error": {"Code": code, "Message": message},
-        "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "fake"},
+        "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "simulated"},
         **extra,
     }
     error_class = getattr(_EXCEPTIONS, code, ClientError)
@@ -244,8 +243,8 @@ class _Write:
     index_changes: list[tuple[_Index, Any, Any, Item | None]]  # (index, old entry, new entry, projected)
 
 
-class FakeDynamoDB:
-    """The double. `now()` gives the time calls are charged to (a simulated clock's, or the wall clock's)."""
+class SimulatedDynamoDB:
+    """The simulated DynamoDB client. `now()` gives the time calls are charged to (a simulated clock's, or the wall clock's)."""
 
     def __init__(
         self, now: Callable[[], float] = time.time, throttle: bool = False, record_calls: bool = False
@@ -457,7 +456,7 @@ class FakeDynamoDB:
             usage.charge(second, partition, w, rr)
         if usage.calls is not None:
             usage.calls.append(
-                FakeCall(
+                SimulatedCall(
                     op,
                     table,
                     written,

@@ -1,0 +1,1 @@
+"""DynamoDB simulated in memory for the capacity benchmarks: the client (`dynamodb`) and its expressions (`expressions`)."""

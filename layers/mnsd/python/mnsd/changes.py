@@ -1,0 +1,51 @@
+"""Change events: what happened to a queue message, in the domain's words (a topic message's one event, its
+publication, is `mnsd.topic_model.TopicMessagePublished`).
+
+Each storage engine turns its own change feed into these (the DynamoDB engine its tables' stream records,
+`mnsd.storage.dynamodb.changes`; the SQLite engine its change table, `mnsd.storage.sqlite.messages`); the
+operation log (`mnsd.oplog`) reads only these. An engine reports the changes of messages
+whose queue logs them (`Message.logging`), one event per operation:
+
+    send               a message stored (SendMessage, BatchSendMessage, a dead-letter or redrive target)
+    receive            a receive claimed it (its dequeue count grew)
+    change_visibility  its next visible time changed without a receive (ChangeMessageVisibility, a rewind)
+    delete             a consumer deleted it (kept for rewind or not), or a move took it from its queue
+    expire             its retention ended
+
+A kept message that a rewind restores, drops or lets expire makes no event: its delete was the event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class MessageEvent(StrEnum):
+    SEND = "send"
+    RECEIVE = "receive"
+    CHANGE_VISIBILITY = "change_visibility"
+    DELETE = "delete"
+    EXPIRE = "expire"
+
+
+@dataclass(frozen=True)
+class MessageChange:
+    """One event of a queue message, with the fields the operation log records of it.
+
+    `time` (epoch ms): a send's is its enqueue time, a first receive's its first dequeue time, the others' when
+    the engine made the change. `change_id` names the change in its engine's feed, the same each time the feed
+    hands it over again (the log's records are idempotent on it).
+    """
+
+    queue_id: str  # the queue incarnation
+    message_id: str
+    event: MessageEvent
+    time: int
+    change_id: str
+    enqueue_time: int
+    dequeue_count: int
+    first_dequeue_time: int | None = None  # receives; deletes and expiries of a message received at least once
+    priority: int | None = None  # sends
+    delay: int | None = None  # sends: seconds from enqueue until first receivable
+    body_size: int | None = None  # sends: UTF-8 bytes

@@ -1,0 +1,113 @@
+"""The control-plane path queues and topics share: create (idempotent), get, set attributes, list.
+
+MNS answers both alike: creating an existing name with equal attributes succeeds (204), with other
+attributes is `...AlreadyExist` (409); an account has at most so many; a missing one is `...NotExist`
+(404); lists page by an opaque marker. The rules that differ (a queue's dead-letter target, a topic's
+subscriptions) stay in each service.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from mnsd import errors
+from mnsd.clock import Clock
+
+
+class Resource(Protocol):
+    """A queue or a topic (`Queue`, `Topic`): frozen dataclasses with these fields."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def account_id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def attributes(self) -> object: ...
+
+
+R = TypeVar("R", bound=Resource)
+
+
+@dataclass(frozen=True)
+class Kind(Generic[R]):
+    """How one kind of resource is named, stored and refused."""
+
+    check_name: Callable[[str], object]  # raises the MNS error of a bad name
+    get: Callable[[str, str], R | None]  # (account, name)
+    create: Callable[[R], R | None]  # None: created; else the record that holds the name
+    update: Callable[[R], bool]  # False: there is none (any more)
+    count: Callable[[str], int]
+    list: Callable[[str, str, int, str | None], tuple[list[R], bool]]  # (account, prefix, limit, after)
+    maximum: int
+    not_exist: type[errors.MnsError]
+    already_exist: type[errors.MnsError]
+    too_many: type[errors.MnsError]
+
+
+def encode_marker(name: str) -> str:
+    return base64.urlsafe_b64encode(name.encode("utf-8")).decode("ascii")
+
+
+def decode_marker(marker: str) -> str:
+    try:
+        name = base64.urlsafe_b64decode(marker.encode("ascii")).decode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError):
+        name = ""
+    if not name or encode_marker(name) != marker:  # the decoder skips characters outside its alphabet
+        raise errors.InvalidArgument("The value of x-mns-marker is invalid.")
+    return name
+
+
+def next_marker(names: list[str], more: bool) -> str | None:
+    return encode_marker(names[-1]) if more and names else None
+
+
+class Registry(Generic[R]):
+    def __init__(self, kind: Kind[R], clock: Clock) -> None:
+        self.kind = kind
+        self.clock = clock
+
+    def create(self, account_id: str, name: str, attributes: object, new: Callable[[str, int], R]) -> bool:
+        """Create it with `new(incarnation id, now)`; False if an equal one exists (`already_exist` if it differs)."""
+        existing = self.kind.get(account_id, name)
+        if existing is None:
+            if self.kind.count(account_id) >= self.kind.maximum:
+                raise self.kind.too_many()
+            existing = self.kind.create(new(secrets.token_urlsafe(12), int(self.clock.now())))
+            if existing is None:
+                return True
+        if existing.attributes != attributes:
+            raise self.kind.already_exist()
+        return False
+
+    def get(self, account_id: str, name: str) -> R:
+        self.kind.check_name(name)
+        found = self.kind.get(account_id, name)
+        if found is None:
+            raise self.kind.not_exist()
+        return found
+
+    def set_attributes(self, account_id: str, name: str, change: Callable[[R], object]) -> tuple[R, R]:
+        """(before, after) of giving it `change(it)` as attributes; read again once if it was re-created since
+        this container read it."""
+        for _ in range(2):
+            before = self.get(account_id, name)
+            after = dataclasses.replace(before, attributes=change(before), last_modify_time=int(self.clock.now()))
+            if self.kind.update(after):
+                return before, after
+        raise self.kind.not_exist()
+
+    def list(self, account_id: str, prefix: str, limit: int, marker: str | None) -> tuple[list[R], str | None]:
+        start_after = decode_marker(marker) if marker else None
+        found, more = self.kind.list(account_id, prefix, limit, start_after)
+        return found, next_marker([r.name for r in found], more)

@@ -1,0 +1,95 @@
+"""DynamoDB stream records, as a Lambda receives them, turned into change events (`mnsd.changes`).
+
+Message table (NEW_AND_OLD_IMAGES): a lease's INSERT, MODIFY and REMOVE give the event of `message_change`;
+body items, leases of queues that do not log (no `l`) and changes that are no event give none. Topic message
+table: each INSERT is a published message (`published_messages`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnsd.changes import MessageChange, MessageEvent
+from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.topic_messages import from_item
+from mnsd.topic_model import TopicMessagePublished
+
+StreamRecord = dict[str, Any]  # one record of a DynamoDB stream event (DynamoDB JSON images)
+
+TTL_PRINCIPAL = "dynamodb.amazonaws.com"  # who deletes an item whose TTL passed
+
+_number = layout.number
+
+
+def _body_size(image: layout.Item) -> int | None:
+    body = layout.body_of(image)
+    return None if body is None else len(body.encode("utf-8"))
+
+
+def message_change(record: StreamRecord) -> MessageChange | None:
+    """The event one stream record of a logging lease stands for (None for anything else).
+
+    Times: a send is stamped with its enqueue time and a first receive with its first dequeue time (both ms,
+    from the item); other events with the stream record's time (DynamoDB gives seconds).
+    """
+    change = record["dynamodb"]
+    new, old = change.get("NewImage") or {}, change.get("OldImage") or {}
+    image = new or old
+    if not layout.is_lease(image) or layout.LOGGING_ATTRIBUTE not in image:
+        return None
+    approximate = int(float(change.get("ApproximateCreationDateTime", 0)) * 1000)
+    enqueue_time = _number(image, "e") or 0
+    first_dequeue = _number(image, "f")
+    common = {
+        "queue_id": layout.queue_id_of(image[layout.PARTITION_KEY]["S"]),
+        "message_id": image["id"]["S"],
+        "change_id": record["eventID"],
+        "enqueue_time": enqueue_time,
+    }
+    name = record["eventName"]
+    if name == "INSERT":
+        visible_at = _number(new, "v") or enqueue_time
+        return MessageChange(
+            event=MessageEvent.SEND, time=enqueue_time, dequeue_count=0, priority=int(image["sk"]["S"][1:3]),
+            delay=max(0, visible_at - enqueue_time) // 1000, body_size=_body_size(new), **common,
+        )  # fmt: skip
+    count = _number(image, "d") or 0
+    if layout.is_kept(old):
+        return None  # a kept lease (deleted with rewind on) rewound, dropped or expired: its delete was the event
+    ended: dict[str, Any] = {
+        "time": approximate,
+        "dequeue_count": count,
+        "first_dequeue_time": first_dequeue if count else None,
+    }
+    if layout.is_kept(new):  # deleted with rewind on: the lease is kept in place
+        return MessageChange(event=MessageEvent.DELETE, **ended, **common)
+    if name == "REMOVE":
+        # TTL's deletes, and a receive's of a lease it met past its retention (a delete by a receipt handle
+        # needs an unexpired lease), are expiries.
+        identity = record.get("userIdentity") or {}
+        expires_at = _number(image, layout.TTL_ATTRIBUTE)
+        lapsed = expires_at is not None and approximate and expires_at <= approximate // 1000
+        expired = identity.get("principalId") == TTL_PRINCIPAL or lapsed
+        return MessageChange(event=MessageEvent.EXPIRE if expired else MessageEvent.DELETE, **ended, **common)
+    if count > (_number(old, "d") or 0):
+        at = first_dequeue if count == 1 and first_dequeue is not None else approximate
+        return MessageChange(
+            event=MessageEvent.RECEIVE, time=at, dequeue_count=count, first_dequeue_time=first_dequeue, **common
+        )
+    if _number(new, "r") != _number(old, "r"):
+        return MessageChange(event=MessageEvent.CHANGE_VISIBILITY, time=approximate, dequeue_count=count, **common)
+    return None
+
+
+def message_changes(records: list[StreamRecord]) -> list[MessageChange]:
+    """The events of a batch of the message table's stream records, in order."""
+    return [change for change in map(message_change, records) if change is not None]
+
+
+def published_messages(records: list[StreamRecord]) -> list[TopicMessagePublished]:
+    """The messages a batch of the topic message table's stream records announces (its INSERTs), in order."""
+    return [
+        TopicMessagePublished(from_item(record["dynamodb"]["NewImage"]), record["dynamodb"].get("SequenceNumber", ""))
+        for record in records
+        if record.get("eventName") == "INSERT"
+    ]

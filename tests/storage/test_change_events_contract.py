@@ -1,0 +1,93 @@
+"""Both engines report the same change events for the same operations: the DynamoDB engine through its
+message table's stream (records as Lambda receives them, `mnsd.storage.dynamodb.changes`), the SQLite
+engine through its change table."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import pytest
+from moto.dynamodbstreams.models import dynamodbstreams_backends
+
+from local_runtime.streams import MOTO_ACCOUNT, lambda_record
+from mnsd.changes import MessageChange
+from mnsd.queue_model import Message
+from mnsd.settings import Settings
+from mnsd.storage import MessageStore
+from mnsd.storage.dynamodb.changes import message_changes
+from mnsd.storage.sqlite import sqlite_storage
+from tests.storage.test_contract import NOW, message
+
+Changes = Callable[[], list[MessageChange]]
+
+
+FAR = NOW // 1000 + 10**9  # a retention beyond the stream's clock (DynamoDB's lapsed removals are expiries)
+
+
+def logged(n: int, **fields: object) -> Message:
+    return dataclasses.replace(message(n), logging=True, expires_at=FAR, **fields)  # type: ignore[arg-type]
+
+
+def operations(store: MessageStore, changes: Changes) -> list[MessageChange]:
+    """Every kind of change, on messages of a logging queue (and one of a quiet queue)."""
+    delayed = dataclasses.replace(logged(1, priority=3), visible_at=NOW + 1 + 2000)
+    store.put([delayed, logged(2, body="héllo"), message(3)])
+    (two, three) = store.scan_ready("q1", NOW + 10, 10).messages
+    (two,) = store.claim_some([two], 1, NOW + 10, NOW + 1000)  # a first receive
+    assert store.change_visibility(two.ref, two.version, NOW + 20, NOW + 5000)
+    assert store.delete(two.ref, two.version + 1, NOW + 30)
+    (one,) = store.claim_some(store.scan_ready("q1", NOW + 3000, 10).messages[:1], 1, NOW + 3000, NOW + 4000)
+    assert store.change_visibility(one.ref, one.version, NOW + 3001, NOW + 3002)
+    (one,) = store.claim_some(store.scan_ready("q1", NOW + 3002, 1).messages, 1, NOW + 3002, NOW + 9000)  # again
+    assert store.delete_keeping([(one.ref, one.version)], NOW + 3003) == [True]
+    assert store.rewind("q1", NOW, NOW + 3004) == 1  # a kept message restored: no event
+    store.put([logged(4)])
+    source = next(m for m in store.scan_ready("q1", NOW + 3005, 10).messages if m.message_id == "M00004")
+    assert store.move(source, NOW + 3005, dataclasses.replace(source, queue_id="dlq", message_id="D1", version=0))
+    return changes()
+
+
+def facts(change: MessageChange) -> tuple[object, ...]:
+    """What both engines must agree on: all but the change id, and the time of the changes the engine times
+    itself (DynamoDB stamps those with the stream's clock)."""
+    own_time = change.event == "send" or (change.event == "receive" and change.dequeue_count == 1)
+    fields = dataclasses.asdict(change)
+    fields.pop("change_id")
+    fields["time"] = change.time if own_time else None
+    return tuple(fields.values())
+
+
+def stream_changes(message_table: str) -> list[MessageChange]:
+    """The events of the message table's stream so far (moto answers no DynamoDB Streams requests: its backend
+    is read as `LocalStreamReader` reads it)."""
+    backend = dynamodbstreams_backends[MOTO_ACCOUNT]["us-east-1"]
+    arn = backend.list_streams(message_table)[0]["StreamArn"]
+    shard = backend.describe_stream(arn)["Shards"][0]["ShardId"]
+    iterator = backend.get_shard_iterator(arn, shard, "TRIM_HORIZON", None).arn
+    return message_changes([lambda_record(record) for record in backend.get_records(iterator, 1000)["Records"]])
+
+
+@pytest.mark.parametrize("storage", ["dynamodb-moto"], indirect=True)
+def test_both_engines_report_the_same_events_for_the_same_operations(storage, tmp_path):
+    sqlite = sqlite_storage(tmp_path / "sqlite")
+    from_sqlite = operations(sqlite.messages, lambda: sqlite.messages.changes()[0])
+    sqlite.database.close()
+    from_dynamodb = operations(storage.messages, lambda: stream_changes(Settings().message_table))
+
+    assert [(c.event, c.message_id, c.dequeue_count) for c in from_sqlite] == [
+        ("send", "M00001", 0),
+        ("send", "M00002", 0),
+        ("receive", "M00002", 1),
+        ("change_visibility", "M00002", 1),
+        ("delete", "M00002", 1),
+        ("receive", "M00001", 1),
+        ("change_visibility", "M00001", 1),
+        ("receive", "M00001", 2),
+        ("delete", "M00001", 2),
+        ("send", "M00004", 0),
+        ("delete", "M00004", 0),
+        ("send", "D1", 0),
+    ]
+    assert [facts(c) for c in from_dynamodb] == [facts(c) for c in from_sqlite]
+    assert len({c.change_id for c in from_sqlite}) == len(from_sqlite)

@@ -1,0 +1,111 @@
+"""DynamoDB stream records, as Lambda receives them, turned into change events (one test per kind of record)."""
+
+from __future__ import annotations
+
+from mnsd.changes import MessageChange, MessageEvent
+from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.changes import message_change, message_changes, published_messages
+from mnsd.storage.dynamodb.topic_messages import to_item
+from mnsd.topic_model import TopicMessage
+
+LEASE = "L08" + "1700000000000" + "MSG1"
+
+
+def lease(partition: str = "qid", **attributes: str) -> dict:
+    image = {"pk": {"S": partition}, "sk": {"S": LEASE}, "id": {"S": "MSG1"}, "l": {"BOOL": True}, "b": {"S": "héllo"}}
+    image.update({name: {"N": value} for name, value in attributes.items()})
+    return image
+
+
+def record(name: str, new: dict | None = None, old: dict | None = None, **extra) -> dict:
+    change = {"ApproximateCreationDateTime": 1700000042.0, "Keys": {}}
+    if new is not None:
+        change["NewImage"] = new
+    if old is not None:
+        change["OldImage"] = old
+    return {"eventID": "ev1", "eventName": name, "dynamodb": change, **extra}
+
+
+def event(rec: dict) -> MessageChange:
+    change = message_change(rec)
+    assert change is not None
+    return change
+
+
+def test_insert_is_a_send_stamped_with_its_enqueue_time():
+    sent = event(record("INSERT", new=lease(e="1700000000000", v="1700000005000", d="0", r="0")))
+    assert sent == MessageChange(
+        queue_id="qid", message_id="MSG1", event=MessageEvent.SEND, time=1700000000000, change_id="ev1",
+        enqueue_time=1700000000000, dequeue_count=0, priority=8, delay=5, body_size=6,
+    )  # fmt: skip
+
+
+def test_a_striped_lease_is_a_change_of_its_queue():
+    assert event(record("INSERT", new=lease("qid#3", e="1", v="1", d="0", r="0"))).queue_id == "qid"
+
+
+def test_a_first_receive_is_stamped_with_its_first_dequeue_time():
+    old = lease(e="1700000000000", v="1700000000000", d="0", r="0")
+    new = lease(e="1700000000000", v="1700000031000", d="1", r="1", f="1700000001000")
+    received = event(record("MODIFY", new=new, old=old))
+    assert (received.event, received.time, received.dequeue_count, received.first_dequeue_time) == (
+        "receive",
+        1700000001000,
+        1,
+        1700000001000,
+    )
+
+
+def test_a_redelivery_is_stamped_with_the_stream_time():
+    old = lease(e="1", v="2", d="1", r="1", f="1700000001000")
+    new = lease(e="1", v="3", d="2", r="2", f="1700000001000")
+    received = event(record("MODIFY", new=new, old=old))
+    assert (received.event, received.time, received.dequeue_count) == ("receive", 1700000042000, 2)
+
+
+def test_a_new_version_without_a_receive_is_a_visibility_change():
+    old = lease(e="1", v="2", d="1", r="1", f="5")
+    changed = event(record("MODIFY", new=lease(e="1", v="9", d="1", r="2", f="5"), old=old))
+    assert (changed.event, changed.time, changed.first_dequeue_time) == ("change_visibility", 1700000042000, None)
+
+
+def test_a_modify_that_changes_neither_count_nor_version_is_no_event():
+    same = lease(e="1", v="2", d="1", r="1", f="5")
+    assert message_change(record("MODIFY", new=same, old=same)) is None
+
+
+def test_removal_by_ttl_is_an_expiry_and_by_a_client_a_delete():
+    old = lease(e="1", v="2", d="3", r="3", f="5")
+    ttl = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+    assert event(record("REMOVE", old=old, userIdentity=ttl)).event == "expire"
+    deleted = event(record("REMOVE", old=old))
+    assert (deleted.event, deleted.dequeue_count, deleted.first_dequeue_time) == ("delete", 3, 5)
+
+
+def test_a_removal_past_retention_is_an_expiry():
+    old = lease(e="1", v="2", d="0", r="0", x="1700000000")
+    assert event(record("REMOVE", old=old)).event == "expire"
+
+
+def test_a_lease_re_marked_kept_is_a_delete_and_a_kept_lease_changing_is_no_event():
+    live = lease(e="1", v="2", d="1", r="1", f="5")
+    kept = {**{k: v for k, v in live.items() if k != "v"}, layout.KEPT_ATTRIBUTE: {"BOOL": True}}
+    assert event(record("MODIFY", new=kept, old=live)).event == "delete"
+    assert message_change(record("MODIFY", new=live, old=kept)) is None  # rewound
+    assert message_change(record("REMOVE", old=kept)) is None  # dropped or expired
+
+
+def test_body_items_and_leases_of_quiet_queues_are_not_events():
+    body = {"pk": {"S": "qid"}, "sk": {"S": "BMSG1"}, "b": {"S": "x"}}
+    quiet = {k: v for k, v in lease(e="1", v="1", d="0", r="0").items() if k != "l"}
+    assert message_changes([record("INSERT", new=body), record("INSERT", new=quiet)]) == []
+
+
+def test_inserts_of_the_topic_message_table_are_published_messages():
+    message = TopicMessage("1000000000000001", "t", "tid", "MSGID", "body", "tag", 1449556920975)
+    records = [
+        {"eventName": "INSERT", "dynamodb": {"NewImage": to_item(message), "SequenceNumber": "101"}},
+        {"eventName": "REMOVE", "dynamodb": {"OldImage": to_item(message), "SequenceNumber": "102"}},
+    ]
+    (published,) = published_messages(records)
+    assert (published.message, published.position) == (message, "101")
