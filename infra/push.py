@@ -135,30 +135,28 @@ class PushDelivery(Construct):
         secrets = {settings.SIGNING_KEY_SECRET_ARN: signing_key.secret}
         self.first_attempts, self.first_attempt_dead_letters = first_attempt_queues(self, encryption)
         first_attempt_environment = {**environment, settings.FIRST_ATTEMPT_QUEUE_URL: self.first_attempts.queue_url}
-        self.fanout = functions.add(
-            "fanout",
-            grants=FANOUT_GRANTS,
-            timeout=FANOUT_TIMEOUT,
-            environment=first_attempt_environment,
-            secrets=secrets,
-            reserved_concurrency=capacity.reservation(capacity.fanout_concurrency),
-        )
-        self.worker = functions.add(
-            "push_worker",
-            grants=WORKER_GRANTS,
-            timeout=WORKER_TIMEOUT,
-            environment=environment,
-            secrets=secrets,
-            reserved_concurrency=capacity.reservation(capacity.push_concurrency),
-        )
-        self.first_attempt = functions.add(
-            "first_attempt",
-            grants=FIRST_ATTEMPT_GRANTS,
-            timeout=FIRST_ATTEMPT_TIMEOUT,
-            environment=first_attempt_environment,
-            secrets=secrets,
-            reserved_concurrency=capacity.reservation(capacity.first_attempt_concurrency),
-        )
+        made = {
+            name: functions.add(
+                name,
+                grants=grants,
+                timeout=timeout,
+                environment=variables,
+                secrets=secrets,
+                reserved_concurrency=capacity.reservation(concurrency),
+            )
+            for name, grants, timeout, variables, concurrency in (
+                ("fanout", FANOUT_GRANTS, FANOUT_TIMEOUT, first_attempt_environment, capacity.fanout_concurrency),
+                (
+                    "first_attempt",
+                    FIRST_ATTEMPT_GRANTS,
+                    FIRST_ATTEMPT_TIMEOUT,
+                    first_attempt_environment,
+                    capacity.first_attempt_concurrency,
+                ),
+                ("push_worker", WORKER_GRANTS, WORKER_TIMEOUT, environment, capacity.push_concurrency),
+            )
+        }
+        self.fanout, self.first_attempt, self.worker = made["fanout"], made["first_attempt"], made["push_worker"]
         # Stream batches that failed every retry: their shard, sequence numbers and error, kept 14 days.
         self.fanout_failures = sqs.Queue(
             self, "FanoutFailures", retention_period=Duration.days(14), enforce_ssl=True,

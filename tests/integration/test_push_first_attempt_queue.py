@@ -19,7 +19,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from push_receiver import HangingEndpoint, PushEndpoint, delivery_delays
+from push_receiver import PushEndpoint, delivery_delays
 
 from local_runtime.push import create_push_workflow
 from local_runtime.server import SerializedClient
@@ -184,13 +184,6 @@ def aws(monkeypatch):
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "MNS")
     with mock_aws():
         yield
-
-
-@pytest.fixture
-def hanging_endpoint():
-    endpoint = HangingEndpoint()
-    yield endpoint
-    endpoint.close()
 
 
 @pytest.mark.slow
