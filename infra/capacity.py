@@ -5,8 +5,9 @@ hundred consumer threads would take the whole account pool and throttle sends, d
 
 - `get_messages` (receive and peek) has `receiveConcurrency` reserved: at most that many polls run at once,
   and they always can (a burst of sends cannot throttle consumers either);
-- the fan-out has `fanoutConcurrency` reserved, the push worker `pushConcurrency` (also its queue's maximum
-  concurrency, so its SQS pollers never run into throttles);
+- the fan-out has `fanoutConcurrency` reserved, the push worker `pushConcurrency` and the first-attempt function
+  `firstAttemptConcurrency` (each also its queue's maximum concurrency, so its SQS pollers never run into
+  throttles);
 - every other function (sends, deletes, the control plane) shares what is left, which AWS keeps at 100 at least.
 
 A reservation is taken from the account's pool whether used or not, so the sum must leave AWS's minimum
@@ -52,8 +53,11 @@ class Capacity:
     fanout_concurrency: int = 20  # >= stream shards x fanout_parallelization, or fan-out waits for its turn
     fanout_parallelization: int = 4  # concurrent batches per stream shard (1..10)
     push_concurrency: int = 10  # push worker: concurrent retry attempts (batches) at most
+    # First attempts to HTTP, mail and SMS endpoints: concurrent batches at most. A subscription whose endpoint
+    # hangs holds one of them 5 s a batch: keep it above the number of endpoints that may hang at once.
+    first_attempt_concurrency: int = 10
     receive_memory: int = 256  # MB of the receive route, which waits most of its billed time
-    # Reserve the three concurrencies above. None: reserve unless the account can reserve nothing at all.
+    # Reserve the four concurrencies above. None: reserve unless the account can reserve nothing at all.
     reserved_concurrency: bool | None = None
 
     @classmethod
@@ -69,7 +73,7 @@ class Capacity:
 
     @property
     def reserves(self) -> bool:
-        """Whether the three function classes get reserved concurrency."""
+        """Whether the four function classes get reserved concurrency."""
         if self.reserved_concurrency is None:
             return self.account_concurrency > MIN_UNRESERVED
         return self.reserved_concurrency
@@ -77,7 +81,11 @@ class Capacity:
     @property
     def reserved(self) -> int:
         """The concurrency taken from the account's pool by reservations."""
-        return self.receive_concurrency + self.fanout_concurrency + self.push_concurrency if self.reserves else 0
+        if not self.reserves:
+            return 0
+        return (
+            self.receive_concurrency + self.fanout_concurrency + self.push_concurrency + self.first_attempt_concurrency
+        )
 
     def reservation(self, concurrency: int) -> int | None:
         """A function's reserved concurrency: `concurrency`, or none when nothing is reserved."""
@@ -91,13 +99,17 @@ class Capacity:
         if not 1 <= self.fanout_parallelization <= 10:
             raise ValueError("fanoutParallelization must be between 1 and 10")
         least, most = SQS_MAXIMUM_CONCURRENCY
-        if not least <= self.push_concurrency <= most:
-            raise ValueError(f"pushConcurrency must be between {least} and {most} (the maximum concurrency SQS allows)")
+        for name in ("push_concurrency", "first_attempt_concurrency"):
+            if not least <= getattr(self, name) <= most:
+                raise ValueError(
+                    f"{context_key(name)} must be between {least} and {most} (the maximum concurrency SQS allows)"
+                )
         if self.receive_memory not in POLL_MEMORY_SIZES:
             raise ValueError(f"receiveMemory must be one of {POLL_MEMORY_SIZES}")
         if self.reserves and self.account_concurrency - self.reserved < MIN_UNRESERVED:
             raise ValueError(
-                f"receiveConcurrency + fanoutConcurrency + pushConcurrency = {self.reserved} would leave less than "
+                "receiveConcurrency + fanoutConcurrency + pushConcurrency + firstAttemptConcurrency = "
+                f"{self.reserved} would leave less than "
                 f"{MIN_UNRESERVED} of accountConcurrency ({self.account_concurrency}) unreserved: Lambda refuses "
                 "that deployment. Lower them, raise the account's quota and set accountConcurrency, or deploy "
                 "without reservations (-c reservedConcurrency=false)."

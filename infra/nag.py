@@ -86,7 +86,7 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
                 "Mail endpoints send through any SES identity of this account and Region: which sender a message "
                 "uses is the publisher's choice (DirectMail AccountName), verified in SES.",
             )
-            for name in ("fanout", "push_worker")
+            for name in ("fanout", "first_attempt", "push_worker")
         ),
         (
             role("export_tables"),

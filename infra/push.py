@@ -1,7 +1,9 @@
 """Push delivery on AWS: fan-out from the topic message table's stream, retries in Step Functions.
 
     PublishMessage --put--> topic message table --stream (INSERT)--> fanout function
-        first attempts; a failure starts one execution of the retry state machine
+        first attempts to queue endpoints; those to HTTP, mail and SMS endpoints
+        --SendMessageBatch--> first-attempt FIFO queue (a message group per subscription) --> first_attempt function
+        a failed first attempt starts one execution of the retry state machine
     state machine (mnsd.push.workflow, the definition the local runtime executes)
         --sqs:sendMessage.waitForTaskToken--> push queue --> push_worker function
         (one retry, answered with SendTaskSuccess / SendTaskFailure; or a drop, recorded)
@@ -24,6 +26,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.capacity import Capacity
+from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION, Functions
 from mnsd import settings
 from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
@@ -38,6 +41,13 @@ WORKER_GRANTS = (*FANOUT_GRANTS, "topic_messages.read")
 WORKER_TIMEOUT = Duration.seconds(ATTEMPT_TIMEOUT_SECONDS - 10)
 WORKER_VISIBILITY = Duration.seconds(6 * WORKER_TIMEOUT.to_seconds())
 FANOUT_TIMEOUT = Duration.seconds(60)
+# First attempts handed over by the fan-out: the same table access (dead letters, the operation log), no re-read of
+# the message (the SQS message carries it). A batch's attempts run concurrently, each at most 5 s.
+FIRST_ATTEMPT_GRANTS = FANOUT_GRANTS
+FIRST_ATTEMPT_TIMEOUT = Duration.seconds(30)
+FIRST_ATTEMPT_VISIBILITY = Duration.seconds(6 * FIRST_ATTEMPT_TIMEOUT.to_seconds())
+# A first attempt older than its topic message's retention (one day) is not worth making.
+FIRST_ATTEMPT_RETENTION = Duration.days(1)
 # A stream batch that keeps failing is split (bisect) and retried this often, never past this age; then its
 # description goes to the fan-out's failure queue (alarmed) instead of being dropped by the stream.
 FANOUT_RETRY_ATTEMPTS = 3
@@ -123,22 +133,30 @@ class PushDelivery(Construct):
             settings.SIGNING_CERT_URL: certificate_url,
         }
         secrets = {settings.SIGNING_KEY_SECRET_ARN: signing_key.secret}
-        self.fanout = functions.add(
-            "fanout",
-            grants=FANOUT_GRANTS,
-            timeout=FANOUT_TIMEOUT,
-            environment=environment,
-            secrets=secrets,
-            reserved_concurrency=capacity.reservation(capacity.fanout_concurrency),
-        )
-        self.worker = functions.add(
-            "push_worker",
-            grants=WORKER_GRANTS,
-            timeout=WORKER_TIMEOUT,
-            environment=environment,
-            secrets=secrets,
-            reserved_concurrency=capacity.reservation(capacity.push_concurrency),
-        )
+        self.first_attempts, self.first_attempt_dead_letters = first_attempt_queues(self, encryption)
+        first_attempt_environment = {**environment, settings.FIRST_ATTEMPT_QUEUE_URL: self.first_attempts.queue_url}
+        made = {
+            name: functions.add(
+                name,
+                grants=grants,
+                timeout=timeout,
+                environment=variables,
+                secrets=secrets,
+                reserved_concurrency=capacity.reservation(concurrency),
+            )
+            for name, grants, timeout, variables, concurrency in (
+                ("fanout", FANOUT_GRANTS, FANOUT_TIMEOUT, first_attempt_environment, capacity.fanout_concurrency),
+                (
+                    "first_attempt",
+                    FIRST_ATTEMPT_GRANTS,
+                    FIRST_ATTEMPT_TIMEOUT,
+                    first_attempt_environment,
+                    capacity.first_attempt_concurrency,
+                ),
+                ("push_worker", WORKER_GRANTS, WORKER_TIMEOUT, environment, capacity.push_concurrency),
+            )
+        }
+        self.fanout, self.first_attempt, self.worker = made["fanout"], made["first_attempt"], made["push_worker"]
         # Stream batches that failed every retry: their shard, sequence numbers and error, kept 14 days.
         self.fanout_failures = sqs.Queue(
             self, "FanoutFailures", retention_period=Duration.days(14), enforce_ssl=True,
@@ -166,10 +184,53 @@ class PushDelivery(Construct):
                 self.queue, batch_size=10, report_batch_item_failures=True, max_concurrency=capacity.push_concurrency
             )
         )
-        self.state_machine.grant_start_execution(self.fanout)
+        # The fan-out only sends to the first-attempt queue (SendMessageBatch is authorized as SendMessage); the
+        # event source lets the first-attempt function receive and delete, which it also does itself.
+        self.fanout.add_to_role_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.first_attempts.queue_arn])
+        )
+        self.first_attempt.add_event_source(
+            sources.SqsEventSource(
+                self.first_attempts,
+                batch_size=10,
+                report_batch_item_failures=True,
+                max_concurrency=capacity.first_attempt_concurrency,
+            )
+        )
+        for starter in (self.fanout, self.first_attempt):
+            self.state_machine.grant_start_execution(starter)
         self.worker.add_to_role_policy(iam.PolicyStatement(actions=TASK_RESPONSE_ACTIONS, resources=["*"]))
-        for function in (self.fanout, self.worker):
+        for function in (self.fanout, self.first_attempt, self.worker):
             grant_mail_and_sms(function)
+
+
+def first_attempt_queues(scope: Construct, encryption: Encryption) -> tuple[sqs.Queue, sqs.Queue]:
+    """The FIFO queue of first attempts (`mnsd.push.attempt_queue`) and its dead-letter queue.
+
+    Deduplicated by the id the fan-out gives (the delivery), not by content; high-throughput FIFO: the
+    deduplication and the throughput limits are per message group, i.e. per subscription. A message the
+    first-attempt function fails five times (the retry workflow cannot be started) goes to the dead-letter
+    queue, which raises an alarm."""
+    dead_letters = sqs.Queue(
+        scope, "FirstAttemptDeadLetters", fifo=True, retention_period=Duration.days(14), enforce_ssl=True,
+        encryption=encryption.queue_encryption(),
+    )  # fmt: skip
+    queue = sqs.Queue(
+        scope,
+        "FirstAttempts",
+        fifo=True,
+        content_based_deduplication=False,
+        deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
+        fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+        visibility_timeout=FIRST_ATTEMPT_VISIBILITY,
+        retention_period=FIRST_ATTEMPT_RETENTION,
+        enforce_ssl=True,
+        encryption=encryption.queue_encryption(),
+        dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=5),
+    )
+    for each in (dead_letters, queue):
+        encryption.encrypt_queue(each)
+    return queue, dead_letters
 
 
 def grant_mail_and_sms(function: lambda_.Function) -> None:

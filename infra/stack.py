@@ -109,6 +109,14 @@ class MnsStack(Stack):
             "PushDeadLetters",
             self.push.dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
         )
+        # A first attempt the first-attempt function failed five times (the retry workflow could not be started): the
+        # push was neither made nor retried. The message carries the subscription and the topic message.
+        self.alarms.add(
+            "FirstAttemptDeadLetters",
+            self.push.first_attempt_dead_letters.metric_approximate_number_of_messages_visible(
+                period=PERIOD, statistic="Maximum"
+            ),
+        )
         # A stream batch the fan-out failed on through every retry (or that aged out): its first attempts were
         # never made. The message names the shard and sequence numbers to replay.
         self.alarms.add(

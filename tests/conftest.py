@@ -1,7 +1,7 @@
 """Fixtures shared by every test layer."""
 
 import pytest
-from push_receiver import PushEndpoint
+from push_receiver import HangingEndpoint, PushEndpoint
 
 # What boto3 finds under moto: placeholder keys and a region, so no client made in a test signs with a
 # developer's own keys or asks for a region.
@@ -23,5 +23,12 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def push_endpoint():
     endpoint = PushEndpoint()
+    yield endpoint
+    endpoint.close()
+
+
+@pytest.fixture
+def hanging_endpoint():
+    endpoint = HangingEndpoint()
     yield endpoint
     endpoint.close()

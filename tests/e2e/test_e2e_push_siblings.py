@@ -12,17 +12,10 @@ import uuid
 import pytest
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
-from push_receiver import HangingEndpoint, delivery_delays
+from push_receiver import delivery_delays
 
 PUBLISHES = 30
 INTERVAL = 0.5  # 2 publishes a second
-
-
-@pytest.fixture
-def hanging_endpoint():
-    endpoint = HangingEndpoint()
-    yield endpoint
-    endpoint.close()
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from mnsd.request.routes import ROUTES
 ROOT = Path(__file__).resolve().parents[2]
 # The API's route functions (one per route, as the CDK app builds them), the catch-all, and the stream
 # and queue consumers of push and logging.
-FUNCTIONS = [*ROUTES, "not_found", "fanout", "push_worker", "oplog"]
+FUNCTIONS = [*ROUTES, "not_found", "fanout", "first_attempt", "push_worker", "oplog"]
 # What a function must not load at import. (Powertools imports the bare `botocore` package for its
 # user-agent hook, ≈1 ms; botocore's session and client machinery is what costs.)
 HEAVY = ("boto3", "botocore.session", "botocore.client", "aws_xray_sdk")

@@ -20,8 +20,8 @@ def test_values_come_from_camel_case_context_keys_as_numbers_or_strings() -> Non
 
 def test_reservations_that_leave_less_than_the_minimum_unreserved_are_refused() -> None:
     with pytest.raises(ValueError, match="unreserved"):
-        Capacity(receive_concurrency=871)  # 871 + 20 + 10 leaves 99 of 1,000
-    Capacity(receive_concurrency=870)
+        Capacity(receive_concurrency=861)  # 861 + 20 + 10 + 10 leaves 99 of 1,000
+    Capacity(receive_concurrency=860)
     Capacity(account_concurrency=3000, receive_concurrency=2000)  # a raised quota, declared
 
 
@@ -47,7 +47,7 @@ def test_reservations_are_a_context_switch(value: object, reserves: bool) -> Non
     capacity = Capacity.from_context({"reservedConcurrency": value}.get)
     assert capacity.reserves is reserves
     assert capacity.reservation(100) == (100 if reserves else None)
-    assert capacity.reserved == (capacity.receive_concurrency + 30 if reserves else 0)
+    assert capacity.reserved == (capacity.receive_concurrency + 40 if reserves else 0)
 
 
 def test_without_reservations_any_sizing_within_the_limits_of_each_value_synthesizes() -> None:
@@ -58,7 +58,7 @@ def test_reservations_demanded_in_an_account_too_small_for_them_are_refused() ->
     with pytest.raises(ValueError, match="reservedConcurrency=false"):
         Capacity(account_concurrency=10, reserved_concurrency=True)
     with pytest.raises(ValueError, match="unreserved"):
-        Capacity(account_concurrency=200)  # can reserve, but not 130 of it: a mistake, not a small account
+        Capacity(account_concurrency=200)  # can reserve, but not 140 of it: a mistake, not a small account
 
 
 @pytest.mark.parametrize("value", ["no", "0", "yes"])
@@ -67,6 +67,9 @@ def test_a_reservation_switch_that_is_not_true_or_false_is_refused(value: str) -
         Capacity.from_context({"reservedConcurrency": value}.get)
 
 
-def test_the_push_queue_maximum_concurrency_stays_within_what_sqs_allows() -> None:
-    with pytest.raises(ValueError, match="pushConcurrency"):
-        Capacity(push_concurrency=1001, reserved_concurrency=False)
+@pytest.mark.parametrize(
+    ("name", "key"), [("push_concurrency", "pushConcurrency"), ("first_attempt_concurrency", "firstAttemptConcurrency")]
+)
+def test_the_push_queues_maximum_concurrency_stays_within_what_sqs_allows(name: str, key: str) -> None:
+    with pytest.raises(ValueError, match=key):
+        Capacity(**{name: 1001}, reserved_concurrency=False)  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from infra.capacity import MIN_UNRESERVED, Capacity
 from infra.console import ROUTE_KEYS as CONSOLE_ROUTE_KEYS
 from infra.functions import ROOT, pinned_version
 from infra.lint import findings
-from infra.push import FANOUT_GRANTS, WORKER_GRANTS
+from infra.push import FANOUT_GRANTS, FIRST_ATTEMPT_GRANTS, WORKER_GRANTS
 from infra.stack import MnsStack, build
 from mnsd.access.keys import parse_keys
 from mnsd.push.signing import CERTIFICATE_PATH
@@ -23,6 +23,7 @@ from mnsd.request.routes import ROUTES
 DECLARED_GRANTS = {
     **{name: route.grants for name, route in ROUTES.items()},
     "fanout": FANOUT_GRANTS,
+    "first_attempt": FIRST_ATTEMPT_GRANTS,
     "push_worker": WORKER_GRANTS,
     "oplog": OPLOG_GRANTS,
     "export_tables": (),
@@ -181,7 +182,7 @@ def test_each_function_gets_exactly_the_table_data_access_it_declares(template: 
         assert (DATA_ACTIONS["write"] <= actions) == (kind in ("write", "read_write")), (table, kind, actions)
 
 
-@pytest.mark.parametrize("name", ["fanout", "push_worker"])
+@pytest.mark.parametrize("name", ["fanout", "first_attempt", "push_worker"])
 def test_push_functions_may_dead_letter_into_a_queue(template: Template, name: str) -> None:
     """A push given up goes to the subscription's dead-letter queue: the function that gives it up (fan-out
     for a permanent failure, the worker for an exhausted strategy) reads the queue's record in the meta
@@ -460,6 +461,71 @@ def test_the_worker_takes_the_push_queue_and_answers_task_tokens(template: Templ
     assert "states:StartExecution" not in actions
 
 
+def sqs_actions(template: Template, function: str, queue: str) -> set[str]:
+    """The SQS actions `function` may perform on the queue of logical id `queue`."""
+    return {
+        action
+        for statement in role_statements(template, function)
+        if statement.get("Resource") == {"Fn::GetAtt": [queue, "Arn"]}
+        for action in (statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])
+        if action.startswith("sqs:")
+    }
+
+
+def test_first_attempts_go_through_a_fifo_queue_deduplicated_per_delivery(template: Template) -> None:
+    queue_id = logical_id(template, "AWS::SQS::Queue", "Mns/Push/FirstAttempts/Resource")
+    dead_letters = logical_id(template, "AWS::SQS::Queue", "Mns/Push/FirstAttemptDeadLetters/Resource")
+    queues = template.find_resources("AWS::SQS::Queue")
+    queue = queues[queue_id]["Properties"]
+    assert queue["FifoQueue"] is True and queue.get("ContentBasedDeduplication", False) is False
+    assert queue["DeduplicationScope"] == "messageGroup" and queue["FifoThroughputLimit"] == "perMessageGroupId"
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": [dead_letters, "Arn"]},
+        "maxReceiveCount": 5,
+    }
+    assert queues[dead_letters]["Properties"]["FifoQueue"] is True
+    first_attempt = functions_by_name(template)["first_attempt"]
+    assert queue["VisibilityTimeout"] >= 6 * first_attempt["Timeout"]
+    assert first_attempt["Timeout"] > 2 * 5  # a batch's attempts run concurrently, each at most 5 s
+    for name in ("fanout", "first_attempt"):
+        assert environment(template, name)["MNS_FIRST_ATTEMPT_QUEUE_URL"] == {"Ref": queue_id}
+    assert "MNS_FIRST_ATTEMPT_QUEUE_URL" not in environment(template, "push_worker")
+
+
+def test_the_first_attempt_function_consumes_the_fifo_queue_and_the_fanout_only_sends_to_it(
+    template: Template,
+) -> None:
+    queue = logical_id(template, "AWS::SQS::Queue", "Mns/Push/FirstAttempts/Resource")
+    (mapping,) = template.find_resources(
+        "AWS::Lambda::EventSourceMapping",
+        {"Properties": {"FunctionName": {"Ref": function_id(template, "first_attempt")}}},
+    ).values()
+    properties = mapping["Properties"]
+    assert properties["EventSourceArn"] == {"Fn::GetAtt": [queue, "Arn"]}
+    assert properties["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert 1 <= properties["BatchSize"] <= 10  # FIFO's limit
+    assert properties["ScalingConfig"] == {"MaximumConcurrency": Capacity().first_attempt_concurrency}
+    assert sqs_actions(template, "fanout", queue) == {"sqs:SendMessage"}
+    consumer = sqs_actions(template, "first_attempt", queue)
+    assert {"sqs:ReceiveMessage", "sqs:DeleteMessage"} <= consumer and "sqs:SendMessage" not in consumer
+    assert sqs_actions(template, "push_worker", queue) == set()
+    machine = logical_id(template, "AWS::StepFunctions::StateMachine", "Mns/Push/Retries/Resource")
+    statements = role_statements(template, "first_attempt")
+    assert {"Action": "states:StartExecution", "Effect": "Allow", "Resource": {"Ref": machine}} in statements
+    assert not any("states:SendTaskSuccess" in s["Action"] for s in statements)
+
+
+def test_a_first_attempt_that_keeps_failing_raises_an_alarm(template: Template) -> None:
+    dead_letters = logical_id(template, "AWS::SQS::Queue", "Mns/Push/FirstAttemptDeadLetters/Resource")
+    alarmed = [
+        alarm
+        for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()
+        if alarm["Properties"].get("Dimensions")
+        == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dead_letters, "QueueName"]}}]
+    ]
+    assert len(alarmed) == 1 and alarmed[0]["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+
+
 def test_pushes_are_signed_with_the_deploy_time_key_whose_certificate_the_api_serves(template: Template) -> None:
     key = logical_id(template, "AWS::SecretsManager::Secret", "Mns/SigningKey/Key/Resource")
     (material_id, material), *others = template.find_resources("Custom::PushSigningKey").items()
@@ -468,7 +534,7 @@ def test_pushes_are_signed_with_the_deploy_time_key_whose_certificate_the_api_se
     assert material["Properties"]["SecretArn"] == {"Ref": key}
     certificate = environment(template, "get_signing_certificate")["MNS_SIGNING_CERTIFICATE"]
     assert certificate == {"Fn::GetAtt": [material_id, "Certificate"]}
-    for name in ("fanout", "push_worker"):
+    for name in ("fanout", "first_attempt", "push_worker"):
         variables = environment(template, name)
         assert variables["MNS_SIGNING_KEY_SECRET_ARN"] == {"Ref": key}
         url = json.dumps(variables["MNS_SIGNING_CERT_URL"])
@@ -481,7 +547,7 @@ def test_pushes_are_signed_with_the_deploy_time_key_whose_certificate_the_api_se
         for name in DECLARED_GRANTS
         if any(statement.get("Resource") == {"Ref": key} for statement in role_statements(template, name))
     ]
-    assert sorted(readers) == ["fanout", "push_worker", "signing_setup"]
+    assert sorted(readers) == ["fanout", "first_attempt", "push_worker", "signing_setup"]
 
 
 # ---------------------------------------------------------------- operation log, exports, analytics
@@ -567,6 +633,7 @@ def test_long_polls_are_capped_so_they_cannot_starve_the_other_functions(templat
     assert reserved == {
         "get_messages": capacity.receive_concurrency,
         "fanout": capacity.fanout_concurrency,
+        "first_attempt": capacity.first_attempt_concurrency,
         "push_worker": capacity.push_concurrency,
     }
     # Sends, deletes and the control plane share the rest, which a default account (1,000) keeps >= 100.

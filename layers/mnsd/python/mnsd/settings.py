@@ -22,6 +22,8 @@ TOPIC_MESSAGE_TABLE = "MNS_TOPIC_MESSAGE_TABLE"
 LOG_TABLE = "MNS_LOG_TABLE"
 PUSH_STATE_MACHINE_ARN = "MNS_PUSH_STATE_MACHINE_ARN"
 PUSH_QUEUE_URL = "MNS_PUSH_QUEUE_URL"
+# The SQS FIFO queue the fan-out hands external first attempts to (AWS); unset, it makes them itself.
+FIRST_ATTEMPT_QUEUE_URL = "MNS_FIRST_ATTEMPT_QUEUE_URL"
 SIGNING_CERT_URL = "MNS_SIGNING_CERT_URL"
 SIGNING_CERTIFICATE = "MNS_SIGNING_CERTIFICATE"
 SIGNING_KEY = "MNS_SIGNING_KEY"
@@ -78,6 +80,9 @@ class Settings:
     # HTTP pushes (PEM; on AWS read from the secret the ARN names) with the certificate's public URL.
     push_state_machine_arn: str = ""
     push_queue_url: str = ""
+    # The FIFO queue of first attempts to HTTP, mail and SMS endpoints, one message group per subscription
+    # (`mnsd.push.attempt_queue`). Empty (the local runtime, the tests, stacks before it): the fan-out makes them.
+    first_attempt_queue_url: str = ""
     signing_cert_url: str = ""
     signing_certificate: str = ""
     signing_key: str = ""
@@ -109,6 +114,7 @@ class Settings:
             credentials_secret_arn=env.get(CREDENTIALS_SECRET_ARN, ""),
             push_state_machine_arn=env.get(PUSH_STATE_MACHINE_ARN, ""),
             push_queue_url=env.get(PUSH_QUEUE_URL, ""),
+            first_attempt_queue_url=env.get(FIRST_ATTEMPT_QUEUE_URL, ""),
             signing_cert_url=env.get(SIGNING_CERT_URL, ""),
             signing_certificate=env.get(SIGNING_CERTIFICATE, ""),
             signing_key=env.get(SIGNING_KEY, ""),

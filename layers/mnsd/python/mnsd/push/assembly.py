@@ -8,6 +8,7 @@ from typing import Any
 
 from mnsd.clock import Clock
 from mnsd.log.oplog import OperationLog
+from mnsd.push.attempt_queue import AttemptQueue, QueuedFirstAttempt
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer
 from mnsd.push.fanout import Fanout
@@ -26,6 +27,7 @@ from mnsd.topics.service import TopicService
 class Push:
     fanout: Fanout
     retry_worker: RetryWorker
+    queued_first_attempt: QueuedFirstAttempt | None  # None without the first-attempt queue (locally)
     workflow: StepFunctionsWorkflow
     counters: PushCounters
 
@@ -46,9 +48,15 @@ def build_push(
     records = PushRecords(oplog, clock, settings.region)
     dead_letters = DeadLetters(queues, records, counters, settings.region)
     first_attempt = FirstAttempt(deliverer, workflow, dead_letters, records, counters)
+    attempt_queue = (
+        AttemptQueue(clients("sqs"), settings.first_attempt_queue_url, settings.region)
+        if settings.first_attempt_queue_url
+        else None
+    )
     return Push(
-        fanout=Fanout(topics, first_attempt, records),
+        fanout=Fanout(topics, first_attempt, records, attempt_queue),
         retry_worker=RetryWorker(topics, messages, deliverer, workflow, dead_letters, records, clock),
+        queued_first_attempt=QueuedFirstAttempt(first_attempt, attempt_queue) if attempt_queue else None,
         workflow=workflow,
         counters=counters,
     )

@@ -1,14 +1,17 @@
 """Fan-out of a published message: which subscriptions receive it, and their first attempts.
 
-On AWS it runs once per stream record of the topic message table (the records of a batch concurrently);
-locally `mnsd.push.dispatch` runs `subscriptions` on a lane of the topic and each first attempt on a lane
-of its subscription, so that a slow endpoint delays no other subscription.
+On AWS it runs once per stream record of the topic message table (the records of a batch concurrently): with
+the first-attempt queue configured it hands the attempts to HTTP, mail and SMS endpoints to that queue
+(`mnsd.push.attempt_queue`: a group per subscription) and makes only the quick ones to queue endpoints itself;
+without it, it makes them all. Locally `mnsd.push.dispatch` runs `subscriptions` on a lane of the topic and
+each first attempt on a lane of its subscription. Either way no subscription waits behind a sibling's endpoint.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from mnsd.push.attempt_queue import AttemptQueue
 from mnsd.push.delivery import Outcome
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushRecords
@@ -19,10 +22,17 @@ MAX_PARALLEL_DELIVERIES = 32  # attempts of one message at once; a batch fans ou
 
 
 class Fanout:
-    def __init__(self, topics: TopicService, first_attempt: FirstAttempt, records: PushRecords) -> None:
+    def __init__(
+        self,
+        topics: TopicService,
+        first_attempt: FirstAttempt,
+        records: PushRecords,
+        attempt_queue: AttemptQueue | None = None,
+    ) -> None:
         self.topics = topics
         self.first_attempt = first_attempt
         self.records = records
+        self.attempt_queue = attempt_queue
 
     def subscriptions(self, message: TopicMessage) -> list[Subscription]:
         """The subscriptions that receive the message (its publish recorded when the topic logs)."""
@@ -31,8 +41,14 @@ class Fanout:
         return self.topics.subscriptions_of(message)
 
     def fan_out(self, message: TopicMessage) -> dict[str, Outcome]:
-        """Every subscription's first attempt, concurrently (each at most its deadline)."""
+        """Every subscription's first attempt: handed to the attempt queue where it takes them (first, so that
+        a refusal fails the fan-out before any push), the others made here concurrently (each at most its
+        deadline). The outcomes of the attempts made here, by subscription name."""
         subscriptions = self.subscriptions(message)
+        if self.attempt_queue is not None:
+            queue = self.attempt_queue
+            handed = [s for s in subscriptions if queue.takes(s)]
+            subscriptions = [s for s in subscriptions if not queue.takes(s)] + queue.send(message, handed)
         if not subscriptions:
             return {}
         workers = min(MAX_PARALLEL_DELIVERIES, len(subscriptions))

@@ -1,5 +1,6 @@
 """The Lambda handlers fed by streams and queues rather than API Gateway: fan-out (topic message table
-stream), push retries (push queue) and the operation log (message table stream)."""
+stream), first attempts (first-attempt queue), push retries (push queue) and the operation log (message table
+stream)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, TypeVar
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from mnsd import settings
 from mnsd.log.changes import MessageChange
 from mnsd.services import Services, default_services
 from mnsd.topics.model import TopicMessagePublished
@@ -78,6 +80,21 @@ def make_fanout_handler(published: Published, services: Callable[[], Services] =
     return handler
 
 
+def _each_message(handle: Callable[[dict[str, Any]], None], records: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """`handle` for every SQS message of a batch, concurrently; the failures, reported (ReportBatchItemFailures)
+    so that SQS brings back those messages only."""
+
+    def one(record: dict[str, Any]) -> dict[str, str] | None:
+        try:
+            handle(record)
+        except Exception:
+            logger.exception("queue message failed", extra={"message_id": record.get("messageId")})
+            return {"itemIdentifier": record["messageId"]}
+        return None
+
+    return [failure for failure in _concurrently(one, records) if failure is not None]
+
+
 def make_push_worker_handler(services: Callable[[], Services] = default_services) -> Handler:
     """SQS messages from the retry state machine: one retry (answering its task token) or one drop."""
 
@@ -88,16 +105,34 @@ def make_push_worker_handler(services: Callable[[], Services] = default_services
         current = services()
         worker = current.push().retry_worker
         before = _given_up(current)
+        failures = _each_message(
+            lambda record: worker.handle_task(json.loads(record["body"])), event.get("Records", [])
+        )
+        _count_drops(current, before)
+        return {"batchItemFailures": failures}
 
-        def handle(record: dict[str, Any]) -> dict[str, str] | None:
-            try:
-                worker.handle_task(json.loads(record["body"]))
-            except Exception:
-                logger.exception("push task failed", extra={"message_id": record.get("messageId")})
-                return {"itemIdentifier": record["messageId"]}
-            return None
+    return handler
 
-        failures = [failure for failure in _concurrently(handle, event.get("Records", [])) if failure is not None]
+
+def make_first_attempt_handler(services: Callable[[], Services] = default_services) -> Handler:
+    """SQS messages of the first-attempt FIFO queue: the first attempts the fan-out handed over."""
+
+    @logger.inject_lambda_context(clear_state=True)
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        """The batch's attempts run concurrently. When the batch holds several subscriptions' messages, each is
+        deleted as soon as its attempt is made, so that no subscription's next batch waits for another's
+        endpoint; a failed attempt is reported, and SQS brings it back."""
+        current = services()
+        queued = current.push().queued_first_attempt
+        if queued is None:
+            raise RuntimeError(f"{settings.FIRST_ATTEMPT_QUEUE_URL} is not set")
+        before = _given_up(current)
+        records = event.get("Records", [])
+        release = len({record["attributes"].get("MessageGroupId") for record in records}) > 1
+        failures = _each_message(
+            lambda record: queued.handle(record["body"], record["receiptHandle"], release), records
+        )
         _count_drops(current, before)
         return {"batchItemFailures": failures}
 
