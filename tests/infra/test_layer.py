@@ -15,7 +15,9 @@ def test_the_layer_carries_our_code_and_linux_wheels_of_its_requirements(tmp_pat
     assert PipLayerBundling(LAYER_SOURCE).try_bundle(str(tmp_path))
 
     python = tmp_path / "python"
-    assert (python / "mnsd" / "routes.py").read_bytes() == (LAYER_SOURCE / "python" / "mnsd" / "routes.py").read_bytes()
+    assert (python / "mnsd" / "request" / "routes.py").read_bytes() == (
+        LAYER_SOURCE / "python" / "mnsd" / "request" / "routes.py"
+    ).read_bytes()
     assert not list(python.rglob("mnsd/**/__pycache__"))
     wheel = (python / f"cryptography-{pins['cryptography']}.dist-info" / "WHEEL").read_text()
     assert "manylinux2014_aarch64" in wheel  # the functions' platform (arm64), whatever this machine is
