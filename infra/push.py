@@ -123,22 +123,20 @@ class PushDelivery(Construct):
             settings.SIGNING_CERT_URL: certificate_url,
         }
         secrets = {settings.SIGNING_KEY_SECRET_ARN: signing_key.secret}
-        self.fanout = functions.add(
-            "fanout",
-            grants=FANOUT_GRANTS,
-            timeout=FANOUT_TIMEOUT,
-            environment=environment,
-            secrets=secrets,
-            reserved_concurrency=capacity.reservation(capacity.fanout_concurrency),
-        )
-        self.worker = functions.add(
-            "push_worker",
-            grants=WORKER_GRANTS,
-            timeout=WORKER_TIMEOUT,
-            environment=environment,
-            secrets=secrets,
-            reserved_concurrency=capacity.reservation(capacity.push_concurrency),
-        )
+
+        def push_function(name: str, grants: tuple[str, ...], timeout: Duration, concurrency: int) -> lambda_.Function:
+            """A push function: the state machine, the push queue and the signing key in its settings."""
+            return functions.add(
+                name,
+                grants=grants,
+                timeout=timeout,
+                environment=environment,
+                secrets=secrets,
+                reserved_concurrency=capacity.reservation(concurrency),
+            )
+
+        self.fanout = push_function("fanout", FANOUT_GRANTS, FANOUT_TIMEOUT, capacity.fanout_concurrency)
+        self.worker = push_function("push_worker", WORKER_GRANTS, WORKER_TIMEOUT, capacity.push_concurrency)
         # Stream batches that failed every retry: their shard, sequence numbers and error, kept 14 days.
         self.fanout_failures = sqs.Queue(
             self, "FanoutFailures", retention_period=Duration.days(14), enforce_ssl=True,
