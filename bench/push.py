@@ -16,10 +16,10 @@ import os
 import threading
 import time
 from functools import lru_cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
 from bench._common import md_table, pct, use_local_aws_defaults, write_result
+from bench._endpoint import PushEndpoint
 from bench._servers import start_ours
 
 if TYPE_CHECKING:
@@ -36,35 +36,21 @@ PRICE_SNS_HTTP = 0.60 / 1_000_000  # Amazon SNS, per HTTP/S notification deliver
 N_MESSAGES = int(os.environ.get("BENCH_PUSH_MESSAGES", "200"))
 
 
-class Receiver:
-    """An HTTP endpoint recording when each body arrived."""
+class Receiver(PushEndpoint):
+    """An HTTP endpoint recording when each body arrived (after answering 500 to the first `fail_first` hits)."""
 
     def __init__(self, fail_first: int = 0) -> None:
         self.arrivals: dict[bytes, float] = {}
         self.hits = 0
         self.fail_first = fail_first
-        receiver = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                receiver.hits += 1
-                status = 500 if receiver.hits <= receiver.fail_first else 204
-                if status == 204:
-                    receiver.arrivals.setdefault(body, time.perf_counter())
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/bench"
+    def answer(self, body: bytes) -> int:
+        self.hits += 1
+        if self.hits <= self.fail_first:
+            return 500
+        self.arrivals.setdefault(body, time.perf_counter())
+        return 204
 
 
 def latency() -> str:
@@ -83,7 +69,9 @@ def latency() -> str:
     key_account = server.settings.credentials.split(":")[0]
     endpoint = TopicHelper.generate_queue_endpoint(server.settings.region, key_account, "bench-push")
     topic.get_subscription("queue").subscribe(SubscriptionMeta(endpoint, notify_content_format="SIMPLIFIED"))
-    topic.get_subscription("http").subscribe(SubscriptionMeta(receiver.url(), notify_content_format="SIMPLIFIED"))
+    topic.get_subscription("http").subscribe(
+        SubscriptionMeta(receiver.url("bench"), notify_content_format="SIMPLIFIED")
+    )
 
     queue_arrivals: dict[str, float] = {}
     stop = threading.Event()
@@ -193,7 +181,7 @@ def transitions_table() -> str:
                 "1000000000000001",
                 "t",
                 "s",
-                SubscriptionInput(endpoint=receiver.url(), notify_strategy=strategy),
+                SubscriptionInput(endpoint=receiver.url("bench"), notify_strategy=strategy),
             )
             message = services.topics.publish(
                 "1000000000000001",

@@ -18,9 +18,9 @@ import threading
 import time
 from collections import Counter
 from functools import lru_cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from bench._common import md_table, use_local_aws_defaults, write_result
+from bench._endpoint import PushEndpoint
 
 N_MESSAGES = int(os.environ.get("BENCH_DUP_MESSAGES", "30"))
 DELAY_SECONDS = float(os.environ.get("BENCH_DUP_DELAY", "3.0"))
@@ -28,41 +28,28 @@ WORKERS = os.environ.get("BENCH_DUP_WORKERS", "")
 TIMEOUT_SECONDS = 600
 
 
-class Receiver:
+class Receiver(PushEndpoint):
     """500 for a body's first push, then 204 after the delay; notes pushes that follow a 204."""
 
     def __init__(self) -> None:
         self.pushes: Counter[bytes] = Counter()
         self.answered_204: set[bytes] = set()
         self.after_success: Counter[bytes] = Counter()
-        lock = threading.Lock()
-        receiver = self
+        self.lock = threading.Lock()
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with lock:
-                    receiver.pushes[body] += 1
-                    first = receiver.pushes[body] == 1
-                    if body in receiver.answered_204:
-                        receiver.after_success[body] += 1
-                if not first:
-                    time.sleep(DELAY_SECONDS)
-                    with lock:
-                        receiver.answered_204.add(body)
-                self.send_response(500 if first else 204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+    def answer(self, body: bytes) -> int:
+        with self.lock:
+            self.pushes[body] += 1
+            first = self.pushes[body] == 1
+            if body in self.answered_204:
+                self.after_success[body] += 1
+        if first:
+            return 500
+        time.sleep(DELAY_SECONDS)
+        with self.lock:
+            self.answered_204.add(body)
+        return 204
 
 
 def run() -> list[object]:
@@ -104,7 +91,7 @@ def run() -> list[object]:
         worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
         services.topics.create_topic(account, "t", None)
         subscription = (
-            f"<Subscription {ns}><Endpoint>{receiver.url()}</Endpoint>"
+            f"<Subscription {ns}><Endpoint>{receiver.url('hook')}</Endpoint>"
             "<NotifyStrategy>EXPONENTIAL_DECAY_RETRY</NotifyStrategy><NotifyContentFormat>SIMPLIFIED"
             "</NotifyContentFormat></Subscription>"
         )
