@@ -17,10 +17,10 @@ import os
 import threading
 import time
 from collections import Counter
-from functools import lru_cache
 
 from bench._common import md_table, use_local_aws_defaults, write_result
 from bench._endpoint import PushEndpoint
+from bench._servers import push_on_moto
 
 N_MESSAGES = int(os.environ.get("BENCH_DUP_MESSAGES", "30"))
 DELAY_SECONDS = float(os.environ.get("BENCH_DUP_DELAY", "3.0"))
@@ -53,16 +53,9 @@ class Receiver(PushEndpoint):
 
 
 def run() -> list[object]:
-    import boto3
-    from moto import mock_aws
 
     from local_runtime import push as local_push
-    from local_runtime.push import LocalPushWorker, create_push_workflow
-    from local_runtime.server import SerializedClient
-    from local_runtime.tables import create_tables
     from mnsd.push.signing import generate_signing_material
-    from mnsd.services import build_services
-    from mnsd.settings import Settings
     from mnsd.wire import codec as xmlcodec
     from mnsd.wire import requests
 
@@ -70,25 +63,9 @@ def run() -> list[object]:
         local_push.WORKERS = int(WORKERS)
     key, certificate = generate_signing_material()
     account, ns = "1000000000000001", 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        lock = threading.Lock()
-        clients = lru_cache(maxsize=None)(
-            lambda name: SerializedClient(boto3.client(name, region_name="us-east-1"), lock)
-        )
-        arn, queue_url = create_push_workflow(clients)
-        receiver = Receiver()
-        settings = Settings(
-            credentials=f"{account}:K:S",
-            push_state_machine_arn=arn,
-            push_queue_url=queue_url,
-            signing_key=key,
-            signing_certificate=certificate,
-            signing_cert_url="http://127.0.0.1:1/cert.pem",
-            push_allowed_networks="127.0.0.0/8",  # the receiver is on this machine
-        )
-        create_tables(clients("dynamodb"), settings)
-        services = build_services(settings, dynamodb=clients("dynamodb"), clients=clients)
-        worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
+    receiver = Receiver()
+    with push_on_moto(key, certificate, account) as stack:
+        services, arn = stack.services, stack.state_machine_arn
         services.topics.create_topic(account, "t", None)
         subscription = (
             f"<Subscription {ns}><Endpoint>{receiver.url('hook')}</Endpoint>"
@@ -102,7 +79,7 @@ def run() -> list[object]:
             services.fanout().fan_out(
                 services.topics.publish(account, "t", requests.publish_input(xmlcodec.parse(xml.encode())))
             )
-        sfn = clients("stepfunctions")
+        sfn = stack.clients("stepfunctions")
         deadline = time.monotonic() + TIMEOUT_SECONDS
         while time.monotonic() < deadline:
             executions = sfn.list_executions(stateMachineArn=arn)["executions"]
@@ -111,8 +88,7 @@ def run() -> list[object]:
             time.sleep(0.2)
         elapsed = time.monotonic() - started
         time.sleep(DELAY_SECONDS + 2)  # a late duplicate would arrive by now
-        worker.stop()
-        receiver.server.shutdown()
+    receiver.server.shutdown()
     delivered = len(receiver.answered_204)
     return [
         N_MESSAGES,
