@@ -20,6 +20,7 @@ import argparse
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
@@ -164,13 +165,13 @@ def consume(queues: Any, delivered: list[int], lock: threading.Lock) -> None:
             delivered.append(len(got))
 
 
+@dataclass(frozen=True)
 class TimedClient:
     """Moves the simulated clock by `step` seconds at each DynamoDB call: the consumers' calls take time."""
 
-    def __init__(self, client: FakeDynamoDB, clock: SimulatedClock, step: float) -> None:
-        self._client = client
-        self._clock = clock
-        self._step = step
+    _client: FakeDynamoDB
+    _clock: SimulatedClock
+    _step: float
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)

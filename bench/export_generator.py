@@ -151,12 +151,15 @@ class LogSimulator:
             f'{extra}"x": {{"N": "{at // 1000 + LOG_TTL_S}"}}}}}}'
         )
 
+    def _new_message(self, places: list[tuple[str, str]]) -> tuple[str, str, str, int]:
+        """A new message in one of `places`: its account, queue or topic, id, and time sent (within the day)."""
+        account, resource = self.rng.choice(places)
+        self.messages += 1
+        return account, resource, f"{self.messages:032X}", self.start_ms + self.rng.randrange(24 * HOUR_MS - 600_000)
+
     def queue_lifecycle(self) -> Iterator[str]:
         rng = self.rng
-        account, queue = rng.choice(self.queues)
-        self.messages += 1
-        mid = f"{self.messages:032X}"
-        sent = self.start_ms + rng.randrange(24 * HOUR_MS - 600_000)
+        account, queue, mid, sent = self._new_message(self.queues)
         delay = 30 if rng.random() < 0.1 else 0
         yield self._line(
             account, "queue", queue, "send", sent, mid,
@@ -188,10 +191,7 @@ class LogSimulator:
 
     def topic_lifecycle(self) -> Iterator[str]:
         rng = self.rng
-        account, topic = rng.choice(self.topics)
-        self.messages += 1
-        mid = f"{self.messages:032X}"
-        published = self.start_ms + rng.randrange(24 * HOUR_MS - 600_000)
+        account, topic, mid, published = self._new_message(self.topics)
         yield self._line(
             account, "topic", topic, "publish", published, mid, f'"body_size": {{"N": "{rng.randrange(64, 4096)}"}}, '
         )
@@ -310,19 +310,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=8, help="data files of the log export")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--layout", choices=("aws", "moto"), default="aws")
-    args = parser.parse_args()
     started = time.perf_counter()
-    counts = generate(
-        args.out,
-        args.records,
-        queues=args.queues,
-        topics=args.topics,
-        subscriptions=args.subscriptions,
-        messages=args.messages,
-        files=args.files,
-        seed=args.seed,
-        layout=args.layout,
-    )
+    counts = generate(**vars(parser.parse_args()))  # the options are named as generate's parameters
     print(
         f"wrote {counts['log']:,} log items, {counts['messages']:,} message items, {counts['meta']} meta items "
         f"in {time.perf_counter() - started:.1f} s"

@@ -11,19 +11,13 @@ The cost columns multiply those counts by list prices given below (inputs, not m
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 import time
-from functools import lru_cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING
 
 from bench._common import md_table, pct, use_local_aws_defaults, write_result
-from bench._servers import start_ours
-
-if TYPE_CHECKING:
-    from mnsd.services import Services
+from bench._endpoint import PushEndpoint
+from bench._servers import push_on_moto, start_ours
 
 # us-east-1 list prices (USD) used for the cost columns.
 PRICE_TRANSITION = 25.0 / 1_000_000  # Step Functions standard workflow, per state transition
@@ -36,35 +30,21 @@ PRICE_SNS_HTTP = 0.60 / 1_000_000  # Amazon SNS, per HTTP/S notification deliver
 N_MESSAGES = int(os.environ.get("BENCH_PUSH_MESSAGES", "200"))
 
 
-class Receiver:
-    """An HTTP endpoint recording when each body arrived."""
+class Receiver(PushEndpoint):
+    """An HTTP endpoint recording when each body arrived (after answering 500 to the first `fail_first` hits)."""
 
     def __init__(self, fail_first: int = 0) -> None:
         self.arrivals: dict[bytes, float] = {}
         self.hits = 0
         self.fail_first = fail_first
-        receiver = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                receiver.hits += 1
-                status = 500 if receiver.hits <= receiver.fail_first else 204
-                if status == 204:
-                    receiver.arrivals.setdefault(body, time.perf_counter())
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/bench"
+    def answer(self, body: bytes) -> int:
+        self.hits += 1
+        if self.hits <= self.fail_first:
+            return 500
+        self.arrivals.setdefault(body, time.perf_counter())
+        return 204
 
 
 def latency() -> str:
@@ -83,7 +63,9 @@ def latency() -> str:
     key_account = server.settings.credentials.split(":")[0]
     endpoint = TopicHelper.generate_queue_endpoint(server.settings.region, key_account, "bench-push")
     topic.get_subscription("queue").subscribe(SubscriptionMeta(endpoint, notify_content_format="SIMPLIFIED"))
-    topic.get_subscription("http").subscribe(SubscriptionMeta(receiver.url(), notify_content_format="SIMPLIFIED"))
+    topic.get_subscription("http").subscribe(
+        SubscriptionMeta(receiver.url("bench"), notify_content_format="SIMPLIFIED")
+    )
 
     queue_arrivals: dict[str, float] = {}
     stop = threading.Event()
@@ -131,22 +113,11 @@ def latency() -> str:
     return md_table(["what", "messages", "p50 ms", "p99 ms"], rows)
 
 
-def _same(services: Services) -> Services:
-    return services
-
-
 def transitions_table() -> str:
-    import boto3
-    from moto import mock_aws
     from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
     from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 
-    from local_runtime.push import LocalPushWorker, create_push_workflow
-    from local_runtime.server import SerializedClient
-    from local_runtime.tables import create_tables
     from mnsd.push.signing import generate_signing_material
-    from mnsd.services import build_services
-    from mnsd.settings import Settings
     from mnsd.topics.model import PublishInput, SubscriptionInput
 
     class InstantTime:  # moto's Retry intervals and Wait states, recorded instead of slept
@@ -169,31 +140,15 @@ def transitions_table() -> str:
     rows = []
     key, certificate = generate_signing_material()
     for label, strategy, failures in scenarios:
-        with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-            lock = threading.Lock()
-            clients = lru_cache(maxsize=None)(
-                lambda name, lock=lock: SerializedClient(boto3.client(name, region_name="us-east-1"), lock)
-            )
-            arn, queue_url = create_push_workflow(clients)
-            receiver = Receiver(fail_first=failures)
-            settings = Settings(
-                credentials="1000000000000001:K:S",
-                push_state_machine_arn=arn,
-                push_queue_url=queue_url,
-                signing_key=key,
-                signing_certificate=certificate,
-                signing_cert_url="http://127.0.0.1:1/cert.pem",
-                push_allowed_networks="127.0.0.0/8",  # the receiver is on this machine
-            )
-            create_tables(clients("dynamodb"), settings)
-            services = build_services(settings, dynamodb=clients("dynamodb"), clients=clients)
-            worker = LocalPushWorker(functools.partial(_same, services), clients("sqs"), queue_url).start()
+        receiver = Receiver(fail_first=failures)
+        with push_on_moto(key, certificate) as stack:
+            services, arn = stack.services, stack.state_machine_arn
             services.topics.create_topic("1000000000000001", "t", None)
             services.topics.subscribe(
                 "1000000000000001",
                 "t",
                 "s",
-                SubscriptionInput(endpoint=receiver.url(), notify_strategy=strategy),
+                SubscriptionInput(endpoint=receiver.url("bench"), notify_strategy=strategy),
             )
             message = services.topics.publish(
                 "1000000000000001",
@@ -201,7 +156,7 @@ def transitions_table() -> str:
                 PublishInput(body="b"),
             )
             services.fanout().fan_out(message)
-            sfn = clients("stepfunctions")
+            sfn = stack.clients("stepfunctions")
             executions = sfn.list_executions(stateMachineArn=arn)["executions"]
             transitions = 0
             for execution in executions:
@@ -212,19 +167,18 @@ def transitions_table() -> str:
                 task_entries = sum(e["type"] == "TaskStateEntered" for e in events)
                 attempts = sum(e["type"] == "TaskScheduled" for e in events)
                 transitions += entered + (attempts - task_entries)
-            worker.stop()
-            receiver.server.shutdown()
-            retries = receiver.hits - 1
-            sfn_cost = transitions * PRICE_TRANSITION * 1_000_000
-            # Per retry: SendMessage by the state machine, ~2 SQS requests by the event source, one worker invocation.
-            retry_cost = retries * (
-                3 * PRICE_SQS_REQUEST + PRICE_LAMBDA_REQUEST + WORKER_GB_SECONDS * PRICE_LAMBDA_GB_SECOND
-            )
-            rows.append(
-                [label, receiver.hits, len(executions), transitions, f"{sfn_cost:,.2f}", f"{sfn_cost + retry_cost * 1e6:,.2f}",
-                 f"{PRICE_SNS_HTTP * 1e6:.2f}"]
-            )  # fmt: skip
-            print(label, rows[-1], flush=True)
+        receiver.server.shutdown()
+        retries = receiver.hits - 1
+        sfn_cost = transitions * PRICE_TRANSITION * 1_000_000
+        # Per retry: SendMessage by the state machine, ~2 SQS requests by the event source, one worker invocation.
+        retry_cost = retries * (
+            3 * PRICE_SQS_REQUEST + PRICE_LAMBDA_REQUEST + WORKER_GB_SECONDS * PRICE_LAMBDA_GB_SECOND
+        )
+        rows.append(
+            [label, receiver.hits, len(executions), transitions, f"{sfn_cost:,.2f}", f"{sfn_cost + retry_cost * 1e6:,.2f}",
+             f"{PRICE_SNS_HTTP * 1e6:.2f}"]
+        )  # fmt: skip
+        print(label, rows[-1], flush=True)
     return md_table(
         ["scenario", "HTTP attempts", "executions", "billed transitions", "Step Functions $/M deliveries",
          "+ SQS and worker Lambda $/M", "SNS HTTP $/M deliveries"],

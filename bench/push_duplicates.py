@@ -17,10 +17,10 @@ import os
 import threading
 import time
 from collections import Counter
-from functools import lru_cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from bench._common import md_table, use_local_aws_defaults, write_result
+from bench._endpoint import PushEndpoint
+from bench._servers import push_on_moto
 
 N_MESSAGES = int(os.environ.get("BENCH_DUP_MESSAGES", "30"))
 DELAY_SECONDS = float(os.environ.get("BENCH_DUP_DELAY", "3.0"))
@@ -28,54 +28,34 @@ WORKERS = os.environ.get("BENCH_DUP_WORKERS", "")
 TIMEOUT_SECONDS = 600
 
 
-class Receiver:
+class Receiver(PushEndpoint):
     """500 for a body's first push, then 204 after the delay; notes pushes that follow a 204."""
 
     def __init__(self) -> None:
         self.pushes: Counter[bytes] = Counter()
         self.answered_204: set[bytes] = set()
         self.after_success: Counter[bytes] = Counter()
-        lock = threading.Lock()
-        receiver = self
+        self.lock = threading.Lock()
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with lock:
-                    receiver.pushes[body] += 1
-                    first = receiver.pushes[body] == 1
-                    if body in receiver.answered_204:
-                        receiver.after_success[body] += 1
-                if not first:
-                    time.sleep(DELAY_SECONDS)
-                    with lock:
-                        receiver.answered_204.add(body)
-                self.send_response(500 if first else 204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+    def answer(self, body: bytes) -> int:
+        with self.lock:
+            self.pushes[body] += 1
+            first = self.pushes[body] == 1
+            if body in self.answered_204:
+                self.after_success[body] += 1
+        if first:
+            return 500
+        time.sleep(DELAY_SECONDS)
+        with self.lock:
+            self.answered_204.add(body)
+        return 204
 
 
 def run() -> list[object]:
-    import boto3
-    from moto import mock_aws
 
     from local_runtime import push as local_push
-    from local_runtime.push import LocalPushWorker, create_push_workflow
-    from local_runtime.server import SerializedClient
-    from local_runtime.tables import create_tables
     from mnsd.push.signing import generate_signing_material
-    from mnsd.services import build_services
-    from mnsd.settings import Settings
     from mnsd.wire import codec as xmlcodec
     from mnsd.wire import requests
 
@@ -83,28 +63,12 @@ def run() -> list[object]:
         local_push.WORKERS = int(WORKERS)
     key, certificate = generate_signing_material()
     account, ns = "1000000000000001", 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        lock = threading.Lock()
-        clients = lru_cache(maxsize=None)(
-            lambda name: SerializedClient(boto3.client(name, region_name="us-east-1"), lock)
-        )
-        arn, queue_url = create_push_workflow(clients)
-        receiver = Receiver()
-        settings = Settings(
-            credentials=f"{account}:K:S",
-            push_state_machine_arn=arn,
-            push_queue_url=queue_url,
-            signing_key=key,
-            signing_certificate=certificate,
-            signing_cert_url="http://127.0.0.1:1/cert.pem",
-            push_allowed_networks="127.0.0.0/8",  # the receiver is on this machine
-        )
-        create_tables(clients("dynamodb"), settings)
-        services = build_services(settings, dynamodb=clients("dynamodb"), clients=clients)
-        worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
+    receiver = Receiver()
+    with push_on_moto(key, certificate, account) as stack:
+        services, arn = stack.services, stack.state_machine_arn
         services.topics.create_topic(account, "t", None)
         subscription = (
-            f"<Subscription {ns}><Endpoint>{receiver.url()}</Endpoint>"
+            f"<Subscription {ns}><Endpoint>{receiver.url('hook')}</Endpoint>"
             "<NotifyStrategy>EXPONENTIAL_DECAY_RETRY</NotifyStrategy><NotifyContentFormat>SIMPLIFIED"
             "</NotifyContentFormat></Subscription>"
         )
@@ -115,7 +79,7 @@ def run() -> list[object]:
             services.fanout().fan_out(
                 services.topics.publish(account, "t", requests.publish_input(xmlcodec.parse(xml.encode())))
             )
-        sfn = clients("stepfunctions")
+        sfn = stack.clients("stepfunctions")
         deadline = time.monotonic() + TIMEOUT_SECONDS
         while time.monotonic() < deadline:
             executions = sfn.list_executions(stateMachineArn=arn)["executions"]
@@ -124,8 +88,7 @@ def run() -> list[object]:
             time.sleep(0.2)
         elapsed = time.monotonic() - started
         time.sleep(DELAY_SECONDS + 2)  # a late duplicate would arrive by now
-        worker.stop()
-        receiver.server.shutdown()
+    receiver.server.shutdown()
     delivered = len(receiver.answered_204)
     return [
         N_MESSAGES,

@@ -58,6 +58,18 @@ def _entry(item: dict[str, Any] | None, keys: list[str], projected: set[str] | N
     return {k: v for k, v in item.items() if k in keys or projected is None or k in projected}
 
 
+def _size(item: dict[str, Any] | None) -> int | None:
+    return None if item is None else item_size(item)
+
+
+# The detail a single-item write records, from the item's size before and after (None: absent).
+_WRITE_DETAIL = {
+    "PutItem": lambda before, after: f"{max(before or 0, after or 0)} B",
+    "UpdateItem": lambda before, after: f"{before}->{after} B",
+    "DeleteItem": lambda before, after: f"{before} B",
+}
+
+
 class RecordingClient:
     def __init__(self, raw: Any, recorder: Recorder) -> None:
         self._raw = raw
@@ -117,18 +129,25 @@ class RecordingClient:
 
     # --- writes ---------------------------------------------------------------------------------
 
-    def put_item(self, **kwargs: Any) -> Any:
-        table, item = kwargs["TableName"], kwargs["Item"]
-        old = self._item(table, self._key_of(item))
-        before = item_size(old) if old else 0
-        result, failed = self._conditional(self._raw.put_item, **kwargs)
-        size = before if failed else max(before, item_size(item))
-        call = Call("PutItem", table, 1, 0, write_units(size), 0, failed, f"{size} B")
-        call.index_wcu = 0.0 if failed else self._index_wcu(table, old, item)
+    def _write_one(self, op: str, write: Any, kwargs: dict[str, Any], key: dict[str, Any], after: Any) -> Any:
+        """A single-item write, billed max(size before, size after) (the item present when its condition failed),
+        and its index writes; `after()` is the item it leaves. Raises what the write raised."""
+        table = kwargs["TableName"]
+        old = self._item(table, key)
+        result, failed = self._conditional(write, **kwargs)
+        new = old if failed else after()
+        before, size = _size(old), _size(new)
+        detail = _WRITE_DETAIL[op](before, size)
+        call = Call(op, table, 1, 0, write_units(max(before or 0, size or 0)), 0, failed, detail)
+        call.index_wcu = self._index_wcu(table, old, new)
         self.recorder.calls.append(call)
         if failed:
             raise result
         return result
+
+    def put_item(self, **kwargs: Any) -> Any:
+        item = kwargs["Item"]
+        return self._write_one("PutItem", self._raw.put_item, kwargs, self._key_of(item), lambda: item)
 
     def batch_write_item(self, **kwargs: Any) -> Any:
         wcu, n, sizes, index_wcu = 0, 0, [], 0.0
@@ -157,30 +176,10 @@ class RecordingClient:
 
     def update_item(self, **kwargs: Any) -> Any:
         table, key = kwargs["TableName"], kwargs["Key"]
-        old = self._item(table, key)
-        before = item_size(old) if old else None
-        result, failed = self._conditional(self._raw.update_item, **kwargs)
-        new = old if failed else self._item(table, key)
-        after = item_size(new) if new else None
-        size = max(before or 0, after or 0)
-        call = Call("UpdateItem", table, 1, 0, write_units(size), 0, failed, f"{before}->{after} B")
-        call.index_wcu = self._index_wcu(table, old, new)
-        self.recorder.calls.append(call)
-        if failed:
-            raise result
-        return result
+        return self._write_one("UpdateItem", self._raw.update_item, kwargs, key, lambda: self._item(table, key))
 
     def delete_item(self, **kwargs: Any) -> Any:
-        table, key = kwargs["TableName"], kwargs["Key"]
-        old = self._item(table, key)
-        before = item_size(old) if old else None
-        result, failed = self._conditional(self._raw.delete_item, **kwargs)
-        call = Call("DeleteItem", table, 1, 0, write_units(before or 0), 0, failed, f"{before} B")
-        call.index_wcu = 0.0 if failed else self._index_wcu(table, old, None)
-        self.recorder.calls.append(call)
-        if failed:
-            raise result
-        return result
+        return self._write_one("DeleteItem", self._raw.delete_item, kwargs, kwargs["Key"], lambda: None)
 
     def transact_write_items(self, **kwargs: Any) -> Any:
         sizes = []

@@ -49,31 +49,17 @@ class Alarms(Construct):
             self.topic.add_subscription(subscriptions.EmailSubscription(email))
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         for name, function in functions.items():
-            self.add(
-                f"Function-{name}",
-                cloudwatch.MathExpression(
-                    expression="errors + throttles",
-                    using_metrics={
-                        "errors": function.metric_errors(period=PERIOD),
-                        "throttles": function.metric_throttles(period=PERIOD),
-                    },
-                    period=PERIOD,
-                    label=f"{name} errors and throttles",
-                ),
-            )
+            errors = {
+                "errors": function.metric_errors(period=PERIOD),
+                "throttles": function.metric_throttles(period=PERIOD),
+            }
+            self.add(f"Function-{name}", _sum(f"{name} errors and throttles", errors))
         for name, table in tables.items():
-            self.add(
-                f"Table-{name}",
-                cloudwatch.MathExpression(
-                    expression="reads + writes",
-                    using_metrics={
-                        "reads": table.metric("ReadThrottleEvents", statistic="Sum", period=PERIOD),
-                        "writes": table.metric("WriteThrottleEvents", statistic="Sum", period=PERIOD),
-                    },
-                    period=PERIOD,
-                    label=f"{name} throttled requests",
-                ),
-            )
+            throttled = {
+                "reads": table.metric("ReadThrottleEvents", statistic="Sum", period=PERIOD),
+                "writes": table.metric("WriteThrottleEvents", statistic="Sum", period=PERIOD),
+            }
+            self.add(f"Table-{name}", _sum(f"{name} throttled requests", throttled))
         self.add("Api5xx", http_api.metric_server_error(period=PERIOD, statistic="Sum"))
         self.add("DroppedDeliveries", DROPPED_DELIVERIES)
 
@@ -90,3 +76,10 @@ class Alarms(Construct):
         alarm.add_alarm_action(actions.SnsAction(self.topic))
         self.alarms[id] = alarm
         return alarm
+
+
+def _sum(label: str, metrics: Mapping[str, cloudwatch.IMetric]) -> cloudwatch.MathExpression:
+    """The sum of `metrics` over each period (their names joined by +, in order)."""
+    return cloudwatch.MathExpression(
+        expression=" + ".join(metrics), using_metrics=dict(metrics), period=PERIOD, label=label
+    )

@@ -103,42 +103,33 @@ class MnsStack(Stack):
             email=context("alarmEmail"),
             encryption=self.encryption,
         )
-        # A push task the worker failed five times (a bug, an outage): its Task timed out meanwhile and the
-        # strategy went on without that attempt.
-        self.alarms.add(
-            "PushDeadLetters",
-            self.push.dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
-        )
-        # A first attempt the first-attempt function failed five times (the retry workflow could not be started): the
-        # push was neither made nor retried. The message carries the subscription and the topic message.
-        self.alarms.add(
-            "FirstAttemptDeadLetters",
-            self.push.first_attempt_dead_letters.metric_approximate_number_of_messages_visible(
-                period=PERIOD, statistic="Maximum"
-            ),
-        )
-        # A stream batch the fan-out failed on through every retry (or that aged out): its first attempts were
-        # never made. The message names the shard and sequence numbers to replay.
-        self.alarms.add(
-            "FanoutFailures",
-            self.push.fanout_failures.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
-        )
+        failures = {
+            # A push task the worker failed five times (a bug, an outage): its Task timed out meanwhile and the
+            # strategy went on without that attempt.
+            "PushDeadLetters": self.push.dead_letters,
+            # A stream batch the fan-out failed on through every retry (or that aged out): its first attempts
+            # were never made. The message names the shard and sequence numbers to replay.
+            "FanoutFailures": self.push.fanout_failures,
+            # A first attempt the first-attempt function failed five times (the retry workflow could not be
+            # started): the push was neither made nor retried. The message carries the subscription and the message.
+            "FirstAttemptDeadLetters": self.push.first_attempt_dead_letters,
+        }
+        for id, queue in failures.items():
+            visible = queue.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum")
+            self.alarms.add(id, visible)
         self.analytics.notify_failures(self.alarms.topic)
         CfnOutput(self, "Endpoint", value=self.api.endpoint, description="MNS endpoint for the SDKs")
-        if self.api.domain_name is not None:
-            CfnOutput(
-                self,
-                "DomainTarget",
-                value=self.api.domain_name.regional_domain_name,
-                description="Point the custom domain's DNS (CNAME or alias) here",
-            )
-        if self.api.account_domain_name is not None:
-            CfnOutput(
-                self,
+        domain_targets = (
+            ("DomainTarget", self.api.domain_name, "Point the custom domain's DNS (CNAME or alias) here"),
+            (
                 "AccountDomainTarget",
-                value=self.api.account_domain_name.regional_domain_name,
-                description="Point the wildcard name *.{domain} here ({AccountId}.{domain} reaches an account)",
-            )
+                self.api.account_domain_name,
+                "Point the wildcard name *.{domain} here ({AccountId}.{domain} reaches an account)",
+            ),
+        )
+        for id, domain, description in domain_targets:
+            if domain is not None:
+                CfnOutput(self, id, value=domain.regional_domain_name, description=description)
         CfnOutput(
             self,
             "CredentialsSecretArn",

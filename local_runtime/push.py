@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from local_runtime import moto_fixes
+from local_runtime.background import BackgroundLoop
 from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, TASK_HEARTBEAT_SECONDS, definition_json
 from mnsd.services import Services
 
@@ -81,25 +82,19 @@ def create_push_workflow(
     return arn, queue_url
 
 
-class LocalPushWorker:
+class LocalPushWorker(BackgroundLoop):
     """Receives the push queue's messages and handles each as the push worker Lambda would."""
 
     def __init__(self, services: Callable[[], Services], sqs: Any, queue_url: str) -> None:
         self.services = services
         self.sqs = sqs
         self.queue_url = queue_url
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="push-worker", daemon=True)
         self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="push-attempt")
         self._free = threading.Semaphore(WORKERS)
-
-    def start(self) -> LocalPushWorker:
-        self._thread.start()
-        return self
+        super().__init__("push-worker")
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
+        super().stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _run(self) -> None:

@@ -11,11 +11,11 @@ seconds in `ApproximateCreationDateTime`).
 from __future__ import annotations
 
 import datetime
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from local_runtime.background import BackgroundLoop
 from mnsd.log.changes import MessageChange
 from mnsd.storage.sqlite import SqliteStorage
 
@@ -35,7 +35,7 @@ def lambda_record(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, "dynamodb": change}
 
 
-class LocalStreamReader:
+class LocalStreamReader(BackgroundLoop):
     """Polls one table's stream from the start and calls `consume(records)` with each batch."""
 
     def __init__(self, table: str, region: str, consume: Callable[[list[dict[str, Any]]], object], lock: Any) -> None:
@@ -43,16 +43,7 @@ class LocalStreamReader:
         self.region = region
         self.consume = consume
         self.lock = lock  # the backend's lock: moto is not thread-safe
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"stream-{table}", daemon=True)
-
-    def start(self) -> LocalStreamReader:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
+        super().__init__(f"stream-{table}")
 
     def _backend(self) -> Any:
         from moto.dynamodbstreams.models import dynamodbstreams_backends
@@ -82,7 +73,7 @@ class LocalStreamReader:
                 self._stop.wait(POLL_SECONDS)
 
 
-class SqliteChangeReader:
+class SqliteChangeReader(BackgroundLoop):
     """The embedded engine's stream: hands its change events to `consume` and forgets them once consumed;
     also sweeps what retention ended, as TTL does, and checkpoints the WAL when idle (so commits on the
     request path do not)."""
@@ -98,16 +89,7 @@ class SqliteChangeReader:
         self.consume = consume
         self.now_ms = now_ms
         self.sweep_seconds = sweep_seconds
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sqlite-changes", daemon=True)
-
-    def start(self) -> SqliteChangeReader:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
+        super().__init__("sqlite-changes")
 
     def drain(self) -> int:
         """Consume the pending change events; how many."""

@@ -5,6 +5,7 @@
 const NS = "http://mns.aliyuncs.com/doc/v1/";
 const VERSION = "2015-06-06";
 const XML_TYPE = "text/xml;charset=UTF-8";
+const WITH_META = { "x-mns-with-meta": "true" }; // list pages with each resource's attributes
 const encoder = new TextEncoder();
 
 export class MnsError extends Error {
@@ -82,11 +83,64 @@ export function fromBase64(text) {
 
 const path = (...parts) => "/" + parts.map(encodeURIComponent).join("/");
 
+/**
+ * The named resources under one path (the queues, the topics, a topic's subscriptions), each an XML record
+ * `tag`: a page of them, one of them, create, set attributes, delete, hourly metrics.
+ */
+class Collection {
+  constructor(client, base, tag, listHeaders = {}) {
+    this.client = client;
+    this.base = base;
+    this.tag = tag;
+    this.listHeaders = listHeaders;
+  }
+
+  path(name) {
+    return `${this.base}/${encodeURIComponent(name)}`;
+  }
+
+  /** One page: the resources whose names start with `prefix`, after `marker`. */
+  async list({ prefix = "", marker = "", limit = 20 } = {}) {
+    const headers = { "x-mns-ret-number": limit, ...this.listHeaders };
+    if (prefix) headers["x-mns-prefix"] = prefix;
+    if (marker) headers["x-mns-marker"] = marker;
+    const { root } = await this.client.request("GET", this.base, { headers });
+    return { items: children(root, this.tag).map(record), nextMarker: value(root, "NextMarker") || "" };
+  }
+
+  async get(name) {
+    return record((await this.client.request("GET", this.path(name))).root);
+  }
+
+  create(name, attributes) {
+    return this.client.request("PUT", this.path(name), { body: xmlBody(this.tag, attributes) });
+  }
+
+  setAttributes(name, attributes) {
+    return this.client.request("PUT", this.path(name) + "?metaoverride=true", { body: xmlBody(this.tag, attributes) });
+  }
+
+  delete(name) {
+    return this.client.request("DELETE", this.path(name));
+  }
+
+  async metrics(name, hours = 24) {
+    return metrics((await this.client.request("GET", this.path(name) + `?metrics=hourly&hours=${hours}`)).root);
+  }
+}
+
 export class Client {
   constructor({ keyId, secret, base = "" }) {
     this.keyId = keyId;
     this.secret = secret;
     this.base = base;
+    this.queues = new Collection(this, "/queues", "Queue", WITH_META);
+    this.topics = new Collection(this, "/topics", "Topic", WITH_META);
+  }
+
+  /** The subscriptions of `topic`. */
+  subscriptions(topic) {
+    return new Collection(this, path("topics", topic, "subscriptions"), "Subscription");
   }
 
   async request(method, resource, { body = "", headers = {} } = {}) {
@@ -129,42 +183,18 @@ export class Client {
     return children(root, "AccessKey").map(record);
   }
 
-  // ---- queues
-  async listQueues({ prefix = "", marker = "", limit = 20 } = {}) {
-    const headers = { "x-mns-ret-number": limit, "x-mns-with-meta": "true" };
-    if (prefix) headers["x-mns-prefix"] = prefix;
-    if (marker) headers["x-mns-marker"] = marker;
-    const { root } = await this.request("GET", "/queues", { headers });
-    return { items: children(root, "Queue").map(record), nextMarker: value(root, "NextMarker") || "" };
-  }
-
-  async getQueue(name) {
-    return record((await this.request("GET", path("queues", name))).root);
-  }
-
-  createQueue(name, attributes) {
-    return this.request("PUT", path("queues", name), { body: xmlBody("Queue", attributes) });
-  }
-
-  setQueueAttributes(name, attributes) {
-    return this.request("PUT", path("queues", name) + "?metaoverride=true", { body: xmlBody("Queue", attributes) });
-  }
-
-  deleteQueue(name) {
-    return this.request("DELETE", path("queues", name));
-  }
-
-  async sendMessage(name, { body, delaySeconds, priority }) {
+  // ---- messages
+  async sendMessage(queue, { body, delaySeconds, priority }) {
     const fields = { MessageBody: body, DelaySeconds: delaySeconds, Priority: priority };
-    const { root } = await this.request("POST", path("queues", name, "messages"), {
+    const { root } = await this.request("POST", path("queues", queue, "messages"), {
       body: xmlBody("Message", fields),
     });
     return record(root);
   }
 
-  async _messages(name, query) {
+  async _messages(queue, query) {
     try {
-      const { root } = await this.request("GET", path("queues", name, "messages") + query);
+      const { root } = await this.request("GET", path("queues", queue, "messages") + query);
       return children(root, "Message").map(record);
     } catch (error) {
       if (error.code === "MessageNotExist") return []; // an empty queue answers 404
@@ -172,42 +202,16 @@ export class Client {
     }
   }
 
-  peekMessages(name, count = 16) {
-    return this._messages(name, `?peekonly=true&numOfMessages=${count}`);
+  peekMessages(queue, count = 16) {
+    return this._messages(queue, `?peekonly=true&numOfMessages=${count}`);
   }
 
-  receiveMessages(name, count = 1) {
-    return this._messages(name, `?numOfMessages=${count}&waitseconds=0`);
+  receiveMessages(queue, count = 1) {
+    return this._messages(queue, `?numOfMessages=${count}&waitseconds=0`);
   }
 
-  deleteMessage(name, receiptHandle) {
-    return this.request("DELETE", path("queues", name, "messages") + `?ReceiptHandle=${encodeURIComponent(receiptHandle)}`);
-  }
-
-  async queueMetrics(name, hours = 24) {
-    const { root } = await this.request("GET", path("queues", name) + `?metrics=hourly&hours=${hours}`);
-    return metrics(root);
-  }
-
-  // ---- topics and subscriptions
-  async listTopics({ prefix = "", marker = "", limit = 20 } = {}) {
-    const headers = { "x-mns-ret-number": limit, "x-mns-with-meta": "true" };
-    if (prefix) headers["x-mns-prefix"] = prefix;
-    if (marker) headers["x-mns-marker"] = marker;
-    const { root } = await this.request("GET", "/topics", { headers });
-    return { items: children(root, "Topic").map(record), nextMarker: value(root, "NextMarker") || "" };
-  }
-
-  async getTopic(name) {
-    return record((await this.request("GET", path("topics", name))).root);
-  }
-
-  createTopic(name, attributes) {
-    return this.request("PUT", path("topics", name), { body: xmlBody("Topic", attributes) });
-  }
-
-  deleteTopic(name) {
-    return this.request("DELETE", path("topics", name));
+  deleteMessage(queue, receiptHandle) {
+    return this.request("DELETE", path("queues", queue, "messages") + `?ReceiptHandle=${encodeURIComponent(receiptHandle)}`);
   }
 
   async publishMessage(topic, { body, tag }) {
@@ -216,33 +220,6 @@ export class Client {
       body: xmlBody("Message", fields),
     });
     return record(root);
-  }
-
-  async listSubscriptions(topic, { prefix = "", marker = "", limit = 50 } = {}) {
-    const headers = { "x-mns-ret-number": limit };
-    if (prefix) headers["x-mns-prefix"] = prefix;
-    if (marker) headers["x-mns-marker"] = marker;
-    const { root } = await this.request("GET", path("topics", topic, "subscriptions"), { headers });
-    return { items: children(root, "Subscription").map(record), nextMarker: value(root, "NextMarker") || "" };
-  }
-
-  async getSubscription(topic, name) {
-    return record((await this.request("GET", path("topics", topic, "subscriptions", name))).root);
-  }
-
-  subscribe(topic, name, attributes) {
-    return this.request("PUT", path("topics", topic, "subscriptions", name), {
-      body: xmlBody("Subscription", attributes),
-    });
-  }
-
-  unsubscribe(topic, name) {
-    return this.request("DELETE", path("topics", topic, "subscriptions", name));
-  }
-
-  async subscriptionMetrics(topic, name, hours = 24) {
-    const resource = path("topics", topic, "subscriptions", name) + `?metrics=hourly&hours=${hours}`;
-    return metrics((await this.request("GET", resource)).root);
   }
 }
 

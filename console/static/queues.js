@@ -2,22 +2,19 @@
 // receive, delete, attributes, hourly activity).
 import { HourlyChart } from "./charts.js";
 import { fromBase64, toBase64 } from "./mns.js";
+import { BodyField, DeleteSection, Facts, FormEnd, ListPage, PageHead, onOff, useSearch } from "./resources.js";
 import {
   Check,
-  ConfirmButton,
   ErrorBox,
-  isDenied,
   Field,
   Notice,
-  PageTitle,
-  Pager,
   formatTime,
   html,
   useAction,
   useCallback,
+  useForm,
   useInterval,
   useLoad,
-  usePager,
   useState,
 } from "./ui.js";
 
@@ -40,27 +37,22 @@ function QueueAttributesForm({ client, name, current, onDone }) {
   const creating = name === undefined;
   const initial = {};
   for (const [key, , , fallback] of ATTRIBUTES) initial[key] = String(current ? current[key] : fallback);
-  const [values, setValues] = useState({ ...initial, QueueName: "" });
-  const [logging, setLogging] = useState(current ? current.LoggingEnabled === "True" : false);
-  const action = useAction();
-  const set = (key) => (e) => setValues({ ...values, [key]: e.currentTarget.value });
-  const prefix = creating ? "new-queue" : "queue";
-  const submit = (e) => {
-    e.preventDefault();
-    const attributes = { LoggingEnabled: logging ? "True" : "False" };
+  const logging = current ? current.LoggingEnabled === "True" : false;
+  const form = useForm({ ...initial, QueueName: "", logging }, async (values) => {
+    const attributes = { LoggingEnabled: values.logging ? "True" : "False" };
     for (const [key] of ATTRIBUTES) attributes[key] = values[key];
-    action.run(async () => {
-      if (creating) {
-        await client.createQueue(values.QueueName, attributes);
-        onDone(values.QueueName);
-        return `Queue ${values.QueueName} created.`;
-      }
-      await client.setQueueAttributes(name, attributes);
-      onDone(name);
-      return "Attributes saved.";
-    });
-  };
-  return html`<form class="grid-form" onSubmit=${submit}>
+    if (creating) {
+      await client.queues.create(values.QueueName, attributes);
+      onDone(values.QueueName);
+      return `Queue ${values.QueueName} created.`;
+    }
+    await client.queues.setAttributes(name, attributes);
+    onDone(name);
+    return "Attributes saved.";
+  });
+  const { values, set } = form;
+  const prefix = creating ? "new-queue" : "queue";
+  return html`<form class="grid-form" onSubmit=${form.submit}>
     ${creating &&
     html`<${Field}
       id="new-queue-name"
@@ -82,12 +74,8 @@ function QueueAttributesForm({ client, name, current, onDone }) {
         />`,
     )}
     <${Check} id=${`${prefix}-logging`} label="LoggingEnabled (record activity for charts and analytics)"
-      checked=${logging} onChange=${setLogging} />
-    <div class="actions">
-      <button type="submit" disabled=${action.busy}>${creating ? "Create queue" : "Save attributes"}</button>
-    </div>
-    <${ErrorBox} error=${action.error} />
-    <${Notice} text=${action.notice} />
+      checked=${values.logging} onChange=${form.put("logging")} />
+    <${FormEnd} action=${form.action} label=${creating ? "Create queue" : "Save attributes"} />
   </form>`;
 }
 
@@ -100,89 +88,44 @@ function Counts({ counts }) {
 }
 
 export function QueueList({ client }) {
-  const [prefix, setPrefix] = useState("");
-  const [search, setSearch] = useState("");
   const [limit, setLimit] = useState(20);
   const [live, setLive] = useState(true);
   const [counts, setCounts] = useState({});
-  const pager = usePager();
-  const list = useLoad(
-    () => client.listQueues({ prefix: search, marker: pager.marker, limit }),
-    [client, search, pager.marker, limit],
-  );
-  const deleting = useAction();
-  const items = list.data ? list.data.items : [];
+  const found = useSearch((prefix, marker) => client.queues.list({ prefix, marker, limit }), [client, limit]);
+  const { list, pager } = found;
   const refreshCounts = useCallback(async () => {
     if (!list.data) return;
-    const found = await Promise.all(
-      list.data.items.map((q) => client.getQueue(q.QueueName).catch((error) => ({ QueueName: q.QueueName, error }))),
+    const answers = await Promise.all(
+      list.data.items.map((q) => client.queues.get(q.QueueName).catch((error) => ({ QueueName: q.QueueName, error }))),
     );
-    setCounts(Object.fromEntries(found.map((c) => [c.QueueName, c])));
+    setCounts(Object.fromEntries(answers.map((c) => [c.QueueName, c])));
   }, [client, list.data]);
   useLoad(refreshCounts, [refreshCounts]);
   useInterval(refreshCounts, REFRESH_MS, live);
-  const submit = (e) => {
-    e.preventDefault();
-    pager.reset();
-    setSearch(prefix);
+  const table = {
+    headings: [
+      ["Active", "num"],
+      ["Inactive", "num"],
+      ["Delayed", "num"],
+      ["Logging"],
+    ],
+    nameOf: (q) => q.QueueName,
+    href: (name) => `#/queues/${encodeURIComponent(name)}`,
+    cells: (q) => html`<${Counts} counts=${counts[q.QueueName]} /><td>${onOff(q.LoggingEnabled)}</td>`,
+    remove: {
+      question: (name) => `Delete queue ${name} and its messages?`,
+      call: (name) => client.queues.delete(name),
+      notice: (name) => `Queue ${name} deleted.`,
+    },
   };
-  return html`<section>
-    <${PageTitle}>Queues<//>
-    <form class="toolbar" role="search" onSubmit=${submit}>
-      <label for="queue-prefix">Name prefix</label>
-      <input id="queue-prefix" type="search" value=${prefix} onInput=${(e) => setPrefix(e.currentTarget.value)} />
-      <label for="queue-limit">Per page</label>
+  return html`<${ListPage} title="Queues" kind="queue" found=${found} table=${table}
+    options=${html`<label for="queue-limit">Per page</label>
       <select id="queue-limit" value=${limit} onChange=${(e) => (pager.reset(), setLimit(Number(e.currentTarget.value)))}>
         ${[10, 20, 50, 100].map((n) => html`<option value=${n}>${n}</option>`)}
-      </select>
-      <button type="submit">Search</button>
-      <${Check} id="queue-live" label="Refresh counts every 5 s" checked=${live} onChange=${setLive} />
-    </form>
-    <${ErrorBox} error=${list.error || deleting.error} />
-    <${Notice} text=${deleting.notice} />
-    ${isDenied(list.error)
-      ? null // nothing to list: the refusal above says which action this key may not do
-      : html`<table class="list" id="queue-table">
-        <caption>${list.loading ? "Loading queues…" : `${items.length} queue(s) on this page`}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col" class="num">Active</th>
-            <th scope="col" class="num">Inactive</th>
-            <th scope="col" class="num">Delayed</th>
-            <th scope="col">Logging</th>
-            <th scope="col"><span class="visually-hidden">Actions</span></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${items.map(
-            (q) => html`<tr key=${q.QueueName} data-queue=${q.QueueName}>
-              <th scope="row"><a href=${`#/queues/${encodeURIComponent(q.QueueName)}`}>${q.QueueName}</a></th>
-              <${Counts} counts=${counts[q.QueueName]} />
-              <td>${q.LoggingEnabled === "True" ? "on" : "off"}</td>
-              <td>
-                <${ConfirmButton}
-                  label="Delete"
-                  name=${q.QueueName}
-                  question=${`Delete queue ${q.QueueName} and its messages?`}
-                  onConfirm=${() =>
-                    deleting.run(async () => {
-                      await client.deleteQueue(q.QueueName);
-                      list.reload(true);
-                      return `Queue ${q.QueueName} deleted.`;
-                    })}
-                />
-              </td>
-            </tr>`,
-          )}
-        </tbody>
-      </table>
-      <${Pager} pager=${pager} nextMarker=${list.data && list.data.nextMarker} label="Queue pages" />`}
-    <details class="panel">
-      <summary>Create a queue</summary>
-      <${QueueAttributesForm} client=${client} onDone=${() => list.reload(true)} />
-    </details>
-  </section>`;
+      </select>`}
+    create=${html`<${QueueAttributesForm} client=${client} onDone=${() => list.reload(true)} />`}>
+    <${Check} id="queue-live" label="Refresh counts every 5 s" checked=${live} onChange=${setLive} />
+  <//>`;
 }
 
 function MessageBody({ body, decode }) {
@@ -224,42 +167,30 @@ function Messages({ title, messages, decode, onDelete }) {
 }
 
 function SendForm({ client, name, onSent }) {
-  const [body, setBody] = useState("");
-  const [delay, setDelay] = useState("0");
-  const [priority, setPriority] = useState("8");
-  const [base64, setBase64] = useState(true);
-  const action = useAction();
-  const submit = (e) => {
-    e.preventDefault();
-    action.run(async () => {
-      const sent = await client.sendMessage(name, {
-        body: base64 ? toBase64(body) : body,
-        delaySeconds: delay,
-        priority,
-      });
-      onSent();
-      return `Sent message ${sent.MessageId}.`;
+  const form = useForm({ body: "", delay: "0", priority: "8", base64: true }, async (values) => {
+    const sent = await client.sendMessage(name, {
+      body: values.base64 ? toBase64(values.body) : values.body,
+      delaySeconds: values.delay,
+      priority: values.priority,
     });
-  };
-  return html`<form class="grid-form" id="send-form" onSubmit=${submit}>
-    <div class="field wide">
-      <label for="send-body">Message body</label>
-      <textarea id="send-body" rows="3" required value=${body} onInput=${(e) => setBody(e.currentTarget.value)} />
-    </div>
-    <${Field} id="send-delay" label="Delay (s)" hint="0 to 604800" type="number" min="0" value=${delay}
-      onInput=${(e) => setDelay(e.currentTarget.value)} />
+    onSent();
+    return `Sent message ${sent.MessageId}.`;
+  });
+  const { values, set } = form;
+  return html`<form class="grid-form" id="send-form" onSubmit=${form.submit}>
+    <${BodyField} id="send-body" value=${values.body} onInput=${form.put("body")} />
+    <${Field} id="send-delay" label="Delay (s)" hint="0 to 604800" type="number" min="0" value=${values.delay}
+      onInput=${set("delay")} />
     <${Field} id="send-priority" label="Priority" hint="1 (highest) to 16" type="number" min="1" max="16"
-      value=${priority} onInput=${(e) => setPriority(e.currentTarget.value)} />
-    <${Check} id="send-base64" label="Base64-encode the body (what the SDKs read by default)" checked=${base64}
-      onChange=${setBase64} />
-    <div class="actions"><button type="submit" disabled=${action.busy}>Send message</button></div>
-    <${ErrorBox} error=${action.error} />
-    <${Notice} text=${action.notice} />
+      value=${values.priority} onInput=${set("priority")} />
+    <${Check} id="send-base64" label="Base64-encode the body (what the SDKs read by default)" checked=${values.base64}
+      onChange=${form.put("base64")} />
+    <${FormEnd} action=${form.action} label="Send message" />
   </form>`;
 }
 
 export function QueuePage({ client, name, navigate }) {
-  const queue = useLoad(() => client.getQueue(name), [client, name]);
+  const queue = useLoad(() => client.queues.get(name), [client, name]);
   const [live, setLive] = useState(true);
   const [decode, setDecode] = useState(true);
   const [peeked, setPeeked] = useState(undefined);
@@ -267,7 +198,7 @@ export function QueuePage({ client, name, navigate }) {
   const [count, setCount] = useState("1");
   const action = useAction();
   useInterval(() => queue.reload(true), REFRESH_MS, live);
-  const loadMetrics = useCallback((hours) => client.queueMetrics(name, hours), [client, name]);
+  const loadMetrics = useCallback((hours) => client.queues.metrics(name, hours), [client, name]);
   const q = queue.data;
   const peek = () =>
     action.run(async () => {
@@ -287,17 +218,15 @@ export function QueuePage({ client, name, navigate }) {
       return `Deleted message ${m.MessageId}.`;
     });
   return html`<section>
-    <p class="crumbs"><a href="#/queues">Queues</a> /</p>
-    <${PageTitle}>Queue ${name}<//>
-    <${ErrorBox} error=${queue.error} />
+    <${PageHead} crumbs=${html`<a href="#/queues">Queues</a>`} title=${`Queue ${name}`} error=${queue.error} />
     ${q &&
-    html`<dl class="counts" aria-live="polite">
-      <div><dt>Active</dt><dd id="count-active">${q.ActiveMessages}</dd></div>
-      <div><dt>Inactive</dt><dd id="count-inactive">${q.InactiveMessages}</dd></div>
-      <div><dt>Delayed</dt><dd id="count-delayed">${q.DelayMessages}</dd></div>
-      <div><dt>Logging</dt><dd>${q.LoggingEnabled === "True" ? "on" : "off"}</dd></div>
-      <div><dt>Modified</dt><dd>${formatTime(Number(q.LastModifyTime) * 1000)}</dd></div>
-    </dl>`}
+    html`<${Facts} className="counts" live=${true} facts=${[
+      ["Active", q.ActiveMessages, "count-active"],
+      ["Inactive", q.InactiveMessages, "count-inactive"],
+      ["Delayed", q.DelayMessages, "count-delayed"],
+      ["Logging", onOff(q.LoggingEnabled)],
+      ["Modified", formatTime(Number(q.LastModifyTime) * 1000)],
+    ]} />`}
     <${Check} id="queue-page-live" label="Refresh counts every 5 s" checked=${live} onChange=${setLive} />
 
     <h2>Send a test message</h2>
@@ -330,8 +259,7 @@ export function QueuePage({ client, name, navigate }) {
     <h2>Attributes</h2>
     ${q && html`<${QueueAttributesForm} client=${client} name=${name} current=${q} onDone=${() => queue.reload(true)} />`}
 
-    <h2>Delete</h2>
-    <${ConfirmButton} label="Delete queue" question=${`Delete queue ${name} and its messages?`}
-      onConfirm=${() => action.run(async () => (await client.deleteQueue(name), navigate("#/queues")))} />
+    <${DeleteSection} action=${action} label="Delete queue" question=${`Delete queue ${name} and its messages?`}
+      remove=${() => client.queues.delete(name)} navigate=${navigate} back="#/queues" />
   </section>`;
 }

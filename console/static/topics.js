@@ -3,21 +3,31 @@
 import { HourlyChart } from "./charts.js";
 import { toBase64 } from "./mns.js";
 import {
+  BodyField,
+  DeleteSection,
+  Facts,
+  FormEnd,
+  ListPage,
+  PageHead,
+  ResourceTable,
+  onOff,
+  removal,
+  useSearch,
+} from "./resources.js";
+import {
   Check,
-  ConfirmButton,
+  Choice,
   ErrorBox,
-  isDenied,
   Field,
   Notice,
-  PageTitle,
   Pager,
   formatTime,
   html,
   useAction,
   useCallback,
+  useForm,
   useLoad,
   usePager,
-  useState,
 } from "./ui.js";
 
 const CHART_SERIES = [
@@ -30,246 +40,139 @@ const topicHref = (topic) => `#/topics/${encodeURIComponent(topic)}`;
 const subscriptionHref = (topic, name) => `${topicHref(topic)}/subscriptions/${encodeURIComponent(name)}`;
 
 function CreateTopicForm({ client, onDone }) {
-  const [name, setName] = useState("");
-  const [size, setSize] = useState("65536");
-  const [logging, setLogging] = useState(false);
-  const action = useAction();
-  const submit = (e) => {
-    e.preventDefault();
-    action.run(async () => {
-      await client.createTopic(name, { MaximumMessageSize: size, LoggingEnabled: logging ? "True" : "False" });
-      onDone();
-      return `Topic ${name} created.`;
-    });
-  };
-  return html`<form class="grid-form" onSubmit=${submit}>
-    <${Field} id="new-topic-name" label="Topic name" required value=${name} onInput=${(e) => setName(e.currentTarget.value)}
+  const form = useForm({ name: "", size: "65536", logging: false }, async ({ name, size, logging }) => {
+    await client.topics.create(name, { MaximumMessageSize: size, LoggingEnabled: logging ? "True" : "False" });
+    onDone();
+    return `Topic ${name} created.`;
+  });
+  const { values, set } = form;
+  return html`<form class="grid-form" onSubmit=${form.submit}>
+    <${Field} id="new-topic-name" label="Topic name" required value=${values.name} onInput=${set("name")}
       hint="Letters, digits and -, starting with a letter or digit" />
-    <${Field} id="new-topic-size" label="Maximum message size (bytes)" type="number" value=${size}
-      onInput=${(e) => setSize(e.currentTarget.value)} hint="1024 to 65536" />
+    <${Field} id="new-topic-size" label="Maximum message size (bytes)" type="number" value=${values.size}
+      onInput=${set("size")} hint="1024 to 65536" />
     <${Check} id="new-topic-logging" label="LoggingEnabled (record deliveries for charts and analytics)"
-      checked=${logging} onChange=${setLogging} />
-    <div class="actions"><button type="submit" disabled=${action.busy}>Create topic</button></div>
-    <${ErrorBox} error=${action.error} />
-    <${Notice} text=${action.notice} />
+      checked=${values.logging} onChange=${form.put("logging")} />
+    <${FormEnd} action=${form.action} label="Create topic" />
   </form>`;
 }
 
 export function TopicList({ client }) {
-  const [prefix, setPrefix] = useState("");
-  const [search, setSearch] = useState("");
-  const pager = usePager();
-  const list = useLoad(() => client.listTopics({ prefix: search, marker: pager.marker, limit: 20 }), [
-    client,
-    search,
-    pager.marker,
-  ]);
-  const deleting = useAction();
-  const items = list.data ? list.data.items : [];
-  const submit = (e) => {
-    e.preventDefault();
-    pager.reset();
-    setSearch(prefix);
+  const found = useSearch((prefix, marker) => client.topics.list({ prefix, marker, limit: 20 }), [client]);
+  const table = {
+    headings: [["Logging"], ["Created"]],
+    nameOf: (t) => t.TopicName,
+    href: topicHref,
+    cells: (t) => html`<td>${onOff(t.LoggingEnabled)}</td><td>${formatTime(Number(t.CreateTime) * 1000)}</td>`,
+    remove: {
+      question: (name) => `Delete topic ${name} and its subscriptions?`,
+      call: (name) => client.topics.delete(name),
+      notice: (name) => `Topic ${name} deleted.`,
+    },
   };
-  return html`<section>
-    <${PageTitle}>Topics<//>
-    <form class="toolbar" role="search" onSubmit=${submit}>
-      <label for="topic-prefix">Name prefix</label>
-      <input id="topic-prefix" type="search" value=${prefix} onInput=${(e) => setPrefix(e.currentTarget.value)} />
-      <button type="submit">Search</button>
-    </form>
-    <${ErrorBox} error=${list.error || deleting.error} />
-    <${Notice} text=${deleting.notice} />
-    ${isDenied(list.error)
-      ? null // nothing to list: the refusal above says which action this key may not do
-      : html`<table class="list" id="topic-table">
-        <caption>${list.loading ? "Loading topics…" : `${items.length} topic(s) on this page`}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Logging</th>
-            <th scope="col">Created</th>
-            <th scope="col"><span class="visually-hidden">Actions</span></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${items.map(
-            (t) => html`<tr key=${t.TopicName} data-topic=${t.TopicName}>
-              <th scope="row"><a href=${topicHref(t.TopicName)}>${t.TopicName}</a></th>
-              <td>${t.LoggingEnabled === "True" ? "on" : "off"}</td>
-              <td>${formatTime(Number(t.CreateTime) * 1000)}</td>
-              <td>
-                <${ConfirmButton} label="Delete" name=${t.TopicName}
-                  question=${`Delete topic ${t.TopicName} and its subscriptions?`}
-                  onConfirm=${() =>
-                    deleting.run(async () => {
-                      await client.deleteTopic(t.TopicName);
-                      list.reload(true);
-                      return `Topic ${t.TopicName} deleted.`;
-                    })} />
-              </td>
-            </tr>`,
-          )}
-        </tbody>
-      </table>
-      <${Pager} pager=${pager} nextMarker=${list.data && list.data.nextMarker} label="Topic pages" />`}
-    <details class="panel">
-      <summary>Create a topic</summary>
-      <${CreateTopicForm} client=${client} onDone=${() => list.reload(true)} />
-    </details>
-  </section>`;
+  return html`<${ListPage} title="Topics" kind="topic" found=${found} table=${table}
+    create=${html`<${CreateTopicForm} client=${client} onDone=${() => found.list.reload(true)} />`} />`;
 }
 
+/** The endpoint a subscription form names: the queue's resource name (of the key's account), or the URL. */
+const endpointOf = (values, account) =>
+  values.kind === "queue"
+    ? `acs:mns:${account.region || "<region>"}:${account.accountId || "<account>"}:queues/${values.queue}`
+    : values.url;
+
 function SubscribeForm({ client, topic, account, onDone }) {
-  const [name, setName] = useState("");
-  const [kind, setKind] = useState("queue");
-  const [queue, setQueue] = useState("");
-  const [url, setUrl] = useState("http://");
-  const [strategy, setStrategy] = useState("BACKOFF_RETRY");
-  const [format, setFormat] = useState("XML");
-  const [tag, setTag] = useState("");
-  const action = useAction();
-  const endpoint =
-    kind === "queue" ? `acs:mns:${account.region || "<region>"}:${account.accountId || "<account>"}:queues/${queue}` : url;
-  const submit = (e) => {
-    e.preventDefault();
-    action.run(async () => {
-      await client.subscribe(topic, name, {
-        Endpoint: endpoint,
-        NotifyStrategy: strategy,
-        NotifyContentFormat: format,
-        FilterTag: tag,
-      });
-      onDone();
-      return `Subscription ${name} created.`;
+  const initial = { name: "", kind: "queue", queue: "", url: "http://", strategy: "BACKOFF_RETRY", format: "XML", tag: "" };
+  const form = useForm(initial, async (values) => {
+    await client.subscriptions(topic).create(values.name, {
+      Endpoint: endpointOf(values, account),
+      NotifyStrategy: values.strategy,
+      NotifyContentFormat: values.format,
+      FilterTag: values.tag,
     });
-  };
-  return html`<form class="grid-form" onSubmit=${submit}>
-    <${Field} id="sub-name" label="Subscription name" required value=${name} onInput=${(e) => setName(e.currentTarget.value)} />
+    onDone();
+    return `Subscription ${values.name} created.`;
+  });
+  const { values, set, put } = form;
+  return html`<form class="grid-form" onSubmit=${form.submit}>
+    <${Field} id="sub-name" label="Subscription name" required value=${values.name} onInput=${set("name")} />
     <fieldset class="field">
       <legend>Endpoint</legend>
-      <label><input type="radio" name="sub-kind" value="queue" checked=${kind === "queue"}
-        onChange=${() => setKind("queue")} /> Queue</label>
-      <label><input type="radio" name="sub-kind" value="http" checked=${kind === "http"}
-        onChange=${() => setKind("http")} /> HTTP</label>
+      <label><input type="radio" name="sub-kind" value="queue" checked=${values.kind === "queue"}
+        onChange=${() => put("kind")("queue")} /> Queue</label>
+      <label><input type="radio" name="sub-kind" value="http" checked=${values.kind === "http"}
+        onChange=${() => put("kind")("http")} /> HTTP</label>
     </fieldset>
-    ${kind === "queue"
-      ? html`<${Field} id="sub-queue" label="Queue name" required value=${queue}
-          onInput=${(e) => setQueue(e.currentTarget.value)}
-          hint=${account.accountId ? `Endpoint: ${endpoint}` : "Set the account id and region with the key (top right)"} />`
-      : html`<${Field} id="sub-url" label="HTTP endpoint URL" type="url" required value=${url}
-          onInput=${(e) => setUrl(e.currentTarget.value)} />`}
-    <div class="field">
-      <label for="sub-strategy">Notify strategy</label>
-      <select id="sub-strategy" value=${strategy} onChange=${(e) => setStrategy(e.currentTarget.value)}>
-        <option>BACKOFF_RETRY</option>
-        <option>EXPONENTIAL_DECAY_RETRY</option>
-      </select>
-    </div>
-    <div class="field">
-      <label for="sub-format">Content format</label>
-      <select id="sub-format" value=${format} onChange=${(e) => setFormat(e.currentTarget.value)}>
-        <option>XML</option>
-        <option>JSON</option>
-        <option>SIMPLIFIED</option>
-      </select>
-    </div>
-    <${Field} id="sub-tag" label="FilterTag" hint="Optional; at most 16 characters" value=${tag}
-      onInput=${(e) => setTag(e.currentTarget.value)} />
-    <div class="actions"><button type="submit" disabled=${action.busy}>Subscribe</button></div>
-    <${ErrorBox} error=${action.error} />
-    <${Notice} text=${action.notice} />
+    ${values.kind === "queue"
+      ? html`<${Field} id="sub-queue" label="Queue name" required value=${values.queue} onInput=${set("queue")}
+          hint=${account.accountId
+            ? `Endpoint: ${endpointOf(values, account)}`
+            : "Set the account id and region with the key (top right)"} />`
+      : html`<${Field} id="sub-url" label="HTTP endpoint URL" type="url" required value=${values.url}
+          onInput=${set("url")} />`}
+    <${Choice} id="sub-strategy" label="Notify strategy" value=${values.strategy} onChange=${put("strategy")}
+      options=${["BACKOFF_RETRY", "EXPONENTIAL_DECAY_RETRY"]} />
+    <${Choice} id="sub-format" label="Content format" value=${values.format} onChange=${put("format")}
+      options=${["XML", "JSON", "SIMPLIFIED"]} />
+    <${Field} id="sub-tag" label="FilterTag" hint="Optional; at most 16 characters" value=${values.tag}
+      onInput=${set("tag")} />
+    <${FormEnd} action=${form.action} label="Subscribe" />
   </form>`;
 }
 
 function PublishForm({ client, topic, onDone }) {
-  const [body, setBody] = useState("");
-  const [tag, setTag] = useState("");
-  const [base64, setBase64] = useState(false);
-  const action = useAction();
-  const submit = (e) => {
-    e.preventDefault();
-    action.run(async () => {
-      const sent = await client.publishMessage(topic, { body: base64 ? toBase64(body) : body, tag });
-      onDone();
-      return `Published message ${sent.MessageId}.`;
-    });
-  };
-  return html`<form class="grid-form" id="publish-form" onSubmit=${submit}>
-    <div class="field wide">
-      <label for="publish-body">Message body</label>
-      <textarea id="publish-body" rows="3" required value=${body} onInput=${(e) => setBody(e.currentTarget.value)} />
-    </div>
-    <${Field} id="publish-tag" label="MessageTag" hint="Optional; matched against FilterTag" value=${tag}
-      onInput=${(e) => setTag(e.currentTarget.value)} />
-    <${Check} id="publish-base64" label="Base64-encode the body" checked=${base64} onChange=${setBase64} />
-    <div class="actions"><button type="submit" disabled=${action.busy}>Publish message</button></div>
-    <${ErrorBox} error=${action.error} />
-    <${Notice} text=${action.notice} />
+  const form = useForm({ body: "", tag: "", base64: false }, async ({ body, tag, base64 }) => {
+    const sent = await client.publishMessage(topic, { body: base64 ? toBase64(body) : body, tag });
+    onDone();
+    return `Published message ${sent.MessageId}.`;
+  });
+  const { values, put } = form;
+  return html`<form class="grid-form" id="publish-form" onSubmit=${form.submit}>
+    <${BodyField} id="publish-body" value=${values.body} onInput=${put("body")} />
+    <${Field} id="publish-tag" label="MessageTag" hint="Optional; matched against FilterTag" value=${values.tag}
+      onInput=${form.set("tag")} />
+    <${Check} id="publish-base64" label="Base64-encode the body" checked=${values.base64} onChange=${put("base64")} />
+    <${FormEnd} action=${form.action} label="Publish message" />
   </form>`;
 }
 
 export function TopicPage({ client, account, name, navigate }) {
-  const topic = useLoad(() => client.getTopic(name), [client, name]);
+  const topic = useLoad(() => client.topics.get(name), [client, name]);
   const pager = usePager();
   const subscriptions = useLoad(async () => {
-    const page = await client.listSubscriptions(name, { marker: pager.marker, limit: 50 });
+    const page = await client.subscriptions(name).list({ marker: pager.marker, limit: 50 });
     const names = page.items.map((s) => decodeURIComponent(s.SubscriptionURL.split("/").pop()));
-    const items = await Promise.all(names.map((s) => client.getSubscription(name, s)));
+    const items = await Promise.all(names.map((s) => client.subscriptions(name).get(s)));
     return { items, nextMarker: page.nextMarker };
   }, [client, name, pager.marker]);
   const action = useAction();
   const t = topic.data;
   const items = subscriptions.data ? subscriptions.data.items : [];
   return html`<section>
-    <p class="crumbs"><a href="#/topics">Topics</a> /</p>
-    <${PageTitle}>Topic ${name}<//>
-    <${ErrorBox} error=${topic.error} />
+    <${PageHead} crumbs=${html`<a href="#/topics">Topics</a>`} title=${`Topic ${name}`} error=${topic.error} />
     ${t &&
-    html`<dl class="counts">
-      <div><dt>Messages</dt><dd>${t.MessageCount}</dd></div>
-      <div><dt>Logging</dt><dd>${t.LoggingEnabled === "True" ? "on" : "off"}</dd></div>
-      <div><dt>Max size</dt><dd>${t.MaximumMessageSize}</dd></div>
-      <div><dt>Created</dt><dd>${formatTime(Number(t.CreateTime) * 1000)}</dd></div>
-    </dl>`}
+    html`<${Facts} className="counts" facts=${[
+      ["Messages", t.MessageCount],
+      ["Logging", onOff(t.LoggingEnabled)],
+      ["Max size", t.MaximumMessageSize],
+      ["Created", formatTime(Number(t.CreateTime) * 1000)],
+    ]} />`}
 
     <h2>Subscriptions</h2>
     <${ErrorBox} error=${subscriptions.error || action.error} />
     <${Notice} text=${action.notice} />
-    <table class="list" id="subscription-table">
-      <caption>${subscriptions.loading ? "Loading subscriptions…" : `${items.length} subscription(s)`}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Endpoint</th>
-          <th scope="col">Strategy</th>
-          <th scope="col">Format</th>
-          <th scope="col">FilterTag</th>
-          <th scope="col"><span class="visually-hidden">Actions</span></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${items.map(
-          (s) => html`<tr key=${s.SubscriptionName} data-subscription=${s.SubscriptionName}>
-            <th scope="row"><a href=${subscriptionHref(name, s.SubscriptionName)}>${s.SubscriptionName}</a></th>
-            <td><code>${s.Endpoint}</code></td>
-            <td>${s.NotifyStrategy}</td>
-            <td>${s.NotifyContentFormat}</td>
-            <td>${s.FilterTag || ""}</td>
-            <td>
-              <${ConfirmButton} label="Unsubscribe" name=${s.SubscriptionName}
-                question=${`Remove subscription ${s.SubscriptionName}?`}
-                onConfirm=${() =>
-                  action.run(async () => {
-                    await client.unsubscribe(name, s.SubscriptionName);
-                    subscriptions.reload(true);
-                    return `Subscription ${s.SubscriptionName} removed.`;
-                  })} />
-            </td>
-          </tr>`,
-        )}
-      </tbody>
-    </table>
+    <${ResourceTable} id="subscription-table" kind="subscription" items=${items}
+      caption=${subscriptions.loading ? "Loading subscriptions…" : `${items.length} subscription(s)`}
+      headings=${[["Endpoint"], ["Strategy"], ["Format"], ["FilterTag"]]}
+      nameOf=${(s) => s.SubscriptionName} href=${(s) => subscriptionHref(name, s)} cells=${(s) => html`
+        <td><code>${s.Endpoint}</code></td>
+        <td>${s.NotifyStrategy}</td>
+        <td>${s.NotifyContentFormat}</td>
+        <td>${s.FilterTag || ""}</td>`}
+      remove=${{
+        label: "Unsubscribe",
+        question: (s) => `Remove subscription ${s}?`,
+        run: removal(action, subscriptions, (s) => client.subscriptions(name).delete(s), (s) => `Subscription ${s} removed.`),
+      }} />
     <${Pager} pager=${pager} nextMarker=${subscriptions.data && subscriptions.data.nextMarker}
       label="Subscription pages" />
     <details class="panel">
@@ -280,29 +183,27 @@ export function TopicPage({ client, account, name, navigate }) {
     <h2>Publish a test message</h2>
     <${PublishForm} client=${client} topic=${name} onDone=${() => topic.reload(true)} />
 
-    <h2>Delete</h2>
-    <${ConfirmButton} label="Delete topic" question=${`Delete topic ${name} and its subscriptions?`}
-      onConfirm=${() => action.run(async () => (await client.deleteTopic(name), navigate("#/topics")))} />
+    <${DeleteSection} action=${action} label="Delete topic" question=${`Delete topic ${name} and its subscriptions?`}
+      remove=${() => client.topics.delete(name)} navigate=${navigate} back="#/topics" />
   </section>`;
 }
 
 export function SubscriptionPage({ client, topic, name }) {
-  const subscription = useLoad(() => client.getSubscription(topic, name), [client, topic, name]);
-  const topicInfo = useLoad(() => client.getTopic(topic), [client, topic]);
-  const loadMetrics = useCallback((hours) => client.subscriptionMetrics(topic, name, hours), [client, topic, name]);
+  const subscription = useLoad(() => client.subscriptions(topic).get(name), [client, topic, name]);
+  const topicInfo = useLoad(() => client.topics.get(topic), [client, topic]);
+  const loadMetrics = useCallback((hours) => client.subscriptions(topic).metrics(name, hours), [client, topic, name]);
   const s = subscription.data;
   return html`<section>
-    <p class="crumbs"><a href="#/topics">Topics</a> / <a href=${topicHref(topic)}>${topic}</a> /</p>
-    <${PageTitle}>Subscription ${name}<//>
-    <${ErrorBox} error=${subscription.error} />
+    <${PageHead} crumbs=${html`<a href="#/topics">Topics</a> / <a href=${topicHref(topic)}>${topic}</a>`}
+      title=${`Subscription ${name}`} error=${subscription.error} />
     ${s &&
-    html`<dl class="attributes">
-      <div><dt>Endpoint</dt><dd><code>${s.Endpoint}</code></dd></div>
-      <div><dt>Notify strategy</dt><dd>${s.NotifyStrategy}</dd></div>
-      <div><dt>Content format</dt><dd>${s.NotifyContentFormat}</dd></div>
-      <div><dt>FilterTag</dt><dd>${s.FilterTag || "(none)"}</dd></div>
-      <div><dt>Created</dt><dd>${formatTime(Number(s.CreateTime) * 1000)}</dd></div>
-    </dl>`}
+    html`<${Facts} className="attributes" facts=${[
+      ["Endpoint", html`<code>${s.Endpoint}</code>`],
+      ["Notify strategy", s.NotifyStrategy],
+      ["Content format", s.NotifyContentFormat],
+      ["FilterTag", s.FilterTag || "(none)"],
+      ["Created", formatTime(Number(s.CreateTime) * 1000)],
+    ]} />`}
     <h2>Deliveries per hour</h2>
     <${HourlyChart} id="subscription-chart" title=${`Subscription ${name}: deliveries, retries and drops per hour`}
       load=${loadMetrics} logging=${topicInfo.data ? topicInfo.data.LoggingEnabled === "True" : undefined}

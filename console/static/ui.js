@@ -56,6 +56,23 @@ export function useAction() {
   return { ...state, run };
 }
 
+/**
+ * A form's state: its `values` (one record), `set(key)` (an input's onInput, writing one of them), `put(key)`
+ * (a handler given the value itself: a Check's or a Choice's onChange), its `action`, and `submit`, which
+ * runs `work(values)` as the action (the notice it returns is shown).
+ */
+export function useForm(initial, work) {
+  const [values, setValues] = useState(initial);
+  const action = useAction();
+  const put = (key) => (value) => setValues((old) => ({ ...old, [key]: value }));
+  const set = (key) => (e) => put(key)(e.currentTarget.value);
+  const submit = (e) => {
+    e.preventDefault();
+    action.run(() => work(values));
+  };
+  return { values, set, put, action, submit };
+}
+
 /** The action an AccessDenied names ("... to do action mns:ListQueue on resource ..."), if it names one. */
 export function deniedAction(error) {
   const found = error && error.code === "AccessDenied" && /\baction (\S+)/.exec(error.message || "");
@@ -92,6 +109,16 @@ export function Field({ id, label, hint, ...input }) {
     <label for=${id}>${label}</label>
     <input id=${id} name=${id} aria-describedby=${hintId} ...${input} />
     ${hint && html`<small id=${hintId}>${hint}</small>`}
+  </div>`;
+}
+
+/** One labelled choice among `options` (each its own label and value). */
+export function Choice({ id, label, value, onChange, options }) {
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    <select id=${id} value=${value} onChange=${(e) => onChange(e.currentTarget.value)}>
+      ${options.map((option) => html`<option>${option}</option>`)}
+    </select>
   </div>`;
 }
 
