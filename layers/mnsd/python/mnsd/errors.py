@@ -5,6 +5,8 @@ Operations raise these; `mnsd.request.api` renders them once, as the MNS `<Error
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class MnsError(Exception):
     code = "InternalError"
@@ -102,3 +104,16 @@ EndpointInvalid = _error("EndpointInvalid", 400, "The endpoint you provided is i
 def out_of_range(element: str, low: int, high: int, unit: str = "") -> MnsError:
     suffix = f" {unit}" if unit else ""
     return InvalidArgument(f"The value of {element} should between {low} and {high}{suffix}.")
+
+
+@dataclass(frozen=True)
+class Refusals:
+    """The errors of one kind of resource that the control-plane path answers (`mnsd.registry`)."""
+
+    not_exist: type[MnsError]
+    already_exist: type[MnsError]
+    too_many: type[MnsError]
+
+
+QUEUE_REFUSALS = Refusals(QueueNotExist, QueueAlreadyExist, QueueNumExceededLimit)
+TOPIC_REFUSALS = Refusals(TopicNotExist, TopicAlreadyExist, TopicNumExceededLimit)

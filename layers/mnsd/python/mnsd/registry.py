@@ -46,16 +46,8 @@ class Records(Generic[R]):
     create: Callable[[R], R | None]  # None: created; else the record that holds the name
     update: Callable[[R], bool]  # False: there is none (any more)
     count: Callable[[str], int]
+    delete: Callable[[str, str], None]  # (account, name); nothing to delete is fine
     list: Callable[[str, str, int, str | None], tuple[list[R], bool]]  # (account, prefix, limit, after)
-
-
-@dataclass(frozen=True)
-class Refusals:
-    """The MNS errors of one kind of resource."""
-
-    not_exist: type[errors.MnsError]
-    already_exist: type[errors.MnsError]
-    too_many: type[errors.MnsError]
 
 
 @dataclass(frozen=True)
@@ -65,7 +57,8 @@ class Kind(Generic[R]):
     check_name: Callable[[str], object]  # raises the MNS error of a bad name
     records: Records[R]
     maximum: int  # per account
-    refusals: Refusals
+    refusals: errors.Refusals
+    new: Callable[[str, str, str, Any, int, int], R]  # (account, name, incarnation id, attributes, created, modified)
 
 
 def encode_marker(name: str) -> str:
@@ -91,14 +84,15 @@ class Registry(Generic[R]):
         self.kind = kind
         self.clock = clock
 
-    def create(self, account_id: str, name: str, attributes: object, new: Callable[[str, int], R]) -> bool:
-        """Create it with `new(incarnation id, now)`; False if an equal one exists (`already_exist` if it differs)."""
+    def create(self, account_id: str, name: str, attributes: object) -> bool:
+        """Create it with these attributes; False if an equal one exists (`already_exist` if it differs)."""
         records, refusals = self.kind.records, self.kind.refusals
         existing = records.get(account_id, name)
         if existing is None:
             if records.count(account_id) >= self.kind.maximum:
                 raise refusals.too_many()
-            existing = records.create(new(secrets.token_urlsafe(12), int(self.clock.now())))
+            now = int(self.clock.now())
+            existing = records.create(self.kind.new(account_id, name, secrets.token_urlsafe(12), attributes, now, now))
             if existing is None:
                 return True
         if existing.attributes != attributes:
@@ -121,6 +115,11 @@ class Registry(Generic[R]):
             if self.kind.records.update(after):
                 return before, after
         raise self.kind.refusals.not_exist()
+
+    def delete(self, account_id: str, name: str) -> None:
+        """Forget it (deleting a missing one succeeds); what it held is left to TTL."""
+        self.kind.check_name(name)
+        self.kind.records.delete(account_id, name)
 
     def list(self, account_id: str, prefix: str, limit: int, marker: str | None) -> tuple[list[R], str | None]:
         start_after = decode_marker(marker) if marker else None

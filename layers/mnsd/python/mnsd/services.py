@@ -21,15 +21,20 @@ from mnsd.access.limits import Limits
 from mnsd.access.resources import CatalogPolicies
 from mnsd.access.tokens import SecurityTokens
 from mnsd.clock import Clock, SystemClock
+from mnsd.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
 from mnsd.log.oplog import OperationLog, QueueEventLog
+from mnsd.names import check_queue_name, check_topic_name
 from mnsd.push.assembly import Push, build_push
 from mnsd.push.fanout import Fanout
+from mnsd.queues.model import Queue
 from mnsd.queues.notifier import Notifier, PollingNotifier
 from mnsd.queues.receipts import ReceiptCodec
 from mnsd.queues.service import QueueService
+from mnsd.registry import Kind, Registry
 from mnsd.settings import Settings, get_settings
 from mnsd.storage import Storage, TopicMessageStore
 from mnsd.storage.catalog import Catalog
+from mnsd.topics.model import Topic
 from mnsd.topics.service import Dispatcher, StreamDispatcher, TopicService
 
 # Every AWS client of a function: botocore's own retries (adaptive: throttling and transient errors, with a
@@ -121,12 +126,12 @@ def build_services(
     receipts = ReceiptCodec(settings.receipt_secret)
     authorizer = Authorizer(CatalogPolicies(catalog), settings.region)
     limits = Limits(storage.rates, clock, settings.account_requests_per_second)
-    queues = QueueService(
-        catalog, storage.messages, receipts, clock, settings, notifier or PollingNotifier(clock), limits
-    )
-    topics = TopicService(
-        catalog, storage.topic_messages, clock, settings, dispatcher or StreamDispatcher(), authorizer
-    )
+    waits = notifier or PollingNotifier(clock)
+    queue_records = Registry(Kind(check_queue_name, catalog.queues, settings.max_queues, QUEUE_REFUSALS, Queue), clock)
+    queues = QueueService(catalog, storage.messages, receipts, clock, settings, waits, queue_records, limits)
+    fan_out = dispatcher or StreamDispatcher()
+    topic_records = Registry(Kind(check_topic_name, catalog.topics, settings.max_topics, TOPIC_REFUSALS, Topic), clock)
+    topics = TopicService(catalog, storage.topic_messages, clock, settings, fan_out, topic_records, authorizer)
     return Services(
         settings,
         keys or key_store(settings, clients, clock),

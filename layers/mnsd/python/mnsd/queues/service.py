@@ -29,7 +29,7 @@ from mnsd.queues.model import (
 )
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.receipts import Receipt, ReceiptCodec
-from mnsd.registry import Kind, Refusals, Registry
+from mnsd.registry import Registry
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
@@ -69,9 +69,6 @@ def _candidates(count: int) -> int:
     return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
 
 
-REFUSALS = Refusals(errors.QueueNotExist, errors.QueueAlreadyExist, errors.QueueNumExceededLimit)
-
-
 @dataclass(eq=False)  # a service: compared by identity
 class QueueService:
     catalog: Catalog
@@ -80,12 +77,12 @@ class QueueService:
     clock: Clock
     settings: Settings
     notifier: Notifier  # wakes long polls (`PollingNotifier`: none, they poll)
+    registry: Registry[Queue]  # the control-plane path queues and topics share
     limits: Limits | None = None
 
     def __post_init__(self) -> None:
-        self.registry = Registry(
-            Kind(check_queue_name, self.catalog.queues, self.settings.max_queues, REFUSALS), self.clock
-        )
+        self.list_queues = self.registry.list  # (account, prefix, limit, marker) -> (queues, next marker)
+        self.delete_queue = self.registry.delete  # its messages, unreachable from now on, are left to TTL
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -94,9 +91,7 @@ class QueueService:
         check_queue_name(name)
         attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
         self._check_dlq_target(account_id, name, attributes.dlq_policy)
-        return self.registry.create(
-            account_id, name, attributes, lambda queue_id, now: Queue(account_id, name, queue_id, attributes, now, now)
-        )
+        return self.registry.create(account_id, name, attributes)
 
     def get_queue(self, account_id: str, name: str) -> Queue:
         return self.registry.get(account_id, name)
@@ -125,16 +120,6 @@ class QueueService:
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
         return self.messages.counts(queue.queue_id, ms(self.clock.now()))
-
-    def delete_queue(self, account_id: str, name: str) -> None:
-        """Forget the queue; its messages, unreachable from now on, are left to TTL."""
-        check_queue_name(name)
-        self.catalog.delete_queue(account_id, name)
-
-    def list_queues(
-        self, account_id: str, prefix: str, limit: int, marker: str | None
-    ) -> tuple[list[Queue], str | None]:
-        return self.registry.list(account_id, prefix, limit, marker)
 
     # --- messages -----------------------------------------------------------------------------
 

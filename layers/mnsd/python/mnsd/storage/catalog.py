@@ -121,8 +121,12 @@ class Catalog:
         self._lock = threading.Lock()
         self._queues: dict[tuple[str, str], tuple[Queue, float]] = {}  # (account, name) -> (queue, read at)
         # The records as the control-plane path shared by queues and topics reads them (`mnsd.registry`).
-        self.queues = Records(self.get_queue, self.create_queue, self.update_queue, self.count_queues, self.list_queues)
-        self.topics = Records(self.get_topic, self.create_topic, self.update_topic, self.count_topics, self.list_topics)
+        self.queues = Records(
+            self.get_queue, self.create_queue, self.update_queue, self.count_queues, self.delete_queue, self.list_queues
+        )
+        self.topics = Records(
+            self.get_topic, self.create_topic, self.update_topic, self.count_topics, self.delete_topic, self.list_topics
+        )
 
     # --- queues -------------------------------------------------------------------------------
 

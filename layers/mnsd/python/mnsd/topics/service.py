@@ -16,7 +16,7 @@ from mnsd.clock import Clock, ms
 from mnsd.names import check_subscription_name, check_topic_name
 from mnsd.push.address import refuse_internal_endpoint
 from mnsd.queues.model import properties
-from mnsd.registry import Kind, Refusals, Registry, decode_marker, next_marker
+from mnsd.registry import Registry, decode_marker, next_marker
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
 from mnsd.storage.catalog import Catalog
@@ -52,9 +52,6 @@ class StreamDispatcher:
         pass
 
 
-REFUSALS = Refusals(errors.TopicNotExist, errors.TopicAlreadyExist, errors.TopicNumExceededLimit)
-
-
 @dataclass(eq=False)  # a service: compared by identity
 class TopicService:
     catalog: Catalog
@@ -62,22 +59,19 @@ class TopicService:
     clock: Clock
     settings: Settings
     dispatcher: Dispatcher  # starts the fan-out (`StreamDispatcher`: the table's stream does)
+    registry: Registry[Topic]  # the control-plane path queues and topics share
     grants: QueueGrants | None = None
 
     def __post_init__(self) -> None:
-        self.registry = Registry(
-            Kind(check_topic_name, self.catalog.topics, self.settings.max_topics, REFUSALS), self.clock
-        )
+        self.list_topics = self.registry.list  # (account, prefix, limit, marker) -> (topics, next marker)
+        self.delete_topic = self.registry.delete  # its subscriptions too; its messages are left to TTL
 
     # --- topics -------------------------------------------------------------------------------
 
     def create_topic(self, account_id: str, name: str, given: TopicAttributeChanges | None = None) -> bool:
         """Create a topic; False if an identical one exists (TopicAlreadyExist if it differs)."""
         check_topic_name(name)
-        attributes = TopicAttributes().updated_from(given or TopicAttributeChanges())
-        return self.registry.create(
-            account_id, name, attributes, lambda topic_id, now: Topic(account_id, name, topic_id, attributes, now, now)
-        )
+        return self.registry.create(account_id, name, TopicAttributes().updated_from(given or TopicAttributeChanges()))
 
     def get_topic(self, account_id: str, name: str) -> Topic:
         return self.registry.get(account_id, name)
@@ -87,16 +81,6 @@ class TopicService:
 
     def message_count(self, topic: Topic) -> int:
         return self.messages.count(topic.topic_id, ms(self.clock.now()))
-
-    def delete_topic(self, account_id: str, name: str) -> None:
-        """Delete a topic and its subscriptions; deleting a missing topic succeeds. Messages go by TTL."""
-        check_topic_name(name)
-        self.catalog.delete_topic(account_id, name)
-
-    def list_topics(
-        self, account_id: str, prefix: str, limit: int, marker: str | None
-    ) -> tuple[list[Topic], str | None]:
-        return self.registry.list(account_id, prefix, limit, marker)
 
     # --- subscriptions ------------------------------------------------------------------------
 
