@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 META_TABLE = "MNS_META_TABLE"
 MESSAGE_TABLE = "MNS_MESSAGE_TABLE"
@@ -93,34 +96,43 @@ class Settings:
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         env = dict(os.environ if env is None else env)
-        return cls(
-            meta_table=env.get(META_TABLE, cls.meta_table),
-            message_table=env.get(MESSAGE_TABLE, cls.message_table),
-            topic_message_table=env.get(TOPIC_MESSAGE_TABLE, cls.topic_message_table),
-            log_table=env.get(LOG_TABLE, cls.log_table),
-            region=env.get(REGION, cls.region),
-            receipt_secret=env.get(RECEIPT_SECRET, cls.receipt_secret),
-            credentials=credentials_from_env(env),
-            keys_file=env.get(KEYS_FILE, ""),
-            max_queues=int(env.get(MAX_QUEUES, cls.max_queues)),
-            max_topics=int(env.get(MAX_TOPICS, cls.max_topics)),
-            max_poll_seconds=float(env.get(MAX_POLL_SECONDS, cls.max_poll_seconds)),
-            poll_interval_ms=int(env.get(POLL_INTERVAL_MS, cls.poll_interval_ms)),
-            queue_stripes=int(env.get(QUEUE_STRIPES, cls.queue_stripes)),
-            max_queue_stripes=int(env.get(MAX_QUEUE_STRIPES, cls.max_queue_stripes)),
-            meta_cache_seconds=float(env.get(META_CACHE_SECONDS, cls.meta_cache_seconds)),
-            account_requests_per_second=int(env.get(ACCOUNT_REQUESTS_PER_SECOND, cls.account_requests_per_second)),
-            receipt_secret_arn=env.get(RECEIPT_SECRET_ARN, ""),
-            credentials_secret_arn=env.get(CREDENTIALS_SECRET_ARN, ""),
-            push_state_machine_arn=env.get(PUSH_STATE_MACHINE_ARN, ""),
-            push_queue_url=env.get(PUSH_QUEUE_URL, ""),
-            first_attempt_queue_url=env.get(FIRST_ATTEMPT_QUEUE_URL, ""),
-            signing_cert_url=env.get(SIGNING_CERT_URL, ""),
-            signing_certificate=env.get(SIGNING_CERTIFICATE, ""),
-            signing_key=env.get(SIGNING_KEY, ""),
-            signing_key_secret_arn=env.get(SIGNING_KEY_SECRET_ARN, ""),
-            push_allowed_networks=env.get(PUSH_ALLOWED_NETWORKS, ""),
-        )
+        types = {f.name: f.type for f in dataclasses.fields(cls)}
+        given = {
+            name: PARSERS[str(types[name])](env[variable]) for name, variable in VARIABLES.items() if variable in env
+        }
+        return cls(credentials=credentials_from_env(env), **given)
+
+
+# The variable each setting is read from (`credentials` from several: `credentials_from_env`); settings without
+# one keep their defaults.
+VARIABLES = {
+    "meta_table": META_TABLE,
+    "message_table": MESSAGE_TABLE,
+    "topic_message_table": TOPIC_MESSAGE_TABLE,
+    "log_table": LOG_TABLE,
+    "region": REGION,
+    "receipt_secret": RECEIPT_SECRET,
+    "keys_file": KEYS_FILE,
+    "max_queues": MAX_QUEUES,
+    "max_topics": MAX_TOPICS,
+    "max_poll_seconds": MAX_POLL_SECONDS,
+    "poll_interval_ms": POLL_INTERVAL_MS,
+    "queue_stripes": QUEUE_STRIPES,
+    "max_queue_stripes": MAX_QUEUE_STRIPES,
+    "meta_cache_seconds": META_CACHE_SECONDS,
+    "account_requests_per_second": ACCOUNT_REQUESTS_PER_SECOND,
+    "receipt_secret_arn": RECEIPT_SECRET_ARN,
+    "credentials_secret_arn": CREDENTIALS_SECRET_ARN,
+    "push_state_machine_arn": PUSH_STATE_MACHINE_ARN,
+    "push_queue_url": PUSH_QUEUE_URL,
+    "first_attempt_queue_url": FIRST_ATTEMPT_QUEUE_URL,
+    "signing_cert_url": SIGNING_CERT_URL,
+    "signing_certificate": SIGNING_CERTIFICATE,
+    "signing_key": SIGNING_KEY,
+    "signing_key_secret_arn": SIGNING_KEY_SECRET_ARN,
+    "push_allowed_networks": PUSH_ALLOWED_NETWORKS,
+}
+PARSERS: dict[str, Callable[[str], Any]] = {"str": str, "int": int, "float": float}
 
 
 def credentials_from_env(env: dict[str, str]) -> str:
