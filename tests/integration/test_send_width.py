@@ -12,24 +12,22 @@ from mnsd.queues.model import MessageInput, QueueAttributeChanges
 from mnsd.storage.dynamodb.layout import stripe_of
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS
 from tests.integration.placements import grow, placement
+from tests.wrappers import Wrapping
 
 ACCOUNT = "1000000000000001"
 STRIPES = 8
 
 
-class PartitionLog:
+class PartitionLog(Wrapping):
     """A client that records the partition of each Query."""
 
     def __init__(self, client) -> None:
-        self.client = client
+        super().__init__(client)
         self.partitions: list[str] = []
-
-    def __getattr__(self, name):
-        return getattr(self.client, name)
 
     def query(self, **kwargs):
         self.partitions.append(kwargs["ExpressionAttributeValues"][":p"]["S"])
-        return self.client.query(**kwargs)
+        return self.inner.query(**kwargs)
 
 
 def send(service, count, delay=None):

@@ -15,6 +15,7 @@ from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.layout import stripe_of
 from tests.integration.placements import grow, placement
+from tests.wrappers import Wrapping
 
 ACCOUNT = "1000000000000001"
 
@@ -230,19 +231,16 @@ def test_growth_is_conditional_on_the_count_seen(make, dynamodb, clock):
 def test_a_throttled_claim_doubles_the_stripes(make, dynamodb, clock):
     from botocore.exceptions import ClientError
 
-    class Throttling:
+    class Throttling(Wrapping):
         def __init__(self, client) -> None:
-            self.client = client
+            super().__init__(client)
             self.throttle = 1
-
-        def __getattr__(self, name):
-            return getattr(self.client, name)
 
         def update_item(self, **kwargs):
             if kwargs.get("ReturnValues") == "ALL_NEW" and self.throttle:
                 self.throttle -= 1
                 raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "UpdateItem")
-            return self.client.update_item(**kwargs)
+            return self.inner.update_item(**kwargs)
 
     make()  # tables
     service = container(Throttling(dynamodb), clock)
@@ -254,19 +252,16 @@ def test_a_throttled_claim_doubles_the_stripes(make, dynamodb, clock):
 
 
 def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
-    class Unprocessed:
+    class Unprocessed(Wrapping):
         def __init__(self, client) -> None:
-            self.client = client
+            super().__init__(client)
             self.left = 1
-
-        def __getattr__(self, name):
-            return getattr(self.client, name)
 
         def batch_write_item(self, **kwargs):
             if self.left:
                 self.left -= 1
                 return {"UnprocessedItems": kwargs["RequestItems"]}
-            return self.client.batch_write_item(**kwargs)
+            return self.inner.batch_write_item(**kwargs)
 
     make()
     service = container(Unprocessed(dynamodb), clock)
@@ -276,19 +271,16 @@ def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
     assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
 
 
-class QueryCounter:
+class QueryCounter(Wrapping):
     """A client that counts the Queries made and the items they return."""
 
     def __init__(self, client) -> None:
-        self.client = client
+        super().__init__(client)
         self.queries = 0
         self.items = 0
 
-    def __getattr__(self, name):
-        return getattr(self.client, name)
-
     def query(self, **kwargs):
-        response = self.client.query(**kwargs)
+        response = self.inner.query(**kwargs)
         self.queries += 1
         self.items += len(response["Items"])
         return response
@@ -408,15 +400,12 @@ def test_the_queue_record_is_read_once_per_bound(make, dynamodb, clock):
     make()
     counted = []
 
-    class Gets:
-        def __getattr__(self, name):
-            return getattr(dynamodb, name)
-
+    class Gets(Wrapping):
         def get_item(self, **kwargs):
             counted.append(kwargs["TableName"])
             return dynamodb.get_item(**kwargs)
 
-    service = container(Gets(), clock, meta_cache_seconds=5)
+    service = container(Gets(dynamodb), clock, meta_cache_seconds=5)
     service.create_queue(ACCOUNT, "q")
     counted.clear()
     for _ in range(10):
