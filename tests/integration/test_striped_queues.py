@@ -15,6 +15,7 @@ from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.layout import stripe_of
 from tests.integration.placements import grow, placement
+from tests.integration.receiving import receive_all
 from tests.wrappers import Wrapping
 
 ACCOUNT = "1000000000000001"
@@ -36,16 +37,6 @@ def send(service, bodies, name="q", delay=None, priority=8):
     results = service.send(ACCOUNT, name, [MessageInput(body, delay, priority) for body in bodies])
     assert all(r.error is None for r in results)
     return results
-
-
-def receive_all(service, name="q", rounds=50):
-    got = []
-    for _ in range(rounds):
-        try:
-            got += service.receive(ACCOUNT, name, 16, 0)
-        except errors.MessageNotExist:
-            break
-    return got
 
 
 @pytest.fixture
@@ -228,13 +219,19 @@ def test_growth_is_conditional_on_the_count_seen(make, dynamodb, clock):
     assert grow(one, 8, seen=seen, queue_id="another").stripes != 8  # (no such incarnation)
 
 
+def sent_x(client, clock):
+    """A container over `client` whose new queue q was sent the message "x"."""
+    service = container(client, clock)
+    service.create_queue(ACCOUNT, "q")
+    send(service, ["x"])
+    return service
+
+
 def test_a_throttled_claim_doubles_the_stripes(make, dynamodb, clock):
     from botocore.exceptions import ClientError
 
     class Throttling(Wrapping):
-        def __init__(self, client) -> None:
-            super().__init__(client)
-            self.throttle = 1
+        throttle = 1
 
         def update_item(self, **kwargs):
             if kwargs.get("ReturnValues") == "ALL_NEW" and self.throttle:
@@ -243,9 +240,7 @@ def test_a_throttled_claim_doubles_the_stripes(make, dynamodb, clock):
             return self.inner.update_item(**kwargs)
 
     make()  # tables
-    service = container(Throttling(dynamodb), clock)
-    service.create_queue(ACCOUNT, "q")
-    send(service, ["x"])
+    service = sent_x(Throttling(dynamodb), clock)
     # The first claim is throttled (the message stays Active); the receive looks again at once and takes it.
     assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
     assert placement(service).stripes == 2
@@ -253,9 +248,7 @@ def test_a_throttled_claim_doubles_the_stripes(make, dynamodb, clock):
 
 def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
     class Unprocessed(Wrapping):
-        def __init__(self, client) -> None:
-            super().__init__(client)
-            self.left = 1
+        left = 1
 
         def batch_write_item(self, **kwargs):
             if self.left:
@@ -264,9 +257,7 @@ def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
             return self.inner.batch_write_item(**kwargs)
 
     make()
-    service = container(Unprocessed(dynamodb), clock)
-    service.create_queue(ACCOUNT, "q")
-    send(service, ["x"])  # stored on the retry
+    service = sent_x(Unprocessed(dynamodb), clock)  # stored on the retry
     assert placement(service).stripes == 2
     assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
 
