@@ -18,20 +18,10 @@ from admin.__main__ import main, region_of
 from mnsd.access.keys import KEY_CACHE_SECONDS, NO_KEYS, AccessKey, KeysFileStore, StaticKeyStore, parse_keys
 from mnsd.services import key_store
 from mnsd.settings import Settings
+from tests.clocks import ManualClock
 
 ONLY_SEND = {"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["mns:SendMessage"], "Resource": ["*"]}]}
 ONLY_LIST = {"Version": "1", "Statement": [{"Effect": "Allow", "Action": "mns:ListQueue", "Resource": "*"}]}
-
-
-class ManualClock:
-    def __init__(self) -> None:
-        self.time = 1_700_000_000.0
-
-    def now(self) -> float:
-        return self.time
-
-    def sleep(self, seconds: float) -> None:
-        self.time += seconds
 
 
 @pytest.fixture(autouse=True)

@@ -9,12 +9,17 @@ import http.client
 import os
 import uuid
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email.utils import formatdate
 
 import pytest
 from local_server import free_port, start_server, stop_server
 from mns.account import Account
+from mns.mns_exception import MNSServerException
+from mns.queue import Queue, QueueMeta
+from mns.topic import Topic, TopicMeta
 
 NS = "{http://mns.aliyuncs.com/doc/v1/}"
 
@@ -45,18 +50,26 @@ def engine(request) -> str:
     return request.param
 
 
+@contextmanager
+def local_server(tmp_path_factory, engine: str, name: str, **extra: str) -> Iterator[str]:
+    """A server of its own on `engine` (its data and log in fresh folders named after `name`), for the block:
+    its endpoint URL. `extra` is added to its environment."""
+    port = free_port()
+    data = str(tmp_path_factory.mktemp(f"{name}-data-{engine}"))
+    env = server_env(port, MNS_ENGINE=engine, MNS_DATA_DIR=data, **extra)
+    proc = start_server(env, port, tmp_path_factory.mktemp(f"{name}-server") / "server.log")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_server(proc)
+
+
 @pytest.fixture(scope="session")
 def endpoint(tmp_path_factory, engine):
-    port = free_port()
-    env = server_env(
-        port,
-        MNS_ENGINE=engine,
-        MNS_DATA_DIR=str(tmp_path_factory.mktemp(f"data-{engine}")),
-        MNS_EXPORT_DIR=str(tmp_path_factory.mktemp("exports")),
-    )
-    proc = start_server(env, port, tmp_path_factory.mktemp("server") / "server.log")
-    yield f"http://127.0.0.1:{port}"
-    stop_server(proc)
+    with local_server(
+        tmp_path_factory, engine, "shared", MNS_EXPORT_DIR=str(tmp_path_factory.mktemp("exports"))
+    ) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -81,10 +94,57 @@ def qname() -> str:
 
 
 @pytest.fixture
+def tname() -> str:
+    return "e2e-t-" + uuid.uuid4().hex[:20]
+
+
+def text_queue(account: Account, name: str, meta: QueueMeta | None = None) -> Queue:
+    """The queue `name` created with `meta` (default attributes without), its messages read as raw text."""
+    q = account.get_queue(name)
+    q.create(meta or QueueMeta())
+    q.set_encoding(False)
+    return q
+
+
+def fresh_topic(account: Account, name: str) -> Iterator[Topic]:
+    """The topic `name` (default attributes) for a fixture to yield, deleted after."""
+    t = account.get_topic(name)
+    t.create(TopicMeta())
+    yield t
+    t.delete()
+
+
+@pytest.fixture
+def topic(account_a, tname):
+    """A freshly created topic (default attributes) of account A."""
+    yield from fresh_topic(account_a, tname)
+
+
+def list_pages(list_page, prefix: str, per_page: int, most: int = 10) -> list[list[str]]:
+    """The names `list_page` (an SDK `list_queue` or `list_topic`) gives under `prefix`, page by page, following
+    the markers to the last page (`most` pages at the most)."""
+    pages: list[list[str]] = []
+    marker = ""
+    while True:
+        urls, marker = list_page(prefix=prefix, ret_number=per_page, marker=marker)
+        pages.append([url.rsplit("/", 1)[1] for url in urls])
+        if not marker:
+            return pages
+        assert len(pages) < most
+
+
+def assert_deleted_and_deletes_again(resource, missing: str) -> None:
+    """`resource` (an SDK Queue or Topic) deletes; it is gone (`missing`), and deleting it again is no error."""
+    resource.delete()
+    with pytest.raises(MNSServerException) as exc:
+        resource.get_attributes()
+    assert exc.value.type == missing
+    resource.delete()
+
+
+@pytest.fixture
 def queue(account_a, qname):
     """A freshly created queue (default attributes, short visibility timeout) of account A."""
-    from mns.queue import QueueMeta
-
     q = account_a.get_queue(qname)
     meta = QueueMeta()
     meta.set_visibilitytimeout(30)

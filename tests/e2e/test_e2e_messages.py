@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from conftest import text_queue
 from mns.message_property import MessagePropertyValue, MessageSystemPropertyValue, PropertyType, SystemPropertyType
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
@@ -122,11 +123,9 @@ def test_change_visibility_and_stale_handle(queue):
 
 
 def test_delay_seconds_message_overrides_queue(account_a, qname):
-    q = account_a.get_queue(qname)
     m = QueueMeta()
     m.set_delay_seconds(100)
-    q.create(m)
-    q.set_encoding(False)
+    q = text_queue(account_a, qname, m)
     try:
         r = q.send_message(Message("later"))
         assert r.receipt_handle  # delayed messages get a receipt handle

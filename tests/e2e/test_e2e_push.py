@@ -11,14 +11,14 @@ import base64
 import hashlib
 import json
 import socket
-import threading
 import time
 import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
+from conftest import text_queue
+from loopback import LoopbackListener
 from mns.mns_common import TopicHelper
-from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 from push_receiver import verify_push_signature
@@ -26,14 +26,6 @@ from push_receiver import verify_push_signature
 NS = "{http://mns.aliyuncs.com/doc/v1/}"
 ACCOUNT = "1000000000000001"
 REGION = "cn-hangzhou"
-
-
-@pytest.fixture
-def topic(account_a):
-    t = account_a.get_topic("push-" + uuid.uuid4().hex[:16])
-    t.create(TopicMeta())
-    yield t
-    t.delete()
 
 
 def subscribe(topic, name: str, endpoint: str, strategy: str = "", content_format: str = "", tag: str = "") -> None:
@@ -122,9 +114,7 @@ def test_publishing_does_not_wait_for_deliveries(topic, push_endpoint):
 def test_one_publish_fans_out_to_60_subscriptions_exactly_once(account_a, topic, push_endpoint):
     queues = []
     for i in range(30):
-        queue = account_a.get_queue(f"fan-{uuid.uuid4().hex[:12]}")
-        queue.create(QueueMeta())
-        queue.set_encoding(False)
+        queue = text_queue(account_a, f"fan-{uuid.uuid4().hex[:12]}")
         queues.append(queue)
         endpoint = TopicHelper.generate_queue_endpoint(REGION, ACCOUNT, queue.queue_name)
         subscribe(topic, f"q{i}", endpoint, content_format="SIMPLIFIED")
@@ -168,28 +158,17 @@ def test_subscribe_refuses_internal_addresses_with_endpoint_invalid(topic, raw_a
     mns_error(raw_a.request("PUT", f"/topics/{topic.topic_name}/subscriptions/s", body), 400, "EndpointInvalid")
 
 
-class TricklingEndpoint:
+class TricklingEndpoint(LoopbackListener):
     """Answers every push with a status line, then one header line a second, for 30 s."""
 
     def __init__(self) -> None:
-        self.opened: list[float] = []
         self.held: list[float] = []  # seconds from accepting a push to the sender's giving up
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._listener.getsockname()[1]}/slow"
+        return f"http://127.0.0.1:{self.port}/slow"
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self._listener.accept()
-            except OSError:
-                return
-            self.opened.append(time.monotonic())
-            threading.Thread(target=self._trickle, args=(connection, self.opened[-1]), daemon=True).start()
-
-    def _trickle(self, connection: socket.socket, opened: float) -> None:
+    def serve(self, connection: socket.socket, opened: float) -> None:
         with connection:
             try:
                 connection.recv(65536)
@@ -215,9 +194,6 @@ class TricklingEndpoint:
                 return False
         return False
 
-    def close(self) -> None:
-        self._listener.close()
-
 
 def test_a_trickling_endpoint_holds_an_attempt_5_s_and_delays_no_other_tenant(topic, account_b, push_endpoint):
     slow = TricklingEndpoint()
@@ -229,7 +205,7 @@ def test_a_trickling_endpoint_holds_an_attempt_5_s_and_delays_no_other_tenant(to
         for i in range(8):  # more than a shared pool of fan-out threads would hold
             topic.publish_message(TopicMessage(f"slow {i}"))
         deadline = time.monotonic() + 5
-        while len(slow.opened) < 4 and time.monotonic() < deadline:  # tenant A's attempts under way
+        while len(slow.accepted) < 4 and time.monotonic() < deadline:  # tenant A's attempts under way
             time.sleep(0.05)
         published = time.monotonic()
         other.publish_message(TopicMessage("fast"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import assert_deleted_and_deletes_again, list_pages
 from mns.account import AccountMeta
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
@@ -86,11 +87,7 @@ def test_counts(queue):
 def test_delete_queue(account_a, qname):
     q = account_a.get_queue(qname)
     q.create(QueueMeta())
-    q.delete()
-    with pytest.raises(MNSServerException) as exc:
-        q.get_attributes()
-    assert exc.value.type == "QueueNotExist"
-    q.delete()  # deleting a missing queue is idempotent (no special error in the spec)
+    assert_deleted_and_deletes_again(q, "QueueNotExist")  # no special error in the spec
 
 
 def test_list_queue_paging(account_a, qname):
@@ -98,17 +95,11 @@ def test_list_queue_paging(account_a, qname):
     for n in names:
         account_a.get_queue(n).create(QueueMeta())
     account_a.get_queue("zz" + qname).create(QueueMeta())  # not matching the prefix
-    seen, marker, pages = [], "", 0
-    while True:
-        urls, marker = account_a.list_queue(prefix=qname + "-", ret_number=2, marker=marker)
-        pages += 1
-        assert len(urls) <= 2
-        seen += [u.rsplit("/", 1)[1] for u in urls]
-        if not marker:
-            break
-        assert pages < 10
+    pages = list_pages(account_a.list_queue, qname + "-", 2)
+    assert all(len(page) <= 2 for page in pages)
+    seen = [name for page in pages for name in page]
     assert sorted(seen) == names and len(seen) == len(set(seen))
-    assert pages == 3
+    assert len(pages) == 3
     urls, marker = account_a.list_queue(prefix=qname + "-")
     assert sorted(u.rsplit("/", 1)[1] for u in urls) == names and marker == ""
     urls, _ = account_a.list_queue(prefix=qname + "-nothing")

@@ -8,8 +8,7 @@ import time
 import uuid
 
 import pytest
-from conftest import ACCOUNT_A, NS, RawClient, assert_mns_error, server_env
-from local_server import free_port, start_server, stop_server
+from conftest import ACCOUNT_A, NS, RawClient, assert_mns_error, local_server
 from mns.account import Account
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
@@ -32,16 +31,8 @@ MESSAGES_ONLY = {
 
 @pytest.fixture(scope="module")
 def token_endpoint(tmp_path_factory, engine):
-    port = free_port()
-    env = server_env(
-        port,
-        MNS_ENGINE=engine,
-        MNS_DATA_DIR=str(tmp_path_factory.mktemp(f"tokens-{engine}")),
-        MNS_RECEIPT_SECRET=RECEIPT_SECRET,
-    )
-    proc = start_server(env, port, tmp_path_factory.mktemp("tokens-server") / "server.log")
-    yield f"http://127.0.0.1:{port}"
-    stop_server(proc)
+    with local_server(tmp_path_factory, engine, "tokens", MNS_RECEIPT_SECRET=RECEIPT_SECRET) as url:
+        yield url
 
 
 @pytest.fixture

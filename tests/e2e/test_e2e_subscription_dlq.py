@@ -15,13 +15,12 @@ import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, assert_mns_error, server_env
-from local_server import free_port, start_server, stop_server
+from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, assert_mns_error, fresh_topic, local_server, text_queue
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase
 from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
-from mns.topic import TopicMessage, TopicMeta
+from mns.topic import TopicMessage
 
 ACCOUNT = ACCOUNT_A[0]
 REGION = "cn-hangzhou"
@@ -31,18 +30,15 @@ TIME_SCALE = "0.0002"  # BACKOFF_RETRY waits 2-4 ms, EXPONENTIAL_DECAY_RETRY 17 
 @pytest.fixture(scope="module")
 def fast_endpoint(tmp_path_factory, engine):
     """A server of its own whose push retries wait TIME_SCALE of their seconds."""
-    port = free_port()
-    env = server_env(
-        port,
-        MNS_ENGINE=engine,
-        MNS_DATA_DIR=str(tmp_path_factory.mktemp(f"dlq-data-{engine}")),
+    with local_server(
+        tmp_path_factory,
+        engine,
+        "dlq",
         MNS_PUSH_TIME_SCALE=TIME_SCALE,
         # The push worker's info lines (a retry not attempted, a delivery dead-lettered) go to the server log.
         POWERTOOLS_LOG_LEVEL=os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
-    )
-    proc = start_server(env, port, tmp_path_factory.mktemp("dlq-server") / "server.log")
-    yield f"http://127.0.0.1:{port}"
-    stop_server(proc)
+    ) as url:
+        yield url
 
 
 @pytest.fixture
@@ -57,17 +53,12 @@ def raw(fast_endpoint) -> RawClient:
 
 @pytest.fixture
 def topic(account):
-    t = account.get_topic("dlq-" + uuid.uuid4().hex[:16])
-    t.create(TopicMeta())
-    yield t
-    t.delete()
+    yield from fresh_topic(account, "dlq-" + uuid.uuid4().hex[:16])
 
 
 @pytest.fixture
 def dlq(account):
-    q = account.get_queue("dlq-" + uuid.uuid4().hex[:16])
-    q.create(QueueMeta())
-    q.set_encoding(False)
+    q = text_queue(account, "dlq-" + uuid.uuid4().hex[:16])
     yield q
     q.delete()
 

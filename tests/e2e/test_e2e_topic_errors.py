@@ -38,9 +38,15 @@ def message_xml(body: str | None, inner: str = "", **extra) -> str:
     return f'<?xml version="1.0" encoding="UTF-8"?><Message {XMLNS}>{parts}</Message>'
 
 
-@pytest.fixture
-def tname() -> str:
-    return "e2e-te-" + uuid.uuid4().hex[:20]
+def calls_on_a_topic(tname: str, maximum_message_size: int) -> list[tuple[str, str, str]]:
+    """One call of each kind on the topic `tname` and under it: (method, path, body)."""
+    return [
+        ("GET", f"/topics/{tname}", ""),
+        ("PUT", f"/topics/{tname}?metaoverride=true", topic_xml(MaximumMessageSize=maximum_message_size)),
+        ("POST", f"/topics/{tname}/messages", message_xml("x")),
+        ("GET", f"/topics/{tname}/subscriptions", ""),
+        ("PUT", f"/topics/{tname}/subscriptions/s", subscription_xml(Endpoint="http://h/x")),
+    ]
 
 
 @pytest.fixture
@@ -135,13 +141,7 @@ def test_topic_not_exist(raw_a, account_a, tname, mns_error):
     assert server_error(lambda: missing.get_subscription("s").subscribe(SubscriptionMeta("http://h/x"))) == (
         "TopicNotExist"
     )
-    for method, path, body in [
-        ("GET", f"/topics/{tname}", ""),
-        ("PUT", f"/topics/{tname}?metaoverride=true", topic_xml(MaximumMessageSize=2048)),
-        ("POST", f"/topics/{tname}/messages", message_xml("x")),
-        ("GET", f"/topics/{tname}/subscriptions", ""),
-        ("PUT", f"/topics/{tname}/subscriptions/s", subscription_xml(Endpoint="http://h/x")),
-    ]:
+    for method, path, body in calls_on_a_topic(tname, maximum_message_size=2048):
         mns_error(raw_a.request(method, path, body), 404, "TopicNotExist")
     # none of them created anything
     assert server_error(missing.get_attributes) == "TopicNotExist"
@@ -314,13 +314,7 @@ def test_publish_direct_mail_json_accepted_raw(account_a, raw_a, tname):
 
 def test_account_b_gets_topic_not_exist_on_raw_http(topic, endpoint, tname, mns_error):
     raw_b = RawClient(endpoint, ACCOUNT_B[1], ACCOUNT_B[2])
-    for method, path, body in [
-        ("GET", f"/topics/{tname}", ""),
-        ("PUT", f"/topics/{tname}?metaoverride=true", topic_xml(MaximumMessageSize=4096)),
-        ("POST", f"/topics/{tname}/messages", message_xml("x")),
-        ("GET", f"/topics/{tname}/subscriptions", ""),
-        ("PUT", f"/topics/{tname}/subscriptions/s", subscription_xml(Endpoint="http://h/x")),
-    ]:
+    for method, path, body in calls_on_a_topic(tname, maximum_message_size=4096):
         mns_error(raw_b.request(method, path, body), 404, "TopicNotExist")
     mns_error(raw_b.request("GET", f"/topics/{tname}/subscriptions/keep"), 404, "SubscriptionNotExist")
     # B's deletes succeed and touch nothing of A's (the fixture checks A's topic afterwards)

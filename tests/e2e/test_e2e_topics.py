@@ -10,10 +10,10 @@ import hashlib
 import json
 import re
 import time
-import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
+from conftest import assert_deleted_and_deletes_again, list_pages, text_queue
 from mns.message_property import MessagePropertyValue, PropertyType
 from mns.mns_common import TopicHelper
 from mns.mns_exception import MNSServerException
@@ -40,27 +40,11 @@ def now_s() -> int:
 
 
 @pytest.fixture
-def tname() -> str:
-    return "e2e-t-" + uuid.uuid4().hex[:20]
-
-
-@pytest.fixture
-def topic(account_a, tname):
-    """A freshly created topic (default attributes) of account A."""
-    t = account_a.get_topic(tname)
-    t.create(TopicMeta())
-    yield t
-    t.delete()
-
-
-@pytest.fixture
 def inbox(account_a, qname):
     """A queue of account A read as raw text, and its QueueEndpoint."""
-    q = account_a.get_queue(qname)
     meta = QueueMeta()
     meta.set_visibilitytimeout(60)
-    q.create(meta)
-    q.set_encoding(False)
+    q = text_queue(account_a, qname, meta)
     yield q, TopicHelper.generate_queue_endpoint(REGION, ACCOUNT, qname)
     q.delete()
 
@@ -199,11 +183,7 @@ def test_set_topic_attributes(account_a, raw_a, tname):
 def test_delete_topic(account_a, tname):
     t = account_a.get_topic(tname)
     t.create(TopicMeta())
-    t.delete()
-    with pytest.raises(MNSServerException) as exc:
-        t.get_attributes()
-    assert exc.value.type == "TopicNotExist"
-    t.delete()  # a missing topic deletes fine (204)
+    assert_deleted_and_deletes_again(t, "TopicNotExist")  # a missing topic deletes fine (204)
 
 
 def test_delete_topic_removes_its_subscriptions(account_a, tname):
@@ -246,17 +226,9 @@ def test_list_topic_prefix_and_paging(account_a, tname):
     for n in names:
         account_a.get_topic(n).create(TopicMeta())
     account_a.get_topic("zz" + tname).create(TopicMeta())  # not matching the prefix
-    seen, marker, pages = [], "", 0
-    while True:
-        urls, marker = account_a.list_topic(prefix=tname + "-", ret_number=2, marker=marker)
-        pages += 1
-        assert len(urls) == (2 if pages < 3 else 1)
-        seen += [u.rsplit("/topics/", 1)[1] for u in urls]
-        if not marker:
-            break
-        assert pages < 3
-    assert seen == names  # in name order, each once
-    assert pages == 3
+    pages = list_pages(account_a.list_topic, tname + "-", 2, most=3)
+    assert [len(page) for page in pages] == [2, 2, 1]
+    assert [name for page in pages for name in page] == names  # in name order, each once
     urls, marker = account_a.list_topic(prefix=tname + "-")
     assert [u.rsplit("/topics/", 1)[1] for u in urls] == names and marker == ""
     assert account_a.list_topic(prefix=tname + "-nothing") == ([], "")
@@ -557,47 +529,40 @@ def test_delivery_simplified_is_the_body(topic, inbox):
     assert_queue_empty(queue)
 
 
-def test_delivery_xml_notification(topic, inbox, tname):
-    queue, queue_endpoint = inbox
-    subscribe(topic, "sx", queue_endpoint)  # XML is the default
-    before = int(time.time() * 1000)
-    m = topic.publish_message(TopicMessage("héllo <world>", "news"))
-    root = ET.fromstring(receive_one(queue))
+def xml_notification(text: str) -> dict:
+    root = ET.fromstring(text)
     assert root.tag == NS + "Notification"
-    fields = {child.tag[len(NS) :]: child.text for child in root}
+    return {child.tag[len(NS) :]: child.text for child in root}
+
+
+# content format: (as subscribed (XML is the default), its decoder, a body)
+NOTIFICATIONS = {
+    "XML": ("", xml_notification, "héllo <world>"),
+    "JSON": ("JSON", json.loads, '{"a": "b"} ✓'),
+}
+
+
+@pytest.mark.parametrize("content_format", list(NOTIFICATIONS))
+def test_delivery_notification(topic, inbox, tname, content_format):
+    subscribed_as, decode, body = NOTIFICATIONS[content_format]
+    queue, queue_endpoint = inbox
+    subscribe(topic, f"s{content_format}", queue_endpoint, content_format=subscribed_as)
+    before = int(time.time() * 1000)
+    m = topic.publish_message(TopicMessage(body, "news"))
+    fields = decode(receive_one(queue))
     publish_time = int(fields.pop("PublishTime"))
     assert before - 1000 <= publish_time <= time.time() * 1000 + 1000
     assert fields == {
         "TopicOwner": ACCOUNT,
         "TopicName": tname,
         "Subscriber": ACCOUNT,
-        "SubscriptionName": "sx",
+        "SubscriptionName": f"s{content_format}",
         "MessageId": m.message_id,
-        "Message": "héllo <world>",
-        "MessageMD5": md5u("héllo <world>"),
+        "Message": body,
+        "MessageMD5": md5u(body),
         "MessageTag": "news",
     }
     assert_queue_empty(queue)
-
-
-def test_delivery_json_notification(topic, inbox, tname):
-    queue, queue_endpoint = inbox
-    subscribe(topic, "sj", queue_endpoint, content_format="JSON")
-    before = int(time.time() * 1000)
-    m = topic.publish_message(TopicMessage('{"a": "b"} ✓', "news"))
-    fields = json.loads(receive_one(queue))
-    publish_time = int(fields.pop("PublishTime"))
-    assert before - 1000 <= publish_time <= time.time() * 1000 + 1000
-    assert fields == {
-        "TopicOwner": ACCOUNT,
-        "TopicName": tname,
-        "Subscriber": ACCOUNT,
-        "SubscriptionName": "sj",
-        "MessageId": m.message_id,
-        "Message": '{"a": "b"} ✓',
-        "MessageMD5": md5u('{"a": "b"} ✓'),
-        "MessageTag": "news",
-    }
 
 
 def test_delivery_filter_tag(topic, inbox):
@@ -632,9 +597,7 @@ def test_subscription_made_after_a_publish_does_not_get_it(topic, inbox):
 def test_fan_out_to_two_queues(topic, account_a, qname):
     queues = []
     for i in range(2):
-        q = account_a.get_queue(f"{qname}-{i}")
-        q.create(QueueMeta())
-        q.set_encoding(False)
+        q = text_queue(account_a, f"{qname}-{i}")
         subscribe(
             topic, f"s{i}", TopicHelper.generate_queue_endpoint(REGION, ACCOUNT, f"{qname}-{i}"), "", "SIMPLIFIED"
         )

@@ -86,6 +86,11 @@ def signed_event(
     return event
 
 
+def changed_after_signing(name: str, **fields: str) -> dict:
+    """The recorded event `name`, signed, then with `fields` set at its top level."""
+    return {**signed_event(name), **fields}
+
+
 def invoke(route: str, event: dict) -> dict:
     return importlib.import_module(f"functions.{route}").handler(event, Context())
 
@@ -129,9 +134,7 @@ def test_the_long_poll_ends_before_api_gateway_gives_up(aws) -> None:
 
 
 def test_a_tampered_event_is_refused_in_the_mns_error_shape(aws) -> None:
-    event = signed_event("create_queue")
-    event["rawPath"] = "/queues/other"
-    answer = invoke("put_queue", event)
+    answer = invoke("put_queue", changed_after_signing("create_queue", rawPath="/queues/other"))
     assert answer["statusCode"] == 403
     assert '<Error xmlns="http://mns.aliyuncs.com/doc/v1/">' in answer["body"]
     assert "<Code>SignatureDoesNotMatch</Code>" in answer["body"]
@@ -140,9 +143,7 @@ def test_a_tampered_event_is_refused_in_the_mns_error_shape(aws) -> None:
 
 
 def test_unrouted_requests_get_an_mns_error_from_the_default_route(aws) -> None:
-    event = signed_event("receive_message")
-    event["routeKey"] = "$default"
-    answer = invoke("not_found", event)
+    answer = invoke("not_found", changed_after_signing("receive_message", routeKey="$default"))
     assert answer["statusCode"] == 400
     assert "<Code>InvalidRequestURL</Code>" in answer["body"]
 

@@ -85,10 +85,11 @@ def test_every_table_is_encrypted_under_the_key(keyed) -> None:
         assert table.get("SSESpecification") == {"SSEEnabled": True, "SSEType": "KMS", "KMSMasterKeyId": key}, name
 
 
-def test_every_secret_is_encrypted_under_the_key(keyed) -> None:
+@pytest.mark.parametrize("type_", ["AWS::SecretsManager::Secret", "AWS::Logs::LogGroup"])
+def test_every_secret_and_log_group_is_encrypted_under_the_key(keyed, type_: str) -> None:
     template, key = keyed
-    for name, secret in properties(template, "AWS::SecretsManager::Secret").items():
-        assert secret.get("KmsKeyId") == key, name
+    for name, resource in properties(template, type_).items():
+        assert resource.get("KmsKeyId") == key, name
 
 
 def test_every_queue_and_topic_is_encrypted_under_the_key(keyed) -> None:
@@ -97,12 +98,6 @@ def test_every_queue_and_topic_is_encrypted_under_the_key(keyed) -> None:
         for name, resource in properties(template, type_).items():
             assert resource.get("KmsMasterKeyId") == key, name
             assert "SqsManagedSseEnabled" not in resource, name
-
-
-def test_every_log_group_is_encrypted_under_the_key(keyed) -> None:
-    template, key = keyed
-    for name, group in properties(template, "AWS::Logs::LogGroup").items():
-        assert group.get("KmsKeyId") == key, name
 
 
 def test_every_bucket_holding_data_is_sse_kms_under_the_key(keyed) -> None:

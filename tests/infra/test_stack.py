@@ -360,33 +360,36 @@ def test_outputs_give_the_endpoint_and_the_credentials_secret(template: Template
     assert {"Endpoint", "CredentialsSecretArn", "DataBucket", "AlarmTopicArn"} <= set(outputs)
 
 
-def test_a_custom_domain_serves_the_api_at_its_root(tmp_path: Path) -> None:
-    certificate = "arn:aws:acm:us-east-1:123456789012:certificate/abc"
-    _, template = synth(tmp_path, domainName="mns.example.com", certificateArn=certificate)
+CERTIFICATE = "arn:aws:acm:us-east-1:123456789012:certificate/abc"
+
+
+@pytest.fixture(scope="module")
+def custom_domain(tmp_path_factory: pytest.TempPathFactory) -> Template:
+    """The app synthesized with the domain mns.example.com and its certificate."""
+    _, template = synth(tmp_path_factory.mktemp("domain"), domainName="mns.example.com", certificateArn=CERTIFICATE)
+    return template
+
+
+def assert_serves_domain(template: Template, name: str) -> None:
     template.has_resource_properties(
         "AWS::ApiGatewayV2::DomainName",
-        {
-            "DomainName": "mns.example.com",
-            "DomainNameConfigurations": [Match.object_like({"CertificateArn": certificate})],
-        },
+        {"DomainName": name, "DomainNameConfigurations": [Match.object_like({"CertificateArn": CERTIFICATE})]},
     )
+
+
+def test_a_custom_domain_serves_the_api_at_its_root(custom_domain: Template) -> None:
+    template = custom_domain
+    assert_serves_domain(template, "mns.example.com")
     mapping = next(iter(template.find_resources("AWS::ApiGatewayV2::ApiMapping").values()))["Properties"]
     assert "ApiMappingKey" not in mapping  # no path prefix: the SDKs refuse one
     assert template.find_outputs("Endpoint")["Endpoint"]["Value"] == "https://mns.example.com"
     assert "DomainTarget" in template.find_outputs("*")
 
 
-def test_a_custom_domain_also_serves_account_hosts(tmp_path: Path) -> None:
+def test_a_custom_domain_also_serves_account_hosts(custom_domain: Template) -> None:
     """`{AccountId}.mns.example.com` names the account whose resources a call is on (sharing across accounts)."""
-    certificate = "arn:aws:acm:us-east-1:123456789012:certificate/abc"
-    _, template = synth(tmp_path, domainName="mns.example.com", certificateArn=certificate)
-    template.has_resource_properties(
-        "AWS::ApiGatewayV2::DomainName",
-        {
-            "DomainName": "*.mns.example.com",
-            "DomainNameConfigurations": [Match.object_like({"CertificateArn": certificate})],
-        },
-    )
+    template = custom_domain
+    assert_serves_domain(template, "*.mns.example.com")
     mappings = template.find_resources("AWS::ApiGatewayV2::ApiMapping")
     assert len(mappings) == 2
     assert all("ApiMappingKey" not in m["Properties"] for m in mappings.values())

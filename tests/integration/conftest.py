@@ -7,25 +7,9 @@ from moto import mock_aws
 from local_runtime.tables import create_tables
 from mnsd.services import build_services
 from mnsd.settings import Settings
+from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
-
-
-class FakeClock:
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.t = start
-        self.slept = 0.0
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self.t += seconds
-            self.slept += seconds
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
 
 
 @pytest.fixture
@@ -41,7 +25,7 @@ def dynamodb(aws_env):
 
 @pytest.fixture
 def clock():
-    return FakeClock()
+    return ManualClock()
 
 
 def make_service(dynamodb, clock, **overrides):

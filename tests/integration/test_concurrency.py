@@ -26,6 +26,7 @@ from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb.conditions import condition_failed
 from tests.integration.placements import placement
+from tests.wrappers import Wrapping
 
 ACCOUNT = "1000000000000001"
 MESSAGES = int(os.environ.get("MNS_CONCURRENCY_MESSAGES", "800"))
@@ -33,22 +34,19 @@ BATCH = 16
 DEADLINE = float(os.environ.get("MNS_CONCURRENCY_DEADLINE", "300"))
 
 
-class ClaimCounter:
+class ClaimCounter(Wrapping):
     """A DynamoDB client that counts conditional claims (UpdateItem returning the new lease) and their failures."""
 
     def __init__(self, client: Any) -> None:
-        self._client = client
+        super().__init__(client)
         self.claims = 0
         self.failed = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
 
     def update_item(self, **kwargs: Any) -> Any:
         claim = kwargs.get("ReturnValues") == "ALL_NEW"
         self.claims += claim
         try:
-            return self._client.update_item(**kwargs)
+            return self.inner.update_item(**kwargs)
         except ClientError as exc:
             self.failed += claim and condition_failed(exc)
             raise

@@ -31,6 +31,14 @@ def send(service, body="hello", delay=None, priority=8, name="q", **kwargs):
     return result
 
 
+def sent_and_received(service, visibility_timeout: int):
+    """A new queue q with `visibility_timeout`, one message sent to it and received: what the receive gave."""
+    make_queue(service, VisibilityTimeout=visibility_timeout)
+    send(service)
+    (got,) = service.receive(ACCOUNT, "q", 1, 0)
+    return got
+
+
 def counts(service, name="q"):
     return service.queue_counts(service.get_queue(ACCOUNT, name))
 
@@ -86,9 +94,7 @@ def test_message_too_large(service):
 
 
 def test_visibility_timeout_redelivers(service, clock):
-    make_queue(service, VisibilityTimeout=10)
-    send(service)
-    (first,) = service.receive(ACCOUNT, "q", 1, 0)
+    first = sent_and_received(service, visibility_timeout=10)
     clock.advance(9.5)
     with pytest.raises(errors.MessageNotExist):
         service.receive(ACCOUNT, "q", 1, 0)
@@ -108,9 +114,7 @@ def test_visibility_timeout_redelivers(service, clock):
 
 
 def test_expired_handle_is_stale_even_before_redelivery(service, clock):
-    make_queue(service, VisibilityTimeout=5)
-    send(service)
-    (got,) = service.receive(ACCOUNT, "q", 1, 0)
+    got = sent_and_received(service, visibility_timeout=5)
     clock.advance(6)
     with pytest.raises(errors.MessageNotExist):
         service.delete(ACCOUNT, "q", got.receipt_handle)
@@ -118,9 +122,7 @@ def test_expired_handle_is_stale_even_before_redelivery(service, clock):
 
 
 def test_change_visibility(service, clock):
-    make_queue(service, VisibilityTimeout=10)
-    send(service)
-    (got,) = service.receive(ACCOUNT, "q", 1, 0)
+    got = sent_and_received(service, visibility_timeout=10)
     clock.advance(1)
     handle, visible_at = service.change_visibility(ACCOUNT, "q", got.receipt_handle, 100)
     assert visible_at == ms(clock.now()) + 100_000

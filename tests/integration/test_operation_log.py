@@ -39,11 +39,15 @@ def log_of(server, pk: str, count: int, timeout: float = 5) -> list[dict]:
         time.sleep(0.05)
 
 
-def test_every_message_event_of_a_logging_queue_is_recorded(server, account):
-    meta = QueueMeta()
+def created_logging(resource, meta):
+    """`resource` (an SDK queue or topic) created with `meta` and its logging enabled."""
     meta.set_logging_enabled(True)
-    queue = account.get_queue("logged")
-    queue.create(meta)
+    resource.create(meta)
+    return resource
+
+
+def test_every_message_event_of_a_logging_queue_is_recorded(server, account):
+    queue = created_logging(account.get_queue("logged"), QueueMeta())
     sent = queue.send_message(Message("one"))
     received = queue.receive_message(1)
     changed = queue.change_message_visibility(received.receipt_handle, 1)
@@ -68,10 +72,7 @@ def test_queues_without_logging_record_nothing(server, account):
 
 
 def test_a_logging_topic_records_its_publishes(server, account):
-    meta = TopicMeta()
-    meta.set_logging_enabled(True)
-    topic = account.get_topic("logged-topic")
-    topic.create(meta)
+    topic = created_logging(account.get_topic("logged-topic"), TopicMeta())
     published = topic.publish_message(TopicMessage("news"))
     (record,) = log_of(server, "1000000000000001#topic#logged-topic", 1)
     assert (record["event"], record["message_id"], record["body_size"]) == ("publish", published.message_id, "4")

@@ -11,6 +11,7 @@ from mnsd.services import build_services
 from mnsd.storage.dynamodb import layout, messages
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE
 from tests.integration.placements import grow, placement
+from tests.integration.receiving import receive_all
 
 ACCOUNT = "1000000000000001"
 SETTLE = 120.0  # Settings.index_settle_seconds
@@ -144,12 +145,7 @@ def test_a_queue_that_grows_reads_its_new_stripes_from_the_index_at_once(make, d
     assert all(
         i.get(layout.INDEX_KEY) == i["v"] for i in leases(dynamodb, service) if not i["pk"]["S"] == queue.queue_id
     )
-    got = []
-    while True:
-        try:
-            got += service.receive(ACCOUNT, "q", 16, 0)
-        except errors.MessageNotExist:
-            break
+    got = receive_all(service)
     assert len({g.message.message_id for g in got}) == 64
 
 

@@ -12,24 +12,23 @@ from mnsd.queues.model import MessageInput, QueueAttributeChanges
 from mnsd.storage.dynamodb.layout import stripe_of
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS
 from tests.integration.placements import grow, placement
+from tests.integration.receiving import receive_all
+from tests.wrappers import Wrapping
 
 ACCOUNT = "1000000000000001"
 STRIPES = 8
 
 
-class PartitionLog:
+class PartitionLog(Wrapping):
     """A client that records the partition of each Query."""
 
     def __init__(self, client) -> None:
-        self.client = client
+        super().__init__(client)
         self.partitions: list[str] = []
-
-    def __getattr__(self, name):
-        return getattr(self.client, name)
 
     def query(self, **kwargs):
         self.partitions.append(kwargs["ExpressionAttributeValues"][":p"]["S"])
-        return self.client.query(**kwargs)
+        return self.inner.query(**kwargs)
 
 
 def send(service, count, delay=None):
@@ -69,12 +68,7 @@ def test_a_quiet_queue_gathers_its_messages_and_receives_read_few_stripes(grown,
     first = grown.receive(ACCOUNT, "q", 16, 0)  # (its container's first receive sweeps every stripe)
     assert len(first) == 16
     delayed = send(grown, 16, delay=3 * WIDTH_HALVING_MS // 1000 + 30)  # due once the queue is narrow
-    got = []
-    while True:
-        try:
-            got += grown.receive(ACCOUNT, "q", 16, 0)
-        except errors.MessageNotExist:
-            break
+    got = receive_all(grown)
     assert len(got) == 112
     grown.batch_delete(ACCOUNT, "q", [g.receipt_handle for g in got[:16]])
     clock.advance(3 * WIDTH_HALVING_MS / 1000 + 60)  # three halvings: one stripe; receives a minute later
@@ -88,12 +82,7 @@ def test_a_quiet_queue_gathers_its_messages_and_receives_read_few_stripes(grown,
     assert len(swept) == 16 and any(stripe_of(g.message.message_id) > 0 for g in swept)
     assert len(set(log.partitions)) > 1
     # While sweeps find messages beyond the width, receives read every stripe: all are taken, none twice.
-    taken = [*swept]
-    while True:
-        try:
-            taken += grown.receive(ACCOUNT, "q", 16, 0)
-        except errors.MessageNotExist:
-            break
+    taken = [*swept, *receive_all(grown)]
     expected = {r.message.message_id for r in late + delayed} | {g.message.message_id for g in first + got[16:]}
     assert sorted(g.message.message_id for g in taken) == sorted(expected)
     for start in range(0, len(taken), 16):

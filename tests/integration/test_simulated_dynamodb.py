@@ -81,6 +81,18 @@ def all_pages(client, **kwargs) -> list[list[dict]]:
             return pages
 
 
+def delete_if(client, sk: str, condition: str, version: str, **extra):
+    """The outcome of deleting the message `sk` of queue q under `condition` on its version (`:ver`)."""
+    return outcome(
+        client.delete_item,
+        TableName=TABLE,
+        Key={"pk": {"S": "q"}, "sk": {"S": sk}},
+        ConditionExpression=condition,
+        ExpressionAttributeValues={":ver": {"N": version}},
+        **extra,
+    )
+
+
 def scenario(client) -> list:
     """Writes, conditions, updates and queries a message store makes; what each answered."""
     client.create_table(TableName=TABLE, **KEYS)
@@ -127,25 +139,8 @@ def scenario(client) -> list:
             ReturnValues="ALL_OLD",
         )
     )
-    seen.append(
-        outcome(
-            client.delete_item,
-            TableName=TABLE,
-            Key={"pk": {"S": "q"}, "sk": {"S": "L0025"}},
-            ConditionExpression="NOT r <> :ver",
-            ExpressionAttributeValues={":ver": {"N": "0"}},
-            ReturnValues="ALL_OLD",
-        )
-    )
-    seen.append(
-        outcome(
-            client.delete_item,
-            TableName=TABLE,
-            Key={"pk": {"S": "q"}, "sk": {"S": "L0006"}},
-            ConditionExpression="r = :ver",
-            ExpressionAttributeValues={":ver": {"N": "7"}},
-        )
-    )
+    seen.append(delete_if(client, "L0025", "NOT r <> :ver", "0", ReturnValues="ALL_OLD"))
+    seen.append(delete_if(client, "L0006", "r = :ver", "7"))
     seen.append(outcome(client.get_item, TableName=TABLE, Key=key, ConsistentRead=True))
     seen.append(outcome(client.get_item, TableName=TABLE, Key={"pk": {"S": "q"}, "sk": {"S": "nope"}}))
     base = {"TableName": TABLE, "ExpressionAttributeValues": {":q": {"S": "q"}, ":a": {"S": "L0010"}}}

@@ -15,6 +15,8 @@ from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.layout import stripe_of
 from tests.integration.placements import grow, placement
+from tests.integration.receiving import receive_all
+from tests.wrappers import Wrapping
 
 ACCOUNT = "1000000000000001"
 
@@ -35,16 +37,6 @@ def send(service, bodies, name="q", delay=None, priority=8):
     results = service.send(ACCOUNT, name, [MessageInput(body, delay, priority) for body in bodies])
     assert all(r.error is None for r in results)
     return results
-
-
-def receive_all(service, name="q", rounds=50):
-    got = []
-    for _ in range(rounds):
-        try:
-            got += service.receive(ACCOUNT, name, 16, 0)
-        except errors.MessageNotExist:
-            break
-    return got
 
 
 @pytest.fixture
@@ -227,68 +219,59 @@ def test_growth_is_conditional_on_the_count_seen(make, dynamodb, clock):
     assert grow(one, 8, seen=seen, queue_id="another").stripes != 8  # (no such incarnation)
 
 
+def sent_x(client, clock):
+    """A container over `client` whose new queue q was sent the message "x"."""
+    service = container(client, clock)
+    service.create_queue(ACCOUNT, "q")
+    send(service, ["x"])
+    return service
+
+
 def test_a_throttled_claim_doubles_the_stripes(make, dynamodb, clock):
     from botocore.exceptions import ClientError
 
-    class Throttling:
-        def __init__(self, client) -> None:
-            self.client = client
-            self.throttle = 1
-
-        def __getattr__(self, name):
-            return getattr(self.client, name)
+    class Throttling(Wrapping):
+        throttle = 1
 
         def update_item(self, **kwargs):
             if kwargs.get("ReturnValues") == "ALL_NEW" and self.throttle:
                 self.throttle -= 1
                 raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "UpdateItem")
-            return self.client.update_item(**kwargs)
+            return self.inner.update_item(**kwargs)
 
     make()  # tables
-    service = container(Throttling(dynamodb), clock)
-    service.create_queue(ACCOUNT, "q")
-    send(service, ["x"])
+    service = sent_x(Throttling(dynamodb), clock)
     # The first claim is throttled (the message stays Active); the receive looks again at once and takes it.
     assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
     assert placement(service).stripes == 2
 
 
 def test_unprocessed_sends_double_the_stripes(make, dynamodb, clock):
-    class Unprocessed:
-        def __init__(self, client) -> None:
-            self.client = client
-            self.left = 1
-
-        def __getattr__(self, name):
-            return getattr(self.client, name)
+    class Unprocessed(Wrapping):
+        left = 1
 
         def batch_write_item(self, **kwargs):
             if self.left:
                 self.left -= 1
                 return {"UnprocessedItems": kwargs["RequestItems"]}
-            return self.client.batch_write_item(**kwargs)
+            return self.inner.batch_write_item(**kwargs)
 
     make()
-    service = container(Unprocessed(dynamodb), clock)
-    service.create_queue(ACCOUNT, "q")
-    send(service, ["x"])  # stored on the retry
+    service = sent_x(Unprocessed(dynamodb), clock)  # stored on the retry
     assert placement(service).stripes == 2
     assert [g.message.body for g in service.receive(ACCOUNT, "q", 1, 0)] == ["x"]
 
 
-class QueryCounter:
+class QueryCounter(Wrapping):
     """A client that counts the Queries made and the items they return."""
 
     def __init__(self, client) -> None:
-        self.client = client
+        super().__init__(client)
         self.queries = 0
         self.items = 0
 
-    def __getattr__(self, name):
-        return getattr(self.client, name)
-
     def query(self, **kwargs):
-        response = self.client.query(**kwargs)
+        response = self.inner.query(**kwargs)
         self.queries += 1
         self.items += len(response["Items"])
         return response
@@ -408,15 +391,12 @@ def test_the_queue_record_is_read_once_per_bound(make, dynamodb, clock):
     make()
     counted = []
 
-    class Gets:
-        def __getattr__(self, name):
-            return getattr(dynamodb, name)
-
+    class Gets(Wrapping):
         def get_item(self, **kwargs):
             counted.append(kwargs["TableName"])
             return dynamodb.get_item(**kwargs)
 
-    service = container(Gets(), clock, meta_cache_seconds=5)
+    service = container(Gets(dynamodb), clock, meta_cache_seconds=5)
     service.create_queue(ACCOUNT, "q")
     counted.clear()
     for _ in range(10):

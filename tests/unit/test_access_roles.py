@@ -7,6 +7,7 @@ from pathlib import Path
 
 from access_calls import ROOT, World
 
+from mnsd.access.keys import AccessKey
 from mnsd.access.policy import Policy
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -31,13 +32,22 @@ def statuses(world: World, key, calls: list[tuple[str, str, str]]) -> list[int]:
     return [world.call(key, method, target, body).status for method, target, body in calls]
 
 
+def with_role(key_id: str, role: str) -> tuple[World, AccessKey]:
+    """The queues' world, and a key `key_id` whose policy is the README's `role`."""
+    world = world_with_queues()
+    return world, world.key(key_id, role_policies()[role])
+
+
+def assert_refused(world: World, key: AccessKey, calls: list[tuple[str, str, str]]) -> None:
+    assert statuses(world, key, calls) == [403] * len(calls)
+
+
 def test_the_readme_has_the_three_roles():
     assert set(role_policies()) == {"producer", "consumer", "read-only operator"}
 
 
 def test_a_producer_sends_to_its_queue_and_does_nothing_else():
-    world = world_with_queues()
-    key = world.key("PRODUCER", role_policies()["producer"])
+    world, key = with_role("PRODUCER", "producer")
     assert statuses(world, key, [("POST", "/queues/orders/messages", SEND)]) == [201]
     refused = [
         ("POST", "/queues/payments-eu/messages", SEND),
@@ -46,12 +56,11 @@ def test_a_producer_sends_to_its_queue_and_does_nothing_else():
         ("DELETE", "/queues/orders", ""),
         ("GET", "/queues", ""),
     ]
-    assert statuses(world, key, refused) == [403] * len(refused)
+    assert_refused(world, key, refused)
 
 
 def test_a_consumer_receives_acknowledges_and_reads_counts_of_its_queue_only():
-    world = world_with_queues()
-    key = world.key("CONSUMER", role_policies()["consumer"])
+    world, key = with_role("CONSUMER", "consumer")
     received = world.call(key, "GET", "/queues/orders/messages?waitseconds=0")
     assert received.status == 200
     handle = received.value("ReceiptHandle")
@@ -62,12 +71,11 @@ def test_a_consumer_receives_acknowledges_and_reads_counts_of_its_queue_only():
         ("GET", "/queues/payments-eu/messages?waitseconds=0", ""),
         ("PUT", "/queues/orders?metaoverride=true", "<Queue><VisibilityTimeout>60</VisibilityTimeout></Queue>"),
     ]
-    assert statuses(world, key, refused) == [403] * len(refused)
+    assert_refused(world, key, refused)
 
 
 def test_a_read_only_operator_reads_everything_peeks_but_not_at_payments_and_changes_nothing():
-    world = world_with_queues()
-    key = world.key("OPERATOR", role_policies()["read-only operator"])
+    world, key = with_role("OPERATOR", "read-only operator")
     allowed = [
         ("GET", "/queues", ""),
         ("GET", "/queues/orders", ""),
@@ -84,4 +92,4 @@ def test_a_read_only_operator_reads_everything_peeks_but_not_at_payments_and_cha
         ("DELETE", "/queues/orders", ""),
         ("PUT", "/topics/new", ""),
     ]
-    assert statuses(world, key, refused) == [403] * len(refused)
+    assert_refused(world, key, refused)

@@ -19,6 +19,7 @@ from mnsd.request.lambda_handler import make_handler
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
+from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
 NS = "{http://mns.aliyuncs.com/doc/v1/}"
@@ -26,17 +27,6 @@ START = 1_790_000_000.0
 ONLY_SEND = Policy.parse(
     {"Version": "1", "Statement": [{"Effect": "Allow", "Action": "mns:SendMessage", "Resource": "*"}]}
 )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = START
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += max(seconds, 0)
 
 
 class Keys:
@@ -66,12 +56,12 @@ SEND_AND_ISSUE = Policy.parse(
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> ManualClock:
+    return ManualClock(START)
 
 
 @pytest.fixture
-def services(clock: Clock) -> Services:
+def services(clock: ManualClock) -> Services:
     keys = Keys(
         AccessKey(ACCOUNT, ROOT.key_id, ROOT.secret),
         AccessKey(ACCOUNT, SENDER.key_id, SENDER.secret, ONLY_SEND),

@@ -9,34 +9,22 @@ from mnsd.storage.catalog import Catalog
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS, Placement
 from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords
 from mnsd.storage.sqlite import sqlite_storage
+from tests.clocks import ManualClock
+from tests.wrappers import Wrapping
 
 NOW = 1_700_000_000.0
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = NOW
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += seconds
-
-
-class CountingTable:
+class CountingTable(Wrapping):
     """A meta table that counts its reads."""
 
     def __init__(self, table) -> None:
-        self.table = table
+        super().__init__(table)
         self.gets = 0
-
-    def __getattr__(self, name):
-        return getattr(self.table, name)
 
     def get(self, partition, name):
         self.gets += 1
-        return self.table.get(partition, name)
+        return self.inner.get(partition, name)
 
 
 @pytest.fixture
@@ -56,10 +44,10 @@ def queue(name: str = "q", queue_id: str = "id1") -> Queue:
 
 
 def test_a_new_queue_record_holds_the_engines_placement_which_the_catalog_never_sees(meta):
-    clock = Clock()
+    clock = ManualClock(NOW)
     catalog, placements = container(meta, clock, stripes=4)
     assert catalog.create_queue(queue()) is None
-    stored = meta.table.get("acct#queue", "q")
+    stored = meta.inner.get("acct#queue", "q")
     assert (stored["stripes"], stored["index_since"], stored["plain_stripes"]) == (4, int(NOW * 1000), 0)
     assert "stripes" not in catalog.table.get("acct#queue", "q")
     assert catalog.get_queue("acct", "q") == queue()
@@ -67,7 +55,7 @@ def test_a_new_queue_record_holds_the_engines_placement_which_the_catalog_never_
 
 
 def test_placement_comes_from_the_record_the_catalog_read_without_a_second_read(meta):
-    clock = Clock()
+    clock = ManualClock(NOW)
     container(meta, clock)[0].create_queue(queue())
     catalog, placements = container(meta, clock)  # another container
     catalog.get_queue("acct", "q")
@@ -77,7 +65,7 @@ def test_placement_comes_from_the_record_the_catalog_read_without_a_second_read(
 
 
 def test_a_queue_never_seen_is_found_by_its_id_and_one_without_a_record_is_placed_as_unrecorded(meta):
-    clock = Clock()
+    clock = ManualClock(NOW)
     catalog, _ = container(meta, clock, stripes=2)
     catalog.create_queue(queue())
     placements = container(meta, clock)[1]
@@ -86,7 +74,7 @@ def test_a_queue_never_seen_is_found_by_its_id_and_one_without_a_record_is_place
 
 
 def test_growth_applies_once_to_the_count_seen_and_is_seen_elsewhere_within_the_bound(meta):
-    clock = Clock()
+    clock = ManualClock(NOW)
     catalog, one = container(meta, clock)
     catalog.create_queue(queue())
     two = container(meta, clock)[1]

@@ -13,6 +13,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
+from loopback import LoopbackListener
 
 from mnsd import errors
 from mnsd.push import delivery
@@ -100,28 +101,20 @@ def test_sms_text_fills_parameters_after_the_signature():
 # --- the HTTP attempt: names on the wire, one deadline, no internal address -------------------------
 
 
-class RawEndpoint:
-    """A TCP endpoint on 127.0.0.1 whose answer is written by `answer(connection, request_bytes)`."""
+class RawEndpoint(LoopbackListener):
+    """A TCP endpoint on 127.0.0.1 whose answer is written by `answer(connection)`, once it has the request."""
 
     def __init__(self, answer) -> None:
         self.requests: list[bytes] = []
-        self.connections = 0
         self.closed_at: list[float] = []
         self._answer = answer
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self._listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._handle, args=(connection,), daemon=True).start()
+    @property
+    def connections(self) -> int:
+        return len(self.accepted)
 
-    def _handle(self, connection: socket.socket) -> None:
+    def serve(self, connection: socket.socket, accepted_at: float) -> None:
         with connection:
             request = b""
             while b"\r\n\r\n" not in request:
@@ -139,9 +132,6 @@ class RawEndpoint:
 
     def url(self, path: str = "/hook", host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.port}{path}"
-
-    def close(self) -> None:
-        self._listener.close()
 
 
 def answer_204(connection: socket.socket) -> None:

@@ -15,17 +15,9 @@ from mnsd.storage.dynamodb.stripes import (
     StripeGrowth,
     stripes_for,
 )
+from tests.clocks import ManualClock
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += seconds
+START = 1000.0
 
 
 def test_the_stripe_is_the_middle_field_of_the_message_id():
@@ -46,7 +38,7 @@ def test_stripe_zero_keeps_the_queue_id_as_its_partition():
 
 
 def test_contention_doubles_the_stripes_up_to_the_limit():
-    pressure, clock = Pressure(), Clock()
+    pressure, clock = Pressure(), ManualClock(START)
     growth = StripeGrowth(pressure, clock, max_stripes=4)
     pressure.claims("q", won=20, lost=4)
     assert growth.wanted("q", 1) is None  # too few claims to judge
@@ -61,7 +53,7 @@ def test_contention_doubles_the_stripes_up_to_the_limit():
 
 
 def test_few_lost_claims_or_old_ones_do_not_grow_it():
-    pressure, clock = Pressure(), Clock()
+    pressure, clock = Pressure(), ManualClock(START)
     growth = StripeGrowth(pressure, clock, max_stripes=64)
     pressure.claims("q", won=100, lost=20)  # 0.2 lost per won
     assert growth.wanted("q", 1) is None
@@ -74,7 +66,7 @@ def test_few_lost_claims_or_old_ones_do_not_grow_it():
 
 
 def test_a_throttle_grows_it_at_once_but_once_per_cooldown():
-    pressure, clock = Pressure(), Clock()
+    pressure, clock = Pressure(), ManualClock(START)
     growth = StripeGrowth(pressure, clock, max_stripes=64)
     pressure.throttled("q")
     assert growth.wanted("q", 1) == 2
@@ -86,7 +78,7 @@ def test_a_throttle_grows_it_at_once_but_once_per_cooldown():
 
 
 def test_claims_lost_racing_for_a_thin_queue_do_not_grow_it():
-    pressure, clock = Pressure(), Clock()
+    pressure, clock = Pressure(), ManualClock(START)
     growth = StripeGrowth(pressure, clock, max_stripes=64)
     pressure.claims("q", won=0, lost=MIN_ATTEMPTS * 2)
     assert growth.wanted("q", 1, scarce=True) is None
@@ -94,7 +86,7 @@ def test_claims_lost_racing_for_a_thin_queue_do_not_grow_it():
     assert growth.wanted("q", 1) == 2
 
 
-def send_steadily(growth: StripeGrowth, clock: Clock, rate: int, seconds: float, batch: int, stripes: int) -> int:
+def send_steadily(growth: StripeGrowth, clock: ManualClock, rate: int, seconds: float, batch: int, stripes: int) -> int:
     """Send `rate` messages/s in batches of `batch` for `seconds`, applying what the rule asks; the stripes at the end."""
     interval = batch / rate
     for _ in range(round(seconds / interval)):
@@ -111,13 +103,13 @@ def test_stripes_for_a_rate_are_the_next_power_of_two_of_the_rate_over_the_budge
 
 def test_a_quiet_queue_keeps_one_stripe():
     for batch in (1, 5, 16):  # 100 messages/s one by one, 5 every 50 ms, 16 every 160 ms
-        clock = Clock()
+        clock = ManualClock(START)
         growth = StripeGrowth(Pressure(), clock, max_stripes=128)
         assert send_steadily(growth, clock, rate=100, seconds=60, batch=batch, stripes=1) == 1
 
 
 def test_a_steady_rate_asks_for_its_stripes_within_a_second():
-    clock = Clock()
+    clock = ManualClock(START)
     growth = StripeGrowth(Pressure(), clock, max_stripes=128)
     # 400 messages/s one at a time (no burst): 4 stripes once the last second holds more than 1.25 x 120
     asked: list[tuple[float, int]] = []
@@ -125,7 +117,7 @@ def test_a_steady_rate_asks_for_its_stripes_within_a_second():
     for _ in range(400):
         wanted = growth.wanted("q", stripes, sent=1)
         if wanted:
-            asked.append((round(clock.now() - 1000.0, 3), wanted))
+            asked.append((round(clock.now() - START, 3), wanted))
             stripes = wanted
         clock.sleep(1 / 400)
     assert [s for _, s in asked] == [2, 4]  # 151 in the last second: 2; 241: 4
@@ -134,7 +126,7 @@ def test_a_steady_rate_asks_for_its_stripes_within_a_second():
 
 
 def test_a_burst_asks_for_the_stripes_of_its_rate_at_once():
-    clock = Clock()
+    clock = ManualClock(START)
     growth = StripeGrowth(Pressure(), clock, max_stripes=128)
     stripes, batches = 1, 0
     while stripes == 1 and batches < 31:  # 10,000 messages/s: 500 every 50 ms, in batches of 16 at one instant
@@ -145,7 +137,7 @@ def test_a_burst_asks_for_the_stripes_of_its_rate_at_once():
 
 
 def test_growth_by_rate_stops_at_the_limit_and_never_shrinks():
-    clock = Clock()
+    clock = ManualClock(START)
     growth = StripeGrowth(Pressure(), clock, max_stripes=64)
     assert send_steadily(growth, clock, rate=10_000, seconds=2, batch=16, stripes=1) == 64
     assert growth.wanted("q", 64, sent=16) is None
@@ -154,7 +146,7 @@ def test_growth_by_rate_stops_at_the_limit_and_never_shrinks():
 
 
 def test_each_queue_has_its_own_rate():
-    clock = Clock()
+    clock = ManualClock(START)
     growth = StripeGrowth(Pressure(), clock, max_stripes=128)
     for _ in range(40):
         assert growth.wanted("a", 1, sent=3) is None  # 120 messages/s on each of two queues

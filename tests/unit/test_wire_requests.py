@@ -33,6 +33,10 @@ def message(inner: str):
     return parse(body("Message", inner))
 
 
+def subscription(inner: str):
+    return parse(body("Subscription", inner))
+
+
 def invalid(call) -> str:
     with pytest.raises(errors.InvalidArgument) as exc:
         call()
@@ -203,32 +207,26 @@ def test_topic_attribute_changes():
 
 
 def test_subscription_input_and_changes():
-    xml = parse(
-        body(
-            "Subscription",
-            "<Endpoint>http://h/p</Endpoint><FilterTag>t</FilterTag><NotifyStrategy>BACKOFF_RETRY</NotifyStrategy>"
-            "<NotifyContentFormat>JSON</NotifyContentFormat>",
-        )
+    xml = subscription(
+        "<Endpoint>http://h/p</Endpoint><FilterTag>t</FilterTag><NotifyStrategy>BACKOFF_RETRY</NotifyStrategy>"
+        "<NotifyContentFormat>JSON</NotifyContentFormat>"
     )
     assert requests.subscription_input(xml) == SubscriptionInput("http://h/p", "t", "BACKOFF_RETRY", "JSON")
     assert requests.subscription_changes(xml) == SubscriptionChanges("BACKOFF_RETRY")
-    empty = parse(body("Subscription", ""))
+    empty = subscription("")
     assert requests.subscription_input(empty) == SubscriptionInput()
     assert requests.subscription_changes(empty) == SubscriptionChanges()
 
 
 def test_a_subscription_dlq_policy_is_read_on_subscribe_and_set():
-    xml = parse(
-        body(
-            "Subscription",
-            "<Endpoint>http://h/p</Endpoint><DlqPolicy><Enabled>True</Enabled>"
-            "<DeadLetterTargetQueue>dlq</DeadLetterTargetQueue></DlqPolicy>",
-        )
+    xml = subscription(
+        "<Endpoint>http://h/p</Endpoint><DlqPolicy><Enabled>True</Enabled>"
+        "<DeadLetterTargetQueue>dlq</DeadLetterTargetQueue></DlqPolicy>"
     )
     policy = DlqPolicyInput("True", "dlq")
     assert requests.subscription_input(xml).dlq_policy == policy
     assert requests.subscription_changes(xml) == SubscriptionChanges(None, policy)
-    empty_policy = parse(body("Subscription", "<DlqPolicy/>"))
+    empty_policy = subscription("<DlqPolicy/>")
     assert requests.subscription_changes(empty_policy).dlq_policy == DlqPolicyInput()
 
 
