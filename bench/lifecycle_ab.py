@@ -30,6 +30,7 @@ print(rate.per_second)
 
 
 def one_round(checkout: Path, messages: int) -> float:
+    checkout = checkout.resolve()
     env = dict(os.environ, PYTHONPATH=f"{checkout / 'layers/mnsd/python'}{os.pathsep}{checkout}")
     done = subprocess.run(
         [sys.executable, "-c", ROUND, str(messages)], cwd=checkout, env=env, capture_output=True, text=True, check=True
