@@ -337,6 +337,11 @@ class Content:
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
 
 
+def _carried(source: Content | Message) -> dict[str, Any]:
+    """The fields of `Content` as `source` holds them (a message's content, or content for a message)."""
+    return {f.name: getattr(source, f.name) for f in dataclasses.fields(Content)}
+
+
 @dataclass
 class Message:
     """A stored message with its lease state (the part every receive changes)."""
@@ -366,7 +371,6 @@ class Message:
         return cls(
             queue_id,
             message_id,
-            content.priority,
             position=available_at,
             visible_at=available_at,
             version=0,
@@ -374,17 +378,12 @@ class Message:
             enqueue_time=now_ms,
             first_dequeue_time=now_ms,
             expires_at=expires_at,
-            body_md5=content.body_md5,
-            body=content.body,
-            user_properties=content.user_properties,
-            system_properties=content.system_properties,
-            message_group_id=content.message_group_id,
-            logging=content.logging,
+            **_carried(content),
         )
 
     @property
     def content(self) -> Content:
-        return Content(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Content)})
+        return Content(**_carried(self))
 
     @property
     def ref(self) -> MessageRef:
