@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import enum
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +25,27 @@ DLQ_TYPE_QUEUE = "QUEUE"  # moved by a queue's DlqPolicy (a receive past MaxRece
 DLQ_TYPE_SUBSCRIPTION = "SUBSCRIPTION"  # a push given up by a subscription with a DlqPolicy
 
 MAX_BATCH_BYTES = 65536
+
+# QueueType (the OpenAPI's `normal | fifo`): chosen when a queue is created, never changed.
+QUEUE_TYPES = ("normal", "fifo")
+# A MessageGroupId: 1-128 printable ASCII characters but space and '|' (SQS's set, less the receipt separator).
+_GROUP_ID = re.compile(r"[!-{}~]{1,128}\Z")
+
+
+def queue_type(text: str) -> str:
+    """A QueueType as given, checked (lower case, as the OpenAPI spells it)."""
+    value = text.strip().lower()
+    if value not in QUEUE_TYPES:
+        raise errors.InvalidArgument("The QueueType should be normal or fifo.")
+    return value
+
+
+def message_group_id(text: str) -> str:
+    if not _GROUP_ID.match(text):
+        raise errors.InvalidArgument(
+            "The MessageGroupId should be 1 to 128 printable ASCII characters, without spaces or '|'."
+        )
+    return text
 
 
 @dataclass(frozen=True)
@@ -60,6 +83,7 @@ class QueueAttributeChanges:
     rewind_period: str | None = None
     policy: str | None = None  # the resource policy (JSON), "" to remove it
     rate_limit: RateLimitInput | None = None
+    queue_type: str | None = None  # given at creation; a change is refused
 
 
 @dataclass(frozen=True)
@@ -125,6 +149,11 @@ class QueueAttributes:
     rewind_period: int = 0  # seconds a deleted message stays rewindable (0: rewind off)
     policy: str = ""  # the resource policy granting other accounts (JSON, `mnsd.access.policy`); "": none
     max_receives_per_second: int = 0  # TenantRateLimitPolicy: receives past it answer QpsLimitExceeded (0: none)
+    queue_type: str = "normal"  # "fifo": each MessageGroupId's messages delivered in send order, one batch at a time
+
+    @property
+    def fifo(self) -> bool:
+        return self.queue_type == "fifo"
 
     @property
     def dlq_policy(self) -> DlqPolicy | None:
@@ -154,6 +183,8 @@ class QueueAttributes:
             updated = dataclasses.replace(updated, policy=resource_policy_document(given.policy))
         if given.rate_limit is not None:
             updated = dataclasses.replace(updated, max_receives_per_second=max_receives_per_second(given.rate_limit))
+        if given.queue_type is not None and queue_type(given.queue_type) != self.queue_type:
+            raise errors.InvalidArgument("The QueueType of a queue cannot be changed.")
         if given.rewind_period is not None:
             retention = updated.message_retention_period
             period = int_in_range("RewindPeriod", given.rewind_period, 0, retention, "seconds")
@@ -310,18 +341,25 @@ class MessageRef:
 
     queue_id: str
     priority: int
-    position: int
+    position: int  # an ordered message's: its place in its group (`MessageStore.sequence`)
     message_id: str
+    group: str = ""  # an ordered message's (a FIFO queue's) MessageGroupId; "" for the others
 
     @property
     def key(self) -> str:
-        return f"L{self.priority:02d}{self.position:013d}{self.message_id}"
+        group = f"~{base64.urlsafe_b64encode(self.group.encode()).decode()}" if self.group else ""
+        return f"L{self.priority:02d}{self.position:013d}{self.message_id}{group}"
 
     @classmethod
     def from_key(cls, queue_id: str, key: str) -> MessageRef:
         if len(key) < 17 or not key.startswith("L") or not key[1:16].isdigit():
             raise ValueError("not a message key")
-        return cls(queue_id, int(key[1:3]), int(key[3:16]), key[16:])
+        message_id, _, group = key[16:].partition("~")
+        try:
+            decoded = base64.urlsafe_b64decode(group.encode()).decode() if group else ""
+        except (ValueError, UnicodeDecodeError):
+            raise ValueError("not a message key") from None
+        return cls(queue_id, int(key[1:3]), int(key[3:16]), message_id, decoded)
 
 
 @dataclass(frozen=True)
@@ -335,6 +373,7 @@ class Content:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
+    ordered: bool = False  # a FIFO queue's message: delivered in its group's order (`position` is its place there)
 
 
 def _carried(source: Content | Message) -> dict[str, Any]:
@@ -362,16 +401,25 @@ class Message:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
+    ordered: bool = False  # a FIFO queue's message: delivered in its group's order (`position` is its place there)
 
     @classmethod
     def enqueued(
-        cls, queue_id: str, message_id: str, now_ms: int, available_at: int, expires_at: int, content: Content
+        cls,
+        queue_id: str,
+        message_id: str,
+        now_ms: int,
+        available_at: int,
+        expires_at: int,
+        content: Content,
+        position: int | None = None,
     ) -> Message:
-        """A message as it enters a queue at `now_ms`: receivable from `available_at`, never received."""
+        """A message as it enters a queue at `now_ms`: receivable from `available_at`, never received; its place in
+        the queue `available_at`, or for an ordered message its place in its group (`position`)."""
         return cls(
             queue_id,
             message_id,
-            position=available_at,
+            position=available_at if position is None else position,
             visible_at=available_at,
             version=0,
             dequeue_count=0,
@@ -387,7 +435,8 @@ class Message:
 
     @property
     def ref(self) -> MessageRef:
-        return MessageRef(self.queue_id, self.priority, self.position, self.message_id)
+        group = self.message_group_id if self.ordered else ""
+        return MessageRef(self.queue_id, self.priority, self.position, self.message_id, group)
 
     def state_at(self, now_ms: int) -> MessageState:
         return lease_state(self.visible_at, self.dequeue_count, self.expires_at, now_ms)
@@ -415,11 +464,15 @@ class Message:
         now_ms: int,
         system_properties: tuple[Property, ...],
         logging: bool,
+        position: int | None = None,
     ) -> Message:
         """This message as a new one of another queue (a dead letter, or one redriven back): receivable now,
-        never received, its body, priority, user properties and end of retention kept."""
-        content = dataclasses.replace(self.content, system_properties=system_properties, logging=logging)
-        return Message.enqueued(queue_id, message_id, now_ms, now_ms, self.expires_at, content)
+        never received, its body, priority, user properties, group and end of retention kept; ordered there when the
+        target is a FIFO queue, at `position` in its group."""
+        content = dataclasses.replace(
+            self.content, system_properties=system_properties, logging=logging, ordered=position is not None
+        )
+        return Message.enqueued(queue_id, message_id, now_ms, now_ms, self.expires_at, content, position)
 
     def retimed(self, version: int, now_ms: int, visible_at: int) -> Message:
         """This message with its next visible time moved by the holder of the handle for `version`."""

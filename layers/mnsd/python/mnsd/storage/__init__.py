@@ -17,6 +17,18 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
   and stores the target message in one atomic step: a message is never in both, nor in neither;
 - a message deleted with `delete_keeping` (rewind on) is kept, never returned nor counted, until
   `rewind` makes it receivable again, `drop_kept` forgets it or its retention ends.
+
+Ordered messages (a FIFO queue's: `Message.ordered`, `MessageRef.group`) keep the order of their group:
+- `sequence` numbers a group's new messages (their `position`) above every earlier one of the group;
+- a group is *held* while any of its messages is Inactive (in flight): an ordered scan returns nothing of it.
+  Otherwise its *head* is its lowest-positioned unexpired message; if the head is Active, an ordered scan may
+  return the group's Active messages from the head on, in position order, up to the first that is not Active;
+- a claim of ordered candidates takes, per group, a run that starts at the group's head, in one atomic step:
+  the run is refused whole when the group is held, when a message before its first candidate remains, or
+  when any of its candidates is not as observed. So no two runs of one group are ever in flight together;
+- a group never holds back another: an ordered scan finds free groups whatever the others' state;
+- deleting, re-timing, moving (dead-lettering), expiring and rewinding an ordered message keep these rules
+  (a dead-lettered head frees its group; a lapsed head is the group's head again).
 """
 
 from __future__ import annotations
@@ -63,7 +75,10 @@ class MessageStore(Protocol):
 
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
         """Claim candidates in their order until `count` are owned (as `claim` each); the claimed ones. (An engine
-        may skip the rest of a partition's candidates once a claim there was lost to another consumer.)"""
+        may skip the rest of a partition's candidates once a claim there was lost to another consumer.)
+
+        Ordered candidates (an ordered scan's runs, in its order): per group, the first of its candidates up to
+        `count` owned, as one run (see above); a group's run refused leaves none of it claimed."""
         ...
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
@@ -78,10 +93,22 @@ class MessageStore(Protocol):
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         ...
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0, ordered: bool = False) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded). `enough` given:
         a receive's scan, which the receive's `claim_some` follows; an engine of many partitions reads further ones
-        only while it has fewer than `enough`, and may read a wider page while consumers contend."""
+        only while it has fewer than `enough`, and may read a wider page while consumers contend.
+
+        `ordered` (a FIFO queue): the runs of free groups (see above), each run's messages together and in
+        position order, the groups in any order (an engine may pick them at random, so consumers spread)."""
+        ...
+
+    def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
+        """The first of `count` consecutive positions for new ordered messages of `group`: above every position
+        the group was given before (in this queue incarnation)."""
+        ...
+
+    def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:
+        """Up to `limit` groups of an ordered queue that have a message in flight now (any order)."""
         ...
 
     def load_bodies(self, messages: list[Message]) -> None:

@@ -1,0 +1,302 @@
+"""The storage contract for ordered messages (FIFO queues): every engine keeps each group's order.
+
+A group is held while any of its messages is in flight; otherwise its run (its Active messages from its head
+on) may be claimed, whole or its first part, in one atomic step (`mnsd.storage` says it in full).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import pytest
+
+from mnsd.queues.model import Message, QueueCounts, body_md5
+from mnsd.storage import Storage
+
+NOW = 1_700_000_000_000  # ms
+RETENTION = 3600  # s
+VISIBLE = NOW + 60_000
+
+
+def ordered(storage: Storage, group: str, n: int, queue_id: str = "q1", delay_ms: int = 0) -> Message:
+    """A new ordered message of `group`, numbered by the engine (`sequence`)."""
+    position = storage.messages.sequence(queue_id, group, 1, NOW)
+    text = f"{group}-{n}"
+    return Message(
+        queue_id=queue_id,
+        message_id=f"M{n:05d}",
+        priority=8,
+        position=position,
+        visible_at=NOW + delay_ms,
+        version=0,
+        dequeue_count=0,
+        enqueue_time=NOW,
+        first_dequeue_time=NOW,
+        expires_at=NOW // 1000 + RETENTION,
+        body_md5=body_md5(text),
+        body=text,
+        message_group_id=group,
+        ordered=True,
+    )
+
+
+def send(storage: Storage, *groups: str, queue_id: str = "q1") -> list[Message]:
+    """One message per group given, in that order (numbered by their order)."""
+    messages = [ordered(storage, group, n, queue_id) for n, group in enumerate(groups)]
+    assert storage.messages.put(messages) == set()
+    return messages
+
+
+def runs(storage: Storage, now: int, wanted: int = 100, queue_id: str = "q1") -> dict[str, list[str]]:
+    """What an ordered scan offers, by group: message ids in the order given."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for message in storage.messages.scan_ready(queue_id, now, wanted, ordered=True).messages:
+        found[message.message_group_id].append(message.message_id)
+    return dict(found)
+
+
+def scan(storage: Storage, now: int, wanted: int = 100) -> list[Message]:
+    return storage.messages.scan_ready("q1", now, wanted, ordered=True).messages
+
+
+def test_sequence_numbers_rise_per_group(storage):
+    first = storage.messages.sequence("q1", "g", 3, NOW)
+    second = storage.messages.sequence("q1", "g", 1, NOW)
+    other = storage.messages.sequence("q1", "h", 1, NOW)
+    assert second >= first + 3
+    assert other >= 0
+    assert storage.messages.sequence("q2", "g", 1, NOW) >= 0  # another queue: its own numbers
+
+
+def test_a_scan_offers_each_group_in_send_order(storage):
+    send(storage, "a", "b", "a", "c", "b", "a")
+    assert runs(storage, NOW + 10) == {"a": ["M00000", "M00002", "M00005"], "b": ["M00001", "M00004"], "c": ["M00003"]}
+    offered = scan(storage, NOW + 10)
+    groups = [m.message_group_id for m in offered]
+    changes = sum(1 for before, after in zip(groups, groups[1:]) if before != after)
+    assert changes == len(set(groups)) - 1  # each group's run together
+
+
+def test_a_group_in_flight_is_held_and_others_are_not(storage):
+    send(storage, "a", "a", "b")
+    head = scan(storage, NOW + 10)
+    a_head = next(m for m in head if m.message_group_id == "a")
+    assert storage.messages.claim_some([a_head], 1, NOW + 10, VISIBLE) != []
+    assert runs(storage, NOW + 20) == {"b": ["M00002"]}
+    assert storage.messages.held_groups("q1", NOW + 20, 10) == ["a"]
+
+
+def test_a_claim_must_start_at_the_group_head(storage):
+    send(storage, "a", "a", "a")
+    first, second, third = scan(storage, NOW + 10)
+    assert storage.messages.claim_some([second, third], 2, NOW + 10, VISIBLE) == []
+    assert storage.messages.claim_some([third], 1, NOW + 10, VISIBLE) == []
+    claimed = storage.messages.claim_some([first, second, third], 2, NOW + 10, VISIBLE)
+    assert [m.message_id for m in claimed] == ["M00000", "M00001"]
+    # The run is in flight: its last one cannot be taken on its own, nor can the run again.
+    assert storage.messages.claim_some([third], 1, NOW + 10, VISIBLE) == []
+    assert storage.messages.claim_some([first, second, third], 3, NOW + 10, VISIBLE) == []
+
+
+def test_a_run_is_claimed_whole_or_not_at_all(storage):
+    send(storage, "a", "a", "a")
+    first, second, third = scan(storage, NOW + 10)
+    # Another consumer took the head: a run built on the old head is refused, none of it claimed.
+    assert storage.messages.claim(first, NOW + 10, VISIBLE) is not None
+    assert storage.messages.claim_some([first, second, third], 3, NOW + 10, VISIBLE) == []
+    assert storage.messages.counts("q1", NOW + 10) == QueueCounts(2, 1, 0)
+
+
+def test_a_lapsed_head_comes_back_before_anything_after_it(storage):
+    send(storage, "a", "a", "b")
+    run = [m for m in scan(storage, NOW + 10) if m.message_group_id == "a"]
+    claimed = storage.messages.claim_some(run, 1, NOW + 10, NOW + 1000)
+    assert [m.message_id for m in claimed] == ["M00000"]
+    assert runs(storage, NOW + 999) == {"b": ["M00002"]}
+    assert runs(storage, NOW + 1000)["a"] == ["M00000", "M00001"]  # lapsed: the head first again
+    again = [m for m in scan(storage, NOW + 1000) if m.message_group_id == "a"]
+    (head,) = storage.messages.claim_some(again, 1, NOW + 1000, NOW + 2000)
+    assert (head.message_id, head.dequeue_count) == ("M00000", 2)
+    assert not storage.messages.delete(claimed[0].ref, claimed[0].version, NOW + 1500)  # the old handle is dead
+
+
+def test_a_group_stays_held_while_any_of_its_run_is_in_flight(storage):
+    send(storage, "a", "a", "a")
+    one, two, _ = storage.messages.claim_some(scan(storage, NOW + 10), 3, NOW + 10, NOW + 1000)
+    # The head made visible again at once, the others still in flight: the group stays held.
+    assert storage.messages.change_visibility(one.ref, one.version, NOW + 20, NOW + 20)
+    assert runs(storage, NOW + 30) == {}
+    assert storage.messages.delete(two.ref, two.version, NOW + 30)
+    assert runs(storage, NOW + 40) == {}
+    assert runs(storage, NOW + 1000) == {"a": ["M00000", "M00002"]}
+
+
+def test_deleting_the_run_frees_the_group_at_once(storage):
+    send(storage, "a", "a", "a")
+    first, second, third = scan(storage, NOW + 10)
+    run = storage.messages.claim_some([first, second], 2, NOW + 10, VISIBLE)
+    assert storage.messages.delete_many([(m.ref, m.version) for m in run], NOW + 20) == [True, True]
+    assert runs(storage, NOW + 30) == {"a": ["M00002"]}
+    assert storage.messages.held_groups("q1", NOW + 30, 10) == []
+
+
+def test_a_delayed_head_holds_back_its_group_only(storage):
+    head = ordered(storage, "a", 0, delay_ms=5000)
+    later = ordered(storage, "a", 1)
+    other = ordered(storage, "b", 2)
+    storage.messages.put([head, later, other])
+    found = storage.messages.scan_ready("q1", NOW + 10, 100, ordered=True)
+    assert [m.message_id for m in found.messages] == ["M00002"]
+    assert runs(storage, NOW + 5000) == {"a": ["M00000", "M00001"], "b": ["M00002"]}
+    assert storage.messages.counts("q1", NOW + 10) == QueueCounts(2, 0, 1)
+
+
+def test_a_dead_lettered_head_frees_its_group(storage):
+    send(storage, "a", "a")
+    head, _ = scan(storage, NOW + 10)
+    target = ordered(storage, "a", 9, queue_id="dlq")
+    assert storage.messages.move(head, NOW + 10, target)
+    assert runs(storage, NOW + 20) == {"a": ["M00001"]}
+    assert runs(storage, NOW + 20, queue_id="dlq") == {"a": ["M00009"]}
+
+
+def test_expired_heads_hold_nothing_back(storage):
+    send(storage, "a")
+    late = ordered(storage, "a", 1)
+    late.expires_at += 100
+    storage.messages.put([late])
+    after = (NOW // 1000 + RETENTION) * 1000 + 10
+    assert runs(storage, after) == {"a": ["M00001"]}
+
+
+def test_rewind_brings_kept_messages_back_in_their_order(storage):
+    send(storage, "a", "a", "a")
+    run = storage.messages.claim_some(scan(storage, NOW + 10), 2, NOW + 10, VISIBLE)
+    assert storage.messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True, True]
+    assert runs(storage, NOW + 30) == {"a": ["M00002"]}
+    assert storage.messages.rewind("q1", NOW, NOW + 40) == 2
+    assert runs(storage, NOW + 50) == {"a": ["M00000", "M00001", "M00002"]}
+
+
+def test_rewind_frees_a_group_in_flight(storage):
+    send(storage, "a", "a")
+    storage.messages.claim_some(scan(storage, NOW + 10), 1, NOW + 10, VISIBLE)
+    assert runs(storage, NOW + 20) == {}
+    assert storage.messages.rewind("q1", NOW, NOW + 30) == 1
+    assert runs(storage, NOW + 40) == {"a": ["M00000", "M00001"]}
+
+
+def test_blocked_groups_never_hide_a_free_one(storage):
+    groups = [f"g{n:02d}" for n in range(50)]
+    send(storage, *[g for g in groups for _ in range(3)])
+    for message in scan(storage, NOW + 10, wanted=1000):
+        if message.message_group_id != "g49":
+            storage.messages.claim_some([message], 1, NOW + 10, VISIBLE)
+    for _ in range(5):
+        assert {m.message_group_id for m in scan(storage, NOW + 20, wanted=1)} == {"g49"}
+
+
+def test_one_batch_may_carry_several_groups_each_in_order(storage):
+    send(storage, *["a", "b", "c"] * 4)
+    claimed = storage.messages.claim_some(scan(storage, NOW + 10), 16, NOW + 10, VISIBLE)
+    by_group: dict[str, list[int]] = defaultdict(list)
+    for message in claimed:
+        by_group[message.message_group_id].append(int(message.message_id[1:]))
+    assert by_group == {"a": [0, 3, 6, 9], "b": [1, 4, 7, 10], "c": [2, 5, 8, 11]}
+    assert sorted(storage.messages.held_groups("q1", NOW + 20, 10)) == ["a", "b", "c"]
+
+
+# --- many consumers ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Ledger:
+    """What consumers did, each step numbered: a delete's number taken before it is tried, a claim's after it
+    returned, so a delete that ended before a claim began always has the smaller number."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ticket: int = 0
+    claims: list[tuple[int, str, int]] = field(default_factory=list)  # (ticket, group, first position)
+    deletes: list[tuple[int, str, int, str]] = field(default_factory=list)  # (ticket, group, position, id)
+
+    def next(self) -> int:
+        with self.lock:
+            self.ticket += 1
+            return self.ticket
+
+
+@pytest.mark.slow
+def test_sixteen_consumers_keep_every_group_in_order(storage):
+    """10,000 messages in 100 groups, 16 consumers; some let their runs lapse. Each message is processed
+    exactly once, each group in send order, and every claim starts at its group's oldest unprocessed message."""
+    rng = random.Random(7)
+    groups = [f"group-{n:03d}" for n in range(100)]
+    sent = [rng.choice(groups) for _ in range(10_000)]
+    positions: dict[str, list[int]] = defaultdict(list)
+    for start in range(0, len(sent), 16):
+        batch = [ordered(storage, group, start + i) for i, group in enumerate(sent[start : start + 16])]
+        assert storage.messages.put(batch) == set()
+        for message in batch:
+            positions[message.message_group_id].append(message.position)
+    ledger = _Ledger()
+    visibility = 1000
+    now = NOW + 10
+    done = threading.Event()
+
+    def consume(seed: int, phase_now: int) -> None:
+        local = random.Random(seed)
+        idle = 0
+        while idle < 3 and not done.is_set():
+            offered = storage.messages.scan_ready("q1", phase_now, 16, enough=4, ordered=True).messages
+            claimed = storage.messages.claim_some(offered, local.randint(1, 4), phase_now, phase_now + visibility)
+            if not claimed:
+                idle += 1
+                continue
+            idle = 0
+            ticket = ledger.next()
+            firsts: dict[str, int] = {}
+            for message in claimed:
+                firsts.setdefault(message.message_group_id, message.position)
+            with ledger.lock:
+                ledger.claims += [(ticket, group, position) for group, position in firsts.items()]
+            if local.random() < 0.05:
+                continue  # let the run lapse
+            for message in claimed:
+                ticket = ledger.next()
+                if storage.messages.delete(message.ref, message.version, phase_now):
+                    with ledger.lock:
+                        ledger.deletes.append((ticket, message.message_group_id, message.position, message.message_id))
+
+    for phase in range(200):
+        threads = [threading.Thread(target=consume, args=(phase * 100 + n, now)) for n in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert not any(thread.is_alive() for thread in threads)
+        if len(ledger.deletes) == len(sent):
+            break
+        now += visibility  # the runs let go lapse
+    # Each message processed exactly once.
+    deleted_ids = [entry[3] for entry in ledger.deletes]
+    assert len(deleted_ids) == len(set(deleted_ids)) == len(sent)
+    # Per group: processed in send order, and every claim began at the oldest message not yet processed.
+    events: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
+    for ticket, group, position, _ in ledger.deletes:
+        events[group].append((ticket, "delete", position))
+    for ticket, group, position in ledger.claims:
+        events[group].append((ticket, "claim", position))
+    for group, history in events.items():
+        remaining = sorted(positions[group])
+        processed = []
+        for _, kind, position in sorted(history):
+            if kind == "delete":
+                processed.append(position)
+                remaining.remove(position)
+            else:
+                assert position == remaining[0], f"{group}: a claim began at {position}, not {remaining[0]}"
+        assert processed == sorted(positions[group]), f"{group} processed out of order"
+    assert storage.messages.counts("q1", now) == QueueCounts(0, 0, 0)
