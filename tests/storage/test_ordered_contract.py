@@ -6,6 +6,7 @@ on) may be claimed, whole or its first part, in one atomic step (`mnsd.storage` 
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 from collections import defaultdict
@@ -76,7 +77,7 @@ def test_a_scan_offers_each_group_in_send_order(storage):
     assert runs(storage, NOW + 10) == {"a": ["M00000", "M00002", "M00005"], "b": ["M00001", "M00004"], "c": ["M00003"]}
     offered = scan(storage, NOW + 10)
     groups = [m.message_group_id for m in offered]
-    changes = sum(1 for before, after in zip(groups, groups[1:]) if before != after)
+    changes = sum(1 for before, after in itertools.pairwise(groups) if before != after)
     assert changes == len(set(groups)) - 1  # each group's run together
 
 
@@ -228,62 +229,35 @@ class _Ledger:
             return self.ticket
 
 
-@pytest.mark.slow
-def test_sixteen_consumers_keep_every_group_in_order(storage):
-    """10,000 messages in 100 groups, 16 consumers; some let their runs lapse. Each message is processed
-    exactly once, each group in send order, and every claim starts at its group's oldest unprocessed message."""
-    rng = random.Random(7)
-    groups = [f"group-{n:03d}" for n in range(100)]
-    sent = [rng.choice(groups) for _ in range(10_000)]
-    positions: dict[str, list[int]] = defaultdict(list)
-    for start in range(0, len(sent), 16):
-        batch = [ordered(storage, group, start + i) for i, group in enumerate(sent[start : start + 16])]
-        assert storage.messages.put(batch) == set()
-        for message in batch:
-            positions[message.message_group_id].append(message.position)
-    ledger = _Ledger()
-    visibility = 1000
-    now = NOW + 10
-    done = threading.Event()
-
-    def consume(seed: int, phase_now: int) -> None:
-        local = random.Random(seed)
+def _consume(storage: Storage, ledger: _Ledger, seed: int, now: int, visibility: int) -> None:
+    """One consumer at `now` until it finds nothing three times: claims runs, deletes them in order (tickets
+    as `_Ledger` says), and lets one in twenty lapse."""
+    local = random.Random(seed)
+    idle = 0
+    while idle < 3:
+        offered = storage.messages.scan_ready("q1", now, 16, enough=4, ordered=True).messages
+        claimed = storage.messages.claim_some(offered, local.randint(1, 4), now, now + visibility)
+        if not claimed:
+            idle += 1
+            continue
         idle = 0
-        while idle < 3 and not done.is_set():
-            offered = storage.messages.scan_ready("q1", phase_now, 16, enough=4, ordered=True).messages
-            claimed = storage.messages.claim_some(offered, local.randint(1, 4), phase_now, phase_now + visibility)
-            if not claimed:
-                idle += 1
-                continue
-            idle = 0
+        ticket = ledger.next()
+        firsts: dict[str, int] = {}
+        for message in claimed:
+            firsts.setdefault(message.message_group_id, message.position)
+        with ledger.lock:
+            ledger.claims += [(ticket, group, position) for group, position in firsts.items()]
+        if local.random() < 0.05:
+            continue  # let the run lapse
+        for message in claimed:
             ticket = ledger.next()
-            firsts: dict[str, int] = {}
-            for message in claimed:
-                firsts.setdefault(message.message_group_id, message.position)
-            with ledger.lock:
-                ledger.claims += [(ticket, group, position) for group, position in firsts.items()]
-            if local.random() < 0.05:
-                continue  # let the run lapse
-            for message in claimed:
-                ticket = ledger.next()
-                if storage.messages.delete(message.ref, message.version, phase_now):
-                    with ledger.lock:
-                        ledger.deletes.append((ticket, message.message_group_id, message.position, message.message_id))
+            if storage.messages.delete(message.ref, message.version, now):
+                with ledger.lock:
+                    ledger.deletes.append((ticket, message.message_group_id, message.position, message.message_id))
 
-    for phase in range(200):
-        threads = [threading.Thread(target=consume, args=(phase * 100 + n, now)) for n in range(16)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=300)
-        assert not any(thread.is_alive() for thread in threads)
-        if len(ledger.deletes) == len(sent):
-            break
-        now += visibility  # the runs let go lapse
-    # Each message processed exactly once.
-    deleted_ids = [entry[3] for entry in ledger.deletes]
-    assert len(deleted_ids) == len(set(deleted_ids)) == len(sent)
-    # Per group: processed in send order, and every claim began at the oldest message not yet processed.
+
+def _check_order(ledger: _Ledger, positions: dict[str, list[int]]) -> None:
+    """Per group: processed in send order, and every claim began at the oldest message not yet processed."""
     events: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
     for ticket, group, position, _ in ledger.deletes:
         events[group].append((ticket, "delete", position))
@@ -299,4 +273,40 @@ def test_sixteen_consumers_keep_every_group_in_order(storage):
             else:
                 assert position == remaining[0], f"{group}: a claim began at {position}, not {remaining[0]}"
         assert processed == sorted(positions[group]), f"{group} processed out of order"
+
+
+@pytest.mark.slow
+def test_sixteen_consumers_keep_every_group_in_order(storage):
+    """10,000 messages in 100 groups, 16 consumers; some let their runs lapse. Each message is processed
+    exactly once, each group in send order, and every claim starts at its group's oldest unprocessed message.
+    Time stands still within a round of consumers (so every consumer sees the same lapses); between rounds it
+    moves past the visibility timeout, and the runs let go lapse."""
+    rng = random.Random(7)
+    groups = [f"group-{n:03d}" for n in range(100)]
+    sent = [rng.choice(groups) for _ in range(10_000)]
+    positions: dict[str, list[int]] = defaultdict(list)
+    for start in range(0, len(sent), 16):
+        batch = [ordered(storage, group, start + i) for i, group in enumerate(sent[start : start + 16])]
+        assert storage.messages.put(batch) == set()
+        for message in batch:
+            positions[message.message_group_id].append(message.position)
+    ledger = _Ledger()
+    visibility = 1000
+    now = NOW + 10
+    for round_ in range(200):
+        threads = [
+            threading.Thread(target=_consume, args=(storage, ledger, round_ * 100 + n, now, visibility))
+            for n in range(16)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert not any(thread.is_alive() for thread in threads)
+        if len(ledger.deletes) == len(sent):
+            break
+        now += visibility
+    deleted_ids = [entry[3] for entry in ledger.deletes]
+    assert len(deleted_ids) == len(set(deleted_ids)) == len(sent)  # each exactly once
+    _check_order(ledger, positions)
     assert storage.messages.counts("q1", now) == QueueCounts(0, 0, 0)

@@ -273,10 +273,21 @@ class MessageInput:
     user_properties: tuple[Property, ...] = ()
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
+    priority_given: bool = False  # the request named a Priority (a FIFO queue refuses it)
 
     @property
     def body_md5(self) -> str:
         return body_md5(self.body)
+
+    def check_ordered(self) -> None:
+        """Whether a FIFO queue takes this message: with a valid MessageGroupId, without its own delay or priority."""
+        if not self.message_group_id:
+            raise errors.InvalidArgument("A message sent to a fifo queue needs a MessageGroupId.")
+        if self.delay_seconds is not None:
+            raise errors.InvalidArgument("A fifo queue takes no DelaySeconds per message (the queue's applies).")
+        if self.priority_given:
+            raise errors.InvalidArgument("A fifo queue takes no Priority: its messages keep their send order.")
+        message_group_id(self.message_group_id)
 
 
 def body_md5(body: str) -> str:
@@ -297,6 +308,7 @@ def message_input(given: MessageRequest) -> MessageInput:
         user_properties=properties(given.user_properties, "PropertyValue"),
         system_properties=properties(given.system_properties, "SystemPropertyValue"),
         message_group_id=given.message_group_id or "",
+        priority_given=priority is not None,
     )
 
 

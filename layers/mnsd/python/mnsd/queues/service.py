@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 from dataclasses import dataclass
 
@@ -47,6 +48,9 @@ CLAIM_ROUNDS = 10
 # A redrive moves at most this many messages per request (the answer says how many; call again for more)
 # and looks at most this far into the dead-letter queue past the messages it cannot move.
 MAX_REDRIVE = 1000
+HELD_GROUPS_SHOWN = 1000  # GetQueueAttributes' MessageGroupsInFlight counts this many at most
+# The group a FIFO queue puts a message without one in: a dead letter of a push given up, or of a standard queue.
+DEAD_LETTER_GROUP = "dead-letters"
 MAX_REDRIVE_SCAN = 1000
 REDRIVE_PAGE = 64
 
@@ -90,7 +94,7 @@ class QueueService:
         """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs)."""
         check_queue_name(name)
         attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
-        self._check_dlq_target(account_id, name, attributes.dlq_policy)
+        self._check_dlq_target(account_id, name, attributes.dlq_policy, attributes.fifo)
         return self.registry.create(account_id, name, attributes)
 
     def get_queue(self, account_id: str, name: str) -> Queue:
@@ -100,7 +104,7 @@ class QueueService:
         def changed(queue: Queue) -> QueueAttributes:
             attributes = queue.attributes.updated_from(given)
             if given.dlq_policy is not None:
-                self._check_dlq_target(account_id, name, attributes.dlq_policy)
+                self._check_dlq_target(account_id, name, attributes.dlq_policy, attributes.fifo)
             return attributes
 
         before, after = self.registry.set_attributes(account_id, name, changed)
@@ -108,18 +112,26 @@ class QueueService:
             # rewind off: what was kept goes
             self.messages.drop_kept(before.queue_id, ms(self.clock.now()))
 
-    def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None) -> None:
-        """A DlqPolicy's target is another queue of the same account, existing now."""
+    def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None, fifo: bool) -> None:
+        """A DlqPolicy's target is another queue of the same account and QueueType, existing now (as in SQS: a FIFO
+        queue's dead letters keep their groups, a standard queue's have none)."""
         if policy is None:
             return
         if policy.target == name:
             raise errors.InvalidArgument("The DeadLetterTargetQueue should not be the queue itself.")
         check_queue_name(policy.target)
-        if self.catalog.get_queue(account_id, policy.target) is None:
+        target = self.catalog.get_queue(account_id, policy.target)
+        if target is None:
             raise errors.QueueNotExist()
+        if target.attributes.fifo != fifo:
+            raise errors.InvalidArgument("The DeadLetterTargetQueue should be of the queue's own QueueType.")
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
         return self.messages.counts(queue.queue_id, ms(self.clock.now()))
+
+    def held_groups(self, queue: Queue) -> int:
+        """How many of a FIFO queue's groups have a message in flight (up to `HELD_GROUPS_SHOWN`)."""
+        return len(self.messages.held_groups(queue.queue_id, ms(self.clock.now()), HELD_GROUPS_SHOWN))
 
     # --- messages -----------------------------------------------------------------------------
 
@@ -130,9 +142,15 @@ class QueueService:
         for message in inputs:
             if len(message.body.encode("utf-8")) > limit:
                 raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
+            if queue.attributes.fifo:
+                message.check_ordered()
         now_ms = ms(self.clock.now())
         ids = self.messages.new_ids(queue.queue_id, len(inputs), now_ms)
-        stored = [self._new_message(queue, message, now_ms, id_) for message, id_ in zip(inputs, ids, strict=True)]
+        positions = self._positions(queue, [m.message_group_id for m in inputs], now_ms)
+        stored = [
+            self._new_message(queue, message, now_ms, id_, position)
+            for message, id_, position in zip(inputs, ids, positions, strict=True)
+        ]
         failed = self.messages.put(stored)
         if len(failed) < len(stored):
             self.notifier.notify(queue.queue_id)
@@ -145,7 +163,23 @@ class QueueService:
             for message in stored
         ]
 
-    def _new_message(self, queue: Queue, message: MessageInput, now_ms: int, message_id: str) -> Message:
+    def _positions(self, queue: Queue, groups: list[str], now_ms: int) -> list[int | None]:
+        """A FIFO queue's places for new messages of these groups, in the order given (None for another queue)."""
+        if not queue.attributes.fifo:
+            return [None] * len(groups)
+        following = {
+            group: self.messages.sequence(queue.queue_id, group, groups.count(group), now_ms)
+            for group in dict.fromkeys(groups)
+        }
+        positions: list[int | None] = []
+        for group in groups:
+            positions.append(following[group])
+            following[group] += 1
+        return positions
+
+    def _new_message(
+        self, queue: Queue, message: MessageInput, now_ms: int, message_id: str, position: int | None = None
+    ) -> Message:
         delay = queue.attributes.delay_seconds if message.delay_seconds is None else message.delay_seconds
         available = now_ms + delay * 1000
         content = Content(
@@ -156,9 +190,10 @@ class QueueService:
             message.system_properties,
             message.message_group_id,
             queue.attributes.logging_enabled,
+            ordered=position is not None,
         )
         expires_at = now_ms // 1000 + queue.attributes.message_retention_period
-        return Message.enqueued(queue.queue_id, message_id, now_ms, available, expires_at, content)
+        return Message.enqueued(queue.queue_id, message_id, now_ms, available, expires_at, content, position)
 
     def dead_letter_send(
         self,
@@ -167,13 +202,16 @@ class QueueService:
         body: str,
         user_properties: tuple[Property, ...],
         system_properties: tuple[Property, ...],
+        group: str = DEAD_LETTER_GROUP,
     ) -> Message:
-        """Store a dead letter (a message the service itself sends, with system properties) in a queue."""
+        """Store a dead letter (a message the service itself sends, with system properties) in a queue (in `group`
+        there when it is a FIFO queue)."""
         queue = self.get_queue(account_id, queue_name)
-        given = MessageInput(body, 0, 8, user_properties, system_properties)
+        given = MessageInput(body, 0, 8, user_properties, system_properties, message_group_id=group)
         now_ms = ms(self.clock.now())
         (message_id,) = self.messages.new_ids(queue.queue_id, 1, now_ms, sent=False)
-        message = self._new_message(queue, given, now_ms, message_id)
+        (position,) = self._positions(queue, [group], now_ms)
+        message = self._new_message(queue, given, now_ms, message_id, position)
         if self.messages.put([message]):
             raise errors.InternalError()
         self.notifier.notify(queue.queue_id)
@@ -221,11 +259,15 @@ class QueueService:
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
-        scan = self.messages.scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count)
-        candidates = sorted(scan.messages, key=lambda m: (m.priority, random.random()))
+        fifo = queue.attributes.fifo
+        scan = self.messages.scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count, ordered=fifo)
+        # A FIFO queue's candidates are its groups' runs, in order; the others are taken by priority, at random.
+        candidates = scan.messages if fifo else sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         seen = len(candidates)
         policy = queue.attributes.dlq_policy
-        if policy is not None and self._dead_letter(queue, policy, candidates, now_ms):
+        if policy is not None and fifo:
+            candidates = self._runs_after_dead_letters(queue, policy, candidates, now_ms)
+        elif policy is not None and self._dead_letter(queue, policy, candidates, now_ms):
             candidates = [m for m in candidates if m.dequeue_count < policy.max_receive_count]
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
         claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
@@ -254,10 +296,58 @@ class QueueService:
             self.notifier.notify(target.queue_id)
         return True
 
+    def _runs_after_dead_letters(
+        self, queue: Queue, policy: DlqPolicy, candidates: list[Message], now_ms: int
+    ) -> list[Message]:
+        """A FIFO queue's runs with their spent messages dealt with: those at the head of a run move to the policy's
+        target, in order, and their group waits for a later receive; a run is cut before its first spent message.
+        (The target gone, nothing moves and the runs stay whole, as a standard queue's candidates do.)"""
+        if not any(m.dequeue_count >= policy.max_receive_count for m in candidates):
+            return candidates
+        runs: dict[str, list[Message]] = {}
+        for message in candidates:
+            runs.setdefault(message.message_group_id, []).append(message)
+        spent_heads = {
+            group: list(itertools.takewhile(lambda m: m.dequeue_count >= policy.max_receive_count, run))
+            for group, run in runs.items()
+        }
+        if any(spent_heads.values()) and not self._dead_letter_runs(queue, policy, spent_heads, now_ms):
+            return candidates
+        return [
+            message
+            for group, run in runs.items()
+            if not spent_heads[group]
+            for message in itertools.takewhile(lambda m: m.dequeue_count < policy.max_receive_count, run)
+        ]
+
+    def _dead_letter_runs(self, queue: Queue, policy: DlqPolicy, heads: dict[str, list[Message]], now_ms: int) -> bool:
+        """Move each group's spent head messages to the policy's target in their order, a group's moves stopping
+        at the first lost to another consumer; False when the target queue no longer exists."""
+        target = self.catalog.get_queue(queue.account_id, policy.target)
+        if target is None:
+            return False
+        source_arn = self.queue_arn(queue)
+        moved = False
+        for run in heads.values():
+            self.messages.load_bodies(run)
+            for message in run:
+                if message.body is None or not self.messages.move(
+                    message, now_ms, self._dead_letter_of(message, target, source_arn, now_ms)
+                ):
+                    break
+                moved = True
+        if moved:
+            self.notifier.notify(target.queue_id)
+        return True
+
     def _moved(self, message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
-        """`message` as a new message of `target` (`Message.moved`)."""
+        """`message` as a new message of `target` (`Message.moved`): in its group's order there if it is FIFO."""
         (message_id,) = self.messages.new_ids(target.queue_id, 1, now_ms, sent=False)
-        return message.moved(target.queue_id, message_id, now_ms, system_properties, target.attributes.logging_enabled)
+        group = message.message_group_id or DEAD_LETTER_GROUP
+        (position,) = self._positions(target, [group], now_ms)
+        logging = target.attributes.logging_enabled
+        moved = message.moved(target.queue_id, message_id, now_ms, system_properties, logging, position)
+        return dataclasses.replace(moved, message_group_id=group) if position is not None else moved
 
     def queue_arn(self, queue: Queue) -> str:
         return f"acs:mns:{self.settings.region}:{queue.account_id}:queues/{queue.name}"
@@ -282,7 +372,11 @@ class QueueService:
         while moved < MAX_REDRIVE:
             wanted = min(MAX_REDRIVE_SCAN, len(stay) + REDRIVE_PAGE)
             found = [
-                m for m in self.messages.scan_ready(queue.queue_id, now_ms, wanted).messages if m.message_id not in stay
+                m
+                for m in self.messages.scan_ready(
+                    queue.queue_id, now_ms, wanted, ordered=queue.attributes.fifo
+                ).messages
+                if m.message_id not in stay
             ]
             if not found:
                 break
@@ -334,7 +428,9 @@ class QueueService:
 
     def peek(self, account_id: str, name: str, count: int) -> list[Message]:
         queue = self.get_queue(account_id, name)
-        found = self.messages.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
+        found = self.messages.scan_ready(
+            queue.queue_id, ms(self.clock.now()), count, ordered=queue.attributes.fifo
+        ).messages
         self.messages.load_bodies(found)
         found = [m for m in found if m.body is not None]  # (one deleted since it was read stays unloaded)
         if not found:

@@ -84,6 +84,7 @@ def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
         rewind_period=xml.value("RewindPeriod"),
         policy=xml.value("Policy"),
         rate_limit=rate_limit_input(xml.child("TenantRateLimitPolicy")),
+        queue_type=xml.value("QueueType"),
     )
 
 

@@ -67,7 +67,12 @@ def sent(result: SendResult) -> Node:
         ("MessageBodyMD5", result.message.body_md5),
         ("ReceiptHandle", result.receipt_handle),
     ]
-    return Node("Message", fields)
+    return Node("Message", fields + _sent_group(result.message))
+
+
+def _sent_group(message: Message) -> Fields:
+    """A FIFO queue's answer to a send names the message's group (SDK 1.3.0 reads it back)."""
+    return [("MessageGroupId", message.message_group_id)] if message.ordered else []
 
 
 def sent_batch(results: Sequence[SendResult]) -> tuple[Node, int]:
@@ -75,7 +80,10 @@ def sent_batch(results: Sequence[SendResult]) -> tuple[Node, int]:
     nodes = [
         Node("Message", [("ErrorCode", r.error.code), ("ErrorMessage", r.error.message)])
         if r.error is not None
-        else Node("Message", [("MessageId", r.message.message_id), ("MessageBodyMD5", r.message.body_md5)])
+        else Node(
+            "Message",
+            [("MessageId", r.message.message_id), ("MessageBodyMD5", r.message.body_md5), *_sent_group(r.message)],
+        )
         for r in results
     ]
     status = 500 if any(r.error is not None for r in results) else 201
@@ -102,8 +110,8 @@ def published(message: TopicMessage) -> Node:
     return Node("Message", [("MessageId", message.message_id), ("MessageBodyMD5", message.body_md5)])
 
 
-def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
-    """GetQueueAttributes (with counts) and a ListQueue entry's meta (without)."""
+def queue_node(queue: Queue, counts: QueueCounts | None, held_groups: int | None = None) -> Node:
+    """GetQueueAttributes (with counts, and a FIFO queue's groups in flight) and a ListQueue entry's meta (without)."""
     a = queue.attributes
     fields: Fields = [
         ("QueueName", queue.name),
@@ -115,6 +123,7 @@ def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
         ("VisibilityTimeout", a.visibility_timeout),
         ("PollingWaitSeconds", a.polling_wait_seconds),
         ("LoggingEnabled", a.logging_enabled),
+        ("QueueType", a.queue_type),
     ]
     policy = a.dlq_policy
     if policy is not None:
@@ -132,6 +141,8 @@ def queue_node(queue: Queue, counts: QueueCounts | None) -> Node:
             ("InactiveMessages", counts.inactive),
             ("DelayMessages", counts.delayed),
         ]
+    if held_groups is not None:
+        fields.append(("MessageGroupsInFlight", held_groups))
     return Node("Queue", fields)
 
 
