@@ -155,10 +155,16 @@ class Deliverer:
                 False, detail="AccessDenied: the queue's policy does not grant the topic's account", permanent=True
             )
         body = notification_body(subscription, message)
-        result = self.queues.send(owner, endpoint.target, [MessageInput(body, None, 8)])[0]
+        group = message.message_group_id or self._default_group(owner, endpoint.target, subscription)
+        result = self.queues.send(owner, endpoint.target, [MessageInput(body, None, 8, message_group_id=group)])[0]
         if result.error is not None:
             return Outcome(False, detail=f"{result.error.code}: {result.error.message}")
         return Outcome(True)
+
+    def _default_group(self, owner: str, queue_name: str, subscription: Subscription) -> str:
+        """The group a message published without one takes in a FIFO queue endpoint: the subscription's own, so
+        that queue keeps the order its deliveries arrive in; none for a standard queue."""
+        return subscription.name if self.queues.get_queue(owner, queue_name).attributes.fifo else ""
 
     def _to_http(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         url, headers, body = http_push(subscription, message, self.settings)

@@ -237,6 +237,7 @@ class TopicMessage:
     direct_sms: dict | None = None
     user_properties: tuple[Property, ...] = ()
     logging_enabled: bool = False  # the topic's LoggingEnabled when it was published
+    message_group_id: str = ""  # handed on to queue endpoints (a FIFO queue keeps the group's order)
 
     @property
     def body_md5(self) -> str:
@@ -262,6 +263,7 @@ class PublishInput:
     direct_mail: str | None = None  # the DirectMail message attribute: JSON text
     direct_sms: str | None = None  # the DirectSMS message attribute: JSON text
     user_properties: tuple[PropertyInput, ...] = ()
+    message_group_id: str | None = None
 
 
 def json_attribute(text: str | None, name: str) -> dict | None:

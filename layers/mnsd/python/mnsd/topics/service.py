@@ -15,7 +15,7 @@ from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.names import check_subscription_name, check_topic_name
 from mnsd.push.address import refuse_internal_endpoint
-from mnsd.queues.model import properties
+from mnsd.queues.model import message_group_id, properties
 from mnsd.registry import Registry, decode_marker, next_marker
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
@@ -189,6 +189,7 @@ class TopicService:
             direct_sms=json_attribute(given.direct_sms, "DirectSMS"),
             user_properties=properties(given.user_properties, "PropertyValue"),
             logging_enabled=topic.attributes.logging_enabled,
+            message_group_id=message_group_id(given.message_group_id) if given.message_group_id else "",
         )
         self.messages.put(message)
         self.dispatcher.submit(message)

@@ -185,6 +185,7 @@ def publish_input(xml: Element) -> PublishInput:
         direct_mail=attributes.value("DirectMail") if attributes is not None else None,
         direct_sms=attributes.value("DirectSMS") if attributes is not None else None,
         user_properties=_properties(xml, "UserProperties", "PropertyValue"),
+        message_group_id=xml.value("MessageGroupId"),
     )
 
 

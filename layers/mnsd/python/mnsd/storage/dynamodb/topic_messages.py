@@ -36,6 +36,8 @@ def to_item(message: TopicMessage) -> dict[str, Any]:
         item["l"] = {"BOOL": True}
     if message.user_properties:
         item["u"] = properties(message.user_properties)
+    if message.message_group_id:
+        item["mg"] = {"S": message.message_group_id}
     return item
 
 
@@ -53,6 +55,7 @@ def from_item(item: dict[str, Any]) -> TopicMessage:
         direct_sms=json.loads(item["ms"]["S"]) if "ms" in item else None,
         user_properties=parse_properties(item.get("u")),
         logging_enabled="l" in item,
+        message_group_id=item["mg"]["S"] if "mg" in item else "",
     )
 
 
