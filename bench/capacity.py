@@ -16,23 +16,32 @@ throughput. By default the double throttles as DynamoDB does per partition (1,00
 no burst or adaptive capacity), so an engine that grows its stripes under throttling can do so; a
 throttled partition cannot then exceed the ceiling by much, so the refused requests are the figure to
 read beside the peak. `--no-throttle` measures the demand instead.
+
+`--fifo-groups N` makes the queue a FIFO queue whose messages spread over N groups at random (a group is held
+from a run's receive until its delete, so a group passes at most one run per hold); `--receivers N` gives the
+queue N receivers besides itself, each consumed as the queue is. The summary gives the units per message
+lifecycle (all partitions, all seconds, over the lifecycles completed by every consumer).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import heapq
 import random
 import time
 import types
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from bench.simulator.dynamodb import Partition
 from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
+
+if TYPE_CHECKING:
+    from mnsd.queues.model import MessageInput
 
 ACCOUNT = "1000000000000001"
 QUEUE = "capacity"
@@ -87,6 +96,13 @@ class Run:
     wall: float = 0.0
     cpu: float = 0.0
     final_stripes: int = 0
+    consumers: int = 1  # the queue, and its receivers
+    units: tuple[float, float] = (0.0, 0.0)  # WCU, RCU over the whole run
+
+    def per_lifecycle(self) -> tuple[float, float]:
+        """Units per message lifecycle: per message sent, taken by every consumer (send, receive, delete)."""
+        lifecycles = self.deleted / self.consumers
+        return (self.units[0] / lifecycles, self.units[1] / lifecycles) if lifecycles else (0.0, 0.0)
 
     def peak(self, start: int = 0) -> tuple[float, float]:
         rows = self.rows[start:] or [Second(0, 0, 0, None, None, 0, 0, 0, 0)]
@@ -144,8 +160,17 @@ def seeded_ids(rng: random.Random) -> None:
 
 
 class Simulation:
-    def __init__(self, rate: int, seconds: int, throttle: bool, stripes: int | None, seed: int) -> None:
-        from mnsd.queues.model import MessageInput
+    def __init__(
+        self,
+        rate: int,
+        seconds: int,
+        throttle: bool,
+        stripes: int | None,
+        seed: int,
+        fifo_groups: int = 0,
+        receivers: int = 0,
+    ) -> None:
+        from mnsd.queues.model import MessageInput, QueueAttributeChanges
 
         self.rng = random.Random(seed)
         random.seed(seed)
@@ -154,15 +179,20 @@ class Simulation:
         self.client = FakeDynamoDB(now=self.clock.now, throttle=throttle)
         self.services = make_services(self.client, self.clock, stripes)
         self.queues = self.services.queues
-        self.queues.create_queue(ACCOUNT, QUEUE)
+        self.queues.create_queue(ACCOUNT, QUEUE, QueueAttributeChanges(queue_type="fifo") if fifo_groups else None)
         self.queue_id = self.queues.get_queue(ACCOUNT, QUEUE).queue_id
+        self.consumers = [QUEUE] + [f"{QUEUE}.r{n}" for n in range(receivers)]  # the queue and its receivers
+        for name in self.consumers[1:]:
+            self.queues.create_receiver(ACCOUNT, QUEUE, name.split(".", 1)[1])
         self.body = "x" * 700  # a 1 KB-class message: the lease with its body inline stays within 1 KB
+        self.groups = [f"group-{n}" for n in range(fifo_groups)]
         self.input = MessageInput(body=self.body, delay_seconds=None, priority=8)
         self.run = Run(rate, seconds, throttle)
-        self.due: list[tuple[float, int, str]] = []  # (delete time, sequence, receipt handle)
+        self.run.consumers = len(self.consumers)
+        self.due: list[tuple[float, int, str, str]] = []  # (delete time, sequence, consumer, receipt handle)
         self.sequence = 0
         self.owed = 0.0  # messages to send, carried between ticks
-        self.unreceived = 0
+        self.unreceived = dict.fromkeys(self.consumers, 0)
 
     def call(self, name: str, fn: Any, *args: Any) -> Any:
         from mnsd import errors
@@ -181,41 +211,52 @@ class Simulation:
         while count > 0:
             n = min(BATCH, count)
             count -= n
-            results = self.call("BatchSendMessage", self.queues.send, ACCOUNT, QUEUE, [self.input] * n)
+            batch = [self._message() for _ in range(n)]
+            results = self.call("BatchSendMessage", self.queues.send, ACCOUNT, QUEUE, batch)
             if results is None:
                 self.run.failed_sends += n
                 continue
             ok = sum(1 for r in results if r.error is None)
             self.run.failed_sends += n - ok
             self.run.sent += ok
-            self.unreceived += ok
+            for consumer in self.consumers:
+                self.unreceived[consumer] += ok
+
+    def _message(self) -> MessageInput:
+        if not self.groups:
+            return self.input
+        return dataclasses.replace(self.input, message_group_id=self.rng.choice(self.groups))
 
     def receive(self) -> None:
-        empty = 0
-        while self.unreceived > 0 and empty < 3:
-            got = self.call("BatchReceiveMessage", self.queues.receive, ACCOUNT, QUEUE, BATCH, 0)
-            if not got:
-                empty += 1
-                continue
-            self.run.received += len(got)
-            self.unreceived -= len(got)
-            now = self.clock.now()
-            for message in got:
-                self.sequence += 1
-                heapq.heappush(self.due, (now + self.rng.uniform(*HOLD), self.sequence, message.receipt_handle))
+        for consumer in self.consumers:
+            empty = 0
+            while self.unreceived[consumer] > 0 and empty < 3:
+                got = self.call("BatchReceiveMessage", self.queues.receive, ACCOUNT, consumer, BATCH, 0)
+                if not got:
+                    empty += 1
+                    continue
+                self.run.received += len(got)
+                self.unreceived[consumer] -= len(got)
+                now = self.clock.now()
+                for message in got:
+                    self.sequence += 1
+                    due = now + self.rng.uniform(*HOLD)
+                    heapq.heappush(self.due, (due, self.sequence, consumer, message.receipt_handle))
 
     def delete_due(self) -> None:
         now = self.clock.now()
-        handles: list[str] = []
+        handles: dict[str, list[str]] = {}
         while self.due and self.due[0][0] <= now:
-            handles.append(heapq.heappop(self.due)[2])
-        for start in range(0, len(handles), BATCH):
-            chunk = handles[start : start + BATCH]
-            failures = self.call("BatchDeleteMessage", self.queues.batch_delete, ACCOUNT, QUEUE, chunk)
-            if failures is not None:
-                self.run.deleted += len(chunk) - len(failures)
-                for _, error in failures:
-                    self.run.errors[f"BatchDeleteMessage: {type(error).__name__}"] += 1
+            _, _, consumer, handle = heapq.heappop(self.due)
+            handles.setdefault(consumer, []).append(handle)
+        for consumer, owned in handles.items():
+            for start in range(0, len(owned), BATCH):
+                chunk = owned[start : start + BATCH]
+                failures = self.call("BatchDeleteMessage", self.queues.batch_delete, ACCOUNT, consumer, chunk)
+                if failures is not None:
+                    self.run.deleted += len(chunk) - len(failures)
+                    for _, error in failures:
+                        self.run.errors[f"BatchDeleteMessage: {type(error).__name__}"] += 1
 
     def tick(self, sending: bool) -> None:
         if sending:
@@ -252,12 +293,13 @@ class Simulation:
             self.run.rows.append(row)
             if not quiet:
                 print(format_row(row, self.queue_id), flush=True)
-            if not self.due and second >= self.run.seconds and self.unreceived <= 0:
+            if not self.due and second >= self.run.seconds and max(self.unreceived.values()) <= 0:
                 break
         self.run.wall = time.perf_counter() - started
         self.run.cpu = time.process_time() - cpu_started
         queue_id = self.queues.get_queue(ACCOUNT, QUEUE).queue_id
         self.run.final_stripes = self.queues.messages.placer.of(queue_id).stripes
+        self.run.units = (sum(self.client.usage.wcu.values()), sum(self.client.usage.rcu.values()))
         return self.run
 
 
@@ -294,16 +336,28 @@ def summary(run: Run) -> list[str]:
         f"  peak hottest partition: {w:.0f} WCU/s, {r:.1f} RCU/s (targets {TARGET_WCU} / {TARGET_RCU}: {met})",
         f"  from t={steady}s on: {sw:.0f} WCU/s, {sr:.1f} RCU/s; throttled requests from then on: {throttled_steady}",
         f"  requests to the service: {dict(run.requests)}",
+        "  units per message: {:.3f} WCU, {:.3f} RCU (over {} consumer(s))".format(*run.per_lifecycle(), run.consumers),
     ]
     if run.errors:
         lines.append(f"  errors: {dict(run.errors)}")
     return lines
 
 
-def simulate(rate: int, seconds: int, throttle: bool, stripes: int | None, seed: int, quiet: bool) -> Run:
+def simulate(
+    rate: int,
+    seconds: int,
+    throttle: bool,
+    stripes: int | None,
+    seed: int,
+    quiet: bool,
+    fifo_groups: int = 0,
+    receivers: int = 0,
+) -> Run:
     no_real_sleeps()
-    print(f"\n== {rate} lifecycles/s, {seconds} s ==", flush=True)
-    return Simulation(rate, seconds, throttle, stripes, seed).simulate(quiet)
+    kind = f", FIFO over {fifo_groups} groups" if fifo_groups else ""
+    kind += f", {receivers} receivers" if receivers else ""
+    print(f"\n== {rate} lifecycles/s, {seconds} s{kind} ==", flush=True)
+    return Simulation(rate, seconds, throttle, stripes, seed, fifo_groups, receivers).simulate(quiet)
 
 
 def main() -> None:
@@ -314,9 +368,23 @@ def main() -> None:
     parser.add_argument("--stripes", type=int, help="stripes a new queue starts with (the engine's setting)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quiet", action="store_true", help="only the summaries")
+    parser.add_argument("--fifo-groups", type=int, default=0, help="a FIFO queue, its messages over N groups")
+    parser.add_argument("--receivers", type=int, default=0, help="N receivers on the queue besides itself")
     args = parser.parse_args()
     rates = args.rate or [100, 10000]
-    runs = [simulate(rate, args.seconds, not args.no_throttle, args.stripes, args.seed, args.quiet) for rate in rates]
+    runs = [
+        simulate(
+            rate,
+            args.seconds,
+            not args.no_throttle,
+            args.stripes,
+            args.seed,
+            args.quiet,
+            args.fifo_groups,
+            args.receivers,
+        )
+        for rate in rates
+    ]
     print("\n== summary ==")
     for run in runs:
         print("\n".join(summary(run)))

@@ -153,8 +153,9 @@ def lifecycle(
     total: int,
     send_batch: Callable[[int], Callable[[int], None]],
     consume: Callable[[int], Callable[[], int]],
+    consumers: int = CONSUMERS,
 ) -> Rate:
-    """PRODUCERS threads send `total`, CONSUMERS threads receive and delete them (until DEADLINE)."""
+    """PRODUCERS threads send `total`, `consumers` threads receive and delete them (until DEADLINE)."""
     received = [0]
     finished = [0.0]  # when the last message was deleted (consumers still in a long poll then end later)
     lock = threading.Lock()
@@ -187,7 +188,7 @@ def lifecycle(
             done.set()
 
     started = time.perf_counter()
-    elapsed = run_threads([(produce, PRODUCERS), (consumer, CONSUMERS)])
+    elapsed = run_threads([(produce, PRODUCERS), (consumer, consumers)])
     if errors:
         raise errors[0]
     return Rate(received[0], finished[0] - started if finished[0] else elapsed)
