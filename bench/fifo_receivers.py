@@ -50,14 +50,12 @@ def _sequenced(worker: int, batch: int, n: int) -> tuple[str, str]:
 
 def ours_lifecycle(server: Ours, name: str, total: int, fifo: bool, check: OrderCheck) -> Rate:
     from mns.mns_exception import MNSExceptionBase
-    from mns.queue import Message, QueueMeta
+    from mns.queue import Message
 
-    if fifo:
-        MnsClient(server.endpoint, KEY_ID, KEY_SECRET).call(
-            "PUT", f"/queues/{name}", codec.Node("Queue", [("QueueType", "fifo")])
-        )
-    else:
-        server.account().get_queue(name).create(QueueMeta())
+    queue_type = "fifo" if fifo else "normal"
+    MnsClient(server.endpoint, KEY_ID, KEY_SECRET).call(
+        "PUT", f"/queues/{name}", codec.Node("Queue", [("QueueType", queue_type)])
+    )
 
     def send_batch(worker: int) -> Callable[[int], None]:
         queue = server.account().get_queue(name)
@@ -66,11 +64,10 @@ def ours_lifecycle(server: Ours, name: str, total: int, fifo: bool, check: Order
 
         def send(n: int) -> None:
             batch = next(batches)
-            messages = []
-            for i in range(n):
-                group, body = _sequenced(worker, batch, i)
-                messages.append(Message(body, message_group_id=group) if fifo else Message(body))
-            queue.batch_send_message(messages)
+            sequenced = [_sequenced(worker, batch, i) for i in range(n)]
+            queue.batch_send_message(
+                [Message(body, message_group_id=group if fifo else "") for group, body in sequenced]
+            )
 
         return send
 
