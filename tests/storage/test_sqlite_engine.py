@@ -1,21 +1,26 @@
-"""What is particular to the SQLite engine: its query plans and its change records for the operation log."""
+"""What is particular to the SQLite engine: its query plans, its change records for the operation log, its
+ordered groups' bookkeeping and the databases older versions made."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 
 import pytest
 
 from local_runtime.upgrade import upgrade
 from mnsd.log.metrics import LogEvent
 from mnsd.log.oplog import LogRecord
+from mnsd.queues.model import QueueCounts
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.oplog import log_item
-from mnsd.storage.sqlite import changes, sqlite_storage
+from mnsd.storage.sqlite import DATABASE_FILE, changes, groups, sqlite_storage
+from mnsd.storage.sqlite.database import ADDED_MESSAGE_COLUMNS, MESSAGE_COLUMNS
 from mnsd.storage.sqlite.messages import _READY_SQL
 from tests.storage.test_contract import NOW, RETENTION, message
+from tests.storage.test_ordered_contract import VISIBLE, ordered
 
 
 @pytest.fixture
@@ -29,6 +34,81 @@ def test_a_receive_reads_one_index_range_and_sorts_nothing(engine):
     with engine.database.read() as connection:
         plan = [row[3] for row in connection.execute("EXPLAIN QUERY PLAN " + _READY_SQL, ("q", 8, NOW, NOW, 4))]
     assert plan == ["SEARCH messages USING INDEX messages_ready (queue_id=? AND priority=? AND visible_at<?)"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "arguments", "expected"),
+    [
+        (groups._FROM_SQL, ("q", "00", "g", 0), "group_key>? AND group_key<?"),
+        (groups._AFTER_SQL, ("q", "00", "g", 0), "group_key>? AND group_key<?"),
+        (groups._HIDDEN_SQL, ("q", "00g", NOW, 0), "group_key=? AND visible_at>?"),
+        (groups._BETWEEN_SQL, ("q", "00g", 0, 5, 0), "group_key=? AND position>? AND position<?"),
+    ],
+)
+def test_an_ordered_scan_and_a_run_claim_read_index_ranges_and_sort_nothing(engine, sql, arguments, expected):
+    with engine.database.read() as connection:
+        plan = [row[3] for row in connection.execute("EXPLAIN QUERY PLAN " + sql, arguments)]
+    index = "messages_received" if "messages_received" in sql else "messages_groups"
+    assert plan == [f"SEARCH messages USING INDEX {index} (queue_id=? AND {expected})"]
+
+
+def test_a_refused_run_leaves_none_of_its_group_claimed_and_the_next_group_is_claimed(engine):
+    a0, a1, b0 = (ordered(engine, group, n) for n, group in enumerate("aab"))
+    engine.messages.put([a0, a1, b0])
+    stale = dataclasses.replace(a1, version=7)  # not as stored: its claim fails after a0's succeeded
+    claimed = engine.messages.claim_some([a0, stale, b0], 3, NOW + 10, VISIBLE)
+    assert [m.message_id for m in claimed] == ["M00002"]
+    assert engine.messages.held_groups("q1", NOW + 20, 10) == ["b"]
+    assert engine.messages.counts("q1", NOW + 20) == QueueCounts(2, 1, 0)  # a0 rolled back: Active
+    assert engine.messages.claim_some([a1, a0], 2, NOW + 30, VISIBLE) == []  # a run starts at its group's head
+    claimed = engine.messages.claim_some([a0, a1], 2, NOW + 30, VISIBLE)
+    assert [m.message_id for m in claimed] == ["M00000", "M00001"]
+
+
+def test_a_group_counter_unused_past_any_retention_is_forgotten_and_numbers_on_above(engine):
+    first = engine.messages.sequence("q1", "g", 5, NOW)
+    later = NOW + groups.COUNTER_KEPT_MS + 1
+    engine.sweep_expired(later)
+    with engine.database.read() as connection:
+        assert connection.execute("SELECT COUNT(*) FROM message_groups").fetchone() == (0,)
+    assert engine.messages.sequence("q1", "g", 1, later) > first + 4
+
+
+def test_kept_ordered_messages_keep_their_group_and_place(engine):
+    message = ordered(engine, "a", 0)
+    engine.messages.put([message])
+    (claimed,) = engine.messages.claim_some([message], 1, NOW + 10, VISIBLE)
+    assert engine.messages.delete_keeping([(claimed.ref, claimed.version)], NOW + 20) == [True]
+    with engine.database.read() as connection:
+        kept = connection.execute("SELECT position, ordered, group_key FROM kept_messages").fetchall()
+    assert kept == [(message.position, 1, groups.group_key("a"))]
+
+
+def test_a_database_an_older_version_made_gets_the_ordered_columns_and_keeps_its_messages(tmp_path):
+    older_columns = MESSAGE_COLUMNS
+    for name, declaration in ADDED_MESSAGE_COLUMNS:
+        older_columns = older_columns.replace(f"    {name} {declaration},\n", "")
+    older = sqlite3.connect(tmp_path / DATABASE_FILE)
+    for table in ("messages", "kept_messages"):
+        older.execute(f"CREATE TABLE {table} ({older_columns}) WITHOUT ROWID")
+    kept = message(1)
+    older.execute(
+        "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, '', 0)",
+        (kept.queue_id, kept.message_id, kept.priority, kept.position, kept.visible_at, 0, 0, kept.enqueue_time,
+         kept.first_dequeue_time, kept.expires_at, kept.body_md5, kept.body),
+    )  # fmt: skip
+    older.commit()
+    older.close()
+
+    engine = sqlite_storage(tmp_path)
+    assert [m for m in engine.messages.scan_ready("q1", NOW + 10, 10).messages] == [kept]
+    fifo = ordered(engine, "a", 2)
+    engine.messages.put([fifo])
+    assert engine.messages.scan_ready("q1", NOW + 10, 10, ordered=True).messages == [fifo]
+    engine.database.close()
+    again = sqlite_storage(tmp_path)  # opened once more: nothing left to add
+    assert again.messages.scan_ready("q1", NOW + 10, 10, ordered=True).messages == [fifo]
+    again.database.close()
 
 
 def test_the_change_table_gives_the_operation_log_every_queue_event(engine):

@@ -21,8 +21,15 @@ BUSY_TIMEOUT_MS = 10_000
 # a commit checkpoints itself only if the WAL grew past this many pages (about 40 MB) meanwhile.
 AUTOCHECKPOINT_PAGES = 10_000
 
+# The message columns later versions added, each with its default: a database an older version made gets them
+# as it opens (its messages unordered). `group_key`: an ordered message's group, placed by its hash (groups.py).
+ADDED_MESSAGE_COLUMNS = (
+    ("ordered", "INTEGER NOT NULL DEFAULT 0"),
+    ("group_key", "TEXT NOT NULL DEFAULT ''"),
+)
 # The columns of a message row, in `messages` and in `kept_messages` alike.
-MESSAGE_COLUMNS = """
+MESSAGE_COLUMNS = (
+    """
     queue_id TEXT NOT NULL,
     message_id TEXT NOT NULL,
     priority INTEGER NOT NULL,
@@ -39,8 +46,16 @@ MESSAGE_COLUMNS = """
     system_properties TEXT,
     message_group_id TEXT NOT NULL DEFAULT '',
     logging INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (queue_id, message_id)
 """
+    + "".join(f"    {name} {declaration},\n" for name, declaration in ADDED_MESSAGE_COLUMNS)
+    + "    PRIMARY KEY (queue_id, message_id)\n"
+)
+# Their names, in the order every statement reads and writes them (`messages.message_of`).
+COLUMNS = (
+    "queue_id, message_id, priority, position, visible_at, version, dequeue_count, enqueue_time, "
+    "first_dequeue_time, expires_at, body_md5, body, user_properties, system_properties, message_group_id, logging, "
+    "ordered, group_key"
+)
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS messages (
@@ -55,6 +70,12 @@ CREATE TABLE IF NOT EXISTS kept_messages (
 {MESSAGE_COLUMNS}) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS kept_messages_enqueue ON kept_messages (queue_id, enqueue_time);
 CREATE INDEX IF NOT EXISTS kept_messages_expiry ON kept_messages (expires_at);
+-- Each group's counter of an ordered queue (`MessageStore.sequence`), forgotten long after its last use.
+CREATE TABLE IF NOT EXISTS message_groups (
+    queue_id TEXT NOT NULL, message_group_id TEXT NOT NULL, next_position INTEGER NOT NULL, used_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, message_group_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS message_groups_used ON message_groups (used_at);
 -- The change events of logging queues' messages (`changes.py`), for the operation log.
 CREATE TABLE IF NOT EXISTS message_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, event TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (
@@ -70,6 +91,14 @@ CREATE TABLE IF NOT EXISTS operation_log (
     pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (pk, sk)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS operation_log_expiry ON operation_log (expires_at);
+"""
+# Indexes on added columns: made once the columns are there (`Database._upgrade`).
+ADDED_SCHEMA = """
+-- Ordered messages (FIFO queues) group by group, each in position order: its head and run, a claim's checks.
+CREATE INDEX IF NOT EXISTS messages_groups ON messages (queue_id, group_key, position, expires_at) WHERE ordered = 1;
+-- The ordered messages received at least once, by group: a group is held while one of them is hidden.
+CREATE INDEX IF NOT EXISTS messages_received
+    ON messages (queue_id, group_key, visible_at, expires_at) WHERE ordered = 1 AND dequeue_count > 0;
 """
 
 
@@ -91,6 +120,19 @@ class Database:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         with self.read() as connection:
             connection.executescript(SCHEMA)
+        self._upgrade()
+
+    def _upgrade(self) -> None:
+        """Add the columns an older database lacks (in one transaction: another process may open it too), then
+        the indexes on them."""
+        with self.write() as connection:
+            for table in ("messages", "kept_messages"):
+                present = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+                for name, declaration in ADDED_MESSAGE_COLUMNS:
+                    if name not in present:
+                        connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
+        with self.read() as connection:
+            connection.executescript(ADDED_SCHEMA)
 
     def _open(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)

@@ -7,6 +7,10 @@ message (`Message.received`); delete and change-visibility are conditional on th
 receipt handle names (`Message.held_by`). Within a priority, messages come in the order they
 became visible. Expired rows are never returned nor counted and `sweep_expired` removes them.
 
+Ordered messages (FIFO queues) are rows like the others, marked `ordered`, their `position` their place in
+their group: `groups.py` finds the runs of free groups and checks a run's claim, which takes the run's rows
+in one transaction (a savepoint per group, so a refused run leaves none of it claimed).
+
 Messages of logging queues also leave their change event (`mnsd.log.changes`, table `message_events`,
 `changes.py`) in the same transaction; the operation log reads them.
 """
@@ -15,20 +19,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from mnsd.log.changes import MessageChange
 from mnsd.queues.model import Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
 from mnsd.storage import ReadyScan
-from mnsd.storage.sqlite import changes
-from mnsd.storage.sqlite.database import Database
+from mnsd.storage.sqlite import changes, groups
+from mnsd.storage.sqlite.database import COLUMNS, Database
 
 PRIORITIES = range(1, 17)
-COLUMNS = (
-    "queue_id, message_id, priority, position, visible_at, version, dequeue_count, enqueue_time, "
-    "first_dequeue_time, expires_at, body_md5, body, user_properties, system_properties, message_group_id, logging"
-)
 # Per priority, an index range of the messages already visible (priorities are asked in turn, highest
 # first, until enough are found: each query reads only rows it returns, whatever the depth).
 _READY_SQL = (
@@ -41,13 +42,47 @@ _DELETE_HELD_SQL = (
     f"DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at > ? "
     f"AND expires_at > ? RETURNING {COLUMNS}"
 )
-_PLACEHOLDERS = ", ".join("?" * 16)
+_PLACEHOLDERS = ", ".join("?" * 18)
 
 
 _CLAIM_SQL = (
     "UPDATE messages SET visible_at = ?, version = ?, dequeue_count = ?, first_dequeue_time = ? "
     "WHERE queue_id = ? AND message_id = ? AND version = ? AND visible_at <= ? AND expires_at > ?"
 )
+
+
+def _claim(connection: sqlite3.Connection, before: Message, after: Message, now_ms: int) -> bool:
+    """The lease taken if still as observed (`before`) and Active."""
+    return bool(
+        connection.execute(
+            _CLAIM_SQL,
+            (
+                after.visible_at,
+                after.version,
+                after.dequeue_count,
+                after.first_dequeue_time,
+                before.queue_id,
+                before.message_id,
+                before.version,
+                now_ms,
+                now_ms // 1000,
+            ),
+        ).rowcount
+    )
+
+
+def _claim_run(connection: sqlite3.Connection, leases: list[tuple[Message, Message]], now_ms: int) -> list[Message]:
+    """A group's run claimed in order from its head (`groups.may_follow`), or nothing of it (a savepoint)."""
+    connection.execute("SAVEPOINT run")
+    previous: Message | None = None
+    for before, after in leases:
+        if not (groups.may_follow(connection, previous, before, now_ms) and _claim(connection, before, after, now_ms)):
+            connection.execute("ROLLBACK TO run")
+            connection.execute("RELEASE run")
+            return []
+        previous = before
+    connection.execute("RELEASE run")
+    return [after for _, after in leases]
 
 
 def _properties(items: tuple[Property, ...]) -> str | None:
@@ -76,6 +111,8 @@ def _row(message: Message) -> tuple[Any, ...]:
         _properties(message.system_properties),
         message.message_group_id,
         int(message.logging),
+        int(message.ordered),
+        groups.group_key(message.message_group_id) if message.ordered else "",
     )
 
 
@@ -97,6 +134,7 @@ def message_of(row: tuple[Any, ...]) -> Message:
         system_properties=_parse_properties(row[13]),
         message_group_id=row[14],
         logging=bool(row[15]),
+        ordered=bool(row[16]),
     )
 
 
@@ -125,34 +163,29 @@ class SqliteMessageStore:
         return claimed[0] if claimed else None
 
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned."""
-        now_s = now_ms // 1000
-        leases = [  # prepared before the write lock is taken
-            (message, message.received(now_ms, visible_at))
-            for message in candidates
-            if message.state_at(now_ms) is MessageState.ACTIVE
-        ]
+        """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned; an
+        ordered group's candidates (gathered in the order given) as one run, claimed whole or not at all."""
+        claims: list[list[tuple[Message, Message]]] = []  # prepared before the write lock is taken
+        runs: dict[tuple[str, str], list[tuple[Message, Message]]] = {}
+        for message in candidates:
+            if message.state_at(now_ms) is not MessageState.ACTIVE:
+                continue
+            lease = (message, message.received(now_ms, visible_at))
+            if not message.ordered:
+                claims.append([lease])
+            elif (run := runs.get((message.queue_id, message.message_group_id))) is not None:
+                run.append(lease)
+            else:
+                claims.append(runs.setdefault((message.queue_id, message.message_group_id), [lease]))
         claimed: list[Message] = []
         with self.db.write() as connection:
-            for before, after in leases:
+            for leases in claims:
                 if len(claimed) == count:
                     break
-                changed = connection.execute(
-                    _CLAIM_SQL,
-                    (
-                        after.visible_at,
-                        after.version,
-                        after.dequeue_count,
-                        after.first_dequeue_time,
-                        before.queue_id,
-                        before.message_id,
-                        before.version,
-                        now_ms,
-                        now_s,
-                    ),
-                ).rowcount
-                if changed:
-                    claimed.append(after)
+                if leases[0][0].ordered:
+                    claimed += _claim_run(connection, leases[: count - len(claimed)], now_ms)
+                elif _claim(connection, *leases[0], now_ms):
+                    claimed.append(leases[0][1])
             logged = [changes.received(after, now_ms) for after in claimed if after.logging]
             if logged:
                 changes.record(connection, logged)
@@ -269,27 +302,40 @@ class SqliteMessageStore:
             logged = [changes.expired(message_of(row), now_ms) for row in rows if row[15]]
             if logged:
                 changes.record(connection, logged)
+            groups.forget_counters(connection, now_ms, limit)
         return len(rows)
 
     # --- reads --------------------------------------------------------------------------------
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
-        """One table holds every message, indexed by visibility: `enough` (a partition's worth) means nothing here."""
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0, ordered: bool = False) -> ReadyScan:
+        """One table holds every message, indexed by visibility: `enough` (a partition's worth) means nothing here.
+        Ordered: the runs of free groups (`groups.free_runs`)."""
         rows: list[tuple[Any, ...]] = []
         with self.db.read() as connection:
-            for priority in PRIORITIES:
-                rows += connection.execute(
-                    _READY_SQL, (queue_id, priority, now_ms, now_ms // 1000, wanted - len(rows))
-                ).fetchall()
-                if len(rows) >= wanted:
-                    break
+            if ordered:
+                rows = groups.free_runs(connection, queue_id, now_ms, wanted)
+            else:
+                for priority in PRIORITIES:
+                    rows += connection.execute(
+                        _READY_SQL, (queue_id, priority, now_ms, now_ms // 1000, wanted - len(rows))
+                    ).fetchall()
+                    if len(rows) >= wanted:
+                        break
             next_visible = None
-            if len(rows) < wanted:
+            if len(rows) < wanted:  # ordered: may come early (that message may wait behind its group's head)
                 next_visible = connection.execute(
                     "SELECT MIN(visible_at) FROM messages WHERE queue_id = ? AND visible_at > ?",
                     (queue_id, now_ms),
                 ).fetchone()[0]
         return ReadyScan([message_of(row) for row in rows], next_visible)
+
+    def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
+        with self.db.write() as connection:
+            return groups.sequence(connection, queue_id, group, count, now_ms)
+
+    def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:
+        with self.db.read() as connection:
+            return groups.held_groups(connection, queue_id, now_ms, limit)
 
     def load_bodies(self, messages: list[Message]) -> None:
         """Bodies are always loaded with the message."""

@@ -1,0 +1,131 @@
+"""Ordered messages (FIFO queues) on SQLite: the groups' counters, the runs of free groups, a run claim's checks.
+
+Nothing records whether a group is held: it is read from the rows (a message of the group received and still
+hidden), so every write of a message (claim, delete, re-time, move, expiry, rewind) keeps it right by itself.
+
+Two partial indexes over the ordered messages: `messages_groups` (by group, then position: a group's head and
+run, and whether a message of the group remains before a position) and `messages_received` (the group's
+messages received at least once, by visibility: whether one is hidden now). A message names its group by
+`group_key`, its group's hash (8 hex digits) then the group, so groups sit in the indexes in hash order: a scan
+starting at a random hash starts at a random group and concurrent consumers spread over the groups. One column
+lets a scan step to the next group with one index seek (`group_key > ?`; a bound over two columns, hash then
+group, would read through the whole group it starts after). A scan reads one head per group it looks at, one
+probe per free group and the messages it returns, whatever the depth of the queue; empty groups cost nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sqlite3
+from functools import lru_cache
+from typing import Any
+
+from mnsd.queues.model import Message
+from mnsd.storage.sqlite.database import COLUMNS
+
+HASHES = 1 << 32
+_HASH_DIGITS = 8
+# A counter unused for this long numbers no stored message any more (a retention is 7 days at most), and goes.
+COUNTER_KEPT_MS = 8 * 86_400_000
+
+# Row indexes of the columns a scan looks at (`database.COLUMNS`).
+_VISIBLE_AT, _GROUP_KEY = 4, 17
+
+# The ordered messages group after group, each group's in position order, from a group key on (up to another).
+# A scan reads a group's first rows and leaves the rest unread (SQLite steps a statement as far as it is read).
+_GROUPS_SQL = (
+    f"SELECT {COLUMNS} FROM messages INDEXED BY messages_groups WHERE queue_id = ? AND ordered = 1 "
+    "AND group_key {after} ? AND group_key < ? AND expires_at > ? ORDER BY group_key, position"
+)
+_FROM_SQL = _GROUPS_SQL.format(after=">=")
+_AFTER_SQL = _GROUPS_SQL.format(after=">")
+_HIDDEN_SQL = (
+    "SELECT 1 FROM messages INDEXED BY messages_received WHERE queue_id = ? AND ordered = 1 AND dequeue_count > 0 "
+    "AND group_key = ? AND visible_at > ? AND expires_at > ? LIMIT 1"
+)
+_BETWEEN_SQL = (
+    "SELECT 1 FROM messages INDEXED BY messages_groups WHERE queue_id = ? AND ordered = 1 AND group_key = ? "
+    "AND position > ? AND position < ? AND expires_at > ? LIMIT 1"
+)
+_HELD_SQL = (
+    "SELECT DISTINCT group_key FROM messages INDEXED BY messages_received WHERE queue_id = ? AND ordered = 1 "
+    "AND dequeue_count > 0 AND visible_at > ? AND expires_at > ? LIMIT ?"
+)
+_SEQUENCE_SQL = (
+    "INSERT INTO message_groups (queue_id, message_group_id, next_position, used_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT DO UPDATE SET next_position = next_position + ?, used_at = excluded.used_at RETURNING next_position"
+)
+_LOWEST = -(1 << 63)
+
+
+@lru_cache(maxsize=4096)
+def group_key(group: str) -> str:
+    """How an ordered message names its group in the indexes: its hash first (the same in every process)."""
+    return f"{_hash(group)}{group}"
+
+
+def _hash(group: str) -> str:
+    return hashlib.blake2b(group.encode("utf-8"), digest_size=_HASH_DIGITS // 2).hexdigest()
+
+
+def sequence(connection: sqlite3.Connection, queue_id: str, group: str, count: int, now_ms: int) -> int:
+    """The first of `count` new positions of the group. A new counter starts at the time (ms), so one forgotten
+    after long disuse (`forget_counters`) and made again still numbers above what it gave before (a group would
+    have to average more than one message a millisecond to overtake the clock)."""
+    (following,) = connection.execute(_SEQUENCE_SQL, (queue_id, group, now_ms + count, now_ms, count)).fetchone()
+    return int(following) - count
+
+
+def forget_counters(connection: sqlite3.Connection, now_ms: int, limit: int) -> None:
+    connection.execute(
+        "DELETE FROM message_groups WHERE (queue_id, message_group_id) IN (SELECT queue_id, message_group_id "
+        "FROM message_groups WHERE used_at < ? LIMIT ?)",
+        (now_ms - COUNTER_KEPT_MS, limit),
+    )
+
+
+def free_runs(connection: sqlite3.Connection, queue_id: str, now_ms: int, wanted: int) -> list[tuple[Any, ...]]:
+    """Up to `wanted` rows: the runs of free groups (each group's Active messages from its head on, up to the
+    first that is not Active), group after group, from a random group on round to the one before it."""
+    start = f"{random.randrange(HASHES):0{_HASH_DIGITS}x}"
+    now_s = now_ms // 1000
+    found: list[tuple[Any, ...]] = []
+    for lower, upper in ((start, "g"), ("", start)):  # hex digits sort below "g"
+        sql, key = _FROM_SQL, lower
+        while len(found) < wanted:
+            rows = connection.execute(sql, (queue_id, key, upper, now_s))
+            head = rows.fetchone()
+            if head is None:
+                break
+            sql, key = _AFTER_SQL, head[_GROUP_KEY]
+            if head[_VISIBLE_AT] <= now_ms and not _hidden(connection, queue_id, key, now_ms):
+                found.append(head)  # a free group: its run (else a delayed or hidden message holds it back)
+                for row in rows:
+                    if len(found) == wanted or row[_GROUP_KEY] != key or row[_VISIBLE_AT] > now_ms:
+                        break
+                    found.append(row)
+            rows.close()  # its statement reset, so the next execution reuses it rather than compiling another
+    return found
+
+
+def _hidden(connection: sqlite3.Connection, queue_id: str, key: str, now_ms: int) -> bool:
+    """Whether a message of the group is in flight (received, not yet visible again): the group is held."""
+    return connection.execute(_HIDDEN_SQL, (queue_id, key, now_ms, now_ms // 1000)).fetchone() is not None
+
+
+def may_follow(connection: sqlite3.Connection, previous: Message | None, message: Message, now_ms: int) -> bool:
+    """Whether a run may take `message` next: after `previous` (the run's last, taken in this transaction), no
+    message of the group left between them; as the run's first (no `previous`), the group not held and no
+    message of it before `message`."""
+    key = group_key(message.message_group_id)
+    if previous is None and _hidden(connection, message.queue_id, key, now_ms):
+        return False
+    after = _LOWEST if previous is None else previous.position
+    between = connection.execute(_BETWEEN_SQL, (message.queue_id, key, after, message.position, now_ms // 1000))
+    return between.fetchone() is None
+
+
+def held_groups(connection: sqlite3.Connection, queue_id: str, now_ms: int, limit: int) -> list[str]:
+    rows = connection.execute(_HELD_SQL, (queue_id, now_ms, now_ms // 1000, limit)).fetchall()
+    return [key[_HASH_DIGITS:] for (key,) in rows]
