@@ -36,7 +36,7 @@ from botocore.exceptions import ClientError
 
 from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
-from mnsd.storage.dynamodb import dead_letters
+from mnsd.storage.dynamodb import dead_letters, enqueued
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     BODY,
@@ -602,6 +602,18 @@ class DynamoMessageStore:
 
     def drop_kept(self, queue_id: str, now_ms: int) -> int:
         return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, self.placer.of(queue_id).stripes))
+
+    # --- receivers (`enqueued`) ---------------------------------------------------------------
+
+    def enqueued_since(
+        self, queue_id: str, since_ms: int, until_ms: int, now_ms: int, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        stripes = self.placer.of(queue_id).stripes
+        found, cursor = enqueued.enqueued_since(
+            self.client, self.table, queue_id, stripes, (since_ms, until_ms, now_ms), after, limit
+        )
+        self.load_bodies(found)
+        return [m for m in found if m.body is not None], cursor  # (a body gone since: its message was deleted)
 
     # --- the ready index ---------------------------------------------------------------------
 
