@@ -1,5 +1,5 @@
-"""python -m admin: access keys and policies of a deployed stack or of the local runtime, and the policy
-calls made with a key against an endpoint. `python -m admin --help` lists the commands."""
+"""python -m admin: access keys and policies of a deployed stack or of the local runtime, and the calls made with a
+key against an endpoint (resource policies, queues' receivers, tokens). `python -m admin --help` lists the commands."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from admin.client import ApiError, Credentials, MnsClient
+from admin.client import ApiError, Credentials, MnsClient, ReceiverSettings
 from admin.keys import AdminError, KeyBook, KeyList, KeysFile, SecretKeys, read_policy
 from mnsd.access.keys import KEY_CACHE_SECONDS, KEYS_FILE_CHECK_SECONDS, AccessKey, parse_keys
 from mnsd.settings import (
@@ -70,6 +70,32 @@ def _api_commands(commands: Any, environ: Mapping[str, str]) -> None:
         choice.add_argument("--none", action="store_true", help="remove the policy")
         shower = commands.add_parser(f"show-{kind}-policy", parents=[api], help=f"the {kind}'s resource policy")
         shower.add_argument("name", metavar=kind.upper())
+    _receiver_commands(commands, api)
+
+
+def _receiver_commands(commands: Any, api: argparse.ArgumentParser) -> None:
+    create = commands.add_parser(
+        "create-receiver",
+        parents=[api],
+        help="a receiver of a queue: it gets every message sent to the queue, reached as the queue QUEUE.NAME",
+    )
+    create.add_argument("queue", metavar="QUEUE")
+    create.add_argument("name", metavar="NAME")
+    create.add_argument(
+        "--start-time",
+        type=int,
+        metavar="SECONDS",
+        help="also the queue's messages enqueued since then (Unix seconds, within its retention; default: now)",
+    )
+    create.add_argument("--visibility-timeout", type=int, metavar="SECONDS", help="its own (default: the queue's)")
+    create.add_argument("--polling-wait-seconds", type=int, metavar="SECONDS", help="its own (default: the queue's)")
+    create.add_argument("--dlq-target", metavar="QUEUE", help="its own dead-letter queue (default: the queue's)")
+    create.add_argument("--max-receive-count", type=int, metavar="N", help="receives before a message goes there")
+    lister = commands.add_parser("list-receivers", parents=[api], help="a queue's receivers, with their counts")
+    lister.add_argument("queue", metavar="QUEUE")
+    delete = commands.add_parser("delete-receiver", parents=[api], help="delete a receiver and its messages")
+    delete.add_argument("queue", metavar="QUEUE")
+    delete.add_argument("name", metavar="NAME")
 
 
 def parser(environ: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
@@ -77,7 +103,8 @@ def parser(environ: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
         prog="python -m admin",
         description=(
             "Manage access keys and policies: of a deployed stack (its credentials secret) or of the local "
-            "runtime (its keys file), and the policies of queues and topics through an endpoint. Changes to keys "
+            "runtime (its keys file), and the policies of queues and topics and the receivers of queues through an "
+            "endpoint. Changes to keys "
             f"take effect {BOUND}, without a restart."
         ),
     )
@@ -143,9 +170,49 @@ def run_key_command(args: argparse.Namespace, book: KeyBook) -> str:
     return "\n".join(show_key(key) for key in book.keys())
 
 
+def show_receiver(entry: Mapping[str, str]) -> str:
+    """One receiver of `list-receivers`: its address, start, attributes and counts."""
+    dlq = entry.get("DlqPolicy")
+    policy = json.loads(dlq) if dlq else None
+    parts = [
+        entry.get("Address", ""),
+        f"start={entry.get('StartTime')}",
+        f"visibility={entry.get('VisibilityTimeout')}",
+        f"polling={entry.get('PollingWaitSeconds')}",
+        f"dlq={policy['DeadLetterTargetQueue']}:{policy['MaxReceiveCount']}" if policy else "dlq=-",
+        f"active={entry.get('ActiveMessages')}",
+        f"inactive={entry.get('InactiveMessages')}",
+        f"delayed={entry.get('DelayMessages')}",
+    ]
+    return " ".join(parts) + (" copying" if entry.get("CopyPending") == "True" else "")
+
+
+def run_receiver_command(args: argparse.Namespace, client: MnsClient) -> str:
+    address = f"{args.queue}.{getattr(args, 'name', '')}"
+    if args.command == "list-receivers":
+        return "\n".join(show_receiver(entry) for entry in client.receivers(args.queue)) or f"queue {args.queue}: none"
+    if args.command == "delete-receiver":
+        client.delete_receiver(args.queue, args.name)
+        return f"receiver {address}: deleted"
+    if (args.dlq_target is None) != (args.max_receive_count is None):
+        raise UsageError("give --dlq-target and --max-receive-count together")
+    settings = ReceiverSettings(
+        args.start_time, args.visibility_timeout, args.polling_wait_seconds, args.dlq_target, args.max_receive_count
+    )
+    created, copying = client.create_receiver(args.queue, args.name, settings)
+    calls = 1
+    while copying:  # a long copy of the queue's earlier messages goes on with each identical create
+        _, copying = client.create_receiver(args.queue, args.name, settings)
+        calls += 1
+    copied = f", the queue's messages since {args.start_time} copied in {calls} calls" if args.start_time else ""
+    return f"receiver {address}: " + ("created" if created else "already there") + copied
+
+
 def run_api_command(args: argparse.Namespace, client: MnsClient) -> str:
     if args.command == "issue-token":
         return show_credentials(client.issue_token(args.duration, read_policy(args.policy) if args.policy else None))
+    if "receiver" in args.command:
+        return run_receiver_command(args, client)
     kind = "queues" if "-queue-" in args.command else "topics"
     if args.command.startswith("show-"):
         return client.policy(kind, args.name) or f"{kind[:-1]} {args.name} has no policy"

@@ -1,4 +1,4 @@
-"""The admin's client of the MNS API: the calls it makes with a key (resource policies, security tokens).
+"""The admin's client of the MNS API: the calls it makes with a key (resource policies, receivers, security tokens).
 
 Requests are signed as the SDKs sign them (`mnsd.access.authentication.string_to_sign` and `sign`: HMAC-SHA1 over the MNS
 string to sign) and sent with urllib; a refusal raises `ApiError` with the MNS code and message.
@@ -50,6 +50,39 @@ class Credentials:
     expiration: str
 
 
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: dict[str, str]  # names in lower case
+    xml: codec.Element | None
+
+
+@dataclass(frozen=True)
+class ReceiverSettings:
+    """What CreateReceiver may give a receiver (None: not given, the service's default)."""
+
+    start_time: int | None = None  # Unix seconds
+    visibility_timeout: int | None = None
+    polling_wait_seconds: int | None = None
+    dlq_target: str | None = None
+    max_receive_count: int | None = None
+
+    def node(self) -> codec.Node:
+        fields: list[tuple[str, codec.Value]] = [
+            ("StartTime", self.start_time),
+            ("VisibilityTimeout", self.visibility_timeout),
+            ("PollingWaitSeconds", self.polling_wait_seconds),
+        ]
+        if self.dlq_target is not None:
+            policy: list[tuple[str, codec.Value]] = [
+                ("Enabled", True),
+                ("DeadLetterTargetQueue", self.dlq_target),
+                ("MaxReceiveCount", self.max_receive_count),
+            ]
+            fields.append(("DlqPolicy", codec.Node("DlqPolicy", policy)))
+        return codec.Node("Receiver", fields)
+
+
 def _error(status: int, body: bytes, request_id: str) -> ApiError:
     try:
         root = codec.parse(body)
@@ -73,6 +106,10 @@ class MnsClient:
 
     def call(self, method: str, resource: str, body: codec.Node | None = None) -> codec.Element | None:
         """One signed request; the answer's XML (None when it has no body)."""
+        return self.exchange(method, resource, body).xml
+
+    def exchange(self, method: str, resource: str, body: codec.Node | None = None) -> Answer:
+        """One signed request; its status, headers and XML (None when it has no body)."""
         data = codec.encode(body) if body is not None else b""
         date = formatdate(usegmt=True)
         headers = {"x-mns-version": MNS_VERSION, "date": date}
@@ -85,16 +122,17 @@ class MnsClient:
         request = urllib.request.Request(self.endpoint + resource, data=data or None, headers=headers, method=method)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                answer = response.read()
+                status, answer = response.status, response.read()
+                answer_headers = {k.lower(): v for k, v in response.headers.items()}
         except urllib.error.HTTPError as error:
             raise _error(error.code, error.read(), error.headers.get("x-mns-request-id", "")) from None
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
             raise ApiError(0, "NetworkError", f"cannot reach {self.endpoint}: {reason}") from None
         if not answer.strip():
-            return None
+            return Answer(status, answer_headers, None)
         try:
-            return codec.parse(answer)
+            return Answer(status, answer_headers, codec.parse(answer))
         except MalformedXML:
             raise ApiError(200, "InvalidResponse", answer[:200].decode("utf-8", "replace")) from None
 
@@ -109,6 +147,22 @@ class MnsClient:
         """The queue's or topic's Policy as GetQueueAttributes / GetTopicAttributes answers ("" for none)."""
         answer = self.call("GET", _resource(kind, name))
         return (answer.value("Policy") if answer is not None else None) or ""
+
+    # ---- a queue's receivers (each gets every message sent to the queue; reached as the queue `{queue}.{name}`)
+    def create_receiver(self, queue: str, name: str, settings: ReceiverSettings) -> tuple[bool, bool]:
+        """CreateReceiver: (created, still copying the queue's earlier messages: call again to go on)."""
+        resource = f"{_resource('queues', queue)}/receivers/{quote(name, safe='')}"
+        answer = self.exchange("PUT", resource, settings.node())
+        return answer.status == 201, answer.headers.get("x-mns-copy-pending") == "true"
+
+    def receivers(self, queue: str) -> list[dict[str, str]]:
+        """ListReceiver: each receiver's elements (name, address, times, attributes, counts), by element name."""
+        answer = self.call("GET", f"{_resource('queues', queue)}/receivers")
+        entries = answer.all("Receiver") if answer is not None else []
+        return [{child.tag: child.text for child in entry.children} for entry in entries]
+
+    def delete_receiver(self, queue: str, name: str) -> None:
+        self.call("DELETE", f"{_resource('queues', queue)}/receivers/{quote(name, safe='')}")
 
     # ---- temporary credentials
     def issue_token(self, duration_seconds: int | None, policy: Policy | None) -> Credentials:

@@ -20,7 +20,7 @@ from bench._common import ROOT, md_table, write_result
 # The API's route functions (one per route), the catch-all, and the push and logging consumers.
 FUNCTIONS = (
     "get_account put_account list_queues put_queue get_queue delete_queue post_messages get_messages "
-    "delete_messages put_messages list_topics put_topic get_topic delete_topic post_topic_messages "
+    "delete_messages put_messages list_receivers put_receiver get_receiver delete_receiver list_topics put_topic get_topic delete_topic post_topic_messages "
     "list_subscriptions put_subscription get_subscription delete_subscription get_signing_certificate "
     "not_found fanout push_worker oplog"
 ).split()

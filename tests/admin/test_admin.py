@@ -1,5 +1,5 @@
 """The admin's key commands against both places keys are kept: a Secrets Manager secret (moto) and a local
-keys file; and the functions' key cache reading the secret."""
+keys file; and the functions' key cache reading the secret; and create-receiver going on with a long copy."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from admin.__main__ import main, region_of
+from admin.__main__ import main, parser, region_of, run_api_command
+from admin.client import ReceiverSettings
 from mnsd.access.keys import KEY_CACHE_SECONDS, NO_KEYS, AccessKey, KeysFileStore, StaticKeyStore, parse_keys
 from mnsd.services import key_store
 from mnsd.settings import Settings
@@ -318,3 +319,24 @@ def test_locally_the_accounts_of_mns_credentials_take_keys_too(aws, tmp_path, mo
     assert created(capsys.readouterr().out)["AccountId"] == "3000000000000003"
     assert "SERVERSECRET" not in local.stored()  # the server's own keys stay where they are
     assert secret_keys().admin("create-key", "3000000000000003") == 1  # a deployed stack knows no such account
+
+
+@dataclass
+class CopyingClient:
+    """CreateReceiver answers as the service gives them while a long copy of earlier messages goes on."""
+
+    answers: list[tuple[bool, bool]]
+    calls: list[tuple[str, str, ReceiverSettings]]
+
+    def create_receiver(self, queue: str, name: str, settings: ReceiverSettings) -> tuple[bool, bool]:
+        self.calls.append((queue, name, settings))
+        return self.answers[len(self.calls) - 1]
+
+
+def test_create_receiver_creates_again_while_the_queues_earlier_messages_are_still_being_copied() -> None:
+    given = ["--start-time", "100", "--dlq-target", "dead", "--max-receive-count", "3"]
+    args = parser({}).parse_args(["create-receiver", "q", "r", *given])
+    client = CopyingClient([(True, True), (False, True), (False, False)], [])
+    output = run_api_command(args, client)  # type: ignore[arg-type]
+    assert output == "receiver q.r: created, the queue's messages since 100 copied in 3 calls"
+    assert client.calls == [("q", "r", ReceiverSettings(100, None, None, "dead", 3))] * 3

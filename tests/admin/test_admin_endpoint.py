@@ -1,6 +1,7 @@
 """The admin against a running local server: keys changed in its keys file accepted or refused within the
 file's re-read bound, resource policies set and shown through the API, and ListAccessKeys as the console
-calls it. (issue-token is tested against a fake responder in test_admin_token.py.)"""
+calls it; a queue's receivers created, listed and deleted. (issue-token is tested against a fake responder in
+test_admin_token.py.)"""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from local_server import free_port, start_server, stop_server
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase
-from mns.queue import QueueMeta
+from mns.queue import Message, QueueMeta
 from mns.topic import TopicMeta
 
 from admin.__main__ import main
@@ -311,3 +312,53 @@ def test_only_a_root_key_may_list_keys_whatever_its_policy_allows(endpoint, keys
         f"You are not authorized to do action mns:ListAccessKeys on resource acs:mns:{REGION}:{OWNER[0]}:/: "
         "only a root key of the account may list its keys."
     )
+
+
+# ---------------------------------------------------------------- a queue's receivers
+
+
+def test_receivers_are_created_listed_and_deleted_and_the_sdk_reaches_them_by_address(endpoint, capsys) -> None:
+    make_queue(endpoint, "receiving")
+    make_queue(endpoint, "receiving-dead")
+    owner = Account(endpoint, OWNER[1], OWNER[2])
+    sender = owner.get_queue("receiving")
+    sender.set_encoding(False)
+    sender.send_message(Message("before"))
+    start = str(int(time.time()) - 5)
+    assert api(endpoint, OWNER, "create-receiver", "receiving", "audit", "--visibility-timeout", "7") == 0
+    dlq = ["--dlq-target", "receiving-dead", "--max-receive-count", "3"]
+    assert api(endpoint, OWNER, "create-receiver", "receiving", "replay", "--start-time", start, *dlq) == 0
+    assert api(endpoint, OWNER, "create-receiver", "receiving", "audit", "--visibility-timeout", "7") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "receiver receiving.audit: created",
+        f"receiver receiving.replay: created, the queue's messages since {start} copied in 1 calls",
+        "receiver receiving.audit: already there",
+    ]
+    sender.send_message(Message("after"))
+    replay = owner.get_queue("receiving.replay")
+    replay.set_encoding(False)
+    assert sorted(m.message_body for m in replay.batch_receive_message(16, 1)) == ["after", "before"]
+
+    listed = {e["ReceiverName"]: e for e in MnsClient(endpoint, OWNER[1], OWNER[2]).receivers("receiving")}
+    assert api(endpoint, OWNER, "list-receivers", "receiving") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"receiving.audit start={listed['audit']['StartTime']} visibility=7 polling=0 dlq=- active=1 inactive=0 "
+        "delayed=0",
+        f"receiving.replay start={start} visibility=30 polling=0 dlq=receiving-dead:3 active=0 inactive=2 delayed=0",
+    ]
+    assert api(endpoint, OWNER, "create-receiver", "receiving", "audit", "--visibility-timeout", "8") == 1
+    assert capsys.readouterr().err.startswith("error: ReceiverAlreadyExist: ")
+    assert api(endpoint, OWNER, "create-receiver", "receiving", "x", "--dlq-target", "dead") == 2
+    assert "--dlq-target and --max-receive-count together" in capsys.readouterr().err
+
+    assert api(endpoint, OWNER, "delete-receiver", "receiving", "audit") == 0
+    assert api(endpoint, OWNER, "delete-receiver", "receiving", "replay") == 0
+    assert api(endpoint, OWNER, "list-receivers", "receiving") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "receiver receiving.audit: deleted",
+        "receiver receiving.replay: deleted",
+        "queue receiving: none",
+    ]
+    with pytest.raises(MNSExceptionBase) as refused:
+        replay.receive_message()
+    assert refused.value.type == "ReceiverNotExist"

@@ -776,7 +776,9 @@ def test_no_arn_names_the_commercial_partition(template: Template) -> None:
 
 def test_the_template_stays_well_within_cloudformation_limits(template: Template) -> None:
     resources = template.to_json()["Resources"]
-    assert len(resources) <= 300  # CloudFormation allows 500 per stack
+    # CloudFormation allows 500 per stack; a route's function costs 9 (function, role, policy, log group, two alarms,
+    # route, integration, permission): 306 with the receivers' four routes.
+    assert len(resources) <= 350
     assert len(template.to_json().get("Parameters", {})) <= 200
 
 

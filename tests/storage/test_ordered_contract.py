@@ -17,6 +17,11 @@ import pytest
 from mnsd.queues.model import Message, QueueCounts, body_md5
 from mnsd.storage import Storage
 
+# The engines that store ordered messages (`MessageStore.keeps_group_order`): the DynamoDB engine refuses FIFO
+# queues for now (`tests/integration/test_fifo_queues.py`, `tests/e2e/test_e2e_fifo.py`).
+ORDERING_ENGINES = ["sqlite-file", "sqlite-memory"]
+pytestmark = pytest.mark.parametrize("storage", ORDERING_ENGINES, indirect=True)
+
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
 VISIBLE = NOW + 60_000

@@ -1,6 +1,6 @@
 """Signed calls to `mnsd.request.api.handle` over a fresh embedded engine, for the access-control tests.
 
-A world holds one account's queue `q` (with one message), topic `t` and subscription `s`, a root key, and
+A world holds one account's queue `q` (with a receiver `r`, and one message), topic `t` and subscription `s`, a root key, and
 whatever keys a test adds with their policies; `call` signs a request with a key and answers
 (status, error code, error message, request id).
 """
@@ -94,6 +94,7 @@ class World:
             clock=self.clock,
         )
         self.call(ROOT, "PUT", "/queues/q", body="<Queue><RewindPeriod>600</RewindPeriod></Queue>")
+        self.call(ROOT, "PUT", "/queues/q/receivers/r")
         self.call(ROOT, "POST", "/queues/q/messages", body="<Message><MessageBody>hello</MessageBody></Message>")
         self.call(ROOT, "PUT", "/topics/t")
         endpoint = f"acs:mns:{REGION}:{ACCOUNT}:queues/q"

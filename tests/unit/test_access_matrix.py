@@ -20,6 +20,7 @@ HANDLES = f"<ReceiptHandles><ReceiptHandle>{HANDLE}</ReceiptHandle></ReceiptHand
 TOPIC = "<Topic><MaximumMessageSize>2048</MaximumMessageSize></Topic>"
 SUBSCRIPTION = "<Subscription><Endpoint>acs:mns:cn-hangzhou:1000000000000001:queues/q</Endpoint></Subscription>"
 STRATEGY = "<Subscription><NotifyStrategy>EXPONENTIAL_DECAY_RETRY</NotifyStrategy></Subscription>"
+RECEIVER = "<Receiver><VisibilityTimeout>60</VisibilityTimeout></Receiver>"
 
 
 # operation: (RAM action, method, target, body); the resource is the target's path
@@ -50,6 +51,10 @@ OPERATIONS: dict[str, tuple[str, str, str, str]] = {
         f"/queues/q/messages?ReceiptHandle={HANDLE}&VisibilityTimeout=10",
         "",
     ),
+    "create_receiver": ("CreateReceiver", "PUT", "/queues/q/receivers/r2", RECEIVER),
+    "list_receiver": ("ListReceiver", "GET", "/queues/q/receivers", ""),
+    "get_receiver_attributes": ("GetReceiverAttributes", "GET", "/queues/q/receivers/r", ""),
+    "delete_receiver": ("DeleteReceiver", "DELETE", "/queues/q/receivers/r", ""),
     "list_topic": ("ListTopic", "GET", "/topics", ""),
     "create_topic": ("CreateTopic", "PUT", "/topics/t2", ""),
     "set_topic_attributes": ("SetTopicAttributes", "PUT", "/topics/t?metaoverride=true", TOPIC),

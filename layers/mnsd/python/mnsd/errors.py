@@ -70,6 +70,19 @@ ReceiptHandleError = _error("ReceiptHandleError", 400, "The receipt handle you p
 MissingReceiptHandle = _error("MissingReceiptHandle", 400, "ReceiptHandle is required.")
 MissingVisibilityTimeout = _error("MissingVisibilityTimeout", 400, "VisibilityTimeout is required.")
 
+# A queue's receivers (each receives every message sent to its queue: `mnsd.queues.receivers`).
+ReceiverNotExist = _error("ReceiverNotExist", 404, "The receiver you provided does not exist.")
+ReceiverAlreadyExist = _error("ReceiverAlreadyExist", 409, "The receiver you want to create already exists.")
+InvalidReceiverName = _error(
+    "InvalidReceiverName",
+    400,
+    "The receiver name you provided is invalid. ReceiverName should be 1 to 64 characters, start with alpha or digit "
+    "and contain only alpha, digit or -.",
+)
+ReceiverNumExceededLimit = _error(
+    "ReceiverNumExceededLimit", 400, "The number of the receivers of the queue has exceeded the limit."
+)
+
 # Topics, subscriptions and publishing.
 TopicAlreadyExist = _error("TopicAlreadyExist", 409, "The topic you want to create is already exists.")
 TopicNotExist = _error("TopicNotExist", 404, "The topic you provided does not exist.")

@@ -1,4 +1,8 @@
-"""Resource names: 1-256 characters, first a letter or digit, then letters, digits or '-'."""
+"""Resource names: 1-256 characters, first a letter or digit, then letters, digits or '-'.
+
+A queue's receiver is addressed as `{queue}.{receiver}` (`receiver_address`): a name no queue can take, so the
+queue routes reach it unchanged (an SDK's `get_queue("orders.audit")`).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,16 @@ from mnsd import errors
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\Z")
 MAX_NAME_LENGTH = 256
+MAX_RECEIVER_NAME_LENGTH = 64
+RECEIVER_SEPARATOR = "."
 
 
 def check_queue_name(name: str) -> str:
     return _check(name, errors.QueueNameLengthError, errors.InvalidQueueName)
 
 
-def _check(name: str, length_error: type[errors.MnsError], invalid: type[errors.MnsError]) -> str:
-    if not 1 <= len(name) <= MAX_NAME_LENGTH:
+def _check(name: str, length_error: type[errors.MnsError], invalid: type[errors.MnsError], most: int = 0) -> str:
+    if not 1 <= len(name) <= (most or MAX_NAME_LENGTH):
         raise length_error()
     if not _NAME.match(name):
         raise invalid()
@@ -28,3 +34,22 @@ def check_topic_name(name: str) -> str:
 
 def check_subscription_name(name: str) -> str:
     return _check(name, errors.SubscriptionNameLengthError, errors.SubscriptionNameInvalid)
+
+
+def check_receiver_name(name: str) -> str:
+    return _check(name, errors.InvalidReceiverName, errors.InvalidReceiverName, MAX_RECEIVER_NAME_LENGTH)
+
+
+def receiver_address(queue: str, receiver: str) -> str:
+    """The name a queue's receiver is reached by in the queue routes."""
+    return f"{queue}{RECEIVER_SEPARATOR}{receiver}"
+
+
+def split_address(name: str) -> tuple[str, str | None]:
+    """(queue, receiver) a name addresses: (name, None) for a queue's own name."""
+    queue, separator, receiver = name.partition(RECEIVER_SEPARATOR)
+    return (queue, receiver) if separator else (name, None)
+
+
+def is_receiver_address(name: str) -> bool:
+    return RECEIVER_SEPARATOR in name

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from mnsd.access.permissions import QUEUE
 from mnsd.access.policy import Policy
+from mnsd.names import split_address
 from mnsd.storage.catalog import Catalog
 
 MAX_CACHED = 10_000
@@ -33,7 +34,8 @@ class CatalogPolicies:
         return resource_policy(document) if document else None
 
     def _queue_policy(self, owner: str, name: str) -> str:
-        queue = self.catalog.get_queue(owner, name)
+        """The queue's policy; a receiver's address (`{queue}.{receiver}`) is under its queue's."""
+        queue = self.catalog.get_queue(owner, split_address(name)[0])
         return queue.attributes.policy if queue is not None else ""
 
     def _topic_policy(self, owner: str, name: str) -> str:

@@ -195,6 +195,25 @@ class QueueAttributes:
 
 
 @dataclass(frozen=True)
+class Receiver:
+    """A named receiver of a queue (`mnsd.queues.receivers`): its own incarnation (`queue_id`) of every message sent
+    to the queue since `start_time`, with its own leases, and the attributes it sets for itself (None: the queue's)."""
+
+    name: str
+    queue_id: str
+    create_time_ms: int  # messages enqueued from then on are copied to it when sent
+    start_time: int  # s: it receives the messages enqueued from then on
+    last_modify_time: int  # s
+    visibility_timeout: int | None = None
+    polling_wait_seconds: int | None = None
+    dlq_target: str | None = None  # None: the queue's DlqPolicy; "": none; else the policy's target
+    dlq_max_receive_count: int = 0
+    # Where copying the queue's messages enqueued between `start_time` and `create_time_ms` goes on (an engine's
+    # cursor, "" at the start); None once done.
+    copy_cursor: str | None = None
+
+
+@dataclass(frozen=True)
 class Queue:
     account_id: str
     name: str
@@ -202,6 +221,8 @@ class Queue:
     attributes: QueueAttributes
     create_time: int  # seconds
     last_modify_time: int  # seconds
+    receivers: tuple[Receiver, ...] = ()
+    receivers_version: int = 0  # bumped by every change of `receivers` (0: never had any)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from mnsd import errors
 from mnsd.access.limits import Limits
 from mnsd.clock import Clock, ms
-from mnsd.names import check_queue_name
+from mnsd.names import check_queue_name, is_receiver_address
 from mnsd.queues.model import (
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
@@ -30,6 +30,7 @@ from mnsd.queues.model import (
 )
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.receipts import Receipt, ReceiptCodec
+from mnsd.queues.receivers import ReceiverService
 from mnsd.registry import Registry
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
@@ -86,21 +87,41 @@ class QueueService:
 
     def __post_init__(self) -> None:
         self.list_queues = self.registry.list  # (account, prefix, limit, marker) -> (queues, next marker)
-        self.delete_queue = self.registry.delete  # its messages, unreachable from now on, are left to TTL
+        # A queue's receivers, each reached here by its address as a queue of its own (`get_queue`).
+        self.receivers = ReceiverService(
+            self.catalog, self.messages, self.clock, self.notifier, self.registry, self._check_dlq_target
+        )
 
     # --- queues -------------------------------------------------------------------------------
 
     def create_queue(self, account_id: str, name: str, given: QueueAttributeChanges | None = None) -> bool:
-        """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs)."""
+        """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs). A receiver's
+        address is no queue name: InvalidQueueName, as MNS answers a name with a '.'."""
         check_queue_name(name)
         attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
+        if attributes.fifo and not self.messages.keeps_group_order:
+            raise errors.InvalidArgument(
+                "FIFO queues are not available on this storage engine yet (the embedded one has them)."
+            )
         self._check_dlq_target(account_id, name, attributes.dlq_policy, attributes.fifo)
         return self.registry.create(account_id, name, attributes)
 
     def get_queue(self, account_id: str, name: str) -> Queue:
+        """The queue a name names, or the receiver an address names (`mnsd.queues.receivers.view`)."""
+        if is_receiver_address(name):
+            return self.receivers.resolve(account_id, name)
         return self.registry.get(account_id, name)
 
+    def delete_queue(self, account_id: str, name: str) -> None:
+        """Delete a queue and its receivers; their messages, unreachable from now on, are left to TTL."""
+        _not_a_receiver(name, "Delete a receiver with DELETE /queues/{queue}/receivers/{receiver}.")
+        self.registry.delete(account_id, name)
+
     def set_queue_attributes(self, account_id: str, name: str, given: QueueAttributeChanges) -> None:
+        if is_receiver_address(name):
+            self.receivers.set_attributes(account_id, name, given)
+            return
+
         def changed(queue: Queue) -> QueueAttributes:
             attributes = queue.attributes.updated_from(given)
             if given.dlq_policy is not None:
@@ -111,6 +132,7 @@ class QueueService:
         if before.attributes.rewind_period and not after.attributes.rewind_period:
             # rewind off: what was kept goes
             self.messages.drop_kept(before.queue_id, ms(self.clock.now()))
+            self.receivers.drop_kept(after, ms(self.clock.now()))
 
     def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None, fifo: bool) -> None:
         """A DlqPolicy's target is another queue of the same account and QueueType, existing now (as in SQS: a FIFO
@@ -136,7 +158,8 @@ class QueueService:
     # --- messages -----------------------------------------------------------------------------
 
     def send(self, account_id: str, name: str, inputs: list[MessageInput]) -> list[SendResult]:
-        """Store messages; every message is validated before any is written."""
+        """Store messages, and each receiver's copies; every message is validated before any is written."""
+        _not_a_receiver(name, "Send to the queue: each of its receivers gets every message sent to it.")
         queue = self.get_queue(account_id, name)
         limit = queue.attributes.maximum_message_size
         for message in inputs:
@@ -151,9 +174,7 @@ class QueueService:
             self._new_message(queue, message, now_ms, id_, position)
             for message, id_, position in zip(inputs, ids, positions, strict=True)
         ]
-        failed = self.messages.put(stored)
-        if len(failed) < len(stored):
-            self.notifier.notify(queue.queue_id)
+        failed = self._store(queue, stored, now_ms)
         return [
             SendResult(
                 message,
@@ -212,10 +233,22 @@ class QueueService:
         (message_id,) = self.messages.new_ids(queue.queue_id, 1, now_ms, sent=False)
         (position,) = self._positions(queue, [group], now_ms)
         message = self._new_message(queue, given, now_ms, message_id, position)
-        if self.messages.put([message]):
+        if self._store(queue, [message], now_ms, sent=False):
             raise errors.InternalError()
-        self.notifier.notify(queue.queue_id)
         return message
+
+    def _store(self, queue: Queue, messages: list[Message], now_ms: int, sent: bool = True) -> set[str]:
+        """Store new messages of the queue and its receivers' copies of them in one `put`, and wake their long polls;
+        the ids of the messages not stored, or whose copy was not (the sender is told to send them again)."""
+        copies = self.receivers.copies(queue, messages, now_ms, sent)
+        failed = self.messages.put(messages + [copy for m in messages for copy in copies[m.message_id]])
+        lost = {
+            m.message_id for m in messages if {m.message_id, *(c.message_id for c in copies[m.message_id])} & failed
+        }
+        if len(lost) < len(messages):
+            self.notifier.notify(queue.queue_id)
+            self.receivers.notify(queue)
+        return lost
 
     def _handle(self, message: Message) -> str:
         return self.receipts.encode(Receipt(message.queue_id, message.ref.key, message.version, message.visible_at))
@@ -291,9 +324,11 @@ class QueueService:
         self.messages.load_bodies(spent)
         spent = [m for m in spent if m.body is not None]  # (one gone since it was read stays unloaded)
         source_arn = self.queue_arn(queue)
-        moved = [m for m in spent if self.messages.move(m, now_ms, self._dead_letter_of(m, target, source_arn, now_ms))]
+        letters = [self._dead_letter_of(m, target, source_arn, now_ms) for m in spent]
+        moved = [letter for m, letter in zip(spent, letters, strict=True) if self.messages.move(m, now_ms, letter)]
         if moved:
             self.notifier.notify(target.queue_id)
+            self._copy_to_receivers(target, moved, now_ms)
         return True
 
     def _runs_after_dead_letters(
@@ -327,18 +362,27 @@ class QueueService:
         if target is None:
             return False
         source_arn = self.queue_arn(queue)
-        moved = False
+        moved: list[Message] = []
         for run in heads.values():
             self.messages.load_bodies(run)
             for message in run:
-                if message.body is None or not self.messages.move(
-                    message, now_ms, self._dead_letter_of(message, target, source_arn, now_ms)
-                ):
+                letter = self._dead_letter_of(message, target, source_arn, now_ms)
+                if message.body is None or not self.messages.move(message, now_ms, letter):
                     break
-                moved = True
+                moved.append(letter)
         if moved:
             self.notifier.notify(target.queue_id)
+            self._copy_to_receivers(target, moved, now_ms)
         return True
+
+    def _copy_to_receivers(self, queue: Queue, moved: list[Message], now_ms: int) -> None:
+        """Messages moved into a queue (dead letters) reach its receivers too, as copies stored after the moves
+        (a copy not stored is not retried: the move, which the receive needs, is done)."""
+        if not queue.receivers:
+            return
+        copies = self.receivers.copies(queue, moved, now_ms, sent=False)
+        self.messages.put([copy for found in copies.values() for copy in found])
+        self.receivers.notify(queue)
 
     def _moved(self, message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
         """`message` as a new message of `target` (`Message.moved`): in its group's order there if it is FIFO."""
@@ -362,8 +406,10 @@ class QueueService:
 
         Each goes back as a new message of its source queue (the current one of that name in the same
         account), without the DLQ system properties, with its end of retention. Messages in flight, and
-        those whose source queue no longer exists, stay.
+        those whose source queue no longer exists, stay. A dead letter of a receiver goes back to that receiver
+        alone, and one of a queue to the queue alone: its receivers had their own copy of the message.
         """
+        _not_a_receiver(name, "Redrive the queue: a receiver's messages are copies of the queue's.")
         queue = self.get_queue(account_id, name)
         now_ms = ms(self.clock.now())
         sources: dict[str, Queue | None] = {}
@@ -405,7 +451,8 @@ class QueueService:
             return None  # not a dead letter of this account's queues
         source = arn[len(prefix) :]
         if source not in sources:
-            sources[source] = self.catalog.get_queue(account_id, source)
+            found = self.receivers.find if is_receiver_address(source) else self.catalog.get_queue
+            sources[source] = found(account_id, source)
         return sources[source]
 
     def rewind(self, account_id: str, name: str, rewind_time: str) -> int:
@@ -497,3 +544,9 @@ class QueueService:
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at
+
+
+def _not_a_receiver(name: str, hint: str) -> None:
+    """Refuse what only a queue's own name may be given to."""
+    if is_receiver_address(name):
+        raise errors.InvalidArgument(f"The operation is not supported on a receiver ({name}). {hint}")

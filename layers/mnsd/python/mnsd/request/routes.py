@@ -18,12 +18,15 @@ from mnsd.operations.batch_receive_message import batch_receive_message
 from mnsd.operations.batch_send_message import batch_send_message
 from mnsd.operations.change_message_visibility import change_message_visibility
 from mnsd.operations.create_queue import create_queue
+from mnsd.operations.create_receiver import create_receiver
 from mnsd.operations.create_topic import create_topic
 from mnsd.operations.delete_message import delete_message
 from mnsd.operations.delete_queue import delete_queue
+from mnsd.operations.delete_receiver import delete_receiver
 from mnsd.operations.delete_topic import delete_topic
 from mnsd.operations.get_account_attributes import get_account_attributes
 from mnsd.operations.get_queue_attributes import get_queue_attributes
+from mnsd.operations.get_receiver_attributes import get_receiver_attributes
 from mnsd.operations.get_signing_certificate import get_signing_certificate
 from mnsd.operations.get_subscription_attributes import get_subscription_attributes
 from mnsd.operations.get_topic_attributes import get_topic_attributes
@@ -31,6 +34,7 @@ from mnsd.operations.hourly_metrics import queue_metrics, subscription_metrics
 from mnsd.operations.issue_security_token import issue_security_token
 from mnsd.operations.list_access_keys import list_access_keys
 from mnsd.operations.list_queue import list_queue
+from mnsd.operations.list_receiver import list_receiver
 from mnsd.operations.list_subscription_by_topic import list_subscription_by_topic
 from mnsd.operations.list_topic import list_topic
 from mnsd.operations.peek_message import peek_message
@@ -204,6 +208,36 @@ ROUTES: dict[str, Route] = {
             "/queues/{queue}/messages",
             lambda call: change_message_visibility,
             ("meta.read", "messages.write"),
+        ),
+        # A queue's receivers (`mnsd.queues.receivers`): their messages are reached through the routes above, at
+        # the address `{queue}.{receiver}`. Creating one may copy the queue's earlier messages to it.
+        Route(
+            "list_receivers",
+            "GET",
+            "/queues/{queue}/receivers",
+            lambda call: list_receiver,
+            ("meta.read", "messages.read"),
+        ),
+        Route(
+            "put_receiver",
+            "PUT",
+            "/queues/{queue}/receivers/{receiver}",
+            _with_root("Receiver")(create_receiver),
+            ("meta.read_write", "messages.read_write"),
+        ),
+        Route(
+            "get_receiver",
+            "GET",
+            "/queues/{queue}/receivers/{receiver}",
+            lambda call: get_receiver_attributes,
+            ("meta.read", "messages.read"),
+        ),
+        Route(
+            "delete_receiver",
+            "DELETE",
+            "/queues/{queue}/receivers/{receiver}",
+            lambda call: delete_receiver,
+            ("meta.read_write",),
         ),
         Route("list_topics", "GET", "/topics", lambda call: list_topic, ("meta.read",)),
         Route(

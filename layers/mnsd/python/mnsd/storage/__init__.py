@@ -16,7 +16,9 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
 - a move (dead-lettering, redrive) removes the source lease, conditioned on it as observed and Active,
   and stores the target message in one atomic step: a message is never in both, nor in neither;
 - a message deleted with `delete_keeping` (rewind on) is kept, never returned nor counted, until
-  `rewind` makes it receivable again, `drop_kept` forgets it or its retention ends.
+  `rewind` makes it receivable again, `drop_kept` forgets it or its retention ends;
+- `enqueued_since`, followed from no cursor to the end, gives each message of its range that stays stored
+  throughout exactly once (a queue's receivers copy the messages sent before they were created with it).
 
 Ordered messages (a FIFO queue's: `Message.ordered`, `MessageRef.group`) keep the order of their group:
 - `sequence` numbers a group's new messages (their `position`) above every earlier one of the group;
@@ -102,6 +104,8 @@ class MessageStore(Protocol):
         position order, the groups in any order (an engine may pick them at random, so consumers spread)."""
         ...
 
+    keeps_group_order: bool  # whether the engine stores ordered messages (FIFO queues) yet
+
     def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
         """The first of `count` consecutive positions for new ordered messages of `group`: above every position
         the group was given before (in this queue incarnation)."""
@@ -135,6 +139,17 @@ class MessageStore(Protocol):
 
     def drop_kept(self, queue_id: str, now_ms: int) -> int:
         """Forget the messages kept for rewind; how many."""
+        ...
+
+    # --- receivers -------------------------------------------------------------------------------
+
+    def enqueued_since(
+        self, queue_id: str, since_ms: int, until_ms: int, now_ms: int, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        """A page of the queue's unexpired messages enqueued at or after `since_ms` and before `until_ms`, whatever
+        their state (receivable, in flight, delayed, or kept for rewind), bodies loaded, in an order of the engine's;
+        and the cursor to read on from (`after`; None: from the start), None when no more follow. A page holds at most
+        `limit` messages, and may hold fewer (none) before the end: an engine bounds what one call reads."""
         ...
 
 

@@ -6,6 +6,9 @@ A second partition maps queue ids to (account, name) for the operation log. A st
 of its own in a queue's record (the DynamoDB engine its placement of the queue's messages); the catalog keeps
 them as they are.
 
+A queue's receivers are kept on its record (`receivers`, changed only as a whole, conditioned on
+`receivers_version`), so a send finds them with the queue.
+
 Queue records are cached per container (per `Catalog`) for `cache_seconds`: a queue created, changed or
 deleted by another container is seen here at most that late, while this container's own writes update the
 cache at once (a single process is always coherent). A re-created queue is a new incarnation (`queue_id`):
@@ -20,7 +23,7 @@ import threading
 from dataclasses import dataclass
 
 from mnsd.clock import Clock, SystemClock
-from mnsd.queues.model import Queue, QueueAttributes
+from mnsd.queues.model import Queue, QueueAttributes, Receiver
 from mnsd.registry import Records
 from mnsd.storage import MetaTable, Record
 from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
@@ -74,7 +77,28 @@ def _queue(account_id: str, name: str, record: Record) -> Queue:
         attributes,
         record["create_time"],
         record["last_modify_time"],
+        tuple(_receiver(entry) for entry in record.get("receivers") or ()),
+        int(record.get("receivers_version") or 0),
     )
+
+
+# A receiver's numbers (an engine may give those nested in a record as another number type).
+_RECEIVER_NUMBERS = (
+    "create_time_ms",
+    "start_time",
+    "last_modify_time",
+    "visibility_timeout",
+    "polling_wait_seconds",
+    "dlq_max_receive_count",
+)
+
+
+def _receiver(record: Record) -> Receiver:
+    fields = _fields(Receiver, record)
+    for name in _RECEIVER_NUMBERS:
+        if fields.get(name) is not None:
+            fields[name] = int(fields[name])
+    return Receiver(**fields)
 
 
 def _topic_record(topic: Topic) -> Record:
@@ -150,10 +174,10 @@ class Catalog:
         self._remember(queue)
         return None
 
-    def get_queue(self, account_id: str, name: str) -> Queue | None:
-        """The queue record, as read at most `cache_seconds` ago."""
+    def get_queue(self, account_id: str, name: str, fresh: bool = False) -> Queue | None:
+        """The queue record, as read at most `cache_seconds` ago (`fresh`: read now)."""
         with self._lock:
-            cached = self._queues.get((account_id, name))
+            cached = None if fresh else self._queues.get((account_id, name))
         if cached is not None and self.clock.now() - cached[1] < self.cache_seconds:
             return cached[0]
         record = self.table.get(_partition(account_id, QUEUE), name)
@@ -185,6 +209,27 @@ class Catalog:
     ) -> tuple[list[Queue], bool]:
         found, more = self.table.list(_partition(account_id, QUEUE), prefix, limit, start_after)
         return [_queue(account_id, name, record) for name, record in found], more
+
+    # --- receivers (`mnsd.queues.receivers`): on their queue's record ----------------------------
+
+    def set_receivers(self, queue: Queue, receivers: tuple[Receiver, ...]) -> bool:
+        """Write a queue's receivers; False if it no longer exists, or if its receivers changed since `queue` was
+        read (`receivers_version`)."""
+        changes = {
+            "receivers": [dataclasses.asdict(receiver) for receiver in receivers],
+            "receivers_version": queue.receivers_version + 1,
+        }
+        expected = {"queue_id": queue.queue_id, "receivers_version": queue.receivers_version or None}
+        updated = self.table.update(_partition(queue.account_id, QUEUE), queue.name, changes, expected)
+        self._forget(queue.account_id, queue.name)  # re-read: another container may have changed it too
+        return updated
+
+    def add_receiver_id(self, account_id: str, address: str, queue_id: str) -> None:
+        """Map a new receiver's incarnation to its account and address (`queue_name`). The entry is made as a record
+        holding its `queue_id`: an engine may keep its own fields of the incarnation there, as in a queue's record."""
+        self.table.create(
+            _partition(QUEUE_IDS, QUEUE), queue_id, {"account": account_id, "name": address, "queue_id": queue_id}
+        )
 
     def queue_name(self, queue_id: str) -> tuple[str, str] | None:
         """(account, name) of the queue an id was made for (the queue may have been deleted since)."""

@@ -36,7 +36,7 @@ from botocore.exceptions import ClientError
 
 from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
-from mnsd.storage.dynamodb import dead_letters
+from mnsd.storage.dynamodb import dead_letters, enqueued
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     BODY,
@@ -131,7 +131,14 @@ class _ReceiveScan:
     wasted: int
 
 
+# Ordered messages (FIFO queues) are not stored by this engine yet: the queue service refuses to create a FIFO
+# queue over it (`keeps_group_order`), so these calls are never made; should one be, it fails loudly.
+_NO_GROUP_ORDER = NotImplementedError("the DynamoDB engine does not store ordered messages (FIFO queues) yet")
+
+
 class DynamoMessageStore:
+    keeps_group_order = False
+
     def __init__(self, client: Any, table: str, placer: Placer) -> None:
         self.client = client
         self.table = table
@@ -448,13 +455,15 @@ class DynamoMessageStore:
             return None
         return int(items[0][INDEX_KEY]["N"]) if items else None
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0, ordered: bool = False) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages (from the index, their leases only: `load_bodies` reads the
         rest), by priority then position among those read, from stripes taken in turn from a random one until
         `enough` are found; when none, when the next one becomes receivable. A receive's scan (`enough` given)
         reads the stripes of the send width a minute ago (`Placement.read_spread`) besides its sweeps, a page
         `CONTENDED_SPREAD` times wider while this container's receives of the queue lose many claims, and leaves
         what it saw for the placement work after the receive's claims (`claim_some`); others read every stripe."""
+        if ordered:
+            raise _NO_GROUP_ORDER
         placement = self.placer.of(queue_id)
         if not enough:
             return self._scan(queue_id, now_ms, wanted, placement.spread, wanted)
@@ -530,6 +539,12 @@ class DynamoMessageStore:
                 pending = response.get("UnprocessedKeys", {}).get(self.table, {}).get("Keys", [])
         return found
 
+    def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
+        raise _NO_GROUP_ORDER
+
+    def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:
+        raise _NO_GROUP_ORDER
+
     def load_bodies(self, messages: list[Message]) -> None:
         """Complete what `scan_ready` (leases as the index holds them) or `claim` (bodies out of line) left out."""
         partial = [m for m in messages if m.body_md5 == ""]
@@ -602,6 +617,18 @@ class DynamoMessageStore:
 
     def drop_kept(self, queue_id: str, now_ms: int) -> int:
         return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, self.placer.of(queue_id).stripes))
+
+    # --- receivers (`enqueued`) ---------------------------------------------------------------
+
+    def enqueued_since(
+        self, queue_id: str, since_ms: int, until_ms: int, now_ms: int, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        stripes = self.placer.of(queue_id).stripes
+        found, cursor = enqueued.enqueued_since(
+            self.client, self.table, queue_id, stripes, (since_ms, until_ms, now_ms), after, limit
+        )
+        self.load_bodies(found)
+        return [m for m in found if m.body is not None], cursor  # (a body gone since: its message was deleted)
 
     # --- the ready index ---------------------------------------------------------------------
 

@@ -6,7 +6,9 @@ The catalog (`mnsd.storage.catalog`) reads and writes queue records through the 
 queue id. `Placements` reads a queue's placement from
 there while it is younger than `cache_seconds` (the catalog caches its queue records as long, so a queue looked
 up by the catalog costs no second read), else reads the record itself (found by the queue id's entry in the
-catalog's map, `QUEUE_IDS`, when this container never saw it). Its updates are conditional on the incarnation and
+catalog's map, `QUEUE_IDS`, when this container never saw it; a queue's receiver, an incarnation with no queue record
+of its own, has its entry there made as a record, with its `queue_id`, which holds its placement as a queue's record
+does). Its updates are conditional on the incarnation and
 on the state this container saw, so containers that decide the same change at once make it once; an update that
 fails re-reads the record. A queue id with no record (a deleted queue; the contract suite's queues) is placed as
 `unrecorded`, for `cache_seconds` before it is looked up again.
@@ -140,7 +142,10 @@ class Placements:
             names = self.records.table.get(queue_partition(QUEUE_IDS), queue_id)
             if names is None:
                 return None
-            partition, name = queue_partition(str(names["account"])), str(names["name"])
+            if names.get("queue_id") == queue_id:  # a receiver's incarnation: its entry is its record
+                partition, name = queue_partition(QUEUE_IDS), queue_id
+            else:
+                partition, name = queue_partition(str(names["account"])), str(names["name"])
         else:
             partition, name = seen.partition, seen.name
         record = self.records.get(partition, name)

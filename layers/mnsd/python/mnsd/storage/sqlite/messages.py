@@ -43,6 +43,11 @@ _DELETE_HELD_SQL = (
     f"AND expires_at > ? RETURNING {COLUMNS}"
 )
 _PLACEHOLDERS = ", ".join("?" * 18)
+_ENQUEUED_WHERE = "WHERE queue_id = ? AND message_id > ? AND enqueue_time >= ? AND enqueue_time < ? AND expires_at > ?"
+_ENQUEUED_SQL = (
+    f"SELECT * FROM (SELECT {COLUMNS} FROM messages {_ENQUEUED_WHERE} UNION ALL "
+    f"SELECT {COLUMNS} FROM kept_messages {_ENQUEUED_WHERE}) ORDER BY message_id LIMIT ?"
+)
 
 
 _CLAIM_SQL = (
@@ -139,6 +144,8 @@ def message_of(row: tuple[Any, ...]) -> Message:
 
 
 class SqliteMessageStore:
+    keeps_group_order = True
+
     def __init__(self, database: Database) -> None:
         self.db = database
 
@@ -349,6 +356,17 @@ class SqliteMessageStore:
                 {"q": queue_id, "now": now_ms, "now_s": now_ms // 1000},
             ).fetchone()
         return QueueCounts(active, inactive, delayed)
+
+    def enqueued_since(
+        self, queue_id: str, since_ms: int, until_ms: int, now_ms: int, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        """Stored and kept messages together in message id order (one moving between the two, deleted with rewind
+        on or rewound, is still read once); the cursor is the last id read."""
+        with self.db.read() as connection:
+            rows = connection.execute(
+                _ENQUEUED_SQL, (queue_id, after or "", since_ms, until_ms, now_ms // 1000) * 2 + (limit,)
+            ).fetchall()
+        return [message_of(row) for row in rows], (rows[-1][1] if len(rows) == limit else None)
 
     # --- the change events (operation log) and exports ----------------------------------------
 

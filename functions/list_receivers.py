@@ -1,0 +1,3 @@
+from mnsd.request.lambda_handler import make_handler
+
+handler = make_handler("list_receivers")

@@ -1,0 +1,16 @@
+from mnsd.http import HttpResponse
+from mnsd.request.call import Call, no_content
+from mnsd.wire import receivers
+
+
+def create_receiver(call: Call) -> HttpResponse:
+    """`PUT /queues/{queue}/receivers/{receiver}`: 201 created, 204 an identical one exists (both with
+    `x-mns-copy-pending: true` while messages before its creation are still to be copied: PUT it again)."""
+    queue, name = call.path("queue"), call.path("receiver")
+    created, copying = call.services.queues.receivers.create(
+        call.account_id, queue, name, receivers.receiver_input(call.xml_if_any())
+    )
+    headers = {"Location": f"{call.endpoint()}/queues/{queue}/receivers/{name}"}
+    if copying:
+        headers["x-mns-copy-pending"] = "true"
+    return HttpResponse(201, b"", headers) if created else no_content(headers)

@@ -1,0 +1,9 @@
+from mnsd.http import HttpResponse
+from mnsd.request.call import Call, xml_response
+from mnsd.wire import receivers
+
+
+def list_receiver(call: Call) -> HttpResponse:
+    """`GET /queues/{queue}/receivers`: every receiver of the queue with its counts."""
+    states = call.services.queues.receivers.receivers_of(call.account_id, call.path("queue"))
+    return xml_response(receivers.receiver_list(states))

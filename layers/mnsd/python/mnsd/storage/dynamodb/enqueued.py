@@ -1,0 +1,63 @@
+"""A queue's messages enqueued in a time range, on DynamoDB: what a new receiver copies (`MessageStore.enqueued_since`).
+
+The leases of the queue's stripes are read in turn, each partition in sort key order from the table (not the ready
+index: in-flight, delayed and kept leases count too), with a FilterExpression on the enqueue time `e` and the expiry
+`x`: DynamoDB bills every lease read, kept or not, so one call reads at most `MAX_QUERIES` pages. Reads are strongly
+consistent: a message sent a moment before is read too. The cursor is
+`{stripe}|{sort key}` of the last lease read. Bodies stored out of line are left for the store to load.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnsd.queues.model import Message
+from mnsd.storage.dynamodb.layout import LEASE, VISIBLE_AT, Item, message_of, stripe_partition
+
+MAX_QUERIES = 16  # pages of leases one call reads at most (each up to the page's limit, or 1 MB)
+
+
+def _message(item: Item) -> Message:
+    """The message of a lease item, kept ones included (they have no `v`: their enqueue time stands in)."""
+    return message_of(item if VISIBLE_AT in item else {**item, VISIBLE_AT: item["e"]})
+
+
+def enqueued_since(
+    client: Any,
+    table: str,
+    queue_id: str,
+    stripes: int,
+    window: tuple[int, int, int],
+    after: str | None,
+    limit: int,
+) -> tuple[list[Message], str | None]:
+    """Up to `limit` messages of the queue's stripes 0 .. stripes - 1 enqueued in [since, until) and unexpired
+    (`window`: since and until in ms, now in ms) from the cursor `after` on; and the cursor to go on from (None: the
+    last stripe was read to its end)."""
+    since_ms, until_ms, now_ms = window
+    number, _, last = (after or "0|").partition("|")
+    stripe = int(number)
+    found: list[Message] = []
+    for _ in range(MAX_QUERIES):
+        if stripe >= stripes or len(found) >= limit:
+            break
+        partition = stripe_partition(queue_id, stripe)
+        response = client.query(
+            TableName=table,
+            KeyConditionExpression="pk = :p AND begins_with(sk, :lease)",
+            FilterExpression="e >= :since AND e < :until AND x > :now_s",
+            ExpressionAttributeValues={
+                ":p": {"S": partition},
+                ":lease": {"S": LEASE},
+                ":since": {"N": str(since_ms)},
+                ":until": {"N": str(until_ms)},
+                ":now_s": {"N": str(now_ms // 1000)},
+            },
+            Limit=limit - len(found),
+            ConsistentRead=True,  # (a message sent just before its receiver was created is copied by no one else)
+            **({"ExclusiveStartKey": {"pk": {"S": partition}, "sk": {"S": last}}} if last else {}),
+        )
+        found += [_message(item) for item in response["Items"]]
+        more = response.get("LastEvaluatedKey")
+        stripe, last = (stripe, more["sk"]["S"]) if more else (stripe + 1, "")
+    return found, (f"{stripe}|{last}" if stripe < stripes else None)
