@@ -171,6 +171,7 @@ class Simulation:
         receivers: int = 0,
     ) -> None:
         from mnsd.queues.model import MessageInput, QueueAttributeChanges
+        from mnsd.queues.receivers import ReceiverInput
 
         self.rng = random.Random(seed)
         random.seed(seed)
@@ -183,7 +184,7 @@ class Simulation:
         self.queue_id = self.queues.get_queue(ACCOUNT, QUEUE).queue_id
         self.consumers = [QUEUE] + [f"{QUEUE}.r{n}" for n in range(receivers)]  # the queue and its receivers
         for name in self.consumers[1:]:
-            self.queues.create_receiver(ACCOUNT, QUEUE, name.split(".", 1)[1])
+            self.queues.receivers.create(ACCOUNT, QUEUE, name.split(".", 1)[1], ReceiverInput())
         self.body = "x" * 700  # a 1 KB-class message: the lease with its body inline stays within 1 KB
         self.groups = [f"group-{n}" for n in range(fifo_groups)]
         self.input = MessageInput(body=self.body, delay_seconds=None, priority=8)
