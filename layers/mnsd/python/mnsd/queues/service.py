@@ -26,6 +26,7 @@ from mnsd.queues.model import (
     QueueAttributes,
     QueueCounts,
     dead_letter_marks,
+    queue_type,
     without_dead_letter_marks,
 )
 from mnsd.queues.notifier import Notifier
@@ -98,7 +99,9 @@ class QueueService:
         """Create a queue; False if an identical one already exists (QueueAlreadyExist if it differs). A receiver's
         address is no queue name: InvalidQueueName, as MNS answers a name with a '.'."""
         check_queue_name(name)
-        attributes = QueueAttributes().updated_from(given or QueueAttributeChanges())
+        given = given or QueueAttributeChanges()
+        chosen = QueueAttributes(queue_type=queue_type(given.queue_type)) if given.queue_type else QueueAttributes()
+        attributes = chosen.updated_from(given)
         if attributes.fifo and not self.messages.keeps_group_order:
             raise errors.InvalidArgument(
                 "FIFO queues are not available on this storage engine yet (the embedded one has them)."
