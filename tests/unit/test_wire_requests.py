@@ -123,6 +123,7 @@ def test_sent_message_with_everything():
         user_properties=(Property("a", "1", "NUMBER"), Property("b", "", "STRING")),
         system_properties=(Property("s", "v", "STRING"),),
         message_group_id="g",
+        priority_given=True,
     )
 
 

@@ -123,7 +123,7 @@ QUEUE_FIELDS = (
     "<QueueName>q</QueueName><CreateTime>10</CreateTime><LastModifyTime>20</LastModifyTime>"
     "<DelaySeconds>2</DelaySeconds><MaximumMessageSize>65536</MaximumMessageSize>"
     "<MessageRetentionPeriod>259200</MessageRetentionPeriod><VisibilityTimeout>30</VisibilityTimeout>"
-    "<PollingWaitSeconds>0</PollingWaitSeconds><LoggingEnabled>True</LoggingEnabled>"
+    "<PollingWaitSeconds>0</PollingWaitSeconds><LoggingEnabled>True</LoggingEnabled><QueueType>normal</QueueType>"
 )
 
 
@@ -131,6 +131,15 @@ def test_queue_attributes_with_counts():
     assert xml(responses.queue_node(QUEUE, QueueCounts(3, 2, 1))) == (
         f"{HEAD}<Queue {NS}>{QUEUE_FIELDS}<ActiveMessages>3</ActiveMessages><InactiveMessages>2</InactiveMessages>"
         "<DelayMessages>1</DelayMessages></Queue>"
+    )
+
+
+def test_fifo_queue_attributes_name_its_type_and_groups_in_flight():
+    fifo = Queue("1", "q", "qid", QueueAttributes(delay_seconds=2, logging_enabled=True, queue_type="fifo"), 10, 20)
+    assert xml(responses.queue_node(fifo, QueueCounts(0, 1, 0), held_groups=1)) == (
+        f"{HEAD}<Queue {NS}>{QUEUE_FIELDS.replace('normal', 'fifo')}<ActiveMessages>0</ActiveMessages>"
+        "<InactiveMessages>1</InactiveMessages><DelayMessages>0</DelayMessages>"
+        "<MessageGroupsInFlight>1</MessageGroupsInFlight></Queue>"
     )
 
 
