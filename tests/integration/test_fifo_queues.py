@@ -15,16 +15,11 @@ from tests.integration.conftest import ACCOUNT, make_service
 FIFO = QueueAttributeChanges(queue_type="fifo", visibility_timeout="10")
 
 
-def test_the_dynamodb_engine_refuses_fifo_queues_for_now(dynamodb, clock):
-    service = make_service(dynamodb, clock)
-    with pytest.raises(errors.InvalidArgument, match="FIFO queues are not available"):
-        service.create_queue(ACCOUNT, "ordered", FIFO)
-    with pytest.raises(errors.QueueNotExist):
-        service.get_queue(ACCOUNT, "ordered")
-
-
-@pytest.fixture
-def service(clock, tmp_path):
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def service(request, clock, tmp_path):
+    """The queue service over each engine (DynamoDB: moto)."""
+    if request.param == "dynamodb":
+        return make_service(request.getfixturevalue("dynamodb"), clock)
     settings = Settings(poll_interval_ms=200, credentials=f"{ACCOUNT}:KEYID:SECRET")
     return build_services(settings, clock=clock, storage=sqlite_storage(tmp_path / "data")).queues
 

@@ -102,10 +102,6 @@ class QueueService:
         given = given or QueueAttributeChanges()
         chosen = QueueAttributes(queue_type=queue_type(given.queue_type)) if given.queue_type else QueueAttributes()
         attributes = chosen.updated_from(given)
-        if attributes.fifo and not self.messages.keeps_group_order:
-            raise errors.InvalidArgument(
-                "FIFO queues are not available on this storage engine yet (the embedded one has them)."
-            )
         self._check_dlq_target(account_id, name, attributes.dlq_policy, attributes.fifo)
         return self.registry.create(account_id, name, attributes)
 
@@ -134,7 +130,7 @@ class QueueService:
         before, after = self.registry.set_attributes(account_id, name, changed)
         if before.attributes.rewind_period and not after.attributes.rewind_period:
             # rewind off: what was kept goes
-            self.messages.drop_kept(before.queue_id, ms(self.clock.now()))
+            self.messages.drop_kept(before.queue_id, ms(self.clock.now()), before.attributes.fifo)
             self.receivers.drop_kept(after, ms(self.clock.now()))
 
     def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None, fifo: bool) -> None:
@@ -152,7 +148,7 @@ class QueueService:
             raise errors.InvalidArgument("The DeadLetterTargetQueue should be of the queue's own QueueType.")
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
-        return self.messages.counts(queue.queue_id, ms(self.clock.now()))
+        return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.attributes.fifo)
 
     def held_groups(self, queue: Queue) -> int:
         """How many of a FIFO queue's groups have a message in flight (up to `HELD_GROUPS_SHOWN`)."""
@@ -471,7 +467,7 @@ class QueueService:
         low, high = int(now) - period, int(now)
         if not low <= since <= high:
             raise errors.out_of_range("rewindtime", low, high, "seconds")
-        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now))
+        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now), queue.attributes.fifo)
         if rewound:
             self.notifier.notify(queue.queue_id)
         return rewound

@@ -104,8 +104,6 @@ class MessageStore(Protocol):
         position order, the groups in any order (an engine may pick them at random, so consumers spread)."""
         ...
 
-    keeps_group_order: bool  # whether the engine stores ordered messages (FIFO queues) yet
-
     def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
         """The first of `count` consecutive positions for new ordered messages of `group`: above every position
         the group was given before (in this queue incarnation)."""
@@ -119,8 +117,9 @@ class MessageStore(Protocol):
         """Fill in the bodies (and what else) `scan_ready` or `claim` left out."""
         ...
 
-    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
-        """Active, Inactive and Delayed messages (approximate beyond a bounded sample where the engine says)."""
+    def counts(self, queue_id: str, now_ms: int, ordered: bool = False) -> QueueCounts:
+        """Active, Inactive and Delayed messages (approximate beyond a bounded sample where the engine says).
+        `ordered`: of an ordered queue (here and below: an engine may store ordered messages apart)."""
         ...
 
     # --- dead letters and rewind ------------------------------------------------------------
@@ -133,11 +132,11 @@ class MessageStore(Protocol):
         """`delete_many`, but each deleted message is kept (invisible, uncounted) for `rewind`."""
         ...
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int, ordered: bool = False) -> int:
         """Make the kept and in-flight messages enqueued at or after `since_ms` receivable now; how many."""
         ...
 
-    def drop_kept(self, queue_id: str, now_ms: int) -> int:
+    def drop_kept(self, queue_id: str, now_ms: int, ordered: bool = False) -> int:
         """Forget the messages kept for rewind; how many."""
         ...
 

@@ -35,7 +35,7 @@ from mnsd.storage.dynamodb.layout import (
     revisit_update,
 )
 
-_REWIND_PROJECTION = "pk, sk, v, r, d, e, x, k"
+REWIND_PROJECTION = "pk, sk, v, r, d, e, x, k"
 _PAGE = 1000
 
 
@@ -100,7 +100,16 @@ def _cancelled(exc: ClientError) -> bool:
     return bool(exc.response.get("Error", {}).get("Code") == "TransactionCanceledException")
 
 
-def move(client: Any, table: str, source: Message, now_ms: int, target: Message, indexed: bool) -> bool:
+def move(
+    client: Any,
+    table: str,
+    source: Message,
+    now_ms: int,
+    target: Message,
+    indexed: bool,
+    also: list[Item] | None = None,
+) -> bool:
+    """Move `source` to `target` (see the module's docstring); `also`: more writes of the same transaction."""
     if target.body is None:
         raise ValueError("a moved message needs its body loaded")
     delete = {
@@ -119,7 +128,7 @@ def move(client: Any, table: str, source: Message, now_ms: int, target: Message,
     for body in bodies:  # outside the transaction (half the units): without its lease it is never read
         client.put_item(TableName=table, Item=body)
     try:
-        client.transact_write_items(TransactItems=[delete, {"Put": {"TableName": table, "Item": lease}}])
+        client.transact_write_items(TransactItems=[delete, {"Put": {"TableName": table, "Item": lease}}, *(also or [])])
     except ClientError as exc:
         if _cancelled(exc):
             return False
@@ -150,27 +159,39 @@ def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]]
 def rewind(client: Any, table: str, partitions: list[str], since_ms: int, now_ms: int, indexing: bool) -> int:
     """Rewind the leases of a queue's partitions (see the module's docstring); how many were rewound."""
     rewound = 0
-    for items, _ in lease_pages(client, table, partitions, _REWIND_PROJECTION):
-        for item in items:
-            if (number(item, "x") or 0) <= now_ms // 1000 or (number(item, "e") or 0) < since_ms:
-                continue
-            values = {":now": {"N": str(now_ms)}, ":one": {"N": "1"}, ":ver": item["r"]}
-            if is_kept(item):
-                update, condition = restore_update(indexing), "attribute_exists(k) AND r = :ver"
-            elif (number(item, "v") or 0) > now_ms and (number(item, "d") or 0) > 0:
-                update, condition = revisit_update(indexing), "r = :ver AND v > :now"
-            else:
-                continue
-            response = conditional(
-                client.update_item,
-                TableName=table,
-                Key=_key(item),
-                UpdateExpression=update,
-                ConditionExpression=condition,
-                ExpressionAttributeValues=values,
-            )
-            rewound += response is not None
+    for items, _ in lease_pages(client, table, partitions, REWIND_PROJECTION):
+        rewound += sum(rewind_lease(client, table, item, since_ms, now_ms, indexing) in REWOUND for item in items)
     return rewound
+
+
+REWOUND = ("restored", "revisited")
+
+
+def rewind_lease(client: Any, table: str, item: Item, since_ms: int, now_ms: int, indexing: bool) -> str:
+    """Rewind one lease (read with `REWIND_PROJECTION`): "restored" (it was kept), "revisited" (it was in flight),
+    or else what it is left: "in flight" (enqueued before `since_ms`), "done" (receivable, delayed, expired, or
+    changed since it was read)."""
+    if (number(item, "x") or 0) <= now_ms // 1000:
+        return "done"
+    in_flight = not is_kept(item) and (number(item, "v") or 0) > now_ms and (number(item, "d") or 0) > 0
+    if (number(item, "e") or 0) < since_ms:
+        return "in flight" if in_flight else "done"
+    values = {":now": {"N": str(now_ms)}, ":one": {"N": "1"}, ":ver": item["r"]}
+    if is_kept(item):
+        update, condition, outcome = restore_update(indexing), "attribute_exists(k) AND r = :ver", "restored"
+    elif in_flight:
+        update, condition, outcome = revisit_update(indexing), "r = :ver AND v > :now", "revisited"
+    else:
+        return "done"
+    response = conditional(
+        client.update_item,
+        TableName=table,
+        Key=_key(item),
+        UpdateExpression=update,
+        ConditionExpression=condition,
+        ExpressionAttributeValues=values,
+    )
+    return outcome if response is not None else "done"
 
 
 def drop_kept(client: Any, table: str, partitions: list[str]) -> int:

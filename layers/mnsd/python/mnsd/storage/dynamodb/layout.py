@@ -7,7 +7,9 @@ tested against `LEASE_ATTRIBUTES`).
 
 One partition per stripe of a queue incarnation: `pk = queue_id` for stripe 0 (a queue of one stripe
 is one partition) and `pk = {queue_id}#{stripe}` for the others; the stripe is part of the message id
-(`stripe_of`), so a receipt handle finds its message's partition.
+(`stripe_of`), so a receipt handle finds its message's partition. An ordered message (a FIFO queue's) is in its
+group's partition instead, `{queue_id}#G{group}` (`group_partition`; the group is part of its key), beside the
+group items of `mnsd.storage.dynamodb.ordered` in `{queue_id}#D{n}`.
 
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
     B{message_id}                              the body, when lease + body would exceed 1 KB
@@ -95,8 +97,15 @@ def stripe_of(message_id: str) -> int:
     return int(parts[1]) - 1
 
 
+def group_partition(queue_id: str, group: str) -> str:
+    """The partition of an ordered message group's items (`mnsd.storage.dynamodb.ordered`)."""
+    return f"{queue_id}{STRIPE_SEPARATOR}G{group}"
+
+
 def partition_of(ref: MessageRef) -> str:
-    """The partition key of a message's items."""
+    """The partition key of a message's items: its group's for an ordered message, else its stripe's."""
+    if ref.group:
+        return group_partition(ref.queue_id, ref.group)
     return stripe_partition(ref.queue_id, stripe_of(ref.message_id))
 
 
@@ -247,6 +256,7 @@ def message_of(item: Item) -> Message:
         system_properties=parse_properties(item.get("s")),
         message_group_id=item.get("g", {}).get("S", ""),
         logging=LOGGING_ATTRIBUTE in item,
+        ordered=bool(ref.group),  # (an ordered message's key names its group)
     )
 
 

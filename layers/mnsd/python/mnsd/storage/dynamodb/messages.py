@@ -59,6 +59,7 @@ from mnsd.storage.dynamodb.layout import (
     stripe_partition,
     visibility_set,
 )
+from mnsd.storage.dynamodb.ordered import OrderedMessages
 from mnsd.storage.dynamodb.placement import Spread
 from mnsd.storage.dynamodb.placer import Placer
 from mnsd.storage.dynamodb.stripes import CONTENDED_SPREAD
@@ -131,18 +132,12 @@ class _ReceiveScan:
     wasted: int
 
 
-# Ordered messages (FIFO queues) are not stored by this engine yet: the queue service refuses to create a FIFO
-# queue over it (`keeps_group_order`), so these calls are never made; should one be, it fails loudly.
-_NO_GROUP_ORDER = NotImplementedError("the DynamoDB engine does not store ordered messages (FIFO queues) yet")
-
-
 class DynamoMessageStore:
-    keeps_group_order = False
-
     def __init__(self, client: Any, table: str, placer: Placer) -> None:
         self.client = client
         self.table = table
         self.placer = placer
+        self.ordered = OrderedMessages(client, table)
         self.pressure = placer.growth.pressure
         self._spans: dict[str, _Span] = {}
         self._sweeps: dict[str, _Sweep] = {}
@@ -160,14 +155,18 @@ class DynamoMessageStore:
 
     def put(self, messages: list[Message]) -> set[str]:
         """Store new messages (with BatchWriteItem); the ids of those that could not be stored."""
-        queues = {m.queue_id: self._indexing(m.queue_id) for m in messages}
+        queues = {m.queue_id: self._indexing(m.queue_id) for m in messages if not m.ordered}
         failed = self._put(messages, queues)
         for queue_id in queues:
             self.placer.written(queue_id)
         return failed
 
     def _put(self, messages: list[Message], indexing: dict[str, bool]) -> set[str]:
-        requests = [{"PutRequest": {"Item": item}} for m in messages for item in message_items(m, indexing[m.queue_id])]
+        requests = [
+            {"PutRequest": {"Item": item}}
+            for m in messages
+            for item in message_items(m, not m.ordered and indexing[m.queue_id])  # (a group is read from the table)
+        ]
         failed: set[str] = set()
         for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
             pending = requests[start : start + _BATCH_WRITE_LIMIT]
@@ -223,7 +222,10 @@ class DynamoMessageStore:
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
         """Claim candidates in their order until `count` are owned. A lost claim means another consumer works
         the same page of that stripe: the rest of that stripe's candidates are left to it (the receive returns
-        what it has, or reads again), so consumers that meet on one page lose about one claim, not one each."""
+        what it has, or reads again), so consumers that meet on one page lose about one claim, not one each. Ordered
+        candidates are claimed run by run (`OrderedMessages.claim_runs`)."""
+        if candidates and candidates[0].ordered:
+            return self.ordered.claim_runs(candidates, count, now_ms, visible_at)
         claimed: list[Message] = []
         lost: dict[str, int] = {}
         left: set[str] = set()  # stripes (partitions) where a claim was lost
@@ -252,6 +254,8 @@ class DynamoMessageStore:
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
         """Delete a message whose lease is still the one a receipt handle names (`Message.held_by`)."""
+        if ref.group:
+            return self.ordered.delete(ref, version, now_ms)
         response = conditional(
             self.client.delete_item,
             TableName=self.table,
@@ -277,6 +281,8 @@ class DynamoMessageStore:
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
+        if ref.group:
+            return self.ordered.change_visibility(ref, version, now_ms, visible_at)
         response = conditional(
             self.client.update_item,
             TableName=self.table,
@@ -463,7 +469,7 @@ class DynamoMessageStore:
         `CONTENDED_SPREAD` times wider while this container's receives of the queue lose many claims, and leaves
         what it saw for the placement work after the receive's claims (`claim_some`); others read every stripe."""
         if ordered:
-            raise _NO_GROUP_ORDER
+            return self.ordered.scan(queue_id, now_ms, wanted, enough)
         placement = self.placer.of(queue_id)
         if not enough:
             return self._scan(queue_id, now_ms, wanted, placement.spread, wanted)
@@ -540,10 +546,10 @@ class DynamoMessageStore:
         return found
 
     def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
-        raise _NO_GROUP_ORDER
+        return self.ordered.sequence(queue_id, group, count, now_ms)
 
     def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:
-        raise _NO_GROUP_ORDER
+        return self.ordered.held_groups(queue_id, now_ms, limit)
 
     def load_bodies(self, messages: list[Message]) -> None:
         """Complete what `scan_ready` (leases as the index holds them) or `claim` (bodies out of line) left out."""
@@ -578,11 +584,13 @@ class DynamoMessageStore:
         tail = [] if more is None else self._lease_page(partition, limit, forward=False)[0]
         return _tally(head, tail, now_ms, lambda item: int(item["e"]["N"]))
 
-    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
+    def counts(self, queue_id: str, now_ms: int, ordered: bool = False) -> QueueCounts:
         """Active / Inactive / Delayed messages: exact up to `2 x COUNT_ITEMS` leases per state range (Active
         ones; the others) and stripe count, estimated beyond; bounded whatever the queue's size: at most
         `4 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)` small index items read in `4 x stripes` Queries, and
         for each stripe the index does not cover `2 x PLAIN_COUNT_ITEMS` leases in 2 Queries."""
+        if ordered:
+            return self.ordered.counts(queue_id, now_ms, lambda p, now: self._plain_count(p, now, PLAIN_COUNT_ITEMS))
         spread = self.placer.of(queue_id).spread
         limit = max(MIN_COUNT_ITEMS, COUNT_ITEMS // spread.stripes)
         found = dict.fromkeys(MessageState, 0.0)
@@ -605,17 +613,25 @@ class DynamoMessageStore:
     # --- dead letters and rewind (`dead_letters`) -----------------------------------------------
 
     def move(self, source: Message, now_ms: int, target: Message) -> bool:
-        return dead_letters.move(self.client, self.table, source, now_ms, target, self._indexing(target.queue_id))
+        indexed = not target.ordered and self._indexing(target.queue_id)
+        also = self.ordered.moved_out(source) if source.ordered else []
+        return dead_letters.move(self.client, self.table, source, now_ms, target, indexed, also)
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        if leases and leases[0][0].group:
+            return [self.ordered.delete_keeping(ref, version, now_ms) for ref, version in leases]
         return dead_letters.delete_keeping(self.client, self.table, leases, now_ms)
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int, ordered: bool = False) -> int:
+        if ordered:
+            return self.ordered.rewind(queue_id, since_ms, now_ms)
         spread = self.placer.of(queue_id).spread
         partitions = _partitions(queue_id, spread.stripes)
         return dead_letters.rewind(self.client, self.table, partitions, since_ms, now_ms, spread.indexing)
 
-    def drop_kept(self, queue_id: str, now_ms: int) -> int:
+    def drop_kept(self, queue_id: str, now_ms: int, ordered: bool = False) -> int:
+        if ordered:
+            return dead_letters.drop_kept(self.client, self.table, self.ordered.partitions(queue_id))
         return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, self.placer.of(queue_id).stripes))
 
     # --- receivers (`enqueued`) ---------------------------------------------------------------

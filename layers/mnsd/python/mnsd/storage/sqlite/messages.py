@@ -144,8 +144,6 @@ def message_of(row: tuple[Any, ...]) -> Message:
 
 
 class SqliteMessageStore:
-    keeps_group_order = True
-
     def __init__(self, database: Database) -> None:
         self.db = database
 
@@ -258,7 +256,7 @@ class SqliteMessageStore:
         """One transaction: each held message moved to `kept_messages` (logged as a lease re-marked kept)."""
         return self._delete_held(leases, now_ms, keep=True)
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int, ordered: bool = False) -> int:
         """One transaction: kept rows enqueued since `since_ms` back in `messages`, in-flight ones visible now."""
         now_s = now_ms // 1000
         with self.db.write() as connection:
@@ -289,7 +287,7 @@ class SqliteMessageStore:
                 changes.record(connection, logged)
         return len(restored) + len(revisited)
 
-    def drop_kept(self, queue_id: str, now_ms: int) -> int:
+    def drop_kept(self, queue_id: str, now_ms: int, ordered: bool = False) -> int:
         with self.db.write() as connection:
             return connection.execute("DELETE FROM kept_messages WHERE queue_id = ?", (queue_id,)).rowcount
 
@@ -347,7 +345,7 @@ class SqliteMessageStore:
     def load_bodies(self, messages: list[Message]) -> None:
         """Bodies are always loaded with the message."""
 
-    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
+    def counts(self, queue_id: str, now_ms: int, ordered: bool = False) -> QueueCounts:
         with self.db.read() as connection:
             active, inactive, delayed = connection.execute(
                 "SELECT COALESCE(SUM(visible_at <= :now), 0), COALESCE(SUM(visible_at > :now AND dequeue_count > 0), 0), "
