@@ -65,14 +65,22 @@ def grant_count(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
     )
 
 
+def grant_update(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
+    """UpdateItem alone: what sends and receives write to a queue's record as the engine places its messages
+    (`mnsd.storage.dynamodb.queue_records.Placements`: stripes grown, the ready index started and built)."""
+    return iam.Grant.add_to_principal(grantee=grantee, actions=["dynamodb:UpdateItem"], resource_arns=[table.table_arn])
+
+
 def grant_tables(tables: Mapping[str, dynamodb.Table], grants: Iterable[str], grantee: iam.IGrantable) -> None:
-    """Grants `grantee` each `{table}.{read|write|read_write|count}` of `grants` on that table only."""
+    """Grants `grantee` each `{table}.{read|write|read_write|count|update}` of `grants` on that table only."""
     for grant in grants:
         table, _, access = grant.partition(".")
-        if table not in tables or access not in (*TABLE_GRANTS, "count"):
+        if table not in tables or access not in (*TABLE_GRANTS, "count", "update"):
             raise ValueError(f"unknown grant {grant!r}: tables are {sorted(tables)}, access is {sorted(TABLE_GRANTS)}")
         if access == "count":
             grant_count(tables[table], grantee)
+        elif access == "update":
+            grant_update(tables[table], grantee)
         else:
             TABLE_GRANTS[access](tables[table], grantee)
 

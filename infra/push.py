@@ -34,7 +34,7 @@ from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
 # What a delivery reads and writes: subscriptions and queues (meta), queue endpoints (the queue service's
 # send, and dead-letter queues: `QueueService.dead_letter_send`), the operation log. The worker also re-reads
 # the message it retries or gives up.
-FANOUT_GRANTS = ("meta.read", "messages.write", "log.write")
+FANOUT_GRANTS = ("meta.read", "meta.update", "messages.write", "log.write")
 WORKER_GRANTS = (*FANOUT_GRANTS, "topic_messages.read")
 # The worker answers within an attempt's timeout; AWS advises a queue visibility of at least six times the
 # function's timeout, so a batch being retried by the event source is never handed out twice meanwhile.

@@ -173,13 +173,27 @@ def test_each_function_gets_exactly_the_table_data_access_it_declares(template: 
             "log": "Log",
         }.items()
     }
-    declared = dict(grant.split(".") for grant in DECLARED_GRANTS[name])
+    declared: dict[str, set[str]] = {}
+    for grant in DECLARED_GRANTS[name]:
+        table, kind = grant.split(".")
+        declared.setdefault(table, set()).add(kind)
     access = {table: actions for table, actions in table_access(template, name).items() if actions - NOT_DATA_ACTIONS}
     assert set(access) == {tables[table] for table in declared}
-    for table, kind in declared.items():
+    for table, kinds in declared.items():
         actions = access[tables[table]]
-        assert (DATA_ACTIONS["read"] <= actions) == (kind in ("read", "read_write")), (table, kind, actions)
-        assert (DATA_ACTIONS["write"] <= actions) == (kind in ("write", "read_write")), (table, kind, actions)
+        assert (DATA_ACTIONS["read"] <= actions) == bool(kinds & {"read", "read_write"}), (table, kinds, actions)
+        assert (DATA_ACTIONS["write"] <= actions) == bool(kinds & {"write", "read_write"}), (table, kinds, actions)
+        assert ("dynamodb:UpdateItem" in actions) == bool(kinds & {"write", "read_write", "update"}), (table, kinds)
+
+
+@pytest.mark.parametrize("name", ["post_messages", "get_messages", "fanout"])
+def test_sends_and_receives_may_update_queue_records_and_nothing_more(template: Template, name: str) -> None:
+    """The engine grows a busy queue's stripes and builds its ready index from its sends and receives: UpdateItem
+    on the meta table; never a Put or Delete there (a send cannot create or delete queues)."""
+    meta = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Meta/Resource")
+    actions = table_access(template, name)[meta]
+    assert "dynamodb:UpdateItem" in actions
+    assert not {"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"} & actions
 
 
 @pytest.mark.parametrize("name", ["fanout", "first_attempt", "push_worker"])

@@ -181,7 +181,7 @@ ROUTES: dict[str, Route] = {
             "POST",
             "/queues/{queue}/messages",
             _send,
-            ("meta.read", "messages.write"),
+            ("meta.read", "meta.update", "messages.write"),
         ),
         Route(
             "get_messages",
@@ -192,7 +192,7 @@ ROUTES: dict[str, Route] = {
                 if _flag(call, "peekonly")
                 else (batch_receive_message if _has(call, "numOfMessages") else receive_message)
             ),
-            ("meta.read", "messages.read_write"),
+            ("meta.read", "meta.update", "messages.read_write"),
             long_poll=True,
         ),
         Route(
