@@ -7,6 +7,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+THROTTLES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
+
 
 def condition_failed(exc: ClientError) -> bool:
     """Whether a write was refused because its ConditionExpression did not hold."""

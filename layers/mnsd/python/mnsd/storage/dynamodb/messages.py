@@ -37,7 +37,7 @@ from botocore.exceptions import ClientError
 from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import dead_letters, enqueued
-from mnsd.storage.dynamodb.conditions import conditional
+from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
 from mnsd.storage.dynamodb.layout import (
     BODY,
     INDEX_KEY,
@@ -85,7 +85,6 @@ _SPANS = 10_000  # stripes whose span of ready `v` a container remembers
 # this often per container (a sweep), and while a sweep found messages there, for this long after.
 _SWEEP_MS = 5_000
 _WIDE_MS = 60_000
-THROTTLES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 
 
 def throttled(exc: ClientError) -> bool:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import random
 import string
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ from botocore.exceptions import ClientError
 from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import dead_letters
-from mnsd.storage.dynamodb.conditions import conditional
+from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
 from mnsd.storage.dynamodb.layout import (
     KEEP_UPDATE,
     KEEP_VALUES,
@@ -65,6 +66,7 @@ _DIRECTORY_PAGE = 100  # group items a receive reads per Query
 _DIRECTORY_PAGES = ORDERED_STRIPES + 8  # Queries of group items one receive makes at most
 _RUN_SLACK = 4  # leases read past a run's wanted length (deleted-but-kept, expired ones on the way)
 _HEAD_PAGES = 4  # pages of kept or expired leases a receive reads through at a group's head before giving up
+_ATTEMPTS = 4  # of a delete's or a visibility change's transaction that meets a conflicting write or throttling
 _COUNT_GROUPS = 64  # groups whose leases a count reads one by one; the others are counted from their group item
 _REWIND_HOLD_MS = 60_000  # how long a rewind holds a group at most (should it stop half way)
 _GROUP_TTL_S = 8 * 86_400  # a group item's TTL after its last send: beyond the longest retention (7 days)
@@ -124,13 +126,16 @@ def _values(**values: int) -> Item:
     return {f":{name}": {"N": str(value)} for name, value in values.items()}
 
 
-def _cancelled(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") in (
-        "TransactionCanceledException",
-        "TransactionConflictException",
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-    )
+def _refusal(exc: ClientError) -> str:
+    """Why a transaction failed: "condition" (one did not hold), "busy" (a conflicting write or throttling: worth
+    trying again), "" (anything else)."""
+    error = exc.response.get("Error", {}).get("Code")
+    reasons = {reason.get("Code") for reason in exc.response.get("CancellationReasons", [])}
+    if error == "TransactionCanceledException" and ("ConditionalCheckFailed" in reasons or not reasons):
+        return "condition"
+    if error in ("TransactionCanceledException", "TransactionConflictException", *THROTTLES):
+        return "busy"
+    return ""
 
 
 class OrderedMessages:
@@ -155,15 +160,21 @@ class OrderedMessages:
         )
         return int(response["Attributes"]["n"]["N"]) - count + 1
 
-    def _transact(self, items: list[Item]) -> bool:
-        """One TransactWriteItems; False when it was refused (a condition, a conflict, throttling)."""
-        try:
-            self.client.transact_write_items(TransactItems=items)
-        except ClientError as exc:
-            if _cancelled(exc):
-                return False
-            raise
-        return True
+    def _transact(self, items: list[Item], patient: bool = True) -> bool:
+        """One TransactWriteItems; False when a condition did not hold. A conflicting write or throttling: tried
+        again (`patient`: a few times, then raised, as any write's throttling is; else given up as refused)."""
+        for attempt in range(_ATTEMPTS):
+            try:
+                self.client.transact_write_items(TransactItems=items)
+                return True
+            except ClientError as exc:
+                refusal = _refusal(exc)
+                if refusal == "condition" or (refusal == "busy" and not patient):
+                    return False
+                if refusal != "busy" or attempt == _ATTEMPTS - 1:
+                    raise
+            time.sleep(0.02 * 2**attempt * random.random())
+        return False
 
     def _group_update(self, ref: MessageRef, update: str, values: Item, condition: str = "") -> Item:
         request: Item = {
@@ -223,7 +234,7 @@ class OrderedMessages:
             }
             for m in run
         ]
-        return after if self._transact([hold, *leases]) else []
+        return after if self._transact([hold, *leases], patient=False) else []
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
         delete = {

@@ -1,0 +1,79 @@
+"""How the DynamoDB engine's ordered writes take a failed transaction: a condition that did not hold is a refusal;
+throttling or a conflicting write is tried again, and then raised by a delete (a message reported deleted that is
+not would come back) but given up by a claim (the receive reads again)."""
+
+from __future__ import annotations
+
+import pytest
+from botocore.exceptions import ClientError
+
+from bench.simulator.dynamodb import SimulatedDynamoDB
+from local_runtime.tables import create_tables
+from mnsd.settings import Settings
+from mnsd.storage.dynamodb import dynamodb_storage
+from tests.storage.test_ordered_contract import NOW, VISIBLE, scan, send
+
+
+def failing(code: str, reasons: list[str] | None = None):
+    calls = []
+
+    def transact_write_items(**_):
+        calls.append(1)
+        response = {"Error": {"Code": code, "Message": "no"}}
+        if reasons is not None:
+            response["CancellationReasons"] = [{"Code": reason} for reason in reasons]
+        raise ClientError(response, "TransactWriteItems")
+
+    return transact_write_items, calls
+
+
+@pytest.fixture
+def storage():
+    client = SimulatedDynamoDB()
+    create_tables(client, Settings())
+    return dynamodb_storage(client, Settings())
+
+
+@pytest.fixture
+def claimed(storage):
+    send(storage, "a", "a")
+    run = storage.messages.claim_some(scan(storage, NOW + 10), 1, NOW + 10, VISIBLE)
+    assert len(run) == 1
+    return run[0]
+
+
+def test_a_condition_that_did_not_hold_is_a_refusal(storage, claimed):
+    storage.messages.ordered.client.transact_write_items, calls = failing(
+        "TransactionCanceledException", ["ConditionalCheckFailed", "None"]
+    )
+    assert storage.messages.delete(claimed.ref, claimed.version, NOW + 20) is False
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("code", "reasons"),
+    [
+        ("ProvisionedThroughputExceededException", None),
+        ("TransactionCanceledException", ["None", "TransactionConflict"]),
+    ],
+)
+def test_a_throttled_or_conflicting_delete_is_retried_then_raised(storage, claimed, code, reasons):
+    storage.messages.ordered.client.transact_write_items, calls = failing(code, reasons)
+    with pytest.raises(ClientError):
+        storage.messages.delete(claimed.ref, claimed.version, NOW + 20)
+    assert len(calls) == 4
+
+
+def test_a_throttled_claim_is_given_up_at_once(storage):
+    send(storage, "b")
+    offered = scan(storage, NOW + 10)
+    storage.messages.ordered.client.transact_write_items, calls = failing("ThrottlingException")
+    assert storage.messages.claim_some(offered, 1, NOW + 10, VISIBLE) == []
+    assert len(calls) == 1
+
+
+def test_another_error_is_raised_at_once(storage, claimed):
+    storage.messages.ordered.client.transact_write_items, calls = failing("ValidationException")
+    with pytest.raises(ClientError):
+        storage.messages.delete(claimed.ref, claimed.version, NOW + 20)
+    assert len(calls) == 1
