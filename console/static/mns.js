@@ -183,9 +183,27 @@ export class Client {
     return children(root, "AccessKey").map(record);
   }
 
+  // ---- a queue's receivers (each receives every message of the queue: README, "Multiple receivers")
+  async listReceivers(queue) {
+    const { root } = await this.request("GET", path("queues", queue, "receivers"));
+    return children(root, "Receiver").map(record);
+  }
+
+  createReceiver(queue, receiver, { startTime = "" } = {}) {
+    const body = startTime ? xmlBody("Receiver", { StartTime: startTime }) : "";
+    return this.request("PUT", path("queues", queue, "receivers", receiver), { body });
+  }
+
+  deleteReceiver(queue, receiver) {
+    return this.request("DELETE", path("queues", queue, "receivers", receiver));
+  }
+
   // ---- messages
-  async sendMessage(queue, { body, delaySeconds, priority }) {
-    const fields = { MessageBody: body, DelaySeconds: delaySeconds, Priority: priority };
+  async sendMessage(queue, { body, delaySeconds, priority, groupId }) {
+    // A FIFO queue's message names its group and takes no delay or priority of its own.
+    const fields = groupId
+      ? { MessageBody: body, MessageGroupId: groupId }
+      : { MessageBody: body, DelaySeconds: delaySeconds, Priority: priority };
     const { root } = await this.request("POST", path("queues", queue, "messages"), {
       body: xmlBody("Message", fields),
     });

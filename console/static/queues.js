@@ -38,11 +38,11 @@ function QueueAttributesForm({ client, name, current, onDone }) {
   const initial = {};
   for (const [key, , , fallback] of ATTRIBUTES) initial[key] = String(current ? current[key] : fallback);
   const logging = current ? current.LoggingEnabled === "True" : false;
-  const form = useForm({ ...initial, QueueName: "", logging }, async (values) => {
+  const form = useForm({ ...initial, QueueName: "", QueueType: "normal", logging }, async (values) => {
     const attributes = { LoggingEnabled: values.logging ? "True" : "False" };
     for (const [key] of ATTRIBUTES) attributes[key] = values[key];
     if (creating) {
-      await client.queues.create(values.QueueName, attributes);
+      await client.queues.create(values.QueueName, { ...attributes, QueueType: values.QueueType });
       onDone(values.QueueName);
       return `Queue ${values.QueueName} created.`;
     }
@@ -62,6 +62,12 @@ function QueueAttributesForm({ client, name, current, onDone }) {
       value=${values.QueueName}
       onInput=${set("QueueName")}
     />`}
+    ${creating &&
+    html`<label for="new-queue-type">Queue type</label>
+      <select id="new-queue-type" value=${values.QueueType} onChange=${(e) => form.put("QueueType")(e.currentTarget.value)}>
+        <option value="normal">normal</option>
+        <option value="fifo">fifo (each MessageGroupId in send order; fixed at creation)</option>
+      </select>`}
     ${ATTRIBUTES.map(
       ([key, label, hint]) =>
         html`<${Field}
@@ -145,6 +151,7 @@ function Messages({ title, messages, decode, onDelete }) {
         <th scope="col">Message id</th>
         <th scope="col">Body</th>
         <th scope="col" class="num">Priority</th>
+        <th scope="col">Group</th>
         <th scope="col" class="num">Dequeues</th>
         <th scope="col">Enqueued</th>
         ${onDelete && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}
@@ -156,6 +163,7 @@ function Messages({ title, messages, decode, onDelete }) {
           <td><code>${m.MessageId}</code></td>
           <td><${MessageBody} body=${m.MessageBody} decode=${decode} /></td>
           <td class="num">${m.Priority}</td>
+          <td data-group=${m.MessageGroupId || ""}>${m.MessageGroupId || ""}</td>
           <td class="num">${m.DequeueCount}</td>
           <td>${formatTime(m.EnqueueTime)}</td>
           ${onDelete &&
@@ -166,12 +174,13 @@ function Messages({ title, messages, decode, onDelete }) {
   </table>`;
 }
 
-function SendForm({ client, name, onSent }) {
-  const form = useForm({ body: "", delay: "0", priority: "8", base64: true }, async (values) => {
+function SendForm({ client, name, fifo, onSent }) {
+  const form = useForm({ body: "", delay: "0", priority: "8", group: "", base64: true }, async (values) => {
     const sent = await client.sendMessage(name, {
       body: values.base64 ? toBase64(values.body) : values.body,
       delaySeconds: values.delay,
       priority: values.priority,
+      groupId: fifo ? values.group : "",
     });
     onSent();
     return `Sent message ${sent.MessageId}.`;
@@ -179,14 +188,73 @@ function SendForm({ client, name, onSent }) {
   const { values, set } = form;
   return html`<form class="grid-form" id="send-form" onSubmit=${form.submit}>
     <${BodyField} id="send-body" value=${values.body} onInput=${form.put("body")} />
-    <${Field} id="send-delay" label="Delay (s)" hint="0 to 604800" type="number" min="0" value=${values.delay}
-      onInput=${set("delay")} />
-    <${Field} id="send-priority" label="Priority" hint="1 (highest) to 16" type="number" min="1" max="16"
-      value=${values.priority} onInput=${set("priority")} />
+    ${fifo
+      ? html`<${Field} id="send-group" label="MessageGroupId" hint="1-128 printable characters, no spaces or |"
+          required value=${values.group} onInput=${set("group")} />`
+      : html`<${Field} id="send-delay" label="Delay (s)" hint="0 to 604800" type="number" min="0"
+            value=${values.delay} onInput=${set("delay")} />
+          <${Field} id="send-priority" label="Priority" hint="1 (highest) to 16" type="number" min="1" max="16"
+            value=${values.priority} onInput=${set("priority")} />`}
     <${Check} id="send-base64" label="Base64-encode the body (what the SDKs read by default)" checked=${values.base64}
       onChange=${form.put("base64")} />
     <${FormEnd} action=${form.action} label="Send message" />
   </form>`;
+}
+
+// A queue's receivers: each receives every message sent to the queue, with its own counts (README, "Multiple
+// receivers"); its messages are reached as the queue `{queue}.{receiver}`.
+function Receivers({ client, name, live }) {
+  const receivers = useLoad(() => client.listReceivers(name), [client, name]);
+  useInterval(() => receivers.reload(true), REFRESH_MS, live);
+  const action = useAction();
+  const form = useForm({ receiver: "", start: "" }, async (values) => {
+    const startTime = values.start ? String(Math.floor(new Date(values.start).getTime() / 1000)) : "";
+    await client.createReceiver(name, values.receiver, { startTime });
+    receivers.reload(true);
+    return `Receiver ${values.receiver} created.`;
+  });
+  const remove = (r) =>
+    action.run(async () => {
+      await client.deleteReceiver(name, r.ReceiverName);
+      receivers.reload(true);
+      return `Receiver ${r.ReceiverName} deleted.`;
+    });
+  const list = receivers.data || [];
+  return html`<h2>Receivers</h2>
+    <${ErrorBox} error=${receivers.error || action.error} />
+    <${Notice} text=${action.notice} />
+    ${list.length
+      ? html`<table class="list receivers">
+          <caption>Receivers (each gets every message; reach one as queue <code>${name}.name</code>)</caption>
+          <thead>
+            <tr>
+              <th scope="col">Receiver</th>
+              <th scope="col" class="num">Active</th>
+              <th scope="col" class="num">Inactive</th>
+              <th scope="col" class="num">Delayed</th>
+              <th scope="col">Started</th>
+              <th scope="col"><span class="visually-hidden">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            ${list.map(
+              (r) => html`<tr key=${r.ReceiverName} data-receiver=${r.ReceiverName}>
+                <td><a href=${`#/queues/${encodeURIComponent(r.Address)}`}>${r.ReceiverName}</a></td>
+                <${Counts} counts=${r} />
+                <td>${formatTime(Number(r.StartTime) * 1000)}</td>
+                <td><button type="button" onClick=${() => remove(r)} disabled=${action.busy}>Delete receiver</button></td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+      : html`<p class="muted">No receiver: consumers of the queue share its messages.</p>`}
+    <form class="grid-form" id="receiver-form" onSubmit=${form.submit}>
+      <${Field} id="receiver-name" label="Receiver name" hint="1-64 letters, digits and -" required
+        value=${form.values.receiver} onInput=${form.set("receiver")} />
+      <${Field} id="receiver-start" label="Start from (optional)" hint="a time within the queue's retention; empty: now"
+        type="datetime-local" value=${form.values.start} onInput=${form.set("start")} />
+      <${FormEnd} action=${form.action} label="Add receiver" />
+    </form>`;
 }
 
 export function QueuePage({ client, name, navigate }) {
@@ -221,16 +289,18 @@ export function QueuePage({ client, name, navigate }) {
     <${PageHead} crumbs=${html`<a href="#/queues">Queues</a>`} title=${`Queue ${name}`} error=${queue.error} />
     ${q &&
     html`<${Facts} className="counts" live=${true} facts=${[
+      ["Type", q.QueueType || "normal", "queue-type"],
       ["Active", q.ActiveMessages, "count-active"],
       ["Inactive", q.InactiveMessages, "count-inactive"],
       ["Delayed", q.DelayMessages, "count-delayed"],
+      ...(q.QueueType === "fifo" ? [["Groups in flight", q.MessageGroupsInFlight, "count-groups"]] : []),
       ["Logging", onOff(q.LoggingEnabled)],
       ["Modified", formatTime(Number(q.LastModifyTime) * 1000)],
     ]} />`}
     <${Check} id="queue-page-live" label="Refresh counts every 5 s" checked=${live} onChange=${setLive} />
 
     <h2>Send a test message</h2>
-    <${SendForm} client=${client} name=${name} onSent=${() => queue.reload(true)} />
+    ${q && html`<${SendForm} client=${client} name=${name} fifo=${q.QueueType === "fifo"} onSent=${() => queue.reload(true)} />`}
 
     <h2>Messages</h2>
     <div class="toolbar">
@@ -249,6 +319,8 @@ export function QueuePage({ client, name, navigate }) {
       <${Messages} title="Received (Inactive until deleted or the visibility timeout passes)" messages=${received}
         decode=${decode} onDelete=${remove} />
     </div>
+
+    ${q && q.QueueType !== "fifo" && !name.includes(".") && html`<${Receivers} client=${client} name=${name} live=${live} />`}
 
     <h2>Activity per hour</h2>
     ${q &&

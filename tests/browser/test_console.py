@@ -311,3 +311,51 @@ def test_a_key_with_a_policy_is_refused_the_keys_view(console: Console) -> None:
     assert denied.get_attribute("data-action") == "mns:ListAccessKeys"
     assert "Only a root key sees this list." in console.find("main").text
     assert console.driver.find_elements(By.CSS_SELECTOR, "#key-table") == []
+
+
+def test_a_fifo_queue_is_created_shows_its_type_and_its_groups_in_flight(console: Console, account, name) -> None:
+    console.open("#/queues")
+    console.find("details.panel summary").click()
+    console.fill("#new-queue-name", name)
+    Select(console.find("#new-queue-type")).select_by_value("fifo")
+    console.button("Create queue").click()
+    console.text_in("main .notice", f"Queue {name} created.")
+
+    console.open(f"#/queues/{name}")
+    console.text_in("#queue-type", "fifo")
+    assert console.driver.find_elements(By.CSS_SELECTOR, "#send-priority") == []  # no priority on a FIFO queue
+    for body in ("first", "second"):
+        console.fill("#send-group", "orders-7")
+        console.fill("#send-body", body)
+        console.button("Send message").click()
+        console.text_in("#send-form .notice", "Sent message")
+    console.wait(lambda d: console.find("#count-groups").text == "0", what="no group in flight")
+    Select(console.find("#receive-count")).select_by_value("16")
+    console.button("Receive messages").click()
+    row = console.text_in("#received tbody tr", "first")
+    assert row.find_element(By.CSS_SELECTOR, "td[data-group]").text == "orders-7"
+    console.wait(lambda d: console.find("#count-groups").text == "1", what="its group in flight")
+    queue = account.get_queue(name)
+    with pytest.raises(MNSExceptionBase):  # the group is held: "second" waits for "first"
+        queue.receive_message(0)
+
+
+def test_receivers_are_added_listed_with_their_counts_and_deleted(console: Console, account, name) -> None:
+    queue = make_queue(account, name)
+    console.open(f"#/queues/{name}")
+    console.text_in("#queue-type", "normal")
+    console.fill("#receiver-name", "audit")
+    console.button("Add receiver").click()
+    console.text_in("#receiver-form .notice", "Receiver audit created.")
+    queue.send_message(Message("to every receiver"))
+    console.wait(
+        lambda d: console.find('tr[data-receiver="audit"] [data-count="active"]').text == "1",
+        what="the receiver's own copy",
+    )
+    received = account.get_queue(f"{name}.audit").receive_message(0)  # the SDK reaches it by its address
+    assert received.message_body.decode("utf-8") == "to every receiver"
+    assert queue.get_attributes().active_messages == 1  # the queue's own copy is left
+
+    console.button("Delete receiver").click()
+    console.text_in("main .notice", "Receiver audit deleted.")
+    console.wait(lambda d: not d.find_elements(By.CSS_SELECTOR, 'tr[data-receiver="audit"]'), what="gone")
