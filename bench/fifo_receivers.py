@@ -15,10 +15,22 @@ import argparse
 import tempfile
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from admin.client import MnsClient
 from bench._common import md_table, use_local_aws_defaults, write_result
-from bench.local_engine import BODY, CONSUMERS, KEY_ID, KEY_SECRET, PRODUCERS, MotoSqs, Ours, Rate, lifecycle
+from bench.local_engine import (
+    BODY,
+    CONSUMERS,
+    KEY_ID,
+    KEY_SECRET,
+    PRODUCERS,
+    MotoSqs,
+    Ours,
+    Rate,
+    batch_taker,
+    lifecycle,
+)
 from mnsd.wire import codec
 
 GROUPS = 100
@@ -49,7 +61,6 @@ def _sequenced(worker: int, batch: int, n: int) -> tuple[str, str]:
 
 
 def ours_lifecycle(server: Ours, name: str, total: int, fifo: bool, check: OrderCheck) -> Rate:
-    from mns.mns_exception import MNSExceptionBase
     from mns.queue import Message
 
     queue_type = "fifo" if fifo else "normal"
@@ -72,23 +83,11 @@ def ours_lifecycle(server: Ours, name: str, total: int, fifo: bool, check: Order
         return send
 
     def consume(worker: int) -> Callable[[], int]:
-        queue = server.account().get_queue(name)
-        queue.set_encoding(False)
+        def seen(got: list[Any]) -> None:
+            for message in got:
+                check.saw(message.message_group_id, int(message.message_body.split(":", 1)[0]))
 
-        def take() -> int:
-            try:
-                got = queue.batch_receive_message(16, 1)
-            except MNSExceptionBase as exc:
-                if exc.type == "MessageNotExist":
-                    return 0
-                raise
-            if fifo:
-                for message in got:
-                    check.saw(message.message_group_id, int(message.message_body.split(":", 1)[0]))
-            queue.batch_delete_message([m.receipt_handle for m in got])
-            return len(got)
-
-        return take
+        return batch_taker(server.account().get_queue(name), seen if fifo else None)
 
     return lifecycle(total, send_batch, consume)
 
@@ -134,7 +133,6 @@ def sqs_fifo_lifecycle(sqs: MotoSqs, name: str, total: int, check: OrderCheck) -
 
 def ours_receivers(server: Ours, name: str, total: int, receivers: int) -> Rate:
     """A queue and its receivers each consume every message: lifecycles = messages x consumers."""
-    from mns.mns_exception import MNSExceptionBase
     from mns.queue import Message, QueueMeta
 
     server.account().get_queue(name).create(QueueMeta())
@@ -150,20 +148,7 @@ def ours_receivers(server: Ours, name: str, total: int, receivers: int) -> Rate:
         return lambda n: queue.batch_send_message([Message(BODY) for _ in range(n)])
 
     def consume(worker: int) -> Callable[[], int]:
-        queue = server.account().get_queue(addresses[worker % len(addresses)])
-        queue.set_encoding(False)
-
-        def take() -> int:
-            try:
-                got = queue.batch_receive_message(16, 1)
-            except MNSExceptionBase as exc:
-                if exc.type == "MessageNotExist":
-                    return 0
-                raise
-            queue.batch_delete_message([m.receipt_handle for m in got])
-            return len(got)
-
-        return take
+        return batch_taker(server.account().get_queue(addresses[worker % len(addresses)]))
 
     return lifecycle(total * len(addresses), send_batch, consume, consumers=CONSUMERS * len(addresses) // 2)
 

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench._common import ROOT, md_table, pct, use_local_aws_defaults, write_result
 
@@ -149,6 +150,28 @@ def run_threads(work: list[tuple[Callable[[int], None], int]]) -> float:
     return time.perf_counter() - started
 
 
+def batch_taker(queue: Any, seen: Callable[[list[Any]], None] | None = None) -> Callable[[], int]:
+    """One consumer's step through the SDK: a batch receive of 16 (1 s long poll), shown to `seen`, batch-deleted;
+    how many it took (0 when the queue had none)."""
+    from mns.mns_exception import MNSExceptionBase
+
+    queue.set_encoding(False)
+
+    def take() -> int:
+        try:
+            got = queue.batch_receive_message(16, 1)
+        except MNSExceptionBase as exc:
+            if exc.type == "MessageNotExist":
+                return 0
+            raise
+        if seen is not None:
+            seen(got)
+        queue.batch_delete_message([m.receipt_handle for m in got])
+        return len(got)
+
+    return take
+
+
 def lifecycle(
     total: int,
     send_batch: Callable[[int], Callable[[int], None]],
@@ -195,7 +218,6 @@ def lifecycle(
 
 
 def ours_lifecycle(server: Ours, name: str, total: int) -> Rate:
-    from mns.mns_exception import MNSExceptionBase
     from mns.queue import Message, QueueMeta
 
     server.account().get_queue(name).create(QueueMeta())
@@ -206,20 +228,7 @@ def ours_lifecycle(server: Ours, name: str, total: int) -> Rate:
         return lambda n: queue.batch_send_message([Message(BODY) for _ in range(n)])
 
     def consume(worker: int) -> Callable[[], int]:
-        queue = server.account().get_queue(name)
-        queue.set_encoding(False)
-
-        def take() -> int:
-            try:
-                got = queue.batch_receive_message(16, 1)
-            except MNSExceptionBase as exc:
-                if exc.type == "MessageNotExist":
-                    return 0
-                raise
-            queue.batch_delete_message([m.receipt_handle for m in got])
-            return len(got)
-
-        return take
+        return batch_taker(server.account().get_queue(name))
 
     return lifecycle(total, send_batch, consume)
 
