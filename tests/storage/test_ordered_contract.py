@@ -183,6 +183,24 @@ def test_rewind_brings_kept_messages_back_in_their_order(storage):
     assert runs(storage, NOW + 50) == {"a": ["M00000", "M00001", "M00002"]}
 
 
+def test_rewind_finds_a_group_whose_messages_were_all_deleted(storage):
+    send(storage, "a", "a")
+    run = storage.messages.claim_some(scan(storage, NOW + 10), 2, NOW + 10, VISIBLE)
+    assert storage.messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True, True]
+    assert runs(storage, NOW + 30) == {}  # (an engine may tidy up what it keeps of an empty group here)
+    assert storage.messages.rewind("q1", NOW, NOW + 40, ordered=True) == 2
+    assert runs(storage, NOW + 50) == {"a": ["M00000", "M00001"]}
+
+
+def test_turning_rewind_off_drops_what_an_ordered_queue_kept(storage):
+    send(storage, "a", "a")
+    run = storage.messages.claim_some(scan(storage, NOW + 10), 1, NOW + 10, VISIBLE)
+    assert storage.messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True]
+    assert storage.messages.drop_kept("q1", NOW + 30, ordered=True) == 1
+    assert storage.messages.rewind("q1", NOW, NOW + 40, ordered=True) == 0
+    assert runs(storage, NOW + 50) == {"a": ["M00001"]}
+
+
 def test_rewind_frees_a_group_in_flight(storage):
     send(storage, "a", "a")
     storage.messages.claim_some(scan(storage, NOW + 10), 1, NOW + 10, VISIBLE)

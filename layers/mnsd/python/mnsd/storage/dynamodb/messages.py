@@ -630,7 +630,7 @@ class DynamoMessageStore:
 
     def drop_kept(self, queue_id: str, now_ms: int, ordered: bool = False) -> int:
         if ordered:
-            return dead_letters.drop_kept(self.client, self.table, self.ordered.partitions(queue_id))
+            return self.ordered.drop_kept(queue_id)
         return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, self.placer.of(queue_id).stripes))
 
     # --- receivers (`enqueued`) ---------------------------------------------------------------

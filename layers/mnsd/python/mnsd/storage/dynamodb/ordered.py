@@ -13,6 +13,8 @@ the group (`group_item_key`):
        that meets it, so the directory holds the groups that have messages (and those TTL has not ended yet).
     o, h  the run in flight: how many of its messages are not deleted yet, and until when it holds the group (the
        latest visibility of any of them). The group is *held* while `o > 0` and `h > now`.
+    k  messages deleted and kept for rewind (a delete kept adds, a rewind and turning rewind off subtract): a group
+       item with kept messages is not deleted, so a rewind finds them.
     c  bumped by a rewind, which also holds the group while it works (`p`, until when): a claim is conditioned on
        the `c` its scan read, so a run built before a rewind brought earlier messages back is refused.
     x  its TTL: the longest retention after its last send.
@@ -99,12 +101,13 @@ class _Group:
     held_until: int  # h
     changes: int  # c
     paused_until: int  # p
+    kept: int  # k
 
     @classmethod
     def of(cls, item: Item) -> _Group:
         queue_id = item["pk"]["S"].rsplit("#D", 1)[0]
         get = lambda name: number(item, name) or 0  # noqa: E731
-        return cls(queue_id, item["sk"]["S"][1:], get("q"), get("o"), get("h"), get("c"), get("p"))
+        return cls(queue_id, item["sk"]["S"][1:], get("q"), get("o"), get("h"), get("c"), get("p"), get("k"))
 
     def held(self, now_ms: int) -> bool:
         return (self.out > 0 and self.held_until > now_ms) or self.paused_until > now_ms
@@ -257,7 +260,13 @@ class OrderedMessages:
                 "ExpressionAttributeValues": {**KEEP_VALUES, **_values(ver=version, now=now_ms, now_s=now_ms // 1000)},
             }
         }
-        return self._transact([keep, self._release(ref)])
+        kept = self._group_update(
+            ref,
+            "SET o = if_not_exists(o, :zero) - :one, q = if_not_exists(q, :zero) - :one, "
+            "k = if_not_exists(k, :zero) + :one",
+            _values(zero=0, one=1),
+        )
+        return self._transact([keep, kept])
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a lease; past the group's hold, the hold goes with it (one transaction), else the lease alone."""
@@ -396,7 +405,8 @@ class OrderedMessages:
             self.client.delete_item,
             TableName=self.table,
             Key=group_item_key(group.queue_id, group.name),
-            ConditionExpression="q <= :zero AND (o <= :zero OR h <= :now) AND (attribute_not_exists(p) OR p <= :now)",
+            ConditionExpression="q <= :zero AND (o <= :zero OR h <= :now) AND (attribute_not_exists(p) OR p <= :now) "
+            "AND (attribute_not_exists(k) OR k <= :zero)",
             ExpressionAttributeValues=_values(zero=0, now=now_ms),
         )
 
@@ -410,7 +420,8 @@ class OrderedMessages:
             if group.held(now_ms):
                 wake: int | None = max(group.held_until, group.paused_until)
             elif group.stored <= 0:
-                self._forget(group, now_ms)
+                if group.kept <= 0:
+                    self._forget(group, now_ms)
                 continue
             else:
                 run, wake, head = self._run(group, now_ms, wanted - len(found))
@@ -480,12 +491,17 @@ class OrderedMessages:
                     restored += outcome == "restored"
                     revisited += outcome == "revisited"
                     out += outcome == "in flight"
-            update = "SET o = :out, q = q + :restored, c = c + :one REMOVE p"
-            values = _values(out=out, restored=restored, one=1)
+            update = "SET o = :out, q = q + :restored, k = if_not_exists(k, :zero) - :restored, c = c + :one REMOVE p"
+            values = _values(out=out, restored=restored, one=1, zero=0)
             self.client.update_item(**self._group_update(ref, update, values)["Update"])
             rewound += restored + revisited
         return rewound
 
-    def partitions(self, queue_id: str) -> list[str]:
-        """The partitions of the queue's groups (those with a group item)."""
-        return [group.partition for group in self._groups(queue_id, shuffled=False)]
+    def drop_kept(self, queue_id: str) -> int:
+        """Delete the kept leases of the queue's groups; how many."""
+        dropped = 0
+        for group in list(self._groups(queue_id, shuffled=False)):
+            dropped += dead_letters.drop_kept(self.client, self.table, [group.partition])
+            ref = MessageRef(queue_id, 0, 0, "", group.name)
+            self.client.update_item(**self._group_update(ref, "SET k = :zero", _values(zero=0))["Update"])
+        return dropped
