@@ -30,6 +30,7 @@ from bench.local_engine import (
     Rate,
     batch_taker,
     lifecycle,
+    sqs_batch_taker,
 )
 from mnsd.wire import codec
 
@@ -113,20 +114,11 @@ def sqs_fifo_lifecycle(sqs: MotoSqs, name: str, total: int, check: OrderCheck) -
         return send
 
     def consume(worker: int) -> Callable[[], int]:
-        client = sqs.client()
-
-        def take() -> int:
-            got = client.receive_message(
-                QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, AttributeNames=["MessageGroupId"]
-            ).get("Messages", [])
+        def seen(got: list[dict[str, Any]]) -> None:
             for message in got:
                 check.saw(message["Attributes"]["MessageGroupId"], int(message["Body"].split(":", 1)[0]))
-            if got:
-                entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
-                client.delete_message_batch(QueueUrl=url, Entries=entries)
-            return len(got)
 
-        return take
+        return sqs_batch_taker(sqs.client(), url, seen, ["MessageGroupId"])
 
     return lifecycle(total, send_batch, consume)
 
@@ -169,17 +161,7 @@ def sqs_fanned(sqs: MotoSqs, name: str, total: int, copies: int) -> Rate:
         return send
 
     def consume(worker: int) -> Callable[[], int]:
-        client = sqs.client()
-        url = urls[worker % len(urls)]
-
-        def take() -> int:
-            got = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
-            if got:
-                entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
-                client.delete_message_batch(QueueUrl=url, Entries=entries)
-            return len(got)
-
-        return take
+        return sqs_batch_taker(sqs.client(), urls[worker % len(urls)])
 
     return lifecycle(total * copies, send_batch, consume, consumers=CONSUMERS * copies // 2)
 

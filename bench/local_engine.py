@@ -233,6 +233,25 @@ def ours_lifecycle(server: Ours, name: str, total: int) -> Rate:
     return lifecycle(total, send_batch, consume)
 
 
+def sqs_batch_taker(
+    client: Any, url: str, seen: Callable[[list[dict[str, Any]]], None] | None = None, attributes: list[str] | None = None
+) -> Callable[[], int]:
+    """One SQS consumer's step through boto3: a batch receive of 10 (1 s long poll, with `attributes`), shown to
+    `seen`, batch-deleted; how many it took."""
+
+    def take() -> int:
+        extra = {"AttributeNames": attributes} if attributes else {}
+        got = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, **extra).get("Messages", [])
+        if seen is not None:
+            seen(got)
+        if got:
+            entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
+            client.delete_message_batch(QueueUrl=url, Entries=entries)
+        return len(got)
+
+    return take
+
+
 def sqs_lifecycle(sqs: MotoSqs, name: str, total: int) -> Rate:
     url = sqs.client().create_queue(QueueName=name)["QueueUrl"]
 
@@ -247,16 +266,7 @@ def sqs_lifecycle(sqs: MotoSqs, name: str, total: int) -> Rate:
         return send
 
     def consume(worker: int) -> Callable[[], int]:
-        client = sqs.client()
-
-        def take() -> int:
-            got = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
-            if got:
-                entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
-                client.delete_message_batch(QueueUrl=url, Entries=entries)
-            return len(got)
-
-        return take
+        return sqs_batch_taker(sqs.client(), url)
 
     return lifecycle(total, send_batch, consume)
 
