@@ -234,14 +234,19 @@ def ours_lifecycle(server: Ours, name: str, total: int) -> Rate:
 
 
 def sqs_batch_taker(
-    client: Any, url: str, seen: Callable[[list[dict[str, Any]]], None] | None = None, attributes: list[str] | None = None
+    client: Any,
+    url: str,
+    seen: Callable[[list[dict[str, Any]]], None] | None = None,
+    attributes: list[str] | None = None,
 ) -> Callable[[], int]:
     """One SQS consumer's step through boto3: a batch receive of 10 (1 s long poll, with `attributes`), shown to
     `seen`, batch-deleted; how many it took."""
 
     def take() -> int:
         extra = {"AttributeNames": attributes} if attributes else {}
-        got = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, **extra).get("Messages", [])
+        got = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, **extra).get(
+            "Messages", []
+        )
         if seen is not None:
             seen(got)
         if got:
