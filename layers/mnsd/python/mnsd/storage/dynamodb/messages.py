@@ -21,6 +21,10 @@ message; the index is eventually consistent on AWS, and a stale candidate just f
 ever rewrites a body: DynamoDB bills UpdateItem by the whole item, so only the small lease changes and TTL
 (`x`, free) removes what retention ends. Deleting a message deletes its lease; an out-of-line body is left
 to TTL. Counts read a bounded sample per stripe (of the index, or of the table) and estimate beyond it.
+
+Ordered messages (a FIFO queue's: `Message.ordered`, a group in their key) are not striped: each group has a partition
+of its own and a group item; `mnsd.storage.dynamodb.ordered` reads and claims them, and this store hands it every
+call that concerns them.
 """
 
 from __future__ import annotations
