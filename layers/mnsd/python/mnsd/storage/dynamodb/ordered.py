@@ -106,8 +106,8 @@ class _Group:
     @classmethod
     def of(cls, item: Item) -> _Group:
         queue_id = item["pk"]["S"].rsplit("#D", 1)[0]
-        get = lambda name: number(item, name) or 0  # noqa: E731
-        return cls(queue_id, item["sk"]["S"][1:], get("q"), get("o"), get("h"), get("c"), get("p"), get("k"))
+        q, o, h, c, p, k = (number(item, name) or 0 for name in "qohcpk")
+        return cls(queue_id, item["sk"]["S"][1:], q, o, h, c, p, k)
 
     def held(self, now_ms: int) -> bool:
         return (self.out > 0 and self.held_until > now_ms) or self.paused_until > now_ms
@@ -179,22 +179,38 @@ class OrderedMessages:
             time.sleep(0.02 * 2**attempt * random.random())
         return False
 
-    def _group_update(self, ref: MessageRef, update: str, values: Item, condition: str = "") -> Item:
+    def _group_request(self, queue_id: str, group: str, update: str, values: Item, condition: str = "") -> Item:
+        """An UpdateItem request of a group item (alone, or a transaction's `Update`)."""
         request: Item = {
             "TableName": self.table,
-            "Key": group_item_key(ref.queue_id, ref.group),
+            "Key": group_item_key(queue_id, group),
             "UpdateExpression": update,
             "ExpressionAttributeValues": values,
         }
         if condition:
             request["ConditionExpression"] = condition
-        return {"Update": request}
+        return request
 
-    def _release(self, ref: MessageRef) -> Item:
-        """The group item's part of a delete: one message fewer stored, one fewer of the run in flight."""
+    def _group_update(self, ref: MessageRef, update: str, values: Item, condition: str = "") -> Item:
+        """A transaction's update of the group item of a message."""
+        return {"Update": self._group_request(ref.queue_id, ref.group, update, values, condition)}
+
+    def _release(self, ref: MessageRef, kept: bool = False) -> Item:
+        """The group item's part of a delete: one message fewer stored, one fewer of the run in flight (and, when
+        the message is `kept` for rewind, one more kept)."""
+        update = "SET o = if_not_exists(o, :zero) - :one, q = if_not_exists(q, :zero) - :one"
         return self._group_update(
-            ref, "SET o = if_not_exists(o, :zero) - :one, q = if_not_exists(q, :zero) - :one", _values(zero=0, one=1)
+            ref, update + (", k = if_not_exists(k, :zero) + :one" if kept else ""), _values(zero=0, one=1)
         )
+
+    def _held_lease(self, ref: MessageRef, version: int, now_ms: int) -> Item:
+        """A write's key and condition on a lease still held by the receipt handle that names `version`."""
+        return {
+            "TableName": self.table,
+            "Key": lease_item_key(ref),
+            "ConditionExpression": "r = :ver AND v > :now AND x > :now_s",
+            "ExpressionAttributeValues": _values(ver=version, now=now_ms, now_s=now_ms // 1000),
+        }
 
     def claim_runs(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
         """Per group (in the candidates' order), its candidates up to `count` owned in all, as one run."""
@@ -240,44 +256,19 @@ class OrderedMessages:
         return after if self._transact([hold, *leases], patient=False) else []
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        delete = {
-            "Delete": {
-                "TableName": self.table,
-                "Key": lease_item_key(ref),
-                "ConditionExpression": "r = :ver AND v > :now AND x > :now_s",
-                "ExpressionAttributeValues": _values(ver=version, now=now_ms, now_s=now_ms // 1000),
-            }
-        }
-        return self._transact([delete, self._release(ref)])
+        return self._transact([{"Delete": self._held_lease(ref, version, now_ms)}, self._release(ref)])
 
     def delete_keeping(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        keep = {
-            "Update": {
-                "TableName": self.table,
-                "Key": lease_item_key(ref),
-                "UpdateExpression": KEEP_UPDATE,
-                "ConditionExpression": "r = :ver AND v > :now AND x > :now_s",
-                "ExpressionAttributeValues": {**KEEP_VALUES, **_values(ver=version, now=now_ms, now_s=now_ms // 1000)},
-            }
-        }
-        kept = self._group_update(
-            ref,
-            "SET o = if_not_exists(o, :zero) - :one, q = if_not_exists(q, :zero) - :one, "
-            "k = if_not_exists(k, :zero) + :one",
-            _values(zero=0, one=1),
-        )
-        return self._transact([keep, kept])
+        keep = self._held_lease(ref, version, now_ms)
+        keep["UpdateExpression"] = KEEP_UPDATE
+        keep["ExpressionAttributeValues"].update(KEEP_VALUES)
+        return self._transact([{"Update": keep}, self._release(ref, kept=True)])
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a lease; past the group's hold, the hold goes with it (one transaction), else the lease alone."""
-        values = _values(vis=visible_at, next=version + 1, ver=version, now=now_ms, now_s=now_ms // 1000)
-        lease = {
-            "TableName": self.table,
-            "Key": lease_item_key(ref),
-            "UpdateExpression": "SET v = :vis, r = :next",
-            "ConditionExpression": "r = :ver AND v > :now AND x > :now_s",
-            "ExpressionAttributeValues": values,
-        }
+        lease = self._held_lease(ref, version, now_ms)
+        lease["UpdateExpression"] = "SET v = :vis, r = :next"
+        lease["ExpressionAttributeValues"].update(_values(vis=visible_at, next=version + 1))
         raise_hold = self._group_update(ref, "SET h = :vis", _values(vis=visible_at), "h < :vis")
         if self._transact([{"Update": lease}, raise_hold]):
             return True
@@ -390,14 +381,10 @@ class OrderedMessages:
             ExpressionAttributeValues=_values(now_s=now_ms // 1000),
         )
         if gone is not None:
-            conditional(
-                self.client.update_item,
-                TableName=self.table,
-                Key=group_item_key(group.queue_id, group.name),
-                UpdateExpression="SET q = q - :one",
-                ConditionExpression="attribute_exists(q)",
-                ExpressionAttributeValues=_values(one=1),
+            request = self._group_request(
+                group.queue_id, group.name, "SET q = q - :one", _values(one=1), "attribute_exists(q)"
             )
+            conditional(self.client.update_item, **request)
 
     def _forget(self, group: _Group, now_ms: int) -> None:
         """Delete a group item that stores nothing and holds nothing (a send since makes it anew)."""
@@ -478,11 +465,8 @@ class OrderedMessages:
         or after `since_ms`), then let it go with what is still in flight as its run and `c` bumped."""
         rewound = 0
         for group in list(self._groups(queue_id, shuffled=False)):
-            ref = MessageRef(queue_id, 0, 0, "", group.name)
-            hold = self._group_update(
-                ref, "SET p = :until, c = c + :one", _values(until=now_ms + _REWIND_HOLD_MS, one=1)
-            )
-            self.client.update_item(**hold["Update"])
+            hold = _values(until=now_ms + _REWIND_HOLD_MS, one=1)
+            self.client.update_item(**self._group_request(queue_id, group.name, "SET p = :until, c = c + :one", hold))
             restored, revisited, out = 0, 0, 0
             pages = dead_letters.lease_pages(self.client, self.table, [group.partition], dead_letters.REWIND_PROJECTION)
             for items, _ in pages:
@@ -493,7 +477,7 @@ class OrderedMessages:
                     out += outcome == "in flight"
             update = "SET o = :out, q = q + :restored, k = if_not_exists(k, :zero) - :restored, c = c + :one REMOVE p"
             values = _values(out=out, restored=restored, one=1, zero=0)
-            self.client.update_item(**self._group_update(ref, update, values)["Update"])
+            self.client.update_item(**self._group_request(queue_id, group.name, update, values))
             rewound += restored + revisited
         return rewound
 
@@ -502,6 +486,5 @@ class OrderedMessages:
         dropped = 0
         for group in list(self._groups(queue_id, shuffled=False)):
             dropped += dead_letters.drop_kept(self.client, self.table, [group.partition])
-            ref = MessageRef(queue_id, 0, 0, "", group.name)
-            self.client.update_item(**self._group_update(ref, "SET k = :zero", _values(zero=0))["Update"])
+            self.client.update_item(**self._group_request(queue_id, group.name, "SET k = :zero", _values(zero=0)))
         return dropped
