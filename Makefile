@@ -27,7 +27,7 @@ MNS_KEYS_FILE ?= $(KEYS_DIR)/keys.json
 run: $(STAMP)
 	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' MNS_KEYS_FILE='$(MNS_KEYS_FILE)' $(BIN)/python -m local_runtime
 
-test: $(STAMP) lint browser
+test: $(STAMP) $(NODE_STAMP) lint browser
 	$(BIN)/python -m pytest -n 2 tests
 
 # The console's browser tests drive Debian's chromium through chromedriver: installed here when missing.

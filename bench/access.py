@@ -44,7 +44,7 @@ ACCOUNT, OTHER = "1000000000000001", "2000000000000002"
 REGION = "cn-hangzhou"
 OWNER_HOST = f"{ACCOUNT}.mns.{REGION}.aliyuncs.com"  # names the owner: how another account reaches a queue
 OWN_HOST = "127.0.0.1:8080"
-SEND_BODY = '<?xml version="1.0" encoding="UTF-8"?><Message xmlns="http://mns.aliyuncs.com/doc/v1/"><MessageBody>{}</MessageBody></Message>'
+SEND_BODY = '<?xml version="1.0" encoding="UTF-8"?><Message xmlns="http://mns.aliyuncs.com/doc/v1"><MessageBody>{}</MessageBody></Message>'
 BODY_TEXT = "x" * 256
 ROOT_KIND, POLICY_KIND, TOKEN_KIND, CROSS_KIND = "root key", "key with policy", "STS token", "cross-account"
 KINDS = (ROOT_KIND, POLICY_KIND, TOKEN_KIND, CROSS_KIND)
@@ -198,7 +198,7 @@ def set_up(services: Any, signer: Signer, now: float) -> list[Caller]:
     for caller in callers:
         assert call(services, signer, root, "PUT", f"/queues/{caller.queue}").status == 201
     if has_access_control():
-        grant = f'<Queue xmlns="http://mns.aliyuncs.com/doc/v1/"><Policy>{_escaped(json.dumps(QUEUE_GRANT))}</Policy></Queue>'
+        grant = f'<Queue xmlns="http://mns.aliyuncs.com/doc/v1"><Policy>{_escaped(json.dumps(QUEUE_GRANT))}</Policy></Queue>'
         assert call(services, signer, root, "PUT", "/queues/bench-shared?metaoverride=true", grant).status == 204
     return callers
 
@@ -244,22 +244,22 @@ def _isolated(services: Any, signer: Signer, caller: Caller) -> dict[str, float]
 
     route_name, request = signer.request(caller, "POST", f"/queues/{caller.queue}/messages", "")
     assert route_name is not None
-    now = services.clock.now()
+    now, region = services.clock.now(), services.settings.region
     if not has_access_control():
-        return {"authenticate": _per_call_us(lambda: auth.authenticate(request, services.keys, now))}
+        return {"authenticate": _per_call_us(lambda: auth.authenticate(request, services.keys, now, region=region))}
     from mnsd.access.permissions import permission_for
 
     tokens = services.tokens
-    principal = auth.authenticate(request, services.keys, now, tokens)
+    principal = auth.authenticate(request, services.keys, now, tokens, region=region)
     owner = OWNER_HOST.split(".")[0] if caller.host == OWNER_HOST else principal.account_id
-    path, region, params = ROUTES[route_name].path, services.settings.region, request.path_params
+    path, params = ROUTES[route_name].path, request.path_params
 
     def authorize() -> None:
         permission = permission_for("send_message", path, params, region, owner)
         services.authorizer.authorize(principal, permission, owner)
 
     return {
-        "authenticate": _per_call_us(lambda: auth.authenticate(request, services.keys, now, tokens)),
+        "authenticate": _per_call_us(lambda: auth.authenticate(request, services.keys, now, tokens, region=region)),
         "authorize": _per_call_us(authorize),
     }
 
@@ -403,7 +403,7 @@ def topic_setup(services: Any, signer: Signer, callers: list[Caller]) -> Any:
     assert call(services, signer, root, "PUT", "/topics/bench-topic").status == 201
     publishers = [root]
     if has_access_control():
-        grant = f'<Topic xmlns="http://mns.aliyuncs.com/doc/v1/"><Policy>{_escaped(json.dumps(TOPIC_GRANT))}</Policy></Topic>'
+        grant = f'<Topic xmlns="http://mns.aliyuncs.com/doc/v1"><Policy>{_escaped(json.dumps(TOPIC_GRANT))}</Policy></Topic>'
         assert call(services, signer, root, "PUT", "/topics/bench-topic?metaoverride=true", grant).status == 204
         publishers.append(callers[-1])
 

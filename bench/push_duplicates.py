@@ -62,7 +62,7 @@ def run() -> list[object]:
     if WORKERS:
         local_push.WORKERS = int(WORKERS)
     key, certificate = generate_signing_material()
-    account, ns = "1000000000000001", 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+    account, ns = "1000000000000001", 'xmlns="http://mns.aliyuncs.com/doc/v1"'
     receiver = Receiver()
     with push_on_moto(key, certificate, account) as stack:
         services, arn = stack.services, stack.state_machine_arn

@@ -253,7 +253,9 @@ class LocalServer:
 
     def authorize_operator(self, request: HttpRequest) -> None:
         """The local tools answer only requests signed with the operator's key (the first configured)."""
-        caller = authenticate(request, self.services.keys, self.services.clock.now(), self.services.tokens)
+        caller = authenticate(
+            request, self.services.keys, self.services.clock.now(), self.services.tokens, region=self.settings.region
+        )
         if caller.key_id != self.operator.key_id or not caller.is_root:
             raise errors.AccessDenied()
 

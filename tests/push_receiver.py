@@ -1,8 +1,9 @@
-"""An HTTP endpoint that receives MNS pushes and checks their signatures as the SDK's sample endpoint does.
+"""An HTTP endpoint that receives MNS pushes and checks their signatures as Alibaba's sample endpoints do.
 
-Header names are compared case-sensitively, as the Python SDK's sample endpoint (`sample/topic/server.py`)
-compares them on Python 3: `x-mns-*`, `content-md5`, `content-type` and `date` in lower case,
-`Authorization` as it looks it up. A push whose names differ in case does not verify.
+Header names are compared case-sensitively, as the samples compare them: the Java SDK's
+(`HttpEndpointSubscription`, and the spec's Java verifier) looks up `Content-md5`, `Content-Type`, `Date`; the
+Python SDK's (`sample/topic/server.py`, on Python 3) `content-md5`, `content-type`, `date`; both take the
+`x-mns-*` names in lower case. A push whose names differ in case does not verify.
 """
 
 from __future__ import annotations
@@ -27,19 +28,23 @@ class Hit:
     path: str
     headers: dict[str, str]  # names exactly as received
     body: bytes
-    signature_valid: bool
+    signature_valid: bool  # as the Java SDK's sample endpoint verifies it
     status: int
+    python_sample_valid: bool = False  # as the Python SDK's sample endpoint verifies it
 
 
-# The signed standard headers, named as the SDK's sample endpoint looks them up (`key in headers.keys()`).
-SIGNED_HEADERS = ("content-md5", "content-type", "date")
+# The signed standard headers, named as each sample endpoint looks them up (exactly).
+JAVA_SAMPLE_NAMES = ("Content-md5", "Content-Type", "Date")
+PYTHON_SAMPLE_NAMES = ("content-md5", "content-type", "date")
 
 
-def verify_push_signature(method: str, path: str, headers: dict[str, str]) -> bool:
-    """Verify a push as the SDK's sample endpoint does: names compared case-sensitively, the certificate fetched
-    from the URL the request names, the RSA-SHA1 signature checked."""
+def verify_push_signature(
+    method: str, path: str, headers: dict[str, str], names: tuple[str, str, str] = JAVA_SAMPLE_NAMES
+) -> bool:
+    """Verify a push as a sample endpoint does: the signed headers looked up by `names` (case-sensitively), the
+    certificate fetched from the URL the request names, the RSA-SHA1 signature checked."""
     mns_headers = "\n".join(sorted(f"{k}:{v}" for k, v in headers.items() if k.startswith("x-mns-")))
-    signed = [headers.get(name, "") for name in SIGNED_HEADERS]
+    signed = [headers.get(name, "") for name in names]
     text = f"{method}\n" + "\n".join(signed) + f"\n{mns_headers}\n{path}"
     if "x-mns-signing-cert-url" not in headers or "Authorization" not in headers:
         return False
@@ -71,9 +76,11 @@ class PushEndpoint:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 headers = dict(self.headers.items())  # names as sent: compared case-sensitively
                 valid = verify_push_signature("POST", self.path, headers)
+                python_valid = verify_push_signature("POST", self.path, headers, PYTHON_SAMPLE_NAMES)
                 with endpoint._lock:
                     status = endpoint.status_for(len(endpoint.hits) + 1)
-                    endpoint.hits.append(Hit(time.monotonic(), self.path, headers, body, valid, status))
+                    hit = Hit(time.monotonic(), self.path, headers, body, valid, status, python_valid)
+                    endpoint.hits.append(hit)
                     endpoint._lock.notify_all()
                 if endpoint.delay_seconds:
                     time.sleep(endpoint.delay_seconds)

@@ -2,7 +2,7 @@
 // string to sign. Browsers may not set `Date`, so every request carries `x-mns-date`, which the
 // service reads in its place (it is also one of the signed x-mns-* headers).
 
-const NS = "http://mns.aliyuncs.com/doc/v1/";
+const NS = "http://mns.aliyuncs.com/doc/v1";
 const VERSION = "2015-06-06";
 const XML_TYPE = "text/xml;charset=UTF-8";
 const WITH_META = { "x-mns-with-meta": "true" }; // list pages with each resource's attributes

@@ -43,7 +43,7 @@ class FakeTokenService(BaseHTTPRequestHandler):
         request = HttpRequest("POST", path, query, {k.lower(): v for k, v in self.headers.items()}, body)
         self.received.append(request)
         try:
-            authenticate(request, StaticKeyStore(":".join(KEY)), time.time())
+            authenticate(request, StaticKeyStore(":".join(KEY)), time.time(), region="cn-hangzhou")
             if (path, query) != ("/", "securitytoken=true"):
                 raise errors.InvalidRequestURL()
             status, answer = 200, codec.encode(CREDENTIALS)

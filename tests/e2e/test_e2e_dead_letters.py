@@ -17,7 +17,7 @@ from mns.queue import Message, QueueMeta
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 
 
 def queue_xml(inner: str) -> str:

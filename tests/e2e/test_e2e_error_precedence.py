@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 
 
 def xml(tag: str, inner: str) -> str:

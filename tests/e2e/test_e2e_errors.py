@@ -10,7 +10,7 @@ from mns.queue import Message
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 
 
 def queue_xml(**attrs) -> str:
@@ -203,7 +203,7 @@ def test_bad_signature(raw_a, seeded, qname, mns_error):
 def test_unknown_key(raw_a, seeded, qname, mns_error):
     r = raw_a.request("GET", f"/queues/{qname}", key_id="NOSUCHKEY")
     mns_error(r, 403, "InvalidAccessKeyId")
-    assert r.xml().find("{http://mns.aliyuncs.com/doc/v1/}Message").text == "The access Id you provided does not exist."
+    assert r.xml().find("{http://mns.aliyuncs.com/doc/v1}Message").text == "The access Id you provided does not exist."
 
 
 def test_missing_authorization(raw_a, seeded, qname, mns_error):

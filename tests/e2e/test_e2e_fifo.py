@@ -10,7 +10,7 @@ from mns.queue import Message
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-FIFO_QUEUE = '<?xml version="1.0" encoding="UTF-8"?><Queue xmlns="http://mns.aliyuncs.com/doc/v1/">{}</Queue>'
+FIFO_QUEUE = '<?xml version="1.0" encoding="UTF-8"?><Queue xmlns="http://mns.aliyuncs.com/doc/v1">{}</Queue>'
 
 
 def create_fifo(raw, name: str) -> None:

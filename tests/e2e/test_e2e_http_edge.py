@@ -14,7 +14,7 @@ from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, RawResponse
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
-XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 
 
 def address(endpoint: str) -> tuple[str, int]:

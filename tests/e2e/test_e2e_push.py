@@ -16,15 +16,17 @@ import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import text_queue
+from conftest import local_server, text_queue
 from loopback import LoopbackListener
+from mns.account import Account
 from mns.mns_common import TopicHelper
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
-from push_receiver import verify_push_signature
+from push_receiver import PYTHON_SAMPLE_NAMES, PushEndpoint, verify_push_signature
 
-NS = "{http://mns.aliyuncs.com/doc/v1/}"
+NS = "{http://mns.aliyuncs.com/doc/v1}"
 ACCOUNT = "1000000000000001"
+ACCOUNT_KEY = ("KEYA", "SECRETA")
 REGION = "cn-hangzhou"
 
 
@@ -39,7 +41,7 @@ def test_http_pushes_are_signed_and_verify_with_the_served_certificate(topic, pu
     (hit,) = push_endpoint.wait_for(1, timeout=10)
     assert hit.signature_valid
     assert hit.path == "/hook?from=mns"
-    assert hit.headers["content-md5"] == base64.b64encode(hashlib.md5(hit.body).hexdigest().encode()).decode()
+    assert hit.headers["Content-md5"] == base64.b64encode(hashlib.md5(hit.body).hexdigest().encode()).decode()
     assert hit.headers["x-mns-version"] == "2015-06-06" and hit.headers["x-mns-request-id"]
     if content_format == "SIMPLIFIED":
         assert hit.body.decode() == "héllo <world>"
@@ -73,6 +75,36 @@ def test_the_default_path_is_notifications_and_a_tampered_push_does_not_verify(t
     tampered = {**hit.headers, "x-mns-request-id": "0" * 24}
     assert not verify_push_signature("POST", hit.path, tampered)
     assert not verify_push_signature("POST", "/other", hit.headers)
+
+
+def test_signed_headers_are_named_as_the_live_service_names_them(topic, push_endpoint):
+    """`Content-md5`, `Content-Type`, `Date` once each (the Java SDK's sample endpoint looks them up so), `x-mns-*`
+    in lower case; the Python SDK's sample endpoint, which looks them up in lower case, does not find them."""
+    subscribe(topic, "s", push_endpoint.url())
+    topic.publish_message(TopicMessage("body"))
+    (hit,) = push_endpoint.wait_for(1, timeout=10)
+    names = [name for name in hit.headers if name.lower() in ("content-md5", "content-type", "date")]
+    assert sorted(names) == ["Content-Type", "Content-md5", "Date"]
+    assert all(name == name.lower() for name in hit.headers if name.lower().startswith("x-mns-"))
+    assert hit.signature_valid and not hit.python_sample_valid
+
+
+def test_lower_case_copies_verify_with_both_sample_endpoints(tmp_path_factory, engine, tname):
+    """`MNS_PUSH_HEADER_NAMES=with-lower-case-copies`: the Java and the Python SDK's sample endpoints both verify."""
+    endpoint = PushEndpoint()
+    try:
+        with local_server(tmp_path_factory, engine, "lower", MNS_PUSH_HEADER_NAMES="with-lower-case-copies") as url:
+            account = Account(url, ACCOUNT_KEY[0], ACCOUNT_KEY[1])
+            topic = account.get_topic(tname)
+            topic.create(TopicMeta())
+            subscribe(topic, "s", endpoint.url())
+            topic.publish_message(TopicMessage("body"))
+            (hit,) = endpoint.wait_for(1, timeout=10)
+    finally:
+        endpoint.close()
+    assert hit.signature_valid and hit.python_sample_valid
+    assert {name for name in hit.headers if name.lower() == "date"} == {"Date", "date"}
+    assert verify_push_signature("POST", hit.path, hit.headers, PYTHON_SAMPLE_NAMES)
 
 
 def test_exponential_decay_retry_hits_a_failing_endpoint_after_1_2_4_8_seconds(topic, push_endpoint):
@@ -152,7 +184,7 @@ def test_one_publish_fans_out_to_60_subscriptions_exactly_once(account_a, topic,
 def test_subscribe_refuses_internal_addresses_with_endpoint_invalid(topic, raw_a, mns_error, internal):
     """The server here allows loopback pushes only (the test endpoints): every other internal address is refused."""
     body = (
-        '<?xml version="1.0" encoding="UTF-8"?><Subscription xmlns="http://mns.aliyuncs.com/doc/v1/">'
+        '<?xml version="1.0" encoding="UTF-8"?><Subscription xmlns="http://mns.aliyuncs.com/doc/v1">'
         f"<Endpoint>{internal}</Endpoint></Subscription>"
     )
     mns_error(raw_a.request("PUT", f"/topics/{topic.topic_name}/subscriptions/s", body), 400, "EndpointInvalid")

@@ -25,7 +25,7 @@ def test_create_idempotent_then_conflict(account_a, qname, raw_a, mns_error):
     # same attributes again: success (204), still with a Location
     assert q.create(_meta(visibilitytimeout=40, delay_seconds=3)).endswith(f"/queues/{qname}")
     body = (
-        '<?xml version="1.0" encoding="UTF-8"?><Queue xmlns="http://mns.aliyuncs.com/doc/v1/">'
+        '<?xml version="1.0" encoding="UTF-8"?><Queue xmlns="http://mns.aliyuncs.com/doc/v1">'
         "<VisibilityTimeout>40</VisibilityTimeout><DelaySeconds>3</DelaySeconds></Queue>"
     )
     r = raw_a.request("PUT", f"/queues/{qname}", body)
@@ -41,7 +41,7 @@ def test_create_idempotent_then_conflict(account_a, qname, raw_a, mns_error):
 
 
 def test_create_status_201(raw_a, qname):
-    r = raw_a.request("PUT", f"/queues/{qname}", '<Queue xmlns="http://mns.aliyuncs.com/doc/v1/"/>')
+    r = raw_a.request("PUT", f"/queues/{qname}", '<Queue xmlns="http://mns.aliyuncs.com/doc/v1"/>')
     assert r.status == 201, r.body
     assert r.headers["location"].endswith(f"/queues/{qname}")
     assert r.raw_headers and any(k == "x-mns-request-id" for k, _ in r.raw_headers)

@@ -15,7 +15,7 @@ from mns.topic import TopicMessage
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 ACCOUNT = "1000000000000001"
 
 
@@ -148,3 +148,14 @@ def test_a_topic_pushing_to_a_queue_reaches_its_receivers(account_a, raw_a, qnam
     assert audit.receive_message(5).message_body == "pushed"
     assert plain.receive_message(5).message_body == "pushed"
     plain.delete()
+
+
+@pytest.mark.parametrize("address", ["..", ".r", "-q.r", "..r"])
+def test_an_address_without_a_queue_name_is_an_invalid_queue_name(raw_a, mns_error, address):
+    """As before queues had receivers: a name whose queue part is no queue name answers InvalidQueueName."""
+    for method, resource in (("GET", f"/queues/{address}"), ("GET", f"/queues/{address}/messages")):
+        mns_error(raw_a.request(method, resource), 400, "InvalidQueueName")
+
+
+def test_a_bad_receiver_name_of_a_queue_is_an_invalid_receiver_name(raw_a, mns_error, qname):
+    mns_error(raw_a.request("GET", f"/queues/{qname}.bad_name"), 400, "InvalidReceiverName")

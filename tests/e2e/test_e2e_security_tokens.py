@@ -54,7 +54,7 @@ def issue(endpoint: str, body: str = "") -> dict[str, str]:
 
 def policy_body(policy: dict, duration: int = 900) -> str:
     return (
-        '<?xml version="1.0" encoding="UTF-8"?><SecurityToken xmlns="http://mns.aliyuncs.com/doc/v1/">'
+        '<?xml version="1.0" encoding="UTF-8"?><SecurityToken xmlns="http://mns.aliyuncs.com/doc/v1">'
         f"<DurationSeconds>{duration}</DurationSeconds><Policy>{json.dumps(policy)}</Policy></SecurityToken>"
     )
 

@@ -20,7 +20,7 @@ from mns.topic import TopicMessage, TopicMeta
 
 REGION = "cn-hangzhou"
 ACCOUNT_HOST = re.compile(r"\d+\.mns\.localhost\Z")
-XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 
 
 @pytest.fixture

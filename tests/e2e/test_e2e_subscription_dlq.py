@@ -68,7 +68,7 @@ def subscription_body(endpoint: str | None = None, policy: str | None = None, **
     inner += "".join(f"<{name}>{value}</{name}>" for name, value in fields.items())
     if policy is not None:
         inner += f"<DlqPolicy>{policy}</DlqPolicy>"
-    return f'<?xml version="1.0" encoding="UTF-8"?><Subscription xmlns="http://mns.aliyuncs.com/doc/v1/">{inner}</Subscription>'
+    return f'<?xml version="1.0" encoding="UTF-8"?><Subscription xmlns="http://mns.aliyuncs.com/doc/v1">{inner}</Subscription>'
 
 
 def policy(queue: str, enabled: str = "True") -> str:

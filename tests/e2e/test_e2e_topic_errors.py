@@ -16,7 +16,7 @@ from mns.topic import TopicMessage, TopicMeta
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 ACCOUNT = "1000000000000001"
 OTHER_ACCOUNT = "2000000000000002"
 REGION = "cn-hangzhou"

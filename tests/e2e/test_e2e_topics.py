@@ -24,8 +24,8 @@ from mns.topic import Base64TopicMessage, DirectMailInfo, DirectSMSInfo, TopicMe
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-NS = "{http://mns.aliyuncs.com/doc/v1/}"
-XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+NS = "{http://mns.aliyuncs.com/doc/v1}"
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 ACCOUNT = "1000000000000001"
 REGION = "cn-hangzhou"
 RECEIVE_WAIT = 5  # long poll: returns as soon as the delivery lands

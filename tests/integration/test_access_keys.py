@@ -16,7 +16,7 @@ from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 
 A, B = "1000000000000001", "2000000000000002"
-NS = "{http://mns.aliyuncs.com/doc/v1/}"
+NS = "{http://mns.aliyuncs.com/doc/v1}"
 EVERYTHING = {"Version": "1", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 KEYS = {
     "keys": [

@@ -21,7 +21,7 @@ from mnsd.settings import Settings
 ACCOUNT = "1000000000000001"
 
 OTHER = "2000000000000002"
-NS = "{http://mns.aliyuncs.com/doc/v1/}"
+NS = "{http://mns.aliyuncs.com/doc/v1}"
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ LOOPBACK = "127.0.0.0/8,::1/128"
 
 def body(tag: str, **fields: str) -> codec.Element:
     inner = "".join(f"<{k}>{v}</{k}>" for k, v in fields.items())
-    return codec.parse(f'<{tag} xmlns="http://mns.aliyuncs.com/doc/v1/">{inner}</{tag}>'.encode())
+    return codec.parse(f'<{tag} xmlns="http://mns.aliyuncs.com/doc/v1">{inner}</{tag}>'.encode())
 
 
 class Push:
@@ -84,7 +84,7 @@ class Push:
         )
 
     def publish(self, topic: str, text: str = "hello", extra: str = ""):
-        xml = f'<Message xmlns="http://mns.aliyuncs.com/doc/v1/"><MessageBody>{text}</MessageBody>{extra}</Message>'
+        xml = f'<Message xmlns="http://mns.aliyuncs.com/doc/v1"><MessageBody>{text}</MessageBody>{extra}</Message>'
         message = self.topics.publish(ACCOUNT, topic, requests.publish_input(codec.parse(xml.encode())))
         return message, self.fanout.fan_out(message)
 

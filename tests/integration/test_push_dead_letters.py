@@ -19,7 +19,7 @@ from mnsd.push.records import DEAD_LETTERED
 from mnsd.push.workflow import definition, delivery_reference
 from mnsd.queues.service import Received
 
-NS = "{http://mns.aliyuncs.com/doc/v1/}"
+NS = "{http://mns.aliyuncs.com/doc/v1}"
 # The push harness's fixtures (services over moto with the workflow running; moto's waits recorded).
 moto = test_push.moto
 push = test_push.push

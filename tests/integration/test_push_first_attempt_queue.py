@@ -49,7 +49,7 @@ class LambdaContext:
 
 def xml(tag: str, **fields: str) -> codec.Element:
     inner = "".join(f"<{k}>{v}</{k}>" for k, v in fields.items())
-    return codec.parse(f'<{tag} xmlns="http://mns.aliyuncs.com/doc/v1/">{inner}</{tag}>'.encode())
+    return codec.parse(f'<{tag} xmlns="http://mns.aliyuncs.com/doc/v1">{inner}</{tag}>'.encode())
 
 
 class Stream:

@@ -10,7 +10,7 @@ ACCOUNT = "1000000000000001"
 
 def queue_xml(**attrs):
     inner = "".join(f"<{k}>{v}</{k}>" for k, v in attrs.items())
-    return queue_attribute_changes(parse(f'<Queue xmlns="http://mns.aliyuncs.com/doc/v1/">{inner}</Queue>'.encode()))
+    return queue_attribute_changes(parse(f'<Queue xmlns="http://mns.aliyuncs.com/doc/v1">{inner}</Queue>'.encode()))
 
 
 def test_create_get_set_delete(service, clock):

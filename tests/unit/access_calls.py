@@ -29,7 +29,7 @@ OTHER = "2000000000000002"
 REGION = "cn-hangzhou"
 ROOT = AccessKey(ACCOUNT, "ROOTKEY", "ROOTSECRET")
 OTHER_ROOT = AccessKey(OTHER, "OTHERROOT", "OTHERSECRET")
-NS = "{http://mns.aliyuncs.com/doc/v1/}"
+NS = "{http://mns.aliyuncs.com/doc/v1}"
 ROUTES = compile_routes()
 
 
@@ -140,7 +140,7 @@ class World:
 
 def _namespaced(body: str) -> str:
     """`<Queue>...` -> `<Queue xmlns="...">...` (the root of every MNS request body is in MNS's namespace)."""
-    return re.sub(r"\A<(\w+)", r'<\1 xmlns="http://mns.aliyuncs.com/doc/v1/"', body, count=1)
+    return re.sub(r"\A<(\w+)", r'<\1 xmlns="http://mns.aliyuncs.com/doc/v1"', body, count=1)
 
 
 def _text(node: Any, name: str) -> str:

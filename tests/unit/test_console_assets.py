@@ -93,3 +93,11 @@ def test_only_gets_are_the_consoles() -> None:
     respond = console_responder(SETTINGS)
     assert respond("PUT", "/console/index.html", {}) is None
     assert respond("GET", "/queues/q", {}) is None
+
+
+def test_the_console_reads_answers_in_the_namespace_the_server_writes() -> None:
+    """The console's client looks elements up by namespace (`getElementsByTagNameNS`): the wire's one constant."""
+    from mnsd.wire.codec import XMLNS
+
+    client = static_response("/console/mns.js")["body"]
+    assert f'const NS = "{XMLNS}";' in client

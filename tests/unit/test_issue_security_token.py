@@ -22,7 +22,7 @@ from mnsd.storage.sqlite import sqlite_storage
 from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
-NS = "{http://mns.aliyuncs.com/doc/v1/}"
+NS = "{http://mns.aliyuncs.com/doc/v1}"
 START = 1_790_000_000.0
 ONLY_SEND = Policy.parse(
     {"Version": "1", "Statement": [{"Effect": "Allow", "Action": "mns:SendMessage", "Resource": "*"}]}
@@ -110,7 +110,7 @@ def error_code(response: HttpResponse) -> tuple[int, str]:
 def token_body(policy: dict[str, object] | None = None, duration: int | None = None) -> str:
     parts = [] if duration is None else [f"<DurationSeconds>{duration}</DurationSeconds>"]
     parts += [] if policy is None else [f"<Policy>{json.dumps(policy)}</Policy>"]
-    return f'<?xml version="1.0" encoding="UTF-8"?><SecurityToken xmlns="http://mns.aliyuncs.com/doc/v1/">{"".join(parts)}</SecurityToken>'
+    return f'<?xml version="1.0" encoding="UTF-8"?><SecurityToken xmlns="http://mns.aliyuncs.com/doc/v1">{"".join(parts)}</SecurityToken>'
 
 
 READ_ACCOUNT = {

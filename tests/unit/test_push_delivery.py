@@ -67,7 +67,7 @@ def test_an_http_push_carries_the_spec_headers():
     settings = Settings(signing_key=KEY, signing_cert_url="http://cert.example/c.pem")
     url, headers, body = http_push(subscription("http://h.example"), MESSAGE, settings)
     assert url == "http://h.example/notifications"
-    assert headers["content-md5"] == content_md5(body)
+    assert headers["Content-md5"] == content_md5(body)
     assert base64.b64decode(headers["x-mns-signing-cert-url"]) == b"http://cert.example/c.pem"
     expected = string_to_sign("POST", headers, "/notifications")
     public_key = x509.load_pem_x509_certificate(CERT.encode()).public_key()
@@ -76,7 +76,7 @@ def test_an_http_push_carries_the_spec_headers():
 
 def test_notification_formats():
     root = ET.fromstring(notification_body(subscription(content_format="XML"), MESSAGE))
-    ns = "{http://mns.aliyuncs.com/doc/v1/}"
+    ns = "{http://mns.aliyuncs.com/doc/v1}"
     assert [child.tag[len(ns) :] for child in root] == [
         "TopicOwner", "TopicName", "Subscriber", "SubscriptionName", "MessageId", "Message", "MessageMD5",
         "MessageTag", "PublishTime",
@@ -138,8 +138,13 @@ def answer_204(connection: socket.socket) -> None:
     connection.sendall(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
 
 
-def deliverer(allowed: str = "127.0.0.0/8") -> Deliverer:
-    settings = Settings(signing_key=KEY, signing_cert_url="http://cert.example/c.pem", push_allowed_networks=allowed)
+def deliverer(allowed: str = "127.0.0.0/8", header_names: str = "live") -> Deliverer:
+    settings = Settings(
+        signing_key=KEY,
+        signing_cert_url="http://cert.example/c.pem",
+        push_allowed_networks=allowed,
+        push_header_names=header_names,
+    )
     return Deliverer(settings, queues=None, clients=lambda name: None)
 
 
@@ -162,12 +167,15 @@ def header_names(request: bytes) -> list[str]:
 
 
 @pytest.mark.parametrize("content_format", ["XML", "SIMPLIFIED"])
-def test_push_header_names_leave_exactly_as_mns_spells_them(raw_endpoint, content_format):
+@pytest.mark.parametrize("setting", ["live", "with-lower-case-copies"])
+def test_push_header_names_leave_exactly_as_mns_spells_them(raw_endpoint, content_format, setting):
     endpoint = raw_endpoint()
-    outcome = deliverer().deliver(subscription(endpoint.url(), content_format), MESSAGE)
+    outcome = deliverer(header_names=setting).deliver(subscription(endpoint.url(), content_format), MESSAGE)
     assert outcome.delivered and outcome.status == 204
     (request,) = endpoint.requests
-    standard = ["Host", "date", "Content-length", "content-type", "content-md5", "Authorization", "User-Agent"]
+    standard = ["Host", "Content-Length", "Date", "Content-Type", "Content-md5", "Authorization", "User-Agent"]
+    if setting == "with-lower-case-copies":
+        standard += ["date", "content-type", "content-md5"]
     mns = ["x-mns-request-id", "x-mns-signing-cert-url", "x-mns-version"]
     if content_format == "SIMPLIFIED":
         mns = ["x-mns-message-id", "x-mns-message-tag", *mns]
@@ -177,18 +185,25 @@ def test_push_header_names_leave_exactly_as_mns_spells_them(raw_endpoint, conten
 
 
 @pytest.mark.parametrize("content_format", ["XML", "SIMPLIFIED"])
-def test_a_receiver_looking_up_lower_case_names_verifies_the_push(content_format):
-    """As the Python SDK's sample endpoint (`sample/topic/server.py`) does on Python 3: `key in
-    self.headers.keys()` compares names case-sensitively."""
+@pytest.mark.parametrize(
+    ("names", "header_names", "verifies"),
+    [
+        (("Content-md5", "Content-Type", "Date"), "live", True),  # the Java SDK's sample endpoint
+        (("Content-md5", "Content-Type", "Date"), "with-lower-case-copies", True),
+        (("content-md5", "content-type", "date"), "with-lower-case-copies", True),  # the Python SDK's
+        (("content-md5", "content-type", "date"), "live", False),
+    ],
+)
+def test_a_receiver_looking_up_exact_names_verifies_the_push(content_format, names, header_names, verifies):
+    """As Alibaba's sample endpoints do: the Java SDK's (`HttpEndpointSubscription`) copies the names as sent into a
+    map and reads `Content-md5`, `Content-Type`, `Date`; the Python SDK's (`sample/topic/server.py`) tests `key in
+    self.headers.keys()`, case-sensitively on Python 3, for their lower-case names."""
     seen: dict[str, object] = {}
 
     class SampleEndpoint(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["content-length"]))
-            signed = [
-                self.headers[key] if key in self.headers.keys() else ""
-                for key in ("content-md5", "content-type", "date")
-            ]
+            signed = [self.headers[key] if key in self.headers.keys() else "" for key in names]
             mns = "\n".join(sorted(f"{k}:{v}" for k, v in self.headers.items() if k.startswith("x-mns-")))
             text = f"{self.command}\n" + "\n".join(signed) + f"\n{mns}\n{self.path}"
             public_key = x509.load_pem_x509_certificate(CERT.encode()).public_key()
@@ -211,12 +226,12 @@ def test_a_receiver_looking_up_lower_case_names_verifies_the_push(content_format
     threading.Thread(target=server.handle_request, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/notifications"
-        outcome = deliverer().deliver(subscription(url, content_format), MESSAGE)
+        outcome = deliverer(header_names=header_names).deliver(subscription(url, content_format), MESSAGE)
     finally:
         server.server_close()
     assert outcome.delivered and outcome.status == 201
-    assert all(seen["signed"]), seen["signed"]
-    assert seen["valid"]
+    assert all(seen["signed"]) == verifies, seen["signed"]
+    assert seen["valid"] == verifies
 
 
 def test_the_push_limit_is_one_deadline_for_the_whole_attempt(raw_endpoint, monkeypatch):

@@ -22,7 +22,7 @@ from mnsd.topics.model import (
 from mnsd.wire import requests
 from mnsd.wire.codec import parse
 
-NS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+NS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 
 
 def body(tag: str, inner: str) -> bytes:

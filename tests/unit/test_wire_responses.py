@@ -8,7 +8,7 @@ from mnsd.wire import responses
 from mnsd.wire.codec import Node, encode
 
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
-NS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+NS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 
 
 def xml(node: Node) -> str:
@@ -210,11 +210,25 @@ def test_subscription_attributes_carry_the_dlq_policy_as_the_sdk_can_parse_it():
 
 
 def test_subscription_list():
-    assert xml(responses.subscription_list(["a", "b"], "M", "http://h/topics/t/subscriptions")) == (
+    a, b = (Subscription("1", "t", name, SubscriptionAttributes("http://e"), 5, 6, "tid") for name in "ab")
+    assert xml(responses.subscription_list([a, b], "M", "http://h/topics/t/subscriptions")) == (
         f"{HEAD}<Subscriptions {NS}><Subscription><SubscriptionURL>http://h/topics/t/subscriptions/a</SubscriptionURL>"
         "</Subscription><Subscription><SubscriptionURL>http://h/topics/t/subscriptions/b</SubscriptionURL>"
         "</Subscription><NextMarker>M</NextMarker></Subscriptions>"
     )
+
+
+def test_subscription_list_with_meta_carries_each_subscriptions_attributes():
+    """The Java SDK's `listSubscriptions` sends `x-mns-with-meta: true` and reads each entry's attributes."""
+    a = Subscription("1", "t", "a", SubscriptionAttributes("http://e"), 5, 6, "tid")
+    encoded = xml(responses.subscription_list([a], None, "http://h/topics/t/subscriptions", with_meta=True))
+    assert encoded == (
+        f"{HEAD}<Subscriptions {NS}><Subscription><SubscriptionURL>http://h/topics/t/subscriptions/a</SubscriptionURL>"
+        + xml(responses.subscription_node(a)).split("<Subscription " + NS + ">")[1].removesuffix("</Subscription>")
+        + "</Subscription></Subscriptions>"
+    )
+    assert "<SubscriptionName>a</SubscriptionName><Subscriber>1</Subscriber>" in encoded
+    assert "<Endpoint>http://e</Endpoint>" in encoded
 
 
 def test_account_and_error():

@@ -51,5 +51,14 @@ def split_address(name: str) -> tuple[str, str | None]:
     return (queue, receiver) if separator else (name, None)
 
 
+def check_receiver_address(name: str) -> tuple[str, str]:
+    """(queue, receiver) of a receiver's address. A name whose queue part is no queue name (`..`, `.r`, `q!.r`) is
+    an invalid queue name, as it was before queues had receivers; then the receiver's name is checked."""
+    queue, receiver = split_address(name)
+    if not _NAME.match(queue) or len(queue) > MAX_NAME_LENGTH:
+        raise errors.InvalidQueueName()
+    return queue, check_receiver_name(receiver or "")
+
+
 def is_receiver_address(name: str) -> bool:
     return RECEIVER_SEPARATOR in name

@@ -39,6 +39,7 @@ META_CACHE_SECONDS = "MNS_META_CACHE_SECONDS"
 ACCOUNT_REQUESTS_PER_SECOND = "MNS_ACCOUNT_REQUESTS_PER_SECOND"
 # Networks HTTP pushes may reach although internal (comma-separated CIDRs): for local testing only.
 PUSH_ALLOWED_NETWORKS = "MNS_PUSH_ALLOWED_NETWORKS"
+PUSH_HEADER_NAMES = "MNS_PUSH_HEADER_NAMES"
 # On AWS the secrets are not in the environment: these name Secrets Manager secrets holding them.
 RECEIPT_SECRET_ARN = "MNS_RECEIPT_SECRET_ARN"
 CREDENTIALS_SECRET_ARN = "MNS_CREDENTIALS_SECRET_ARN"
@@ -92,6 +93,9 @@ class Settings:
     signing_key_secret_arn: str = ""
     # Internal networks (loopback, private, link-local, ...) HTTP pushes may reach: none on AWS.
     push_allowed_networks: str = ""
+    # How HTTP pushes name their signed standard headers: "live" (`Content-md5`, `Content-Type`, `Date`, once) or
+    # "with-lower-case-copies" (those and a lower-case copy of each: `mnsd.push.delivery.http_push`).
+    push_header_names: str = "live"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -131,6 +135,7 @@ VARIABLES = {
     "signing_key": SIGNING_KEY,
     "signing_key_secret_arn": SIGNING_KEY_SECRET_ARN,
     "push_allowed_networks": PUSH_ALLOWED_NETWORKS,
+    "push_header_names": PUSH_HEADER_NAMES,
 }
 PARSERS: dict[str, Callable[[str], Any]] = {"str": str, "int": int, "float": float}
 

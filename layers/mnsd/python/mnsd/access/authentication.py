@@ -1,14 +1,17 @@
-"""Request authentication: the MNS HMAC-SHA1 signature (of a long-term key or of temporary credentials),
-the date window and Content-MD5."""
+"""Request authentication: the MNS signature, V2 (HMAC-SHA1, `MNS KeyId:Signature`) or V4 (MNS4-HMAC-SHA256,
+`mnsd.access.signature_v4`), of a long-term key or of temporary credentials; the date window and Content-MD5."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import hmac
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from mnsd import errors
+from mnsd.access import signature_v4
 from mnsd.access.keys import KeyStore
 from mnsd.access.principal import Principal
 from mnsd.access.tokens import SecurityTokens
@@ -37,29 +40,51 @@ def sign(secret: str, text: str) -> str:
     return base64.b64encode(digest).decode("ascii")
 
 
-def _request_date(request: HttpRequest) -> tuple[str, float]:
-    date = request.header("x-mns-date") or request.header("date")
-    if not date:
-        raise errors.MissingDateHeader()
-    try:
-        parsed = parsedate_to_datetime(date)
-    except (TypeError, ValueError) as exc:
-        raise errors.InvalidDateHeader() from exc
-    if parsed.tzinfo is None:
-        raise errors.InvalidDateHeader()
-    return date, parsed.timestamp()
+@dataclass(frozen=True)
+class RequestDate:
+    """The request's date as sent (`x-mns-date`, else `Date`) and as a time."""
+
+    text: str
+    time: datetime  # UTC
+
+    @classmethod
+    def of(cls, request: HttpRequest) -> RequestDate:
+        date = request.header("x-mns-date") or request.header("date")
+        if not date:
+            raise errors.MissingDateHeader()
+        try:
+            parsed = parsedate_to_datetime(date)
+        except (TypeError, ValueError) as exc:
+            raise errors.InvalidDateHeader() from exc
+        if parsed.tzinfo is None:
+            raise errors.InvalidDateHeader()
+        return cls(date, parsed.astimezone(UTC))
 
 
-def _credential(request: HttpRequest) -> tuple[str, str]:
-    """The key id and signature of `Authorization: MNS KeyId:Signature`."""
+@dataclass(frozen=True)
+class V2Credential:
+    """`Authorization: MNS KeyId:Signature`: base64 HMAC-SHA1 of `string_to_sign`."""
+
+    key_id: str
+    signature: str
+
+    def matches(self, secret: str, request: HttpRequest, date: RequestDate) -> bool:
+        return hmac.compare_digest(sign(secret, string_to_sign(request, date.text)), self.signature)
+
+
+def _credential(request: HttpRequest) -> V2Credential | signature_v4.V4Credential:
+    """The key id and signature the Authorization header names, in either scheme."""
     authorization = request.header("authorization")
     if not authorization:
         raise errors.MissingAuthorizationHeader()
+    v4 = signature_v4.parse(authorization)
+    if v4 is not None:
+        return v4
     scheme, _, credential = authorization.partition(" ")
     key_id, _, signature = credential.strip().partition(":")
     if scheme != "MNS" or not key_id or not signature:
         raise errors.InvalidAuthorizationHeader()
-    return key_id, signature
+    return V2Credential(key_id, signature)
 
 
 def _access_key(key_id: str, keys: KeyStore) -> tuple[str, Principal]:
@@ -93,20 +118,28 @@ def _temporary_key(
     return tokens.secret_of(claims), Principal(parent.account_id, key_id, policies, token=True)
 
 
-def authenticate(request: HttpRequest, keys: KeyStore, now: float, tokens: SecurityTokens | None = None) -> Principal:
+def authenticate(
+    request: HttpRequest, keys: KeyStore, now: float, tokens: SecurityTokens | None = None, *, region: str
+) -> Principal:
     """Who signed the request (its key and the key's policies), or the MNS error that says why no one did.
 
     With a `security-token` header (sent by the SDKs beside, not inside, the signed headers) the request is
-    signed with temporary credentials that `tokens` opens; without one, a temporary key id is unknown.
+    signed with temporary credentials that `tokens` opens; without one, a temporary key id is unknown. A V4
+    signature's scope must name `region`, the service and the request's date.
     """
-    key_id, signature = _credential(request)
+    credential = _credential(request)
     token = request.header("security-token")
+    key_id = credential.key_id
     secret, principal = _temporary_key(key_id, token, keys, tokens, now) if token else _access_key(key_id, keys)
-    date, timestamp = _request_date(request)
-    expected = sign(secret, string_to_sign(request, date))
-    if not hmac.compare_digest(expected, signature):
+    date = RequestDate.of(request)
+    if isinstance(credential, signature_v4.V4Credential):
+        credential.check_scope(region, date.time)
+        matches = credential.matches(secret, request, date.time)
+    else:
+        matches = credential.matches(secret, request, date)
+    if not matches:
         raise errors.SignatureDoesNotMatch()
-    if abs(now - timestamp) > CLOCK_SKEW_SECONDS:
+    if abs(now - date.time.timestamp()) > CLOCK_SKEW_SECONDS:
         raise errors.TimeExpired()
     check_content_md5(request)
     return principal

@@ -5,8 +5,8 @@ from mnsd.wire import responses
 
 
 def list_subscription_by_topic(call: Call) -> HttpResponse:
-    prefix, limit, marker, _ = list_request(call.request)
+    prefix, limit, marker, with_meta = list_request(call.request)
     topic = call.path("topic")
-    names, next_marker = call.services.topics.list_subscriptions(call.account_id, topic, prefix, limit, marker)
+    found, next_marker = call.services.topics.list_subscriptions(call.account_id, topic, prefix, limit, marker)
     base = f"{call.endpoint()}/topics/{topic}/subscriptions"
-    return xml_response(responses.subscription_list(names, next_marker, base))
+    return xml_response(responses.subscription_list(found, next_marker, base, with_meta))

@@ -34,6 +34,10 @@ HTTP_TIMEOUT_SECONDS = 5  # for the whole attempt: resolution, connect, send, st
 DEFAULT_PATH = "/notifications"
 MNS_VERSION = "2015-06-06"
 USER_AGENT = "Aliyun Notification Service Agent"
+# `Settings.push_header_names`: the signed standard headers once, as the live service names them (the default), or
+# also in lower case.
+LIVE_NAMES = "live"
+WITH_LOWER_CASE_COPIES = "with-lower-case-copies"
 
 logger = Logger(service="mns")
 
@@ -72,10 +76,13 @@ def http_push(
 ) -> tuple[str, dict[str, str], bytes]:
     """(url, headers, body) of the signed POST an HTTP endpoint receives.
 
-    Header names leave as given (`Host` is added by the sender): the signed ones, `x-mns-*`,
-    `content-md5`, `content-type` and `date`, in lower case, the names the SDK's Python receiver
-    (`sample/topic/server.py`) looks up case-sensitively; receivers that lower-case names (the Go SDK's
-    `example/http_authorization.go`) or ignore case find them too.
+    Header names leave as given (`Host` is added by the sender), as the live service names them: `Content-md5`,
+    `Content-Type`, `Date` and the `x-mns-*` in lower case, which the Java SDK's sample endpoint
+    (`HttpEndpointSubscription`), the spec's Java verifier and the PHP SDK's sample look up case-sensitively;
+    receivers that ignore case find them too. `settings.push_header_names` = `with-lower-case-copies` adds the
+    three signed ones again in lower case, for the Python SDK's sample endpoint (`sample/topic/server.py`, which
+    looks them up in lower case, case-sensitively, on Python 3) -- a receiver behind a stack that joins a repeated
+    header's values (Node's http, WSGI servers, API Gateway) then reads `v, v` and fails: not the default.
     """
     url = subscription.attributes.endpoint
     parts = urlsplit(url)
@@ -92,14 +99,15 @@ def http_push(
         mns_headers["x-mns-message-id"] = message.message_id
         if message.tag:
             mns_headers["x-mns-message-tag"] = message.tag
-    headers = {
-        "date": email.utils.formatdate(usegmt=True),
-        "Content-length": str(len(body)),
-        "content-type": CONTENT_TYPES[content_format],
-        "content-md5": content_md5(body),
+    signed = {
+        "Date": email.utils.formatdate(usegmt=True),
+        "Content-Type": CONTENT_TYPES[content_format],
+        "Content-md5": content_md5(body),
     }
-    authorization = sign(settings.signing_key, string_to_sign("POST", {**headers, **mns_headers}, resource))
-    headers |= {"Authorization": authorization, "User-Agent": USER_AGENT}
+    authorization = sign(settings.signing_key, string_to_sign("POST", {**signed, **mns_headers}, resource))
+    headers = {"Content-Length": str(len(body)), **signed, "Authorization": authorization, "User-Agent": USER_AGENT}
+    if settings.push_header_names == WITH_LOWER_CASE_COPIES:
+        headers |= {name.lower(): value for name, value in signed.items()}
     headers |= dict(sorted(mns_headers.items()))
     return f"{parts.scheme}://{parts.netloc}{resource}", headers, body
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from mnsd import errors
 from mnsd.clock import Clock, ms
-from mnsd.names import check_queue_name, check_receiver_name, receiver_address, split_address
+from mnsd.names import check_queue_name, check_receiver_address, check_receiver_name, receiver_address
 from mnsd.queues.model import (
     INT_ATTRIBUTES,
     DlqPolicy,
@@ -168,13 +168,12 @@ class ReceiverService:
 
     def resolve(self, account_id: str, address: str) -> Queue:
         """The receiver an address names, as a queue (`view`): QueueNotExist or ReceiverNotExist if there is none."""
-        queue_name, name = split_address(address)
-        check_receiver_name(name or "")
+        queue_name, name = check_receiver_address(address)
         queue = self.registry.get(account_id, queue_name)
-        receiver = _named(queue, name or "")
+        receiver = _named(queue, name)
         if receiver is None:  # (created since this container read the queue?)
             queue = self._fresh(account_id, queue_name)
-            receiver = _named(queue, name or "")
+            receiver = _named(queue, name)
         if receiver is None:
             raise errors.ReceiverNotExist()
         return view(queue, receiver)
@@ -299,12 +298,11 @@ class ReceiverService:
         others = dataclasses.replace(given, visibility_timeout=None, polling_wait_seconds=None, dlq_policy=None)
         if others != QueueAttributeChanges():
             raise errors.InvalidArgument(SETTABLE)
-        queue_name, name = split_address(address)
-        check_receiver_name(name or "")
+        queue_name, name = check_receiver_address(address)
         settings = ReceiverInput(None, given.visibility_timeout, given.polling_wait_seconds, given.dlq_policy)
 
         def change(queue: Queue) -> tuple[Receiver, ...]:
-            receiver = _named(queue, name or "")
+            receiver = _named(queue, name)
             if receiver is None:
                 raise errors.ReceiverNotExist()
             changed = dataclasses.replace(with_settings(receiver, settings), last_modify_time=int(self.clock.now()))

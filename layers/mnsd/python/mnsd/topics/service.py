@@ -145,12 +145,11 @@ class TopicService:
 
     def list_subscriptions(
         self, account_id: str, topic_name: str, prefix: str, limit: int, marker: str | None
-    ) -> tuple[list[str], str | None]:
+    ) -> tuple[list[Subscription], str | None]:
         self.get_topic(account_id, topic_name)
         start_after = decode_marker(marker) if marker else None
         found, more = self.catalog.list_subscriptions(account_id, topic_name, prefix, limit, start_after)
-        names = [subscription.name for subscription in found]
-        return names, next_marker(names, more)
+        return found, next_marker([subscription.name for subscription in found], more)
 
     def subscriptions_of(self, message: TopicMessage) -> list[Subscription]:
         """Every subscription that should receive a message: same topic incarnation, created before it, tag matching."""

@@ -15,7 +15,7 @@ from xml.sax.saxutils import escape
 
 from mnsd.errors import MalformedXML
 
-XMLNS = "http://mns.aliyuncs.com/doc/v1/"
+XMLNS = "http://mns.aliyuncs.com/doc/v1"
 
 
 @dataclass

@@ -220,12 +220,23 @@ def subscription_node(s: Subscription) -> Node:
     return Node("Subscription", fields)
 
 
-def subscription_list(names: Sequence[str], next_marker: str | None, base: str) -> Node:
-    """ListSubscriptionByTopic: each subscription's URL under `base`, then the next page's marker."""
-    entries: Fields = [
-        ("Subscription", Node("Subscription", [("SubscriptionURL", f"{base}/{name}")])) for name in names
-    ]
+def subscription_list(
+    subscriptions: Sequence[Subscription], next_marker: str | None, base: str, with_meta: bool = False
+) -> Node:
+    """ListSubscriptionByTopic: each subscription's URL under `base` (and its attributes with meta: the Java SDK's
+    `listSubscriptions` asks for them), then the next page's marker."""
+    entries: Fields = []
+    for subscription in subscriptions:
+        url = ("SubscriptionURL", f"{base}/{subscription.name}")
+        fields = subscription_node(subscription).fields if with_meta else []
+        entries.append(("Subscription", Node("Subscription", [url, *fields])))
     return Node("Subscriptions", [*entries, ("NextMarker", next_marker)])
+
+
+def error_json(error: errors.MnsError, request_id: str, host_id: str) -> bytes:
+    """The error, as JSON, for a client that asks for JSON (`mnsd.request.api.error_response`)."""
+    fields = {"Code": error.code, "Message": error.message, "RequestId": request_id, "HostId": host_id}
+    return json.dumps(fields).encode("utf-8")
 
 
 def account_node(logging_bucket: str) -> Node:
