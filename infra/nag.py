@@ -42,7 +42,8 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
         (
             stack.api,
             "AwsSolutions-APIG4",
-            "MNS clients authenticate with MNS request signatures (Authorization: MNS keyid:signature), which "
+            "MNS clients authenticate with MNS request signatures (Authorization: MNS keyid:signature, or V4: "
+            "MNS4-HMAC-SHA256 Credential=...,Signature=...), which "
             "the route functions verify; API Gateway has no authorizer for that scheme, and an authorizer's "
             "refusal would reach clients in a non-MNS shape.",
         ),

@@ -234,6 +234,21 @@ def test_a_receiver_looking_up_exact_names_verifies_the_push(content_format, nam
     assert seen["valid"] == verifies
 
 
+@pytest.mark.parametrize("status", [200, 204])
+def test_an_answer_that_closes_the_connection_is_read_whole(raw_endpoint, status):
+    """`php -S` answers `Connection: close` with no length, its body ending with the connection: http.client
+    then closes the connection before reading the body, which must still be read, not failed and retried."""
+
+    def close_delimited(connection: socket.socket) -> None:
+        connection.sendall(b"HTTP/1.1 %d OK\r\nConnection: close\r\nContent-type: text/html\r\n\r\n" % status)
+        time.sleep(0.05)
+        connection.sendall(b"<p>received</p>")
+
+    endpoint = raw_endpoint(close_delimited)
+    outcome = deliverer().deliver(subscription(endpoint.url()), MESSAGE)
+    assert (outcome.delivered, outcome.status) == (True, status), outcome.detail
+
+
 def test_the_push_limit_is_one_deadline_for_the_whole_attempt(raw_endpoint, monkeypatch):
     """An endpoint trickling one header line every 0.3 s never trips a per-read timeout of 1 s."""
     monkeypatch.setattr(delivery, "HTTP_TIMEOUT_SECONDS", 1.0)

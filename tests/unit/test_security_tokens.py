@@ -84,7 +84,7 @@ def signed(key_id: str, secret: str, token: str | None, now: float = NOW) -> Htt
 
 def use(credentials: TemporaryCredentials, keys: Keys, tokens: SecurityTokens, now: float = NOW) -> Principal:
     request = signed(credentials.access_key_id, credentials.access_key_secret, credentials.security_token, now)
-    return auth.authenticate(request, keys, now, tokens)
+    return auth.authenticate(request, keys, now, tokens, region="cn-hangzhou")
 
 
 def allowed(principal: Principal, operation: str, path: str, params: dict[str, str]) -> bool:
@@ -209,32 +209,32 @@ def test_a_token_used_with_another_temporary_key_is_refused(issued, tokens, pare
     other = tokens.issue(parent, NOW, TokenRequest())
     request = signed(other.access_key_id, other.access_key_secret, issued.security_token)
     with pytest.raises(errors.AccessKeyIdAndSecurityTokenNotMatch) as refused:
-        auth.authenticate(request, keys, NOW, tokens)
+        auth.authenticate(request, keys, NOW, tokens, region="cn-hangzhou")
     assert refused.value.status == 403
 
 
 def test_a_token_used_with_its_parent_key_is_refused(issued, tokens, parent, keys):
     request = signed(parent.key_id, parent.secret, issued.security_token)
     with pytest.raises(errors.AccessKeyIdAndSecurityTokenNotMatch):
-        auth.authenticate(request, keys, NOW, tokens)
+        auth.authenticate(request, keys, NOW, tokens, region="cn-hangzhou")
 
 
 def test_a_temporary_key_without_its_token_is_an_unknown_key(issued, keys, tokens):
     request = signed(issued.access_key_id, issued.access_key_secret, None)
     with pytest.raises(errors.InvalidAccessKeyId):
-        auth.authenticate(request, keys, NOW, tokens)
+        auth.authenticate(request, keys, NOW, tokens, region="cn-hangzhou")
 
 
 def test_a_request_signed_with_the_parents_secret_does_not_match(issued, keys, tokens, parent):
     request = signed(issued.access_key_id, parent.secret, issued.security_token)
     with pytest.raises(errors.SignatureDoesNotMatch):
-        auth.authenticate(request, keys, NOW, tokens)
+        auth.authenticate(request, keys, NOW, tokens, region="cn-hangzhou")
 
 
 def test_where_tokens_are_not_accepted_a_token_is_invalid(issued, keys):
     request = signed(issued.access_key_id, issued.access_key_secret, issued.security_token)
     with pytest.raises(errors.InvalidSecurityToken):
-        auth.authenticate(request, keys, NOW)
+        auth.authenticate(request, keys, NOW, region="cn-hangzhou")
 
 
 # ------------------------------------------------------------------ narrowing

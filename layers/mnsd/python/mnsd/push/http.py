@@ -100,6 +100,11 @@ class _DeadlineSocket:
         return io.BufferedReader(_DeadlineReader(self))
 
     def close(self) -> None:
+        """What http.client calls as soon as an answer says `Connection: close`, before its body is read (a
+        server's answer without a length, such as `php -S`'s): the socket stays open for the body, and `post`
+        closes it when the attempt ends (`release`)."""
+
+    def release(self) -> None:
         self._sock.close()
 
 
@@ -167,7 +172,8 @@ def post(
         resource += "?" + parts.query
     host_header = parts.netloc.rpartition("@")[2]  # as the endpoint was given, port included if it was
     connection = http.client.HTTPConnection(host, port)
-    connection.sock = _connect(scheme, host, port, addresses, deadline)
+    sock = _connect(scheme, host, port, addresses, deadline)
+    connection.sock = sock
     try:
         connection.putrequest("POST", resource, skip_host=True, skip_accept_encoding=True)
         connection.putheader("Host", host_header)
@@ -179,3 +185,4 @@ def post(
         return response.status
     finally:
         connection.close()
+        sock.release()
