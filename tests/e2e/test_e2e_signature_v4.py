@@ -10,7 +10,7 @@ import uuid
 from email.utils import formatdate, parsedate_to_datetime
 
 import pytest
-from conftest import ACCOUNT_A, NS, RawClient, assert_mns_error, local_server
+from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, assert_mns_error, local_server
 from signers import V4Request, V4Signer
 
 REGION = "cn-hangzhou"  # the local server's (MNS_REGION's default)
@@ -213,3 +213,31 @@ def test_a_policy_limited_key_under_v4(sts_endpoint):
     assert_mns_error(refused, 403, "AccessDenied")
     assert b"mns:ReceiveMessage" in refused.body
     assert_mns_error(limited.request("DELETE", f"/queues/{q}"), 403, "AccessDenied")
+
+
+def test_sharing_under_v4(endpoint, raw_a):
+    """Account B reaches account A's queue by naming A in the host, signing V4 with its own key: refused until A's
+    queue policy grants it, then allowed."""
+    q = "v4shr-" + uuid.uuid4().hex[:12]
+    assert raw_a.request("PUT", f"/queues/{q}").status == 201
+    owner_host = f"{ACCOUNT_A[0]}.mns.localhost:{endpoint.rsplit(':', 1)[1]}"
+    b = RawClient(endpoint, ACCOUNT_B[1], ACCOUNT_B[2], region=REGION)
+    message = body("Message", "<MessageBody>from B</MessageBody>")
+    assert_mns_error(b.request("POST", f"/queues/{q}/messages", message, host=owner_host), 403, "AccessDenied")
+    grant = {
+        "Version": "1",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"RAM": [f"acs:ram::{ACCOUNT_B[0]}:root"]},
+                "Action": ["mns:SendMessage"],
+                "Resource": [f"acs:mns:*:{ACCOUNT_A[0]}:/queues/{q}*"],
+            }
+        ],
+    }
+    policy = body("Queue", f"<Policy>{json.dumps(grant)}</Policy>")
+    assert raw_a.request("PUT", f"/queues/{q}?metaoverride=true", policy).status == 204
+    sent = b.request("POST", f"/queues/{q}/messages", message, host=owner_host)
+    assert sent.status == 201, sent.body
+    assert_mns_error(b.request("GET", f"/queues/{q}", host=owner_host), 403, "AccessDenied")
+    assert b.request("GET", f"/queues/{q}").status != 200  # its own account has no such queue
