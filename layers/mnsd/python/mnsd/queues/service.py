@@ -5,16 +5,31 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from mnsd import errors
 from mnsd.access.limits import Limits
 from mnsd.clock import Clock, ms
-from mnsd.names import check_queue_name, is_receiver_address
+from mnsd.metrics import (
+    EMPTY_RECEIVES,
+    MESSAGES_DEAD_LETTERED,
+    MESSAGES_DELETED,
+    MESSAGES_RECEIVED,
+    MESSAGES_SENT,
+    QPS_LIMIT_EXCEEDED,
+    SENT_MESSAGE_SIZE,
+    Metric,
+    MetricsSink,
+    NoMetrics,
+    queue_labels,
+)
+from mnsd.names import check_queue_name, is_receiver_address, receiver_address
 from mnsd.queues.model import (
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
     MAX_BATCH,
+    Backlog,
     Content,
     DlqPolicy,
     Message,
@@ -31,7 +46,7 @@ from mnsd.queues.model import (
 )
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.receipts import Receipt, ReceiptCodec
-from mnsd.queues.receivers import ReceiverService
+from mnsd.queues.receivers import ReceiverService, view
 from mnsd.registry import Registry
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
@@ -55,6 +70,7 @@ HELD_GROUPS_SHOWN = 1000  # GetQueueAttributes' MessageGroupsInFlight counts thi
 DEAD_LETTER_GROUP = "dead-letters"
 MAX_REDRIVE_SCAN = 1000
 REDRIVE_PAGE = 64
+LIST_PAGE = 1000  # queues listed per read of an account's records by `every_queue`
 
 
 @dataclass(frozen=True)
@@ -85,6 +101,7 @@ class QueueService:
     notifier: Notifier  # wakes long polls (`PollingNotifier`: none, they poll)
     registry: Registry[Queue]  # the control-plane path queues and topics share
     limits: Limits | None = None
+    metrics: MetricsSink = field(default_factory=NoMetrics)  # what the queues' calls count (`mnsd.metrics`)
 
     def __post_init__(self) -> None:
         self.list_queues = self.registry.list  # (account, prefix, limit, marker) -> (queues, next marker)
@@ -150,11 +167,32 @@ class QueueService:
     def queue_counts(self, queue: Queue) -> QueueCounts:
         return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.attributes.fifo)
 
+    def backlog(self, queue: Queue) -> Backlog:
+        """The queue's counts and the enqueue time of its oldest message not delayed (the metrics' gauges)."""
+        return self.messages.backlog(queue.queue_id, ms(self.clock.now()), queue.attributes.fifo)
+
+    def every_queue(self) -> Iterator[Queue]:
+        """Every queue of every account, each followed by its receivers (as `get_queue` gives them by address)."""
+        for account_id in self.catalog.accounts_with_queues():
+            start_after = None
+            while True:
+                queues, more = self.catalog.list_queues(account_id, "", LIST_PAGE, start_after)
+                for queue in queues:
+                    yield queue
+                    yield from (view(queue, receiver) for receiver in queue.receivers)
+                if not more or not queues:
+                    break
+                start_after = queues[-1].name
+
     def held_groups(self, queue: Queue) -> int:
         """How many of a FIFO queue's groups have a message in flight (up to `HELD_GROUPS_SHOWN`)."""
         return len(self.messages.held_groups(queue.queue_id, ms(self.clock.now()), HELD_GROUPS_SHOWN))
 
     # --- messages -----------------------------------------------------------------------------
+
+    def _count(self, metric: Metric, queue: Queue, value: float = 1) -> None:
+        if value:
+            self.metrics.add(metric, queue_labels(queue.account_id, queue.name), value)
 
     def send(self, account_id: str, name: str, inputs: list[MessageInput]) -> list[SendResult]:
         """Store messages, and each receiver's copies; every message is validated before any is written."""
@@ -247,7 +285,20 @@ class QueueService:
         if len(lost) < len(messages):
             self.notifier.notify(queue.queue_id)
             self.receivers.notify(queue)
+        if sent:
+            self._count_sent(queue, [m for m in messages if m.message_id not in lost])
         return lost
+
+    def _count_sent(self, queue: Queue, stored: list[Message]) -> None:
+        """Messages sent to a queue are sent to each of its receivers too (a copy is stored for each): counted at
+        every address. (A dead letter is not a message sent, as in SQS: it is counted as dead-lettered.)"""
+        sizes = [len((m.body or "").encode("utf-8")) for m in stored]
+        for name in (queue.name, *(receiver_address(queue.name, r.name) for r in queue.receivers)):
+            labels = queue_labels(queue.account_id, name)
+            if sizes:
+                self.metrics.add(MESSAGES_SENT, labels, len(sizes))
+            for size in sizes:
+                self.metrics.add(SENT_MESSAGE_SIZE, labels, size)
 
     def _handle(self, message: Message) -> str:
         return self.receipts.encode(Receipt(message.queue_id, message.ref.key, message.version, message.visible_at))
@@ -264,7 +315,20 @@ class QueueService:
         """
         queue = self.get_queue(account_id, name)
         if self.limits is not None:
-            self.limits.admit_receive(queue.queue_id, queue.attributes.max_receives_per_second)
+            try:
+                self.limits.admit_receive(queue.queue_id, queue.attributes.max_receives_per_second)
+            except errors.QpsLimitExceeded:
+                self._count(QPS_LIMIT_EXCEEDED, queue)
+                raise
+        received = self._poll(queue, count, wait_seconds, received_at)
+        if not received:
+            self._count(EMPTY_RECEIVES, queue)
+            raise errors.MessageNotExist()
+        self._count(MESSAGES_RECEIVED, queue, len(received))
+        return received
+
+    def _poll(self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None) -> list[Received]:
+        """The messages claimed by a receive, waiting as `receive` says; none when the wait ended first."""
         wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
         started = self.clock.now() if received_at is None else min(received_at, self.clock.now())
         last_claim = started + self.settings.max_poll_seconds
@@ -273,7 +337,7 @@ class QueueService:
         while True:
             now = self.clock.now()
             if now > last_claim:
-                raise errors.MessageNotExist()
+                return []
             received, candidates, next_visible = self._claim_ready(queue, count, now)
             if received:
                 return received
@@ -282,7 +346,7 @@ class QueueService:
                 continue
             remaining = deadline - now
             if remaining <= 0:
-                raise errors.MessageNotExist()
+                return []
             pause = min(remaining, self.settings.poll_interval_ms / 1000)
             if next_visible is not None:
                 pause = min(pause, max(0.001, next_visible / 1000 - now))
@@ -328,6 +392,7 @@ class QueueService:
         if moved:
             self.notifier.notify(target.queue_id)
             self._copy_to_receivers(target, moved, now_ms)
+            self._count(MESSAGES_DEAD_LETTERED, queue, len(moved))
         return True
 
     def _runs_after_dead_letters(
@@ -372,6 +437,7 @@ class QueueService:
         if moved:
             self.notifier.notify(target.queue_id)
             self._copy_to_receivers(target, moved, now_ms)
+            self._count(MESSAGES_DEAD_LETTERED, queue, len(moved))
         return True
 
     def _copy_to_receivers(self, queue: Queue, moved: list[Message], now_ms: int) -> None:
@@ -505,8 +571,11 @@ class QueueService:
 
     def _delete_leases(self, queue: Queue, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         if queue.attributes.rewind_period:
-            return self.messages.delete_keeping(leases, now_ms)
-        return self.messages.delete_many(leases, now_ms)
+            deleted = self.messages.delete_keeping(leases, now_ms)
+        else:
+            deleted = self.messages.delete_many(leases, now_ms)
+        self._count(MESSAGES_DELETED, queue, sum(deleted))
+        return deleted
 
     def batch_delete(self, account_id: str, name: str, handles: list[str]) -> list[tuple[str, errors.MnsError]]:
         """Delete each message; the handles that failed, with why."""
