@@ -1,10 +1,12 @@
-"""The storage contract for a queue's backlog (the metrics' gauges): every engine gives its counts, and the enqueue
-time of its oldest message that is neither delayed, expired nor kept for rewind."""
+"""The storage contract for what the metrics read (`mnsd.metrics`): a queue's backlog (its counts, and the enqueue time
+of its oldest message that is neither delayed, expired nor kept for rewind), and the accounts whose queues they list."""
 
 from __future__ import annotations
 
-from mnsd.queues.model import Backlog, Message, QueueCounts, body_md5, new_message_id
+from mnsd.queues.model import Backlog, Message, Queue, QueueAttributes, QueueCounts, body_md5, new_message_id
 from mnsd.storage import Storage
+from mnsd.storage import catalog as catalog_module
+from mnsd.storage.catalog import Catalog
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
@@ -96,3 +98,15 @@ def test_an_ordered_queue_has_its_oldest_across_groups(storage):
     (taken,) = storage.messages.claim_some([head_a], 1, NOW, NOW + 30_000)
     assert storage.messages.delete(taken.ref, taken.version, NOW)
     assert storage.messages.backlog("q1", NOW, ordered=True) == Backlog(QueueCounts(2, 0, 0), NOW - 4000)
+
+
+def test_the_accounts_with_queues_are_found_across_pages(storage, monkeypatch):
+    """Whose queues the metrics list: every account that made a queue or a receiver, read page by page."""
+    monkeypatch.setattr(catalog_module, "LIST_PAGE", 2)
+    catalog = Catalog(storage.meta)
+    assert catalog.accounts_with_queues() == []
+    for n, account in enumerate(["B", "A", "B", "C", "A"]):
+        catalog.create_queue(Queue(account, f"q{n}", f"qid{n}", QueueAttributes(), 10, 10))
+    catalog.add_receiver_id("D", "q.r", "qid-receiver")
+    catalog.delete_queue("C", "q3")  # (its account is still listed: its queues are read, none found)
+    assert catalog.accounts_with_queues() == ["A", "B", "C", "D"]
