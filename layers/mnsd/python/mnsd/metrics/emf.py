@@ -29,9 +29,10 @@ logger = Logger(service="mns")
 
 class EmfMetrics:
     def __init__(self, namespace: str = NAMESPACE) -> None:
-        self.namespace = namespace
         self._lock = threading.Lock()  # the push functions count from several threads
         self._pending: dict[Labels, dict[Metric, list[float]]] = {}
+        self._printing = threading.Lock()
+        self._line = EphemeralMetrics(namespace=namespace, service="")  # one line at a time; no `service` dimension
 
     def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
         with self._lock:
@@ -46,14 +47,16 @@ class EmfMetrics:
         Powertools prints a full one at once). A failure is logged: the calls these counts describe are done."""
         with self._lock:
             pending, self._pending = self._pending, {}
-        for labels, metrics in pending.items():
-            try:
-                self._print(labels, metrics)
-            except Exception:
-                logger.exception("metrics lost", extra={"labels": labels.pairs()})
+        with self._printing:
+            for labels, metrics in pending.items():
+                try:
+                    self._print(labels, metrics)
+                except Exception:
+                    self._line.clear_metrics()
+                    logger.exception("metrics lost", extra={"labels": labels.pairs()})
 
     def _print(self, labels: Labels, metrics: dict[Metric, list[float]]) -> None:
-        line = EphemeralMetrics(namespace=self.namespace, service="")  # (no `service` dimension)
+        line = self._line  # (flushing clears it for the next line)
         for label, text in labels.pairs():
             line.add_dimension(name=DIMENSIONS[label], value=text)
         for metric, values in metrics.items():
