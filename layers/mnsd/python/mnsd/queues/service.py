@@ -11,20 +11,9 @@ from dataclasses import dataclass, field
 from mnsd import errors
 from mnsd.access.limits import Limits
 from mnsd.clock import Clock, ms
-from mnsd.metrics import (
-    EMPTY_RECEIVES,
-    MESSAGES_DEAD_LETTERED,
-    MESSAGES_DELETED,
-    MESSAGES_RECEIVED,
-    MESSAGES_SENT,
-    QPS_LIMIT_EXCEEDED,
-    SENT_MESSAGE_SIZE,
-    Metric,
-    MetricsSink,
-    NoMetrics,
-    queue_labels,
-)
-from mnsd.names import check_queue_name, is_receiver_address, receiver_address
+from mnsd.metrics import MetricsSink, NoMetrics
+from mnsd.names import check_queue_name, is_receiver_address
+from mnsd.queues.activity import QueueActivity
 from mnsd.queues.model import (
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
@@ -105,6 +94,7 @@ class QueueService:
 
     def __post_init__(self) -> None:
         self.list_queues = self.registry.list  # (account, prefix, limit, marker) -> (queues, next marker)
+        self.activity = QueueActivity(self.metrics)
         # A queue's receivers, each reached here by its address as a queue of its own (`get_queue`).
         self.receivers = ReceiverService(
             self.catalog, self.messages, self.clock, self.notifier, self.registry, self._check_dlq_target
@@ -189,10 +179,6 @@ class QueueService:
         return len(self.messages.held_groups(queue.queue_id, ms(self.clock.now()), HELD_GROUPS_SHOWN))
 
     # --- messages -----------------------------------------------------------------------------
-
-    def _count(self, metric: Metric, queue: Queue, value: float = 1) -> None:
-        if value:
-            self.metrics.add(metric, queue_labels(queue.account_id, queue.name), value)
 
     def send(self, account_id: str, name: str, inputs: list[MessageInput]) -> list[SendResult]:
         """Store messages, and each receiver's copies; every message is validated before any is written."""
@@ -285,20 +271,9 @@ class QueueService:
         if len(lost) < len(messages):
             self.notifier.notify(queue.queue_id)
             self.receivers.notify(queue)
-        if sent:
-            self._count_sent(queue, [m for m in messages if m.message_id not in lost])
+        if sent:  # (a dead letter is no message sent)
+            self.activity.sent(queue, [m for m in messages if m.message_id not in lost])
         return lost
-
-    def _count_sent(self, queue: Queue, stored: list[Message]) -> None:
-        """Messages sent to a queue are sent to each of its receivers too (a copy is stored for each): counted at
-        every address. (A dead letter is not a message sent, as in SQS: it is counted as dead-lettered.)"""
-        sizes = [len((m.body or "").encode("utf-8")) for m in stored]
-        for name in (queue.name, *(receiver_address(queue.name, r.name) for r in queue.receivers)):
-            labels = queue_labels(queue.account_id, name)
-            if sizes:
-                self.metrics.add(MESSAGES_SENT, labels, len(sizes))
-            for size in sizes:
-                self.metrics.add(SENT_MESSAGE_SIZE, labels, size)
 
     def _handle(self, message: Message) -> str:
         return self.receipts.encode(Receipt(message.queue_id, message.ref.key, message.version, message.visible_at))
@@ -318,13 +293,13 @@ class QueueService:
             try:
                 self.limits.admit_receive(queue.queue_id, queue.attributes.max_receives_per_second)
             except errors.QpsLimitExceeded:
-                self._count(QPS_LIMIT_EXCEEDED, queue)
+                self.activity.refused_receive(queue)
                 raise
         received = self._poll(queue, count, wait_seconds, received_at)
         if not received:
-            self._count(EMPTY_RECEIVES, queue)
+            self.activity.empty_receive(queue)
             raise errors.MessageNotExist()
-        self._count(MESSAGES_RECEIVED, queue, len(received))
+        self.activity.received(queue, len(received))
         return received
 
     def _poll(self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None) -> list[Received]:
@@ -392,7 +367,7 @@ class QueueService:
         if moved:
             self.notifier.notify(target.queue_id)
             self._copy_to_receivers(target, moved, now_ms)
-            self._count(MESSAGES_DEAD_LETTERED, queue, len(moved))
+            self.activity.dead_lettered(queue, len(moved))
         return True
 
     def _runs_after_dead_letters(
@@ -437,7 +412,7 @@ class QueueService:
         if moved:
             self.notifier.notify(target.queue_id)
             self._copy_to_receivers(target, moved, now_ms)
-            self._count(MESSAGES_DEAD_LETTERED, queue, len(moved))
+            self.activity.dead_lettered(queue, len(moved))
         return True
 
     def _copy_to_receivers(self, queue: Queue, moved: list[Message], now_ms: int) -> None:
@@ -574,7 +549,7 @@ class QueueService:
             deleted = self.messages.delete_keeping(leases, now_ms)
         else:
             deleted = self.messages.delete_many(leases, now_ms)
-        self._count(MESSAGES_DELETED, queue, sum(deleted))
+        self.activity.deleted(queue, sum(deleted))
         return deleted
 
     def batch_delete(self, account_id: str, name: str, handles: list[str]) -> list[tuple[str, errors.MnsError]]:
