@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import io
+import ipaddress
 import json
 import math
 import os
@@ -21,7 +22,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.message import Message
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +34,7 @@ from local_runtime.analytics import EXPORT_PATH
 from local_runtime.console import Responder, console_responder
 from local_runtime.engine import SQLITE, EngineChoice, receipt_secret
 from local_runtime.exports import export_sqlite, export_tables
+from local_runtime.metrics import METRICS_PATH, MetricsPage
 from local_runtime.push import LocalPushWorker, compress_waits, create_push_workflow, time_scale
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
@@ -42,6 +44,7 @@ from mnsd.access.authentication import authenticate
 from mnsd.access.keys import StaticKeyStore, create_keys_file
 from mnsd.clock import ms
 from mnsd.http import HttpRequest, HttpResponse
+from mnsd.metrics.process import ProcessMetrics
 from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.queues.notifier import LocalNotifier
@@ -55,6 +58,7 @@ from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 LocalTool = Callable[[], dict[str, str]]
+LocalPage = Callable[[], HttpResponse]  # a page of the local runtime, unsigned: served to loopback clients only
 
 # The largest request MNS accepts is a 64 KB message (or a 64 KB batch) plus its XML: a body announced
 # larger is refused before a byte of it is read, and bodies are read in bounded chunks.
@@ -187,7 +191,13 @@ class LocalServer:
         }
         tools = {("POST", EXPORT_PATH): self.export}
         self.operator = StaticKeyStore(settings.credentials).default
-        handler = _request_handler(routes, handlers, quiet, tools, console_responder(settings), self.authorize_operator)
+        self.counts = ProcessMetrics()  # what the services count, served on `GET /metrics` with the engine's gauges
+        pages: dict[tuple[str, str], LocalPage] = {
+            ("GET", METRICS_PATH): MetricsPage(lambda: self.services, self.counts)
+        }
+        handler = _request_handler(
+            routes, handlers, quiet, tools, console_responder(settings), self.authorize_operator, pages
+        )
         self.httpd = LocalHttpServer((host, port), handler)
         self._mock: Any = None
         self.worker: LocalPushWorker | None = None
@@ -234,6 +244,7 @@ class LocalServer:
             notifier=LocalNotifier(),
             dispatcher=LocalDispatcher(lambda: services.fanout()),
             clients=clients,
+            metrics=self.counts,
         )
         self.worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
         if self.storage is not None:
@@ -363,15 +374,28 @@ def _header_error(status: int) -> errors.MnsError:
     return errors.InvalidRequestURL()
 
 
+def is_loopback(host: str) -> bool:
+    """Whether a client address is the machine's own (127.0.0.0/8, ::1, or 127.x mapped into IPv6)."""
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
 @dataclass(frozen=True)
 class Dispatch:
-    """Where a request goes: the console's files, a local tool (the operator's only) or the Lambda handler of its route."""
+    """Where a request goes: the console's files, a local page (loopback clients only, `RequestHandler.loopback_paths`),
+    a local tool (the operator's only) or the Lambda handler of its route."""
 
     routes: list[CompiledRoute]
     handlers: dict[str | None, Handler]
     local_tools: dict[tuple[str, str], LocalTool]
     console: Responder
     authorize_tool: Callable[[HttpRequest], None]
+    local_pages: dict[tuple[str, str], LocalPage] = field(default_factory=dict)
 
     def respond(
         self, method: str, target: str, headers: dict[str, str], body: bytes, received_at: float
@@ -379,6 +403,9 @@ class Dispatch:
         static = self.console(method, target, headers)  # the web console's files
         if static is not None:
             return HttpResponse(static["statusCode"], static["body"].encode("utf-8"), static["headers"])
+        page = self.local_pages.get((method, target.partition("?")[0]))
+        if page is not None:
+            return page()
         tool = self.local_tools.get((method, target))
         if tool is not None:  # the local runtime's own tools, outside the MNS API
             raw_path, _, raw_query = target.partition("?")
@@ -397,6 +424,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     """One connection's requests: read within bounds, dispatched, answered; every refusal in MNS shape."""
 
     dispatch: Dispatch
+    loopback_paths: frozenset[tuple[str, str]] = frozenset()  # (method, path) answered to loopback clients only
     quiet = False
     protocol_version = "HTTP/1.1"
     server_version = "MNS-Local"
@@ -443,6 +471,13 @@ class RequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._answer(api.refuse(error, host), started)
             self._drain()
+            return
+        if (self.command, self.path.partition("?")[0]) in self.loopback_paths and not is_loopback(
+            str(self.client_address[0])
+        ):
+            self._answer(
+                api.refuse(errors.AccessDenied("This page is served to loopback clients only."), host), started
+            )
             return
         headers: dict[str, str] = {}
         for name, value in self.headers.items():
@@ -522,9 +557,11 @@ def _request_handler(
     local_tools: dict[tuple[str, str], LocalTool],
     console: Responder,
     authorize_tool: Callable[[HttpRequest], None] = lambda request: None,
+    local_pages: dict[tuple[str, str], LocalPage] | None = None,
 ) -> type[BaseHTTPRequestHandler]:
-    dispatch = Dispatch(routes, handlers, local_tools, console, authorize_tool)
-    return type("BoundRequestHandler", (RequestHandler,), {"dispatch": dispatch, "quiet": quiet})
+    dispatch = Dispatch(routes, handlers, local_tools, console, authorize_tool, local_pages or {})
+    attributes = {"dispatch": dispatch, "quiet": quiet, "loopback_paths": frozenset(dispatch.local_pages)}
+    return type("BoundRequestHandler", (RequestHandler,), attributes)
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -11,9 +11,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from mnsd.metrics import NoMetrics
 from mnsd.request import lambda_handler
 from mnsd.request.routes import ROUTES
 
@@ -78,7 +80,9 @@ def test_an_enabled_tracer_wraps_the_handler_on_its_first_call(monkeypatch):
             return traced
 
     monkeypatch.setattr(lambda_handler, "tracer", lambda: RecordingTracer())
-    handler = lambda_handler.make_handler(None, services=lambda: None)  # the $default route uses no service
+    # The $default route uses no service (its counts, none, are flushed all the same).
+    services = SimpleNamespace(metrics=NoMetrics())
+    handler = lambda_handler.make_handler(None, services=lambda: services)
     event = {"requestContext": {"http": {"method": "GET"}}, "rawPath": "/nothing"}
 
     class Context:

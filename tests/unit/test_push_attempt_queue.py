@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mnsd.metrics import NoMetrics
 from mnsd.push.attempt_queue import (
     MAX_BATCH_ENTRIES,
     MAX_REQUEST_BYTES,
@@ -169,7 +170,8 @@ class LambdaContext:
 
 def first_attempt_handler(queued: QueuedFirstAttempt):
     push = type("Push", (), {"counters": PushCounters(), "queued_first_attempt": queued})()
-    return make_first_attempt_handler(lambda: type("Services", (), {"push": lambda self: push})())
+    services = type("Services", (), {"push": lambda self: push, "metrics": NoMetrics()})
+    return make_first_attempt_handler(lambda: services())
 
 
 def sqs_record(name: str, group: str) -> dict:

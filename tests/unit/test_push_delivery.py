@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from loopback import LoopbackListener
 
 from mnsd import errors
+from mnsd.metrics import NoMetrics
 from mnsd.push import delivery
 from mnsd.push import http as push_http
 from mnsd.push.address import allowed_networks, is_public, permitted, refuse_internal_endpoint
@@ -468,7 +469,9 @@ def test_the_fan_out_function_handles_a_batchs_messages_concurrently_and_reports
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "MNS")
     fanout = RecordingFanout(failures=1)
     push = type("Push", (), {"counters": PushCounters()})()
-    services = type("Services", (), {"fanout": lambda self: fanout, "push": lambda self: push})()
+    services = type(
+        "Services", (), {"fanout": lambda self: fanout, "push": lambda self: push, "metrics": NoMetrics()}
+    )()
     handler = make_fanout_handler(published_messages, lambda: services)
     records = [stream_record(topic_message("1", "sleepy", f"s{i}"), f"10{i}") for i in range(4)]
     records += [

@@ -23,6 +23,8 @@ from mnsd.access.tokens import SecurityTokens
 from mnsd.clock import Clock, SystemClock
 from mnsd.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
 from mnsd.log.oplog import OperationLog, QueueEventLog
+from mnsd.metrics import MetricsSink, NoMetrics
+from mnsd.metrics.emf import EmfMetrics
 from mnsd.names import check_queue_name, check_topic_name
 from mnsd.push.assembly import Push, build_push
 from mnsd.push.fanout import Fanout
@@ -78,6 +80,7 @@ class Services:
     authorizer: Authorizer
     tokens: SecurityTokens  # temporary credentials, sealed with a key derived from the receipt secret
     limits: Limits
+    metrics: MetricsSink = field(default_factory=NoMetrics)  # what the services count (`mnsd.metrics`)
     _push: Push | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
@@ -98,6 +101,7 @@ class Services:
                 self.clock,
                 self.clients,
                 self.authorizer,
+                self.metrics,
             )
         return self._push
 
@@ -114,9 +118,12 @@ def build_services(
     notifier: Notifier | None = None,
     dispatcher: Dispatcher | None = None,
     clients: Callable[[str], Any] | None = None,
+    metrics: MetricsSink | None = None,
 ) -> Services:
-    """The services over `storage`, or else over DynamoDB (`dynamodb`, else a boto3 client)."""
+    """The services over `storage`, or else over DynamoDB (`dynamodb`, else a boto3 client); counting into
+    `metrics` (none by default)."""
     clients = clients or boto3_clients()
+    metrics = metrics or NoMetrics()
     clock = clock or SystemClock()
     if storage is None:
         from mnsd.storage.dynamodb import dynamodb_storage
@@ -128,10 +135,10 @@ def build_services(
     limits = Limits(storage.rates, clock, settings.account_requests_per_second)
     waits = notifier or PollingNotifier(clock)
     queue_records = Registry(Kind(check_queue_name, catalog.queues, settings.max_queues, QUEUE_REFUSALS, Queue), clock)
-    queues = QueueService(catalog, storage.messages, receipts, clock, settings, waits, queue_records, limits)
+    queues = QueueService(catalog, storage.messages, receipts, clock, settings, waits, queue_records, limits, metrics)
     fan_out = dispatcher or StreamDispatcher()
     topic_records = Registry(Kind(check_topic_name, catalog.topics, settings.max_topics, TOPIC_REFUSALS, Topic), clock)
-    topics = TopicService(catalog, storage.topic_messages, clock, settings, fan_out, topic_records, authorizer)
+    topics = TopicService(catalog, storage.topic_messages, clock, settings, fan_out, topic_records, authorizer, metrics)
     return Services(
         settings,
         keys or key_store(settings, clients, clock),
@@ -147,6 +154,7 @@ def build_services(
         authorizer,
         SecurityTokens(settings.receipt_secret),
         limits,
+        metrics,
     )
 
 
@@ -188,5 +196,6 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
 
 @lru_cache(maxsize=1)
 def default_services() -> Services:
-    """The process-wide services of a Lambda function, made on first use (never at import)."""
-    return build_services(resolve_secrets(get_settings()))
+    """The process-wide services of a Lambda function, made on first use (never at import); their counts go out
+    as EMF lines at the end of each invocation."""
+    return build_services(resolve_secrets(get_settings()), metrics=EmfMetrics())

@@ -8,6 +8,7 @@ from typing import Any
 
 from mnsd.clock import Clock
 from mnsd.log.oplog import OperationLog
+from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.push.attempt_queue import AttemptQueue, QueuedFirstAttempt
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer
@@ -41,13 +42,15 @@ def build_push(
     clock: Clock,
     clients: Callable[[str], Any],
     grants: QueueGrants,
+    metrics: MetricsSink | None = None,
 ) -> Push:
+    metrics = metrics or NoMetrics()
     deliverer = Deliverer(settings, queues, clients, grants=grants)
     workflow = StepFunctionsWorkflow(clients("stepfunctions"), settings.push_state_machine_arn)
     counters = PushCounters()
     records = PushRecords(oplog, clock, settings.region)
-    dead_letters = DeadLetters(queues, records, counters, settings.region)
-    first_attempt = FirstAttempt(deliverer, workflow, dead_letters, records, counters)
+    dead_letters = DeadLetters(queues, records, counters, settings.region, metrics)
+    first_attempt = FirstAttempt(deliverer, workflow, dead_letters, records, counters, metrics)
     attempt_queue = (
         AttemptQueue(clients("sqs"), settings.first_attempt_queue_url, settings.region)
         if settings.first_attempt_queue_url
@@ -55,7 +58,7 @@ def build_push(
     )
     return Push(
         fanout=Fanout(topics, first_attempt, records, attempt_queue),
-        retry_worker=RetryWorker(topics, messages, deliverer, workflow, dead_letters, records, clock),
+        retry_worker=RetryWorker(topics, messages, deliverer, workflow, dead_letters, records, clock, metrics),
         queued_first_attempt=QueuedFirstAttempt(first_attempt, attempt_queue) if attempt_queue else None,
         workflow=workflow,
         counters=counters,

@@ -9,7 +9,8 @@ from aws_lambda_powertools import Logger
 
 from mnsd import errors
 from mnsd.log.oplog import LogRecord
-from mnsd.push.records import PushCounters, PushRecords
+from mnsd.metrics import PUSHES_DEAD_LETTERED, PUSHES_DROPPED, MetricsSink, NoMetrics
+from mnsd.push.records import PushCounters, PushRecords, count_push
 from mnsd.queues.model import DLQ_TYPE_SUBSCRIPTION, Message, Property, dead_letter_marks
 from mnsd.topics.model import Subscription, TopicMessage
 from mnsd.wire.notifications import notification_body
@@ -31,11 +32,19 @@ class DeadLetterQueues(Protocol):
 
 
 class DeadLetters:
-    def __init__(self, queues: DeadLetterQueues, records: PushRecords, counters: PushCounters, region: str) -> None:
+    def __init__(
+        self,
+        queues: DeadLetterQueues,
+        records: PushRecords,
+        counters: PushCounters,
+        region: str,
+        metrics: MetricsSink | None = None,
+    ) -> None:
         self.queues = queues
         self.records = records
         self.counters = counters
         self.region = region
+        self.metrics = metrics or NoMetrics()
 
     def give_up(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
         """The push's dead letter, or its drop; the record to log.
@@ -49,6 +58,7 @@ class DeadLetters:
         if dead_lettered is None:
             return self._drop(subscription, message, reason)
         self.counters.dead_lettered()
+        count_push(self.metrics, PUSHES_DEAD_LETTERED, subscription)
         logger.info(
             "delivery dead-lettered",
             extra={
@@ -81,6 +91,7 @@ class DeadLetters:
 
     def _drop(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
         self.counters.dropped()
+        count_push(self.metrics, PUSHES_DROPPED, subscription)
         logger.warning(
             "delivery dropped",
             extra={

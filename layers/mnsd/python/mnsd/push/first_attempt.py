@@ -4,11 +4,12 @@ failure no retry mends gives the push up."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer, Outcome
-from mnsd.push.records import PushCounters, PushRecords
+from mnsd.push.records import PushCounters, PushRecords, count_attempt
 from mnsd.push.stepfunctions import RetryWorkflow
 from mnsd.push.workflow import delivery_reference, execution_input, execution_name
 from mnsd.topics.model import Subscription, TopicMessage
@@ -21,11 +22,13 @@ class FirstAttempt:
     dead_letters: DeadLetters
     records: PushRecords
     counters: PushCounters
+    metrics: MetricsSink = field(default_factory=NoMetrics)
 
     def attempt(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         """Push once (at most the attempt's deadline, 5 s); then retries or give up as the outcome says.
         Raises only when the retry workflow cannot be started: the caller tries the whole attempt again."""
         outcome = self.deliverer.deliver(subscription, message)
+        count_attempt(self.metrics, subscription, outcome)
         records = [self.records.attempt(subscription, message, 1, outcome)]
         if outcome.permanent:
             records.append(self.dead_letters.give_up_at_first_attempt(subscription, message, outcome.detail))

@@ -34,7 +34,9 @@ def _given_up(services: Services) -> tuple[int, int]:
     return counters.drops, counters.dead_letters
 
 
-def _count_drops(services: Services, before: tuple[int, int]) -> None:
+def _publish_counts(services: Services, before: tuple[int, int]) -> None:
+    """The batch's counts: drops and dead letters (the function's), and the queues' and subscriptions' ones."""
+    services.metrics.flush()
     after = _given_up(services)
     dropped, dead_lettered = after[0] - before[0], after[1] - before[1]
     if dropped:
@@ -74,7 +76,7 @@ def make_fanout_handler(published: Published, services: Callable[[], Services] =
 
         news = published(event.get("Records", []))
         failures = [failure for failure in _concurrently(fan_out, news) if failure is not None]
-        _count_drops(current, before)
+        _publish_counts(current, before)
         return {"batchItemFailures": failures}
 
     return handler
@@ -108,7 +110,7 @@ def make_push_worker_handler(services: Callable[[], Services] = default_services
         failures = _each_message(
             lambda record: worker.handle_task(json.loads(record["body"])), event.get("Records", [])
         )
-        _count_drops(current, before)
+        _publish_counts(current, before)
         return {"batchItemFailures": failures}
 
     return handler
@@ -133,7 +135,7 @@ def make_first_attempt_handler(services: Callable[[], Services] = default_servic
         failures = _each_message(
             lambda record: queued.handle(record["body"], record["receiptHandle"], release), records
         )
-        _count_drops(current, before)
+        _publish_counts(current, before)
         return {"batchItemFailures": failures}
 
     return handler

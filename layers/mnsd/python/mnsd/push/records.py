@@ -1,5 +1,6 @@
-"""What pushes leave behind: operation-log records (publish, push attempt, drop) and the counters the
-handlers turn into metrics (DroppedDeliveries, DeadLetteredDeliveries)."""
+"""What pushes leave behind: operation-log records (publish, push attempt, drop), the counters the
+handlers turn into metrics (DroppedDeliveries, DeadLetteredDeliveries) and each subscription's push results
+(`mnsd.metrics`: delivered, failed, dead-lettered, dropped)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from aws_lambda_powertools import Logger
 
 from mnsd.clock import Clock, ms
 from mnsd.log.oplog import LogRecord, OperationLog
+from mnsd.metrics import PUSHES_DELIVERED, PUSHES_FAILED, Metric, MetricsSink, topic_labels
 from mnsd.push.delivery import Outcome
 from mnsd.topics.model import Subscription, TopicMessage
 
@@ -37,6 +39,16 @@ class PushCounters:
     def dead_lettered(self) -> None:
         with self._lock:
             self.dead_letters += 1
+
+
+def count_push(metrics: MetricsSink, metric: Metric, subscription: Subscription) -> None:
+    """One push result of a subscription (`mnsd.metrics.PUSH_RESULTS`)."""
+    metrics.add(metric, topic_labels(subscription.account_id, subscription.topic_name, subscription.name))
+
+
+def count_attempt(metrics: MetricsSink, subscription: Subscription, outcome: Outcome) -> None:
+    """One attempt's result: delivered, or failed (a retry follows, or the push is given up)."""
+    count_push(metrics, PUSHES_DELIVERED if outcome.delivered else PUSHES_FAILED, subscription)
 
 
 class PushRecords:

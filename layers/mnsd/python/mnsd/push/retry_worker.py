@@ -4,16 +4,17 @@ a task token to answer) or, once the strategy is exhausted, a drop: the push is 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aws_lambda_powertools import Logger
 
 from mnsd import errors
 from mnsd.clock import Clock, ms
+from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer
-from mnsd.push.records import PushRecords
+from mnsd.push.records import PushRecords, count_attempt
 from mnsd.push.stepfunctions import RetryWorkflow
 from mnsd.push.workflow import DELIVERY_FAILED, attempt_number
 from mnsd.storage import TopicMessageStore
@@ -32,6 +33,7 @@ class RetryWorker:
     dead_letters: DeadLetters
     records: PushRecords
     clock: Clock
+    metrics: MetricsSink = field(default_factory=NoMetrics)
 
     def handle_task(self, task: dict[str, Any]) -> None:
         """One message of the push queue: a retry to make (with a task token) or a drop to record."""
@@ -51,6 +53,7 @@ class RetryWorker:
             logger.info("stale retry not attempted", extra={"message_id": message.message_id})
             return
         outcome = self.deliverer.deliver(subscription, message)
+        count_attempt(self.metrics, subscription, outcome)
         self.records.write(message, [self.records.attempt(subscription, message, attempt_number(task), outcome)])
         if outcome.delivered:
             self.workflow.succeed(token, json.dumps({"status": outcome.status}))

@@ -233,6 +233,19 @@ class QueueCounts:
 
 
 @dataclass(frozen=True)
+class Backlog:
+    """A queue's messages as its gauges show them: its counts, and when the oldest of its messages that is not
+    delayed (Active or Inactive) was enqueued (None: it has none)."""
+
+    counts: QueueCounts
+    oldest_enqueue_time: int | None = None  # ms
+
+    def oldest_age_seconds(self, now_ms: int) -> float:
+        """How long the oldest message not delayed has been in the queue (SQS's ApproximateAgeOfOldestMessage)."""
+        return 0.0 if self.oldest_enqueue_time is None else max(0, now_ms - self.oldest_enqueue_time) / 1000
+
+
+@dataclass(frozen=True)
 class Property:
     name: str
     value: str
@@ -363,6 +376,17 @@ def new_message_id(now_ms: int, slot: int = 1) -> str:
     """A new message id, `{16 hex}-{slot}-{ms hex}-{9 digits}`: the slot (a positive number) is the storage engine's
     to choose (`MessageStore.new_ids`: the DynamoDB engine names the message's partition by it)."""
     return f"{secrets.token_hex(8).upper()}-{slot}-{now_ms:X}-{secrets.randbelow(10**9):09d}"
+
+
+def message_id_time(message_id: str) -> int | None:
+    """The time (ms) a message id was made at (`new_message_id`); None for an id of another shape."""
+    parts = message_id.split("-")
+    if len(parts) != 4:
+        return None
+    try:
+        return int(parts[2], 16)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)

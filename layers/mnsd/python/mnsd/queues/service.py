@@ -5,16 +5,20 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from mnsd import errors
 from mnsd.access.limits import Limits
 from mnsd.clock import Clock, ms
+from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.names import check_queue_name, is_receiver_address
+from mnsd.queues.activity import QueueActivity
 from mnsd.queues.model import (
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
     MAX_BATCH,
+    Backlog,
     Content,
     DlqPolicy,
     Message,
@@ -31,7 +35,7 @@ from mnsd.queues.model import (
 )
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.receipts import Receipt, ReceiptCodec
-from mnsd.queues.receivers import ReceiverService
+from mnsd.queues.receivers import ReceiverService, view
 from mnsd.registry import Registry
 from mnsd.settings import Settings
 from mnsd.storage import MessageStore
@@ -55,6 +59,7 @@ HELD_GROUPS_SHOWN = 1000  # GetQueueAttributes' MessageGroupsInFlight counts thi
 DEAD_LETTER_GROUP = "dead-letters"
 MAX_REDRIVE_SCAN = 1000
 REDRIVE_PAGE = 64
+LIST_PAGE = 1000  # queues listed per read of an account's records by `every_queue`
 
 
 @dataclass(frozen=True)
@@ -85,9 +90,11 @@ class QueueService:
     notifier: Notifier  # wakes long polls (`PollingNotifier`: none, they poll)
     registry: Registry[Queue]  # the control-plane path queues and topics share
     limits: Limits | None = None
+    metrics: MetricsSink = field(default_factory=NoMetrics)  # what the queues' calls count (`mnsd.metrics`)
 
     def __post_init__(self) -> None:
         self.list_queues = self.registry.list  # (account, prefix, limit, marker) -> (queues, next marker)
+        self.activity = QueueActivity(self.metrics)
         # A queue's receivers, each reached here by its address as a queue of its own (`get_queue`).
         self.receivers = ReceiverService(
             self.catalog, self.messages, self.clock, self.notifier, self.registry, self._check_dlq_target
@@ -149,6 +156,23 @@ class QueueService:
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
         return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.attributes.fifo)
+
+    def backlog(self, queue: Queue) -> Backlog:
+        """The queue's counts and the enqueue time of its oldest message not delayed (the metrics' gauges)."""
+        return self.messages.backlog(queue.queue_id, ms(self.clock.now()), queue.attributes.fifo)
+
+    def every_queue(self) -> Iterator[Queue]:
+        """Every queue of every account, each followed by its receivers (as `get_queue` gives them by address)."""
+        for account_id in self.catalog.accounts_with_queues():
+            start_after = None
+            while True:
+                queues, more = self.catalog.list_queues(account_id, "", LIST_PAGE, start_after)
+                for queue in queues:
+                    yield queue
+                    yield from (view(queue, receiver) for receiver in queue.receivers)
+                if not more or not queues:
+                    break
+                start_after = queues[-1].name
 
     def held_groups(self, queue: Queue) -> int:
         """How many of a FIFO queue's groups have a message in flight (up to `HELD_GROUPS_SHOWN`)."""
@@ -247,6 +271,8 @@ class QueueService:
         if len(lost) < len(messages):
             self.notifier.notify(queue.queue_id)
             self.receivers.notify(queue)
+        if sent:  # (a dead letter is no message sent)
+            self.activity.sent(queue, [m for m in messages if m.message_id not in lost])
         return lost
 
     def _handle(self, message: Message) -> str:
@@ -264,7 +290,20 @@ class QueueService:
         """
         queue = self.get_queue(account_id, name)
         if self.limits is not None:
-            self.limits.admit_receive(queue.queue_id, queue.attributes.max_receives_per_second)
+            try:
+                self.limits.admit_receive(queue.queue_id, queue.attributes.max_receives_per_second)
+            except errors.QpsLimitExceeded:
+                self.activity.refused_receive(queue)
+                raise
+        received = self._poll(queue, count, wait_seconds, received_at)
+        if not received:
+            self.activity.empty_receive(queue)
+            raise errors.MessageNotExist()
+        self.activity.received(queue, len(received))
+        return received
+
+    def _poll(self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None) -> list[Received]:
+        """The messages claimed by a receive, waiting as `receive` says; none when the wait ended first."""
         wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
         started = self.clock.now() if received_at is None else min(received_at, self.clock.now())
         last_claim = started + self.settings.max_poll_seconds
@@ -273,7 +312,7 @@ class QueueService:
         while True:
             now = self.clock.now()
             if now > last_claim:
-                raise errors.MessageNotExist()
+                return []
             received, candidates, next_visible = self._claim_ready(queue, count, now)
             if received:
                 return received
@@ -282,7 +321,7 @@ class QueueService:
                 continue
             remaining = deadline - now
             if remaining <= 0:
-                raise errors.MessageNotExist()
+                return []
             pause = min(remaining, self.settings.poll_interval_ms / 1000)
             if next_visible is not None:
                 pause = min(pause, max(0.001, next_visible / 1000 - now))
@@ -328,6 +367,7 @@ class QueueService:
         if moved:
             self.notifier.notify(target.queue_id)
             self._copy_to_receivers(target, moved, now_ms)
+            self.activity.dead_lettered(queue, len(moved))
         return True
 
     def _runs_after_dead_letters(
@@ -372,6 +412,7 @@ class QueueService:
         if moved:
             self.notifier.notify(target.queue_id)
             self._copy_to_receivers(target, moved, now_ms)
+            self.activity.dead_lettered(queue, len(moved))
         return True
 
     def _copy_to_receivers(self, queue: Queue, moved: list[Message], now_ms: int) -> None:
@@ -505,8 +546,11 @@ class QueueService:
 
     def _delete_leases(self, queue: Queue, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         if queue.attributes.rewind_period:
-            return self.messages.delete_keeping(leases, now_ms)
-        return self.messages.delete_many(leases, now_ms)
+            deleted = self.messages.delete_keeping(leases, now_ms)
+        else:
+            deleted = self.messages.delete_many(leases, now_ms)
+        self.activity.deleted(queue, sum(deleted))
+        return deleted
 
     def batch_delete(self, account_id: str, name: str, handles: list[str]) -> list[tuple[str, errors.MnsError]]:
         """Delete each message; the handles that failed, with why."""

@@ -83,7 +83,9 @@ def make_handler(route_name: str | None, services: Callable[[], Services] = defa
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request = request_from_event(event)
-        response = api.handle(route_name, request, services())
+        current = services()
+        response = api.handle(route_name, request, current)
+        current.metrics.flush()  # the queues' and topics' counts of this call (`mnsd.metrics`)
         metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
         if response.status >= 400:
             metrics.add_metric(name=f"Http{response.status // 100}xx", unit=MetricUnit.Count, value=1)

@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mnsd.queues.model import Message, MessageRef, QueueCounts
+from mnsd.queues.model import Backlog, Message, MessageRef, QueueCounts
 from mnsd.storage.rates import ProcessRateCounter
 from mnsd.topics.model import TopicMessage
 
@@ -120,6 +120,12 @@ class MessageStore(Protocol):
     def counts(self, queue_id: str, now_ms: int, ordered: bool = False) -> QueueCounts:
         """Active, Inactive and Delayed messages (approximate beyond a bounded sample where the engine says).
         `ordered`: of an ordered queue (here and below: an engine may store ordered messages apart)."""
+        ...
+
+    def backlog(self, queue_id: str, now_ms: int, ordered: bool = False) -> Backlog:
+        """`counts`, and the enqueue time of the oldest unexpired message that is Active or Inactive (neither delayed
+        nor kept for rewind), found in what the count reads: as exact as the counts are, from the messages read
+        beyond that (the metrics' gauges, `mnsd.metrics`)."""
         ...
 
     # --- dead letters and rewind ------------------------------------------------------------

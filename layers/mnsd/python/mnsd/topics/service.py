@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from mnsd import errors
 from mnsd.clock import Clock, ms
+from mnsd.metrics import MESSAGES_PUBLISHED, MetricsSink, NoMetrics, topic_labels
 from mnsd.names import check_subscription_name, check_topic_name
 from mnsd.push.address import refuse_internal_endpoint
 from mnsd.queues.model import message_group_id, properties
@@ -61,6 +62,7 @@ class TopicService:
     dispatcher: Dispatcher  # starts the fan-out (`StreamDispatcher`: the table's stream does)
     registry: Registry[Topic]  # the control-plane path queues and topics share
     grants: QueueGrants | None = None
+    metrics: MetricsSink = field(default_factory=NoMetrics)  # what publishing counts (`mnsd.metrics`)
 
     def __post_init__(self) -> None:
         self.list_topics = self.registry.list  # (account, prefix, limit, marker) -> (topics, next marker)
@@ -191,5 +193,6 @@ class TopicService:
             message_group_id=message_group_id(given.message_group_id) if given.message_group_id else "",
         )
         self.messages.put(message)
+        self.metrics.add(MESSAGES_PUBLISHED, topic_labels(account_id, topic_name))
         self.dispatcher.submit(message)
         return message

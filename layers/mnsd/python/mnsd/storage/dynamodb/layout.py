@@ -34,7 +34,7 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-from mnsd.queues.model import Message, MessageRef, MessageState, Property, lease_state
+from mnsd.queues.model import Message, MessageRef, MessageState, Property, lease_state, message_id_time
 from mnsd.storage.capacity import KB, item_size
 from mnsd.storage.dynamodb.placement import MAX_STRIPES
 
@@ -204,6 +204,15 @@ def message_items(message: Message, indexed: bool = False) -> list[Item]:
         return [{**lease, **body}]
     body_item = {"pk": lease["pk"], "sk": {"S": BODY + message.message_id}, "x": lease["x"], **body}
     return [body_item, {**lease, "o": {"BOOL": True}}]
+
+
+def enqueued_at(item: Item) -> int | None:
+    """When a lease's message was enqueued: its `e`; for an index item (which does not project it), the time its
+    message id was made, the same but for a receiver's copy of a message sent before the receiver was created (the
+    copy's id is made when it is copied)."""
+    if "e" in item:
+        return int(item["e"]["N"])
+    return message_id_time(MessageRef.from_key(queue_id_of(item["pk"]["S"]), item["sk"]["S"]).message_id)
 
 
 def is_kept(item: Item) -> bool:

@@ -38,7 +38,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
+from mnsd.queues.model import Backlog, Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import dead_letters, enqueued
 from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
@@ -50,6 +50,7 @@ from mnsd.storage.dynamodb.layout import (
     Item,
     body_of,
     candidate_of,
+    enqueued_at,
     is_kept,
     lease_item_key,
     lease_key,
@@ -569,49 +570,62 @@ class DynamoMessageStore:
             if item is not None:
                 message.body = body_of(item)
 
-    def _count_range(self, partition: str, later: bool, now_ms: int, limit: int) -> dict[MessageState, float]:
+    def _count_range(self, partition: str, later: bool, now_ms: int, limit: int) -> _Sample:
         """The states of the leases of one indexed stripe before (`w <= now`) or after `now`: exact when the
         range holds at most `2 x limit` leases; else estimated from its first and last `limit` (`_tally`)."""
         condition = "w > :now" if later else "w <= :now"
         values = {":now": {"N": str(now_ms)}}
         head, more = self._index_page(partition, condition, values, limit)
         tail = [] if more is None else self._index_page(partition, condition, values, limit, forward=False)[0]
-        return _tally(head, tail, now_ms, lambda item: int(item[INDEX_KEY]["N"]))
+        return _Sample(_tally(head, tail, now_ms, lambda item: int(item[INDEX_KEY]["N"])), _oldest(head + tail, now_ms))
 
-    def _plain_count(self, partition: str, now_ms: int, limit: int) -> dict[MessageState, float]:
+    def _plain_count(self, partition: str, now_ms: int, limit: int) -> _Sample:
         """The states of the leases of a stripe read from the table: exact up to `2 x limit` leases; else estimated
         from its first and last `limit` in queue order (`_tally`): how many between by the density of their send
         times (the first in queue order were mostly sent first, the last last, whatever their delays and
         priorities), in the proportions of the states read."""
         head, more = self._lease_page(partition, limit)
         tail = [] if more is None else self._lease_page(partition, limit, forward=False)[0]
-        return _tally(head, tail, now_ms, lambda item: int(item["e"]["N"]))
+        return _Sample(_tally(head, tail, now_ms, lambda item: int(item["e"]["N"])), _oldest(head + tail, now_ms))
 
     def counts(self, queue_id: str, now_ms: int, ordered: bool = False) -> QueueCounts:
         """Active / Inactive / Delayed messages: exact up to `2 x COUNT_ITEMS` leases per state range (Active
         ones; the others) and stripe count, estimated beyond; bounded whatever the queue's size: at most
         `4 x max(COUNT_ITEMS, stripes x MIN_COUNT_ITEMS)` small index items read in `4 x stripes` Queries, and
         for each stripe the index does not cover `2 x PLAIN_COUNT_ITEMS` leases in 2 Queries."""
+        return self.backlog(queue_id, now_ms, ordered).counts
+
+    def backlog(self, queue_id: str, now_ms: int, ordered: bool = False) -> Backlog:
+        """The counts (`counts`), and the oldest enqueue time among the Active and Inactive leases they read: exact
+        where they are, else of the leases read (a range's first page in `w` order holds its longest receivable)."""
+        samples: list[_Sample] = []
+
+        def plain(partition: str, now: int) -> dict[MessageState, float]:
+            samples.append(self._plain_count(partition, now, PLAIN_COUNT_ITEMS))
+            return samples[-1].states
+
         if ordered:
-            return self.ordered.counts(queue_id, now_ms, lambda p, now: self._plain_count(p, now, PLAIN_COUNT_ITEMS))
+            counts = self.ordered.counts(queue_id, now_ms, plain)
+            return Backlog(counts, min((s.oldest for s in samples if s.oldest is not None), default=None))
         spread = self.placer.of(queue_id).spread
         limit = max(MIN_COUNT_ITEMS, COUNT_ITEMS // spread.stripes)
-        found = dict.fromkeys(MessageState, 0.0)
         for stripe in range(spread.stripes):
             partition = stripe_partition(queue_id, stripe)
             try:
                 if not spread.reads_index(stripe):
                     raise _IndexUnavailable()
-                ranges = [self._count_range(partition, later, now_ms, limit) for later in (False, True)]
+                samples += [self._count_range(partition, later, now_ms, limit) for later in (False, True)]
             except _IndexUnavailable:
-                ranges = [self._plain_count(partition, now_ms, PLAIN_COUNT_ITEMS)]
-            for states in ranges:
-                for state, n in states.items():
-                    found[state] += n
+                plain(partition, now_ms)
+        found = dict.fromkeys(MessageState, 0.0)
+        for sample in samples:
+            for state, n in sample.states.items():
+                found[state] += n
         active, inactive, delayed = (
             round(found[s]) for s in (MessageState.ACTIVE, MessageState.INACTIVE, MessageState.DELAYED)
         )
-        return QueueCounts(active, inactive, delayed)
+        oldest = min((s.oldest for s in samples if s.oldest is not None), default=None)
+        return Backlog(QueueCounts(active, inactive, delayed), oldest)
 
     # --- dead letters and rewind (`dead_letters`) -----------------------------------------------
 
@@ -680,6 +694,23 @@ class DynamoMessageStore:
         except _IndexUnavailable:
             return f"{stripe}|"
         return None
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """What a count read of a range of leases: their states (estimated beyond what it read), and the oldest enqueue
+    time of the Active and Inactive ones it read."""
+
+    states: dict[MessageState, float]
+    oldest: int | None
+
+
+def _oldest(items: list[Item], now_ms: int) -> int | None:
+    """The oldest enqueue time of the Active and Inactive leases among `items` (`layout.enqueued_at`)."""
+    times = [
+        enqueued_at(item) for item in items if state_of(item, now_ms) in (MessageState.ACTIVE, MessageState.INACTIVE)
+    ]
+    return min((t for t in times if t is not None), default=None)
 
 
 def _tally(head: list[Item], tail: list[Item], now_ms: int, key: Callable[[Item], int]) -> dict[MessageState, float]:

@@ -62,8 +62,8 @@ CREATE TABLE IF NOT EXISTS messages (
 {MESSAGE_COLUMNS}) WITHOUT ROWID;
 -- A receive reads only what it can claim: per priority, the messages already visible, oldest first.
 CREATE INDEX IF NOT EXISTS messages_ready ON messages (queue_id, priority, visible_at);
--- Counts, the next visible time and the retention sweep.
-CREATE INDEX IF NOT EXISTS messages_visibility ON messages (queue_id, visible_at, dequeue_count, expires_at);
+-- Counts and the oldest message's enqueue time (a backlog is read from it alone), the next visible time.
+CREATE INDEX IF NOT EXISTS messages_backlog ON messages (queue_id, visible_at, dequeue_count, expires_at, enqueue_time);
 CREATE INDEX IF NOT EXISTS messages_expiry ON messages (expires_at);
 -- Messages deleted while their queue's RewindPeriod was on: kept (never received nor counted) for a rewind.
 CREATE TABLE IF NOT EXISTS kept_messages (
@@ -92,6 +92,8 @@ CREATE TABLE IF NOT EXISTS operation_log (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS operation_log_expiry ON operation_log (expires_at);
 """
+# The index `messages_backlog` replaced (it lacked the enqueue time): dropped from an older database as it opens.
+REPLACED_INDEX = "messages_visibility"
 # Indexes on added columns: made once the columns are there (`Database._upgrade`).
 ADDED_SCHEMA = """
 -- Ordered messages (FIFO queues) group by group, each in position order: its head and run, a claim's checks.
@@ -133,6 +135,7 @@ class Database:
                         connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
         with self.read() as connection:
             connection.executescript(ADDED_SCHEMA)
+            connection.execute(f"DROP INDEX IF EXISTS {REPLACED_INDEX}")
 
     def _open(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)

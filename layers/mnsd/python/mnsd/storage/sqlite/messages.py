@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mnsd.log.changes import MessageChange
-from mnsd.queues.model import Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
+from mnsd.queues.model import Backlog, Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
 from mnsd.storage import ReadyScan
 from mnsd.storage.sqlite import changes, groups
 from mnsd.storage.sqlite.database import COLUMNS, Database
@@ -49,6 +49,14 @@ _ENQUEUED_SQL = (
     f"SELECT {COLUMNS} FROM kept_messages {_ENQUEUED_WHERE}) ORDER BY message_id LIMIT ?"
 )
 
+
+# Counts (Active, Inactive, Delayed) and the oldest enqueue time of the Active and Inactive, over the index only.
+_BACKLOG_SQL = (
+    "WITH m AS (SELECT visible_at <= ?1 AS active, dequeue_count > 0 AS received, enqueue_time "
+    "FROM messages INDEXED BY messages_backlog WHERE queue_id = ?3 AND expires_at > ?2) "
+    "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(NOT active AND received), 0), "
+    "COALESCE(SUM(NOT active AND NOT received), 0), MIN(CASE WHEN active OR received THEN enqueue_time END) FROM m"
+)
 
 _CLAIM_SQL = (
     "UPDATE messages SET visible_at = ?, version = ?, dequeue_count = ?, first_dequeue_time = ? "
@@ -346,14 +354,15 @@ class SqliteMessageStore:
         """Bodies are always loaded with the message."""
 
     def counts(self, queue_id: str, now_ms: int, ordered: bool = False) -> QueueCounts:
+        return self.backlog(queue_id, now_ms, ordered).counts
+
+    def backlog(self, queue_id: str, now_ms: int, ordered: bool = False) -> Backlog:
+        """Exact, in one pass over the queue's range of the index `messages_backlog` (no row read)."""
         with self.db.read() as connection:
-            active, inactive, delayed = connection.execute(
-                "SELECT COALESCE(SUM(visible_at <= :now), 0), COALESCE(SUM(visible_at > :now AND dequeue_count > 0), 0), "
-                "COALESCE(SUM(visible_at > :now AND dequeue_count = 0), 0) FROM messages INDEXED BY messages_visibility "
-                "WHERE queue_id = :q AND expires_at > :now_s",
-                {"q": queue_id, "now": now_ms, "now_s": now_ms // 1000},
+            active, inactive, delayed, oldest = connection.execute(
+                _BACKLOG_SQL, (now_ms, now_ms // 1000, queue_id)
             ).fetchone()
-        return QueueCounts(active, inactive, delayed)
+        return Backlog(QueueCounts(active, inactive, delayed), oldest)
 
     def enqueued_since(
         self, queue_id: str, since_ms: int, until_ms: int, now_ms: int, after: str | None, limit: int

@@ -1,0 +1,155 @@
+"""Live metrics: what the services count on the request path, and the gauges read from the engine.
+
+The services record each event once, where it happens (`MetricsSink.add`), in the domain's words: a message sent,
+received, deleted or dead-lettered, an empty receive, a receive refused by the queue's QPS limit, a message published,
+a push attempt's result. Where the counts go is the sink's affair:
+- `mnsd.metrics.process.ProcessMetrics`: counters in the process (the local runtime serves them on `GET /metrics`);
+- `mnsd.metrics.emf.EmfMetrics`: CloudWatch Embedded Metric Format lines, printed by the Lambda handler at the end
+  of each invocation (`flush`): CloudWatch Logs turns them into metrics, with no call on the request path;
+- `NoMetrics`: nothing (services built without a sink: tests, tools).
+
+Names: CloudWatch's are SQS's for queues and SNS's for topics, so an SQS or SNS dashboard, alarm or KEDA trigger
+ports by changing the namespace and dimensions; the Prometheus families are the local runtime's. A receiver is
+counted as a queue, under its address (`{queue}.{receiver}`), as the queue routes reach it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+COUNT = "Count"
+BYTES = "Bytes"
+SECONDS = "Seconds"
+NAMESPACE = "MNS"  # the CloudWatch namespace of the queue and topic metrics
+
+# Push results (the `result` label of `mns_push_deliveries_total`).
+DELIVERED = "delivered"
+FAILED = "failed"
+DEAD_LETTERED = "dead_lettered"
+DROPPED = "dropped"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: its CloudWatch name and unit, and the Prometheus family it is exposed in locally (with the
+    `result` label it has there, for the push results that CloudWatch names apart). The values of a `sampled`
+    metric are kept one by one on CloudWatch (its Average and Maximum are per message, as SQS's SentMessageSize);
+    the others are summed."""
+
+    name: str
+    unit: str
+    family: str
+    description: str
+    result: str = ""
+    sampled: bool = False
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Where a count belongs: an account's queue (or receiver, by its address), or topic and subscription."""
+
+    account: str
+    queue: str = ""
+    topic: str = ""
+    subscription: str = ""
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """The labels that are set, in a fixed order: (account, queue) or (account, topic[, subscription])."""
+        named = (("account", self.account), ("queue", self.queue), ("topic", self.topic))
+        return tuple((k, v) for k, v in (*named, ("subscription", self.subscription)) if v)
+
+
+def queue_labels(account_id: str, queue: str) -> Labels:
+    return Labels(account_id, queue=queue)
+
+
+def topic_labels(account_id: str, topic: str, subscription: str = "") -> Labels:
+    return Labels(account_id, topic=topic, subscription=subscription)
+
+
+# --- counted on the request path -----------------------------------------------------------------------------
+
+MESSAGES_SENT = Metric(
+    "NumberOfMessagesSent", COUNT, "mns_messages_sent_total", "Messages stored by SendMessage and BatchSendMessage"
+)
+SENT_MESSAGE_SIZE = Metric(
+    "SentMessageSize", BYTES, "mns_sent_message_bytes_total", "Bytes of the bodies of the messages sent", sampled=True
+)
+MESSAGES_RECEIVED = Metric(
+    "NumberOfMessagesReceived", COUNT, "mns_messages_received_total", "Messages returned by receives"
+)
+EMPTY_RECEIVES = Metric(
+    "NumberOfEmptyReceives", COUNT, "mns_empty_receives_total", "Receives that ended without a message"
+)
+MESSAGES_DELETED = Metric("NumberOfMessagesDeleted", COUNT, "mns_messages_deleted_total", "Messages deleted")
+MESSAGES_DEAD_LETTERED = Metric(
+    "NumberOfMessagesDeadLettered",
+    COUNT,
+    "mns_messages_dead_lettered_total",
+    "Messages moved out of the queue to its dead-letter queue",
+)
+QPS_LIMIT_EXCEEDED = Metric(
+    "QpsLimitExceeded", COUNT, "mns_qps_limit_exceeded_total", "Receives refused by the queue's TenantRateLimitPolicy"
+)
+QUEUE_COUNTS = (
+    MESSAGES_SENT,
+    SENT_MESSAGE_SIZE,
+    MESSAGES_RECEIVED,
+    EMPTY_RECEIVES,
+    MESSAGES_DELETED,
+    MESSAGES_DEAD_LETTERED,
+    QPS_LIMIT_EXCEEDED,
+)
+
+MESSAGES_PUBLISHED = Metric(
+    "NumberOfMessagesPublished", COUNT, "mns_topic_messages_published_total", "Messages published to the topic"
+)
+_PUSHES = "mns_push_deliveries_total"
+_PUSHES_HELP = "Push attempts by result, and pushes given up (dead-lettered or dropped)"
+PUSHES_DELIVERED = Metric("NumberOfNotificationsDelivered", COUNT, _PUSHES, _PUSHES_HELP, DELIVERED)
+PUSHES_FAILED = Metric("NumberOfNotificationsFailed", COUNT, _PUSHES, _PUSHES_HELP, FAILED)
+PUSHES_DEAD_LETTERED = Metric("NumberOfNotificationsRedrivenToDlq", COUNT, _PUSHES, _PUSHES_HELP, DEAD_LETTERED)
+PUSHES_DROPPED = Metric("NumberOfNotificationsDropped", COUNT, _PUSHES, _PUSHES_HELP, DROPPED)
+PUSH_RESULTS = (PUSHES_DELIVERED, PUSHES_FAILED, PUSHES_DEAD_LETTERED, PUSHES_DROPPED)
+
+# --- gauges, read from the engine (`mnsd.queues.model.Backlog`) ---------------------------------------------
+
+MESSAGES_VISIBLE = Metric(
+    "ApproximateNumberOfMessagesVisible", COUNT, "mns_messages_visible", "Active messages (ActiveMessages)"
+)
+MESSAGES_INVISIBLE = Metric(
+    "ApproximateNumberOfMessagesNotVisible", COUNT, "mns_messages_invisible", "Inactive messages (InactiveMessages)"
+)
+MESSAGES_DELAYED = Metric(
+    "ApproximateNumberOfMessagesDelayed", COUNT, "mns_messages_delayed", "Delayed messages (DelayMessages)"
+)
+OLDEST_MESSAGE_AGE = Metric(
+    "ApproximateAgeOfOldestMessage",
+    SECONDS,
+    "mns_oldest_message_age_seconds",
+    "Seconds since the oldest message not delayed (Active or Inactive) was enqueued; 0 without one",
+)
+QUEUE_GAUGES = (MESSAGES_VISIBLE, MESSAGES_INVISIBLE, MESSAGES_DELAYED, OLDEST_MESSAGE_AGE)
+
+
+class MetricsSink(Protocol):
+    """Where the services' counts go."""
+
+    def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
+        """Count `value` (a number of messages or bytes) of `metric` for `labels`. Never raises, never waits on I/O."""
+        ...
+
+    def flush(self) -> None:
+        """Publish what was counted since the last flush (the end of a Lambda invocation); may do nothing."""
+        ...
+
+
+class NoMetrics:
+    """Counts nothing."""
+
+    def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
