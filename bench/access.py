@@ -255,7 +255,7 @@ def _isolated(services: Any, signer: Signer, caller: Caller) -> dict[str, float]
     path, params = ROUTES[route_name].path, request.path_params
 
     def authorize() -> None:
-        permission = permission_for("send_message", path, params, region, owner)
+        permission = permission_for("SendMessage", path, params, region, owner)
         services.authorizer.authorize(principal, permission, owner)
 
     return {

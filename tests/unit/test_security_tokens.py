@@ -87,8 +87,8 @@ def use(credentials: TemporaryCredentials, keys: Keys, tokens: SecurityTokens, n
     return auth.authenticate(request, keys, now, tokens, region="cn-hangzhou")
 
 
-def allowed(principal: Principal, operation: str, path: str, params: dict[str, str]) -> bool:
-    permission = permission_for(operation, path, params, "cn-hangzhou", ACCOUNT)
+def allowed(principal: Principal, action: str, path: str, params: dict[str, str]) -> bool:
+    permission = permission_for(action, path, params, "cn-hangzhou", ACCOUNT)
     try:
         Authorizer(NoResourcePolicies(), "cn-hangzhou").authorize(principal, permission, ACCOUNT)
     except errors.AccessDenied:
@@ -135,7 +135,7 @@ def test_a_root_keys_token_without_policy_is_unrestricted_but_still_a_token(toke
     issued = tokens.issue(keys.keys["ROOT"], NOW, TokenRequest())
     principal = use(issued, keys, tokens)
     assert principal.policies == () and principal.token and not principal.is_root
-    assert allowed(principal, "delete_queue", "/queues/{queue}", {"queue": "q"})
+    assert allowed(principal, "DeleteQueue", "/queues/{queue}", {"queue": "q"})
 
 
 # ------------------------------------------------------------------ expiry
@@ -243,23 +243,23 @@ def test_where_tokens_are_not_accepted_a_token_is_invalid(issued, keys):
 def test_a_token_may_do_only_what_both_its_key_and_its_policy_allow(issued, keys, tokens):
     principal = use(issued, keys, tokens)
     messages = ("/queues/{queue}/messages", {"queue": "q"})
-    assert allowed(principal, "receive_message", *messages)  # both allow it
-    assert not allowed(principal, "send_message", *messages)  # the key allows it, the token does not
-    assert not allowed(principal, "delete_queue", "/queues/{queue}", {"queue": "q"})  # the token does, the key not
+    assert allowed(principal, "ReceiveMessage", *messages)  # both allow it
+    assert not allowed(principal, "SendMessage", *messages)  # the key allows it, the token does not
+    assert not allowed(principal, "DeleteQueue", "/queues/{queue}", {"queue": "q"})  # the token does, the key not
     # The parent key itself may send.
-    assert allowed(keys.keys["PARENT"].principal(), "send_message", *messages)
+    assert allowed(keys.keys["PARENT"].principal(), "SendMessage", *messages)
 
 
 def test_a_token_without_policy_has_its_keys_rights(tokens, parent, keys):
     principal = use(tokens.issue(parent, NOW, TokenRequest()), keys, tokens)
     assert principal.policies == (PARENT_POLICY,)
-    assert allowed(principal, "send_message", "/queues/{queue}/messages", {"queue": "q"})
+    assert allowed(principal, "SendMessage", "/queues/{queue}/messages", {"queue": "q"})
 
 
 def test_the_parents_policy_in_force_is_the_one_it_has_now(issued, keys, tokens, parent):
     keys.keys["PARENT"] = AccessKey(ACCOUNT, "PARENT", parent.secret, policy("mns:GetQueueAttributes"))
     principal = use(issued, keys, tokens)
-    assert not allowed(principal, "receive_message", "/queues/{queue}/messages", {"queue": "q"})
+    assert not allowed(principal, "ReceiveMessage", "/queues/{queue}/messages", {"queue": "q"})
 
 
 # ------------------------------------------------------------------ revocation

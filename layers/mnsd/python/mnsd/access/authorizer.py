@@ -58,7 +58,7 @@ class Authorizer:
         """Whether account `sender` (a topic's fan-out, not a key) may send to `owner`'s queue `queue`."""
         if sender == owner:
             return True
-        permission = permission_for("send_message", QUEUE_MESSAGES, {"queue": queue}, self.region, owner)
+        permission = permission_for("SendMessage", QUEUE_MESSAGES, {"queue": queue}, self.region, owner)
         return self.grants(owner, Principal(sender, ""), permission)
 
     def grants(self, owner: str, principal: Principal, permission: Permission) -> bool:

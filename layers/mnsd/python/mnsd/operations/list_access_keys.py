@@ -14,6 +14,6 @@ from mnsd.wire import responses
 def list_access_keys(call: Call) -> HttpResponse:
     principal = call.principal
     if principal is None or not principal.is_root or principal.account_id != call.account_id:
-        permission = permission_for("list_access_keys", "/", {}, call.services.settings.region, call.account_id)
+        permission = permission_for("ListAccessKeys", "/", {}, call.services.settings.region, call.account_id)
         raise denied(permission, "only a root key of the account may list its keys")
     return xml_response(responses.access_keys(call.services.keys.keys_of(call.account_id)))

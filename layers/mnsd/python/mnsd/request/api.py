@@ -12,7 +12,7 @@ from mnsd.access.authentication import authenticate
 from mnsd.access.permissions import Permission, permission_for
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.request.call import Call, xml_response
-from mnsd.request.routes import ROUTES, Operation, Route
+from mnsd.request.routes import ACTIONS, ROUTES, Operation, Route
 from mnsd.services import Services
 from mnsd.wire import responses
 
@@ -107,4 +107,4 @@ def _is_address(name: str) -> bool:
 
 def _permission(operation: Operation, route: Route, call: Call) -> Permission:
     params = call.request.path_params
-    return permission_for(operation.__name__, route.path, params, call.services.settings.region, call.owner)
+    return permission_for(ACTIONS[operation], route.path, params, call.services.settings.region, call.owner)

@@ -55,6 +55,49 @@ from mnsd.request.call import Call
 Operation = Callable[[Call], HttpResponse]
 
 
+# The RAM action (`mns:` + this) each operation is authorized as: named here, never derived from a function's name,
+# so renaming a function changes no permission. The hourly metrics are views of attributes, authorized as those.
+ACTIONS: dict[Operation, str] = {
+    batch_delete_message: "BatchDeleteMessage",
+    batch_peek_message: "BatchPeekMessage",
+    batch_receive_message: "BatchReceiveMessage",
+    batch_send_message: "BatchSendMessage",
+    change_message_visibility: "ChangeMessageVisibility",
+    create_queue: "CreateQueue",
+    create_receiver: "CreateReceiver",
+    create_topic: "CreateTopic",
+    delete_message: "DeleteMessage",
+    delete_queue: "DeleteQueue",
+    delete_receiver: "DeleteReceiver",
+    delete_topic: "DeleteTopic",
+    get_account_attributes: "GetAccountAttributes",
+    get_queue_attributes: "GetQueueAttributes",
+    get_receiver_attributes: "GetReceiverAttributes",
+    get_subscription_attributes: "GetSubscriptionAttributes",
+    get_topic_attributes: "GetTopicAttributes",
+    issue_security_token: "IssueSecurityToken",
+    list_access_keys: "ListAccessKeys",
+    list_queue: "ListQueue",
+    list_receiver: "ListReceiver",
+    list_subscription_by_topic: "ListSubscriptionByTopic",
+    list_topic: "ListTopic",
+    peek_message: "PeekMessage",
+    publish_message: "PublishMessage",
+    queue_metrics: "GetQueueAttributes",
+    receive_message: "ReceiveMessage",
+    redrive_queue: "RedriveQueue",
+    rewind_queue: "RewindQueue",
+    send_message: "SendMessage",
+    set_account_attributes: "SetAccountAttributes",
+    set_queue_attributes: "SetQueueAttributes",
+    set_subscription_attributes: "SetSubscriptionAttributes",
+    set_topic_attributes: "SetTopicAttributes",
+    subscribe: "Subscribe",
+    subscription_metrics: "GetSubscriptionAttributes",
+    unsubscribe: "Unsubscribe",
+}
+
+
 @dataclass(frozen=True)
 class Route:
     name: str
