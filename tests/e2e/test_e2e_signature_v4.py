@@ -12,6 +12,7 @@ from email.utils import formatdate, parsedate_to_datetime
 import pytest
 from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, assert_mns_error, local_server
 from signers import V4Request, V4Signer
+from test_e2e_security_tokens import MESSAGES_ONLY
 
 REGION = "cn-hangzhou"  # the local server's (MNS_REGION's default)
 XMLNS_BODY = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
@@ -159,18 +160,6 @@ def sts_endpoint(tmp_path_factory, engine):
     keys_file.write_text(json.dumps({"keys": [key]}))
     with local_server(tmp_path_factory, engine, "v4-sts", MNS_KEYS_FILE=str(keys_file)) as url:
         yield url
-
-
-MESSAGES_ONLY = {
-    "Version": "1",
-    "Statement": [
-        {
-            "Effect": "Allow",
-            "Action": ["mns:SendMessage", "mns:ReceiveMessage", "mns:DeleteMessage"],
-            "Resource": f"acs:mns:*:{ACCOUNT_A[0]}:/queues/*/messages",
-        }
-    ],
-}
 
 
 def test_temporary_credentials_and_their_policy_under_v4(sts_endpoint):
