@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make run` installs only what the server imports (pyproject's `serve` extra, its own stamp): a fresh clone
+# serves without PySpark, the CDK or the test tools; any other target upgrades the same .venv to `dev`.
+SERVE_STAMP := $(VENV)/.installed-serve
 
 .PHONY: run test unit integration e2e infra lint format bench clean synth bootstrap deploy destroy admin analytics browser browser-tests console-vendor console-screenshots
 
@@ -16,7 +19,12 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(SERVE_STAMP)
+
+$(SERVE_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e '.[serve]'
+	touch $(SERVE_STAMP)
 
 # Pushes may reach endpoints on this machine (loopback) and no other internal address; the server itself
 # listens on 127.0.0.1 only. `make run PUSH_ALLOWED_NETWORKS=` refuses loopback too, as on AWS.
@@ -24,7 +32,7 @@ PUSH_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128
 # Keys beyond the default one (with policies), beside the data: `make admin ARGS="--keys-file .mns/keys.json create-account"`.
 KEYS_DIR := $(if $(filter :memory:,$(MNS_DATA_DIR)),.mns,$(or $(MNS_DATA_DIR),.mns))
 MNS_KEYS_FILE ?= $(KEYS_DIR)/keys.json
-run: $(STAMP)
+run: $(SERVE_STAMP)
 	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' MNS_KEYS_FILE='$(MNS_KEYS_FILE)' $(BIN)/python -m local_runtime
 
 test: $(STAMP) $(NODE_STAMP) lint browser

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from console.assets import PREFIX as CONSOLE_PATH
 from local_runtime.analytics import EXPORT_PATH
 from local_runtime.console import Responder, console_responder
 from local_runtime.engine import SQLITE, EngineChoice, receipt_secret
@@ -579,6 +580,7 @@ def main() -> None:
     server = LocalServer(settings, port=port, engine=engine)
     key = StaticKeyStore(settings.credentials).default
     print(f"MNS API listening on {server.endpoint}", flush=True)
+    print(f"  console:           {server.endpoint}{CONSOLE_PATH}/", flush=True)
     print(f"  account id:        {key.account_id}", flush=True)
     print(f"  access key id:     {key.key_id}", flush=True)
     print(f"  access key secret: {key.secret}", flush=True)
