@@ -13,6 +13,7 @@ from dataclasses import dataclass
 # Operations that are views of another's data are authorized as that one.
 _SAME_AS = {
     "queue_metrics": "GetQueueAttributes",
+    "queue_minutes": "GetQueueAttributes",
     "subscription_metrics": "GetSubscriptionAttributes",
 }
 QUEUE, TOPIC = "queue", "topic"
