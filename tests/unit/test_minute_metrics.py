@@ -20,6 +20,7 @@ from mnsd.metrics.minutes import MinuteWindow
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.metrics.ring import MinuteRing, RecordedMinutes
 from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges
+from mnsd.queues.receivers import ReceiverInput
 from mnsd.request import api
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
@@ -130,6 +131,17 @@ def test_a_two_minute_workload_gives_its_exact_minutes(services, ring) -> None:
     }
     dlq = minutes(services, "orders-dlq")[-1]
     assert (dlq["NumberOfMessagesSent"], dlq["ApproximateNumberOfMessagesVisible"]) == (0, 2)  # no send, 2 there
+
+
+def test_a_receiver_has_its_own_minutes_at_its_address(services) -> None:
+    services.queues.create_queue(ACCOUNT, "orders")
+    services.queues.receivers.create(ACCOUNT, "orders", "audit", ReceiverInput())
+    send(services, "orders", "a", "b")
+    services.queues.receive(ACCOUNT, "orders.audit", 1, 0)
+    audit, orders = minutes(services, "orders.audit")[-1], minutes(services, "orders")[-1]
+    assert (audit["NumberOfMessagesSent"], audit["NumberOfMessagesReceived"]) == (2, 1)
+    assert (audit["ApproximateNumberOfMessagesVisible"], audit["ApproximateNumberOfMessagesNotVisible"]) == (1, 1)
+    assert (orders["NumberOfMessagesReceived"], orders["ApproximateNumberOfMessagesVisible"]) == (0, 2)
 
 
 def test_another_accounts_queue_of_the_same_name_has_its_own_minutes(services) -> None:
