@@ -51,8 +51,9 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
             stack.functions,
             "AwsSolutions-IAM5[Resource::*]",
             "Only xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing), dynamodb:ListStreams "
-            "(stream event sources) and, for the push worker, states:SendTaskSuccess/Failure/Heartbeat (answers "
-            "to task tokens), which support no resource-level permissions; every other statement names its "
+            "(stream event sources), for the push worker, states:SendTaskSuccess/Failure/Heartbeat (answers "
+            "to task tokens) and, for get_queue, cloudwatch:GetMetricData (the console's minute chart), which "
+            "support no resource-level permissions; every other statement names its "
             "table, stream, queue, state machine, secret or log group.",
         ),
         (

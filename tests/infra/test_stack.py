@@ -53,6 +53,7 @@ ANY_RESOURCE_ACTIONS = {
     "states:SendTaskSuccess",  # answers to task tokens: no resource type in the service authorization reference
     "states:SendTaskFailure",
     "states:SendTaskHeartbeat",
+    "cloudwatch:GetMetricData",  # no resource type, no condition key: the console's minute chart (get_queue)
 }
 # Table actions that touch no item: reading a stream (event sources), exporting (tested on its own).
 NOT_DATA_ACTIONS = {
@@ -224,6 +225,23 @@ def test_authenticated_routes_may_count_requests_and_nothing_more(template: Temp
     assert counting[0]["Action"] == "dynamodb:UpdateItem"
     assert counting[0]["Resource"] == {"Fn::GetAtt": [meta, "Arn"]}
     assert counting[0]["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["rate#*"]}}
+
+
+def test_only_get_queue_may_read_metrics_and_only_with_get_metric_data(synthesized) -> None:
+    stack, template, _ = synthesized
+    readers = {
+        name
+        for name in stack.functions.functions
+        if any("cloudwatch:" in json.dumps(s["Action"]) for s in role_statements(template, name))
+    }
+    assert readers == {name for name, route in ROUTES.items() if route.reads_metrics} == {"get_queue"}
+    (statement,) = [s for s in role_statements(template, "get_queue") if "cloudwatch:" in json.dumps(s["Action"])]
+    assert (statement["Action"], statement["Resource"], statement["Effect"]) == (
+        "cloudwatch:GetMetricData",
+        "*",
+        "Allow",
+    )
+    assert "Condition" not in statement
 
 
 def test_a_read_only_route_cannot_write(template: Template) -> None:

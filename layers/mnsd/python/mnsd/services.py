@@ -24,7 +24,9 @@ from mnsd.clock import Clock, SystemClock
 from mnsd.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
 from mnsd.log.oplog import OperationLog, QueueEventLog
 from mnsd.metrics import MetricsSink, NoMetrics
+from mnsd.metrics.cloudwatch import CloudWatchMinutes
 from mnsd.metrics.emf import EmfMetrics
+from mnsd.metrics.minutes import MinuteHistory, NoMinutes
 from mnsd.names import check_queue_name, check_topic_name
 from mnsd.push.assembly import Push, build_push
 from mnsd.push.fanout import Fanout
@@ -81,6 +83,7 @@ class Services:
     tokens: SecurityTokens  # temporary credentials, sealed with a key derived from the receipt secret
     limits: Limits
     metrics: MetricsSink = field(default_factory=NoMetrics)  # what the services count (`mnsd.metrics`)
+    minutes: MinuteHistory = field(default_factory=NoMinutes)  # a queue's last hour by minute (`mnsd.metrics.minutes`)
     _push: Push | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
@@ -119,9 +122,10 @@ def build_services(
     dispatcher: Dispatcher | None = None,
     clients: Callable[[str], Any] | None = None,
     metrics: MetricsSink | None = None,
+    minutes: MinuteHistory | None = None,
 ) -> Services:
     """The services over `storage`, or else over DynamoDB (`dynamodb`, else a boto3 client); counting into
-    `metrics` (none by default)."""
+    `metrics` (none by default), answering a queue's last hour by minute from `minutes` (zeros by default)."""
     clients = clients or boto3_clients()
     metrics = metrics or NoMetrics()
     clock = clock or SystemClock()
@@ -155,6 +159,7 @@ def build_services(
         SecurityTokens(settings.receipt_secret),
         limits,
         metrics,
+        minutes or NoMinutes(),
     )
 
 
@@ -197,5 +202,8 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
 @lru_cache(maxsize=1)
 def default_services() -> Services:
     """The process-wide services of a Lambda function, made on first use (never at import); their counts go out
-    as EMF lines at the end of each invocation."""
-    return build_services(resolve_secrets(get_settings()), metrics=EmfMetrics())
+    as EMF lines at the end of each invocation, and a queue's minutes are read back from CloudWatch."""
+    clients = boto3_clients()
+    return build_services(
+        resolve_secrets(get_settings()), clients=clients, metrics=EmfMetrics(), minutes=CloudWatchMinutes(clients)
+    )

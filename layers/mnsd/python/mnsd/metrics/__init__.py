@@ -6,6 +6,8 @@ a push attempt's result. Where the counts go is the sink's affair:
 - `mnsd.metrics.process.ProcessMetrics`: counters in the process (the local runtime serves them on `GET /metrics`);
 - `mnsd.metrics.emf.EmfMetrics`: CloudWatch Embedded Metric Format lines, printed by the Lambda handler at the end
   of each invocation (`flush`): CloudWatch Logs turns them into metrics, with no call on the request path;
+- `mnsd.metrics.ring.MinuteRing`: the last hour by minute, per queue (the local runtime's console chart, beside
+  its counters: `TeeMetrics`);
 - `NoMetrics`: nothing (services built without a sink: tests, tools).
 
 Names: CloudWatch's are SQS's for queues and SNS's for topics, so an SQS or SNS dashboard, alarm or KEDA trigger
@@ -153,3 +155,18 @@ class NoMetrics:
 
     def flush(self) -> None:
         pass
+
+
+class TeeMetrics:
+    """Counts into each of `sinks` (the local runtime's counters and its minutes)."""
+
+    def __init__(self, *sinks: MetricsSink) -> None:
+        self.sinks = sinks
+
+    def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
+        for sink in self.sinks:
+            sink.add(metric, labels, value)
+
+    def flush(self) -> None:
+        for sink in self.sinks:
+            sink.flush()

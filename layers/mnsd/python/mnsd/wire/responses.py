@@ -9,6 +9,7 @@ from mnsd import errors
 from mnsd.access.keys import AccessKey
 from mnsd.access.tokens import TemporaryCredentials
 from mnsd.log.metrics import HourlyCounts
+from mnsd.metrics.minutes import WINDOW_MINUTES, Minute
 from mnsd.queues.model import Message, Property, Queue, QueueCounts
 from mnsd.queues.service import Received, SendResult
 from mnsd.topics.model import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
@@ -288,3 +289,13 @@ def hourly_metrics(root: str, fields: Fields, hours: int, truncated: bool, hourl
     """The console's hourly activity (`?metrics=hourly`): one `Bucket` per hour, its start in epoch seconds."""
     buckets = [Node("Bucket", [("Time", h.hour_ms // 1000), *h.counts.items()]) for h in hourly]
     return Node(root, [*fields, ("Hours", hours), ("Truncated", truncated), ("Buckets", buckets)])
+
+
+def minute_metrics(queue_name: str, minutes: Sequence[Minute]) -> Node:
+    """The console's last hour of a queue (`?metrics=minutely`): one `Bucket` per minute, its start in epoch seconds,
+    each series under its CloudWatch name (counts summed over the minute, gauges as last read; whole numbers)."""
+    buckets = [
+        Node("Bucket", [("Time", m.start_ms // 1000), *((metric.name, round(v)) for metric, v in m.values.items())])
+        for m in minutes
+    ]
+    return Node("QueueMetrics", [("QueueName", queue_name), ("Minutes", WINDOW_MINUTES), ("Buckets", buckets)])
