@@ -52,6 +52,9 @@ class BothSinks:
         self.process = ProcessMetrics()
         self.emf = EmfMetrics()
 
+    def monitors(self, chosen: bool | None) -> bool:
+        return self.emf.monitors(chosen)  # (every queue here: none chose, and the default is to monitor)
+
     def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
         self.process.add(metric, labels, value)
         self.emf.add(metric, labels, value)

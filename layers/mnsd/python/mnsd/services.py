@@ -197,5 +197,6 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
 @lru_cache(maxsize=1)
 def default_services() -> Services:
     """The process-wide services of a Lambda function, made on first use (never at import); their counts go out
-    as EMF lines at the end of each invocation."""
-    return build_services(resolve_secrets(get_settings()), metrics=EmfMetrics())
+    as EMF lines at the end of each invocation, for the queues and topics monitored (`mnsd.metrics.monitored`)."""
+    settings = resolve_secrets(get_settings())
+    return build_services(settings, metrics=EmfMetrics(default=settings.metrics_default))
