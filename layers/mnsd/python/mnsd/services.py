@@ -46,11 +46,12 @@ CLIENT_RETRIES = {"mode": "adaptive", "total_max_attempts": 3}
 CLIENT_TIMEOUTS = {"connect_timeout": 1, "read_timeout": 2}
 
 
-def client_config() -> Any:
-    """The botocore `Config` every client is made with (botocore imported here, never at import)."""
+def client_config(max_pool_connections: int = 10) -> Any:
+    """The botocore `Config` every client is made with (botocore imported here, never at import); a client used by
+    more threads at once than botocore's default 10 connections asks for more."""
     from botocore.config import Config
 
-    return Config(retries=dict(CLIENT_RETRIES), **CLIENT_TIMEOUTS)
+    return Config(retries=dict(CLIENT_RETRIES), max_pool_connections=max_pool_connections, **CLIENT_TIMEOUTS)
 
 
 def boto3_clients() -> Callable[[str], Any]:

@@ -105,7 +105,7 @@ class Settings:
     # Whether a queue or topic whose MetricsEnabled is unset is monitored on AWS (its EMF series published, its
     # gauges sampled); one that set it keeps its choice (`mnsd.metrics.monitored`).
     metrics_default: bool = True
-    alarm_prefix: str = ""
+    alarm_prefix: str = "MNS-queue-alarm/"  # the stack names its own (`{stack}-queue-alarm/`)
     alarm_topic_arn: str = ""
 
     @classmethod
