@@ -2,7 +2,7 @@
 reaching its dead-letter queue, and where the alarms notify.
 
 The attribute is a small JSON object, given and answered as text (as `Policy` and `DlqPolicy` are), e.g.
-`{"OldestMessageAge": 600, "VisibleMessages": 1000, "DeadLetters": true, "Minutes": 5, "TopicArn": "arn:aws:sns:..."}`:
+`{"OldestMessageAge": 600, "VisibleMessages": 1000, "DeadLetters": true, "Minutes": 5, "TopicArn": "arn:{partition}:sns:..."}`:
 - `OldestMessageAge`: seconds; alarms when ApproximateAgeOfOldestMessage reaches it for `Minutes` minutes running;
 - `VisibleMessages`: messages; alarms when ApproximateNumberOfMessagesVisible reaches it for `Minutes` minutes;
 - `DeadLetters`: true alarms in the minute a message is moved to the queue's dead-letter queue;
