@@ -149,6 +149,12 @@ class MnsStack(Stack):
         )
         CfnOutput(self, "DataBucket", value=self.buckets.data.bucket_name, description="Exports and analytics")
         CfnOutput(self, "AlarmTopicArn", value=self.alarms.topic.topic_arn, description="Subscribe to get alarms")
+        CfnOutput(
+            self,
+            "DashboardName",
+            value=self.dashboard.dashboard.dashboard_name,
+            description="The busiest queues and topics (CloudWatch console, Dashboards)",
+        )
         acknowledge_reviewed_findings(self)
 
 

@@ -374,7 +374,7 @@ def test_access_keys_start_empty_and_never_appear_in_the_template(template: Temp
 
 def test_outputs_give_the_endpoint_and_the_credentials_secret(template: Template) -> None:
     outputs = template.find_outputs("*")
-    assert {"Endpoint", "CredentialsSecretArn", "DataBucket", "AlarmTopicArn"} <= set(outputs)
+    assert {"Endpoint", "CredentialsSecretArn", "DataBucket", "AlarmTopicArn", "DashboardName"} <= set(outputs)
 
 
 CERTIFICATE = "arn:aws:acm:us-east-1:123456789012:certificate/abc"
