@@ -91,6 +91,12 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
             for name in ("fanout", "first_attempt", "push_worker")
         ),
         (
+            role("sample_metrics"),
+            f"AwsSolutions-IAM5[Resource::{arn(stack, 'cloudwatch', f'alarm:{stack.sampler.prefix}*')}]",
+            "The alarms queues ask for (their Alarms attribute) are made at run time, one per queue and kind: the "
+            "sampler may create, read and delete the alarms of the stack's name prefix only, notifying SNS topics only.",
+        ),
+        (
             role("export_tables"),
             f"AwsSolutions-IAM5[Resource::{data}/exports/*]",
             "DynamoDB writes an export as the caller, under object keys of its own below the export prefix.",

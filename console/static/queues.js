@@ -308,6 +308,8 @@ export function QueuePage({ client, name, navigate }) {
       ["Delayed", q.DelayMessages, "count-delayed"],
       ...(q.QueueType === "fifo" ? [["Groups in flight", q.MessageGroupsInFlight, "count-groups"]] : []),
       ["Logging", onOff(q.LoggingEnabled)],
+      ["Metrics", onOff(q.MetricsEnabled)],
+      ...(q.Alarms ? [["Alarms", q.Alarms]] : []),
       ["Modified", formatTime(Number(q.LastModifyTime) * 1000)],
     ]} />`}
     <${Check} id="queue-page-live" label="Refresh counts every 5 s" checked=${live} onChange=${setLive} />

@@ -48,11 +48,12 @@ CLIENT_RETRIES = {"mode": "adaptive", "total_max_attempts": 3}
 CLIENT_TIMEOUTS = {"connect_timeout": 1, "read_timeout": 2}
 
 
-def client_config() -> Any:
-    """The botocore `Config` every client is made with (botocore imported here, never at import)."""
+def client_config(max_pool_connections: int = 10) -> Any:
+    """The botocore `Config` every client is made with (botocore imported here, never at import); a client used by
+    more threads at once than botocore's default 10 connections asks for more."""
     from botocore.config import Config
 
-    return Config(retries=dict(CLIENT_RETRIES), **CLIENT_TIMEOUTS)
+    return Config(retries=dict(CLIENT_RETRIES), max_pool_connections=max_pool_connections, **CLIENT_TIMEOUTS)
 
 
 def boto3_clients() -> Callable[[str], Any]:
@@ -202,8 +203,13 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
 @lru_cache(maxsize=1)
 def default_services() -> Services:
     """The process-wide services of a Lambda function, made on first use (never at import); their counts go out
-    as EMF lines at the end of each invocation, and a queue's minutes are read back from CloudWatch."""
+    as EMF lines at the end of each invocation, for the queues and topics monitored (`mnsd.metrics.monitored`), and a
+    queue's minutes are read back from CloudWatch."""
+    settings = resolve_secrets(get_settings())
     clients = boto3_clients()
     return build_services(
-        resolve_secrets(get_settings()), clients=clients, metrics=EmfMetrics(), minutes=CloudWatchMinutes(clients)
+        settings,
+        clients=clients,
+        metrics=EmfMetrics(default=settings.metrics_default),
+        minutes=CloudWatchMinutes(clients),
     )

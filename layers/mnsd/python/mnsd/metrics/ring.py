@@ -69,6 +69,10 @@ class MinuteRing:
         self._lock = threading.Lock()
         self._rings: dict[Labels, _Ring] = {}
 
+    def monitors(self, chosen: bool | None) -> bool:
+        """Every queue, whatever it chose: the console charts any queue of `make run`."""
+        return True
+
     def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
         column = _COLUMN.get(metric)
         if column is None or not labels.queue:
