@@ -1,5 +1,5 @@
 """python -m admin: access keys and policies of a deployed stack or of the local runtime, and the calls made with a
-key against an endpoint (resource policies, queues' receivers, tokens). `python -m admin --help` lists the commands."""
+key against an endpoint (resource policies, queues' receivers, tokens, what is monitored and alarmed on AWS). `python -m admin --help` lists the commands."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from typing import Any
 from admin.client import ApiError, Credentials, MnsClient, ReceiverSettings
 from admin.keys import AdminError, KeyBook, KeyList, KeysFile, SecretKeys, read_policy
 from mnsd.access.keys import KEY_CACHE_SECONDS, KEYS_FILE_CHECK_SECONDS, AccessKey, parse_keys
+from mnsd.errors import MnsError
+from mnsd.queues.alarms import QueueAlarms
 from mnsd.settings import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,
@@ -24,6 +26,7 @@ from mnsd.settings import (
 ENDPOINT = "MNS_ENDPOINT"
 BOUND = f"within {KEY_CACHE_SECONDS:.0f} s on AWS, {KEYS_FILE_CHECK_SECONDS:.0f} s locally"
 KEY_COMMANDS = ("create-account", "create-key", "list-keys", "rotate-key", "revoke-key", "set-policy")
+MONITORING_COMMANDS = ("set-queue-metrics", "set-topic-metrics", "set-queue-alarms", "show-queue-monitoring")
 
 
 def _key_commands(commands: Any) -> None:
@@ -71,6 +74,39 @@ def _api_commands(commands: Any, environ: Mapping[str, str]) -> None:
         shower = commands.add_parser(f"show-{kind}-policy", parents=[api], help=f"the {kind}'s resource policy")
         shower.add_argument("name", metavar=kind.upper())
     _receiver_commands(commands, api)
+    _monitoring_commands(commands, api)
+
+
+METRICS_CHOICES = {"on": "True", "off": "False", "default": ""}
+
+
+def _monitoring_commands(commands: Any, api: argparse.ArgumentParser) -> None:
+    for kind in ("queue", "topic"):
+        metrics = commands.add_parser(
+            f"set-{kind}-metrics",
+            parents=[api],
+            help=f"whether the {kind}'s CloudWatch metrics are published on AWS (MetricsEnabled; default: the stack's)",
+        )
+        metrics.add_argument("name", metavar=kind.upper())
+        metrics.add_argument("choice", choices=sorted(METRICS_CHOICES), help="on, off, or the stack's default")
+    alarms = commands.add_parser(
+        "set-queue-alarms",
+        parents=[api],
+        help="the CloudWatch alarms of a queue on AWS (its Alarms attribute; the stack's sampler makes them)",
+    )
+    alarms.add_argument("name", metavar="QUEUE")
+    alarms.add_argument("--oldest-message-age", type=int, metavar="SECONDS", help="alarm when the oldest is this old")
+    alarms.add_argument("--visible-messages", type=int, metavar="N", help="alarm when this many are visible")
+    alarms.add_argument(
+        "--dead-letters", action="store_true", help="alarm when a message reaches the dead-letter queue"
+    )
+    alarms.add_argument("--minutes", type=int, metavar="N", help="for this many minutes running (default 5)")
+    alarms.add_argument("--topic-arn", metavar="ARN", help="the SNS topic notified (default: the stack's alarm topic)")
+    alarms.add_argument("--none", action="store_true", help="remove the queue's alarms")
+    shower = commands.add_parser(
+        "show-queue-monitoring", parents=[api], help="whether a queue's metrics are published, and its alarms"
+    )
+    shower.add_argument("name", metavar="QUEUE")
 
 
 def _receiver_commands(commands: Any, api: argparse.ArgumentParser) -> None:
@@ -208,7 +244,44 @@ def run_receiver_command(args: argparse.Namespace, client: MnsClient) -> str:
     return f"receiver {address}: " + ("created" if created else "already there") + copied
 
 
+def alarms_text(args: argparse.Namespace) -> str:
+    """The Alarms document the options ask for ("" removes the alarms); checked as the service checks it."""
+    if args.none:
+        return ""
+    asked = {
+        "OldestMessageAge": args.oldest_message_age,
+        "VisibleMessages": args.visible_messages,
+        "DeadLetters": True if args.dead_letters else None,
+        "Minutes": args.minutes,
+        "TopicArn": args.topic_arn,
+    }
+    document = json.dumps({key: value for key, value in asked.items() if value is not None})
+    try:
+        text = QueueAlarms.parse(document).document()
+    except MnsError as error:
+        raise UsageError(error.message) from None
+    if not text:
+        raise UsageError("give --oldest-message-age, --visible-messages or --dead-letters (or --none)")
+    return text
+
+
+def run_monitoring_command(args: argparse.Namespace, client: MnsClient) -> str:
+    if args.command == "show-queue-monitoring":
+        found = client.attributes("queues", args.name)
+        return f"queue {args.name}: metrics {found.get('MetricsEnabled', '?')}, alarms {found.get('Alarms') or 'none'}"
+    if args.command == "set-queue-alarms":
+        text = alarms_text(args)
+        client.set_attributes("queues", args.name, [("Alarms", text)])
+        return f"queue {args.name}: " + (f"alarms {text}" if text else "alarms removed")
+    kind = "queues" if args.command == "set-queue-metrics" else "topics"
+    client.set_attributes(kind, args.name, [("MetricsEnabled", METRICS_CHOICES[args.choice])])
+    shown = client.attributes(kind, args.name).get("MetricsEnabled", "?")
+    return f"{kind[:-1]} {args.name}: metrics {args.choice} (published: {shown})"
+
+
 def run_api_command(args: argparse.Namespace, client: MnsClient) -> str:
+    if args.command in MONITORING_COMMANDS:
+        return run_monitoring_command(args, client)
     if args.command == "issue-token":
         return show_credentials(client.issue_token(args.duration, read_policy(args.policy) if args.policy else None))
     if "receiver" in args.command:

@@ -1,4 +1,5 @@
-"""The admin's client of the MNS API: the calls it makes with a key (resource policies, receivers, security tokens).
+"""The admin's client of the MNS API: the calls it makes with a key (resource policies, monitoring, receivers,
+security tokens).
 
 Requests are signed as the SDKs sign them (`mnsd.access.authentication.string_to_sign` and `sign`: HMAC-SHA1 over the MNS
 string to sign) and sent with urllib; a refusal raises `ApiError` with the MNS code and message.
@@ -147,6 +148,17 @@ class MnsClient:
         """The queue's or topic's Policy as GetQueueAttributes / GetTopicAttributes answers ("" for none)."""
         answer = self.call("GET", _resource(kind, name))
         return (answer.value("Policy") if answer is not None else None) or ""
+
+    # ---- monitoring on AWS: MetricsEnabled (queues, topics) and a queue's Alarms
+    def set_attributes(self, kind: str, name: str, fields: list[tuple[str, codec.Value]]) -> None:
+        """SetQueueAttributes / SetTopicAttributes with only `fields`."""
+        root = "Queue" if kind == "queues" else "Topic"
+        self.call("PUT", _resource(kind, name) + "?metaoverride=true", codec.Node(root, fields))
+
+    def attributes(self, kind: str, name: str) -> dict[str, str]:
+        """GetQueueAttributes / GetTopicAttributes: each element's text, by element name."""
+        answer = self.call("GET", _resource(kind, name))
+        return {child.tag: child.text for child in answer.children} if answer is not None else {}
 
     # ---- a queue's receivers (each gets every message sent to the queue; reached as the queue `{queue}.{name}`)
     def create_receiver(self, queue: str, name: str, settings: ReceiverSettings) -> tuple[bool, bool]:

@@ -13,7 +13,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra.capacity import Capacity
-from infra.functions import LOG_RETENTION, Functions
+from infra.functions import LOG_RETENTION, Functions, grant_metric_reads
 from mnsd.request.routes import Route
 
 HTTP_METHODS = {m.value: m for m in apigw.HttpMethod}
@@ -115,6 +115,8 @@ class Api(Construct):
                 memory_size=capacity.receive_memory if route.long_poll else 256,
                 reserved_concurrency=capacity.reservation(capacity.receive_concurrency) if route.long_poll else None,
             )
+            if route.reads_metrics:
+                grant_metric_reads(function)
             self.http_api.add_routes(
                 path=route.path,
                 methods=[HTTP_METHODS[route.method]],

@@ -71,6 +71,13 @@ def grant_update(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
     return iam.Grant.add_to_principal(grantee=grantee, actions=["dynamodb:UpdateItem"], resource_arns=[table.table_arn])
 
 
+def grant_metric_reads(grantee: iam.IGrantable) -> iam.Grant:
+    """cloudwatch:GetMetricData, which supports no resource-level permission and no condition key (the service
+    authorization reference): on "*". What it reads is the function's own choice (`mnsd.metrics.cloudwatch`: one
+    queue's series in the `MNS` namespace)."""
+    return iam.Grant.add_to_principal(grantee=grantee, actions=["cloudwatch:GetMetricData"], resource_arns=["*"])
+
+
 def grant_tables(tables: Mapping[str, dynamodb.Table], grants: Iterable[str], grantee: iam.IGrantable) -> None:
     """Grants `grantee` each `{table}.{read|write|read_write|count|update}` of `grants` on that table only."""
     for grant in grants:

@@ -25,6 +25,15 @@ DROPPED_DELIVERIES = cloudwatch.Metric(
     period=PERIOD,
 )
 
+# Printed by the metrics sampler (`mnsd.monitoring.handler`): monitored queues a run left unsampled.
+SAMPLER_BEHIND = cloudwatch.Metric(
+    namespace="MNS",
+    metric_name="QueuesNotSampled",
+    dimensions_map={"service": "mns"},
+    statistic="Sum",
+    period=PERIOD,
+)
+
 
 class Alarms(Construct):
     """Any error, throttle, 5xx answer or dropped delivery within five minutes raises its alarm."""

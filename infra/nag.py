@@ -51,8 +51,9 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
             stack.functions,
             "AwsSolutions-IAM5[Resource::*]",
             "Only xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing), dynamodb:ListStreams "
-            "(stream event sources) and, for the push worker, states:SendTaskSuccess/Failure/Heartbeat (answers "
-            "to task tokens), which support no resource-level permissions; every other statement names its "
+            "(stream event sources), for the push worker, states:SendTaskSuccess/Failure/Heartbeat (answers "
+            "to task tokens) and, for get_queue, cloudwatch:GetMetricData (the console's minute chart), which "
+            "support no resource-level permissions; every other statement names its "
             "table, stream, queue, state machine, secret or log group.",
         ),
         (
@@ -88,6 +89,12 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
                 "uses is the publisher's choice (DirectMail AccountName), verified in SES.",
             )
             for name in ("fanout", "first_attempt", "push_worker")
+        ),
+        (
+            role("sample_metrics"),
+            f"AwsSolutions-IAM5[Resource::{arn(stack, 'cloudwatch', f'alarm:{stack.sampler.prefix}*')}]",
+            "The alarms queues ask for (their Alarms attribute) are made at run time, one per queue and kind: the "
+            "sampler may create, read and delete the alarms of the stack's name prefix only, notifying SNS topics only.",
         ),
         (
             role("export_tables"),

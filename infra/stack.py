@@ -12,7 +12,8 @@ from infra.capacity import Capacity
 from infra.console import Console
 from infra.encryption import Encryption
 from infra.functions import Functions
-from infra.monitoring import PERIOD, Alarms
+from infra.metrics import Dashboard, MetricsSampler
+from infra.monitoring import PERIOD, SAMPLER_BEHIND, Alarms
 from infra.nag import acknowledge_reviewed_findings
 from infra.push import PushDelivery, SigningKey
 from infra.secrets import Secrets
@@ -28,7 +29,8 @@ class MnsStack(Stack):
     """Context values (cdk.json or `-c`): mnsRegion, deletionProtection, the concurrency and size settings of
     `infra.capacity.Capacity` (accountConcurrency, receiveConcurrency, ..., reservedConcurrency), the optional
     domainName + certificateArn (serve the API at the root of that host) and alarmEmail, and the customer-managed
-    key of `infra.encryption.Encryption` (kmsKeyArn, or createKmsKey=true)."""
+    key of `infra.encryption.Encryption` (kmsKeyArn, or createKmsKey=true), and metricsDefault (true: a queue or
+    topic that never set MetricsEnabled is monitored; false: only those that chose it)."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
@@ -58,6 +60,8 @@ class MnsStack(Stack):
                 # How HTTP pushes name their signed headers (`mnsd.push.delivery.http_push`): `-c pushHeaderNames=
                 # with-lower-case-copies` for receivers built on the Python SDK's sample endpoint.
                 settings.PUSH_HEADER_NAMES: context("pushHeaderNames") or "live",
+                # Whether a queue or topic that left MetricsEnabled unset is monitored (`mnsd.metrics.monitored`).
+                settings.METRICS_DEFAULT: metrics_default(context("metricsDefault")),
             },
             encryption=self.encryption,
         )
@@ -96,6 +100,8 @@ class MnsStack(Stack):
             log_ttl_hours=LOG_RETENTION_SECONDS // 3600,
             encryption=self.encryption,
         )
+        self.sampler = MetricsSampler(self, "MetricsSampler", functions=self.functions)
+        self.dashboard = Dashboard(self, "Dashboard")
         # New constructs go above the alarms: those cover every function made through `self.functions`.
         self.alarms = Alarms(
             self,
@@ -121,6 +127,8 @@ class MnsStack(Stack):
             visible = queue.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum")
             self.alarms.add(id, visible)
         self.analytics.notify_failures(self.alarms.topic)
+        self.sampler.notify(self.alarms.topic.topic_arn)
+        self.alarms.add("MetricsSamplerBehind", SAMPLER_BEHIND)  # queues a run left unsampled (late or failed)
         CfnOutput(self, "Endpoint", value=self.api.endpoint, description="MNS endpoint for the SDKs")
         domain_targets = (
             ("DomainTarget", self.api.domain_name, "Point the custom domain's DNS (CNAME or alias) here"),
@@ -141,7 +149,22 @@ class MnsStack(Stack):
         )
         CfnOutput(self, "DataBucket", value=self.buckets.data.bucket_name, description="Exports and analytics")
         CfnOutput(self, "AlarmTopicArn", value=self.alarms.topic.topic_arn, description="Subscribe to get alarms")
+        CfnOutput(
+            self,
+            "DashboardName",
+            value=self.dashboard.dashboard.dashboard_name,
+            description="The busiest queues and topics (CloudWatch console, Dashboards)",
+        )
         acknowledge_reviewed_findings(self)
+
+
+def metrics_default(value: object) -> str:
+    """The context value `metricsDefault` (true unless given; `-c` gives a string, cdk.json a boolean) as the
+    environment carries it."""
+    text = "true" if value is None else str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"metricsDefault must be true or false, not {value!r}")
+    return text
 
 
 def build(app: App, id: str = "Mns", **kwargs: object) -> MnsStack:

@@ -14,18 +14,16 @@ from collections.abc import Callable, Iterable, Iterator
 from mnsd.clock import ms
 from mnsd.http import HttpResponse
 from mnsd.metrics import (
-    MESSAGES_DELAYED,
-    MESSAGES_INVISIBLE,
     MESSAGES_PUBLISHED,
-    MESSAGES_VISIBLE,
-    OLDEST_MESSAGE_AGE,
     PUSH_RESULTS,
     QUEUE_COUNTS,
+    QUEUE_GAUGES,
     Labels,
     Metric,
     queue_labels,
     topic_labels,
 )
+from mnsd.metrics.minutes import gauge_values
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.services import Services
 from mnsd.topics.model import Topic
@@ -69,22 +67,16 @@ class MetricsPage:
         counted = self.counts.counts()
         queues = list(services.queues.every_queue())
         now_ms = ms(services.clock.now())
-        backlogs = {queue_labels(q.account_id, q.name): services.queues.backlog(q) for q in queues}
+        gauges = {queue_labels(q.account_id, q.name): gauge_values(services.queues.backlog(q), now_ms) for q in queues}
         accounts = {q.account_id for q in queues} | {labels.account for _, labels in counted}
         topics = [topic_labels(t.account_id, t.name) for a in sorted(accounts) for t in _topics(services, a)]
         lines: list[str] = []
         for metric in QUEUE_COUNTS:
-            lines += family(metric, "counter", _counters(metric, counted, backlogs))
+            lines += family(metric, "counter", _counters(metric, counted, gauges))
         lines += family(MESSAGES_PUBLISHED, "counter", _counters(MESSAGES_PUBLISHED, counted, topics))
         lines += family(PUSH_RESULTS[0], "counter", _push_results(counted))
-        gauges = {
-            MESSAGES_VISIBLE: lambda b: b.counts.active,
-            MESSAGES_INVISIBLE: lambda b: b.counts.inactive,
-            MESSAGES_DELAYED: lambda b: b.counts.delayed,
-            OLDEST_MESSAGE_AGE: lambda b: b.oldest_age_seconds(now_ms),
-        }
-        for metric, value in gauges.items():
-            lines += family(metric, "gauge", ((labels.pairs(), value(b)) for labels, b in backlogs.items()))
+        for metric in QUEUE_GAUGES:
+            lines += family(metric, "gauge", ((labels.pairs(), values[metric]) for labels, values in gauges.items()))
         return "\n".join(lines) + "\n"
 
 

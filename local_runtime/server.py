@@ -36,6 +36,7 @@ from local_runtime.console import Responder, console_responder
 from local_runtime.engine import SQLITE, EngineChoice, receipt_secret
 from local_runtime.exports import export_sqlite, export_tables
 from local_runtime.metrics import METRICS_PATH, MetricsPage
+from local_runtime.minutes import GaugeSampler
 from local_runtime.push import LocalPushWorker, compress_waits, create_push_workflow, time_scale
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
@@ -43,9 +44,11 @@ from local_runtime.upgrade import upgrade
 from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.keys import StaticKeyStore, create_keys_file
-from mnsd.clock import ms
+from mnsd.clock import SystemClock, ms
 from mnsd.http import HttpRequest, HttpResponse
+from mnsd.metrics import TeeMetrics
 from mnsd.metrics.process import ProcessMetrics
+from mnsd.metrics.ring import MinuteRing, RecordedMinutes
 from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.queues.notifier import LocalNotifier
@@ -193,6 +196,8 @@ class LocalServer:
         tools = {("POST", EXPORT_PATH): self.export}
         self.operator = StaticKeyStore(settings.credentials).default
         self.counts = ProcessMetrics()  # what the services count, served on `GET /metrics` with the engine's gauges
+        self.clock = SystemClock()
+        self.ring = MinuteRing(self.clock)  # the last hour by minute, per queue (the console's minute chart)
         pages: dict[tuple[str, str], LocalPage] = {
             ("GET", METRICS_PATH): MetricsPage(lambda: self.services, self.counts)
         }
@@ -202,6 +207,7 @@ class LocalServer:
         self.httpd = LocalHttpServer((host, port), handler)
         self._mock: Any = None
         self.worker: LocalPushWorker | None = None
+        self.sampler: GaugeSampler | None = None
         self.streams: list[LocalStreamReader | SqliteChangeReader] = []
         self.storage: SqliteStorage | None = None
         self.services = self._start_backend(settings, engine or EngineChoice())
@@ -245,9 +251,12 @@ class LocalServer:
             notifier=LocalNotifier(),
             dispatcher=LocalDispatcher(lambda: services.fanout()),
             clients=clients,
-            metrics=self.counts,
+            clock=self.clock,
+            metrics=TeeMetrics(self.counts, self.ring),
+            minutes=RecordedMinutes(self.ring, lambda queue: services.queues.backlog(queue)),
         )
         self.worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
+        self.sampler = GaugeSampler(lambda: services.queues, self.ring).start()
         if self.storage is not None:
             now_ms = lambda: ms(services.clock.now())  # noqa: E731
             reader = SqliteChangeReader(self.storage, lambda events: services.queue_events().handle(events), now_ms)
@@ -295,6 +304,8 @@ class LocalServer:
         self.httpd.server_close()
         if self.worker is not None:
             self.worker.stop()
+        if self.sampler is not None:
+            self.sampler.stop()
         for reader in self.streams:
             reader.stop()
         if self.storage is not None:

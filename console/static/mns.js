@@ -183,6 +183,11 @@ export class Client {
     return children(root, "AccessKey").map(record);
   }
 
+  /** A queue's last hour by minute (`GET /queues/{q}?metrics=minutely`): counts and gauges per minute. */
+  async queueMinutes(queue) {
+    return metrics((await this.request("GET", path("queues", queue) + "?metrics=minutely")).root);
+  }
+
   // ---- a queue's receivers (each receives every message of the queue: README, "Multiple receivers")
   async listReceivers(queue) {
     const { root } = await this.request("GET", path("queues", queue, "receivers"));

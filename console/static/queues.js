@@ -1,6 +1,6 @@
 // Queues: the list (prefix search, paging, live counts), create, and a queue's page (peek, send,
-// receive, delete, attributes, hourly activity).
-import { HourlyChart } from "./charts.js";
+// receive, delete, attributes, the last hour by minute, hourly activity).
+import { HourlyChart, MinuteCharts } from "./charts.js";
 import { fromBase64, toBase64 } from "./mns.js";
 import { BodyField, DeleteSection, Facts, FormEnd, ListPage, PageHead, onOff, useSearch } from "./resources.js";
 import {
@@ -24,6 +24,18 @@ const CHART_SERIES = [
   ["Receives", "receives"],
   ["Deletes", "deletes"],
   ["Expired", "expired"],
+];
+// The last hour by minute (`?metrics=minutely`): each series under its CloudWatch name.
+const MINUTE_SERIES = [
+  ["NumberOfMessagesSent", "Sent", "count"],
+  ["NumberOfMessagesReceived", "Received", "count"],
+  ["NumberOfEmptyReceives", "Empty receives", "count"],
+  ["NumberOfMessagesDeleted", "Deleted", "count"],
+  ["NumberOfMessagesDeadLettered", "Dead-lettered", "count"],
+  ["ApproximateNumberOfMessagesVisible", "Active", "gauge"],
+  ["ApproximateNumberOfMessagesNotVisible", "Inactive", "gauge"],
+  ["ApproximateNumberOfMessagesDelayed", "Delayed", "gauge"],
+  ["ApproximateAgeOfOldestMessage", "Oldest message age (s)", "gauge"],
 ];
 const ATTRIBUTES = [
   ["VisibilityTimeout", "Visibility timeout (s)", "1 to 43200", 30],
@@ -267,6 +279,7 @@ export function QueuePage({ client, name, navigate }) {
   const action = useAction();
   useInterval(() => queue.reload(true), REFRESH_MS, live);
   const loadMetrics = useCallback((hours) => client.queues.metrics(name, hours), [client, name]);
+  const loadMinutes = useCallback(() => client.queueMinutes(name), [client, name]);
   const q = queue.data;
   const peek = () =>
     action.run(async () => {
@@ -295,6 +308,8 @@ export function QueuePage({ client, name, navigate }) {
       ["Delayed", q.DelayMessages, "count-delayed"],
       ...(q.QueueType === "fifo" ? [["Groups in flight", q.MessageGroupsInFlight, "count-groups"]] : []),
       ["Logging", onOff(q.LoggingEnabled)],
+      ["Metrics", onOff(q.MetricsEnabled)],
+      ...(q.Alarms ? [["Alarms", q.Alarms]] : []),
       ["Modified", formatTime(Number(q.LastModifyTime) * 1000)],
     ]} />`}
     <${Check} id="queue-page-live" label="Refresh counts every 5 s" checked=${live} onChange=${setLive} />
@@ -321,6 +336,9 @@ export function QueuePage({ client, name, navigate }) {
     </div>
 
     ${q && q.QueueType !== "fifo" && !name.includes(".") && html`<${Receivers} client=${client} name=${name} live=${live} />`}
+
+    <h2>Last hour by minute</h2>
+    ${q && html`<${MinuteCharts} id="queue-minutes" name=${name} load=${loadMinutes} series=${MINUTE_SERIES} />`}
 
     <h2>Activity per hour</h2>
     ${q &&

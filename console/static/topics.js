@@ -153,6 +153,7 @@ export function TopicPage({ client, account, name, navigate }) {
     html`<${Facts} className="counts" facts=${[
       ["Messages", t.MessageCount],
       ["Logging", onOff(t.LoggingEnabled)],
+      ["Metrics", onOff(t.MetricsEnabled)],
       ["Max size", t.MaximumMessageSize],
       ["Created", formatTime(Number(t.CreateTime) * 1000)],
     ]} />`}

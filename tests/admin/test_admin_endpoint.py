@@ -362,3 +362,39 @@ def test_receivers_are_created_listed_and_deleted_and_the_sdk_reaches_them_by_ad
     with pytest.raises(MNSExceptionBase) as refused:
         replay.receive_message()
     assert refused.value.type == "ReceiverNotExist"
+
+
+def test_what_is_monitored_and_alarmed_is_set_and_shown_through_the_api(endpoint, capsys) -> None:
+    make_queue(endpoint, "watched")
+    Account(endpoint, OWNER[1], OWNER[2]).get_topic("watched-news").create(TopicMeta())
+    assert api(endpoint, OWNER, "show-queue-monitoring", "watched") == 0
+    assert api(endpoint, OWNER, "set-queue-metrics", "watched", "off") == 0
+    assert api(endpoint, OWNER, "set-queue-metrics", "watched", "default") == 0
+    assert api(endpoint, OWNER, "set-topic-metrics", "watched-news", "off") == 0
+    topic = "arn:aws:sns:us-east-1:123456789012:oncall"
+    alarms = ["--oldest-message-age", "600", "--dead-letters", "--minutes", "3", "--topic-arn", topic]
+    assert api(endpoint, OWNER, "set-queue-alarms", "watched", *alarms) == 0
+    assert api(endpoint, OWNER, "show-queue-monitoring", "watched") == 0
+    assert api(endpoint, OWNER, "set-queue-alarms", "watched", "--none") == 0
+    asked = f'{{"OldestMessageAge":600,"DeadLetters":true,"Minutes":3,"TopicArn":"{topic}"}}'
+    assert capsys.readouterr().out.splitlines() == [
+        "queue watched: metrics True, alarms none",  # (the local server's default: every queue)
+        "queue watched: metrics off (published: False)",
+        "queue watched: metrics default (published: True)",
+        "topic watched-news: metrics off (published: False)",
+        f"queue watched: alarms {asked}",
+        f"queue watched: metrics True, alarms {asked}",
+        "queue watched: alarms removed",
+    ]
+    answer = MnsClient(endpoint, OWNER[1], OWNER[2]).attributes("queues", "watched")
+    assert "Alarms" not in answer and answer["MetricsEnabled"] == "True"
+
+
+def test_alarms_are_checked_before_any_call_and_refused_with_metrics_off(endpoint, capsys) -> None:
+    make_queue(endpoint, "unwatched")
+    assert api(endpoint, OWNER, "set-queue-alarms", "unwatched", "--minutes", "3") == 2
+    assert api(endpoint, OWNER, "set-queue-alarms", "unwatched", "--visible-messages", "0") == 2
+    assert "VisibleMessages should be a whole number" in capsys.readouterr().err
+    assert api(endpoint, OWNER, "set-queue-metrics", "unwatched", "off") == 0
+    assert api(endpoint, OWNER, "set-queue-alarms", "unwatched", "--dead-letters") == 1
+    assert "InvalidArgument: A queue with Alarms publishes the metrics they read" in capsys.readouterr().err

@@ -216,6 +216,62 @@ def test_a_queue_chart_shows_the_hourly_operations(console: Console, account, na
     console.screenshot("chart")
 
 
+def minute_values(console: Console, series: str) -> list[int]:
+    """The values of one series of the queue page's minute charts, the current minute last."""
+    figure = console.find(f'#queue-minutes figure[data-series="{series}"]')
+    return [int(v) for v in figure.get_attribute("data-values").split(",")]
+
+
+def test_the_queue_page_shows_the_last_hour_minute_by_minute(console: Console, account, name) -> None:
+    queue = make_queue(account, name)  # no LoggingEnabled: the minutes need none
+    for i in range(3):
+        queue.send_message(Message(f"m{i}"))
+    handles = [queue.receive_message().receipt_handle for _ in range(3)]
+    queue.delete_message(handles[0])
+    with pytest.raises(MNSExceptionBase):
+        queue.receive_message()  # an empty receive
+    queue.send_message(Message("m3"))
+
+    console.open(f"#/queues/{name}")
+    console.text_in('#queue-minutes figure[data-series="NumberOfMessagesSent"] figcaption', "4 in the hour")
+    counts = {
+        series: sum(minute_values(console, series))
+        for series in (
+            "NumberOfMessagesSent",
+            "NumberOfMessagesReceived",
+            "NumberOfEmptyReceives",
+            "NumberOfMessagesDeleted",
+            "NumberOfMessagesDeadLettered",
+        )
+    }
+    assert counts == {
+        "NumberOfMessagesSent": 4,
+        "NumberOfMessagesReceived": 3,
+        "NumberOfEmptyReceives": 1,
+        "NumberOfMessagesDeleted": 1,
+        "NumberOfMessagesDeadLettered": 0,
+    }
+    assert len(minute_values(console, "NumberOfMessagesSent")) == 60
+    assert sum(minute_values(console, "NumberOfMessagesSent")[-2:]) == 4  # this minute (or the one before)
+    now = {
+        series: minute_values(console, series)[-1]  # the gauges as read when the page asked
+        for series in ("ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessagesNotVisible")
+    }
+    assert now == {"ApproximateNumberOfMessagesVisible": 1, "ApproximateNumberOfMessagesNotVisible": 2}
+    canvases = console.driver.find_elements(By.CSS_SELECTOR, "#queue-minutes canvas")
+    assert len(canvases) == 9 and all(c.get_attribute("role") == "img" for c in canvases)
+    assert "Sent per minute" in canvases[0].get_attribute("aria-label")
+    assert canvases[0].size["width"] > 150 and canvases[0].size["height"] > 80
+
+    queue.send_message(Message("m4"))
+    queue.send_message(Message("m5"))
+    console.button("Refresh minutes").click()
+    console.text_in('#queue-minutes figure[data-series="NumberOfMessagesSent"] figcaption', "6 in the hour")
+    console.text_in('#queue-minutes figure[data-series="ApproximateNumberOfMessagesVisible"] figcaption', "3 now")
+    console.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", console.find("#queue-minutes"))
+    console.screenshot("minutes")
+
+
 def test_a_wrong_secret_shows_signature_does_not_match_with_the_request_id(console: Console) -> None:
     console.sign_in(secret="not-the-secret")
     error = console.text_in("main .error", "SignatureDoesNotMatch")

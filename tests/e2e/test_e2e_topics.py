@@ -156,6 +156,7 @@ def test_get_topic_attributes_all_fields(account_a, raw_a, tname):
         "MessageRetentionPeriod": "86400",
         "MessageCount": "3",
         "LoggingEnabled": "True",
+        "MetricsEnabled": "True",  # monitored: the topic left it to the default (true)
     }
     t.delete()
 
@@ -277,6 +278,7 @@ def test_list_topic_with_meta(account_a, endpoint, tname):
             "MaximumMessageSize": "2048",
             "MessageRetentionPeriod": "86400",
             "LoggingEnabled": "True",
+            "MetricsEnabled": "True",
         }
     ]
     urls, marker2, metas = list_topics_with_meta(account_a, tname, 1, marker)

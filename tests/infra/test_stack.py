@@ -12,6 +12,7 @@ from infra.capacity import MIN_UNRESERVED, Capacity
 from infra.console import ROUTE_KEYS as CONSOLE_ROUTE_KEYS
 from infra.functions import ROOT, pinned_version
 from infra.lint import findings
+from infra.metrics import SAMPLER_GRANTS
 from infra.push import FANOUT_GRANTS, FIRST_ATTEMPT_GRANTS, WORKER_GRANTS
 from infra.stack import MnsStack, build
 from mnsd.access.keys import parse_keys
@@ -26,6 +27,7 @@ DECLARED_GRANTS = {
     "first_attempt": FIRST_ATTEMPT_GRANTS,
     "push_worker": WORKER_GRANTS,
     "oplog": OPLOG_GRANTS,
+    "sample_metrics": SAMPLER_GRANTS,
     "export_tables": (),
     "signing_setup": (),
     "not_found": (),
@@ -53,6 +55,7 @@ ANY_RESOURCE_ACTIONS = {
     "states:SendTaskSuccess",  # answers to task tokens: no resource type in the service authorization reference
     "states:SendTaskFailure",
     "states:SendTaskHeartbeat",
+    "cloudwatch:GetMetricData",  # no resource type, no condition key: the console's minute chart (get_queue)
 }
 # Table actions that touch no item: reading a stream (event sources), exporting (tested on its own).
 NOT_DATA_ACTIONS = {
@@ -226,6 +229,30 @@ def test_authenticated_routes_may_count_requests_and_nothing_more(template: Temp
     assert counting[0]["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["rate#*"]}}
 
 
+def test_only_get_queue_may_read_metrics_and_only_with_get_metric_data(synthesized) -> None:
+    stack, template, _ = synthesized
+    readers = {
+        name
+        for name in stack.functions.functions
+        if any("cloudwatch:GetMetricData" in json.dumps(s["Action"]) for s in role_statements(template, name))
+    }
+    assert readers == {name for name, route in ROUTES.items() if route.reads_metrics} == {"get_queue"}
+    # Of the API's functions, no other touches CloudWatch (the sampler keeps alarms: tests/infra/test_metrics.py).
+    touching = {
+        name
+        for name in ROUTES
+        if any("cloudwatch:" in json.dumps(s["Action"]) for s in role_statements(template, name))
+    }
+    assert touching == {"get_queue"}
+    (statement,) = [s for s in role_statements(template, "get_queue") if "cloudwatch:" in json.dumps(s["Action"])]
+    assert (statement["Action"], statement["Resource"], statement["Effect"]) == (
+        "cloudwatch:GetMetricData",
+        "*",
+        "Allow",
+    )
+    assert "Condition" not in statement
+
+
 def test_a_read_only_route_cannot_write(template: Template) -> None:
     actions = set().union(*table_access(template, "get_queue").values())
     assert "dynamodb:GetItem" in actions
@@ -360,7 +387,8 @@ def test_access_keys_start_empty_and_never_appear_in_the_template(template: Temp
     assert "GenerateSecretString" in secrets[receipt]["Properties"]
     for name, function in template.find_resources("AWS::Lambda::Function").items():
         variables = function["Properties"]["Environment"]["Variables"]
-        if function["Properties"]["Handler"] in ("export_tables.handler", "signing_setup.handler", "console.handler"):
+        no_mns_call = ("export_tables.handler", "signing_setup.handler", "console.handler", "sample_metrics.handler")
+        if function["Properties"]["Handler"] in no_mns_call:
             assert "MNS_CREDENTIALS_SECRET_ARN" not in variables, name  # no MNS call: no keys
         else:
             assert variables["MNS_CREDENTIALS_SECRET_ARN"] == {"Ref": credentials}, name
@@ -371,7 +399,7 @@ def test_access_keys_start_empty_and_never_appear_in_the_template(template: Temp
 
 def test_outputs_give_the_endpoint_and_the_credentials_secret(template: Template) -> None:
     outputs = template.find_outputs("*")
-    assert {"Endpoint", "CredentialsSecretArn", "DataBucket", "AlarmTopicArn"} <= set(outputs)
+    assert {"Endpoint", "CredentialsSecretArn", "DataBucket", "AlarmTopicArn", "DashboardName"} <= set(outputs)
 
 
 CERTIFICATE = "arn:aws:acm:us-east-1:123456789012:certificate/abc"
@@ -586,9 +614,8 @@ def test_the_operation_log_is_fed_only_by_leases_of_logging_queues(template: Tem
 
 def test_the_tables_are_exported_daily_to_the_prefixes_the_jobs_read(template: Template) -> None:
     (rule,) = template.find_resources(
-        "AWS::Events::Rule", {"Properties": {"ScheduleExpression": Match.any_value()}}
+        "AWS::Events::Rule", {"Properties": {"ScheduleExpression": "cron(0 2 * * ? *)"}}
     ).values()
-    assert rule["Properties"]["ScheduleExpression"] == "cron(0 2 * * ? *)"
     assert rule["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": [function_id(template, "export_tables"), "Arn"]}
     tables = {
         label: logical_id(template, "AWS::DynamoDB::Table", f"Mns/Tables/{construct}/Resource")

@@ -52,6 +52,9 @@ class BothSinks:
         self.process = ProcessMetrics()
         self.emf = EmfMetrics()
 
+    def monitors(self, chosen: bool | None) -> bool:
+        return self.emf.monitors(chosen)  # (every queue here: none chose, and the default is to monitor)
+
     def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
         self.process.add(metric, labels, value)
         self.emf.add(metric, labels, value)
@@ -236,3 +239,28 @@ def test_the_same_calls_print_their_counts_as_emf(world, capsys):
     assert dict(units) == {name: {unit} for name, unit in EMF_NAMES.values() if name != "QpsLimitExceeded"} | {
         "NumberOfMessagesPublished": {"Count"}
     }
+
+
+def test_the_sampler_prints_the_same_gauges_as_emf(world, capsys):
+    """On AWS the gauges come from the sampler (`mnsd.monitoring`): after the same workload, one run prints for each
+    queue and receiver the values `/metrics` shows."""
+    from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
+
+    services, _, clock = world
+    run_workload(Caller(services, clock), clock)
+    capsys.readouterr()
+    sampler = BacklogSampler(services.queues, EmfMetrics(), clock, SamplerLimits(workers=2))
+    run = sampler.run(list(services.queues.every_queue()))
+    assert (run.sampled, run.late, run.failed) == (len(GAUGES), 0, 0)
+    printed = {line["QueueName"]: line for line in emf_lines(capsys.readouterr().out)}
+    assert set(printed) == set(GAUGES)
+    names = (
+        "ApproximateNumberOfMessagesVisible",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+        "ApproximateAgeOfOldestMessage",
+    )
+    for queue, expected in GAUGES.items():
+        line = printed[queue]
+        assert line["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["AccountId", "QueueName"]]
+        assert tuple(line[name] for name in names) == tuple([value] for value in expected), queue

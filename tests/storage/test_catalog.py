@@ -28,6 +28,23 @@ def test_queues(storage):
     assert catalog.get_queue("A", "q") is None
 
 
+def test_the_metrics_choice_and_alarms_are_kept_and_unset_again(storage):
+    catalog = Catalog(storage.meta)
+    alarms = '{"OldestMessageAge":600,"Minutes":5}'
+    queue = Queue("A", "q", "qid1", QueueAttributes(metrics_enabled=True, alarms=alarms), 10, 10)
+    assert catalog.create_queue(queue) is None
+    assert catalog.get_queue("A", "q") == queue
+    unset = dataclasses.replace(queue, attributes=QueueAttributes(metrics_enabled=None), last_modify_time=20)
+    assert catalog.update_queue(unset)
+    assert catalog.get_queue("A", "q", fresh=True) == unset
+    assert catalog.get_queue("A", "q").attributes.metrics_enabled is None
+    topic = Topic("A", "t", "tid", TopicAttributes(metrics_enabled=False), 10, 10)
+    assert catalog.create_topic(topic) is None
+    assert catalog.get_topic("A", "t") == topic
+    assert catalog.update_topic(dataclasses.replace(topic, attributes=TopicAttributes()))
+    assert catalog.get_topic("A", "t").attributes.metrics_enabled is None
+
+
 def test_topics_and_subscriptions(storage):
     catalog = Catalog(storage.meta)
     topic = Topic("A", "t", "tid", TopicAttributes(maximum_message_size=2048), 10, 10)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+
+import pytest
 
 from mnsd.log.metrics import LogEvent, LogRead
 from mnsd.log.oplog import LogRecord
@@ -255,6 +258,13 @@ def test_topic_messages_within_retention(storage):
     later = NOW + (TOPIC_RETENTION_SECONDS + 1) * 1000
     assert storage.topic_messages.get("t1", "T1", later) is None
     assert storage.topic_messages.count("t1", later) == 0
+
+
+@pytest.mark.parametrize("chosen", [True, False, None])
+def test_a_topic_message_keeps_its_topics_metrics_choice(storage, chosen):
+    message = dataclasses.replace(topic_message(1), metrics_enabled=chosen)
+    storage.topic_messages.put(message)
+    assert storage.topic_messages.get("t1", "T1", NOW) == message
 
 
 def test_operation_log_writes_are_idempotent(storage):

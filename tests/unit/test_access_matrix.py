@@ -36,6 +36,7 @@ OPERATIONS: dict[str, tuple[str, str, str, str]] = {
     "rewind_queue": ("RewindQueue", "PUT", f"/queues/q?rewindtime={NOW - 60}", ""),
     "get_queue_attributes": ("GetQueueAttributes", "GET", "/queues/q", ""),
     "queue_metrics": ("GetQueueAttributes", "GET", "/queues/q?metrics=true", ""),
+    "queue_minutes": ("GetQueueAttributes", "GET", "/queues/q?metrics=minutely", ""),
     "delete_queue": ("DeleteQueue", "DELETE", "/queues/q", ""),
     "send_message": ("SendMessage", "POST", "/queues/q/messages", MESSAGE),
     "batch_send_message": ("BatchSendMessage", "POST", "/queues/q/messages", f"<Messages>{MESSAGE}</Messages>"),

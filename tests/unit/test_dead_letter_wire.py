@@ -54,12 +54,15 @@ def test_get_queue_attributes_answers_the_policy_as_json_text_and_rewind_when_on
     from mnsd.queues.model import Queue
 
     attributes = QueueAttributes().updated_from(changes(NESTED + "<RewindPeriod>600</RewindPeriod>"))
-    root = codec.parse(codec.encode(responses.queue_node(Queue("a", "q", "id", attributes, 1, 1), None)))
+    root = codec.parse(
+        codec.encode(responses.queue_node(Queue("a", "q", "id", attributes, 1, 1), None, metrics_default=True))
+    )
     assert json.loads(root.value("DlqPolicy")) == {
         "Enabled": True,
         "DeadLetterTargetQueue": "dead",
         "MaxReceiveCount": 5,
     }
     assert root.value("RewindPeriod") == "600"
-    plain = codec.parse(codec.encode(responses.queue_node(Queue("a", "q", "id", QueueAttributes(), 1, 1), None)))
+    plain_queue = Queue("a", "q", "id", QueueAttributes(), 1, 1)
+    plain = codec.parse(codec.encode(responses.queue_node(plain_queue, None, metrics_default=True)))
     assert plain.child("DlqPolicy") is None and plain.child("RewindPeriod") is None

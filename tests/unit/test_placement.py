@@ -64,6 +64,27 @@ def test_placement_comes_from_the_record_the_catalog_read_without_a_second_read(
     assert (placements.of("id1").stripes, meta.gets) == (1, 2)
 
 
+def test_a_listing_places_the_queues_it_read_without_a_read_each_but_never_over_a_fresher_record(meta):
+    clock = ManualClock(NOW)
+    writer, _ = container(meta, clock, stripes=2)
+    writer.create_queue(queue("a", "id-a"))
+    writer.create_queue(queue("b", "id-b"))
+    catalog, placements = container(meta, clock)  # the sampler's container
+    catalog.list_queues("acct", "", 10, None)
+    gets = meta.gets
+    assert [placements.of(q).stripes for q in ("id-a", "id-b")] == [2, 2]
+    assert meta.gets == gets  # no read per queue: the listing placed them
+    clock.t += 60  # a minute later: remembered records have aged, a new listing places them again
+    grown = placements.grow("id-a", placements.of("id-a"), 4, int(clock.t * 1000))  # (reads it: it aged)
+    assert grown.stripes == 4
+    stale = {**meta.inner.get("acct#queue", "a"), "stripes": 2}  # an eventually consistent listing a step behind
+    real_list = meta.inner.list
+    meta.inner.list = lambda *args: ([("a", stale)], False)  # type: ignore[method-assign]
+    catalog.list_queues("acct", "", 10, None)
+    meta.inner.list = real_list  # type: ignore[method-assign]
+    assert placements.of("id-a").stripes == 4  # what this container just wrote stands
+
+
 def test_a_queue_never_seen_is_found_by_its_id_and_one_without_a_record_is_placed_as_unrecorded(meta):
     clock = ManualClock(NOW)
     catalog, _ = container(meta, clock, stripes=2)

@@ -58,6 +58,18 @@ def test_queue_attribute_changes_carry_the_given_texts():
     assert requests.queue_attribute_changes(xml) == QueueAttributeChanges("5", "2048", "600", "60", "3", "True")
 
 
+def test_metrics_enabled_and_alarms_are_read_as_given_and_an_empty_one_unsets():
+    alarms = '{"VisibleMessages": 100}'
+    xml = parse(body("Queue", f"<MetricsEnabled>False</MetricsEnabled><Alarms>{alarms}</Alarms>"))
+    assert requests.queue_attribute_changes(xml) == QueueAttributeChanges(metrics_enabled="False", alarms=alarms)
+    emptied = requests.queue_attribute_changes(parse(body("Queue", "<MetricsEnabled></MetricsEnabled><Alarms/>")))
+    assert emptied == QueueAttributeChanges(metrics_enabled="", alarms="")
+    set_before = QueueAttributes(metrics_enabled=False, alarms='{"DeadLetters":true,"Minutes":5}')
+    assert set_before.updated_from(emptied) == QueueAttributes()
+    topic = parse(body("Topic", "<MetricsEnabled>true</MetricsEnabled>"))
+    assert requests.topic_attribute_changes(topic) == TopicAttributeChanges(metrics_enabled="true")
+
+
 def test_queue_attribute_changes_without_body_or_elements_are_empty():
     assert requests.queue_attribute_changes(None) == QueueAttributeChanges()
     assert requests.queue_attribute_changes(parse(body("Queue", ""))) == QueueAttributeChanges()

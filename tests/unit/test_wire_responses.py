@@ -4,7 +4,7 @@ from mnsd import errors
 from mnsd.queues.model import Message, Property, Queue, QueueAttributes, QueueCounts
 from mnsd.queues.service import Received, SendResult
 from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
-from mnsd.wire import responses
+from mnsd.wire import codec, responses
 from mnsd.wire.codec import Node, encode
 
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -123,12 +123,13 @@ QUEUE_FIELDS = (
     "<QueueName>q</QueueName><CreateTime>10</CreateTime><LastModifyTime>20</LastModifyTime>"
     "<DelaySeconds>2</DelaySeconds><MaximumMessageSize>65536</MaximumMessageSize>"
     "<MessageRetentionPeriod>259200</MessageRetentionPeriod><VisibilityTimeout>30</VisibilityTimeout>"
-    "<PollingWaitSeconds>0</PollingWaitSeconds><LoggingEnabled>True</LoggingEnabled><QueueType>normal</QueueType>"
+    "<PollingWaitSeconds>0</PollingWaitSeconds><LoggingEnabled>True</LoggingEnabled><MetricsEnabled>True</MetricsEnabled>"
+    "<QueueType>normal</QueueType>"
 )
 
 
 def test_queue_attributes_with_counts():
-    assert xml(responses.queue_node(QUEUE, QueueCounts(3, 2, 1))) == (
+    assert xml(responses.queue_node(QUEUE, QueueCounts(3, 2, 1), metrics_default=True)) == (
         f"{HEAD}<Queue {NS}>{QUEUE_FIELDS}<ActiveMessages>3</ActiveMessages><InactiveMessages>2</InactiveMessages>"
         "<DelayMessages>1</DelayMessages></Queue>"
     )
@@ -136,7 +137,7 @@ def test_queue_attributes_with_counts():
 
 def test_fifo_queue_attributes_name_its_type_and_groups_in_flight():
     fifo = Queue("1", "q", "qid", QueueAttributes(delay_seconds=2, logging_enabled=True, queue_type="fifo"), 10, 20)
-    assert xml(responses.queue_node(fifo, QueueCounts(0, 1, 0), held_groups=1)) == (
+    assert xml(responses.queue_node(fifo, QueueCounts(0, 1, 0), held_groups=1, metrics_default=True)) == (
         f"{HEAD}<Queue {NS}>{QUEUE_FIELDS.replace('normal', 'fifo')}<ActiveMessages>0</ActiveMessages>"
         "<InactiveMessages>1</InactiveMessages><DelayMessages>0</DelayMessages>"
         "<MessageGroupsInFlight>1</MessageGroupsInFlight></Queue>"
@@ -144,11 +145,11 @@ def test_fifo_queue_attributes_name_its_type_and_groups_in_flight():
 
 
 def test_queue_list_with_and_without_meta():
-    assert xml(responses.queue_list([QUEUE], "MARK", "http://h", False)) == (
+    assert xml(responses.queue_list([QUEUE], "MARK", "http://h", False, metrics_default=True)) == (
         f"{HEAD}<Queues {NS}><Queue><QueueURL>http://h/queues/q</QueueURL><QueueName>q</QueueName></Queue>"
         "<NextMarker>MARK</NextMarker></Queues>"
     )
-    assert xml(responses.queue_list([QUEUE], None, "http://h", True)) == (
+    assert xml(responses.queue_list([QUEUE], None, "http://h", True, metrics_default=True)) == (
         f"{HEAD}<Queues {NS}><Queue><QueueURL>http://h/queues/q</QueueURL>{QUEUE_FIELDS}</Queue></Queues>"
     )
 
@@ -161,19 +162,38 @@ def test_topic_attributes_and_list():
         "<TopicName>t</TopicName><CreateTime>10</CreateTime><LastModifyTime>20</LastModifyTime>"
         "<MaximumMessageSize>1024</MaximumMessageSize><MessageRetentionPeriod>86400</MessageRetentionPeriod>"
     )
-    assert xml(responses.topic_node(TOPIC, 4)) == (
-        f"{HEAD}<Topic {NS}>{fields}<MessageCount>4</MessageCount><LoggingEnabled>False</LoggingEnabled></Topic>"
+    assert xml(responses.topic_node(TOPIC, 4, metrics_default=True)) == (
+        f"{HEAD}<Topic {NS}>{fields}<MessageCount>4</MessageCount><LoggingEnabled>False</LoggingEnabled>"
+        "<MetricsEnabled>True</MetricsEnabled></Topic>"
     )
-    assert xml(responses.topic_list([TOPIC], None, "http://h", True)) == (
+    assert xml(responses.topic_list([TOPIC], None, "http://h", True, metrics_default=True)) == (
         f"{HEAD}<Topics {NS}><Topic><TopicURL>http://h/topics/t</TopicURL>{fields}"
-        "<LoggingEnabled>False</LoggingEnabled></Topic></Topics>"
+        "<LoggingEnabled>False</LoggingEnabled><MetricsEnabled>True</MetricsEnabled></Topic></Topics>"
     )
-    assert xml(responses.topic_list([TOPIC], None, "http://h", False)) == (
+    assert xml(responses.topic_list([TOPIC], None, "http://h", False, metrics_default=True)) == (
         f"{HEAD}<Topics {NS}><Topic><TopicURL>http://h/topics/t</TopicURL><TopicName>t</TopicName></Topic></Topics>"
     )
-    assert xml(responses.topic_list([], "M", "http://h", False)) == (
+    assert xml(responses.topic_list([], "M", "http://h", False, metrics_default=True)) == (
         f"{HEAD}<Topics {NS}><NextMarker>M</NextMarker></Topics>"
     )
+
+
+def test_metrics_enabled_answers_the_choice_else_the_stack_default_and_alarms_their_json():
+    chosen = Queue("1", "q", "qid", QueueAttributes(metrics_enabled=False), 10, 20)
+    unset = Queue("1", "q", "qid", QueueAttributes(), 10, 20)
+    alarmed = Queue("1", "q", "qid", QueueAttributes(alarms='{"DeadLetters":true,"Minutes":5}'), 10, 20)
+
+    def answer(queue: Queue, default: bool) -> tuple[str | None, str | None]:
+        root = codec.parse(codec.encode(responses.queue_node(queue, None, metrics_default=default)))
+        return root.value("MetricsEnabled"), root.value("Alarms")
+
+    assert answer(chosen, True) == ("False", None)
+    assert answer(unset, True) == ("True", None)
+    assert answer(unset, False) == ("False", None)
+    assert answer(alarmed, False) == ("True", '{"DeadLetters":true,"Minutes":5}')  # its alarms read its metrics
+    topic = Topic("1", "t", "tid", TopicAttributes(metrics_enabled=True), 10, 20)
+    root = codec.parse(codec.encode(responses.topic_node(topic, None, metrics_default=False)))
+    assert root.value("MetricsEnabled") == "True"
 
 
 def test_subscription_attributes_omit_an_empty_filter_tag():

@@ -24,7 +24,9 @@ from mnsd.clock import Clock, SystemClock
 from mnsd.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
 from mnsd.log.oplog import OperationLog, QueueEventLog
 from mnsd.metrics import MetricsSink, NoMetrics
+from mnsd.metrics.cloudwatch import CloudWatchMinutes
 from mnsd.metrics.emf import EmfMetrics
+from mnsd.metrics.minutes import MinuteHistory, NoMinutes
 from mnsd.names import check_queue_name, check_topic_name
 from mnsd.push.assembly import Push, build_push
 from mnsd.push.fanout import Fanout
@@ -46,11 +48,12 @@ CLIENT_RETRIES = {"mode": "adaptive", "total_max_attempts": 3}
 CLIENT_TIMEOUTS = {"connect_timeout": 1, "read_timeout": 2}
 
 
-def client_config() -> Any:
-    """The botocore `Config` every client is made with (botocore imported here, never at import)."""
+def client_config(max_pool_connections: int = 10) -> Any:
+    """The botocore `Config` every client is made with (botocore imported here, never at import); a client used by
+    more threads at once than botocore's default 10 connections asks for more."""
     from botocore.config import Config
 
-    return Config(retries=dict(CLIENT_RETRIES), **CLIENT_TIMEOUTS)
+    return Config(retries=dict(CLIENT_RETRIES), max_pool_connections=max_pool_connections, **CLIENT_TIMEOUTS)
 
 
 def boto3_clients() -> Callable[[str], Any]:
@@ -81,6 +84,7 @@ class Services:
     tokens: SecurityTokens  # temporary credentials, sealed with a key derived from the receipt secret
     limits: Limits
     metrics: MetricsSink = field(default_factory=NoMetrics)  # what the services count (`mnsd.metrics`)
+    minutes: MinuteHistory = field(default_factory=NoMinutes)  # a queue's last hour by minute (`mnsd.metrics.minutes`)
     _push: Push | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
@@ -119,9 +123,10 @@ def build_services(
     dispatcher: Dispatcher | None = None,
     clients: Callable[[str], Any] | None = None,
     metrics: MetricsSink | None = None,
+    minutes: MinuteHistory | None = None,
 ) -> Services:
     """The services over `storage`, or else over DynamoDB (`dynamodb`, else a boto3 client); counting into
-    `metrics` (none by default)."""
+    `metrics` (none by default), answering a queue's last hour by minute from `minutes` (zeros by default)."""
     clients = clients or boto3_clients()
     metrics = metrics or NoMetrics()
     clock = clock or SystemClock()
@@ -155,6 +160,7 @@ def build_services(
         SecurityTokens(settings.receipt_secret),
         limits,
         metrics,
+        minutes or NoMinutes(),
     )
 
 
@@ -197,5 +203,13 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
 @lru_cache(maxsize=1)
 def default_services() -> Services:
     """The process-wide services of a Lambda function, made on first use (never at import); their counts go out
-    as EMF lines at the end of each invocation."""
-    return build_services(resolve_secrets(get_settings()), metrics=EmfMetrics())
+    as EMF lines at the end of each invocation, for the queues and topics monitored (`mnsd.metrics.monitored`), and a
+    queue's minutes are read back from CloudWatch."""
+    settings = resolve_secrets(get_settings())
+    clients = boto3_clients()
+    return build_services(
+        settings,
+        clients=clients,
+        metrics=EmfMetrics(default=settings.metrics_default),
+        minutes=CloudWatchMinutes(clients),
+    )

@@ -44,6 +44,12 @@ PUSH_HEADER_NAMES = "MNS_PUSH_HEADER_NAMES"
 RECEIPT_SECRET_ARN = "MNS_RECEIPT_SECRET_ARN"
 CREDENTIALS_SECRET_ARN = "MNS_CREDENTIALS_SECRET_ARN"
 SIGNING_KEY_SECRET_ARN = "MNS_SIGNING_KEY_SECRET_ARN"
+# Live metrics on AWS (`mnsd.metrics`): whether a queue or topic that never set MetricsEnabled is monitored
+# (`true`/`false`, CDK context `metricsDefault`), the CloudWatch alarms the sampler keeps (`mnsd.monitoring.alarms`):
+# their names' prefix and the topic they notify unless a queue's Alarms names another.
+METRICS_DEFAULT = "MNS_METRICS_DEFAULT"
+ALARM_PREFIX = "MNS_ALARM_PREFIX"
+ALARM_TOPIC_ARN = "MNS_ALARM_TOPIC_ARN"
 
 DEFAULT_ACCOUNT_ID = "1000000000000001"
 DEFAULT_ACCESS_KEY_ID = "LOCALACCESSKEYID"
@@ -96,6 +102,11 @@ class Settings:
     # How HTTP pushes name their signed standard headers: "live" (`Content-md5`, `Content-Type`, `Date`, once) or
     # "with-lower-case-copies" (those and a lower-case copy of each: `mnsd.push.delivery.http_push`).
     push_header_names: str = "live"
+    # Whether a queue or topic whose MetricsEnabled is unset is monitored on AWS (its EMF series published, its
+    # gauges sampled); one that set it keeps its choice (`mnsd.metrics.monitored`).
+    metrics_default: bool = True
+    alarm_prefix: str = "MNS-queue-alarm/"  # the stack names its own (`{stack}-queue-alarm/`)
+    alarm_topic_arn: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -136,8 +147,21 @@ VARIABLES = {
     "signing_key_secret_arn": SIGNING_KEY_SECRET_ARN,
     "push_allowed_networks": PUSH_ALLOWED_NETWORKS,
     "push_header_names": PUSH_HEADER_NAMES,
+    "metrics_default": METRICS_DEFAULT,
+    "alarm_prefix": ALARM_PREFIX,
+    "alarm_topic_arn": ALARM_TOPIC_ARN,
 }
-PARSERS: dict[str, Callable[[str], Any]] = {"str": str, "int": int, "float": float}
+
+
+def _switch(text: str) -> bool:
+    """`true` or `false` (any case), as CDK context and the environment give a switch."""
+    value = text.strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {text!r}")
+    return value == "true"
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {"str": str, "int": int, "float": float, "bool": _switch}
 
 
 def credentials_from_env(env: dict[str, str]) -> str:

@@ -6,7 +6,14 @@ a push attempt's result. Where the counts go is the sink's affair:
 - `mnsd.metrics.process.ProcessMetrics`: counters in the process (the local runtime serves them on `GET /metrics`);
 - `mnsd.metrics.emf.EmfMetrics`: CloudWatch Embedded Metric Format lines, printed by the Lambda handler at the end
   of each invocation (`flush`): CloudWatch Logs turns them into metrics, with no call on the request path;
+- `mnsd.metrics.ring.MinuteRing`: the last hour by minute, per queue (the local runtime's console chart, beside
+  its counters: `TeeMetrics`);
 - `NoMetrics`: nothing (services built without a sink: tests, tools).
+
+Which queues and topics are monitored is the user's choice on AWS, where CloudWatch bills each metric series: a
+queue's or topic's `MetricsEnabled` (True, False, or unset) and the stack's default for those that left it unset
+(`monitored`). The services ask their sink whether it publishes a resource's counts (`MetricsSink.monitors`): the
+EMF sink honours the choice, the local runtime's counters count every queue and topic whatever it says.
 
 Names: CloudWatch's are SQS's for queues and SNS's for topics, so an SQS or SNS dashboard, alarm or KEDA trigger
 ports by changing the namespace and dimensions; the Prometheus families are the local runtime's. A receiver is
@@ -131,10 +138,31 @@ OLDEST_MESSAGE_AGE = Metric(
     "Seconds since the oldest message not delayed (Active or Inactive) was enqueued; 0 without one",
 )
 QUEUE_GAUGES = (MESSAGES_VISIBLE, MESSAGES_INVISIBLE, MESSAGES_DELAYED, OLDEST_MESSAGE_AGE)
+# A FIFO queue's groups with a message in flight (GetQueueAttributes' MessageGroupsInFlight, counted up to 1,000):
+# SQS's name for its FIFO queues' metric.
+MESSAGE_GROUPS_IN_FLIGHT = Metric(
+    "ApproximateNumberOfGroupsWithInflightMessages",
+    COUNT,
+    "mns_message_groups_in_flight",
+    "FIFO queue: groups with a message in flight (MessageGroupsInFlight, up to 1,000)",
+)
+
+
+def monitored(chosen: bool | None, default: bool) -> bool:
+    """Whether a queue or topic is monitored: its own choice (MetricsEnabled True or False) where it made one, else
+    the stack's default (`Settings.metrics_default`), read at each use: a change of the default reaches every queue
+    and topic that left the choice to it."""
+    return default if chosen is None else chosen
 
 
 class MetricsSink(Protocol):
     """Where the services' counts go."""
+
+    def monitors(self, chosen: bool | None) -> bool:
+        """Whether the counts of a queue or topic whose MetricsEnabled is `chosen` (None: unset) are to be added:
+        a sink that publishes them at a price honours the choice (`monitored`); one that keeps them for free counts
+        everything. Asked by the services before `add`, with the record they already hold (no read)."""
+        ...
 
     def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
         """Count `value` (a number of messages or bytes) of `metric` for `labels`. Never raises, never waits on I/O."""
@@ -148,8 +176,30 @@ class MetricsSink(Protocol):
 class NoMetrics:
     """Counts nothing."""
 
+    def monitors(self, chosen: bool | None) -> bool:
+        return False
+
     def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
         pass
 
     def flush(self) -> None:
         pass
+
+
+class TeeMetrics:
+    """Counts into each of `sinks` (the local runtime's counters and its minutes)."""
+
+    def __init__(self, *sinks: MetricsSink) -> None:
+        self.sinks = sinks
+
+    def monitors(self, chosen: bool | None) -> bool:
+        """What any of its sinks counts."""
+        return any(sink.monitors(chosen) for sink in self.sinks)
+
+    def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
+        for sink in self.sinks:
+            sink.add(metric, labels, value)
+
+    def flush(self) -> None:
+        for sink in self.sinks:
+            sink.flush()

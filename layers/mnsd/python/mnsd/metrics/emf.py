@@ -14,7 +14,7 @@ import threading
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics
 
-from mnsd.metrics import NAMESPACE, Labels, Metric
+from mnsd.metrics import NAMESPACE, Labels, Metric, monitored
 
 # The CloudWatch dimension of each label (SQS's `QueueName`; the account beside it).
 DIMENSIONS = {
@@ -28,11 +28,18 @@ logger = Logger(service="mns")
 
 
 class EmfMetrics:
-    def __init__(self, namespace: str = NAMESPACE) -> None:
+    """`default`: whether a queue or topic that left MetricsEnabled unset is published (`mnsd.metrics.monitored`)."""
+
+    def __init__(self, namespace: str = NAMESPACE, default: bool = True) -> None:
+        self.default = default
         self._lock = threading.Lock()  # the push functions count from several threads
         self._pending: dict[Labels, dict[Metric, list[float]]] = {}
         self._printing = threading.Lock()
         self._line = EphemeralMetrics(namespace=namespace, service="")  # one line at a time; no `service` dimension
+
+    def monitors(self, chosen: bool | None) -> bool:
+        """CloudWatch bills each series: only the queues and topics monitored by choice or by default."""
+        return monitored(chosen, self.default)
 
     def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
         with self._lock:

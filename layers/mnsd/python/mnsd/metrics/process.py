@@ -14,6 +14,10 @@ class ProcessMetrics:
         self._lock = threading.Lock()
         self._counts: dict[tuple[Metric, Labels], float] = {}
 
+    def monitors(self, chosen: bool | None) -> bool:
+        """Every queue and topic, whatever it chose: the local `GET /metrics` lists them all."""
+        return True
+
     def add(self, metric: Metric, labels: Labels, value: float = 1) -> None:
         key = (metric, labels)
         with self._lock:

@@ -7,4 +7,8 @@ def get_queue_attributes(call: Call) -> HttpResponse:
     queues = call.services.queues
     queue = queues.get_queue(call.account_id, call.path("queue"))
     held = queues.held_groups(queue) if queue.attributes.fifo else None
-    return xml_response(responses.queue_node(queue, queues.queue_counts(queue), held))
+    return xml_response(
+        responses.queue_node(
+            queue, queues.queue_counts(queue), held, metrics_default=call.services.settings.metrics_default
+        )
+    )

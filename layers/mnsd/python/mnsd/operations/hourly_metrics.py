@@ -14,9 +14,9 @@ from mnsd.wire import responses
 from mnsd.wire.responses import Fields
 
 
-def _window(call: Call) -> Window:
+def _window(call: Call, choices: str = "hourly") -> Window:
     if (call.request.query("metrics") or "").lower() != "hourly":
-        raise errors.InvalidArgument("The value of metrics should be hourly.")
+        raise errors.InvalidArgument(f"The value of metrics should be {choices}.")
     hours_text = call.request.query("hours")
     hours = metrics.DEFAULT_HOURS if hours_text is None else int_in_range("hours", hours_text, 1, metrics.MAX_HOURS)
     return Window.ending(call.services.clock.now(), hours)
@@ -28,7 +28,7 @@ def _response(root: str, fields: Fields, window: Window, truncated: bool, hourly
 
 def queue_metrics(call: Call) -> HttpResponse:
     queue = call.services.queues.get_queue(call.account_id, call.path("queue"))
-    window = _window(call)
+    window = _window(call, "hourly or minutely")
     read = call.services.storage.log.read(
         call.account_id, "queue", queue.name, window.first_hour_ms, window.end_ms, metrics.MAX_ITEMS
     )

@@ -58,7 +58,7 @@ class DeadLetters:
         if dead_lettered is None:
             return self._drop(subscription, message, reason)
         self.counters.dead_lettered()
-        count_push(self.metrics, PUSHES_DEAD_LETTERED, subscription)
+        count_push(self.metrics, PUSHES_DEAD_LETTERED, subscription, message)
         logger.info(
             "delivery dead-lettered",
             extra={
@@ -91,7 +91,7 @@ class DeadLetters:
 
     def _drop(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
         self.counters.dropped()
-        count_push(self.metrics, PUSHES_DROPPED, subscription)
+        count_push(self.metrics, PUSHES_DROPPED, subscription, message)
         logger.warning(
             "delivery dropped",
             extra={

@@ -28,7 +28,7 @@ class FirstAttempt:
         """Push once (at most the attempt's deadline, 5 s); then retries or give up as the outcome says.
         Raises only when the retry workflow cannot be started: the caller tries the whole attempt again."""
         outcome = self.deliverer.deliver(subscription, message)
-        count_attempt(self.metrics, subscription, outcome)
+        count_attempt(self.metrics, subscription, message, outcome)
         records = [self.records.attempt(subscription, message, 1, outcome)]
         if outcome.permanent:
             records.append(self.dead_letters.give_up_at_first_attempt(subscription, message, outcome.detail))

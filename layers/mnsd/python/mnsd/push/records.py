@@ -41,14 +41,16 @@ class PushCounters:
             self.dead_letters += 1
 
 
-def count_push(metrics: MetricsSink, metric: Metric, subscription: Subscription) -> None:
-    """One push result of a subscription (`mnsd.metrics.PUSH_RESULTS`)."""
-    metrics.add(metric, topic_labels(subscription.account_id, subscription.topic_name, subscription.name))
+def count_push(metrics: MetricsSink, metric: Metric, subscription: Subscription, message: TopicMessage) -> None:
+    """One push result of a subscription (`mnsd.metrics.PUSH_RESULTS`), if its topic is monitored (as it chose when
+    the message was published)."""
+    if metrics.monitors(message.metrics_enabled):
+        metrics.add(metric, topic_labels(subscription.account_id, subscription.topic_name, subscription.name))
 
 
-def count_attempt(metrics: MetricsSink, subscription: Subscription, outcome: Outcome) -> None:
+def count_attempt(metrics: MetricsSink, subscription: Subscription, message: TopicMessage, outcome: Outcome) -> None:
     """One attempt's result: delivered, or failed (a retry follows, or the push is given up)."""
-    count_push(metrics, PUSHES_DELIVERED if outcome.delivered else PUSHES_FAILED, subscription)
+    count_push(metrics, PUSHES_DELIVERED if outcome.delivered else PUSHES_FAILED, subscription, message)
 
 
 class PushRecords:

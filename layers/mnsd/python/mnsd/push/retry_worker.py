@@ -53,7 +53,7 @@ class RetryWorker:
             logger.info("stale retry not attempted", extra={"message_id": message.message_id})
             return
         outcome = self.deliverer.deliver(subscription, message)
-        count_attempt(self.metrics, subscription, outcome)
+        count_attempt(self.metrics, subscription, message, outcome)
         self.records.write(message, [self.records.attempt(subscription, message, attempt_number(task), outcome)])
         if outcome.delivered:
             self.workflow.succeed(token, json.dumps({"status": outcome.status}))

@@ -3,6 +3,10 @@
 A queue is counted under its name, a receiver under its address (`{queue}.{receiver}`). A message sent to a queue is
 sent to each of its receivers too (a copy is stored for each): it is counted at every address. A dead letter is no
 message sent (as in SQS): it is counted as dead-lettered, on the queue it leaves.
+
+A queue's calls are counted only where the sink monitors it (`MetricsSink.monitors`: on AWS, the queue's choice,
+`QueueAttributes.metrics_chosen`, or the stack's default), decided from the queue record the service already holds:
+no read is added. Its receivers follow the queue's choice.
 """
 
 from __future__ import annotations
@@ -27,13 +31,16 @@ class QueueActivity:
     def __init__(self, sink: MetricsSink) -> None:
         self.sink = sink
 
+    def _monitors(self, queue: Queue) -> bool:
+        return self.sink.monitors(queue.attributes.metrics_chosen)
+
     def _count(self, metric: Metric, queue: Queue, value: float = 1) -> None:
-        if value:
+        if value and self._monitors(queue):
             self.sink.add(metric, queue_labels(queue.account_id, queue.name), value)
 
     def sent(self, queue: Queue, stored: list[Message]) -> None:
         """Messages stored by a send (not those it failed to store), at the queue's and each receiver's address."""
-        if not stored:
+        if not stored or not self._monitors(queue):
             return
         sizes = [len((m.body or "").encode("utf-8")) for m in stored]
         for name in (queue.name, *(receiver_address(queue.name, r.name) for r in queue.receivers)):

@@ -13,6 +13,7 @@ from typing import Any
 
 from mnsd import errors
 from mnsd.access.policy import resource_policy_document
+from mnsd.queues.alarms import QueueAlarms, alarms_document
 from mnsd.validation import int_in_range, mns_bool
 
 MAX_BATCH = 16
@@ -84,6 +85,13 @@ class QueueAttributeChanges:
     policy: str | None = None  # the resource policy (JSON), "" to remove it
     rate_limit: RateLimitInput | None = None
     queue_type: str | None = None  # given at creation; a change is refused
+    metrics_enabled: str | None = None  # True, False, or "" (the stack's default again)
+    alarms: str | None = None  # JSON (`mnsd.queues.alarms`), "" to remove them
+
+
+def metrics_choice(element: str, text: str) -> bool | None:
+    """A MetricsEnabled as given: True or False, or "" for none (the stack's default decides)."""
+    return None if not text.strip() else mns_bool(element, text)
 
 
 @dataclass(frozen=True)
@@ -150,10 +158,24 @@ class QueueAttributes:
     policy: str = ""  # the resource policy granting other accounts (JSON, `mnsd.access.policy`); "": none
     max_receives_per_second: int = 0  # TenantRateLimitPolicy: receives past it answer QpsLimitExceeded (0: none)
     queue_type: str = "normal"  # "fifo": each MessageGroupId's messages delivered in send order, one batch at a time
+    # Live metrics on AWS (`mnsd.metrics.monitored`): True or False as the queue chose, None to follow the stack's
+    # default; and the CloudWatch alarms it asks for (`mnsd.queues.alarms`, canonical JSON; "": none).
+    metrics_enabled: bool | None = None
+    alarms: str = ""
 
     @property
     def fifo(self) -> bool:
         return self.queue_type == "fifo"
+
+    @property
+    def metrics_chosen(self) -> bool | None:
+        """The queue's choice of being monitored: a queue with alarms is (they read its metrics); else its
+        MetricsEnabled (None: the stack's default decides)."""
+        return True if self.alarms else self.metrics_enabled
+
+    @property
+    def queue_alarms(self) -> QueueAlarms:
+        return QueueAlarms.parse(self.alarms)
 
     @property
     def dlq_policy(self) -> DlqPolicy | None:
@@ -185,6 +207,7 @@ class QueueAttributes:
             updated = dataclasses.replace(updated, max_receives_per_second=max_receives_per_second(given.rate_limit))
         if given.queue_type is not None and queue_type(given.queue_type) != self.queue_type:
             raise errors.InvalidArgument("The QueueType of a queue cannot be changed.")
+        updated = _with_monitoring(updated, given)
         if given.rewind_period is not None:
             retention = updated.message_retention_period
             period = int_in_range("RewindPeriod", given.rewind_period, 0, retention, "seconds")
@@ -192,6 +215,21 @@ class QueueAttributes:
         elif updated.rewind_period > updated.message_retention_period:
             raise errors.InvalidArgument("The value of RewindPeriod should not be larger than MessageRetentionPeriod.")
         return updated
+
+
+def _with_monitoring(attributes: QueueAttributes, given: QueueAttributeChanges) -> QueueAttributes:
+    """MetricsEnabled and Alarms applied: a queue cannot ask for alarms while refusing the metrics they read."""
+    if given.metrics_enabled is not None:
+        attributes = dataclasses.replace(
+            attributes, metrics_enabled=metrics_choice("MetricsEnabled", given.metrics_enabled)
+        )
+    if given.alarms is not None:
+        attributes = dataclasses.replace(attributes, alarms=alarms_document(given.alarms))
+    if attributes.alarms and attributes.metrics_enabled is False:
+        raise errors.InvalidArgument(
+            "A queue with Alarms publishes the metrics they read: set MetricsEnabled True, or leave it unset."
+        )
+    return attributes
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from mnsd.operations.list_queue import list_queue
 from mnsd.operations.list_receiver import list_receiver
 from mnsd.operations.list_subscription_by_topic import list_subscription_by_topic
 from mnsd.operations.list_topic import list_topic
+from mnsd.operations.minute_metrics import queue_minutes
 from mnsd.operations.peek_message import peek_message
 from mnsd.operations.publish_message import publish_message
 from mnsd.operations.receive_message import receive_message
@@ -56,7 +57,8 @@ Operation = Callable[[Call], HttpResponse]
 
 
 # The RAM action (`mns:` + this) each operation is authorized as: named here, never derived from a function's name,
-# so renaming a function changes no permission. The hourly metrics are views of attributes, authorized as those.
+# so renaming a function changes no permission. The hourly and minutely metrics are views of attributes,
+# authorized as those.
 ACTIONS: dict[Operation, str] = {
     batch_delete_message: "BatchDeleteMessage",
     batch_peek_message: "BatchPeekMessage",
@@ -84,6 +86,7 @@ ACTIONS: dict[Operation, str] = {
     peek_message: "PeekMessage",
     publish_message: "PublishMessage",
     queue_metrics: "GetQueueAttributes",
+    queue_minutes: "GetQueueAttributes",
     receive_message: "ReceiveMessage",
     redrive_queue: "RedriveQueue",
     rewind_queue: "RewindQueue",
@@ -111,6 +114,8 @@ class Route:
     long_poll: bool = False
     # Served without authentication (the push signing certificate).
     public: bool = False
+    # Reads the queues' CloudWatch metrics (GetMetricData: the console's minute chart, `mnsd.metrics.cloudwatch`).
+    reads_metrics: bool = False
 
 
 def _flag(call: Call, name: str) -> bool:
@@ -165,6 +170,13 @@ def _put_queue(call: Call) -> Operation:
     return _put("Queue", create_queue, set_queue_attributes)(call)
 
 
+def _get_queue(call: Call) -> Operation:
+    """A queue's GET: the console's charts (`?metrics=minutely`, `?metrics=hourly`), else GetQueueAttributes."""
+    if not _has(call, "metrics"):
+        return get_queue_attributes
+    return queue_minutes if (call.request.query("metrics") or "").lower() == "minutely" else queue_metrics
+
+
 def _send(call: Call) -> Operation:
     return batch_send_message if _root(call, "Message", "Messages") == "Messages" else send_message
 
@@ -215,8 +227,9 @@ ROUTES: dict[str, Route] = {
             "get_queue",
             "GET",
             "/queues/{queue}",
-            lambda call: queue_metrics if _has(call, "metrics") else get_queue_attributes,
+            _get_queue,
             ("meta.read", "messages.read", "log.read"),
+            reads_metrics=True,
         ),
         Route("delete_queue", "DELETE", "/queues/{queue}", lambda call: delete_queue, ("meta.read_write",)),
         Route(

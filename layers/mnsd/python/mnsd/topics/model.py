@@ -45,6 +45,7 @@ class TopicAttributeChanges:
     maximum_message_size: str | None = None
     logging_enabled: str | None = None
     policy: str | None = None  # the resource policy (JSON), "" to remove it
+    metrics_enabled: str | None = None  # True, False, or "" (the stack's default again)
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class TopicAttributes:
     maximum_message_size: int = 65536
     logging_enabled: bool = False
     policy: str = ""  # the resource policy granting other accounts (JSON, `mnsd.access.policy`); "": none
+    # Live metrics on AWS (`mnsd.metrics.monitored`): the topic's and its subscriptions' counts; None: the default.
+    metrics_enabled: bool | None = None
 
     def updated_from(self, given: TopicAttributeChanges) -> TopicAttributes:
         """These attributes with the given ones applied, each checked."""
@@ -62,7 +65,12 @@ class TopicAttributes:
         if given.logging_enabled is not None:
             logging = mns_bool("LoggingEnabled", given.logging_enabled)
         policy = self.policy if given.policy is None else resource_policy_document(given.policy)
-        return dataclasses.replace(self, maximum_message_size=size, logging_enabled=logging, policy=policy)
+        chosen = self.metrics_enabled
+        if given.metrics_enabled is not None:
+            chosen = None if not given.metrics_enabled.strip() else mns_bool("MetricsEnabled", given.metrics_enabled)
+        return dataclasses.replace(
+            self, maximum_message_size=size, logging_enabled=logging, policy=policy, metrics_enabled=chosen
+        )
 
 
 @dataclass(frozen=True)
@@ -237,6 +245,7 @@ class TopicMessage:
     direct_sms: dict | None = None
     user_properties: tuple[Property, ...] = ()
     logging_enabled: bool = False  # the topic's LoggingEnabled when it was published
+    metrics_enabled: bool | None = None  # the topic's MetricsEnabled when it was published: its pushes' counts follow
     message_group_id: str = ""  # handed on to queue endpoints (a FIFO queue keeps the group's order)
 
     @property

@@ -190,9 +190,11 @@ class TopicService:
             direct_sms=json_attribute(given.direct_sms, "DirectSMS"),
             user_properties=properties(given.user_properties, "PropertyValue"),
             logging_enabled=topic.attributes.logging_enabled,
+            metrics_enabled=topic.attributes.metrics_enabled,
             message_group_id=message_group_id(given.message_group_id) if given.message_group_id else "",
         )
         self.messages.put(message)
-        self.metrics.add(MESSAGES_PUBLISHED, topic_labels(account_id, topic_name))
+        if self.metrics.monitors(topic.attributes.metrics_enabled):
+            self.metrics.add(MESSAGES_PUBLISHED, topic_labels(account_id, topic_name))
         self.dispatcher.submit(message)
         return message

@@ -85,6 +85,8 @@ def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
         policy=xml.value("Policy"),
         rate_limit=rate_limit_input(xml.child("TenantRateLimitPolicy")),
         queue_type=xml.value("QueueType"),
+        metrics_enabled=xml.value("MetricsEnabled"),
+        alarms=xml.value("Alarms"),
     )
 
 
@@ -155,6 +157,7 @@ def topic_attribute_changes(xml: Element | None) -> TopicAttributeChanges:
         maximum_message_size=xml.value("MaximumMessageSize"),
         logging_enabled=xml.value("LoggingEnabled"),
         policy=xml.value("Policy"),
+        metrics_enabled=xml.value("MetricsEnabled"),
     )
 
 

@@ -9,6 +9,8 @@ from mnsd import errors
 from mnsd.access.keys import AccessKey
 from mnsd.access.tokens import TemporaryCredentials
 from mnsd.log.metrics import HourlyCounts
+from mnsd.metrics import monitored
+from mnsd.metrics.minutes import WINDOW_MINUTES, Minute
 from mnsd.queues.model import Message, Property, Queue, QueueCounts
 from mnsd.queues.service import Received, SendResult
 from mnsd.topics.model import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
@@ -110,8 +112,11 @@ def published(message: TopicMessage) -> Node:
     return Node("Message", [("MessageId", message.message_id), ("MessageBodyMD5", message.body_md5)])
 
 
-def queue_node(queue: Queue, counts: QueueCounts | None, held_groups: int | None = None) -> Node:
-    """GetQueueAttributes (with counts, and a FIFO queue's groups in flight) and a ListQueue entry's meta (without)."""
+def queue_node(
+    queue: Queue, counts: QueueCounts | None, held_groups: int | None = None, *, metrics_default: bool
+) -> Node:
+    """GetQueueAttributes (with counts, and a FIFO queue's groups in flight) and a ListQueue entry's meta (without).
+    `MetricsEnabled` answers whether the queue is monitored: its choice, else the stack's `metrics_default`."""
     a = queue.attributes
     fields: Fields = [
         ("QueueName", queue.name),
@@ -123,6 +128,7 @@ def queue_node(queue: Queue, counts: QueueCounts | None, held_groups: int | None
         ("VisibilityTimeout", a.visibility_timeout),
         ("PollingWaitSeconds", a.polling_wait_seconds),
         ("LoggingEnabled", a.logging_enabled),
+        ("MetricsEnabled", monitored(a.metrics_chosen, metrics_default)),
         ("QueueType", a.queue_type),
     ]
     policy = a.dlq_policy
@@ -135,6 +141,8 @@ def queue_node(queue: Queue, counts: QueueCounts | None, held_groups: int | None
         fields.append(("TenantRateLimitPolicy", json.dumps(limit, separators=(",", ":"))))
     if a.policy:
         fields.append(("Policy", a.policy))
+    if a.alarms:
+        fields.append(("Alarms", a.alarms))
     if counts is not None:
         fields += [
             ("ActiveMessages", counts.active),
@@ -161,19 +169,23 @@ def redrive_result(moved: int) -> Node:
     return Node("RedriveResult", [("MovedMessages", moved)])
 
 
-def queue_list(queues: Sequence[Queue], next_marker: str | None, endpoint: str, with_meta: bool) -> Node:
+def queue_list(
+    queues: Sequence[Queue], next_marker: str | None, endpoint: str, with_meta: bool, *, metrics_default: bool
+) -> Node:
     """ListQueue: each queue's URL (and its attributes with meta), then the next page's marker."""
     entries = []
     for queue in queues:
         url = ("QueueURL", f"{endpoint}/queues/{queue.name}")
         # The live service names each entry beside its URL (the Node SDK reads it); the meta has the name.
-        fields = queue_node(queue, None).fields if with_meta else [("QueueName", queue.name)]
+        meta = queue_node(queue, None, metrics_default=metrics_default) if with_meta else None
+        fields = meta.fields if meta is not None else [("QueueName", queue.name)]
         entries.append(Node("Queue", [url, *fields]))
     return Node("Queues", [("Queue", e) for e in entries] + [("NextMarker", next_marker)])
 
 
-def topic_node(topic: Topic, message_count: int | None) -> Node:
-    """GetTopicAttributes (with the message count) and a ListTopic entry's meta (without)."""
+def topic_node(topic: Topic, message_count: int | None, *, metrics_default: bool) -> Node:
+    """GetTopicAttributes (with the message count) and a ListTopic entry's meta (without). `MetricsEnabled` answers
+    whether the topic is monitored: its choice, else the stack's `metrics_default`."""
     fields: Fields = [
         ("TopicName", topic.name),
         ("CreateTime", topic.create_time),
@@ -184,18 +196,22 @@ def topic_node(topic: Topic, message_count: int | None) -> Node:
     if message_count is not None:
         fields.append(("MessageCount", message_count))
     fields.append(("LoggingEnabled", topic.attributes.logging_enabled))
+    fields.append(("MetricsEnabled", monitored(topic.attributes.metrics_enabled, metrics_default)))
     if topic.attributes.policy:
         fields.append(("Policy", topic.attributes.policy))
     return Node("Topic", fields)
 
 
-def topic_list(topics: Sequence[Topic], next_marker: str | None, endpoint: str, with_meta: bool) -> Node:
+def topic_list(
+    topics: Sequence[Topic], next_marker: str | None, endpoint: str, with_meta: bool, *, metrics_default: bool
+) -> Node:
     """ListTopic: each topic's URL (and its attributes with meta), then the next page's marker."""
     entries = []
     for topic in topics:
         url = ("TopicURL", f"{endpoint}/topics/{topic.name}")
         # The live service names each entry beside its URL (the Node SDK reads it); the meta has the name.
-        fields = topic_node(topic, None).fields if with_meta else [("TopicName", topic.name)]
+        meta = topic_node(topic, None, metrics_default=metrics_default) if with_meta else None
+        fields = meta.fields if meta is not None else [("TopicName", topic.name)]
         entries.append(Node("Topic", [url, *fields]))
     return Node("Topics", [("Topic", e) for e in entries] + [("NextMarker", next_marker)])
 
@@ -288,3 +304,13 @@ def hourly_metrics(root: str, fields: Fields, hours: int, truncated: bool, hourl
     """The console's hourly activity (`?metrics=hourly`): one `Bucket` per hour, its start in epoch seconds."""
     buckets = [Node("Bucket", [("Time", h.hour_ms // 1000), *h.counts.items()]) for h in hourly]
     return Node(root, [*fields, ("Hours", hours), ("Truncated", truncated), ("Buckets", buckets)])
+
+
+def minute_metrics(queue_name: str, minutes: Sequence[Minute]) -> Node:
+    """The console's last hour of a queue (`?metrics=minutely`): one `Bucket` per minute, its start in epoch seconds,
+    each series under its CloudWatch name (counts summed over the minute, gauges as last read; whole numbers)."""
+    buckets = [
+        Node("Bucket", [("Time", m.start_ms // 1000), *((metric.name, round(v)) for metric, v in m.values.items())])
+        for m in minutes
+    ]
+    return Node("QueueMetrics", [("QueueName", queue_name), ("Minutes", WINDOW_MINUTES), ("Buckets", buckets)])

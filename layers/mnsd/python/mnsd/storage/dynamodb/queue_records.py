@@ -2,7 +2,7 @@
 
 The catalog (`mnsd.storage.catalog`) reads and writes queue records through the engine's meta table, which is a
 `QueueRecords`: it stores a new queue's record with the engine's initial placement beside the catalog's fields
-(and answers records without them: they are the engine's), and remembers the queue records it read or stored, by
+(and answers records without them: they are the engine's), and remembers the queue records it read, listed or stored, by
 queue id. `Placements` reads a queue's placement from
 there while it is younger than `cache_seconds` (the catalog caches its queue records as long, so a queue looked
 up by the catalog costs no second read), else reads the record itself (found by the queue id's entry in the
@@ -25,7 +25,8 @@ from mnsd.storage import MetaTable, Record
 from mnsd.storage.catalog import QUEUE, QUEUE_IDS, queue_partition
 from mnsd.storage.dynamodb.placement import FIELDS, Placement
 
-_REMEMBERED = 10_000  # queue records a container remembers (then it starts afresh)
+LISTING_LAG_SECONDS = 1.0  # how far behind an eventually consistent listing may be (DynamoDB: usually under 1 s)
+_REMEMBERED = 20_000  # queue records a container remembers (then it starts afresh): the sampler lists every queue
 
 
 @dataclass
@@ -102,8 +103,19 @@ class QueueRecords:
     def list(
         self, partition: str, prefix: str, limit: int, start_after: str | None
     ) -> tuple[list[tuple[str, Record]], bool]:
+        started = self.clock.now()
         found, more = self.table.list(partition, prefix, limit, start_after)
+        for name, record in found:  # a listing (the sampler's, every minute) places the queues it read at no read more
+            self._remember_listed(partition, name, record, started)
         return [(name, _theirs(record) or {}) for name, record in found], more
+
+    def _remember_listed(self, partition: str, name: str, record: Record, started: float) -> None:
+        """A record a listing read (eventually consistent: usually less than a second behind) replaces only one
+        remembered before that: never what this container wrote or read just before."""
+        queue_id = record.get("queue_id")
+        seen = self.seen(str(queue_id)) if queue_id is not None else None
+        if seen is None or seen.at < started - LISTING_LAG_SECONDS:
+            self._remember(partition, name, record)
 
 
 class Placements:

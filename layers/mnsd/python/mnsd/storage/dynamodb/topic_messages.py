@@ -4,7 +4,8 @@
 so the stream record that announces it (on AWS) is enough to fan it out without another read.
 
 Attributes: a account, t topic name, p publish ms, g tag, b/z body (as in the message table),
-ml DirectMail JSON, ms DirectSMS JSON, u user properties, l LoggingEnabled, x expiry (epoch seconds, TTL).
+ml DirectMail JSON, ms DirectSMS JSON, u user properties, l LoggingEnabled, me MetricsEnabled (where the topic
+set it), x expiry (epoch seconds, TTL).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def to_item(message: TopicMessage) -> dict[str, Any]:
         item["ms"] = {"S": json.dumps(message.direct_sms)}
     if message.logging_enabled:
         item["l"] = {"BOOL": True}
+    if message.metrics_enabled is not None:
+        item["me"] = {"BOOL": message.metrics_enabled}
     if message.user_properties:
         item["u"] = properties(message.user_properties)
     if message.message_group_id:
@@ -55,6 +58,7 @@ def from_item(item: dict[str, Any]) -> TopicMessage:
         direct_sms=json.loads(item["ms"]["S"]) if "ms" in item else None,
         user_properties=parse_properties(item.get("u")),
         logging_enabled="l" in item,
+        metrics_enabled=item["me"]["BOOL"] if "me" in item else None,
         message_group_id=item["mg"]["S"] if "mg" in item else "",
     )
 
