@@ -11,17 +11,9 @@ from conftest import ACCOUNT_A, text_queue
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
-from tests.prometheus_text import parse
+from tests.prometheus_text import QUEUE_COUNTERS, parse
 
-COUNTERS = (
-    "mns_messages_sent_total",
-    "mns_sent_message_bytes_total",
-    "mns_messages_received_total",
-    "mns_empty_receives_total",
-    "mns_messages_deleted_total",
-    "mns_messages_dead_lettered_total",
-    "mns_qps_limit_exceeded_total",
-)
+COUNTERS = QUEUE_COUNTERS
 
 
 def scrape(endpoint: str) -> dict:

@@ -38,7 +38,7 @@ from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from tests.clocks import ManualClock
-from tests.prometheus_text import parse
+from tests.prometheus_text import QUEUE_COUNTERS, parse
 
 ACCOUNT, KEY_ID, SECRET = "1000000000000001", "WORKLOADKEY", "WORKLOADSECRET"
 NS = "http://mns.aliyuncs.com/doc/v1/"
@@ -167,15 +167,7 @@ GAUGES = {  # queue -> (visible, invisible, delayed, oldest age in seconds), at 
     "orders.audit": (5, 0, 1, 50.0),  # its copies, none received there; alpha is the oldest
     "orders-dlq": (1, 0, 0, 5.0),  # b3's dead letter, enqueued when it moved (t0+45)
 }
-FAMILIES = (
-    "mns_messages_sent_total",
-    "mns_sent_message_bytes_total",
-    "mns_messages_received_total",
-    "mns_empty_receives_total",
-    "mns_messages_deleted_total",
-    "mns_messages_dead_lettered_total",
-    "mns_qps_limit_exceeded_total",
-)
+FAMILIES = QUEUE_COUNTERS
 EMF_NAMES = {  # family -> (CloudWatch name, unit)
     "mns_messages_sent_total": ("NumberOfMessagesSent", "Count"),
     "mns_sent_message_bytes_total": ("SentMessageSize", "Bytes"),

@@ -22,18 +22,10 @@ from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from mnsd.topics.model import PublishInput
 from tests.clocks import ManualClock
-from tests.prometheus_text import parse
+from tests.prometheus_text import QUEUE_COUNTERS, parse
 
 A, B = "1000000000000001", "2000000000000002"
-QUEUE_FAMILIES = (
-    "mns_messages_sent_total",
-    "mns_sent_message_bytes_total",
-    "mns_messages_received_total",
-    "mns_empty_receives_total",
-    "mns_messages_deleted_total",
-    "mns_messages_dead_lettered_total",
-    "mns_qps_limit_exceeded_total",
-)
+QUEUE_FAMILIES = QUEUE_COUNTERS
 GAUGES = ("mns_messages_visible", "mns_messages_invisible", "mns_messages_delayed", "mns_oldest_message_age_seconds")
 
 
