@@ -173,7 +173,11 @@ class SqliteMessageStore:
         return claimed
 
     def _claim_runs(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        received = {m.message_id: m.received(now_ms, visible_at) for m in candidates}  # (before the write lock)
+        received = {  # prepared before the write lock is taken (an unclaimable run's candidates are not needed)
+            m.message_id: m.received(now_ms, visible_at)
+            for m in candidates
+            if m.state_at(now_ms) is MessageState.ACTIVE
+        }
         with self.db.write() as connection:
             claimed = fifo.claim_runs(
                 candidates, count, now_ms, lambda run: _claim_run(connection, run, received, now_ms)
