@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 from mnsd.storage import Storage
+from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
 from mnsd.storage.dynamodb.messages import DynamoMessageStore
 from mnsd.storage.dynamodb.placement import Placement
+from mnsd.storage.sqlite import SqliteStorage
 
 # One stripe, its writes keeping the ready index since the epoch, the index built: what the engine keeps for such
 # a queue.
@@ -23,3 +25,18 @@ def reads_index(storage: Storage) -> bool:
     """Whether the contract's queues are read from an index that orders by visibility (priority best effort)."""
     messages = storage.messages
     return isinstance(messages, DynamoMessageStore) and messages.placer.placements.unrecorded.spread.reads_index(0)
+
+
+def end_lifetimes(storage: Storage, now_ms: int) -> None:
+    """What each engine does, by `now_ms`, with what has outlived its time: DynamoDB's TTL deletes every item of
+    the message table whose TTL (`layout.TTL_ATTRIBUTE`, epoch seconds) has passed; SQLite's sweep removes expired
+    messages and group counters past their lifetime (`SqliteStorage.sweep_expired`)."""
+    if isinstance(storage, SqliteStorage):
+        storage.sweep_expired(now_ms)
+        return
+    messages = storage.messages
+    assert isinstance(messages, DynamoMessageStore)
+    items = messages.client.scan(TableName=messages.table)["Items"]  # (the contract's tables are small)
+    for item in items:
+        if TTL_ATTRIBUTE in item and int(item[TTL_ATTRIBUTE]["N"]) <= now_ms // 1000:
+            messages.client.delete_item(TableName=messages.table, Key={"pk": item["pk"], "sk": item["sk"]})

@@ -1,11 +1,14 @@
 """The storage contract for ordered messages (FIFO queues): every engine keeps each group's order.
 
 A group is held while any of its messages is in flight; otherwise its run (its Active messages from its head
-on) may be claimed, whole or its first part, in one atomic step (`mnsd.storage` says it in full).
+on) may be claimed, whole or its first part, in one atomic step (`mnsd.storage` says it in full). The rules are
+`mnsd.queues.fifo`'s: each is pinned here on every engine, the two on which the engines once disagreed (a run with
+a candidate not Active, a new group's first position) included.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import threading
@@ -14,9 +17,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from mnsd.queues import fifo
 from mnsd.queues.model import Message, QueueCounts, body_md5
 from mnsd.storage import Storage
 from tests.storage.conftest import ENGINES
+from tests.storage.engines import end_lifetimes
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
@@ -73,6 +78,27 @@ def test_sequence_numbers_rise_per_group(storage):
     assert storage.messages.sequence("q2", "g", 1, NOW) >= 0  # another queue: its own numbers
 
 
+def test_a_new_group_numbers_from_the_time_of_its_first_send(storage):
+    """`fifo.first_position`: the send's time in ms (DynamoDB once gave that time + 1), then one per message."""
+    assert fifo.first_position(NOW) == NOW
+    assert storage.messages.sequence("q1", "g", 3, NOW) == NOW
+    assert storage.messages.sequence("q1", "g", 1, NOW + 5) == NOW + 3  # the counter goes on, whatever the time
+    assert storage.messages.sequence("q1", "h", 2, NOW + 7) == NOW + 7
+
+
+def test_a_group_counter_lives_its_lifetime_after_its_last_send(storage):
+    """`fifo.GROUP_LIFETIME_MS` (beyond the longest retention): kept until then, gone after (DynamoDB's TTL, SQLite's
+    sweep), and a group made anew numbers from its new first send's time, above all it gave before."""
+    assert fifo.GROUP_LIFETIME_MS > 7 * 86_400_000
+    assert storage.messages.sequence("q1", "g", 1, NOW) == NOW
+    last_send = NOW + fifo.GROUP_LIFETIME_MS - 1000
+    end_lifetimes(storage, last_send)
+    assert storage.messages.sequence("q1", "g", 1, last_send) == NOW + 1  # still its counter
+    later = fifo.group_expires_at(last_send) + 1000
+    end_lifetimes(storage, later)
+    assert storage.messages.sequence("q1", "g", 1, later) == fifo.first_position(later) == later
+
+
 def test_a_scan_offers_each_group_in_send_order(storage):
     send(storage, "a", "b", "a", "c", "b", "a")
     assert runs(storage, NOW + 10) == {"a": ["M00000", "M00002", "M00005"], "b": ["M00001", "M00004"], "c": ["M00003"]}
@@ -110,6 +136,46 @@ def test_a_run_is_claimed_whole_or_not_at_all(storage):
     assert storage.messages.claim(first, NOW + 10, VISIBLE) is not None
     assert storage.messages.claim_some([first, second, third], 3, NOW + 10, VISIBLE) == []
     assert storage.messages.counts("q1", NOW + 10, ordered=True) == QueueCounts(2, 1, 0)
+
+
+def test_a_run_with_a_candidate_not_active_is_refused_whole(storage):
+    """`fifo.claimable` (SQLite once skipped such a candidate and claimed the others): a candidate given delayed
+    refuses its run, unless the run is cut before it (`count`); nothing of a refused run is claimed."""
+    send(storage, "a", "a", "a", "b")
+    first, second, third, other = sorted(scan(storage, NOW + 10), key=lambda m: m.message_id)
+    delayed = dataclasses.replace(third, visible_at=NOW + 5000)
+    claimed = storage.messages.claim_some([first, second, delayed, other], 4, NOW + 10, VISIBLE)
+    assert [m.message_id for m in claimed] == ["M00003"]
+    assert runs(storage, NOW + 20) == {"a": ["M00000", "M00001", "M00002"]}
+    claimed = storage.messages.claim_some([first, second, delayed], 2, NOW + 20, VISIBLE)
+    assert [m.message_id for m in claimed] == ["M00000", "M00001"]
+
+
+def test_a_run_whose_candidate_expired_since_the_scan_is_refused_whole(storage):
+    """An expired message holds nothing back, yet a run built while it was Active is stale: refused whole (SQLite
+    once claimed around it); the next scan's run goes past it."""
+    first, middle, last = (ordered(storage, "a", n) for n in range(3))
+    first.expires_at += 100
+    last.expires_at += 100
+    storage.messages.put([first, middle, last])
+    offered = scan(storage, NOW + 10)
+    after = (NOW // 1000 + RETENTION) * 1000 + 10  # `middle` has expired
+    assert storage.messages.claim_some(offered, 3, after, after + 60_000) == []
+    assert runs(storage, after) == {"a": ["M00000", "M00002"]}
+    claimed = storage.messages.claim_some(scan(storage, after), 3, after, after + 60_000)
+    assert [m.message_id for m in claimed] == ["M00000", "M00002"]
+
+
+def test_runs_are_claimed_in_the_candidates_order_until_count(storage):
+    """`fifo.runs`: one run per group in the order of each group's first candidate, each cut to the room left; a
+    refused run takes no room."""
+    send(storage, "a", "b", "a", "c", "b")
+    by_id = {m.message_id: m for m in scan(storage, NOW + 10)}
+    a_run, b_run, c_run = ([by_id[i] for i in ids] for ids in (["M00000", "M00002"], ["M00001", "M00004"], ["M00003"]))
+    stale_b = [b_run[1]]  # not at its group's head: refused
+    claimed = storage.messages.claim_some([*stale_b, c_run[0], a_run[0], a_run[1]], 2, NOW + 10, VISIBLE)
+    assert [m.message_id for m in claimed] == ["M00003", "M00000"]
+    assert runs(storage, NOW + 20) == {"b": ["M00001", "M00004"]}
 
 
 def test_a_lapsed_head_comes_back_before_anything_after_it(storage):

@@ -12,6 +12,7 @@ import pytest
 from local_runtime.upgrade import upgrade
 from mnsd.log.metrics import LogEvent
 from mnsd.log.oplog import LogRecord
+from mnsd.queues import fifo
 from mnsd.queues.model import QueueCounts
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
@@ -67,7 +68,7 @@ def test_a_refused_run_leaves_none_of_its_group_claimed_and_the_next_group_is_cl
 
 def test_a_group_counter_unused_past_any_retention_is_forgotten_and_numbers_on_above(engine):
     first = engine.messages.sequence("q1", "g", 5, NOW)
-    later = NOW + groups.COUNTER_KEPT_MS + 1
+    later = NOW + fifo.GROUP_LIFETIME_MS + 1
     engine.sweep_expired(later)
     with engine.database.read() as connection:
         assert connection.execute("SELECT COUNT(*) FROM message_groups").fetchone() == (0,)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from mnsd.access.limits import Limits
 from mnsd.clock import Clock, ms
 from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.names import check_queue_name, is_receiver_address
+from mnsd.queues import fifo
 from mnsd.queues.activity import QueueActivity
 from mnsd.queues.model import (
     DLQ_SOURCE_ARN,
@@ -373,28 +373,19 @@ class QueueService:
     def _runs_after_dead_letters(
         self, queue: Queue, policy: DlqPolicy, candidates: list[Message], now_ms: int
     ) -> list[Message]:
-        """A FIFO queue's runs with their spent messages dealt with: those at the head of a run move to the policy's
-        target, in order, and their group waits for a later receive; a run is cut before its first spent message.
-        (The target gone, nothing moves and the runs stay whole, as a standard queue's candidates do.)"""
-        if not any(m.dequeue_count >= policy.max_receive_count for m in candidates):
+        """A FIFO queue's runs with their spent messages dealt with (`fifo.dead_letter_split`): a run's spent head
+        moves to the policy's target, in order, and its group waits for a later receive; another run is cut before
+        its first spent message. (The target gone, nothing moves and the runs stay whole, as a standard queue's
+        candidates do.)"""
+        if not any(fifo.spent(m, policy.max_receive_count) for m in candidates):
             return candidates
-        runs: dict[str, list[Message]] = {}
-        for message in candidates:
-            runs.setdefault(message.message_group_id, []).append(message)
-        spent_heads = {
-            group: list(itertools.takewhile(lambda m: m.dequeue_count >= policy.max_receive_count, run))
-            for group, run in runs.items()
-        }
-        if any(spent_heads.values()) and not self._dead_letter_runs(queue, policy, spent_heads, now_ms):
+        splits = [fifo.dead_letter_split(run, policy.max_receive_count) for run in fifo.runs(candidates)]
+        moves = [moved for moved, _ in splits if moved]
+        if moves and not self._dead_letter_runs(queue, policy, moves, now_ms):
             return candidates
-        return [
-            message
-            for group, run in runs.items()
-            if not spent_heads[group]
-            for message in itertools.takewhile(lambda m: m.dequeue_count < policy.max_receive_count, run)
-        ]
+        return [message for _, kept in splits for message in kept]
 
-    def _dead_letter_runs(self, queue: Queue, policy: DlqPolicy, heads: dict[str, list[Message]], now_ms: int) -> bool:
+    def _dead_letter_runs(self, queue: Queue, policy: DlqPolicy, heads: list[list[Message]], now_ms: int) -> bool:
         """Move each group's spent head messages to the policy's target in their order, a group's moves stopping
         at the first lost to another consumer; False when the target queue no longer exists."""
         target = self.catalog.get_queue(queue.account_id, policy.target)
@@ -402,7 +393,7 @@ class QueueService:
             return False
         source_arn = self.queue_arn(queue)
         moved: list[Message] = []
-        for run in heads.values():
+        for run in heads:
             self.messages.load_bodies(run)
             for message in run:
                 letter = self._dead_letter_of(message, target, source_arn, now_ms)

@@ -20,14 +20,17 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
 - `enqueued_since`, followed from no cursor to the end, gives each message of its range that stays stored
   throughout exactly once (a queue's receivers copy the messages sent before they were created with it).
 
-Ordered messages (a FIFO queue's: `Message.ordered`, `MessageRef.group`) keep the order of their group:
-- `sequence` numbers a group's new messages (their `position`) above every earlier one of the group;
+Ordered messages (a FIFO queue's: `Message.ordered`, `MessageRef.group`) keep the order of their group, by the
+rules of `mnsd.queues.fifo` (each engine keeps only how it stores them):
+- `sequence` numbers a group's new messages (their `position`) above every earlier one of the group, a new group
+  from `fifo.first_position` (its first send's time), its counter kept `fifo.GROUP_LIFETIME_MS` after its last send;
 - a group is *held* while any of its messages is Inactive (in flight): an ordered scan returns nothing of it.
   Otherwise its *head* is its lowest-positioned unexpired message; if the head is Active, an ordered scan may
   return the group's Active messages from the head on, in position order, up to the first that is not Active;
 - a claim of ordered candidates takes, per group, a run that starts at the group's head, in one atomic step:
   the run is refused whole when the group is held, when a message before its first candidate remains, or
-  when any of its candidates is not as observed. So no two runs of one group are ever in flight together;
+  when any of its candidates is not as observed or not Active (`fifo.claimable`: expired since the scan
+  included). So no two runs of one group are ever in flight together;
 - a group never holds back another: an ordered scan finds free groups whatever the others' state;
 - deleting, re-timing, moving (dead-lettering), expiring and rewinding an ordered message keep these rules
   (a dead-lettered head frees its group; a lapsed head is the group's head again).

@@ -45,6 +45,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from mnsd.queues import fifo
 from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import dead_letters
@@ -71,7 +72,6 @@ _HEAD_PAGES = 4  # pages of kept or expired leases a receive reads through at a 
 _ATTEMPTS = 4  # of a delete's or a visibility change's transaction that meets a conflicting write or throttling
 _COUNT_GROUPS = 64  # groups whose leases a count reads one by one; the others are counted from their group item
 _REWIND_HOLD_MS = 60_000  # how long a rewind holds a group at most (should it stop half way)
-_GROUP_TTL_S = 8 * 86_400  # a group item's TTL after its last send: beyond the longest retention (7 days)
 _START_CHARACTERS = string.printable[:94]  # where a shuffled read of a directory partition may start (`G` + one)
 
 
@@ -153,12 +153,16 @@ class OrderedMessages:
     # --- writes ----------------------------------------------------------------------------------
 
     def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
+        """`n` is the last position given: a group made anew starts from just before `fifo.first_position`; its
+        item's TTL is `fifo.group_expires_at` its last send."""
+        before = fifo.first_position(now_ms) - 1
+        expires_at = fifo.group_expires_at(now_ms) // 1000
         response = self.client.update_item(
             TableName=self.table,
             Key=group_item_key(queue_id, group),
-            UpdateExpression="SET n = if_not_exists(n, :now) + :count, q = if_not_exists(q, :zero) + :count, "
+            UpdateExpression="SET n = if_not_exists(n, :before) + :count, q = if_not_exists(q, :zero) + :count, "
             "o = if_not_exists(o, :zero), c = if_not_exists(c, :zero), x = :x",
-            ExpressionAttributeValues=_values(now=now_ms, count=count, zero=0, x=now_ms // 1000 + _GROUP_TTL_S),
+            ExpressionAttributeValues=_values(before=before, count=count, zero=0, x=expires_at),
             ReturnValues="UPDATED_NEW",
         )
         return int(response["Attributes"]["n"]["N"]) - count + 1
@@ -213,25 +217,15 @@ class OrderedMessages:
         }
 
     def claim_runs(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """Per group (in the candidates' order), its candidates up to `count` owned in all, as one run."""
-        runs: dict[str, list[Message]] = {}
-        for candidate in candidates:
-            runs.setdefault(candidate.message_group_id, []).append(candidate)
-        claimed: list[Message] = []
-        for run in runs.values():
-            run = run[: count - len(claimed)]
-            if not run:
-                break
-            claimed += self._claim_run(run, now_ms, visible_at)
-        return claimed
+        """The candidates' runs claimed as `fifo.claim_runs` says, each in one transaction (`_claim_run`)."""
+        return fifo.claim_runs(candidates, count, now_ms, lambda run: self._claim_run(run, now_ms, visible_at))
 
     def _claim_run(self, run: list[Message], now_ms: int, visible_at: int) -> list[Message]:
+        """A claimable run (`fifo.claimable`) taken if it starts at its group's head and the group is free."""
         first = run[0]
         head = self._head(first.queue_id, first.message_group_id, now_ms)
         if head is None or head.position != first.position:
             return []  # a message before it remains (or the group is gone)
-        if any(m.state_at(now_ms) is not MessageState.ACTIVE for m in run):
-            return []
         after = [m.received(now_ms, visible_at) for m in run]
         hold = self._group_update(
             first.ref,
@@ -348,28 +342,23 @@ class OrderedMessages:
         )
         return list(response["Items"]), response.get("LastEvaluatedKey")
 
-    def _run(self, group: _Group, now_ms: int, wanted: int) -> tuple[list[Message], int | None, int | None]:
-        """A group's run: its Active messages from its head on, up to `wanted`; when its head becomes receivable
-        (a delayed or in-flight head); and its head's position (None: no message)."""
-        run: list[Message] = []
+    def _run(self, group: _Group, now_ms: int, wanted: int) -> fifo.HeadRun:
+        """A group's run (`fifo.head_run`), its leases read from the head as far as the run goes."""
+        return fifo.head_run(self._stored(group, now_ms, wanted), now_ms, wanted)
+
+    def _stored(self, group: _Group, now_ms: int, wanted: int) -> Iterator[Message]:
+        """A group's unexpired messages in position order, page by page as they are taken (at most `_HEAD_PAGES`);
+        the expired leases met on the way are deleted (those kept for rewind stay)."""
         after: Item | None = None
         for _ in range(_HEAD_PAGES):
             items, after = self._leases(group.partition, wanted + _RUN_SLACK, after)
             for item in items:
-                state = state_of(item, now_ms)
-                if state is MessageState.EXPIRED:
-                    if not is_kept(item):
-                        self._drop_expired(group, item, now_ms)
-                    continue
-                message = message_of(item)
-                if state is not MessageState.ACTIVE:
-                    return run, (None if run else message.visible_at), (run[0] if run else message).position
-                run.append(message)
-                if len(run) >= wanted:
-                    return run, None, run[0].position
+                if state_of(item, now_ms) is not MessageState.EXPIRED:
+                    yield message_of(item)
+                elif not is_kept(item):
+                    self._drop_expired(group, item, now_ms)
             if after is None:
-                break
-        return run, None, run[0].position if run else None
+                return
 
     def _drop_expired(self, group: _Group, item: Item, now_ms: int) -> None:
         """Delete a lease whose retention is over (TTL would, later), with one message fewer in its group."""
@@ -411,10 +400,11 @@ class OrderedMessages:
                     self._forget(group, now_ms)
                 continue
             else:
-                run, wake, head = self._run(group, now_ms, wanted - len(found))
-                if head is not None:
-                    seen[(queue_id, group.name)] = _Head(group.changes, head)
-                found += run
+                run = self._run(group, now_ms, wanted - len(found))
+                if run.head is not None:
+                    seen[(queue_id, group.name)] = _Head(group.changes, run.head)
+                wake = run.wakes_at
+                found += run.messages
             if wake is not None:
                 next_visible = wake if next_visible is None else min(next_visible, wake)
             if len(found) >= (enough or wanted):
@@ -430,7 +420,7 @@ class OrderedMessages:
         if "Item" not in item:
             return None
         state = _Group.of(item["Item"])
-        _, _, head = self._run(state, now_ms, 1)
+        head = self._run(state, now_ms, 1).head
         return None if head is None else _Head(state.changes, head)
 
     def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:

@@ -9,11 +9,15 @@ last moments before it (never corrupts the database). `MNS_SQLITE_SYNCHRONOUS=FU
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+from mnsd.queues.model import Message, Property
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 10_000
@@ -50,7 +54,7 @@ MESSAGE_COLUMNS = (
     + "".join(f"    {name} {declaration},\n" for name, declaration in ADDED_MESSAGE_COLUMNS)
     + "    PRIMARY KEY (queue_id, message_id)\n"
 )
-# Their names, in the order every statement reads and writes them (`messages.message_of`).
+# Their names, in the order every statement reads and writes them (`message_of`).
 COLUMNS = (
     "queue_id, message_id, priority, position, visible_at, version, dequeue_count, enqueue_time, "
     "first_dequeue_time, expires_at, body_md5, body, user_properties, system_properties, message_group_id, logging, "
@@ -192,3 +196,30 @@ class Database:
                 connection.close()
             except sqlite3.ProgrammingError:  # closed by another thread's use: nothing left to do
                 pass
+
+
+def _parse_properties(text: str | None) -> tuple[Property, ...]:
+    return tuple(Property(*entry) for entry in json.loads(text)) if text else ()
+
+
+def message_of(row: tuple[Any, ...]) -> Message:
+    """The message a row of `COLUMNS` holds."""
+    return Message(
+        queue_id=row[0],
+        message_id=row[1],
+        priority=row[2],
+        position=row[3],
+        visible_at=row[4],
+        version=row[5],
+        dequeue_count=row[6],
+        enqueue_time=row[7],
+        first_dequeue_time=row[8],
+        expires_at=row[9],
+        body_md5=row[10],
+        body=row[11],
+        user_properties=_parse_properties(row[12]),
+        system_properties=_parse_properties(row[13]),
+        message_group_id=row[14],
+        logging=bool(row[15]),
+        ordered=bool(row[16]),
+    )

@@ -18,16 +18,16 @@ from __future__ import annotations
 import hashlib
 import random
 import sqlite3
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+from mnsd.queues import fifo
 from mnsd.queues.model import Message
-from mnsd.storage.sqlite.database import COLUMNS
+from mnsd.storage.sqlite.database import COLUMNS, message_of
 
 HASHES = 1 << 32
 _HASH_DIGITS = 8
-# A counter unused for this long numbers no stored message any more (a retention is 7 days at most), and goes.
-COUNTER_KEPT_MS = 8 * 86_400_000
 
 # Row indexes of the columns a scan looks at (`database.COLUMNS`).
 _VISIBLE_AT, _GROUP_KEY = 4, 17
@@ -70,27 +70,30 @@ def _hash(group: str) -> str:
 
 
 def sequence(connection: sqlite3.Connection, queue_id: str, group: str, count: int, now_ms: int) -> int:
-    """The first of `count` new positions of the group. A new counter starts at the time (ms), so one forgotten
-    after long disuse (`forget_counters`) and made again still numbers above what it gave before (a group would
-    have to average more than one message a millisecond to overtake the clock)."""
-    (following,) = connection.execute(_SEQUENCE_SQL, (queue_id, group, now_ms + count, now_ms, count)).fetchone()
+    """The first of `count` new positions of the group (the counter holds the next one to give): a new counter
+    starts at `fifo.first_position`, so one forgotten after its lifetime (`forget_counters`) and made again
+    numbers above what it gave before."""
+    start = fifo.first_position(now_ms) + count
+    (following,) = connection.execute(_SEQUENCE_SQL, (queue_id, group, start, now_ms, count)).fetchone()
     return int(following) - count
 
 
 def forget_counters(connection: sqlite3.Connection, now_ms: int, limit: int) -> None:
+    """Delete counters past their lifetime (`fifo.group_expires_at` their last send): they number no stored
+    message any more."""
     connection.execute(
         "DELETE FROM message_groups WHERE (queue_id, message_group_id) IN (SELECT queue_id, message_group_id "
         "FROM message_groups WHERE used_at < ? LIMIT ?)",
-        (now_ms - COUNTER_KEPT_MS, limit),
+        (now_ms - fifo.GROUP_LIFETIME_MS, limit),
     )
 
 
-def free_runs(connection: sqlite3.Connection, queue_id: str, now_ms: int, wanted: int) -> list[tuple[Any, ...]]:
-    """Up to `wanted` rows: the runs of free groups (each group's Active messages from its head on, up to the
-    first that is not Active), group after group, from a random group on round to the one before it."""
+def free_runs(connection: sqlite3.Connection, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
+    """Up to `wanted` messages: the runs of free groups (`fifo.head_run`), group after group, from a random group
+    on round to the one before it."""
     start = f"{random.randrange(HASHES):0{_HASH_DIGITS}x}"
     now_s = now_ms // 1000
-    found: list[tuple[Any, ...]] = []
+    found: list[Message] = []
     for lower, upper in ((start, "g"), ("", start)):  # hex digits sort below "g"
         sql, key = _FROM_SQL, lower
         while len(found) < wanted:
@@ -99,14 +102,22 @@ def free_runs(connection: sqlite3.Connection, queue_id: str, now_ms: int, wanted
             if head is None:
                 break
             sql, key = _AFTER_SQL, head[_GROUP_KEY]
+            # A free group: its run (else a delayed or hidden message holds it back; the head's visibility is
+            # looked at first, as it costs no probe).
             if head[_VISIBLE_AT] <= now_ms and not _hidden(connection, queue_id, key, now_ms):
-                found.append(head)  # a free group: its run (else a delayed or hidden message holds it back)
-                for row in rows:
-                    if len(found) == wanted or row[_GROUP_KEY] != key or row[_VISIBLE_AT] > now_ms:
-                        break
-                    found.append(row)
+                group = _group_messages(head, rows)
+                found += fifo.head_run(group, now_ms, wanted - len(found)).messages
             rows.close()  # its statement reset, so the next execution reuses it rather than compiling another
     return found
+
+
+def _group_messages(head: tuple[Any, ...], rows: Iterator[tuple[Any, ...]]) -> Iterator[Message]:
+    """The messages of the group `head` begins, as the rows are read (stopping at the next group's first)."""
+    yield message_of(head)
+    for row in rows:
+        if row[_GROUP_KEY] != head[_GROUP_KEY]:
+            return
+        yield message_of(row)
 
 
 def _hidden(connection: sqlite3.Connection, queue_id: str, key: str, now_ms: int) -> bool:

@@ -24,10 +24,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mnsd.log.changes import MessageChange
+from mnsd.queues import fifo
 from mnsd.queues.model import Backlog, Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
 from mnsd.storage import ReadyScan
 from mnsd.storage.sqlite import changes, groups
-from mnsd.storage.sqlite.database import COLUMNS, Database
+from mnsd.storage.sqlite.database import COLUMNS, Database, message_of
 
 PRIORITIES = range(1, 17)
 # Per priority, an index range of the messages already visible (priorities are asked in turn, highest
@@ -84,26 +85,26 @@ def _claim(connection: sqlite3.Connection, before: Message, after: Message, now_
     )
 
 
-def _claim_run(connection: sqlite3.Connection, leases: list[tuple[Message, Message]], now_ms: int) -> list[Message]:
-    """A group's run claimed in order from its head (`groups.may_follow`), or nothing of it (a savepoint)."""
+def _claim_run(
+    connection: sqlite3.Connection, run: list[Message], received: dict[str, Message], now_ms: int
+) -> list[Message]:
+    """A claimable run (`fifo.claimable`) claimed in order from its group's head (`groups.may_follow`), each as
+    `received` says, or nothing of it (a savepoint)."""
     connection.execute("SAVEPOINT run")
     previous: Message | None = None
-    for before, after in leases:
+    for before in run:
+        after = received[before.message_id]
         if not (groups.may_follow(connection, previous, before, now_ms) and _claim(connection, before, after, now_ms)):
             connection.execute("ROLLBACK TO run")
             connection.execute("RELEASE run")
             return []
         previous = before
     connection.execute("RELEASE run")
-    return [after for _, after in leases]
+    return [received[m.message_id] for m in run]
 
 
 def _properties(items: tuple[Property, ...]) -> str | None:
     return json.dumps([[p.name, p.value, p.type] for p in items]) if items else None
-
-
-def _parse_properties(text: str | None) -> tuple[Property, ...]:
-    return tuple(Property(*entry) for entry in json.loads(text)) if text else ()
 
 
 def _row(message: Message) -> tuple[Any, ...]:
@@ -126,28 +127,6 @@ def _row(message: Message) -> tuple[Any, ...]:
         int(message.logging),
         int(message.ordered),
         groups.group_key(message.message_group_id) if message.ordered else "",
-    )
-
-
-def message_of(row: tuple[Any, ...]) -> Message:
-    return Message(
-        queue_id=row[0],
-        message_id=row[1],
-        priority=row[2],
-        position=row[3],
-        visible_at=row[4],
-        version=row[5],
-        dequeue_count=row[6],
-        enqueue_time=row[7],
-        first_dequeue_time=row[8],
-        expires_at=row[9],
-        body_md5=row[10],
-        body=row[11],
-        user_properties=_parse_properties(row[12]),
-        system_properties=_parse_properties(row[13]),
-        message_group_id=row[14],
-        logging=bool(row[15]),
-        ordered=bool(row[16]),
     )
 
 
@@ -176,33 +155,41 @@ class SqliteMessageStore:
         return claimed[0] if claimed else None
 
     def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned; an
-        ordered group's candidates (gathered in the order given) as one run, claimed whole or not at all."""
-        claims: list[list[tuple[Message, Message]]] = []  # prepared before the write lock is taken
-        runs: dict[tuple[str, str], list[tuple[Message, Message]]] = {}
-        for message in candidates:
-            if message.state_at(now_ms) is not MessageState.ACTIVE:
-                continue
-            lease = (message, message.received(now_ms, visible_at))
-            if not message.ordered:
-                claims.append([lease])
-            elif (run := runs.get((message.queue_id, message.message_group_id))) is not None:
-                run.append(lease)
-            else:
-                claims.append(runs.setdefault((message.queue_id, message.message_group_id), [lease]))
+        """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned; FIFO
+        candidates run by run as `fifo.claim_runs` says, each run claimed whole or not at all (`_claim_run`)."""
+        if candidates and candidates[0].ordered:
+            return self._claim_runs(candidates, count, now_ms, visible_at)
+        leases = [  # prepared before the write lock is taken
+            (m, m.received(now_ms, visible_at)) for m in candidates if m.state_at(now_ms) is MessageState.ACTIVE
+        ]
         claimed: list[Message] = []
         with self.db.write() as connection:
-            for leases in claims:
+            for before, after in leases:
                 if len(claimed) == count:
                     break
-                if leases[0][0].ordered:
-                    claimed += _claim_run(connection, leases[: count - len(claimed)], now_ms)
-                elif _claim(connection, *leases[0], now_ms):
-                    claimed.append(leases[0][1])
-            logged = [changes.received(after, now_ms) for after in claimed if after.logging]
-            if logged:
-                changes.record(connection, logged)
+                if _claim(connection, before, after, now_ms):
+                    claimed.append(after)
+            self._log_received(connection, claimed, now_ms)
         return claimed
+
+    def _claim_runs(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        received = {  # prepared before the write lock is taken (an unclaimable run's candidates are not needed)
+            m.message_id: m.received(now_ms, visible_at)
+            for m in candidates
+            if m.state_at(now_ms) is MessageState.ACTIVE
+        }
+        with self.db.write() as connection:
+            claimed = fifo.claim_runs(
+                candidates, count, now_ms, lambda run: _claim_run(connection, run, received, now_ms)
+            )
+            self._log_received(connection, claimed, now_ms)
+        return claimed
+
+    @staticmethod
+    def _log_received(connection: sqlite3.Connection, claimed: list[Message], now_ms: int) -> None:
+        logged = [changes.received(after, now_ms) for after in claimed if after.logging]
+        if logged:
+            changes.record(connection, logged)
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
         return self.delete_many([(ref, version)], now_ms)[0]
@@ -323,24 +310,26 @@ class SqliteMessageStore:
     def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0, ordered: bool = False) -> ReadyScan:
         """One table holds every message, indexed by visibility: `enough` (a partition's worth) means nothing here.
         Ordered: the runs of free groups (`groups.free_runs`)."""
-        rows: list[tuple[Any, ...]] = []
+        found: list[Message] = []
         with self.db.read() as connection:
             if ordered:
-                rows = groups.free_runs(connection, queue_id, now_ms, wanted)
+                found = groups.free_runs(connection, queue_id, now_ms, wanted)
             else:
+                rows: list[tuple[Any, ...]] = []
                 for priority in PRIORITIES:
                     rows += connection.execute(
                         _READY_SQL, (queue_id, priority, now_ms, now_ms // 1000, wanted - len(rows))
                     ).fetchall()
                     if len(rows) >= wanted:
                         break
+                found = [message_of(row) for row in rows]
             next_visible = None
-            if len(rows) < wanted:  # ordered: may come early (that message may wait behind its group's head)
+            if len(found) < wanted:  # ordered: may come early (that message may wait behind its group's head)
                 next_visible = connection.execute(
                     "SELECT MIN(visible_at) FROM messages WHERE queue_id = ? AND visible_at > ?",
                     (queue_id, now_ms),
                 ).fetchone()[0]
-        return ReadyScan([message_of(row) for row in rows], next_visible)
+        return ReadyScan(found, next_visible)
 
     def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
         with self.db.write() as connection:
