@@ -12,6 +12,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.functions import Functions
@@ -52,11 +53,14 @@ def alarm_prefix(stack: Stack) -> str:
 
 
 class MetricsSampler(Construct):
-    """The scheduled sampler: reads the meta and message tables (nothing else of them), prints EMF, and creates,
+    """The scheduled sampler: reads the meta and message tables (nothing else of them), lists the push retry state
+    machine's executions (`push_retries`: the retries pending), prints EMF, and creates,
     reads and deletes the CloudWatch alarms of its prefix, notifying SNS topics only. `alarm_topic` (the stack's)
     is set with `notify`, once the alarms exist."""
 
-    def __init__(self, scope: Construct, id: str, *, functions: Functions) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, functions: Functions, push_retries: sfn.IStateMachine | None = None
+    ) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
         self.prefix = alarm_prefix(stack)
@@ -68,6 +72,12 @@ class MetricsSampler(Construct):
             shared_secrets=False,  # it serves no MNS call: no access key, no receipt secret
             environment={settings.ALARM_PREFIX: self.prefix},
         )
+        if push_retries is not None:
+            # The retries pending: the push retry state machine's running executions, listed (nothing else of them).
+            self.function.add_environment(settings.PUSH_STATE_MACHINE_ARN, push_retries.state_machine_arn)
+            self.function.add_to_role_policy(
+                iam.PolicyStatement(actions=["states:ListExecutions"], resources=[push_retries.state_machine_arn])
+            )
         self.function.configure_async_invoke(retry_attempts=0, max_event_age=MAX_EVENT_AGE)
         self.rule = events.Rule(self, "Schedule", schedule=SCHEDULE, description="MNS metrics sampler, every minute")
         self.rule.add_target(targets.LambdaFunction(self.function, retry_attempts=0, max_event_age=MAX_EVENT_AGE))

@@ -100,7 +100,9 @@ class MnsStack(Stack):
             log_ttl_hours=LOG_RETENTION_SECONDS // 3600,
             encryption=self.encryption,
         )
-        self.sampler = MetricsSampler(self, "MetricsSampler", functions=self.functions)
+        self.sampler = MetricsSampler(
+            self, "MetricsSampler", functions=self.functions, push_retries=self.push.state_machine
+        )
         self.dashboard = Dashboard(self, "Dashboard")
         # New constructs go above the alarms: those cover every function made through `self.functions`.
         self.alarms = Alarms(

@@ -97,6 +97,14 @@ def test_the_sampler_may_only_touch_alarms_of_its_prefix_that_notify_sns(templat
     assert ":sns:*" in json.dumps(condition)
 
 
+def test_the_sampler_may_only_list_the_executions_of_the_push_retry_state_machine(template: Template) -> None:
+    machine = logical_id(template, "AWS::StepFunctions::StateMachine", "Mns/Push/Retries/Resource")
+    statements = [s for s in role_statements(template, "sample_metrics") if "states:" in json.dumps(s["Action"])]
+    assert statements == [{"Action": "states:ListExecutions", "Effect": "Allow", "Resource": {"Ref": machine}}]
+    _, function = sampler(template)
+    assert function["Properties"]["Environment"]["Variables"]["MNS_PUSH_STATE_MACHINE_ARN"] == {"Ref": machine}
+
+
 def test_every_function_reads_the_stack_default_of_metrics_enabled(template: Template) -> None:
     for function in template.find_resources("AWS::Lambda::Function").values():
         if function["Properties"]["Handler"] in ("console.handler",):

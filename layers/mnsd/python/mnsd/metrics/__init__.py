@@ -119,6 +119,14 @@ PUSHES_FAILED = Metric("NumberOfNotificationsFailed", COUNT, _PUSHES, _PUSHES_HE
 PUSHES_DEAD_LETTERED = Metric("NumberOfNotificationsRedrivenToDlq", COUNT, _PUSHES, _PUSHES_HELP, DEAD_LETTERED)
 PUSHES_DROPPED = Metric("NumberOfNotificationsDropped", COUNT, _PUSHES, _PUSHES_HELP, DROPPED)
 PUSH_RESULTS = (PUSHES_DELIVERED, PUSHES_FAILED, PUSHES_DEAD_LETTERED, PUSHES_DROPPED)
+# Sampled once a minute (`mnsd.monitoring.retries`): pushes whose first attempt failed and whose retries go on (running
+# executions of the push retry state machine), per subscription. On AWS only: the local runtime serves no such family.
+PUSH_RETRIES_PENDING = Metric(
+    "NumberOfNotificationRetriesPending",
+    COUNT,
+    "mns_push_retries_pending",
+    "Pushes waiting for a retry (running retry executions)",
+)
 
 # --- gauges, read from the engine (`mnsd.queues.model.Backlog`) ---------------------------------------------
 

@@ -165,7 +165,24 @@ def delivery_reference(subscription: Subscription, message: TopicMessage) -> dic
     }
 
 
+def retry_suffix(account_id: str, topic_name: str, subscription_name: str) -> str:
+    """The 16 hex digits that end the name of every retry execution of one subscription: a hash of (account, topic,
+    subscription), so that the metrics sampler attributes the running executions it lists to their subscription
+    (`mnsd.monitoring.retries`). Names hold no newline: the parts cannot run into each other."""
+    key = "\n".join((account_id, topic_name, subscription_name))
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+def subscription_suffix(subscription: Subscription) -> str:
+    return retry_suffix(subscription.account_id, subscription.topic_name, subscription.name)
+
+
+def suffix_of(name: str) -> str:
+    """The subscription's suffix of an execution name (`execution_name`)."""
+    return name.rsplit("-", 1)[-1]
+
+
 def execution_name(subscription: Subscription, message: TopicMessage) -> str:
-    """One execution per (message, subscription): a re-delivered stream record cannot start a second."""
-    digest = hashlib.sha1(subscription.name.encode("utf-8")).hexdigest()[:16]
-    return f"{message.message_id}-{digest}"
+    """One execution per (message, subscription): a re-delivered stream record cannot start a second. The message id
+    (about 40 characters, `new_message_id`) and the subscription's suffix: about 57, within Step Functions' 80."""
+    return f"{message.message_id}-{subscription_suffix(subscription)}"
