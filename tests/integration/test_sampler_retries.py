@@ -1,7 +1,8 @@
 """The retries pending on moto (DynamoDB and Step Functions), through the sampler's Lambda handler: running executions
 of the push retry state machine, named as the first attempt names them, counted per subscription of a monitored topic
 and printed as the `NumberOfNotificationRetriesPending` gauge (0 for a subscription with none; no line for a topic
-that is not monitored); a listing stopped by its bound prints what it counted and says so."""
+that is not monitored), in an account that has topics and no queue; a listing stopped by its bound prints what it
+counted and says so."""
 
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ def make_world(limits: RetryLimits) -> Iterator[World]:
         services = build_services(
             settings, dynamodb=clients("dynamodb"), clock=clock, keys=NoKeys(), clients=clients, metrics=EmfMetrics()
         )
-        services.queues.create_queue(ACCOUNT, "inbox")  # the sampler finds the account by its queues
+        # No queue: an account that only publishes to HTTP endpoints is found by its subscriptions.
         yield World(services, clients, arn, clock, limits)
 
 

@@ -7,6 +7,7 @@ from mnsd.queues.model import Backlog, Message, Queue, QueueAttributes, QueueCou
 from mnsd.storage import Storage
 from mnsd.storage import catalog as catalog_module
 from mnsd.storage.catalog import Catalog
+from mnsd.topics.model import Subscription, SubscriptionAttributes
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
@@ -98,6 +99,20 @@ def test_an_ordered_queue_has_its_oldest_across_groups(storage):
     (taken,) = storage.messages.claim_some([head_a], 1, NOW, NOW + 30_000)
     assert storage.messages.delete(taken.ref, taken.version, NOW)
     assert storage.messages.backlog("q1", NOW, ordered=True) == Backlog(QueueCounts(2, 0, 0), NOW - 4000)
+
+
+def test_the_accounts_with_subscriptions_are_found_across_pages(storage, monkeypatch):
+    """Whose subscriptions' pending retries the metrics show: every account that made or changed a subscription,
+    queues or not, read page by page."""
+    monkeypatch.setattr(catalog_module, "LIST_PAGE", 2)
+    catalog = Catalog(storage.meta)
+    assert catalog.accounts_with_subscriptions() == []
+    for n, account in enumerate(["C", "A", "C", "B"]):
+        made = Subscription(account, "t", f"s{n}", SubscriptionAttributes("http://example.com/"), 10, 10, "tid")
+        assert catalog.create_subscription(made) is None
+    assert catalog.create_subscription(made) is not None  # an existing one: nothing new to note
+    assert catalog.accounts_with_subscriptions() == ["A", "B", "C"]
+    assert catalog.accounts_with_queues() == []
 
 
 def test_the_accounts_with_queues_are_found_across_pages(storage, monkeypatch):

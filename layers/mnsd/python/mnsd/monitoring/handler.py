@@ -60,7 +60,9 @@ class Monitor:
         retries = RetryRun(0, 0, False)
         if self.retries is not None:
             try:
-                retries = self.retries.run(self.services.catalog.accounts_with_queues(), default)
+                catalog = self.services.catalog
+                accounts = sorted({*catalog.accounts_with_queues(), *catalog.accounts_with_subscriptions()})
+                retries = self.retries.run(accounts, default)
             except Exception:  # throttled, unavailable: the queues' gauges and alarms still go out
                 logger.exception("retries pending not counted")
                 retries = RetryRun(0, 0, True)
