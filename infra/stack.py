@@ -55,7 +55,7 @@ class MnsStack(Stack):
             environment={
                 **self.tables.environment(),
                 settings.REGION: context("mnsRegion") or "cn-hangzhou",
-                # Requests one account may make per second (0: none), `mnsd.access.limits`.
+                # Requests one account may make per second (0: none), `mnsd.limits`.
                 settings.ACCOUNT_REQUESTS_PER_SECOND: str(int(str(context("accountRequestsPerSecond") or 0))),
                 # How HTTP pushes name their signed headers (`mnsd.push.delivery.http_push`): `-c pushHeaderNames=
                 # with-lower-case-copies` for receivers built on the Python SDK's sample endpoint.

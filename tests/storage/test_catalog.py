@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from mnsd.access.keys import AccountService
+from mnsd.accounts import AccountService
 from mnsd.queues.model import Queue, QueueAttributes
 from mnsd.storage.catalog import AccountAttributes, Catalog
 from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes

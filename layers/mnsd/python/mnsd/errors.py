@@ -50,7 +50,7 @@ AccessKeyIdAndSecurityTokenNotMatch = _error(
     "AccessKeyIdAndSecurityTokenNotMatch", 403, "The access key id and security token you provided does not match."
 )
 
-# Limits (`mnsd.access.limits`).
+# Limits (`mnsd.limits`).
 QpsLimitExceeded = _error("QpsLimitExceeded", 400, "The qps limit of the queue is exceeded.")
 
 # Queues and messages.

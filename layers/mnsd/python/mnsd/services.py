@@ -10,18 +10,18 @@ from typing import Any
 
 from mnsd.access.authorizer import Authorizer
 from mnsd.access.keys import (
-    AccountService,
     CombinedKeyStore,
     KeysFileStore,
     KeyStore,
     RefreshingKeyStore,
     StaticKeyStore,
 )
-from mnsd.access.limits import Limits
 from mnsd.access.resources import CatalogPolicies
 from mnsd.access.tokens import SecurityTokens
+from mnsd.accounts import AccountService
 from mnsd.clock import Clock, SystemClock
 from mnsd.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
+from mnsd.limits import Limits
 from mnsd.log.oplog import OperationLog, QueueEventLog
 from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.metrics.cloudwatch import CloudWatchMinutes

@@ -35,7 +35,7 @@ POLL_INTERVAL_MS = "MNS_POLL_INTERVAL_MS"
 QUEUE_STRIPES = "MNS_QUEUE_STRIPES"
 MAX_QUEUE_STRIPES = "MNS_MAX_QUEUE_STRIPES"
 META_CACHE_SECONDS = "MNS_META_CACHE_SECONDS"
-# Authenticated requests one account may make per second (0: no limit), `mnsd.access.limits`.
+# Authenticated requests one account may make per second (0: no limit), `mnsd.limits`.
 ACCOUNT_REQUESTS_PER_SECOND = "MNS_ACCOUNT_REQUESTS_PER_SECOND"
 # Networks HTTP pushes may reach although internal (comma-separated CIDRs): for local testing only.
 PUSH_ALLOWED_NETWORKS = "MNS_PUSH_ALLOWED_NETWORKS"

@@ -1,18 +1,15 @@
-"""Accounts and access keys: every access key belongs to exactly one account."""
+"""Access keys: every access key belongs to exactly one account (its settings: `mnsd.accounts`)."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from mnsd.access.policy import Policy, PolicyError
 from mnsd.access.principal import Principal
-
-if TYPE_CHECKING:
-    from mnsd.storage.catalog import AccountAttributes, Catalog
 
 # How long a function trusts the access keys it read: a revoked key stops working within this time.
 KEY_CACHE_SECONDS = 60.0
@@ -208,17 +205,3 @@ class CombinedKeyStore:
                 if key.key_id not in found and self.lookup(key.key_id) == key:
                     found[key.key_id] = key
         return list(found.values())
-
-
-class AccountService:
-    """Account-level settings (GetAccountAttributes / SetAccountAttributes), kept in the catalog."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-
-    def attributes(self, account_id: str) -> AccountAttributes:
-        return self.catalog.account_attributes(account_id)
-
-    def set_logging_bucket(self, account_id: str, bucket: str) -> None:
-        current = self.catalog.account_attributes(account_id)
-        self.catalog.set_account_attributes(account_id, replace(current, logging_bucket=bucket))

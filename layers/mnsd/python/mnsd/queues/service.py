@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mnsd import errors
-from mnsd.access.limits import Limits
 from mnsd.clock import Clock, ms
+from mnsd.limits import Limits
 from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.names import check_queue_name, is_receiver_address
 from mnsd.queues import fifo
