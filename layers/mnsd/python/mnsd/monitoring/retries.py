@@ -21,8 +21,8 @@ from aws_lambda_powertools import Logger
 from mnsd.clock import Clock
 from mnsd.metrics import PUSH_RETRIES_PENDING, MetricsSink, monitored, topic_labels
 from mnsd.push.workflow import subscription_suffix, suffix_of
-from mnsd.storage.catalog import LIST_PAGE, Catalog
-from mnsd.topics.model import Subscription, Topic
+from mnsd.storage.catalog import Catalog
+from mnsd.topics.model import Subscription
 
 logger = Logger(service="mns")
 
@@ -73,27 +73,10 @@ class PendingRetries:
 
     def monitored_subscriptions(self, accounts: Iterable[str], default: bool) -> Iterator[Subscription]:
         for account_id in accounts:
-            for topic in self._topics(account_id):
+            for topic in self.catalog.every_topic(account_id):
                 if monitored(topic.attributes.metrics_enabled, default):
-                    yield from (s for s in self._subscriptions(topic) if s.topic_id == topic.topic_id)
-
-    def _topics(self, account_id: str) -> Iterator[Topic]:
-        start_after = None
-        while True:
-            found, more = self.catalog.list_topics(account_id, "", LIST_PAGE, start_after)
-            yield from found
-            if not more or not found:
-                return
-            start_after = found[-1].name
-
-    def _subscriptions(self, topic: Topic) -> Iterator[Subscription]:
-        start_after = None
-        while True:
-            found, more = self.catalog.list_subscriptions(topic.account_id, topic.name, "", LIST_PAGE, start_after)
-            yield from found
-            if not more or not found:
-                return
-            start_after = found[-1].name
+                    subscriptions = self.catalog.every_subscription(account_id, topic.name)
+                    yield from (s for s in subscriptions if s.topic_id == topic.topic_id)
 
     def count(self) -> tuple[Counter[str], bool]:
         """Running executions by name suffix, and whether the bound stopped the listing before its end."""

@@ -59,7 +59,6 @@ HELD_GROUPS_SHOWN = 1000  # GetQueueAttributes' MessageGroupsInFlight counts thi
 DEAD_LETTER_GROUP = "dead-letters"
 MAX_REDRIVE_SCAN = 1000
 REDRIVE_PAGE = 64
-LIST_PAGE = 1000  # queues listed per read of an account's records by `every_queue`
 
 
 @dataclass(frozen=True)
@@ -164,15 +163,9 @@ class QueueService:
     def every_queue(self) -> Iterator[Queue]:
         """Every queue of every account, each followed by its receivers (as `get_queue` gives them by address)."""
         for account_id in self.catalog.accounts_with_queues():
-            start_after = None
-            while True:
-                queues, more = self.catalog.list_queues(account_id, "", LIST_PAGE, start_after)
-                for queue in queues:
-                    yield queue
-                    yield from (view(queue, receiver) for receiver in queue.receivers)
-                if not more or not queues:
-                    break
-                start_after = queues[-1].name
+            for queue in self.catalog.every_queue(account_id):
+                yield queue
+                yield from (view(queue, receiver) for receiver in queue.receivers)
 
     def held_groups(self, queue: Queue) -> int:
         """How many of a FIFO queue's groups have a message in flight (up to `HELD_GROUPS_SHOWN`)."""

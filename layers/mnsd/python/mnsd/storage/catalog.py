@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from mnsd.clock import Clock, SystemClock
 from mnsd.queues.model import Queue, QueueAttributes, Receiver
@@ -40,6 +42,20 @@ LIST_PAGE = 1000
 @dataclass(frozen=True)
 class AccountAttributes:
     logging_bucket: str = ""
+
+
+Named = TypeVar("Named", Queue, Topic, Subscription)
+
+
+def _every_page(read: Callable[[str | None], tuple[list[Named], bool]]) -> Iterator[Named]:
+    """Every entity a listing gives, page after page (`read(start_after)`: a page and whether more follow)."""
+    start_after = None
+    while True:
+        found, more = read(start_after)
+        yield from found
+        if not more or not found:
+            return
+        start_after = found[-1].name
 
 
 def _partition(account_id: str, kind: str) -> str:
@@ -235,13 +251,16 @@ class Catalog:
     def accounts_with_queues(self) -> list[str]:
         """Every account that ever made a queue or receiver (from the queue-id map, which keeps deleted ones too), in
         order: the accounts whose queues the metrics show (one read of the map per 1,000 incarnations)."""
-        accounts: set[str] = set()
+        return sorted({str(record["account"]) for record in self._every(_partition(QUEUE_IDS, QUEUE))})
+
+    def _every(self, partition: str) -> Iterator[Record]:
+        """Every record of a partition, read a page (`LIST_PAGE`) at a time."""
         start_after = None
         while True:
-            found, more = self.table.list(_partition(QUEUE_IDS, QUEUE), "", LIST_PAGE, start_after)
-            accounts.update(str(record["account"]) for _, record in found)
+            found, more = self.table.list(partition, "", LIST_PAGE, start_after)
+            yield from (record for _, record in found)
             if not more or not found:
-                return sorted(accounts)
+                return
             start_after = found[-1][0]
 
     def queue_name(self, queue_id: str) -> tuple[str, str] | None:
@@ -276,6 +295,18 @@ class Catalog:
 
     def count_topics(self, account_id: str) -> int:
         return self.table.count(_partition(account_id, TOPIC))
+
+    def every_queue(self, account_id: str) -> Iterator[Queue]:
+        """Every queue of an account, in name order, a page (`LIST_PAGE`) read at a time."""
+        return _every_page(lambda after: self.list_queues(account_id, "", LIST_PAGE, after))
+
+    def every_topic(self, account_id: str) -> Iterator[Topic]:
+        """Every topic of an account, in name order, a page read at a time."""
+        return _every_page(lambda after: self.list_topics(account_id, "", LIST_PAGE, after))
+
+    def every_subscription(self, account_id: str, topic_name: str) -> Iterator[Subscription]:
+        """Every subscription of a topic, in name order, a page read at a time."""
+        return _every_page(lambda after: self.list_subscriptions(account_id, topic_name, "", LIST_PAGE, after))
 
     def list_topics(
         self, account_id: str, prefix: str, limit: int, start_after: str | None
@@ -319,14 +350,7 @@ class Catalog:
     def accounts_with_subscriptions(self) -> list[str]:
         """Every account that made (or changed) a subscription, in order, whether or not it has queues: the accounts
         whose subscriptions' pending retries the metrics show (one read per 1,000 accounts)."""
-        accounts: list[str] = []
-        start_after = None
-        while True:
-            found, more = self.table.list(_partition(SUBSCRIBERS, ACCOUNT), "", LIST_PAGE, start_after)
-            accounts += [str(record["account"]) for _, record in found]
-            if not more or not found:
-                return accounts
-            start_after = found[-1][0]
+        return [str(record["account"]) for record in self._every(_partition(SUBSCRIBERS, ACCOUNT))]
 
     def delete_subscription(self, account_id: str, topic_name: str, name: str) -> None:
         self.table.delete(_partition(account_id, _subscriptions(topic_name)), name)

@@ -155,14 +155,7 @@ class TopicService:
 
     def subscriptions_of(self, message: TopicMessage) -> list[Subscription]:
         """Every subscription that should receive a message: same topic incarnation, created before it, tag matching."""
-        found: list[Subscription] = []
-        start_after = None
-        while True:
-            page, more = self.catalog.list_subscriptions(message.account_id, message.topic_name, "", 1000, start_after)
-            found += page
-            if not more:
-                break
-            start_after = page[-1].name
+        found = self.catalog.every_subscription(message.account_id, message.topic_name)
         return [s for s in found if s.topic_id == message.topic_id and s.accepts(message)]
 
     # --- messages -----------------------------------------------------------------------------
