@@ -14,25 +14,20 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from infra.encryption import Encryption
+from mnsd.metrics import NAMESPACE
 
 PERIOD = Duration.minutes(5)
-# Emitted by the push code (Powertools metrics: namespace MNS, default dimension service=mns).
-DROPPED_DELIVERIES = cloudwatch.Metric(
-    namespace="MNS",
-    metric_name="DroppedDeliveries",
-    dimensions_map={"service": "mns"},
-    statistic="Sum",
-    period=PERIOD,
-)
 
-# Printed by the metrics sampler (`mnsd.monitoring.handler`): monitored queues a run left unsampled.
-SAMPLER_BEHIND = cloudwatch.Metric(
-    namespace="MNS",
-    metric_name="QueuesNotSampled",
-    dimensions_map={"service": "mns"},
-    statistic="Sum",
-    period=PERIOD,
-)
+
+def _health(name: str) -> cloudwatch.Metric:
+    """A count the service prints about itself (Powertools metrics: namespace MNS, default dimension service=mns)."""
+    return cloudwatch.Metric(
+        namespace=NAMESPACE, metric_name=name, dimensions_map={"service": "mns"}, statistic="Sum", period=PERIOD
+    )
+
+
+DROPPED_DELIVERIES = _health("DroppedDeliveries")  # the push code's
+SAMPLER_BEHIND = _health("QueuesNotSampled")  # the metrics sampler's (`mnsd.monitoring.handler`): queues left unsampled
 
 
 class Alarms(Construct):
