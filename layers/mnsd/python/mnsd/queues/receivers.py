@@ -5,7 +5,9 @@ queue's is), kept on its queue's record (at most `MAX_RECEIVERS`); deleting the 
 messages are left to TTL as the queue's are. A send stores, in the same `MessageStore.put`, the queue's messages and
 one copy of each per receiver (`ReceiverService.copies`): its own id, the same content, delay, place in queue order
 and end of retention. So a receiver has its own leases: visibility, receive counts, dead letters and counts are its
-own, and the queue keeps working as its own receiver.
+own, and the queue keeps working as its own receiver. A FIFO queue's receiver numbers each group's copies from its
+own counters (`ReceiverService.copies`), so it keeps every group's order on its own, as the queue does: a group in
+flight in one receiver holds nothing back in the queue or another receiver.
 
 A receiver is reached through the queue routes by its address `{queue}.{receiver}` (`mnsd.names`), as a `Queue`
 (`view`): its incarnation, the queue's attributes with its own VisibilityTimeout, PollingWaitSeconds and DlqPolicy
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name, check_receiver_address, check_receiver_name, receiver_address
+from mnsd.queues import fifo
 from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.model import (
     INT_ATTRIBUTES,
@@ -51,6 +54,10 @@ COPY_PAGE = 500  # messages copied per page of an earlier StartTime
 COPY_PER_CALL = 5000  # messages one create copies at most (an identical create goes on)
 COPY_SECONDS = 4.0  # and for this long at most (within the shortest function timeout, 10 s)
 ATTEMPTS = 3  # conditional writes of a queue's receivers tried before giving up (others changed them meanwhile)
+FIFO_START = (
+    "A receiver of a FIFO queue starts when it is created: a StartTime before then would put the messages sent "
+    "earlier after those sent since in their groups."
+)
 SETTABLE = "Only VisibilityTimeout, PollingWaitSeconds and DlqPolicy can be set on a receiver."
 
 
@@ -101,9 +108,20 @@ def view(queue: Queue, receiver: Receiver) -> Queue:
     )
 
 
-def copy_of(message: Message, queue_id: str, message_id: str) -> Message:
+def copy_of(message: Message, queue_id: str, message_id: str, position: int | None = None) -> Message:
     """A receiver's copy of a message of its queue: never received, with the message's content, enqueue time, place
-    in queue order (so its delay) and end of retention."""
+    in queue order (so its delay) and end of retention; a FIFO queue's, at `position` in its group's order in the
+    receiver (each receiver numbers its groups itself, as the queue does), receivable when the message is."""
+    if position is not None:
+        return Message.enqueued(
+            queue_id,
+            message_id,
+            message.enqueue_time,
+            message.visible_at,
+            message.expires_at,
+            message.content,
+            position,
+        )
     return Message.enqueued(
         queue_id, message_id, message.enqueue_time, message.position, message.expires_at, message.content
     )
@@ -222,8 +240,8 @@ class ReceiverService:
                     raise errors.ReceiverAlreadyExist()
                 created = False
                 return None
-            if queue.attributes.fifo:
-                raise errors.InvalidArgument("A FIFO queue cannot have receivers yet.")
+            if queue.attributes.fifo and start < int(now):
+                raise errors.InvalidArgument(FIFO_START)
             if len(queue.receivers) >= MAX_RECEIVERS:
                 raise errors.ReceiverNumExceededLimit()
             receiver = self._new(queue, name, given, start, now)
@@ -247,7 +265,8 @@ class ReceiverService:
     def _new(self, queue: Queue, name: str, given: ReceiverInput, start: int, now: float) -> Receiver:
         """A new receiver of the queue (its attributes checked), its incarnation mapped to its address."""
         now_ms = ms(now)
-        earlier = given.start_time is not None and start * 1000 < now_ms  # (else it starts now, to the millisecond)
+        # (else it starts now, to the millisecond; a FIFO queue's always does: `FIFO_START`)
+        earlier = given.start_time is not None and start * 1000 < now_ms and not queue.attributes.fifo
         receiver = Receiver(
             name, secrets.token_urlsafe(12), now_ms, start, int(now), copy_cursor="" if earlier else None
         )
@@ -320,9 +339,19 @@ class ReceiverService:
         found: dict[str, list[Message]] = {m.message_id: [] for m in originals}
         for receiver in queue.receivers:
             ids = self.messages.new_ids(receiver.queue_id, len(originals), now_ms, sent)
-            for message, message_id in zip(originals, ids, strict=True):
-                found[message.message_id].append(copy_of(message, receiver.queue_id, message_id))
+            for message, message_id, position in zip(
+                originals, ids, self._positions(queue, receiver, originals, now_ms), strict=True
+            ):
+                found[message.message_id].append(copy_of(message, receiver.queue_id, message_id, position))
         return found
+
+    def _positions(self, queue: Queue, receiver: Receiver, originals: list[Message], now_ms: int) -> list[int | None]:
+        """Where a FIFO queue's new messages go in the receiver's groups (from the receiver's own counters, so each
+        keeps every group's order on its own); None for another queue's."""
+        if not queue.attributes.fifo:
+            return [None] * len(originals)
+        groups = [m.message_group_id for m in originals]
+        return list(fifo.positions(groups, lambda g, n: self.messages.sequence(receiver.queue_id, g, n, now_ms)))
 
     def notify(self, queue: Queue) -> None:
         """Messages were stored for the queue's receivers: wake their long polls."""
