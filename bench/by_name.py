@@ -13,7 +13,7 @@ from mnsd.wire import requests
 if TYPE_CHECKING:
     from mnsd.errors import MnsError
     from mnsd.queues.messages import Received, SendResult
-    from mnsd.queues.model import Message, MessageInput, Property, Queue, QueueAttributeChanges
+    from mnsd.queues.model import Message, MessageInput, Queue, QueueAttributeChanges
     from mnsd.queues.receivers import ReceiverService
     from mnsd.services import Services
 
@@ -67,13 +67,3 @@ class QueuesByName:
     def rewind(self, account_id: str, name: str, rewind_time: str) -> int:
         since = requests.rewind_seconds(rewind_time)
         return self.services.dead_letters.rewind(self.get_queue(account_id, name), since)
-
-    def dead_letter_send(
-        self,
-        account_id: str,
-        name: str,
-        body: str,
-        user_properties: tuple[Property, ...],
-        system_properties: tuple[Property, ...],
-    ) -> Message:
-        return self.services.dead_letters.send(account_id, name, body, user_properties, system_properties)

@@ -85,12 +85,12 @@ def test_policy_checks(service):
 def test_dead_letter_send_stores_a_message_with_system_properties(service):
     service.create_queue(ACCOUNT, "dead")
     system = (Property("DLQMessageType", "TOPIC", "STRING"),)
-    stored = service.dead_letter_send(ACCOUNT, "dead", "notification", (), system)
+    stored = service.services.dead_letters.send(ACCOUNT, "dead", "notification", (), system)
     (got,) = service.receive(ACCOUNT, "dead", 1, 0)
     assert got.message.message_id == stored.message_id
     assert (got.message.body, got.message.system_properties) == ("notification", system)
     with pytest.raises(errors.QueueNotExist):
-        service.dead_letter_send(ACCOUNT, "missing", "x", (), system)
+        service.services.dead_letters.send(ACCOUNT, "missing", "x", (), system)
 
 
 def test_redrive_sends_dead_letters_back(service, clock):
@@ -102,7 +102,7 @@ def test_redrive_sends_dead_letters_back(service, clock):
     assert receive_ids(service, "work") == []
     service.send(ACCOUNT, "dead", [MessageInput("stranger", None, 8)])  # not a dead letter: stays
     own = (Property("DLQSourceArn", f"acs:mns:cn-hangzhou:{ACCOUNT}:queues/dead", "STRING"),)
-    service.dead_letter_send(ACCOUNT, "dead", "from itself", (), own)  # stays: no move into its own queue
+    service.services.dead_letters.send(ACCOUNT, "dead", "from itself", (), own)  # stays: no move into its own queue
     assert service.redrive(ACCOUNT, "dead") == 5
     back = service.receive(ACCOUNT, "work", 16, 0)
     assert sorted(r.message.body for r in back) == [f"m{n}" for n in range(5)]

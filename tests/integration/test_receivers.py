@@ -301,7 +301,7 @@ def test_dead_letters_into_a_queue_reach_its_receivers(service, clock):
     with pytest.raises(errors.MessageNotExist):
         service.receive(ACCOUNT, "q", 16, 0)
     # and a subscription's dead letter (the push path's send into a queue) too
-    service.dead_letter_send(ACCOUNT, "dead", "pushed", (), ())
+    service.services.dead_letters.send(ACCOUNT, "dead", "pushed", (), ())
     assert sorted(take_all(service, "dead.audit")) == ["m0", "m1", "pushed"]
     assert sorted(take_all(service, "dead")) == ["m0", "m1", "pushed"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ from mnsd.metrics import (
     topic_labels,
 )
 from mnsd.metrics.process import ProcessMetrics
-from mnsd.push.dead_letters import DeadLetterQueues, DeadLetters
+from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer, Outcome, QueueEndpoints
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushCounters, PushRecords
@@ -229,7 +230,7 @@ def subscribed(services: Services, endpoint: str = ENDPOINT, dlq: bool = False) 
     return services.topics.get_subscription(ACCOUNT, "news", "sub"), message
 
 
-def dead_letters(services: Services, counts: ProcessMetrics, queues: DeadLetterQueues | None = None) -> DeadLetters:
+def dead_letters(services: Services, counts: ProcessMetrics, queues: Any = None) -> DeadLetters:
     records = PushRecords(services.oplog, services.clock, services.settings.region)
     return DeadLetters(queues or services.dead_letters, records, PushCounters(), services.settings.region, counts)
 

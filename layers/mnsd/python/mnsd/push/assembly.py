@@ -10,13 +10,14 @@ from mnsd.clock import Clock
 from mnsd.log.oplog import OperationLog
 from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.push.attempt_queue import AttemptQueue, QueuedFirstAttempt
-from mnsd.push.dead_letters import DeadLetterQueues, DeadLetters
+from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer, QueueEndpoints
 from mnsd.push.fanout import Fanout
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushCounters, PushRecords
 from mnsd.push.retry_worker import RetryWorker
 from mnsd.push.stepfunctions import StepFunctionsWorkflow
+from mnsd.queues.dead_letters import DeadLetterService
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
 from mnsd.topics.model import QueueGrants
@@ -37,7 +38,7 @@ def build_push(
     topics: TopicService,
     messages: TopicMessageStore,
     queues: QueueEndpoints,
-    dead_letter_queues: DeadLetterQueues,
+    dead_letter_queues: DeadLetterService,
     oplog: OperationLog,
     clock: Clock,
     clients: Callable[[str], Any],

@@ -3,38 +3,24 @@ subscription's dead-letter queue when its DlqPolicy is enabled, dropped otherwis
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from aws_lambda_powertools import Logger
 
 from mnsd import errors
 from mnsd.log.oplog import LogRecord
 from mnsd.metrics import PUSHES_DEAD_LETTERED, PUSHES_DROPPED, MetricsSink, NoMetrics
 from mnsd.push.records import PushCounters, PushRecords, count_push
-from mnsd.queues.model import DLQ_TYPE_SUBSCRIPTION, Message, Property, dead_letter_marks
+from mnsd.queues.dead_letters import DeadLetterService
+from mnsd.queues.model import DLQ_TYPE_SUBSCRIPTION, Message, dead_letter_marks
 from mnsd.topics.model import Subscription, TopicMessage
 from mnsd.wire.notifications import notification_body
 
 logger = Logger(service="mns")
 
 
-class DeadLetterQueues(Protocol):
-    """Where the dead letters of pushes given up are sent (`mnsd.queues.dead_letters.DeadLetterService`)."""
-
-    def send(
-        self,
-        account_id: str,
-        queue_name: str,
-        body: str,
-        user_properties: tuple[Property, ...],
-        system_properties: tuple[Property, ...],
-    ) -> Message: ...
-
-
 class DeadLetters:
     def __init__(
         self,
-        queues: DeadLetterQueues,
+        queues: DeadLetterService,
         records: PushRecords,
         counters: PushCounters,
         region: str,
