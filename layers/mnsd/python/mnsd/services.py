@@ -140,7 +140,18 @@ def build_services(
     limits = Limits(storage.rates, clock, settings.account_requests_per_second)
     waits = notifier or PollingNotifier(clock)
     queue_records = Registry(Kind(check_queue_name, catalog.queues, settings.max_queues, QUEUE_REFUSALS, Queue), clock)
-    queues = QueueService(catalog, storage.messages, receipts, clock, settings, waits, queue_records, limits, metrics)
+    queues = QueueService(
+        catalog,
+        storage.messages,
+        receipts,
+        clock,
+        settings,
+        waits,
+        queue_records,
+        limits,
+        metrics,
+        fifo_messages=storage.fifo_messages,
+    )
     fan_out = dispatcher or StreamDispatcher()
     topic_records = Registry(Kind(check_topic_name, catalog.topics, settings.max_topics, TOPIC_REFUSALS, Topic), clock)
     topics = TopicService(catalog, storage.topic_messages, clock, settings, fan_out, topic_records, authorizer, metrics)

@@ -38,7 +38,7 @@ from mnsd.queues.receipts import Receipt, ReceiptCodec
 from mnsd.queues.receivers import ReceiverService, view
 from mnsd.registry import Registry
 from mnsd.settings import Settings
-from mnsd.storage import MessageStore
+from mnsd.storage import FifoMessageStore, MessageStore
 from mnsd.storage.catalog import Catalog
 from mnsd.validation import strict_int
 
@@ -82,7 +82,7 @@ def _candidates(count: int) -> int:
 @dataclass(eq=False)  # a service: compared by identity
 class QueueService:
     catalog: Catalog
-    messages: MessageStore
+    messages: MessageStore  # standard queues' (and their receivers')
     receipts: ReceiptCodec
     clock: Clock
     settings: Settings
@@ -90,6 +90,7 @@ class QueueService:
     registry: Registry[Queue]  # the control-plane path queues and topics share
     limits: Limits | None = None
     metrics: MetricsSink = field(default_factory=NoMetrics)  # what the queues' calls count (`mnsd.metrics`)
+    fifo_messages: FifoMessageStore = field(kw_only=True)  # FIFO queues'
 
     def __post_init__(self) -> None:
         self.list_queues = self.registry.list  # (account, prefix, limit, marker) -> (queues, next marker)
@@ -98,6 +99,10 @@ class QueueService:
         self.receivers = ReceiverService(
             self.catalog, self.messages, self.clock, self.notifier, self.registry, self._check_dlq_target
         )
+
+    def messages_of(self, queue: Queue) -> MessageStore:
+        """The store of a queue's messages, by its kind (`mnsd.storage`: FIFO queues' keep their groups' order)."""
+        return self.fifo_messages if queue.attributes.fifo else self.messages
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -136,7 +141,7 @@ class QueueService:
         before, after = self.registry.set_attributes(account_id, name, changed)
         if before.attributes.rewind_period and not after.attributes.rewind_period:
             # rewind off: what was kept goes
-            self.messages.drop_kept(before.queue_id, ms(self.clock.now()), before.attributes.fifo)
+            self.messages_of(before).drop_kept(before.queue_id, ms(self.clock.now()))
             self.receivers.drop_kept(after, ms(self.clock.now()))
 
     def _check_dlq_target(self, account_id: str, name: str, policy: DlqPolicy | None, fifo: bool) -> None:
@@ -154,11 +159,11 @@ class QueueService:
             raise errors.InvalidArgument("The DeadLetterTargetQueue should be of the queue's own QueueType.")
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
-        return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.attributes.fifo)
+        return self.messages_of(queue).counts(queue.queue_id, ms(self.clock.now()))
 
     def backlog(self, queue: Queue) -> Backlog:
         """The queue's counts and the enqueue time of its oldest message not delayed (the metrics' gauges)."""
-        return self.messages.backlog(queue.queue_id, ms(self.clock.now()), queue.attributes.fifo)
+        return self.messages_of(queue).backlog(queue.queue_id, ms(self.clock.now()))
 
     def every_queue(self) -> Iterator[Queue]:
         """Every queue of every account, each followed by its receivers (as `get_queue` gives them by address)."""
@@ -169,7 +174,7 @@ class QueueService:
 
     def held_groups(self, queue: Queue) -> int:
         """How many of a FIFO queue's groups have a message in flight (up to `HELD_GROUPS_SHOWN`)."""
-        return len(self.messages.held_groups(queue.queue_id, ms(self.clock.now()), HELD_GROUPS_SHOWN))
+        return len(self.fifo_messages.held_groups(queue.queue_id, ms(self.clock.now()), HELD_GROUPS_SHOWN))
 
     # --- messages -----------------------------------------------------------------------------
 
@@ -184,7 +189,7 @@ class QueueService:
             if queue.attributes.fifo:
                 message.check_ordered()
         now_ms = ms(self.clock.now())
-        ids = self.messages.new_ids(queue.queue_id, len(inputs), now_ms)
+        ids = self.messages_of(queue).new_ids(queue.queue_id, len(inputs), now_ms)
         positions = self._positions(queue, [m.message_group_id for m in inputs], now_ms)
         stored = [
             self._new_message(queue, message, now_ms, id_, position)
@@ -205,7 +210,7 @@ class QueueService:
         if not queue.attributes.fifo:
             return [None] * len(groups)
         following = {
-            group: self.messages.sequence(queue.queue_id, group, groups.count(group), now_ms)
+            group: self.fifo_messages.sequence(queue.queue_id, group, groups.count(group), now_ms)
             for group in dict.fromkeys(groups)
         }
         positions: list[int | None] = []
@@ -246,7 +251,7 @@ class QueueService:
         queue = self.get_queue(account_id, queue_name)
         given = MessageInput(body, 0, 8, user_properties, system_properties, message_group_id=group)
         now_ms = ms(self.clock.now())
-        (message_id,) = self.messages.new_ids(queue.queue_id, 1, now_ms, sent=False)
+        (message_id,) = self.messages_of(queue).new_ids(queue.queue_id, 1, now_ms, sent=False)
         (position,) = self._positions(queue, [group], now_ms)
         message = self._new_message(queue, given, now_ms, message_id, position)
         if self._store(queue, [message], now_ms, sent=False):
@@ -257,7 +262,7 @@ class QueueService:
         """Store new messages of the queue and its receivers' copies of them in one `put`, and wake their long polls;
         the ids of the messages not stored, or whose copy was not (the sender is told to send them again)."""
         copies = self.receivers.copies(queue, messages, now_ms, sent)
-        failed = self.messages.put(messages + [copy for m in messages for copy in copies[m.message_id]])
+        failed = self.messages_of(queue).put(messages + [copy for m in messages for copy in copies[m.message_id]])
         lost = {
             m.message_id for m in messages if {m.message_id, *(c.message_id for c in copies[m.message_id])} & failed
         }
@@ -324,7 +329,7 @@ class QueueService:
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
         fifo = queue.attributes.fifo
-        scan = self.messages.scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count, ordered=fifo)
+        scan = self.messages_of(queue).scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count)
         # A FIFO queue's candidates are its groups' runs, in order; the others are taken by priority, at random.
         candidates = scan.messages if fifo else sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         seen = len(candidates)
@@ -334,8 +339,8 @@ class QueueService:
         elif policy is not None and self._dead_letter(queue, policy, candidates, now_ms):
             candidates = [m for m in candidates if m.dequeue_count < policy.max_receive_count]
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
-        claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
-        self.messages.load_bodies(claimed)
+        claimed = scan.claim(candidates, count, now_ms, visible_at)
+        self.messages_of(queue).load_bodies(claimed)
         return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at
 
     # --- dead letters and rewind ----------------------------------------------------------------
@@ -352,11 +357,12 @@ class QueueService:
         target = self.catalog.get_queue(queue.account_id, policy.target)
         if target is None:
             return False
-        self.messages.load_bodies(spent)
+        store = self.messages_of(queue)
+        store.load_bodies(spent)
         spent = [m for m in spent if m.body is not None]  # (one gone since it was read stays unloaded)
         source_arn = self.queue_arn(queue)
         letters = [self._dead_letter_of(m, target, source_arn, now_ms) for m in spent]
-        moved = [letter for m, letter in zip(spent, letters, strict=True) if self.messages.move(m, now_ms, letter)]
+        moved = [letter for m, letter in zip(spent, letters, strict=True) if store.move(m, now_ms, letter)]
         if moved:
             self.notifier.notify(target.queue_id)
             self._copy_to_receivers(target, moved, now_ms)
@@ -385,12 +391,13 @@ class QueueService:
         if target is None:
             return False
         source_arn = self.queue_arn(queue)
+        store = self.messages_of(queue)
         moved: list[Message] = []
         for run in heads:
-            self.messages.load_bodies(run)
+            store.load_bodies(run)
             for message in run:
                 letter = self._dead_letter_of(message, target, source_arn, now_ms)
-                if message.body is None or not self.messages.move(message, now_ms, letter):
+                if message.body is None or not store.move(message, now_ms, letter):
                     break
                 moved.append(letter)
         if moved:
@@ -405,12 +412,12 @@ class QueueService:
         if not queue.receivers:
             return
         copies = self.receivers.copies(queue, moved, now_ms, sent=False)
-        self.messages.put([copy for found in copies.values() for copy in found])
+        self.messages_of(queue).put([copy for found in copies.values() for copy in found])
         self.receivers.notify(queue)
 
     def _moved(self, message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
         """`message` as a new message of `target` (`Message.moved`): in its group's order there if it is FIFO."""
-        (message_id,) = self.messages.new_ids(target.queue_id, 1, now_ms, sent=False)
+        (message_id,) = self.messages_of(target).new_ids(target.queue_id, 1, now_ms, sent=False)
         group = message.message_group_id or DEAD_LETTER_GROUP
         (position,) = self._positions(target, [group], now_ms)
         logging = target.attributes.logging_enabled
@@ -438,19 +445,14 @@ class QueueService:
         now_ms = ms(self.clock.now())
         sources: dict[str, Queue | None] = {}
         stay: set[str] = set()
+        store = self.messages_of(queue)
         moved = 0
         while moved < MAX_REDRIVE:
             wanted = min(MAX_REDRIVE_SCAN, len(stay) + REDRIVE_PAGE)
-            found = [
-                m
-                for m in self.messages.scan_ready(
-                    queue.queue_id, now_ms, wanted, ordered=queue.attributes.fifo
-                ).messages
-                if m.message_id not in stay
-            ]
+            found = [m for m in store.scan_ready(queue.queue_id, now_ms, wanted).messages if m.message_id not in stay]
             if not found:
                 break
-            self.messages.load_bodies(found)
+            store.load_bodies(found)
             for message in found[: MAX_REDRIVE - moved]:
                 if message.body is not None and self._redrive_one(queue, message, sources, now_ms):
                     moved += 1
@@ -463,7 +465,7 @@ class QueueService:
         if source is None or source.queue_id == queue.queue_id:
             return False
         back = self._moved(message, source, now_ms, without_dead_letter_marks(message.system_properties))
-        if not self.messages.move(message, now_ms, back):
+        if not self.messages_of(queue).move(message, now_ms, back):
             return False
         self.notifier.notify(source.queue_id)
         return True
@@ -492,17 +494,16 @@ class QueueService:
         low, high = int(now) - period, int(now)
         if not low <= since <= high:
             raise errors.out_of_range("rewindtime", low, high, "seconds")
-        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now), queue.attributes.fifo)
+        rewound = self.messages_of(queue).rewind(queue.queue_id, since * 1000, ms(now))
         if rewound:
             self.notifier.notify(queue.queue_id)
         return rewound
 
     def peek(self, account_id: str, name: str, count: int) -> list[Message]:
         queue = self.get_queue(account_id, name)
-        found = self.messages.scan_ready(
-            queue.queue_id, ms(self.clock.now()), count, ordered=queue.attributes.fifo
-        ).messages
-        self.messages.load_bodies(found)
+        store = self.messages_of(queue)
+        found = store.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
+        store.load_bodies(found)
         found = [m for m in found if m.body is not None]  # (one deleted since it was read stays unloaded)
         if not found:
             raise errors.MessageNotExist()
@@ -530,9 +531,9 @@ class QueueService:
 
     def _delete_leases(self, queue: Queue, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         if queue.attributes.rewind_period:
-            deleted = self.messages.delete_keeping(leases, now_ms)
+            deleted = self.messages_of(queue).delete_keeping(leases, now_ms)
         else:
-            deleted = self.messages.delete_many(leases, now_ms)
+            deleted = self.messages_of(queue).delete_many(leases, now_ms)
         self.activity.deleted(queue, sum(deleted))
         return deleted
 
@@ -567,7 +568,7 @@ class QueueService:
         now_ms = ms(self.clock.now())
         receipt, ref = self._receipt(queue, handle, now_ms)
         visible_at = now_ms + visibility_timeout * 1000
-        if not self.messages.change_visibility(ref, receipt.version, now_ms, visible_at):
+        if not self.messages_of(queue).change_visibility(ref, receipt.version, now_ms, visible_at):
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at
