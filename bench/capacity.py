@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from bench.by_name import QueuesByName
 from bench.simulator.dynamodb import Partition
 from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
@@ -147,7 +148,7 @@ def seeded_ids(rng: random.Random) -> None:
     """Message and queue ids from a seeded generator instead of `secrets`, so that a run (the stripes its
     messages land in) can be repeated exactly."""
     from mnsd.queues import model as queue_model
-    from mnsd.queues import service as queue_service
+    from mnsd.queues import receivers as queue_receivers
     from mnsd.storage.dynamodb import placer
 
     seeded = types.SimpleNamespace(
@@ -155,7 +156,11 @@ def seeded_ids(rng: random.Random) -> None:
         token_urlsafe=lambda n: rng.randbytes(n).hex(),
         randbelow=rng.randrange,
     )
-    for module in (queue_service, queue_model, placer):  # queue ids; message ids; the stripe each id names
+    for module in (
+        queue_receivers,
+        queue_model,
+        placer,
+    ):  # receiver and queue ids; message ids; the stripe each id names
         module.secrets = seeded  # type: ignore[attr-defined]
 
 
@@ -179,12 +184,12 @@ class Simulation:
         self.clock = SimulatedClock()
         self.client = FakeDynamoDB(now=self.clock.now, throttle=throttle)
         self.services = make_services(self.client, self.clock, stripes)
-        self.queues = self.services.queues
+        self.queues = QueuesByName(self.services)
         self.queues.create_queue(ACCOUNT, QUEUE, QueueAttributeChanges(queue_type="fifo") if fifo_groups else None)
-        self.queue_id = self.queues.get_queue(ACCOUNT, QUEUE).queue_id
+        self.queue_id = self.services.addresses.resolve(ACCOUNT, QUEUE).queue_id
         self.consumers = [QUEUE] + [f"{QUEUE}.r{n}" for n in range(receivers)]  # the queue and its receivers
         for name in self.consumers[1:]:
-            self.queues.receivers.create(ACCOUNT, QUEUE, name.split(".", 1)[1], ReceiverInput())
+            self.services.receivers.create(ACCOUNT, QUEUE, name.split(".", 1)[1], ReceiverInput())
         self.body = "x" * 700  # a 1 KB-class message: the lease with its body inline stays within 1 KB
         self.groups = [f"group-{n}" for n in range(fifo_groups)]
         self.input = MessageInput(body=self.body, delay_seconds=None, priority=8)
@@ -298,7 +303,7 @@ class Simulation:
                 break
         self.run.wall = time.perf_counter() - started
         self.run.cpu = time.process_time() - cpu_started
-        queue_id = self.queues.get_queue(ACCOUNT, QUEUE).queue_id
+        queue_id = self.services.addresses.resolve(ACCOUNT, QUEUE).queue_id
         self.run.final_stripes = self.queues.messages.placer.of(queue_id).stripes
         self.run.units = (sum(self.client.usage.wcu.values()), sum(self.client.usage.rcu.values()))
         return self.run

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bench.by_name import QueuesByName
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
 from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
@@ -136,7 +137,7 @@ def depth(in_flight: list[int], stripes: int = 1, quiet_up_to: int = 1000) -> li
             cases += [("quiet at first, just filled", False, False), ("quiet at first, index built", False, True)]
         for label, index, settle in cases:
             services, client, clock = fresh(stripes, pinned=True)
-            queues = services.queues
+            queues = QueuesByName(services)
             holding(queues, "depth", n, index=index, settle=settle)
             rcu, requests = receive_units(queues, client, clock, "depth")
             base = rcu if base is None else base
@@ -192,7 +193,7 @@ def container(client: Any, clock: SimulatedClock) -> Any:
     from mnsd.settings import Settings
 
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
-    return build_services(settings, dynamodb=client, clock=clock, notifier=LocalNotifier()).queues
+    return QueuesByName(build_services(settings, dynamodb=client, clock=clock, notifier=LocalNotifier()))
 
 
 def contend(consumers: int, messages: int, containers: bool = False) -> str:
@@ -248,7 +249,7 @@ def attributes(sizes: list[int], stripes: int = 1) -> list[str]:
     lines = ["messages (all Active) | queue | requests | read units | wall time on the double | counts answered"]
     for n, (label, index) in ((n, case) for n in sizes for case in (("quiet", False), ("index on", True))):
         services, client, clock = fresh(stripes, pinned=True)
-        queues = services.queues
+        queues = QueuesByName(services)
         queues.create_queue(ACCOUNT, "big")
         if index:
             indexed(queues, "big")
@@ -278,7 +279,7 @@ def lifecycle(messages: int = 320, held: int = 0, burst: bool = False) -> dict[s
     out: dict[str, dict[str, float]] = {}
     for label, batch in (("single", 1), ("batched by 16", BATCH)):
         services, client, clock = fresh()
-        queues = services.queues
+        queues = QueuesByName(services)
         holding(queues, "life", held, burst=burst)
         stripes = placement(queues, "life").stripes
         if burst:  # quiet for two hours after the burst: the queue sends over few of its stripes again

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from bench._common import md_table, use_local_aws_defaults, write_result
+from bench.by_name import QueuesByName
 from bench.capacity import SimulatedClock
 from bench.queue_lifecycle import b64_body
 from bench.recording import Recorder, recorded_moto_services
@@ -36,7 +37,7 @@ def row(services, recorder, clock, account: str, body: str, mode: str) -> list[o
     from mnsd import errors
     from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges
 
-    queues = services.queues
+    queues = QueuesByName(services)
     name = f"q{time.monotonic_ns()}"
     given = QueueAttributeChanges(visibility_timeout="1")
     if mode == "rewind":
@@ -75,7 +76,7 @@ def receive_reads(services, recorder, clock, account: str, kept: int) -> list[st
     from mnsd import errors
     from mnsd.queues.model import MessageInput, QueueAttributeChanges
 
-    queues = services.queues
+    queues = QueuesByName(services)
     name = f"r{time.monotonic_ns()}"
     queues.create_queue(account, name, QueueAttributeChanges(rewind_period="600"))
     for start in range(0, kept, 16):

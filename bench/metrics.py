@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 from bench._common import md_table, pct, use_local_aws_defaults, write_result
 from bench.access import SEND_BODY, Caller, Signer
+from bench.by_name import QueuesByName
 
 ACCOUNT = "1000000000000001"
 BODY = "x" * 256
@@ -132,7 +133,7 @@ def scrape(queues: int, scrapes: int) -> dict[str, Any]:
         settings = Settings.from_env({"MNS_CREDENTIALS": f"{ACCOUNT}:KEY:SECRET"})
         server = LocalServer(settings, port=0, quiet=True, engine=EngineChoice(SQLITE, data)).start_background()
         try:
-            service = server.services.queues
+            service = QueuesByName(server.services)
             for n in range(queues):
                 name = f"bench-{n:04d}"
                 service.create_queue(ACCOUNT, name)

@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from bench._common import md_table, pct, use_local_aws_defaults, write_result
 from bench.access import SEND_BODY, Caller, Signer
+from bench.by_name import QueuesByName
 
 ACCOUNT = "1000000000000001"
 BODY = "x" * 256
@@ -119,7 +120,7 @@ def local_server(queues: int, rounds: int, reads: int) -> dict[str, list[float]]
         settings = Settings.from_env({"MNS_CREDENTIALS": f"{ACCOUNT}:KEY:SECRET"})
         server = LocalServer(settings, port=0, quiet=True, engine=EngineChoice(SQLITE, data)).start_background()
         try:
-            service = server.services.queues
+            service = QueuesByName(server.services)
             for n in range(queues):
                 name = f"bench-{n:04d}"
                 service.create_queue(ACCOUNT, name)
@@ -128,7 +129,7 @@ def local_server(queues: int, rounds: int, reads: int) -> dict[str, list[float]]
             sampled = []
             for _ in range(rounds):
                 start = time.perf_counter()
-                assert sample_gauges(service, server.ring, ms(time.time())) == queues
+                assert sample_gauges(server.services.queues, server.ring, ms(time.time())) == queues
                 sampled.append(time.perf_counter() - start)
             read = []
             for _ in range(reads):

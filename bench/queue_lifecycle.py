@@ -16,6 +16,7 @@ import time
 from collections import Counter
 
 from bench._common import md_table, use_local_aws_defaults, write_result
+from bench.by_name import QueuesByName
 from bench.recording import recorded_moto_services
 
 MESSAGES = 32  # per row: 32 single lifecycles, or 2 batches of 16
@@ -69,7 +70,7 @@ def edge_body(services) -> str:
             "0" * 32,
             body,
         )
-        items = services.queues.messages._items_for(probe)
+        items = services.storage.messages._items_for(probe)
         if len(items) == 1 and 976 <= item_size(items[0]) <= 992:
             return body
     raise RuntimeError("no edge body found")
@@ -85,7 +86,7 @@ def setup():
 def run_row(services, recorder, account, body: str, batch: int, send_batch: int, messages: int):
     from mnsd.queues.model import MessageInput
 
-    queues = services.queues
+    queues = QueuesByName(services)
     qname = f"q{random.randrange(10**9)}"
     queues.create_queue(account, qname, None)
     recorder.reset()

@@ -74,15 +74,17 @@ def evaluated_per_receive() -> dict[int, tuple[float, float, float]]:
     for depth in DEPTHS:
         name = f"eval{depth}"
         services.queues.create_queue(account, name, None)
-        raw = services.queues.messages.client._raw
-        services.queues.messages.client = raw  # fill unrecorded (fast)
+        raw = services.storage.messages.client._raw
+        services.storage.messages.client = raw  # fill unrecorded (fast)
         for start in range(0, depth, 16):
-            services.queues.send(account, name, [MessageInput(BODY, None, 8)] * min(16, depth - start))
-        services.queues.messages.client = services.queues.catalog.table.client
+            services.messages.send(
+                services.addresses.resolve(account, name), [MessageInput(BODY, None, 8)] * min(16, depth - start)
+            )
+        services.storage.messages.client = services.catalog.table.client
         recorder.reset()
         for _ in range(10):
-            got = services.queues.receive(account, name, 1, 0)
-            services.queues.delete(account, name, got[0].receipt_handle)
+            got = services.messages.receive(services.addresses.resolve(account, name), 1, 0)
+            services.messages.delete(services.addresses.resolve(account, name), got[0].receipt_handle)
         q = [c for c in recorder.calls if c.op == "Query"]
         rcu = sum(c.rcu for c in recorder.calls if c.table != "mns-meta" and c.op == "Query")
         out[depth] = (sum(c.items_read for c in q) / 10, rcu / 10, len(q) / 10)

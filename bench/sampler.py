@@ -22,6 +22,7 @@ from typing import Any
 
 from bench._common import md_table, use_local_aws_defaults, write_result
 from bench._servers import free_port
+from bench.by_name import QueuesByName
 from bench.capacity import SimulatedClock, make_services
 from bench.simulator.dynamodb import SimulatedDynamoDB
 
@@ -108,7 +109,7 @@ def units() -> list[list[object]]:
         clock = SimulatedClock()
         client = SimulatedDynamoDB(now=clock.now, record_calls=True)
         services = make_services(client, clock)
-        count = make(services.queues)
+        count = make(QueuesByName(services))
         clock.t += 120  # a later minute: the records cached by the last calls have expired
         client.usage.reset()
         every = list(services.queues.every_queue())
@@ -121,7 +122,7 @@ def units() -> list[list[object]]:
             by_table[table] += call.rcu
             requests[table] += 1
         total = sum(by_table.values())
-        placer = services.queues.messages.placer
+        placer = services.storage.messages.placer
         stripes = max(1 if q.attributes.fifo else placer.of(q.queue_id).stripes for q in every)
         rows.append(
             [
@@ -188,7 +189,9 @@ def cpu(queues_count: int) -> tuple[float, float, int]:
         for i in range(queues_count):
             services.queues.create_queue(account, f"q-{i:05}")
             if i % 2:
-                services.queues.send(account, f"q-{i:05}", [MessageInput(BODY, None, 8)] * 5)
+                services.messages.send(
+                    services.addresses.resolve(account, f"q-{i:05}"), [MessageInput(BODY, None, 8)] * 5
+                )
         sampler = BacklogSampler(services.queues, NullSink(), clock, limits)
         sampler.run(list(services.queues.every_queue()))  # connections made, code warm
         time.sleep(6)  # the queue records cached by that run expire, as they have a minute later

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 from bench._common import md_table, use_local_aws_defaults, write_result
+from bench.by_name import QueuesByName
 from bench.queue_lifecycle import setup
 
 IN_FLIGHT = (0, 1000)
@@ -27,7 +28,7 @@ def receive_units(services, recorder, account: str, in_flight: int) -> tuple[flo
     """(message-table read units, items read, requests) per single receive with `in_flight` received ahead."""
     from mnsd.queues.model import MessageInput, QueueAttributeChanges
 
-    queues = services.queues
+    queues = QueuesByName(services)
     name = f"inflight{in_flight}"
     queues.create_queue(account, name, QueueAttributeChanges(visibility_timeout="3600"))
     for start in range(0, in_flight, 16):
@@ -53,7 +54,7 @@ def lifecycle(services, recorder, account: str, batch: int) -> dict[str, object]
     """Requests and units per message over `MESSAGES` lifecycles, single or batched."""
     from mnsd.queues.model import MessageInput
 
-    queues = services.queues
+    queues = QueuesByName(services)
     name = f"life{batch}"
     queues.create_queue(account, name, None)
     recorder.reset()

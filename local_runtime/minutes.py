@@ -14,13 +14,13 @@ from mnsd.clock import ms
 from mnsd.metrics import queue_labels
 from mnsd.metrics.minutes import MINUTE_MS, gauge_values
 from mnsd.metrics.ring import MinuteRing
-from mnsd.queues.service import QueueService
+from mnsd.queues.control import QueueControl
 
 # A round runs this long after each minute starts (the minute's reading, whatever the clock's jitter).
 OFFSET_MS = 1_000
 
 
-def sample_gauges(queues: QueueService, ring: MinuteRing, now_ms: int) -> int:
+def sample_gauges(queues: QueueControl, ring: MinuteRing, now_ms: int) -> int:
     """Records every queue's gauges read now; answers how many queues were read."""
     read = 0
     for queue in queues.every_queue():
@@ -38,7 +38,7 @@ def until_next_round(now_ms: int) -> float:
 
 
 class GaugeSampler(BackgroundLoop):
-    def __init__(self, queues: Callable[[], QueueService], ring: MinuteRing) -> None:
+    def __init__(self, queues: Callable[[], QueueControl], ring: MinuteRing) -> None:
         self.queues = queues
         self.ring = ring
         super().__init__("minute-gauges")

@@ -4,6 +4,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from bench.by_name import QueuesByName
 from local_runtime.tables import create_tables
 from mnsd.services import build_services
 from mnsd.settings import Settings
@@ -33,7 +34,7 @@ def make_service(dynamodb, clock, **overrides):
     overrides.setdefault("credentials", f"{ACCOUNT}:KEYID:SECRET")
     settings = Settings(**overrides)
     create_tables(dynamodb, settings)
-    return build_services(settings, dynamodb=dynamodb, clock=clock).queues
+    return QueuesByName(build_services(settings, dynamodb=dynamodb, clock=clock))
 
 
 @pytest.fixture

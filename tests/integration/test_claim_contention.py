@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bench.by_name import QueuesByName
 from bench.capacity import SimulatedClock
 from bench.capacity_figures import indexed
 from bench.simulator.dynamodb import SimulatedDynamoDB
@@ -103,7 +104,7 @@ def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, i
     # One stripe held (a backlog sent this fast would grow the queue): the worst case, all racing on one partition.
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)
     create_tables(client, settings)
-    queues = build_services(settings, dynamodb=client, clock=clock).queues
+    queues = QueuesByName(build_services(settings, dynamodb=client, clock=clock))
     if indexed:
         create_indexed(queues, "hot")
     else:
@@ -153,7 +154,7 @@ def queue_service(clock: SimulatedClock) -> Any:
     client = SimulatedDynamoDB(now=clock.now)
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)  # one deep stripe
     create_tables(client, settings)
-    return build_services(settings, dynamodb=client, clock=clock).queues
+    return QueuesByName(build_services(settings, dynamodb=client, clock=clock))
 
 
 def receives_until_the_oldest(seed: int, indexed: bool = True) -> int:

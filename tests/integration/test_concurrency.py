@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from bench.by_name import QueuesByName
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd import errors
@@ -134,7 +135,7 @@ def run(
     settings.setdefault("poll_interval_ms", 50)
     config = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", **settings)
     create_tables(client, config)
-    service = build_services(config, dynamodb=client, clock=SystemClock()).queues
+    service = QueuesByName(build_services(config, dynamodb=client, clock=SystemClock()))
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="300"))
     harness = Harness(service, messages, batch, DEADLINE)
     harness.counter, harness.hot_until = counter, 2 * consumers * batch

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.by_name import QueuesByName
 from mnsd import errors
 from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges
 from mnsd.services import build_services
@@ -21,7 +22,7 @@ def service(request, clock, tmp_path):
     if request.param == "dynamodb":
         return make_service(request.getfixturevalue("dynamodb"), clock)
     settings = Settings(poll_interval_ms=200, credentials=f"{ACCOUNT}:KEYID:SECRET")
-    return build_services(settings, clock=clock, storage=sqlite_storage(tmp_path / "data")).queues
+    return QueuesByName(build_services(settings, clock=clock, storage=sqlite_storage(tmp_path / "data")))
 
 
 def sent(group: str, body: str) -> MessageInput:

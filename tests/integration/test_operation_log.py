@@ -95,7 +95,7 @@ def test_stream_records_handled_twice_are_logged_once(server, account):
 
 
 def _lease_of(server, name: str) -> dict:
-    queue = server.services.queues.get_queue("1000000000000001", name)
+    queue = server.services.addresses.resolve("1000000000000001", name)
     (item,) = server.services.storage.messages.client.query(
         TableName=server.settings.message_table,
         KeyConditionExpression="pk = :pk",

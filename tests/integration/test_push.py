@@ -227,7 +227,7 @@ def test_queue_endpoints_are_written_through_the_queue_service(push):
     push.subscribe(topic, "s", f"acs:mns:{REGION}:{ACCOUNT}:queues/q", NotifyContentFormat="JSON")
     message, outcomes = push.publish(topic, "payload")
     assert outcomes["s"].delivered
-    (received,) = push.services.queues.receive(ACCOUNT, "q", 1, 0)
+    (received,) = push.services.messages.receive(push.services.addresses.resolve(ACCOUNT, "q"), 1, 0)
     notification = json.loads(received.message.body)
     assert notification["Message"] == "payload" and notification["MessageId"] == message.message_id
     assert notification["TopicName"] == topic and notification["SubscriptionName"] == "s"
@@ -240,7 +240,7 @@ def test_a_missing_queue_fails_the_attempt_and_is_retried(push):
     assert not outcomes["s"].delivered and "QueueNotExist" in outcomes["s"].detail
     push.services.queues.create_queue(ACCOUNT, "later", None)
     push.wait_finished(timeout=20)
-    (received,) = push.services.queues.receive(ACCOUNT, "later", 1, 0)
+    (received,) = push.services.messages.receive(push.services.addresses.resolve(ACCOUNT, "later"), 1, 0)
     assert "<Message>payload</Message>" in received.message.body
 
 

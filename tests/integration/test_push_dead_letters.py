@@ -17,7 +17,7 @@ from mnsd import errors
 from mnsd.push.handlers import make_push_worker_handler
 from mnsd.push.records import DEAD_LETTERED
 from mnsd.push.workflow import definition, delivery_reference
-from mnsd.queues.service import Received
+from mnsd.queues.messages import Received
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
 # The push harness's fixtures (services over moto with the workflow running; moto's waits recorded).
@@ -29,7 +29,7 @@ POLICY = "<Enabled>True</Enabled><DeadLetterTargetQueue>dlq</DeadLetterTargetQue
 
 def dead_letters(push: Push, queue: str = "dlq") -> list[Received]:
     try:
-        return push.services.queues.receive(ACCOUNT, queue, 16, 0)
+        return push.services.messages.receive(push.services.addresses.resolve(ACCOUNT, queue), 16, 0)
     except errors.MessageNotExist:
         return []
 
@@ -177,16 +177,16 @@ def test_a_dead_letter_queue_that_fails_fails_the_task_so_it_comes_back(push, mo
     push.subscribe(topic, "s", "mail:directmail:a@example.com", DlqPolicy=POLICY)
     task = exhausted_task(push, topic)
     (dead_lettered,) = dead_letters(push)  # the publish's own permanent failure
-    push.services.queues.delete(ACCOUNT, "dlq", dead_lettered.receipt_handle)
+    push.services.messages.delete(push.services.addresses.resolve(ACCOUNT, "dlq"), dead_lettered.receipt_handle)
 
     def unavailable(*args):
         raise RuntimeError("throttled")
 
-    original = push.services.queues.dead_letter_send
-    monkeypatch.setattr(push.services.queues, "dead_letter_send", unavailable)
+    original = push.services.dead_letters.send
+    monkeypatch.setattr(push.services.dead_letters, "send", unavailable)
     handler = make_push_worker_handler(lambda: push.services)
     assert handler(worker_event(task), LambdaContext()) == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
-    monkeypatch.setattr(push.services.queues, "dead_letter_send", original)
+    monkeypatch.setattr(push.services.dead_letters, "send", original)
     assert handler(worker_event(task), LambdaContext()) == {"batchItemFailures": []}
     assert len(dead_letters(push)) == 1
 
@@ -241,7 +241,7 @@ def test_a_dead_letter_that_fails_at_fan_out_is_a_drop_not_a_second_fan_out(push
     def unavailable(*args):
         raise RuntimeError("throttled")
 
-    monkeypatch.setattr(push.services.queues, "dead_letter_send", unavailable)
+    monkeypatch.setattr(push.services.dead_letters, "send", unavailable)
     _, outcomes = push.publish(topic)
     assert outcomes["h"].delivered and outcomes["m"].permanent
     (drop,) = push.log("drop")

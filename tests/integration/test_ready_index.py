@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.by_name import QueuesByName
 from mnsd import errors
 from mnsd.queues.model import MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
@@ -105,7 +106,7 @@ def test_a_lease_another_container_wrote_without_the_index_is_built_into_it(make
     ends; building the index after `index_settle_seconds` gives those leases `w` too, so none is lost to receives."""
     service = make(meta_cache_seconds=5, max_queue_stripes=1)
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="3600"))
-    stale = build_services(service.settings, dynamodb=dynamodb, clock=clock).queues
+    stale = QueuesByName(build_services(service.settings, dynamodb=dynamodb, clock=clock))
     stale.get_queue(ACCOUNT, "q")  # cached: the queue before its index
     send(service, INDEX_WASTE)
     held = hold(service, INDEX_WASTE)

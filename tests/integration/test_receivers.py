@@ -8,6 +8,7 @@ import collections
 
 import pytest
 
+from bench.by_name import QueuesByName
 from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.server import SerializedClient
 from mnsd import errors
@@ -41,7 +42,7 @@ def service(request, clock):
         return
     storage = sqlite_storage(":memory:")
     settings = Settings(poll_interval_ms=200, credentials=f"{ACCOUNT}:KEYID:SECRET")
-    yield build_services(settings, storage=storage, clock=clock).queues
+    yield QueuesByName(build_services(settings, storage=storage, clock=clock))
     storage.database.close()
 
 
@@ -332,7 +333,7 @@ def test_on_dynamodb_a_receiver_is_placed_as_a_queue_is_and_other_containers_fin
     create(service, "r")
     receiver = service.get_queue(ACCOUNT, "q.r")
     settings = Settings(queue_stripes=4, credentials=f"{ACCOUNT}:KEYID:SECRET")
-    other = build_services(settings, dynamodb=client, clock=clock).queues  # another container: nothing cached
+    other = QueuesByName(build_services(settings, dynamodb=client, clock=clock))  # another container: nothing cached
     placement = other.messages.placer.of(receiver.queue_id)
     assert (placement.stripes, placement.index_since) == (4, int(clock.now() * 1000))  # a new queue's, not a guess
     sent = send(other, 200)

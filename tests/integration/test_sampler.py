@@ -11,6 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from bench.by_name import QueuesByName
 from local_runtime.server import LocalContext
 from local_runtime.tables import create_tables
 from mnsd.metrics.emf import EmfMetrics
@@ -81,11 +82,11 @@ def gauge_lines(text: str) -> dict[str, dict]:
 
 
 def send(services: Services, name: str, *bodies: str, delay: int | None = None) -> None:
-    services.queues.send(ACCOUNT, name, [MessageInput(body, delay, 8) for body in bodies])
+    services.messages.send(services.addresses.resolve(ACCOUNT, name), [MessageInput(body, delay, 8) for body in bodies])
 
 
 def test_the_gauges_of_each_monitored_queue_match_its_own_counts_and_the_age_is_to_the_second(world, capsys):
-    queues = world.services.queues
+    queues = QueuesByName(world.services)
     queues.create_queue(ACCOUNT, "orders")
     queues.receivers.create(ACCOUNT, "orders", "audit", ReceiverInput())
     queues.create_queue(ACCOUNT, "quiet", QueueAttributeChanges(metrics_enabled="False"))
@@ -123,7 +124,7 @@ def test_the_gauges_of_each_monitored_queue_match_its_own_counts_and_the_age_is_
 
 
 def test_an_empty_queue_reads_zeros_and_a_fifo_queue_its_groups_in_flight(world, capsys):
-    queues = world.services.queues
+    queues = QueuesByName(world.services)
     queues.create_queue(ACCOUNT, "idle")
     queues.create_queue(ACCOUNT, "jobs", QueueAttributeChanges(queue_type="fifo"))
     queues.send(ACCOUNT, "jobs", [MessageInput(b, None, 8, message_group_id=g) for b, g in (("1", "g1"), ("2", "g2"))])
@@ -143,7 +144,7 @@ def test_an_empty_queue_reads_zeros_and_a_fifo_queue_its_groups_in_flight(world,
 
 
 def test_with_the_default_off_only_the_queues_that_chose_metrics_or_alarms_are_sampled(opt_in, capsys):
-    queues = opt_in.services.queues
+    queues = QueuesByName(opt_in.services)
     queues.create_queue(ACCOUNT, "plain")
     queues.create_queue(ACCOUNT, "chosen", QueueAttributeChanges(metrics_enabled="True"))
     queues.create_queue(ACCOUNT, "alarmed", QueueAttributeChanges(alarms='{"VisibleMessages": 10}'))
@@ -160,7 +161,7 @@ def set_alarms(world: World, name: str, alarms: str) -> None:
 
 
 def test_a_queue_gets_the_alarms_it_asks_for_on_its_metrics(world):
-    queues = world.services.queues
+    queues = QueuesByName(world.services)
     queues.create_queue(ACCOUNT, "orders-dlq")
     policy = DlqPolicyInput("true", "orders-dlq", "3")
     alarms = f'{{"OldestMessageAge": 600, "VisibleMessages": 1000, "DeadLetters": true, "TopicArn": "{OWN_TOPIC}"}}'
@@ -193,7 +194,7 @@ def test_a_queue_gets_the_alarms_it_asks_for_on_its_metrics(world):
 
 
 def test_a_changed_or_removed_attribute_changes_or_deletes_the_alarms_within_a_run(world):
-    queues = world.services.queues
+    queues = QueuesByName(world.services)
     queues.create_queue(ACCOUNT, "orders", QueueAttributeChanges(alarms='{"OldestMessageAge": 600}'))
     world.run()
     world.clock.advance(60)
@@ -211,7 +212,7 @@ def test_a_changed_or_removed_attribute_changes_or_deletes_the_alarms_within_a_r
 
 
 def test_a_deleted_queues_alarms_go_at_the_next_full_pass_and_others_alarms_are_never_touched(world):
-    queues = world.services.queues
+    queues = QueuesByName(world.services)
     queues.create_queue(ACCOUNT, "gone", QueueAttributeChanges(alarms='{"VisibleMessages": 5}'))
     world.cloudwatch.put_metric_alarm(  # type: ignore[attr-defined]
         AlarmName="someone-elses",

@@ -12,6 +12,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from bench.by_name import QueuesByName
 from bench.recording import Recorder, RecordingClient
 from bench.simulator.dynamodb import SimulatedDynamoDB
 from tests.integration.test_messages import (  # noqa: F401  (run again here, on the simulator)
@@ -274,7 +275,7 @@ def test_the_queue_engine_bills_the_same_on_both(moto_client, clock):
     def lifecycle(client) -> None:
         settings = Settings(credentials="1:K:S")
         create_tables(client, settings)
-        queues = build_services(settings, dynamodb=client, clock=clock).queues
+        queues = QueuesByName(build_services(settings, dynamodb=client, clock=clock))
         queues.create_queue("1", "q")
         queues.send("1", "q", [MessageInput(body="b" * 900 * n, delay_seconds=None, priority=8) for n in range(1, 5)])
         got = queues.receive("1", "q", 3, 0)

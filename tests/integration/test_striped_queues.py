@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from bench.by_name import QueuesByName
 from mnsd import errors
 from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
@@ -24,7 +25,7 @@ ACCOUNT = "1000000000000001"
 def container(dynamodb, clock, **overrides):
     """Another service over the same tables (another function container)."""
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", poll_interval_ms=200, **overrides)
-    return build_services(settings, dynamodb=dynamodb, clock=clock).queues
+    return QueuesByName(build_services(settings, dynamodb=dynamodb, clock=clock))
 
 
 def partitions(dynamodb, service) -> collections.Counter[str]:
@@ -162,7 +163,7 @@ def test_a_receipt_handle_of_another_incarnation_or_mangled_is_refused(striped):
 def test_the_operation_log_follows_striped_messages(make, dynamodb, clock):
     make()
     services = build_services(Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", queue_stripes=4), dynamodb, clock)
-    queues = services.queues
+    queues = QueuesByName(services)
     queues.create_queue(ACCOUNT, "logged", QueueAttributeChanges(logging_enabled="true"))
     sent = [r.message for r in send(queues, ["a"] * 8, name="logged")]
     striped = next(m for m in sent if stripe_of(m.message_id) > 0)
@@ -455,7 +456,7 @@ def test_a_burst_grows_the_queue_before_any_send_is_refused(clock):
     double = SimulatedDynamoDB(now=clock.now, throttle=True)
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
     create_tables(double, settings)
-    service = build_services(settings, dynamodb=double, clock=clock).queues
+    service = QueuesByName(build_services(settings, dynamodb=double, clock=clock))
     service.create_queue(ACCOUNT, "q")
     body = "x" * 700  # a lease of about 1 KB: one write unit per message and partition
     for _ in range(40):  # 2 s: 250 messages every 50 ms, in batches of 16

@@ -49,9 +49,9 @@ def choosing(services: Services) -> None:
     for name, chosen in (("on", "True"), ("off", "False"), ("unset", None)):
         services.queues.create_queue(ACCOUNT, name, QueueAttributeChanges(metrics_enabled=chosen))
         services.topics.create_topic(ACCOUNT, name, TopicAttributeChanges(metrics_enabled=chosen))
-    services.queues.receivers.create(ACCOUNT, "unset", "audit", ReceiverInput())
+    services.receivers.create(ACCOUNT, "unset", "audit", ReceiverInput())
     for name in ("on", "off", "unset"):
-        services.queues.send(ACCOUNT, name, [MessageInput("m", None, 8)])
+        services.messages.send(services.addresses.resolve(ACCOUNT, name), [MessageInput("m", None, 8)])
         services.topics.publish(ACCOUNT, name, PublishInput(body="hi"))
 
 
@@ -92,7 +92,7 @@ def test_a_topics_push_results_follow_its_choice_when_the_message_was_published(
         later = services.topics.publish(ACCOUNT, "news", PublishInput(body="hi"))
         subscription = services.topics.get_subscription(ACCOUNT, "news", "sub")
         records = PushRecords(services.oplog, services.clock, services.settings.region)
-        letters = DeadLetters(services.queues, records, PushCounters(), services.settings.region, sink)
+        letters = DeadLetters(services.dead_letters, records, PushCounters(), services.settings.region, sink)
         delivered = type("Delivered", (), {"deliver": lambda self, s, m: Outcome(True, 200)})()
         attempt = FirstAttempt(delivered, None, letters, records, PushCounters(), sink)  # type: ignore[arg-type]
         attempt.attempt(subscription, message)  # published while the topic refused its metrics

@@ -29,7 +29,7 @@ from mnsd.metrics import (
 )
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.push.dead_letters import DeadLetterQueues, DeadLetters
-from mnsd.push.delivery import Deliverer, Outcome
+from mnsd.push.delivery import Deliverer, Outcome, QueueEndpoints
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushCounters, PushRecords
 from mnsd.push.retry_worker import RetryWorker
@@ -67,7 +67,7 @@ def queue(name: str) -> Labels:
 
 
 def send(services: Services, name: str, *bodies: str, delay: int | None = None) -> None:
-    services.queues.send(ACCOUNT, name, [MessageInput(body, delay, 8) for body in bodies])
+    services.messages.send(services.addresses.resolve(ACCOUNT, name), [MessageInput(body, delay, 8) for body in bodies])
 
 
 def test_sends_count_each_message_and_its_size_single_and_batched(services, counts):
@@ -80,7 +80,7 @@ def test_sends_count_each_message_and_its_size_single_and_batched(services, coun
 
 def test_a_send_reaches_each_receiver_and_is_counted_at_its_address(services, counts):
     services.queues.create_queue(ACCOUNT, "orders")
-    services.queues.receivers.create(ACCOUNT, "orders", "audit", ReceiverInput())
+    services.receivers.create(ACCOUNT, "orders", "audit", ReceiverInput())
     send(services, "orders", "abc", "de")
     for address in ("orders", "orders.audit"):
         assert counted(counts, MESSAGES_SENT, queue(address)) == 2
@@ -90,12 +90,14 @@ def test_a_send_reaches_each_receiver_and_is_counted_at_its_address(services, co
 def test_receives_count_messages_and_a_receive_without_one_counts_once(services, counts):
     services.queues.create_queue(ACCOUNT, "orders")
     send(services, "orders", "a", "b", "c")
-    assert len(services.queues.receive(ACCOUNT, "orders", 2, 0)) == 2
-    assert len(services.queues.receive(ACCOUNT, "orders", 16, 0)) == 1
+    assert len(services.messages.receive(services.addresses.resolve(ACCOUNT, "orders"), 2, 0)) == 2
+    assert len(services.messages.receive(services.addresses.resolve(ACCOUNT, "orders"), 16, 0)) == 1
     with pytest.raises(errors.MessageNotExist):
-        services.queues.receive(ACCOUNT, "orders", 16, 0)
+        services.messages.receive(services.addresses.resolve(ACCOUNT, "orders"), 16, 0)
     with pytest.raises(errors.MessageNotExist):
-        services.queues.receive(ACCOUNT, "orders", 1, 3)  # a long poll that waits (on the clock) and ends empty
+        services.messages.receive(
+            services.addresses.resolve(ACCOUNT, "orders"), 1, 3
+        )  # a long poll that waits (on the clock) and ends empty
     assert counted(counts, MESSAGES_RECEIVED, queue("orders")) == 3
     assert counted(counts, EMPTY_RECEIVES, queue("orders")) == 2
 
@@ -103,12 +105,13 @@ def test_receives_count_messages_and_a_receive_without_one_counts_once(services,
 def test_deletes_count_the_messages_deleted_not_the_handles_refused(services, counts):
     services.queues.create_queue(ACCOUNT, "orders")
     send(services, "orders", "a", "b", "c")
-    first, second, third = services.queues.receive(ACCOUNT, "orders", 3, 0)
-    services.queues.delete(ACCOUNT, "orders", first.receipt_handle)
+    first, second, third = services.messages.receive(services.addresses.resolve(ACCOUNT, "orders"), 3, 0)
+    services.messages.delete(services.addresses.resolve(ACCOUNT, "orders"), first.receipt_handle)
     with pytest.raises(errors.MessageNotExist):
-        services.queues.delete(ACCOUNT, "orders", first.receipt_handle)  # spent
-    failures = services.queues.batch_delete(
-        ACCOUNT, "orders", [second.receipt_handle, third.receipt_handle, first.receipt_handle]
+        services.messages.delete(services.addresses.resolve(ACCOUNT, "orders"), first.receipt_handle)  # spent
+    failures = services.messages.batch_delete(
+        services.addresses.resolve(ACCOUNT, "orders"),
+        [second.receipt_handle, third.receipt_handle, first.receipt_handle],
     )
     assert [handle for handle, _ in failures] == [first.receipt_handle]
     assert counted(counts, MESSAGES_DELETED, queue("orders")) == 3
@@ -117,8 +120,8 @@ def test_deletes_count_the_messages_deleted_not_the_handles_refused(services, co
 def test_a_delete_with_rewind_on_is_a_delete(services, counts):
     services.queues.create_queue(ACCOUNT, "orders", QueueAttributeChanges(rewind_period="3600"))
     send(services, "orders", "a")
-    (received,) = services.queues.receive(ACCOUNT, "orders", 1, 0)
-    services.queues.delete(ACCOUNT, "orders", received.receipt_handle)
+    (received,) = services.messages.receive(services.addresses.resolve(ACCOUNT, "orders"), 1, 0)
+    services.messages.delete(services.addresses.resolve(ACCOUNT, "orders"), received.receipt_handle)
     assert counted(counts, MESSAGES_DELETED, queue("orders")) == 1
 
 
@@ -134,33 +137,35 @@ def dead_lettering(services: Services, name: str, target: str, fifo: bool = Fals
 def test_a_dead_letter_move_counts_on_the_queue_it_leaves_and_is_no_send(services, counts):
     dead_lettering(services, "orders", "orders-dlq")
     send(services, "orders", "a", "b")
-    assert len(services.queues.receive(ACCOUNT, "orders", 2, 0)) == 2
+    assert len(services.messages.receive(services.addresses.resolve(ACCOUNT, "orders"), 2, 0)) == 2
     services.clock.advance(2)  # both visible again, received once: the next receive moves them
     with pytest.raises(errors.MessageNotExist):
-        services.queues.receive(ACCOUNT, "orders", 2, 0)
+        services.messages.receive(services.addresses.resolve(ACCOUNT, "orders"), 2, 0)
     assert counted(counts, MESSAGES_DEAD_LETTERED, queue("orders")) == 2
     assert counted(counts, MESSAGES_SENT, queue("orders-dlq")) == 0
-    assert len(services.queues.receive(ACCOUNT, "orders-dlq", 2, 0)) == 2
+    assert len(services.messages.receive(services.addresses.resolve(ACCOUNT, "orders-dlq"), 2, 0)) == 2
 
 
 def test_a_fifo_queue_counts_its_dead_letter_moves(services, counts):
     dead_lettering(services, "orders", "orders-dlq", fifo=True)
-    services.queues.send(ACCOUNT, "orders", [MessageInput("a", None, 8, message_group_id="g")])
-    assert len(services.queues.receive(ACCOUNT, "orders", 1, 0)) == 1
+    services.messages.send(
+        services.addresses.resolve(ACCOUNT, "orders"), [MessageInput("a", None, 8, message_group_id="g")]
+    )
+    assert len(services.messages.receive(services.addresses.resolve(ACCOUNT, "orders"), 1, 0)) == 1
     services.clock.advance(2)
     with pytest.raises(errors.MessageNotExist):
-        services.queues.receive(ACCOUNT, "orders", 1, 0)
+        services.messages.receive(services.addresses.resolve(ACCOUNT, "orders"), 1, 0)
     assert counted(counts, MESSAGES_DEAD_LETTERED, queue("orders")) == 1
 
 
 def test_qps_refusals_count_per_queue_and_per_receiver(services, counts):
     limit = RateLimitInput("true", "1")
     services.queues.create_queue(ACCOUNT, "orders", QueueAttributeChanges(rate_limit=limit))
-    services.queues.receivers.create(ACCOUNT, "orders", "audit", ReceiverInput())
+    services.receivers.create(ACCOUNT, "orders", "audit", ReceiverInput())
     for address, tries in (("orders", 3), ("orders.audit", 2)):
         for _ in range(tries):
             with pytest.raises((errors.MessageNotExist, errors.QpsLimitExceeded)):
-                services.queues.receive(ACCOUNT, address, 1, 0)
+                services.messages.receive(services.addresses.resolve(ACCOUNT, address), 1, 0)
     assert counted(counts, QPS_LIMIT_EXCEEDED, queue("orders")) == 2
     assert counted(counts, QPS_LIMIT_EXCEEDED, queue("orders.audit")) == 1
     assert counted(counts, EMPTY_RECEIVES, queue("orders")) == 1  # the one admitted
@@ -204,7 +209,7 @@ class RecordingWorkflow:
 
 
 class RefusingDeadLetterQueues:
-    def dead_letter_send(self, account_id, queue_name, body, user_properties, system_properties):
+    def send(self, account_id, queue_name, body, user_properties, system_properties):
         raise errors.QueueNotExist()
 
 
@@ -226,7 +231,7 @@ def subscribed(services: Services, endpoint: str = ENDPOINT, dlq: bool = False) 
 
 def dead_letters(services: Services, counts: ProcessMetrics, queues: DeadLetterQueues | None = None) -> DeadLetters:
     records = PushRecords(services.oplog, services.clock, services.settings.region)
-    return DeadLetters(queues or services.queues, records, PushCounters(), services.settings.region, counts)
+    return DeadLetters(queues or services.dead_letters, records, PushCounters(), services.settings.region, counts)
 
 
 def first_attempt(services: Services, counts: ProcessMetrics, outcome: Outcome, letters: DeadLetters) -> FirstAttempt:
@@ -286,6 +291,10 @@ def test_a_retry_counts_its_result(services, counts, outcome, answer):
 def test_a_push_to_a_queue_endpoint_is_a_send_to_that_queue(services, counts):
     services.queues.create_queue(ACCOUNT, "inbox")
     subscription, message = subscribed(services, f"acs:mns:cn-hangzhou:{ACCOUNT}:queues/inbox")
-    assert Deliverer(services.settings, services.queues, lambda name: None).deliver(subscription, message).delivered
+    assert (
+        Deliverer(services.settings, QueueEndpoints(services.addresses, services.messages), lambda name: None)
+        .deliver(subscription, message)
+        .delivered
+    )
     assert counted(counts, MESSAGES_SENT, queue("inbox")) == 1
     assert counted(counts, SENT_MESSAGE_SIZE, queue("inbox")) > 0

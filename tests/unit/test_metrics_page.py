@@ -95,12 +95,12 @@ def scrape(services: Services, counts: ProcessMetrics) -> dict:
 
 def test_every_queue_and_receiver_of_every_account_appears_an_idle_one_with_zeros(services, counts):
     services.queues.create_queue(A, "orders")
-    services.queues.receivers.create(A, "orders", "audit", ReceiverInput())
+    services.receivers.create(A, "orders", "audit", ReceiverInput())
     services.queues.create_queue(A, "idle")
     services.queues.create_queue(B, "other")
     services.queues.create_queue(B, "gone")
     services.queues.delete_queue(B, "gone")
-    services.queues.send(A, "orders", [MessageInput("hello", None, 8)])
+    services.messages.send(services.addresses.resolve(A, "orders"), [MessageInput("hello", None, 8)])
     found = scrape(services, counts)
     everyone = {(A, "orders"), (A, "orders.audit"), (A, "idle"), (B, "other")}
     for name in QUEUE_FAMILIES:
@@ -116,10 +116,12 @@ def test_every_queue_and_receiver_of_every_account_appears_an_idle_one_with_zero
 
 def test_gauges_are_read_from_the_engine_at_each_scrape(services, counts, clock):
     services.queues.create_queue(A, "orders")
-    services.queues.send(A, "orders", [MessageInput("a", None, 8), MessageInput("b", None, 8)])
+    services.messages.send(
+        services.addresses.resolve(A, "orders"), [MessageInput("a", None, 8), MessageInput("b", None, 8)]
+    )
     clock.advance(2.5)
-    services.queues.send(A, "orders", [MessageInput("later", 60, 8)])
-    services.queues.receive(A, "orders", 1, 0)
+    services.messages.send(services.addresses.resolve(A, "orders"), [MessageInput("later", 60, 8)])
+    services.messages.receive(services.addresses.resolve(A, "orders"), 1, 0)
     clock.advance(4)
     found = scrape(services, counts)
     gauge = {name: found[name].value(account=A, queue="orders") for name in GAUGES}
@@ -148,7 +150,7 @@ def test_topics_appear_and_push_results_are_labelled(services, counts):
 
 def test_a_server_restart_starts_counters_from_zero_while_gauges_stay(services, counts):
     services.queues.create_queue(A, "orders")
-    services.queues.send(A, "orders", [MessageInput("a", None, 8)])
+    services.messages.send(services.addresses.resolve(A, "orders"), [MessageInput("a", None, 8)])
     restarted = scrape(services, ProcessMetrics())  # the same data, a new process's counts
     assert restarted["mns_messages_sent_total"].value(account=A, queue="orders") == 0
     assert restarted["mns_messages_visible"].value(account=A, queue="orders") == 1

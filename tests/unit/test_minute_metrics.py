@@ -68,12 +68,12 @@ def minutes(services: Services, name: str) -> list[dict[str, int]]:
 
 
 def send(services: Services, name: str, *bodies: str, delay: int | None = None) -> None:
-    services.queues.send(ACCOUNT, name, [MessageInput(body, delay, 8) for body in bodies])
+    services.messages.send(services.addresses.resolve(ACCOUNT, name), [MessageInput(body, delay, 8) for body in bodies])
 
 
 def receive(services: Services, name: str, count: int) -> list:
     try:
-        return services.queues.receive(ACCOUNT, name, count, 0)
+        return services.messages.receive(services.addresses.resolve(ACCOUNT, name), count, 0)
     except errors.MessageNotExist:
         return []
 
@@ -96,7 +96,7 @@ def test_a_two_minute_workload_gives_its_exact_minutes(services, ring) -> None:
     send(services, "orders", "e")
     (d,) = receive(services, "orders", 1)
     (e,) = receive(services, "orders", 1)
-    services.queues.delete(ACCOUNT, "orders", e.receipt_handle)
+    services.messages.delete(services.addresses.resolve(ACCOUNT, "orders"), e.receipt_handle)
     clock.advance(5)
 
     found = minutes(services, "orders")
@@ -135,9 +135,9 @@ def test_a_two_minute_workload_gives_its_exact_minutes(services, ring) -> None:
 
 def test_a_receiver_has_its_own_minutes_at_its_address(services) -> None:
     services.queues.create_queue(ACCOUNT, "orders")
-    services.queues.receivers.create(ACCOUNT, "orders", "audit", ReceiverInput())
+    services.receivers.create(ACCOUNT, "orders", "audit", ReceiverInput())
     send(services, "orders", "a", "b")
-    services.queues.receive(ACCOUNT, "orders.audit", 1, 0)
+    services.messages.receive(services.addresses.resolve(ACCOUNT, "orders.audit"), 1, 0)
     audit, orders = minutes(services, "orders.audit")[-1], minutes(services, "orders")[-1]
     assert (audit["NumberOfMessagesSent"], audit["NumberOfMessagesReceived"]) == (2, 1)
     assert (audit["ApproximateNumberOfMessagesVisible"], audit["ApproximateNumberOfMessagesNotVisible"]) == (1, 1)

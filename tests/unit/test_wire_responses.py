@@ -1,8 +1,8 @@
 """Entities encoded as MNS response elements: the exact bytes the SDKs parse."""
 
 from mnsd import errors
+from mnsd.queues.messages import Received, SendResult
 from mnsd.queues.model import Message, Property, Queue, QueueAttributes, QueueCounts
-from mnsd.queues.service import Received, SendResult
 from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
 from mnsd.wire import codec, responses
 from mnsd.wire.codec import Node, encode

@@ -29,11 +29,20 @@ from mnsd.metrics.emf import EmfMetrics
 from mnsd.metrics.minutes import MinuteHistory, NoMinutes
 from mnsd.names import check_queue_name, check_topic_name
 from mnsd.push.assembly import Push, build_push
+from mnsd.push.delivery import QueueEndpoints
 from mnsd.push.fanout import Fanout
+from mnsd.queues.activity import QueueActivity
+from mnsd.queues.addresses import QueueAddresses
+from mnsd.queues.arrivals import Arrivals
+from mnsd.queues.control import QueueControl
+from mnsd.queues.dead_letters import DeadLetterService
+from mnsd.queues.dlq_targets import DeadLetterTargets
+from mnsd.queues.messages import MessageService
 from mnsd.queues.model import Queue
 from mnsd.queues.notifier import Notifier, PollingNotifier
 from mnsd.queues.receipts import ReceiptCodec
-from mnsd.queues.service import QueueService
+from mnsd.queues.receivers import ReceiverService
+from mnsd.queues.stores import MessageStores
 from mnsd.registry import Kind, Registry
 from mnsd.settings import Settings, get_settings
 from mnsd.storage import Storage, TopicMessageStore
@@ -74,7 +83,11 @@ class Services:
     clock: Clock
     storage: Storage
     catalog: Catalog
-    queues: QueueService
+    queues: QueueControl  # queue records
+    messages: MessageService  # a queue's (or receiver's) messages
+    dead_letters: DeadLetterService  # dead letters, redrive, rewind
+    receivers: ReceiverService
+    addresses: QueueAddresses  # what a request's queue path names: a queue, or a receiver
     topics: TopicService
     topic_messages: TopicMessageStore
     oplog: OperationLog
@@ -100,7 +113,8 @@ class Services:
                 self.settings,
                 self.topics,
                 self.topic_messages,
-                self.queues,
+                QueueEndpoints(self.addresses, self.messages),
+                self.dead_letters,
                 self.oplog,
                 self.clock,
                 self.clients,
@@ -140,18 +154,17 @@ def build_services(
     limits = Limits(storage.rates, clock, settings.account_requests_per_second)
     waits = notifier or PollingNotifier(clock)
     queue_records = Registry(Kind(check_queue_name, catalog.queues, settings.max_queues, QUEUE_REFUSALS, Queue), clock)
-    queues = QueueService(
-        catalog,
-        storage.messages,
-        receipts,
-        clock,
-        settings,
-        waits,
-        queue_records,
-        limits,
-        metrics,
-        fifo_messages=storage.fifo_messages,
+    dlq_targets = DeadLetterTargets(catalog)
+    receivers = ReceiverService(catalog, storage.messages, clock, waits, queue_records, dlq_targets)
+    addresses = QueueAddresses(queue_records, catalog, receivers)
+    activity = QueueActivity(metrics)
+    stores = MessageStores(storage.messages, storage.fifo_messages)
+    arrivals = Arrivals(stores, waits, receivers, activity)
+    queues = QueueControl(catalog, stores, clock, settings, queue_records, receivers, dlq_targets)
+    dead_letters = DeadLetterService(
+        catalog, stores, clock, settings, waits, queue_records, addresses, arrivals, activity
     )
+    messages = MessageService(stores, receipts, clock, settings, waits, arrivals, dead_letters, activity, limits)
     fan_out = dispatcher or StreamDispatcher()
     topic_records = Registry(Kind(check_topic_name, catalog.topics, settings.max_topics, TOPIC_REFUSALS, Topic), clock)
     topics = TopicService(catalog, storage.topic_messages, clock, settings, fan_out, topic_records, authorizer, metrics)
@@ -162,6 +175,10 @@ def build_services(
         storage,
         catalog,
         queues,
+        messages,
+        dead_letters,
+        receivers,
+        addresses,
         topics,
         storage.topic_messages,
         storage.log,

@@ -34,7 +34,7 @@ logger = Logger(service="mns")
 
 
 class Backlogs(Protocol):
-    """What the sampler reads of a queue (`QueueService` gives both)."""
+    """What the sampler reads of a queue (`QueueControl` gives both)."""
 
     def backlog(self, queue: Queue) -> Backlog: ...
 

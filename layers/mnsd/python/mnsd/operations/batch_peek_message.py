@@ -4,5 +4,6 @@ from mnsd.wire import requests, responses
 
 
 def batch_peek_message(call: Call) -> HttpResponse:
-    messages = call.services.queues.peek(call.account_id, call.path("queue"), requests.batch_size(call.request))
+    count = requests.batch_size(call.request)
+    messages = call.services.messages.peek(call.queue(), count)
     return xml_response(responses.peeked_batch(messages))

@@ -5,5 +5,5 @@ from mnsd.wire import requests, responses
 
 def batch_receive_message(call: Call) -> HttpResponse:
     count, wait = requests.batch_size(call.request), requests.wait_seconds(call.request)
-    received = call.services.queues.receive(call.account_id, call.path("queue"), count, wait, call.request.received_at)
+    received = call.services.messages.receive(call.queue(), count, wait, call.request.received_at)
     return xml_response(responses.received_batch(received))

@@ -5,7 +5,5 @@ from mnsd.wire import requests, responses
 
 def change_message_visibility(call: Call) -> HttpResponse:
     handle, seconds = requests.visibility_change(call.request)
-    new_handle, next_visible = call.services.queues.change_visibility(
-        call.account_id, call.path("queue"), handle, seconds
-    )
+    new_handle, next_visible = call.services.messages.change_visibility(call.queue(), handle, seconds)
     return xml_response(responses.visibility_changed(new_handle, next_visible))

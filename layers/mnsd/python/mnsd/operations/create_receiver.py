@@ -7,7 +7,7 @@ def create_receiver(call: Call) -> HttpResponse:
     """`PUT /queues/{queue}/receivers/{receiver}`: 201 created, 204 an identical one exists (both with
     `x-mns-copy-pending: true` while messages before its creation are still to be copied: PUT it again)."""
     queue, name = call.path("queue"), call.path("receiver")
-    created, copying = call.services.queues.receivers.create(
+    created, copying = call.services.receivers.create(
         call.account_id, queue, name, receivers.receiver_input(call.xml_if_any())
     )
     headers = {"Location": f"{call.endpoint()}/queues/{queue}/receivers/{name}"}

@@ -3,5 +3,5 @@ from mnsd.request.call import Call, no_content
 
 
 def delete_message(call: Call) -> HttpResponse:
-    call.services.queues.delete(call.account_id, call.path("queue"), call.request.query("ReceiptHandle"))
+    call.services.messages.delete(call.queue(), call.request.query("ReceiptHandle"))
     return no_content()

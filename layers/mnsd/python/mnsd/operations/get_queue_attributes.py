@@ -5,7 +5,7 @@ from mnsd.wire import responses
 
 def get_queue_attributes(call: Call) -> HttpResponse:
     queues = call.services.queues
-    queue = queues.get_queue(call.account_id, call.path("queue"))
+    queue = call.queue()
     held = queues.held_groups(queue) if queue.attributes.fifo else None
     return xml_response(
         responses.queue_node(

@@ -27,7 +27,7 @@ def _response(root: str, fields: Fields, window: Window, truncated: bool, hourly
 
 
 def queue_metrics(call: Call) -> HttpResponse:
-    queue = call.services.queues.get_queue(call.account_id, call.path("queue"))
+    queue = call.queue()
     window = _window(call, "hourly or minutely")
     read = call.services.storage.log.read(
         call.account_id, "queue", queue.name, window.first_hour_ms, window.end_ms, metrics.MAX_ITEMS

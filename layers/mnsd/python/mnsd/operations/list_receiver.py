@@ -5,5 +5,5 @@ from mnsd.wire import receivers
 
 def list_receiver(call: Call) -> HttpResponse:
     """`GET /queues/{queue}/receivers`: every receiver of the queue with its counts."""
-    states = call.services.queues.receivers.receivers_of(call.account_id, call.path("queue"))
+    states = call.services.receivers.receivers_of(call.account_id, call.path("queue"))
     return xml_response(receivers.receiver_list(states))

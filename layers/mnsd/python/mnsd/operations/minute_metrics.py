@@ -11,6 +11,6 @@ from mnsd.wire import responses
 
 
 def queue_minutes(call: Call) -> HttpResponse:
-    queue = call.services.queues.get_queue(call.account_id, call.path("queue"))
+    queue = call.queue()
     window = MinuteWindow.ending(call.services.clock.now())
     return xml_response(responses.minute_metrics(queue.name, call.services.minutes.last_hour(queue, window)))

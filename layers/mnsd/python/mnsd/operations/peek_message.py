@@ -4,5 +4,5 @@ from mnsd.wire import responses
 
 
 def peek_message(call: Call) -> HttpResponse:
-    (message,) = call.services.queues.peek(call.account_id, call.path("queue"), 1)
+    (message,) = call.services.messages.peek(call.queue(), 1)
     return xml_response(responses.message_node(message))

@@ -5,5 +5,5 @@ from mnsd.wire import requests, responses
 
 def receive_message(call: Call) -> HttpResponse:
     wait = requests.wait_seconds(call.request)
-    (received,) = call.services.queues.receive(call.account_id, call.path("queue"), 1, wait, call.request.received_at)
+    (received,) = call.services.messages.receive(call.queue(), 1, wait, call.request.received_at)
     return xml_response(responses.received(received))

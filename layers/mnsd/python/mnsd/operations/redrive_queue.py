@@ -1,9 +1,10 @@
 from mnsd.http import HttpResponse
+from mnsd.queues import addresses
 from mnsd.request.call import Call, xml_response
 from mnsd.wire import responses
 
 
 def redrive_queue(call: Call) -> HttpResponse:
     """`PUT /queues/{dlq}?redrive=true`: the dead letters back to their source queues (200, how many moved)."""
-    moved = call.services.queues.redrive(call.account_id, call.path("queue"))
+    moved = call.services.dead_letters.redrive(call.own_queue(addresses.REDRIVE))
     return xml_response(responses.redrive_result(moved))

@@ -5,5 +5,6 @@ from mnsd.wire import requests
 
 def rewind_queue(call: Call) -> HttpResponse:
     """`PUT /queues/{name}?rewindtime=T`: messages enqueued since T receivable again (204)."""
-    call.services.queues.rewind(call.account_id, call.path("queue"), requests.rewind_time(call.request))
+    since = requests.rewind_time(call.request)
+    call.services.dead_letters.rewind(call.queue(), since)
     return no_content()

@@ -10,14 +10,13 @@ from mnsd.clock import Clock
 from mnsd.log.oplog import OperationLog
 from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.push.attempt_queue import AttemptQueue, QueuedFirstAttempt
-from mnsd.push.dead_letters import DeadLetters
-from mnsd.push.delivery import Deliverer
+from mnsd.push.dead_letters import DeadLetterQueues, DeadLetters
+from mnsd.push.delivery import Deliverer, QueueEndpoints
 from mnsd.push.fanout import Fanout
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushCounters, PushRecords
 from mnsd.push.retry_worker import RetryWorker
 from mnsd.push.stepfunctions import StepFunctionsWorkflow
-from mnsd.queues.service import QueueService
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
 from mnsd.topics.model import QueueGrants
@@ -37,7 +36,8 @@ def build_push(
     settings: Settings,
     topics: TopicService,
     messages: TopicMessageStore,
-    queues: QueueService,
+    queues: QueueEndpoints,
+    dead_letter_queues: DeadLetterQueues,
     oplog: OperationLog,
     clock: Clock,
     clients: Callable[[str], Any],
@@ -49,7 +49,7 @@ def build_push(
     workflow = StepFunctionsWorkflow(clients("stepfunctions"), settings.push_state_machine_arn)
     counters = PushCounters()
     records = PushRecords(oplog, clock, settings.region)
-    dead_letters = DeadLetters(queues, records, counters, settings.region, metrics)
+    dead_letters = DeadLetters(dead_letter_queues, records, counters, settings.region, metrics)
     first_attempt = FirstAttempt(deliverer, workflow, dead_letters, records, counters, metrics)
     attempt_queue = (
         AttemptQueue(clients("sqs"), settings.first_attempt_queue_url, settings.region)

@@ -19,9 +19,9 @@ logger = Logger(service="mns")
 
 
 class DeadLetterQueues(Protocol):
-    """The queue service's send path for dead letters."""
+    """Where the dead letters of pushes given up are sent (`mnsd.queues.dead_letters.DeadLetterService`)."""
 
-    def dead_letter_send(
+    def send(
         self,
         account_id: str,
         queue_name: str,
@@ -87,7 +87,7 @@ class DeadLetters:
             return None
         origin = dead_letter_marks(DLQ_TYPE_SUBSCRIPTION, subscription.arn(self.region), message.message_id)
         body = notification_body(subscription, message)
-        return self.queues.dead_letter_send(subscription.account_id, target, body, message.user_properties, origin)
+        return self.queues.send(subscription.account_id, target, body, message.user_properties, origin)
 
     def _drop(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
         self.counters.dropped()

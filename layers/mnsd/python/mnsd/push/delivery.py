@@ -25,6 +25,9 @@ from mnsd import errors
 from mnsd.push import http as push_http
 from mnsd.push.address import AddressRefused, allowed_networks
 from mnsd.push.signing import sign, string_to_sign
+from mnsd.queues import addresses
+from mnsd.queues.addresses import QueueAddresses
+from mnsd.queues.messages import MessageService, SendResult
 from mnsd.queues.model import MessageInput
 from mnsd.settings import Settings
 from mnsd.topics.model import HTTP, MAIL, QUEUE, SIMPLIFIED, SMS, QueueGrants, Subscription, TopicMessage
@@ -119,11 +122,27 @@ def sms_text(text: str, params: dict[str, Any], sign_name: str) -> str:
     return f"【{sign_name}】{text}" if sign_name else text
 
 
+@dataclass(frozen=True)
+class QueueEndpoints:
+    """A queue endpoint's side of a push: the queue its name names (a queue's own: a receiver gets the queue's
+    messages) and the send to it."""
+
+    addresses: QueueAddresses
+    messages: MessageService
+
+    def fifo(self, account_id: str, name: str) -> bool:
+        return self.addresses.queue(account_id, name, addresses.SEND).attributes.fifo
+
+    def send(self, account_id: str, name: str, message: MessageInput) -> SendResult:
+        (result,) = self.messages.send(self.addresses.queue(account_id, name, addresses.SEND), [message])
+        return result
+
+
 class Deliverer:
     def __init__(
         self,
         settings: Settings,
-        queues: Any,
+        queues: QueueEndpoints | None,
         clients: Callable[[str], Any],
         attempt_seconds: float | None = None,
         grants: QueueGrants | None = None,
@@ -164,15 +183,22 @@ class Deliverer:
             )
         body = notification_body(subscription, message)
         group = message.message_group_id or self._default_group(owner, endpoint.target, subscription)
-        result = self.queues.send(owner, endpoint.target, [MessageInput(body, None, 8, message_group_id=group)])[0]
+        result = self._queue_endpoints().send(
+            owner, endpoint.target, MessageInput(body, None, 8, message_group_id=group)
+        )
         if result.error is not None:
             return Outcome(False, detail=f"{result.error.code}: {result.error.message}")
         return Outcome(True)
 
+    def _queue_endpoints(self) -> QueueEndpoints:
+        if self.queues is None:  # (a deliverer made for the other kinds of endpoint)
+            raise errors.InternalError("This deliverer has no queues to deliver to.")
+        return self.queues
+
     def _default_group(self, owner: str, queue_name: str, subscription: Subscription) -> str:
         """The group a message published without one takes in a FIFO queue endpoint: the subscription's own, so
         that queue keeps the order its deliveries arrive in; none for a standard queue."""
-        return subscription.name if self.queues.get_queue(owner, queue_name).attributes.fifo else ""
+        return subscription.name if self._queue_endpoints().fifo(owner, queue_name) else ""
 
     def _to_http(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         url, headers, body = http_push(subscription, message, self.settings)

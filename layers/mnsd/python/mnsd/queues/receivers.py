@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name, check_receiver_address, check_receiver_name, receiver_address
+from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.model import (
     INT_ATTRIBUTES,
-    DlqPolicy,
     DlqPolicyInput,
     Message,
     Queue,
@@ -160,9 +160,7 @@ class ReceiverService:
     clock: Clock
     notifier: Notifier
     registry: Registry[Queue]  # the queues' records
-    check_dlq_target: Callable[
-        [str, str, DlqPolicy | None, bool], None
-    ]  # (account, queue, policy, fifo): the queue service's
+    dlq_targets: DeadLetterTargets
 
     # --- reaching a receiver through the queue routes -------------------------------------------
 
@@ -263,7 +261,7 @@ class ReceiverService:
         """A receiver's own DlqPolicy targets another queue of the account, existing now (not the receiver's own:
         a dead letter sent there would come back to every receiver of it)."""
         policy = view(queue, receiver).attributes.dlq_policy if receiver.dlq_target else None
-        self.check_dlq_target(queue.account_id, queue.name, policy, queue.attributes.fifo)
+        self.dlq_targets.check(queue.account_id, queue.name, policy, queue.attributes.fifo)
 
     def get(self, account_id: str, queue_name: str, name: str) -> ReceiverState:
         check_receiver_name(name)

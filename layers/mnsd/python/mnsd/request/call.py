@@ -11,6 +11,7 @@ from mnsd.http import HttpRequest, HttpResponse
 from mnsd.wire import codec as xmlcodec
 
 if TYPE_CHECKING:
+    from mnsd.queues.model import Queue
     from mnsd.services import Services
 
 
@@ -29,6 +30,15 @@ class Call:
 
     def path(self, name: str) -> str:
         return self.request.path_params[name]
+
+    def queue(self) -> Queue:
+        """The queue, or the queue's receiver, the path's `{queue}` names: resolved here, once (`mnsd.queues.addresses`)."""
+        return self.services.addresses.resolve(self.account_id, self.path("queue"))
+
+    def own_queue(self, instead: str) -> Queue:
+        """The queue the path's `{queue}` names, where only a queue's own name goes (a receiver's address refused,
+        saying what to do `instead`)."""
+        return self.services.addresses.queue(self.account_id, self.path("queue"), instead)
 
     def xml(self) -> xmlcodec.Element:
         """The request body, parsed once."""

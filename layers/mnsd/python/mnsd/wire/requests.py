@@ -9,7 +9,9 @@ import json
 from mnsd import errors
 from mnsd.access.tokens import DEFAULT_DURATION, MAX_DURATION, MIN_DURATION, TokenRequest, token_policy
 from mnsd.http import HttpRequest
+from mnsd.queues.messages import MAX_WAIT_SECONDS, VISIBILITY_RANGE
 from mnsd.queues.model import (
+    MAX_BATCH,
     DlqPolicyInput,
     MessageInput,
     MessageRequest,
@@ -19,14 +21,13 @@ from mnsd.queues.model import (
     message_batch,
     message_input,
 )
-from mnsd.queues.service import MAX_BATCH, MAX_WAIT_SECONDS, VISIBILITY_RANGE
 from mnsd.topics.model import (
     PublishInput,
     SubscriptionChanges,
     SubscriptionInput,
     TopicAttributeChanges,
 )
-from mnsd.validation import int_in_range
+from mnsd.validation import int_in_range, strict_int
 from mnsd.wire.codec import Element
 
 
@@ -65,8 +66,15 @@ def sent_messages(xml: Element) -> list[MessageInput]:
 
 
 def receipt_handles(xml: Element) -> list[str]:
-    """The `<ReceiptHandle>` entries of BatchDeleteMessage's `<ReceiptHandles>`."""
-    return [node.text for node in xml.all("ReceiptHandle")]
+    """The `<ReceiptHandle>` entries of BatchDeleteMessage's `<ReceiptHandles>`: 1 to `MAX_BATCH` of them."""
+    return counted_handles([node.text for node in xml.all("ReceiptHandle")])
+
+
+def counted_handles(handles: list[str]) -> list[str]:
+    """A batch of receipt handles, refused unless it holds 1 to `MAX_BATCH`."""
+    if not 1 <= len(handles) <= MAX_BATCH:
+        raise errors.InvalidArgument(f"The count of receipt handles should between 1 and {MAX_BATCH}.")
+    return handles
 
 
 def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
@@ -144,9 +152,17 @@ def _dlq_policy_json(text: str) -> DlqPolicyInput:
     )
 
 
-def rewind_time(request: HttpRequest) -> str:
-    """The `rewindtime` of RewindQueue (Unix seconds), as given; the queue checks it against its window."""
-    return request.query("rewindtime") or ""
+def rewind_time(request: HttpRequest) -> int:
+    """The `rewindtime` of RewindQueue (Unix seconds); the queue checks it against its window."""
+    return rewind_seconds(request.query("rewindtime") or "")
+
+
+def rewind_seconds(text: str) -> int:
+    """A rewind's time as given (Unix seconds), refused unless it is an integer."""
+    since = strict_int(text)
+    if since is None:
+        raise errors.InvalidArgument("The value of rewindtime should be a time in Unix seconds.")
+    return since
 
 
 def topic_attribute_changes(xml: Element | None) -> TopicAttributeChanges:

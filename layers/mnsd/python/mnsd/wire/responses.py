@@ -11,8 +11,8 @@ from mnsd.access.tokens import TemporaryCredentials
 from mnsd.log.metrics import HourlyCounts
 from mnsd.metrics import monitored
 from mnsd.metrics.minutes import WINDOW_MINUTES, Minute
+from mnsd.queues.messages import Received, SendResult
 from mnsd.queues.model import Message, Property, Queue, QueueCounts
-from mnsd.queues.service import Received, SendResult
 from mnsd.topics.model import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
 from mnsd.wire.codec import Node, Value
 

@@ -1,0 +1,90 @@
+"""New messages of a queue, whoever sends them (producers, a dead-letter move, a redrive, a push given up): their
+ids and places in their groups, and their storing with each receiver's copy, waking the long polls."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from mnsd.queues.activity import QueueActivity
+from mnsd.queues.model import Content, Message, MessageInput, Property, Queue
+from mnsd.queues.notifier import Notifier
+from mnsd.queues.receivers import ReceiverService
+from mnsd.queues.stores import MessageStores
+
+# The group a FIFO queue puts a message without one in: a dead letter of a push given up, or of a standard queue.
+DEAD_LETTER_GROUP = "dead-letters"
+
+
+@dataclass(eq=False)  # a service's part: compared by identity
+class Arrivals:
+    messages: MessageStores  # a queue's store: `messages.of(queue)`
+    notifier: Notifier  # wakes long polls
+    receivers: ReceiverService
+    activity: QueueActivity
+
+    def positions(self, queue: Queue, groups: list[str], now_ms: int) -> list[int | None]:
+        """A FIFO queue's places for new messages of these groups, in the order given (None for another queue)."""
+        if not queue.attributes.fifo:
+            return [None] * len(groups)
+        following = {
+            group: self.messages.fifo.sequence(queue.queue_id, group, groups.count(group), now_ms)
+            for group in dict.fromkeys(groups)
+        }
+        positions: list[int | None] = []
+        for group in groups:
+            positions.append(following[group])
+            following[group] += 1
+        return positions
+
+    def new_message(
+        self, queue: Queue, message: MessageInput, now_ms: int, message_id: str, position: int | None = None
+    ) -> Message:
+        delay = queue.attributes.delay_seconds if message.delay_seconds is None else message.delay_seconds
+        available = now_ms + delay * 1000
+        content = Content(
+            message.body_md5,
+            message.body,
+            message.priority,
+            message.user_properties,
+            message.system_properties,
+            message.message_group_id,
+            queue.attributes.logging_enabled,
+            ordered=position is not None,
+        )
+        expires_at = now_ms // 1000 + queue.attributes.message_retention_period
+        return Message.enqueued(queue.queue_id, message_id, now_ms, available, expires_at, content, position)
+
+    def moved(self, message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
+        """`message` as a new message of `target` (`Message.moved`): in its group's order there if it is FIFO."""
+        (message_id,) = self.messages.of(target).new_ids(target.queue_id, 1, now_ms, sent=False)
+        group = message.message_group_id or DEAD_LETTER_GROUP
+        (position,) = self.positions(target, [group], now_ms)
+        logging = target.attributes.logging_enabled
+        moved = message.moved(target.queue_id, message_id, now_ms, system_properties, logging, position)
+        return dataclasses.replace(moved, message_group_id=group) if position is not None else moved
+
+    def store(self, queue: Queue, messages: list[Message], now_ms: int, sent: bool = True) -> set[str]:
+        """Store new messages of the queue and its receivers' copies of them in one `put`, and wake their long polls;
+        the ids of the messages not stored, or whose copy was not (the sender is told to send them again)."""
+        copies = self.receivers.copies(queue, messages, now_ms, sent)
+        failed = self.messages.of(queue).put(messages + [copy for m in messages for copy in copies[m.message_id]])
+        lost = {
+            m.message_id for m in messages if {m.message_id, *(c.message_id for c in copies[m.message_id])} & failed
+        }
+        if len(lost) < len(messages):
+            self.notifier.notify(queue.queue_id)
+            self.receivers.notify(queue)
+        if sent:  # (a dead letter is no message sent)
+            self.activity.sent(queue, [m for m in messages if m.message_id not in lost])
+        return lost
+
+    def moved_in(self, queue: Queue, moved: list[Message], now_ms: int) -> None:
+        """Messages were moved into a queue (dead letters): wake its long polls, and copy them to its receivers,
+        stored after the moves (a copy not stored is not retried: the move, which the receive needs, is done)."""
+        self.notifier.notify(queue.queue_id)
+        if not queue.receivers:
+            return
+        copies = self.receivers.copies(queue, moved, now_ms, sent=False)
+        self.messages.of(queue).put([copy for found in copies.values() for copy in found])
+        self.receivers.notify(queue)

@@ -1,0 +1,217 @@
+"""Messages of a queue (or of a receiver, as its address resolves to one: `mnsd.queues.addresses`): send, the
+long-poll receive, peek, delete and change of visibility, each given the `Queue` resolved at the edge."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from dataclasses import dataclass
+
+from mnsd import errors
+from mnsd.clock import Clock, ms
+from mnsd.limits import Limits
+from mnsd.queues.activity import QueueActivity
+from mnsd.queues.arrivals import Arrivals
+from mnsd.queues.dead_letters import DeadLetterService
+from mnsd.queues.model import Message, MessageInput, MessageRef, Queue
+from mnsd.queues.notifier import Notifier
+from mnsd.queues.receipts import Receipt, ReceiptCodec
+from mnsd.queues.stores import MessageStores
+from mnsd.settings import Settings
+
+MAX_WAIT_SECONDS = 30
+VISIBILITY_RANGE = (0, 43200)
+# How many Active messages a receive looks at per message it wants (and at least): consumers pick at
+# random among them, so concurrent receives rarely race for the same lease. A page of 16 small index
+# items costs what a page of 1 does (half a read unit).
+CANDIDATES_PER_MESSAGE = 4
+MIN_CANDIDATES = 16
+MAX_CANDIDATES = 64
+CLAIM_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class SendResult:
+    message: Message
+    receipt_handle: str | None  # only for delayed messages: lets the sender delete or re-time them
+    error: errors.MnsError | None = None
+
+
+@dataclass(frozen=True)
+class Received:
+    message: Message
+    receipt_handle: str
+
+
+def _candidates(count: int) -> int:
+    """How many Active messages a receive of `count` looks at."""
+    return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
+
+
+@dataclass(eq=False)  # a service: compared by identity
+class MessageService:
+    messages: MessageStores  # a queue's store: `messages.of(queue)`
+    receipts: ReceiptCodec
+    clock: Clock
+    settings: Settings
+    notifier: Notifier  # wakes long polls (`PollingNotifier`: none, they poll)
+    arrivals: Arrivals
+    dead_letters: DeadLetterService
+    activity: QueueActivity
+    limits: Limits | None = None
+
+    def send(self, queue: Queue, inputs: list[MessageInput]) -> list[SendResult]:
+        """Store messages, and each receiver's copies; every message is validated before any is written."""
+        limit = queue.attributes.maximum_message_size
+        for message in inputs:
+            if len(message.body.encode("utf-8")) > limit:
+                raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
+            if queue.attributes.fifo:
+                message.check_ordered()
+        now_ms = ms(self.clock.now())
+        ids = self.messages.of(queue).new_ids(queue.queue_id, len(inputs), now_ms)
+        positions = self.arrivals.positions(queue, [m.message_group_id for m in inputs], now_ms)
+        stored = [
+            self.arrivals.new_message(queue, message, now_ms, id_, position)
+            for message, id_, position in zip(inputs, ids, positions, strict=True)
+        ]
+        failed = self.arrivals.store(queue, stored, now_ms)
+        return [
+            SendResult(
+                message,
+                self._handle(message) if message.visible_at > now_ms else None,
+                errors.InternalError() if message.message_id in failed else None,
+            )
+            for message in stored
+        ]
+
+    def _handle(self, message: Message) -> str:
+        return self.receipts.encode(Receipt(message.queue_id, message.ref.key, message.version, message.visible_at))
+
+    def receive(
+        self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None = None
+    ) -> list[Received]:
+        """Claim up to `count` Active messages, long-polling until one is receivable or the wait ends.
+
+        The wait counts from `received_at`, when the request reached the API (a cold start's init and
+        secret reads included), and no claim starts later than `max_poll_seconds` after it: API
+        Gateway gives up on the request 30 s after it arrived, and a message claimed then would stay
+        invisible behind its 504.
+        """
+        if self.limits is not None:
+            try:
+                self.limits.admit_receive(queue.queue_id, queue.attributes.max_receives_per_second)
+            except errors.QpsLimitExceeded:
+                self.activity.refused_receive(queue)
+                raise
+        received = self._poll(queue, count, wait_seconds, received_at)
+        if not received:
+            self.activity.empty_receive(queue)
+            raise errors.MessageNotExist()
+        self.activity.received(queue, len(received))
+        return received
+
+    def _poll(self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None) -> list[Received]:
+        """The messages claimed by a receive, waiting as `receive` says; none when the wait ended first."""
+        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
+        started = self.clock.now() if received_at is None else min(received_at, self.clock.now())
+        last_claim = started + self.settings.max_poll_seconds
+        deadline = min(started + wait, last_claim)
+        contended_rounds = 0
+        while True:
+            now = self.clock.now()
+            if now > last_claim:
+                return []
+            received, candidates, next_visible = self._claim_ready(queue, count, now)
+            if received:
+                return received
+            if candidates and contended_rounds < CLAIM_ROUNDS:
+                contended_rounds += 1  # other consumers took what we saw: look again at once
+                continue
+            remaining = deadline - now
+            if remaining <= 0:
+                return []
+            pause = min(remaining, self.settings.poll_interval_ms / 1000)
+            if next_visible is not None:
+                pause = min(pause, max(0.001, next_visible / 1000 - now))
+            self.notifier.wait(queue.queue_id, pause)
+            contended_rounds = 0
+
+    def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
+        now_ms = ms(now)
+        fifo = queue.attributes.fifo
+        store = self.messages.of(queue)
+        scan = store.scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count)
+        # A FIFO queue's candidates are its groups' runs, in order; the others are taken by priority, at random.
+        candidates = scan.messages if fifo else sorted(scan.messages, key=lambda m: (m.priority, random.random()))
+        seen = len(candidates)
+        policy = queue.attributes.dlq_policy
+        if policy is not None:
+            candidates = self.dead_letters.at_receive(queue, policy, candidates, now_ms)
+        visible_at = now_ms + queue.attributes.visibility_timeout * 1000
+        claimed = scan.claim(candidates, count, now_ms, visible_at)
+        store.load_bodies(claimed)
+        return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at
+
+    def peek(self, queue: Queue, count: int) -> list[Message]:
+        store = self.messages.of(queue)
+        found = store.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
+        store.load_bodies(found)
+        found = [m for m in found if m.body is not None]  # (one deleted since it was read stays unloaded)
+        if not found:
+            raise errors.MessageNotExist()
+        return found
+
+    def _receipt(self, queue: Queue, handle: str | None, now_ms: int) -> tuple[Receipt, MessageRef]:
+        receipt = self.receipts.decode(handle, queue.queue_id)
+        try:
+            ref = MessageRef.from_key(receipt.queue_id, receipt.key)
+        except ValueError:
+            raise errors.ReceiptHandleError() from None
+        if receipt.visible_at <= now_ms:
+            raise errors.MessageNotExist()
+        return receipt, ref
+
+    def delete(self, queue: Queue, handle: str | None) -> None:
+        now_ms = ms(self.clock.now())
+        receipt, ref = self._receipt(queue, handle, now_ms)
+        if not self._delete_leases(queue, [(ref, receipt.version)], now_ms)[0]:
+            raise errors.MessageNotExist()
+
+    def _delete_leases(self, queue: Queue, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
+        if queue.attributes.rewind_period:
+            deleted = self.messages.of(queue).delete_keeping(leases, now_ms)
+        else:
+            deleted = self.messages.of(queue).delete_many(leases, now_ms)
+        self.activity.deleted(queue, sum(deleted))
+        return deleted
+
+    def batch_delete(self, queue: Queue, handles: list[str]) -> list[tuple[str, errors.MnsError]]:
+        """Delete each message (1 to `MAX_BATCH`: `mnsd.wire.requests.receipt_handles`); the handles that failed."""
+        now_ms = ms(self.clock.now())
+        outcomes: list[errors.MnsError | tuple[MessageRef, int]] = []
+        for handle in handles:
+            try:
+                receipt, ref = self._receipt(queue, handle, now_ms)
+                outcomes.append((ref, receipt.version))
+            except (errors.MessageNotExist, errors.ReceiptHandleError, errors.MissingReceiptHandle) as exc:
+                outcomes.append(exc)
+        leases = [outcome for outcome in outcomes if isinstance(outcome, tuple)]
+        deleted = iter(self._delete_leases(queue, leases, now_ms))
+        failures: list[tuple[str, errors.MnsError]] = []
+        for handle, outcome in zip(handles, outcomes, strict=True):
+            if isinstance(outcome, errors.MnsError):
+                failures.append((handle, outcome))
+            elif not next(deleted):
+                failures.append((handle, errors.MessageNotExist()))
+        return failures
+
+    def change_visibility(self, queue: Queue, handle: str | None, visibility_timeout: int) -> tuple[str, int]:
+        """Move the next visible time of an Inactive message; its new receipt handle and NextVisibleTime."""
+        now_ms = ms(self.clock.now())
+        receipt, ref = self._receipt(queue, handle, now_ms)
+        visible_at = now_ms + visibility_timeout * 1000
+        if not self.messages.of(queue).change_visibility(ref, receipt.version, now_ms, visible_at):
+            raise errors.MessageNotExist()
+        renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
+        return self.receipts.encode(renewed), visible_at
