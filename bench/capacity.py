@@ -1,6 +1,6 @@
 """Capacity simulation: N message lifecycles per simulated second on one queue, per-partition load on DynamoDB.
 
-The real services (`build_services`: QueueService over the DynamoDB engine) run against the in-memory
+The real services (`build_services`: the queue services over the DynamoDB engine) run against the in-memory
 DynamoDB double (`bench/fake_dynamodb.py`), which bills every call by DynamoDB's size rules and
 charges it to the partitions it touched (base table and index partitions alike). The clock is
 simulated (`mnsd.clock` protocol): time moves only when the simulation moves it, in ticks of

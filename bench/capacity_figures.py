@@ -10,7 +10,7 @@ Consumers in `claims` are threads over the double behind one lock (DynamoDB's pe
 with the interpreter switching threads every microsecond (`sys.setswitchinterval`), so their scans
 and claims interleave finely; the simulated clock moves 5 ms per DynamoDB call of a consumer (so
 CALL_SECONDS / consumers per call made by any of them), which lets time-based rules (stripe growth's
-cooldown) act as they would. By default all consumers share one container (one QueueService, as a local
+cooldown) act as they would. By default all consumers share one container (one set of queue services, as a local
 server's threads do); `--claim-containers` gives each its own (own caches and growth rule, as on Lambda).
 """
 

@@ -1,6 +1,6 @@
 """DynamoDB write units per message: a dead-letter move and a delete with rewind on, beside the plain lifecycle.
 
-In-process moto (`mock_aws`) and `QueueService` directly (no HTTP), a hand-moved clock (no sleeps). The
+In-process moto (`mock_aws`) and the queue services (`mnsd.queues`) directly (no HTTP), a hand-moved clock (no sleeps). The
 DynamoDB client is the recording proxy of bench/recording.py, which bills each call by DynamoDB's size
 rules (`mnsd.storage.capacity`; TransactWriteItems at twice the units of its items).
 """
@@ -128,7 +128,7 @@ def main() -> None:
         "Write units per message: dead-letter move and delete with rewind on",
         f"""
 Per message, averaged over {MESSAGES} messages per row, message table only (the meta table is read, never
-written, per message). In-process moto + `QueueService`, a hand-moved clock. Each message is sent, received
+written, per message). In-process moto + the queue services (`mnsd.queues`), a hand-moved clock. Each message is sent, received
 once, then: deleted (plain), deleted on a queue with `RewindPeriod` 600 (the lease is re-marked kept in
 place), or left to become visible again on a queue whose `DlqPolicy` has `MaxReceiveCount` 1, so that the
 next receive moves it to the dead-letter queue.

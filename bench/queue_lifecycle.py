@@ -1,6 +1,6 @@
 """DynamoDB requests and capacity units per message lifecycle (send -> receive -> delete).
 
-In-process: moto (`mock_aws`) and `QueueService` directly (no HTTP), real clock. The DynamoDB client
+In-process: moto (`mock_aws`) and the queue services (`mnsd.queues`) directly (no HTTP), real clock. The DynamoDB client
 given to `build_services` is a recording proxy (bench/recording.py) that logs every storage call
 and bills it by DynamoDB's size rules (`mnsd.storage.capacity`).
 """
@@ -203,7 +203,7 @@ def main() -> None:
     ]
     table = md_table(headers, rows)
     body = f"""
-Per message, averaged over {MESSAGES} messages per row. In-process moto (`mock_aws`) + `QueueService`
+Per message, averaged over {MESSAGES} messages per row. In-process moto (`mock_aws`) + the queue services (`mnsd.queues`)
 (no HTTP), real clock. Requests recorded by a proxy around the boto3 client passed to `build_services`
 (`bench/recording.py`); capacity by DynamoDB's size rules (`mnsd.storage.capacity`): PutItem /
 BatchWriteItem by item size, UpdateItem by max(before, after), DeleteItem by the deleted item, failed

@@ -1,6 +1,6 @@
 """DynamoDB work per receive with messages in flight ahead, and per message lifecycle (single, batched by 16).
 
-In-process moto (`mock_aws`) + `QueueService` (no HTTP), real clock, the recording client of
+In-process moto (`mock_aws`) + the queue services (`mnsd.queues`) (no HTTP), real clock, the recording client of
 `bench/recording.py` (units by DynamoDB's size rules, index writes included where the table has an index).
 Bounded: at most `IN_FLIGHT` messages put in flight, 32 lifecycles per row.
 """

@@ -32,7 +32,7 @@ from mnsd import settings
 from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
 
 # What a delivery reads and writes: subscriptions and queues (meta), queue endpoints (the queue service's
-# send, and dead-letter queues: `QueueService.dead_letter_send`), the operation log. The worker also re-reads
+# send, and dead-letter queues: `DeadLetterService.send`), the operation log. The worker also re-reads
 # the message it retries or gives up.
 FANOUT_GRANTS = ("meta.read", "meta.update", "messages.write", "log.write")
 WORKER_GRANTS = (*FANOUT_GRANTS, "topic_messages.read")

@@ -1,7 +1,7 @@
 """`GET /metrics` of the local runtime: the queues' and topics' metrics in the Prometheus text exposition format.
 
 Counters are the process's (`mnsd.metrics.process.ProcessMetrics`: they start from zero when the server does, which
-Prometheus reads as a counter reset); gauges are read from the engine at each scrape (`QueueService.backlog`). Every
+Prometheus reads as a counter reset); gauges are read from the engine at each scrape (`QueueControl.backlog`). Every
 queue and receiver of every account appears, an idle one with zeros, and every topic of those accounts; a push result
 appears once counted. Served without a signature, to loopback clients only (`local_runtime.server`).
 """

@@ -1,4 +1,4 @@
-"""The DynamoDB engine's placement of a queue, as a container (`QueueService` over the engine) sees and changes it."""
+"""The DynamoDB engine's placement of a queue, as a container (the queue services over the engine) sees and changes it."""
 
 from __future__ import annotations
 

@@ -17,9 +17,7 @@ from mnsd.queues.model import (
     DlqPolicyInput,
     MessageInput,
     Property,
-    Queue,
     QueueAttributeChanges,
-    QueueAttributes,
     QueueCounts,
 )
 from mnsd.queues.receivers import ReceiverInput
@@ -343,9 +341,80 @@ def test_on_dynamodb_a_receiver_is_placed_as_a_queue_is_and_other_containers_fin
     assert sorted(take_all(service, "q.r")) == sorted(sent)
 
 
-def test_a_fifo_queue_cannot_have_receivers_yet(service):
-    fifo = Queue(ACCOUNT, "ordered", "fifo-incarnation", QueueAttributes(queue_type="fifo"), 1, 1)
-    assert service.catalog.create_queue(fifo) is None
+FIFO = QueueAttributeChanges(queue_type="fifo", visibility_timeout="30")
+
+
+def send_groups(service, count: int, groups: int) -> list[str]:
+    """`count` messages over `groups` groups (message n in group n % groups), sent in batches of 16: their bodies
+    `g{group}:{n}`, in send order."""
+    bodies = [f"g{n % groups}:{n}" for n in range(count)]
+    for start in range(0, count, 16):
+        batch = [
+            MessageInput(body, None, 8, message_group_id=body.split(":")[0]) for body in bodies[start : start + 16]
+        ]
+        assert all(r.error is None for r in service.send(ACCOUNT, "q", batch))
+    return bodies
+
+
+def in_group_order(bodies: list[str]) -> dict[str, list[int]]:
+    """Each group's message numbers, in the order they were received."""
+    found: dict[str, list[int]] = {}
+    for body in bodies:
+        group, n = body.split(":")
+        found.setdefault(group, []).append(int(n))
+    return found
+
+
+@LARGE
+def test_two_receivers_of_a_fifo_queue_and_the_queue_each_get_1000_messages_every_group_in_order_on_its_own(service):
+    service.create_queue(ACCOUNT, "q", FIFO)
+    assert create(service, "a") == (True, False)
+    assert create(service, "b") == (True, False)
+    sent = send_groups(service, 1000, 50)
+    received: dict[str, list[str]] = {name: [] for name in ("q", "q.a", "q.b")}
+
+    def drain(name: str, keep: bool = False) -> list[str]:
+        """Receive (and delete, unless `keep`) until nothing is receivable: the handles kept."""
+        kept: list[str] = []
+        for _ in range(1000):
+            try:
+                got = service.receive(ACCOUNT, name, 16, 0)
+            except errors.MessageNotExist:
+                return kept
+            received[name] += [r.message.body for r in got]
+            handles = [r.receipt_handle for r in got]
+            if keep:
+                return handles
+            assert service.batch_delete(ACCOUNT, name, handles) == []
+        raise AssertionError("never drained")
+
+    held = drain("q.a", keep=True)  # receiver a's first run stays in flight while the others go through
+    held_group = received["q.a"][0].split(":")[0]
+    drain("q")
+    drain("q.b")
+    assert len(in_group_order(received["q"])[held_group]) == len(in_group_order(received["q.b"])[held_group]) == 20
+    assert len(in_group_order(received["q.a"])[held_group]) < 20
+    drain("q.a")  # the other groups of receiver a; its held group waits for its run
+    assert service.batch_delete(ACCOUNT, "q.a", held) == []
+    drain("q.a")  # then the rest of that group
+    expected = in_group_order(sent)
+    for name in received:
+        assert sorted(received[name]) == sorted(sent), name  # each message once
+        assert in_group_order(received[name]) == expected, name  # every group in send order
+
+
+def test_a_fifo_queues_receiver_keeps_its_groups_apart_and_starts_when_created(service, clock):
+    service.create_queue(ACCOUNT, "q", FIFO)
     with pytest.raises(errors.InvalidArgument, match="FIFO"):
-        service.receivers.create(ACCOUNT, "ordered", "r", ReceiverInput())
-    assert service.receivers.receivers_of(ACCOUNT, "ordered") == []
+        create(service, "early", start_time=str(int(clock.now()) - 60))
+    assert service.receivers.receivers_of(ACCOUNT, "q") == []
+    assert create(service, "r", start_time=str(int(clock.now()))) == (True, False)
+    send_groups(service, 6, 2)  # g0: 0 2 4; g1: 1 3 5
+    bodies = [r.message.body for r in receive_all(service, "q.r")]  # both groups' runs, now in flight in q.r
+    assert in_group_order(bodies) == {"g0": [0, 2, 4], "g1": [1, 3, 5]}
+    with pytest.raises(errors.MessageNotExist):
+        service.receive(ACCOUNT, "q.r", 16, 0)
+    assert in_group_order([r.message.body for r in receive_all(service, "q")]) == {"g0": [0, 2, 4], "g1": [1, 3, 5]}
+    clock.advance(31)  # the receiver's runs lapse: its groups from their heads again, in order
+    again = [r.message.body for r in receive_all(service, "q.r")]
+    assert in_group_order(again) == {"g0": [0, 2, 4], "g1": [1, 3, 5]}

@@ -155,10 +155,10 @@ def build_services(
     waits = notifier or PollingNotifier(clock)
     queue_records = Registry(Kind(check_queue_name, catalog.queues, settings.max_queues, QUEUE_REFUSALS, Queue), clock)
     dlq_targets = DeadLetterTargets(catalog)
-    receivers = ReceiverService(catalog, storage.messages, clock, waits, queue_records, dlq_targets)
+    stores = MessageStores(storage.messages, storage.fifo_messages)
+    receivers = ReceiverService(catalog, stores, clock, waits, queue_records, dlq_targets)
     addresses = QueueAddresses(queue_records, catalog, receivers)
     activity = QueueActivity(metrics)
-    stores = MessageStores(storage.messages, storage.fifo_messages)
     arrivals = Arrivals(stores, waits, receivers, activity)
     queues = QueueControl(catalog, stores, clock, settings, queue_records, receivers, dlq_targets)
     dead_letters = DeadLetterService(

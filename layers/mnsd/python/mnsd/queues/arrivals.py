@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from mnsd.queues import fifo
 from mnsd.queues.activity import QueueActivity
 from mnsd.queues.model import Content, Message, MessageInput, Property, Queue
 from mnsd.queues.notifier import Notifier
@@ -27,15 +28,11 @@ class Arrivals:
         """A FIFO queue's places for new messages of these groups, in the order given (None for another queue)."""
         if not queue.attributes.fifo:
             return [None] * len(groups)
-        following = {
-            group: self.messages.fifo.sequence(queue.queue_id, group, groups.count(group), now_ms)
-            for group in dict.fromkeys(groups)
-        }
-        positions: list[int | None] = []
-        for group in groups:
-            positions.append(following[group])
-            following[group] += 1
-        return positions
+        return list(
+            fifo.positions(
+                groups, lambda group, count: self.messages.fifo.sequence(queue.queue_id, group, count, now_ms)
+            )
+        )
 
     def new_message(
         self, queue: Queue, message: MessageInput, now_ms: int, message_id: str, position: int | None = None

@@ -43,6 +43,17 @@ def first_position(now_ms: int) -> int:
     return now_ms
 
 
+def positions(groups: list[str], sequence: Callable[[str, int], int]) -> list[int]:
+    """The places of new messages of these groups, in the order given: each group's from its counter
+    (`sequence(group, count)`: the first of `count` consecutive positions of the group), read once per group."""
+    following = {group: sequence(group, groups.count(group)) for group in dict.fromkeys(groups)}
+    found: list[int] = []
+    for group in groups:
+        found.append(following[group])
+        following[group] += 1
+    return found
+
+
 def group_expires_at(last_send_ms: int) -> int:
     """Until when (ms) an engine keeps a group's counter after its last send (`GROUP_LIFETIME_MS`)."""
     return last_send_ms + GROUP_LIFETIME_MS

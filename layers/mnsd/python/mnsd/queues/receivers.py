@@ -5,7 +5,9 @@ queue's is), kept on its queue's record (at most `MAX_RECEIVERS`); deleting the 
 messages are left to TTL as the queue's are. A send stores, in the same `MessageStore.put`, the queue's messages and
 one copy of each per receiver (`ReceiverService.copies`): its own id, the same content, delay, place in queue order
 and end of retention. So a receiver has its own leases: visibility, receive counts, dead letters and counts are its
-own, and the queue keeps working as its own receiver.
+own, and the queue keeps working as its own receiver. A FIFO queue's receiver numbers each group's copies from its
+own counters (`ReceiverService.copies`), so it keeps every group's order on its own, as the queue does: a group in
+flight in one receiver holds nothing back in the queue or another receiver.
 
 A receiver is reached through the queue routes by its address `{queue}.{receiver}` (`mnsd.names`), as a `Queue`
 (`view`): its incarnation, the queue's attributes with its own VisibilityTimeout, PollingWaitSeconds and DlqPolicy
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.names import check_queue_name, check_receiver_address, check_receiver_name, receiver_address
+from mnsd.queues import fifo
 from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.model import (
     INT_ATTRIBUTES,
@@ -41,8 +44,8 @@ from mnsd.queues.model import (
     dlq_policy,
 )
 from mnsd.queues.notifier import Notifier
+from mnsd.queues.stores import MessageStores
 from mnsd.registry import Registry
-from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
 from mnsd.validation import int_in_range, strict_int
 
@@ -51,6 +54,10 @@ COPY_PAGE = 500  # messages copied per page of an earlier StartTime
 COPY_PER_CALL = 5000  # messages one create copies at most (an identical create goes on)
 COPY_SECONDS = 4.0  # and for this long at most (within the shortest function timeout, 10 s)
 ATTEMPTS = 3  # conditional writes of a queue's receivers tried before giving up (others changed them meanwhile)
+FIFO_START = (
+    "A receiver of a FIFO queue starts when it is created: a StartTime before then would put the messages sent "
+    "earlier after those sent since in their groups."
+)
 SETTABLE = "Only VisibilityTimeout, PollingWaitSeconds and DlqPolicy can be set on a receiver."
 
 
@@ -101,9 +108,20 @@ def view(queue: Queue, receiver: Receiver) -> Queue:
     )
 
 
-def copy_of(message: Message, queue_id: str, message_id: str) -> Message:
+def copy_of(message: Message, queue_id: str, message_id: str, position: int | None = None) -> Message:
     """A receiver's copy of a message of its queue: never received, with the message's content, enqueue time, place
-    in queue order (so its delay) and end of retention."""
+    in queue order (so its delay) and end of retention; a FIFO queue's, at `position` in its group's order in the
+    receiver (each receiver numbers its groups itself, as the queue does), receivable when the message is."""
+    if position is not None:
+        return Message.enqueued(
+            queue_id,
+            message_id,
+            message.enqueue_time,
+            message.visible_at,
+            message.expires_at,
+            message.content,
+            position,
+        )
     return Message.enqueued(
         queue_id, message_id, message.enqueue_time, message.position, message.expires_at, message.content
     )
@@ -156,7 +174,7 @@ def _replaced(queue: Queue, receiver: Receiver) -> tuple[Receiver, ...]:
 @dataclass(eq=False)  # a service: compared by identity
 class ReceiverService:
     catalog: Catalog
-    messages: MessageStore
+    messages: MessageStores  # a receiver's store is its queue's: `messages.of(queue)`
     clock: Clock
     notifier: Notifier
     registry: Registry[Queue]  # the queues' records
@@ -222,8 +240,8 @@ class ReceiverService:
                     raise errors.ReceiverAlreadyExist()
                 created = False
                 return None
-            if queue.attributes.fifo:
-                raise errors.InvalidArgument("A FIFO queue cannot have receivers yet.")
+            if queue.attributes.fifo and start < int(now):
+                raise errors.InvalidArgument(FIFO_START)
             if len(queue.receivers) >= MAX_RECEIVERS:
                 raise errors.ReceiverNumExceededLimit()
             receiver = self._new(queue, name, given, start, now)
@@ -247,7 +265,8 @@ class ReceiverService:
     def _new(self, queue: Queue, name: str, given: ReceiverInput, start: int, now: float) -> Receiver:
         """A new receiver of the queue (its attributes checked), its incarnation mapped to its address."""
         now_ms = ms(now)
-        earlier = given.start_time is not None and start * 1000 < now_ms  # (else it starts now, to the millisecond)
+        # (else it starts now, to the millisecond; a FIFO queue's always does: `FIFO_START`)
+        earlier = given.start_time is not None and start * 1000 < now_ms and not queue.attributes.fifo
         receiver = Receiver(
             name, secrets.token_urlsafe(12), now_ms, start, int(now), copy_cursor="" if earlier else None
         )
@@ -277,7 +296,7 @@ class ReceiverService:
         return [self._state(queue, receiver) for receiver in queue.receivers]
 
     def _state(self, queue: Queue, receiver: Receiver) -> ReceiverState:
-        counts = self.messages.counts(receiver.queue_id, ms(self.clock.now()))
+        counts = self.messages.of(queue).counts(receiver.queue_id, ms(self.clock.now()))
         return ReceiverState(receiver, view(queue, receiver), counts)
 
     def delete(self, account_id: str, queue_name: str, name: str) -> None:
@@ -319,10 +338,20 @@ class ReceiverService:
         `MessageStore.new_ids` counts them)."""
         found: dict[str, list[Message]] = {m.message_id: [] for m in originals}
         for receiver in queue.receivers:
-            ids = self.messages.new_ids(receiver.queue_id, len(originals), now_ms, sent)
-            for message, message_id in zip(originals, ids, strict=True):
-                found[message.message_id].append(copy_of(message, receiver.queue_id, message_id))
+            ids = self.messages.of(queue).new_ids(receiver.queue_id, len(originals), now_ms, sent)
+            for message, message_id, position in zip(
+                originals, ids, self._positions(queue, receiver, originals, now_ms), strict=True
+            ):
+                found[message.message_id].append(copy_of(message, receiver.queue_id, message_id, position))
         return found
+
+    def _positions(self, queue: Queue, receiver: Receiver, originals: list[Message], now_ms: int) -> list[int | None]:
+        """Where a FIFO queue's new messages go in the receiver's groups (from the receiver's own counters, so each
+        keeps every group's order on its own); None for another queue's."""
+        if not queue.attributes.fifo:
+            return [None] * len(originals)
+        groups = [m.message_group_id for m in originals]
+        return list(fifo.positions(groups, lambda g, n: self.messages.fifo.sequence(receiver.queue_id, g, n, now_ms)))
 
     def notify(self, queue: Queue) -> None:
         """Messages were stored for the queue's receivers: wake their long polls."""
@@ -332,7 +361,7 @@ class ReceiverService:
     def drop_kept(self, queue: Queue, now_ms: int) -> None:
         """The queue's rewind was turned off: what its receivers kept goes too."""
         for receiver in queue.receivers:
-            self.messages.drop_kept(receiver.queue_id, now_ms)
+            self.messages.of(queue).drop_kept(receiver.queue_id, now_ms)
 
     def _copy_earlier(self, account_id: str, queue_name: str, name: str) -> bool:
         """Copy to the receiver the queue's messages enqueued from its StartTime to its creation, page by page, up to
@@ -348,16 +377,17 @@ class ReceiverService:
                 return False
             now_ms = ms(self.clock.now())
             since, until = receiver.start_time * 1000, receiver.create_time_ms
-            page, cursor = self.messages.enqueued_since(
+            store = self.messages.of(queue)  # (a standard queue's: a FIFO queue's receivers start when created)
+            page, cursor = store.enqueued_since(
                 queue.queue_id, since, until, now_ms, receiver.copy_cursor or None, COPY_PAGE
             )
             if not self.catalog.set_receivers(
                 queue, _replaced(queue, dataclasses.replace(receiver, copy_cursor=cursor))
             ):
                 continue  # another caller took this page (or the receivers changed): read them again
-            ids = self.messages.new_ids(receiver.queue_id, len(page), now_ms, sent=False)
+            ids = store.new_ids(receiver.queue_id, len(page), now_ms, sent=False)
             copies = [copy_of(m, receiver.queue_id, message_id) for m, message_id in zip(page, ids, strict=True)]
-            if self.messages.put(copies):
+            if store.put(copies):
                 raise errors.InternalError()
             if copies:
                 self.notifier.notify(receiver.queue_id)
