@@ -129,10 +129,10 @@ def make_services(client: Any, clock: SimulatedClock, stripes: int | None = None
 
 def no_real_sleeps() -> None:
     """The engine backs off throttled batch writes with `time.sleep`: in simulated time that is no wait."""
-    from mnsd.storage.dynamodb import messages
+    from mnsd.storage.dynamodb import message_table
 
-    if hasattr(messages, "time"):
-        messages.time = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time, monotonic=time.monotonic)  # type: ignore[assignment]
+    if hasattr(message_table, "time"):
+        message_table.time = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time, monotonic=time.monotonic)  # type: ignore[assignment]
 
 
 def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: str) -> int:

@@ -9,7 +9,7 @@ from bench.by_name import QueuesByName
 from mnsd import errors
 from mnsd.queues.model import MessageInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
-from mnsd.storage.dynamodb import layout, messages
+from mnsd.storage.dynamodb import layout, stripe_counts
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE
 from tests.integration.placements import grow, placement
 from tests.integration.receiving import receive_all
@@ -172,11 +172,11 @@ def test_an_index_that_cannot_be_read_yet_is_not_read(make, dynamodb, clock):
     assert {g.message.message_id for g in got} == {r.message.message_id for r in sent}
     queue = service.get_queue(ACCOUNT, "q")
     spread = placement(service).spread
-    assert service.messages.build_index(queue.queue_id, spread, "", int(clock.now() * 1000), 50) == "2|"
+    assert service.messages.index.build(queue.queue_id, spread, "", int(clock.now() * 1000), 50) == "2|"
 
 
 def test_a_quiet_queues_counts_are_bounded_and_estimated_beyond(make, monkeypatch):
-    monkeypatch.setattr(messages, "PLAIN_COUNT_ITEMS", 40)
+    monkeypatch.setattr(stripe_counts, "PLAIN_COUNT_ITEMS", 40)
     service = make(max_queue_stripes=1)
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="3600"))
     send(service, 400, clock=service.clock)

@@ -297,12 +297,12 @@ def test_counts_of_a_small_queue_are_exact(make, clock):
 
 @pytest.mark.parametrize("stripes", [1, 4])
 def test_counts_of_a_large_queue_read_a_bounded_sample(make, dynamodb, clock, stripes, monkeypatch):
-    from mnsd.storage.dynamodb import messages
+    from mnsd.storage.dynamodb import stripe_counts
 
     # A queue many times the sample (the sample made small, so that moto fills the queue quickly).
-    monkeypatch.setattr(messages, "COUNT_ITEMS", 100)
-    monkeypatch.setattr(messages, "MIN_COUNT_ITEMS", 16)
-    monkeypatch.setattr(messages, "PLAIN_COUNT_ITEMS", 100)
+    monkeypatch.setattr(stripe_counts, "COUNT_ITEMS", 100)
+    monkeypatch.setattr(stripe_counts, "MIN_COUNT_ITEMS", 16)
+    monkeypatch.setattr(stripe_counts, "PLAIN_COUNT_ITEMS", 100)
     make()
     # (filled at 8,000 messages/s, a rate that would grow the queue: its stripe count held for the sample's bound)
     service = container(dynamodb, clock, queue_stripes=stripes, max_queue_stripes=stripes)
@@ -316,7 +316,7 @@ def test_counts_of_a_large_queue_read_a_bounded_sample(make, dynamodb, clock, st
     assert counter.items < 2240 / 2  # far from every lease
     assert counts.inactive == 0
     if stripes == 1:  # a quiet queue's: its first and last leases in queue order, from the table
-        assert counter.items <= 2 * messages.PLAIN_COUNT_ITEMS and counter.queries <= 2
+        assert counter.items <= 2 * stripe_counts.PLAIN_COUNT_ITEMS and counter.queries <= 2
         # The total estimated from their send times; the states in the proportions of both pages.
         assert counts.active + counts.delayed == pytest.approx(2240, rel=0.15)
         return

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
-from mnsd.storage.dynamodb.messages import DynamoMessageStore
 from mnsd.storage.dynamodb.placement import Placement
+from mnsd.storage.dynamodb.striped import StripedMessageStore
 from mnsd.storage.sqlite import SqliteStorage
 
 # One stripe, its writes keeping the ready index since the epoch, the index built: what the engine keeps for such
@@ -16,7 +16,7 @@ INDEXED = Placement(stripes=1, index_since=1, plain_stripes=0)
 
 def indexed_queues(storage: Storage) -> Storage:
     """The DynamoDB engine placing every queue that has no record (the contract's queues) as `INDEXED`."""
-    assert isinstance(storage.messages, DynamoMessageStore)
+    assert isinstance(storage.messages, StripedMessageStore)
     storage.messages.placer.placements.unrecorded = INDEXED
     return storage
 
@@ -24,7 +24,7 @@ def indexed_queues(storage: Storage) -> Storage:
 def reads_index(storage: Storage) -> bool:
     """Whether the contract's queues are read from an index that orders by visibility (priority best effort)."""
     messages = storage.messages
-    return isinstance(messages, DynamoMessageStore) and messages.placer.placements.unrecorded.spread.reads_index(0)
+    return isinstance(messages, StripedMessageStore) and messages.placer.placements.unrecorded.spread.reads_index(0)
 
 
 def end_lifetimes(storage: Storage, now_ms: int) -> None:
@@ -35,7 +35,7 @@ def end_lifetimes(storage: Storage, now_ms: int) -> None:
         storage.sweep_expired(now_ms)
         return
     messages = storage.messages
-    assert isinstance(messages, DynamoMessageStore)
+    assert isinstance(messages, StripedMessageStore)
     items = messages.client.scan(TableName=messages.table)["Items"]  # (the contract's tables are small)
     for item in items:
         if TTL_ATTRIBUTE in item and int(item[TTL_ATTRIBUTE]["N"]) <= now_ms // 1000:

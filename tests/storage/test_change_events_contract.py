@@ -33,13 +33,16 @@ def operations(store: MessageStore, changes: Changes) -> list[MessageChange]:
     """Every kind of change, on messages of a logging queue (and one of a quiet queue)."""
     delayed = dataclasses.replace(logged(1, priority=3), visible_at=NOW + 1 + 2000)
     store.put([delayed, logged(2, body="héllo"), message(3)])
-    (two, three) = store.scan_ready("q1", NOW + 10, 10).messages
-    (two,) = store.claim_some([two], 1, NOW + 10, NOW + 1000)  # a first receive
+    scan = store.scan_ready("q1", NOW + 10, 10)
+    (two, three) = scan.messages
+    (two,) = scan.claim([two], 1, NOW + 10, NOW + 1000)  # a first receive
     assert store.change_visibility(two.ref, two.version, NOW + 20, NOW + 5000)
     assert store.delete(two.ref, two.version + 1, NOW + 30)
-    (one,) = store.claim_some(store.scan_ready("q1", NOW + 3000, 10).messages[:1], 1, NOW + 3000, NOW + 4000)
+    scan = store.scan_ready("q1", NOW + 3000, 10)
+    (one,) = scan.claim(scan.messages[:1], 1, NOW + 3000, NOW + 4000)
     assert store.change_visibility(one.ref, one.version, NOW + 3001, NOW + 3002)
-    (one,) = store.claim_some(store.scan_ready("q1", NOW + 3002, 1).messages, 1, NOW + 3002, NOW + 9000)  # again
+    scan = store.scan_ready("q1", NOW + 3002, 1)
+    (one,) = scan.claim(scan.messages, 1, NOW + 3002, NOW + 9000)  # again
     assert store.delete_keeping([(one.ref, one.version)], NOW + 3003) == [True]
     assert store.rewind("q1", NOW, NOW + 3004) == 1  # a kept message restored: no event
     store.put([logged(4)])

@@ -283,11 +283,12 @@ def test_a_scan_returns_no_more_than_it_was_asked_for(storage):
     assert len(storage.messages.scan_ready("q1", NOW + 20, 1).messages) == 1
 
 
-def test_claim_some_stops_at_count_and_skips_what_others_took(storage):
+def test_a_scan_claim_stops_at_count_and_skips_what_others_took(storage):
     storage.messages.put([message(n) for n in range(6)])
-    seen = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    scan = storage.messages.scan_ready("q1", NOW + 10, 10)
+    seen = scan.messages
     assert storage.messages.claim(seen[1], NOW + 10, NOW + 1000) is not None  # another consumer's
-    claimed = storage.messages.claim_some(seen, 3, NOW + 10, NOW + 1000)
+    claimed = scan.claim(seen, 3, NOW + 10, NOW + 1000)
     assert all(m.version == 1 and m.dequeue_count == 1 for m in claimed)
     ids = [m.message_id for m in claimed]
     if storage.engine == "dynamodb":  # after a lost claim, the rest of that stripe's page is left to the winner
@@ -300,8 +301,8 @@ def test_claim_some_stops_at_count_and_skips_what_others_took(storage):
 
 def test_delete_many_reports_each_outcome(storage):
     storage.messages.put([message(n) for n in range(3)])
-    seen = storage.messages.scan_ready("q1", NOW + 10, 10).messages
-    claimed = storage.messages.claim_some(seen, 3, NOW + 10, NOW + 1000)
+    scan = storage.messages.scan_ready("q1", NOW + 10, 10)
+    claimed = scan.claim(scan.messages, 3, NOW + 10, NOW + 1000)
     leases = [(claimed[0].ref, 1), (claimed[1].ref, 0), (claimed[2].ref, 1), (claimed[0].ref, 1)]
     assert storage.messages.delete_many(leases, NOW + 20) == [True, False, True, False]
     assert storage.messages.counts("q1", NOW + 20) == QueueCounts(0, 1, 0)

@@ -34,8 +34,8 @@ def loaded(storage: Storage, queue_id: str, now: int, wanted: int = 10) -> list[
 
 
 def claimed(storage: Storage, now: int, visible_at: int) -> list[Message]:
-    ready = storage.messages.scan_ready("q1", now, 100).messages
-    return storage.messages.claim_some(ready, 100, now, visible_at)
+    scan = storage.messages.scan_ready("q1", now, 100)
+    return scan.claim(scan.messages, 100, now, visible_at)
 
 
 # --- moves --------------------------------------------------------------------------------------
@@ -97,7 +97,8 @@ def test_concurrent_moves_of_one_message_store_exactly_one_dead_letter(storage):
 
 def test_a_move_racing_a_claim_leaves_the_message_in_exactly_one_place(storage):
     storage.messages.put([message(n) for n in range(1, 21)])
-    seen = storage.messages.scan_ready("q1", NOW + 100, 100).messages
+    scan = storage.messages.scan_ready("q1", NOW + 100, 100)
+    seen = scan.messages
     storage.messages.load_bodies(seen)
     start = threading.Barrier(2)
     moved: list[str] = []
@@ -109,7 +110,7 @@ def test_a_move_racing_a_claim_leaves_the_message_in_exactly_one_place(storage):
 
     def claimer() -> None:
         start.wait()
-        taken.extend(m.message_id for m in storage.messages.claim_some(list(reversed(seen)), 20, NOW + 100, NOW + 9000))
+        taken.extend(m.message_id for m in scan.claim(list(reversed(seen)), 20, NOW + 100, NOW + 9000))
 
     threads = [threading.Thread(target=mover), threading.Thread(target=claimer)]
     for thread in threads:
@@ -174,8 +175,8 @@ def test_dropping_kept_messages_and_retention_end_them(storage):
 def test_rewind_and_drop_stay_within_their_queue(storage):
     storage.messages.put([message(1), message(2, queue_id="q2")])
     for queue_id in ("q1", "q2"):
-        ready = storage.messages.scan_ready(queue_id, NOW + 10, 10).messages
-        (lease,) = storage.messages.claim_some(ready, 1, NOW + 10, NOW + 1000)
+        scan = storage.messages.scan_ready(queue_id, NOW + 10, 10)
+        (lease,) = scan.claim(scan.messages, 1, NOW + 10, NOW + 1000)
         storage.messages.delete_keeping([(lease.ref, lease.version)], NOW + 20)
     assert storage.messages.drop_kept("q2", NOW + 30) == 1
     assert storage.messages.rewind("q1", NOW, NOW + 40) == 1

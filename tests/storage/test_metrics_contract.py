@@ -90,15 +90,16 @@ def test_an_ordered_queue_has_its_oldest_across_groups(storage):
     def ordered(group: str, enqueued: int) -> Message:
         message = sent(enqueued)
         message.message_group_id, message.ordered = group, True
-        message.position = storage.messages.sequence("q1", group, 1, enqueued)
+        message.position = storage.fifo_messages.sequence("q1", group, 1, enqueued)
         return message
 
     head_a, next_a, head_b = ordered("a", NOW - 6000), ordered("a", NOW - 2000), ordered("b", NOW - 4000)
-    storage.messages.put([head_a, next_a, head_b])
-    assert storage.messages.backlog("q1", NOW, ordered=True) == Backlog(QueueCounts(3, 0, 0), NOW - 6000)
-    (taken,) = storage.messages.claim_some([head_a], 1, NOW, NOW + 30_000)
-    assert storage.messages.delete(taken.ref, taken.version, NOW)
-    assert storage.messages.backlog("q1", NOW, ordered=True) == Backlog(QueueCounts(2, 0, 0), NOW - 4000)
+    storage.fifo_messages.put([head_a, next_a, head_b])
+    assert storage.fifo_messages.backlog("q1", NOW) == Backlog(QueueCounts(3, 0, 0), NOW - 6000)
+    taken = storage.fifo_messages.claim(head_a, NOW, NOW + 30_000)
+    assert taken is not None
+    assert storage.fifo_messages.delete(taken.ref, taken.version, NOW)
+    assert storage.fifo_messages.backlog("q1", NOW) == Backlog(QueueCounts(2, 0, 0), NOW - 4000)
 
 
 def test_the_accounts_with_subscriptions_are_found_across_pages(storage, monkeypatch):

@@ -19,7 +19,7 @@ import pytest
 
 from mnsd.queues import fifo
 from mnsd.queues.model import Message, QueueCounts, body_md5
-from mnsd.storage import Storage
+from mnsd.storage import ReadyScan, Storage
 from tests.storage.conftest import ENGINES
 from tests.storage.engines import end_lifetimes
 
@@ -30,7 +30,7 @@ VISIBLE = NOW + 60_000
 
 def ordered(storage: Storage, group: str, n: int, queue_id: str = "q1", delay_ms: int = 0) -> Message:
     """A new ordered message of `group`, numbered by the engine (`sequence`)."""
-    position = storage.messages.sequence(queue_id, group, 1, NOW)
+    position = storage.fifo_messages.sequence(queue_id, group, 1, NOW)
     text = f"{group}-{n}"
     return Message(
         queue_id=queue_id,
@@ -53,50 +53,61 @@ def ordered(storage: Storage, group: str, n: int, queue_id: str = "q1", delay_ms
 def send(storage: Storage, *groups: str, queue_id: str = "q1") -> list[Message]:
     """One message per group given, in that order (numbered by their order)."""
     messages = [ordered(storage, group, n, queue_id) for n, group in enumerate(groups)]
-    assert storage.messages.put(messages) == set()
+    assert storage.fifo_messages.put(messages) == set()
     return messages
 
 
 def runs(storage: Storage, now: int, wanted: int = 100, queue_id: str = "q1") -> dict[str, list[str]]:
     """What an ordered scan offers, by group: message ids in the order given."""
     found: dict[str, list[str]] = defaultdict(list)
-    for message in storage.messages.scan_ready(queue_id, now, wanted, ordered=True).messages:
+    for message in storage.fifo_messages.scan_ready(queue_id, now, wanted).messages:
         found[message.message_group_id].append(message.message_id)
     return dict(found)
 
 
+def offer(storage: Storage, now: int, wanted: int = 100) -> ReadyScan:
+    """A scan of the queue, as a receive makes it: its messages are claimed through it (`ReadyScan.claim`)."""
+    return storage.fifo_messages.scan_ready("q1", now, wanted)
+
+
 def scan(storage: Storage, now: int, wanted: int = 100) -> list[Message]:
-    return storage.messages.scan_ready("q1", now, wanted, ordered=True).messages
+    return offer(storage, now, wanted).messages
+
+
+def take(storage: Storage, now: int, count: int, visible_at: int) -> list[Message]:
+    """What a receive of `count` at `now` claims: from what its scan offered."""
+    offered = offer(storage, now)
+    return offered.claim(offered.messages, count, now, visible_at)
 
 
 def test_sequence_numbers_rise_per_group(storage):
-    first = storage.messages.sequence("q1", "g", 3, NOW)
-    second = storage.messages.sequence("q1", "g", 1, NOW)
-    other = storage.messages.sequence("q1", "h", 1, NOW)
+    first = storage.fifo_messages.sequence("q1", "g", 3, NOW)
+    second = storage.fifo_messages.sequence("q1", "g", 1, NOW)
+    other = storage.fifo_messages.sequence("q1", "h", 1, NOW)
     assert second >= first + 3
     assert other >= 0
-    assert storage.messages.sequence("q2", "g", 1, NOW) >= 0  # another queue: its own numbers
+    assert storage.fifo_messages.sequence("q2", "g", 1, NOW) >= 0  # another queue: its own numbers
 
 
 def test_a_new_group_numbers_from_the_time_of_its_first_send(storage):
     """`fifo.first_position`: the send's time in ms (DynamoDB once gave that time + 1), then one per message."""
     assert fifo.first_position(NOW) == NOW
-    assert storage.messages.sequence("q1", "g", 3, NOW) == NOW
-    assert storage.messages.sequence("q1", "g", 1, NOW + 5) == NOW + 3  # the counter goes on, whatever the time
-    assert storage.messages.sequence("q1", "h", 2, NOW + 7) == NOW + 7
+    assert storage.fifo_messages.sequence("q1", "g", 3, NOW) == NOW
+    assert storage.fifo_messages.sequence("q1", "g", 1, NOW + 5) == NOW + 3  # the counter goes on, whatever the time
+    assert storage.fifo_messages.sequence("q1", "h", 2, NOW + 7) == NOW + 7
 
 
 def test_a_group_counter_lives_its_lifetime_after_its_last_send(storage):
     """`fifo.GROUP_LIFETIME_MS` (beyond the longest retention): kept until then, gone after (DynamoDB's TTL, SQLite's
     sweep), and a group made anew numbers from its new first send's time, above all it gave before."""
     assert fifo.GROUP_LIFETIME_MS > 7 * 86_400_000
-    assert storage.messages.sequence("q1", "g", 1, NOW) == NOW
+    assert storage.fifo_messages.sequence("q1", "g", 1, NOW) == NOW
     last_send = NOW + fifo.GROUP_LIFETIME_MS - 1000
     end_lifetimes(storage, last_send)
-    assert storage.messages.sequence("q1", "g", 1, last_send) == NOW + 1  # still its counter
+    assert storage.fifo_messages.sequence("q1", "g", 1, last_send) == NOW + 1  # still its counter
     later = fifo.group_expires_at(last_send) + 1000
     end_lifetimes(storage, later)
-    assert storage.messages.sequence("q1", "g", 1, later) == fifo.first_position(later) == later
+    assert storage.fifo_messages.sequence("q1", "g", 1, later) == fifo.first_position(later) == later
 
 
 def test_a_scan_offers_each_group_in_send_order(storage):
@@ -110,44 +121,47 @@ def test_a_scan_offers_each_group_in_send_order(storage):
 
 def test_a_group_in_flight_is_held_and_others_are_not(storage):
     send(storage, "a", "a", "b")
-    head = scan(storage, NOW + 10)
-    a_head = next(m for m in head if m.message_group_id == "a")
-    assert storage.messages.claim_some([a_head], 1, NOW + 10, VISIBLE) != []
+    offered = offer(storage, NOW + 10)
+    a_head = next(m for m in offered.messages if m.message_group_id == "a")
+    assert offered.claim([a_head], 1, NOW + 10, VISIBLE) != []
     assert runs(storage, NOW + 20) == {"b": ["M00002"]}
-    assert storage.messages.held_groups("q1", NOW + 20, 10) == ["a"]
+    assert storage.fifo_messages.held_groups("q1", NOW + 20, 10) == ["a"]
 
 
 def test_a_claim_must_start_at_the_group_head(storage):
     send(storage, "a", "a", "a")
-    first, second, third = scan(storage, NOW + 10)
-    assert storage.messages.claim_some([second, third], 2, NOW + 10, VISIBLE) == []
-    assert storage.messages.claim_some([third], 1, NOW + 10, VISIBLE) == []
-    claimed = storage.messages.claim_some([first, second, third], 2, NOW + 10, VISIBLE)
+    offered = offer(storage, NOW + 10)
+    first, second, third = offered.messages
+    assert offered.claim([second, third], 2, NOW + 10, VISIBLE) == []
+    assert offered.claim([third], 1, NOW + 10, VISIBLE) == []
+    claimed = offered.claim([first, second, third], 2, NOW + 10, VISIBLE)
     assert [m.message_id for m in claimed] == ["M00000", "M00001"]
     # The run is in flight: its last one cannot be taken on its own, nor can the run again.
-    assert storage.messages.claim_some([third], 1, NOW + 10, VISIBLE) == []
-    assert storage.messages.claim_some([first, second, third], 3, NOW + 10, VISIBLE) == []
+    assert offered.claim([third], 1, NOW + 10, VISIBLE) == []
+    assert offered.claim([first, second, third], 3, NOW + 10, VISIBLE) == []
 
 
 def test_a_run_is_claimed_whole_or_not_at_all(storage):
     send(storage, "a", "a", "a")
-    first, second, third = scan(storage, NOW + 10)
+    offered = offer(storage, NOW + 10)
+    first, second, third = offered.messages
     # Another consumer took the head: a run built on the old head is refused, none of it claimed.
-    assert storage.messages.claim(first, NOW + 10, VISIBLE) is not None
-    assert storage.messages.claim_some([first, second, third], 3, NOW + 10, VISIBLE) == []
-    assert storage.messages.counts("q1", NOW + 10, ordered=True) == QueueCounts(2, 1, 0)
+    assert storage.fifo_messages.claim(first, NOW + 10, VISIBLE) is not None
+    assert offered.claim([first, second, third], 3, NOW + 10, VISIBLE) == []
+    assert storage.fifo_messages.counts("q1", NOW + 10) == QueueCounts(2, 1, 0)
 
 
 def test_a_run_with_a_candidate_not_active_is_refused_whole(storage):
     """`fifo.claimable` (SQLite once skipped such a candidate and claimed the others): a candidate given delayed
     refuses its run, unless the run is cut before it (`count`); nothing of a refused run is claimed."""
     send(storage, "a", "a", "a", "b")
-    first, second, third, other = sorted(scan(storage, NOW + 10), key=lambda m: m.message_id)
+    offered = offer(storage, NOW + 10)
+    first, second, third, other = sorted(offered.messages, key=lambda m: m.message_id)
     delayed = dataclasses.replace(third, visible_at=NOW + 5000)
-    claimed = storage.messages.claim_some([first, second, delayed, other], 4, NOW + 10, VISIBLE)
+    claimed = offered.claim([first, second, delayed, other], 4, NOW + 10, VISIBLE)
     assert [m.message_id for m in claimed] == ["M00003"]
     assert runs(storage, NOW + 20) == {"a": ["M00000", "M00001", "M00002"]}
-    claimed = storage.messages.claim_some([first, second, delayed], 2, NOW + 20, VISIBLE)
+    claimed = offer(storage, NOW + 20).claim([first, second, delayed], 2, NOW + 20, VISIBLE)
     assert [m.message_id for m in claimed] == ["M00000", "M00001"]
 
 
@@ -157,12 +171,12 @@ def test_a_run_whose_candidate_expired_since_the_scan_is_refused_whole(storage):
     first, middle, last = (ordered(storage, "a", n) for n in range(3))
     first.expires_at += 100
     last.expires_at += 100
-    storage.messages.put([first, middle, last])
-    offered = scan(storage, NOW + 10)
+    storage.fifo_messages.put([first, middle, last])
+    offered = offer(storage, NOW + 10)
     after = (NOW // 1000 + RETENTION) * 1000 + 10  # `middle` has expired
-    assert storage.messages.claim_some(offered, 3, after, after + 60_000) == []
+    assert offered.claim(offered.messages, 3, after, after + 60_000) == []
     assert runs(storage, after) == {"a": ["M00000", "M00002"]}
-    claimed = storage.messages.claim_some(scan(storage, after), 3, after, after + 60_000)
+    claimed = take(storage, after, 3, after + 60_000)
     assert [m.message_id for m in claimed] == ["M00000", "M00002"]
 
 
@@ -170,63 +184,67 @@ def test_runs_are_claimed_in_the_candidates_order_until_count(storage):
     """`fifo.runs`: one run per group in the order of each group's first candidate, each cut to the room left; a
     refused run takes no room."""
     send(storage, "a", "b", "a", "c", "b")
-    by_id = {m.message_id: m for m in scan(storage, NOW + 10)}
+    offered = offer(storage, NOW + 10)
+    by_id = {m.message_id: m for m in offered.messages}
     a_run, b_run, c_run = ([by_id[i] for i in ids] for ids in (["M00000", "M00002"], ["M00001", "M00004"], ["M00003"]))
     stale_b = [b_run[1]]  # not at its group's head: refused
-    claimed = storage.messages.claim_some([*stale_b, c_run[0], a_run[0], a_run[1]], 2, NOW + 10, VISIBLE)
+    claimed = offered.claim([*stale_b, c_run[0], a_run[0], a_run[1]], 2, NOW + 10, VISIBLE)
     assert [m.message_id for m in claimed] == ["M00003", "M00000"]
     assert runs(storage, NOW + 20) == {"b": ["M00001", "M00004"]}
 
 
 def test_a_lapsed_head_comes_back_before_anything_after_it(storage):
     send(storage, "a", "a", "b")
-    run = [m for m in scan(storage, NOW + 10) if m.message_group_id == "a"]
-    claimed = storage.messages.claim_some(run, 1, NOW + 10, NOW + 1000)
+    offered = offer(storage, NOW + 10)
+    run = [m for m in offered.messages if m.message_group_id == "a"]
+    claimed = offered.claim(run, 1, NOW + 10, NOW + 1000)
     assert [m.message_id for m in claimed] == ["M00000"]
     assert runs(storage, NOW + 999) == {"b": ["M00002"]}
     assert runs(storage, NOW + 1000)["a"] == ["M00000", "M00001"]  # lapsed: the head first again
-    again = [m for m in scan(storage, NOW + 1000) if m.message_group_id == "a"]
-    (head,) = storage.messages.claim_some(again, 1, NOW + 1000, NOW + 2000)
+    offered = offer(storage, NOW + 1000)
+    again = [m for m in offered.messages if m.message_group_id == "a"]
+    (head,) = offered.claim(again, 1, NOW + 1000, NOW + 2000)
     assert (head.message_id, head.dequeue_count) == ("M00000", 2)
-    assert not storage.messages.delete(claimed[0].ref, claimed[0].version, NOW + 1500)  # the old handle is dead
+    assert not storage.fifo_messages.delete(claimed[0].ref, claimed[0].version, NOW + 1500)  # the old handle is dead
 
 
 def test_a_group_stays_held_while_any_of_its_run_is_in_flight(storage):
     send(storage, "a", "a", "a")
-    one, two, _ = storage.messages.claim_some(scan(storage, NOW + 10), 3, NOW + 10, NOW + 1000)
+    one, two, _ = take(storage, NOW + 10, 3, NOW + 1000)
     # The head made visible again at once, the others still in flight: the group stays held.
-    assert storage.messages.change_visibility(one.ref, one.version, NOW + 20, NOW + 20)
+    assert storage.fifo_messages.change_visibility(one.ref, one.version, NOW + 20, NOW + 20)
     assert runs(storage, NOW + 30) == {}
-    assert storage.messages.delete(two.ref, two.version, NOW + 30)
+    assert storage.fifo_messages.delete(two.ref, two.version, NOW + 30)
     assert runs(storage, NOW + 40) == {}
     assert runs(storage, NOW + 1000) == {"a": ["M00000", "M00002"]}
 
 
 def test_deleting_the_run_frees_the_group_at_once(storage):
     send(storage, "a", "a", "a")
-    first, second, third = scan(storage, NOW + 10)
-    run = storage.messages.claim_some([first, second], 2, NOW + 10, VISIBLE)
-    assert storage.messages.delete_many([(m.ref, m.version) for m in run], NOW + 20) == [True, True]
+    offered = offer(storage, NOW + 10)
+    first, second, _ = offered.messages
+    run = offered.claim([first, second], 2, NOW + 10, VISIBLE)
+    assert storage.fifo_messages.delete_many([(m.ref, m.version) for m in run], NOW + 20) == [True, True]
     assert runs(storage, NOW + 30) == {"a": ["M00002"]}
-    assert storage.messages.held_groups("q1", NOW + 30, 10) == []
+    assert storage.fifo_messages.held_groups("q1", NOW + 30, 10) == []
 
 
 def test_a_delayed_head_holds_back_its_group_only(storage):
     head = ordered(storage, "a", 0, delay_ms=5000)
     later = ordered(storage, "a", 1)
     other = ordered(storage, "b", 2)
-    storage.messages.put([head, later, other])
-    found = storage.messages.scan_ready("q1", NOW + 10, 100, ordered=True)
+    storage.fifo_messages.put([head, later, other])
+    found = storage.fifo_messages.scan_ready("q1", NOW + 10, 100)
     assert [m.message_id for m in found.messages] == ["M00002"]
     assert runs(storage, NOW + 5000) == {"a": ["M00000", "M00001"], "b": ["M00002"]}
-    assert storage.messages.counts("q1", NOW + 10, ordered=True) == QueueCounts(2, 0, 1)
+    assert storage.fifo_messages.counts("q1", NOW + 10) == QueueCounts(2, 0, 1)
 
 
 def test_a_dead_lettered_head_frees_its_group(storage):
     send(storage, "a", "a")
     head, _ = scan(storage, NOW + 10)
     target = ordered(storage, "a", 9, queue_id="dlq")
-    assert storage.messages.move(head, NOW + 10, target)
+    assert storage.fifo_messages.move(head, NOW + 10, target)
     assert runs(storage, NOW + 20) == {"a": ["M00001"]}
     assert runs(storage, NOW + 20, queue_id="dlq") == {"a": ["M00009"]}
 
@@ -235,64 +253,65 @@ def test_expired_heads_hold_nothing_back(storage):
     send(storage, "a")
     late = ordered(storage, "a", 1)
     late.expires_at += 100
-    storage.messages.put([late])
+    storage.fifo_messages.put([late])
     after = (NOW // 1000 + RETENTION) * 1000 + 10
     assert runs(storage, after) == {"a": ["M00001"]}
 
 
 def test_rewind_brings_kept_messages_back_in_their_order(storage):
     send(storage, "a", "a", "a")
-    run = storage.messages.claim_some(scan(storage, NOW + 10), 2, NOW + 10, VISIBLE)
-    assert storage.messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True, True]
+    run = take(storage, NOW + 10, 2, VISIBLE)
+    assert storage.fifo_messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True, True]
     assert runs(storage, NOW + 30) == {"a": ["M00002"]}
-    assert storage.messages.rewind("q1", NOW, NOW + 40, ordered=True) == 2
+    assert storage.fifo_messages.rewind("q1", NOW, NOW + 40) == 2
     assert runs(storage, NOW + 50) == {"a": ["M00000", "M00001", "M00002"]}
 
 
 def test_rewind_finds_a_group_whose_messages_were_all_deleted(storage):
     send(storage, "a", "a")
-    run = storage.messages.claim_some(scan(storage, NOW + 10), 2, NOW + 10, VISIBLE)
-    assert storage.messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True, True]
+    run = take(storage, NOW + 10, 2, VISIBLE)
+    assert storage.fifo_messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True, True]
     assert runs(storage, NOW + 30) == {}  # (an engine may tidy up what it keeps of an empty group here)
-    assert storage.messages.rewind("q1", NOW, NOW + 40, ordered=True) == 2
+    assert storage.fifo_messages.rewind("q1", NOW, NOW + 40) == 2
     assert runs(storage, NOW + 50) == {"a": ["M00000", "M00001"]}
 
 
 def test_turning_rewind_off_drops_what_an_ordered_queue_kept(storage):
     send(storage, "a", "a")
-    run = storage.messages.claim_some(scan(storage, NOW + 10), 1, NOW + 10, VISIBLE)
-    assert storage.messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True]
-    assert storage.messages.drop_kept("q1", NOW + 30, ordered=True) == 1
-    assert storage.messages.rewind("q1", NOW, NOW + 40, ordered=True) == 0
+    run = take(storage, NOW + 10, 1, VISIBLE)
+    assert storage.fifo_messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True]
+    assert storage.fifo_messages.drop_kept("q1", NOW + 30) == 1
+    assert storage.fifo_messages.rewind("q1", NOW, NOW + 40) == 0
     assert runs(storage, NOW + 50) == {"a": ["M00001"]}
 
 
 def test_rewind_frees_a_group_in_flight(storage):
     send(storage, "a", "a")
-    storage.messages.claim_some(scan(storage, NOW + 10), 1, NOW + 10, VISIBLE)
+    take(storage, NOW + 10, 1, VISIBLE)
     assert runs(storage, NOW + 20) == {}
-    assert storage.messages.rewind("q1", NOW, NOW + 30, ordered=True) == 1
+    assert storage.fifo_messages.rewind("q1", NOW, NOW + 30) == 1
     assert runs(storage, NOW + 40) == {"a": ["M00000", "M00001"]}
 
 
 def test_blocked_groups_never_hide_a_free_one(storage):
     groups = [f"g{n:02d}" for n in range(50)]
     send(storage, *[g for g in groups for _ in range(3)])
-    for message in scan(storage, NOW + 10, wanted=1000):
+    offered = offer(storage, NOW + 10, wanted=1000)
+    for message in offered.messages:
         if message.message_group_id != "g49":
-            storage.messages.claim_some([message], 1, NOW + 10, VISIBLE)
+            offered.claim([message], 1, NOW + 10, VISIBLE)
     for _ in range(5):
         assert {m.message_group_id for m in scan(storage, NOW + 20, wanted=1)} == {"g49"}
 
 
 def test_one_batch_may_carry_several_groups_each_in_order(storage):
     send(storage, *["a", "b", "c"] * 4)
-    claimed = storage.messages.claim_some(scan(storage, NOW + 10), 16, NOW + 10, VISIBLE)
+    claimed = take(storage, NOW + 10, 16, VISIBLE)
     by_group: dict[str, list[int]] = defaultdict(list)
     for message in claimed:
         by_group[message.message_group_id].append(int(message.message_id[1:]))
     assert by_group == {"a": [0, 3, 6, 9], "b": [1, 4, 7, 10], "c": [2, 5, 8, 11]}
-    assert sorted(storage.messages.held_groups("q1", NOW + 20, 10)) == ["a", "b", "c"]
+    assert sorted(storage.fifo_messages.held_groups("q1", NOW + 20, 10)) == ["a", "b", "c"]
 
 
 # --- many consumers ---------------------------------------------------------------------------------
@@ -320,8 +339,8 @@ def _consume(storage: Storage, ledger: _Ledger, seed: int, now: int, visibility:
     local = random.Random(seed)
     idle = 0
     while idle < 3:
-        offered = storage.messages.scan_ready("q1", now, 16, enough=4, ordered=True).messages
-        claimed = storage.messages.claim_some(offered, local.randint(1, 4), now, now + visibility)
+        offered = storage.fifo_messages.scan_ready("q1", now, 16, enough=4)
+        claimed = offered.claim(offered.messages, local.randint(1, 4), now, now + visibility)
         if not claimed:
             idle += 1
             continue
@@ -336,7 +355,7 @@ def _consume(storage: Storage, ledger: _Ledger, seed: int, now: int, visibility:
             continue  # let the run lapse
         for message in claimed:
             ticket = ledger.next()
-            if storage.messages.delete(message.ref, message.version, now):
+            if storage.fifo_messages.delete(message.ref, message.version, now):
                 with ledger.lock:
                     ledger.deletes.append((ticket, message.message_group_id, message.position, message.message_id))
 
@@ -376,7 +395,7 @@ def test_sixteen_consumers_keep_every_group_in_order(storage):
     positions: dict[str, list[int]] = defaultdict(list)
     for start in range(0, len(sent), 16):
         batch = [ordered(storage, group, start + i) for i, group in enumerate(sent[start : start + 16])]
-        assert storage.messages.put(batch) == set()
+        assert storage.fifo_messages.put(batch) == set()
         for message in batch:
             positions[message.message_group_id].append(message.position)
     ledger = _Ledger()
@@ -398,4 +417,4 @@ def test_sixteen_consumers_keep_every_group_in_order(storage):
     deleted_ids = [entry[3] for entry in ledger.deletes]
     assert len(deleted_ids) == len(set(deleted_ids)) == len(sent)  # each exactly once
     _check_order(ledger, positions)
-    assert storage.messages.counts("q1", now, ordered=True) == QueueCounts(0, 0, 0)
+    assert storage.fifo_messages.counts("q1", now) == QueueCounts(0, 0, 0)

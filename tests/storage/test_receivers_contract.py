@@ -37,10 +37,8 @@ def test_the_messages_enqueued_in_the_range_whatever_their_state_bodies_loaded(s
     messages[4].user_properties = (Property("k", "v", "STRING"),)
     delayed = message(11, delay_ms=60_000)
     storage.messages.put([*messages, delayed, message(12, queue_id="q2")])
-    ready = storage.messages.scan_ready("q1", NOW + 20, 100).messages
-    in_flight = storage.messages.claim_some(
-        [m for m in ready if m.message_id in ("M00003", "M00005")], 2, NOW + 20, NOW + 9000
-    )
+    scan = storage.messages.scan_ready("q1", NOW + 20, 100)
+    in_flight = scan.claim([m for m in scan.messages if m.message_id in ("M00003", "M00005")], 2, NOW + 20, NOW + 9000)
     assert len(in_flight) == 2
     # Enqueued at or after NOW + 3 and before NOW + 12: M00003 .. M00011 (in flight, ready, delayed alike).
     found = walk(storage, NOW + 3, NOW + 12, NOW + 30, 100)
@@ -62,9 +60,8 @@ def test_pages_give_each_message_once_and_stay_within_their_queue(storage):
 
 def test_kept_messages_count_deleted_and_expired_ones_do_not(storage):
     storage.messages.put([message(n) for n in range(1, 7)])
-    one, two, three, four = storage.messages.claim_some(
-        storage.messages.scan_ready("q1", NOW + 10, 4).messages, 4, NOW + 10, NOW + 9000
-    )
+    scan = storage.messages.scan_ready("q1", NOW + 10, 4)
+    one, two, three, four = scan.claim(scan.messages, 4, NOW + 10, NOW + 9000)
     assert storage.messages.delete_keeping([(one.ref, one.version), (two.ref, two.version)], NOW + 20) == [True] * 2
     assert storage.messages.delete_many([(three.ref, three.version)], NOW + 20) == [True]
     found = walk(storage, NOW, NOW + 1000, NOW + 30, 100)
@@ -78,9 +75,8 @@ def test_a_message_kept_during_a_walk_is_still_read_once(storage):
     storage.messages.put([message(n) for n in range(1, 31)])
     first, cursor = storage.messages.enqueued_since("q1", NOW, NOW + 1000, NOW + 40, None, 10)
     assert len(first) <= 10
-    leases = storage.messages.claim_some(
-        storage.messages.scan_ready("q1", NOW + 40, 100).messages, 100, NOW + 40, NOW + 9000
-    )
+    scan = storage.messages.scan_ready("q1", NOW + 40, 100)
+    leases = scan.claim(scan.messages, 100, NOW + 40, NOW + 9000)
     assert storage.messages.delete_keeping([(m.ref, m.version) for m in leases], NOW + 50) == [True] * 30
     rest: list[Message] = []
     while cursor is not None:

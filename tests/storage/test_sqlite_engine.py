@@ -55,31 +55,33 @@ def test_an_ordered_scan_and_a_run_claim_read_index_ranges_and_sort_nothing(engi
 
 def test_a_refused_run_leaves_none_of_its_group_claimed_and_the_next_group_is_claimed(engine):
     a0, a1, b0 = (ordered(engine, group, n) for n, group in enumerate("aab"))
-    engine.messages.put([a0, a1, b0])
+    engine.fifo_messages.put([a0, a1, b0])
     stale = dataclasses.replace(a1, version=7)  # not as stored: its claim fails after a0's succeeded
-    claimed = engine.messages.claim_some([a0, stale, b0], 3, NOW + 10, VISIBLE)
+    claimed = engine.fifo_messages.scan_ready("q1", NOW + 10, 10).claim([a0, stale, b0], 3, NOW + 10, VISIBLE)
     assert [m.message_id for m in claimed] == ["M00002"]
-    assert engine.messages.held_groups("q1", NOW + 20, 10) == ["b"]
-    assert engine.messages.counts("q1", NOW + 20) == QueueCounts(2, 1, 0)  # a0 rolled back: Active
-    assert engine.messages.claim_some([a1, a0], 2, NOW + 30, VISIBLE) == []  # a run starts at its group's head
-    claimed = engine.messages.claim_some([a0, a1], 2, NOW + 30, VISIBLE)
+    assert engine.fifo_messages.held_groups("q1", NOW + 20, 10) == ["b"]
+    assert engine.fifo_messages.counts("q1", NOW + 20) == QueueCounts(2, 1, 0)  # a0 rolled back: Active
+    scan = engine.fifo_messages.scan_ready("q1", NOW + 30, 10)
+    assert scan.claim([a1, a0], 2, NOW + 30, VISIBLE) == []  # a run starts at its group's head
+    claimed = scan.claim([a0, a1], 2, NOW + 30, VISIBLE)
     assert [m.message_id for m in claimed] == ["M00000", "M00001"]
 
 
 def test_a_group_counter_unused_past_any_retention_is_forgotten_and_numbers_on_above(engine):
-    first = engine.messages.sequence("q1", "g", 5, NOW)
+    first = engine.fifo_messages.sequence("q1", "g", 5, NOW)
     later = NOW + fifo.GROUP_LIFETIME_MS + 1
     engine.sweep_expired(later)
     with engine.database.read() as connection:
         assert connection.execute("SELECT COUNT(*) FROM message_groups").fetchone() == (0,)
-    assert engine.messages.sequence("q1", "g", 1, later) > first + 4
+    assert engine.fifo_messages.sequence("q1", "g", 1, later) > first + 4
 
 
 def test_kept_ordered_messages_keep_their_group_and_place(engine):
     message = ordered(engine, "a", 0)
-    engine.messages.put([message])
-    (claimed,) = engine.messages.claim_some([message], 1, NOW + 10, VISIBLE)
-    assert engine.messages.delete_keeping([(claimed.ref, claimed.version)], NOW + 20) == [True]
+    engine.fifo_messages.put([message])
+    claimed = engine.fifo_messages.claim(message, NOW + 10, VISIBLE)
+    assert claimed is not None
+    assert engine.fifo_messages.delete_keeping([(claimed.ref, claimed.version)], NOW + 20) == [True]
     with engine.database.read() as connection:
         kept = connection.execute("SELECT position, ordered, group_key FROM kept_messages").fetchall()
     assert kept == [(message.position, 1, groups.group_key("a"))]
@@ -104,18 +106,19 @@ def test_a_database_an_older_version_made_gets_the_ordered_columns_and_keeps_its
     engine = sqlite_storage(tmp_path)
     assert [m for m in engine.messages.scan_ready("q1", NOW + 10, 10).messages] == [kept]
     fifo = ordered(engine, "a", 2)
-    engine.messages.put([fifo])
-    assert engine.messages.scan_ready("q1", NOW + 10, 10, ordered=True).messages == [fifo]
+    engine.fifo_messages.put([fifo])
+    assert engine.fifo_messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]
     engine.database.close()
     again = sqlite_storage(tmp_path)  # opened once more: nothing left to add
-    assert again.messages.scan_ready("q1", NOW + 10, 10, ordered=True).messages == [fifo]
+    assert again.fifo_messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]
     again.database.close()
 
 
 def test_the_change_table_gives_the_operation_log_every_queue_event(engine):
     logged = dataclasses.replace(message(1), logging=True)
     engine.messages.put([logged, message(2)])  # the second queue does not log
-    (claimed,) = engine.messages.claim_some([logged], 1, NOW + 10, NOW + 1000)
+    claimed = engine.messages.claim(logged, NOW + 10, NOW + 1000)
+    assert claimed is not None
     assert engine.messages.change_visibility(claimed.ref, 1, NOW + 20, NOW + 5000)
     assert engine.messages.delete(claimed.ref, 2, NOW + 30)
     expiring = dataclasses.replace(message(3), logging=True)

@@ -30,15 +30,15 @@ def test_sqlite_records_of_rewind_operations_give_one_event_each():
     storage = sqlite_storage(":memory:")
     store = storage.messages
     store.put([logged(1), logged(2)])
-    ready = store.scan_ready("q1", NOW + 10, 10).messages
-    one, two = store.claim_some(ready, 2, NOW + 10, NOW + 1000)
+    scan = store.scan_ready("q1", NOW + 10, 10)
+    one, two = scan.claim(scan.messages, 2, NOW + 10, NOW + 1000)
     assert events(store) == [("send", "M00001"), ("send", "M00002"), ("receive", "M00001"), ("receive", "M00002")]
     store.delete_keeping([(one.ref, one.version)], NOW + 20)
     assert events(store) == [("delete", "M00001")]
     assert store.rewind("q1", NOW, NOW + 30) == 2  # M00001 restored (no event), M00002 made visible
     assert events(store) == [("change_visibility", "M00002")]
-    ready = store.scan_ready("q1", NOW + 40, 10).messages
-    for lease in store.claim_some(ready, 2, NOW + 40, NOW + 1000):
+    scan = store.scan_ready("q1", NOW + 40, 10)
+    for lease in scan.claim(scan.messages, 2, NOW + 40, NOW + 1000):
         store.delete_keeping([(lease.ref, lease.version)], NOW + 50)
     assert sorted(events(store)) == [
         ("delete", "M00001"),

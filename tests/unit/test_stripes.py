@@ -161,7 +161,7 @@ def test_the_count_estimate_between_two_pages_allows_for_leases_sharing_a_time()
     import random
     import statistics
 
-    from mnsd.storage.dynamodb.messages import _between
+    from mnsd.storage.dynamodb.stripe_counts import _between
 
     # 100 groups of 4 every 2 ms; each page ends one lease into a group.
     leases = [2 * group for group in range(100) for _ in range(4)]

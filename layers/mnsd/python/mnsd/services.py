@@ -42,6 +42,7 @@ from mnsd.queues.model import Queue
 from mnsd.queues.notifier import Notifier, PollingNotifier
 from mnsd.queues.receipts import ReceiptCodec
 from mnsd.queues.receivers import ReceiverService
+from mnsd.queues.stores import MessageStores
 from mnsd.registry import Kind, Registry
 from mnsd.settings import Settings, get_settings
 from mnsd.storage import Storage, TopicMessageStore
@@ -154,17 +155,16 @@ def build_services(
     waits = notifier or PollingNotifier(clock)
     queue_records = Registry(Kind(check_queue_name, catalog.queues, settings.max_queues, QUEUE_REFUSALS, Queue), clock)
     dlq_targets = DeadLetterTargets(catalog)
-    receivers = ReceiverService(catalog, storage.messages, clock, waits, queue_records, dlq_targets)
+    stores = MessageStores(storage.messages, storage.fifo_messages)
+    receivers = ReceiverService(catalog, stores, clock, waits, queue_records, dlq_targets)
     addresses = QueueAddresses(queue_records, catalog, receivers)
     activity = QueueActivity(metrics)
-    arrivals = Arrivals(storage.messages, waits, receivers, activity)
-    queues = QueueControl(catalog, storage.messages, clock, settings, queue_records, receivers, dlq_targets)
+    arrivals = Arrivals(stores, waits, receivers, activity)
+    queues = QueueControl(catalog, stores, clock, settings, queue_records, receivers, dlq_targets)
     dead_letters = DeadLetterService(
-        catalog, storage.messages, clock, settings, waits, queue_records, addresses, arrivals, activity
+        catalog, stores, clock, settings, waits, queue_records, addresses, arrivals, activity
     )
-    messages = MessageService(
-        storage.messages, receipts, clock, settings, waits, arrivals, dead_letters, activity, limits
-    )
+    messages = MessageService(stores, receipts, clock, settings, waits, arrivals, dead_letters, activity, limits)
     fan_out = dispatcher or StreamDispatcher()
     topic_records = Registry(Kind(check_topic_name, catalog.topics, settings.max_topics, TOPIC_REFUSALS, Topic), clock)
     topics = TopicService(catalog, storage.topic_messages, clock, settings, fan_out, topic_records, authorizer, metrics)

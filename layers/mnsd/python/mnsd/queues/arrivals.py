@@ -11,7 +11,7 @@ from mnsd.queues.activity import QueueActivity
 from mnsd.queues.model import Content, Message, MessageInput, Property, Queue
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.receivers import ReceiverService
-from mnsd.storage import MessageStore
+from mnsd.queues.stores import MessageStores
 
 # The group a FIFO queue puts a message without one in: a dead letter of a push given up, or of a standard queue.
 DEAD_LETTER_GROUP = "dead-letters"
@@ -19,7 +19,7 @@ DEAD_LETTER_GROUP = "dead-letters"
 
 @dataclass(eq=False)  # a service's part: compared by identity
 class Arrivals:
-    messages: MessageStore
+    messages: MessageStores  # a queue's store: `messages.of(queue)`
     notifier: Notifier  # wakes long polls
     receivers: ReceiverService
     activity: QueueActivity
@@ -29,7 +29,9 @@ class Arrivals:
         if not queue.attributes.fifo:
             return [None] * len(groups)
         return list(
-            fifo.positions(groups, lambda group, count: self.messages.sequence(queue.queue_id, group, count, now_ms))
+            fifo.positions(
+                groups, lambda group, count: self.messages.fifo.sequence(queue.queue_id, group, count, now_ms)
+            )
         )
 
     def new_message(
@@ -52,7 +54,7 @@ class Arrivals:
 
     def moved(self, message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
         """`message` as a new message of `target` (`Message.moved`): in its group's order there if it is FIFO."""
-        (message_id,) = self.messages.new_ids(target.queue_id, 1, now_ms, sent=False)
+        (message_id,) = self.messages.of(target).new_ids(target.queue_id, 1, now_ms, sent=False)
         group = message.message_group_id or DEAD_LETTER_GROUP
         (position,) = self.positions(target, [group], now_ms)
         logging = target.attributes.logging_enabled
@@ -63,7 +65,7 @@ class Arrivals:
         """Store new messages of the queue and its receivers' copies of them in one `put`, and wake their long polls;
         the ids of the messages not stored, or whose copy was not (the sender is told to send them again)."""
         copies = self.receivers.copies(queue, messages, now_ms, sent)
-        failed = self.messages.put(messages + [copy for m in messages for copy in copies[m.message_id]])
+        failed = self.messages.of(queue).put(messages + [copy for m in messages for copy in copies[m.message_id]])
         lost = {
             m.message_id for m in messages if {m.message_id, *(c.message_id for c in copies[m.message_id])} & failed
         }
@@ -81,5 +83,5 @@ class Arrivals:
         if not queue.receivers:
             return
         copies = self.receivers.copies(queue, moved, now_ms, sent=False)
-        self.messages.put([copy for found in copies.values() for copy in found])
+        self.messages.of(queue).put([copy for found in copies.values() for copy in found])
         self.receivers.notify(queue)

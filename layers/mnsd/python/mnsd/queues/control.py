@@ -10,9 +10,9 @@ from mnsd.names import check_queue_name
 from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.model import Backlog, Queue, QueueAttributeChanges, QueueAttributes, QueueCounts, queue_type
 from mnsd.queues.receivers import ReceiverService, view
+from mnsd.queues.stores import MessageStores
 from mnsd.registry import Registry
 from mnsd.settings import Settings
-from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
 
 HELD_GROUPS_SHOWN = 1000  # GetQueueAttributes' MessageGroupsInFlight counts this many at most
@@ -21,7 +21,7 @@ HELD_GROUPS_SHOWN = 1000  # GetQueueAttributes' MessageGroupsInFlight counts thi
 @dataclass(eq=False)  # a service: compared by identity
 class QueueControl:
     catalog: Catalog
-    messages: MessageStore
+    messages: MessageStores  # a queue's store: `messages.of(queue)`
     clock: Clock
     settings: Settings
     registry: Registry[Queue]  # the control-plane path queues and topics share
@@ -59,15 +59,15 @@ class QueueControl:
         before, after = self.registry.set_attributes(account_id, name, changed)
         if before.attributes.rewind_period and not after.attributes.rewind_period:
             # rewind off: what was kept goes
-            self.messages.drop_kept(before.queue_id, ms(self.clock.now()), before.attributes.fifo)
+            self.messages.of(before).drop_kept(before.queue_id, ms(self.clock.now()))
             self.receivers.drop_kept(after, ms(self.clock.now()))
 
     def queue_counts(self, queue: Queue) -> QueueCounts:
-        return self.messages.counts(queue.queue_id, ms(self.clock.now()), queue.attributes.fifo)
+        return self.messages.of(queue).counts(queue.queue_id, ms(self.clock.now()))
 
     def backlog(self, queue: Queue) -> Backlog:
         """The queue's counts and the enqueue time of its oldest message not delayed (the metrics' gauges)."""
-        return self.messages.backlog(queue.queue_id, ms(self.clock.now()), queue.attributes.fifo)
+        return self.messages.of(queue).backlog(queue.queue_id, ms(self.clock.now()))
 
     def every_queue(self) -> Iterator[Queue]:
         """Every queue of every account, each followed by its receivers (as their addresses resolve to them)."""
@@ -78,7 +78,7 @@ class QueueControl:
 
     def held_groups(self, queue: Queue) -> int:
         """How many of a FIFO queue's groups have a message in flight (up to `HELD_GROUPS_SHOWN`)."""
-        return len(self.messages.held_groups(queue.queue_id, ms(self.clock.now()), HELD_GROUPS_SHOWN))
+        return len(self.messages.fifo.held_groups(queue.queue_id, ms(self.clock.now()), HELD_GROUPS_SHOWN))
 
     def queue_arn(self, queue: Queue) -> str:
         return queue_arn(self.settings.region, queue)

@@ -25,9 +25,9 @@ from mnsd.queues.model import (
     without_dead_letter_marks,
 )
 from mnsd.queues.notifier import Notifier
+from mnsd.queues.stores import MessageStores
 from mnsd.registry import Registry
 from mnsd.settings import Settings
-from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
 
 # A redrive moves at most this many messages per request (the answer says how many; call again for more)
@@ -40,7 +40,7 @@ REDRIVE_PAGE = 64
 @dataclass(eq=False)  # a service: compared by identity
 class DeadLetterService:
     catalog: Catalog
-    messages: MessageStore
+    messages: MessageStores  # a queue's store: `messages.of(queue)`
     clock: Clock
     settings: Settings
     notifier: Notifier
@@ -85,11 +85,12 @@ class DeadLetterService:
             return False
         source_arn = queue_arn(self.settings.region, queue)
         moved: list[Message] = []
-        self.messages.load_bodies([message for group in groups for message in group])
+        store = self.messages.of(queue)
+        store.load_bodies([message for group in groups for message in group])
         for group in groups:
             for message in group:
                 letter = self._dead_letter_of(message, target, source_arn, now_ms)
-                if message.body is None or not self.messages.move(message, now_ms, letter):
+                if message.body is None or not store.move(message, now_ms, letter):
                     break  # (one gone since it was read stays unloaded)
                 moved.append(letter)
         if moved:
@@ -120,7 +121,7 @@ class DeadLetterService:
         queue = self.registry.get(account_id, queue_name)
         given = MessageInput(body, 0, 8, user_properties, system_properties, message_group_id=group)
         now_ms = ms(self.clock.now())
-        (message_id,) = self.messages.new_ids(queue.queue_id, 1, now_ms, sent=False)
+        (message_id,) = self.messages.of(queue).new_ids(queue.queue_id, 1, now_ms, sent=False)
         (position,) = self.arrivals.positions(queue, [group], now_ms)
         message = self.arrivals.new_message(queue, given, now_ms, message_id, position)
         if self.arrivals.store(queue, [message], now_ms, sent=False):
@@ -140,19 +141,14 @@ class DeadLetterService:
         now_ms = ms(self.clock.now())
         sources: dict[str, Queue | None] = {}
         stay: set[str] = set()
+        store = self.messages.of(queue)
         moved = 0
         while moved < MAX_REDRIVE:
             wanted = min(MAX_REDRIVE_SCAN, len(stay) + REDRIVE_PAGE)
-            found = [
-                m
-                for m in self.messages.scan_ready(
-                    queue.queue_id, now_ms, wanted, ordered=queue.attributes.fifo
-                ).messages
-                if m.message_id not in stay
-            ]
+            found = [m for m in store.scan_ready(queue.queue_id, now_ms, wanted).messages if m.message_id not in stay]
             if not found:
                 break
-            self.messages.load_bodies(found)
+            store.load_bodies(found)
             for message in found[: MAX_REDRIVE - moved]:
                 if message.body is not None and self._redrive_one(queue, message, sources, now_ms):
                     moved += 1
@@ -165,7 +161,7 @@ class DeadLetterService:
         if source is None or source.queue_id == queue.queue_id:
             return False
         back = self.arrivals.moved(message, source, now_ms, without_dead_letter_marks(message.system_properties))
-        if not self.messages.move(message, now_ms, back):
+        if not self.messages.of(queue).move(message, now_ms, back):
             return False
         self.notifier.notify(source.queue_id)
         return True
@@ -189,7 +185,7 @@ class DeadLetterService:
         low, high = int(now) - period, int(now)
         if not low <= since <= high:
             raise errors.out_of_range("rewindtime", low, high, "seconds")
-        rewound = self.messages.rewind(queue.queue_id, since * 1000, ms(now), queue.attributes.fifo)
+        rewound = self.messages.of(queue).rewind(queue.queue_id, since * 1000, ms(now))
         if rewound:
             self.notifier.notify(queue.queue_id)
         return rewound

@@ -16,8 +16,8 @@ from mnsd.queues.dead_letters import DeadLetterService
 from mnsd.queues.model import Message, MessageInput, MessageRef, Queue
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.receipts import Receipt, ReceiptCodec
+from mnsd.queues.stores import MessageStores
 from mnsd.settings import Settings
-from mnsd.storage import MessageStore
 
 MAX_WAIT_SECONDS = 30
 VISIBILITY_RANGE = (0, 43200)
@@ -50,7 +50,7 @@ def _candidates(count: int) -> int:
 
 @dataclass(eq=False)  # a service: compared by identity
 class MessageService:
-    messages: MessageStore
+    messages: MessageStores  # a queue's store: `messages.of(queue)`
     receipts: ReceiptCodec
     clock: Clock
     settings: Settings
@@ -69,7 +69,7 @@ class MessageService:
             if queue.attributes.fifo:
                 message.check_ordered()
         now_ms = ms(self.clock.now())
-        ids = self.messages.new_ids(queue.queue_id, len(inputs), now_ms)
+        ids = self.messages.of(queue).new_ids(queue.queue_id, len(inputs), now_ms)
         positions = self.arrivals.positions(queue, [m.message_group_id for m in inputs], now_ms)
         stored = [
             self.arrivals.new_message(queue, message, now_ms, id_, position)
@@ -140,7 +140,8 @@ class MessageService:
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
         fifo = queue.attributes.fifo
-        scan = self.messages.scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count, ordered=fifo)
+        store = self.messages.of(queue)
+        scan = store.scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count)
         # A FIFO queue's candidates are its groups' runs, in order; the others are taken by priority, at random.
         candidates = scan.messages if fifo else sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         seen = len(candidates)
@@ -148,15 +149,14 @@ class MessageService:
         if policy is not None:
             candidates = self.dead_letters.at_receive(queue, policy, candidates, now_ms)
         visible_at = now_ms + queue.attributes.visibility_timeout * 1000
-        claimed = self.messages.claim_some(candidates, count, now_ms, visible_at)
-        self.messages.load_bodies(claimed)
+        claimed = scan.claim(candidates, count, now_ms, visible_at)
+        store.load_bodies(claimed)
         return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at
 
     def peek(self, queue: Queue, count: int) -> list[Message]:
-        found = self.messages.scan_ready(
-            queue.queue_id, ms(self.clock.now()), count, ordered=queue.attributes.fifo
-        ).messages
-        self.messages.load_bodies(found)
+        store = self.messages.of(queue)
+        found = store.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
+        store.load_bodies(found)
         found = [m for m in found if m.body is not None]  # (one deleted since it was read stays unloaded)
         if not found:
             raise errors.MessageNotExist()
@@ -180,9 +180,9 @@ class MessageService:
 
     def _delete_leases(self, queue: Queue, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         if queue.attributes.rewind_period:
-            deleted = self.messages.delete_keeping(leases, now_ms)
+            deleted = self.messages.of(queue).delete_keeping(leases, now_ms)
         else:
-            deleted = self.messages.delete_many(leases, now_ms)
+            deleted = self.messages.of(queue).delete_many(leases, now_ms)
         self.activity.deleted(queue, sum(deleted))
         return deleted
 
@@ -211,7 +211,7 @@ class MessageService:
         now_ms = ms(self.clock.now())
         receipt, ref = self._receipt(queue, handle, now_ms)
         visible_at = now_ms + visibility_timeout * 1000
-        if not self.messages.change_visibility(ref, receipt.version, now_ms, visible_at):
+        if not self.messages.of(queue).change_visibility(ref, receipt.version, now_ms, visible_at):
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at

@@ -44,8 +44,8 @@ from mnsd.queues.model import (
     dlq_policy,
 )
 from mnsd.queues.notifier import Notifier
+from mnsd.queues.stores import MessageStores
 from mnsd.registry import Registry
-from mnsd.storage import MessageStore
 from mnsd.storage.catalog import Catalog
 from mnsd.validation import int_in_range, strict_int
 
@@ -174,7 +174,7 @@ def _replaced(queue: Queue, receiver: Receiver) -> tuple[Receiver, ...]:
 @dataclass(eq=False)  # a service: compared by identity
 class ReceiverService:
     catalog: Catalog
-    messages: MessageStore
+    messages: MessageStores  # a receiver's store is its queue's: `messages.of(queue)`
     clock: Clock
     notifier: Notifier
     registry: Registry[Queue]  # the queues' records
@@ -296,7 +296,7 @@ class ReceiverService:
         return [self._state(queue, receiver) for receiver in queue.receivers]
 
     def _state(self, queue: Queue, receiver: Receiver) -> ReceiverState:
-        counts = self.messages.counts(receiver.queue_id, ms(self.clock.now()))
+        counts = self.messages.of(queue).counts(receiver.queue_id, ms(self.clock.now()))
         return ReceiverState(receiver, view(queue, receiver), counts)
 
     def delete(self, account_id: str, queue_name: str, name: str) -> None:
@@ -338,7 +338,7 @@ class ReceiverService:
         `MessageStore.new_ids` counts them)."""
         found: dict[str, list[Message]] = {m.message_id: [] for m in originals}
         for receiver in queue.receivers:
-            ids = self.messages.new_ids(receiver.queue_id, len(originals), now_ms, sent)
+            ids = self.messages.of(queue).new_ids(receiver.queue_id, len(originals), now_ms, sent)
             for message, message_id, position in zip(
                 originals, ids, self._positions(queue, receiver, originals, now_ms), strict=True
             ):
@@ -351,7 +351,7 @@ class ReceiverService:
         if not queue.attributes.fifo:
             return [None] * len(originals)
         groups = [m.message_group_id for m in originals]
-        return list(fifo.positions(groups, lambda g, n: self.messages.sequence(receiver.queue_id, g, n, now_ms)))
+        return list(fifo.positions(groups, lambda g, n: self.messages.fifo.sequence(receiver.queue_id, g, n, now_ms)))
 
     def notify(self, queue: Queue) -> None:
         """Messages were stored for the queue's receivers: wake their long polls."""
@@ -361,7 +361,7 @@ class ReceiverService:
     def drop_kept(self, queue: Queue, now_ms: int) -> None:
         """The queue's rewind was turned off: what its receivers kept goes too."""
         for receiver in queue.receivers:
-            self.messages.drop_kept(receiver.queue_id, now_ms)
+            self.messages.of(queue).drop_kept(receiver.queue_id, now_ms)
 
     def _copy_earlier(self, account_id: str, queue_name: str, name: str) -> bool:
         """Copy to the receiver the queue's messages enqueued from its StartTime to its creation, page by page, up to
@@ -377,16 +377,17 @@ class ReceiverService:
                 return False
             now_ms = ms(self.clock.now())
             since, until = receiver.start_time * 1000, receiver.create_time_ms
-            page, cursor = self.messages.enqueued_since(
+            store = self.messages.of(queue)  # (a standard queue's: a FIFO queue's receivers start when created)
+            page, cursor = store.enqueued_since(
                 queue.queue_id, since, until, now_ms, receiver.copy_cursor or None, COPY_PAGE
             )
             if not self.catalog.set_receivers(
                 queue, _replaced(queue, dataclasses.replace(receiver, copy_cursor=cursor))
             ):
                 continue  # another caller took this page (or the receivers changed): read them again
-            ids = self.messages.new_ids(receiver.queue_id, len(page), now_ms, sent=False)
+            ids = store.new_ids(receiver.queue_id, len(page), now_ms, sent=False)
             copies = [copy_of(m, receiver.queue_id, message_id) for m, message_id in zip(page, ids, strict=True)]
-            if self.messages.put(copies):
+            if store.put(copies):
                 raise errors.InternalError()
             if copies:
                 self.notifier.notify(receiver.queue_id)

@@ -4,6 +4,12 @@ Two engines implement it: `mnsd.storage.dynamodb` (AWS, and moto in tests and `M
 and `mnsd.storage.sqlite` (the local runtime's embedded engine). Only an engine's own modules speak
 its database (boto3 DynamoDB calls, SQL); the services see entities (`Message`, `Queue`, ...).
 
+A queue's messages live in one of two stores, chosen once per queue by its kind: `Storage.messages` (a
+`MessageStore`: standard queues and their receivers) and `Storage.fifo_messages` (a `FifoMessageStore`: FIFO
+queues, whose messages keep their groups' order). Each store speaks for its own queues; a move (dead-lettering,
+redrive) is asked of the source's store and writes the target, of either kind, in the target's shape. A receive
+claims what its scan found through the scan (`ReadyScan.claim`): what the scan saw reaches its claims there.
+
 Semantics every engine keeps (the contract suite, tests/storage, runs them against each engine):
 - a claim is atomic on the lease as observed (its version, and it being Active): of any number of
   concurrent claims of one message, exactly one succeeds;
@@ -20,18 +26,18 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
 - `enqueued_since`, followed from no cursor to the end, gives each message of its range that stays stored
   throughout exactly once (a queue's receivers copy the messages sent before they were created with it).
 
-Ordered messages (a FIFO queue's: `Message.ordered`, `MessageRef.group`) keep the order of their group, by the
-rules of `mnsd.queues.fifo` (each engine keeps only how it stores them):
+Ordered messages (a FIFO queue's, in `Storage.fifo_messages`: `Message.ordered`, `MessageRef.group`) keep the order
+of their group, by the rules of `mnsd.queues.fifo` (each engine keeps only how it stores them):
 - `sequence` numbers a group's new messages (their `position`) above every earlier one of the group, a new group
   from `fifo.first_position` (its first send's time), its counter kept `fifo.GROUP_LIFETIME_MS` after its last send;
-- a group is *held* while any of its messages is Inactive (in flight): an ordered scan returns nothing of it.
-  Otherwise its *head* is its lowest-positioned unexpired message; if the head is Active, an ordered scan may
+- a group is *held* while any of its messages is Inactive (in flight): a FIFO store's scan returns nothing of it.
+  Otherwise its *head* is its lowest-positioned unexpired message; if the head is Active, a FIFO store's scan may
   return the group's Active messages from the head on, in position order, up to the first that is not Active;
-- a claim of ordered candidates takes, per group, a run that starts at the group's head, in one atomic step:
-  the run is refused whole when the group is held, when a message before its first candidate remains, or
+- a claim of a FIFO scan's candidates (`ReadyScan.claim`) takes, per group, a run that starts at the group's head,
+  in one atomic step: the run is refused whole when the group is held, when a message before its first candidate remains, or
   when any of its candidates is not as observed or not Active (`fifo.claimable`: expired since the scan
   included). So no two runs of one group are ever in flight together;
-- a group never holds back another: an ordered scan finds free groups whatever the others' state;
+- a group never holds back another: a FIFO store's scan finds free groups whatever the others' state;
 - deleting, re-timing, moving (dead-lettering), expiring and rewinding an ordered message keep these rules
   (a dead-lettered head frees its group; a lapsed head is the group's head again).
 """
@@ -52,18 +58,39 @@ if TYPE_CHECKING:
 Record = dict[str, Any]  # a control-plane record: JSON-like values (str, int, bool, lists, maps)
 
 
+class Claim(Protocol):
+    """How a scan's candidates are claimed: in their order until `count` are owned; the claimed ones."""
+
+    def __call__(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]: ...
+
+
 @dataclass(frozen=True)
 class ReadyScan:
-    """Active messages found in queue order, and when the next inactive or delayed one becomes receivable."""
+    """Active messages found in queue order, and when the next inactive or delayed one becomes receivable; and the
+    way to claim them, bound by the engine to what its scan saw (`claim`)."""
 
     messages: list[Message]
     next_visible_at: int | None
     wasted: int = 0  # leases read that could not be claimed (in flight, delayed, expired)
+    claimer: Claim = field(kw_only=True, repr=False, compare=False)
+
+    def claim(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        """Claim candidates (this scan's messages, or some of them, in the caller's order) until `count` are owned,
+        each as `MessageStore.claim` does. An engine may skip the rest of a partition's candidates once a claim
+        there was lost to another consumer, and may do the work a receive leaves (placing the queue) after them.
+
+        A FIFO queue's candidates (its scan's runs, in its order): per group, the first of its candidates up to
+        `count` owned, as one run (see `mnsd.storage`); a group's run refused leaves none of it claimed."""
+        return self.claimer(candidates, count, now_ms, visible_at)
 
 
 class MessageStore(Protocol):
     """A queue's messages, by queue incarnation (`queue_id`). How an engine places them (partitions, indexes) and
-    follows each queue's load is its own affair: it learns the load from the calls below."""
+    follows each queue's load is its own affair: it learns the load from the calls below.
+
+    A store serves queues of one kind (`Storage.messages`: standard queues; `Storage.fifo_messages`: FIFO ones),
+    chosen once per queue by the service. Only `move` writes another queue, possibly of the other kind (a dead
+    letter, a redrive): it writes the target in the target's shape."""
 
     def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool = True) -> list[str]:
         """Ids for `count` new messages of the queue (`mnsd.queues.model.new_message_id`): `sent` by producers now
@@ -71,19 +98,14 @@ class MessageStore(Protocol):
         ...
 
     def put(self, messages: list[Message]) -> set[str]:
-        """Store new messages (their ids from `new_ids`); the ids of those that could not be stored."""
+        """Store new messages of this store's queues (their ids from `new_ids`; a queue's and its receivers' copies
+        together); the ids of those that could not be stored."""
         ...
 
     def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
-        """`message.received(now_ms, visible_at)` if the lease is still as observed and Active, else None."""
-        ...
-
-    def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """Claim candidates in their order until `count` are owned (as `claim` each); the claimed ones. (An engine
-        may skip the rest of a partition's candidates once a claim there was lost to another consumer.)
-
-        Ordered candidates (an ordered scan's runs, in its order): per group, the first of its candidates up to
-        `count` owned, as one run (see above); a group's run refused leaves none of it claimed."""
+        """`message.received(now_ms, visible_at)` if the lease is still as observed and Active, else None: one lease
+        claimed on its own (a FIFO queue's: as a run of one, which must start at its group's head). A receive
+        claims through its scan instead (`ReadyScan.claim`)."""
         ...
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
@@ -98,34 +120,24 @@ class MessageStore(Protocol):
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         ...
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0, ordered: bool = False) -> ReadyScan:
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
         """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded). `enough` given:
-        a receive's scan, which the receive's `claim_some` follows; an engine of many partitions reads further ones
-        only while it has fewer than `enough`, and may read a wider page while consumers contend.
+        a receive's scan, which the receive's claim follows (`ReadyScan.claim`); an engine of many partitions reads
+        further ones only while it has fewer than `enough`, and may read a wider page while consumers contend.
 
-        `ordered` (a FIFO queue): the runs of free groups (see above), each run's messages together and in
-        position order, the groups in any order (an engine may pick them at random, so consumers spread)."""
-        ...
-
-    def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
-        """The first of `count` consecutive positions for new ordered messages of `group`: above every position
-        the group was given before (in this queue incarnation)."""
-        ...
-
-    def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:
-        """Up to `limit` groups of an ordered queue that have a message in flight now (any order)."""
+        A FIFO queue's: the runs of free groups (see above), each run's messages together and in position order,
+        the groups in any order (an engine may pick them at random, so consumers spread)."""
         ...
 
     def load_bodies(self, messages: list[Message]) -> None:
-        """Fill in the bodies (and what else) `scan_ready` or `claim` left out."""
+        """Fill in the bodies (and what else) `scan_ready` or a claim left out."""
         ...
 
-    def counts(self, queue_id: str, now_ms: int, ordered: bool = False) -> QueueCounts:
-        """Active, Inactive and Delayed messages (approximate beyond a bounded sample where the engine says).
-        `ordered`: of an ordered queue (here and below: an engine may store ordered messages apart)."""
+    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
+        """Active, Inactive and Delayed messages (approximate beyond a bounded sample where the engine says)."""
         ...
 
-    def backlog(self, queue_id: str, now_ms: int, ordered: bool = False) -> Backlog:
+    def backlog(self, queue_id: str, now_ms: int) -> Backlog:
         """`counts`, and the enqueue time of the oldest unexpired message that is Active or Inactive (neither delayed
         nor kept for rewind), found in what the count reads: as exact as the counts are, from the messages read
         beyond that (the metrics' gauges, `mnsd.metrics`)."""
@@ -134,18 +146,19 @@ class MessageStore(Protocol):
     # --- dead letters and rewind ------------------------------------------------------------
 
     def move(self, source: Message, now_ms: int, target: Message) -> bool:
-        """Atomically remove `source` (if its lease is still as observed and Active) and store `target`."""
+        """Atomically remove `source` (a message of this store's, if its lease is still as observed and Active) and
+        store `target` (a new message of any queue, standard or FIFO: in its own kind's shape)."""
         ...
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         """`delete_many`, but each deleted message is kept (invisible, uncounted) for `rewind`."""
         ...
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int, ordered: bool = False) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
         """Make the kept and in-flight messages enqueued at or after `since_ms` receivable now; how many."""
         ...
 
-    def drop_kept(self, queue_id: str, now_ms: int, ordered: bool = False) -> int:
+    def drop_kept(self, queue_id: str, now_ms: int) -> int:
         """Forget the messages kept for rewind; how many."""
         ...
 
@@ -158,6 +171,20 @@ class MessageStore(Protocol):
         their state (receivable, in flight, delayed, or kept for rewind), bodies loaded, in an order of the engine's;
         and the cursor to read on from (`after`; None: from the start), None when no more follow. A page holds at most
         `limit` messages, and may hold fewer (none) before the end: an engine bounds what one call reads."""
+        ...
+
+
+class FifoMessageStore(MessageStore, Protocol):
+    """A FIFO queue's messages (`Message.ordered`, in groups): the rules above kept by every call, and its groups'
+    numbering and state besides."""
+
+    def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
+        """The first of `count` consecutive positions for new ordered messages of `group`: above every position
+        the group was given before (in this queue incarnation)."""
+        ...
+
+    def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:
+        """Up to `limit` groups of the queue that have a message in flight now (any order)."""
         ...
 
 
@@ -227,7 +254,8 @@ class Storage:
 
     engine: str
     meta: MetaTable
-    messages: MessageStore
+    messages: MessageStore  # standard queues' (and their receivers')
+    fifo_messages: FifoMessageStore  # FIFO queues'
     topic_messages: TopicMessageStore
     log: OperationLogStore
     rates: RateCounter = field(default_factory=ProcessRateCounter, kw_only=True)  # requests per second, for limits

@@ -15,14 +15,17 @@ ENGINE = "dynamodb"
 
 
 def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None) -> Storage:
-    """The engine's stores; `clock` times the placement of queues (growth, the send width, the ready index)."""
-    from mnsd.storage.dynamodb.messages import DynamoMessageStore
+    """The engine's stores (one message table: standard queues striped, FIFO queues by group; one `Placer` for both,
+    which gives the ids of new messages and knows which leases the ready index keeps); `clock` times the placement
+    of queues (growth, the send width, the ready index)."""
+    from mnsd.storage.dynamodb.fifo import DynamoFifoMessages
     from mnsd.storage.dynamodb.meta import DynamoMetaTable
     from mnsd.storage.dynamodb.oplog import DynamoOperationLog
     from mnsd.storage.dynamodb.placement import MAX_STRIPES
     from mnsd.storage.dynamodb.placer import Placer
     from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords
     from mnsd.storage.dynamodb.rates import DynamoRateCounter
+    from mnsd.storage.dynamodb.striped import StripedMessageStore
     from mnsd.storage.dynamodb.stripes import Pressure, StripeGrowth
     from mnsd.storage.dynamodb.topic_messages import DynamoTopicMessageStore
 
@@ -33,7 +36,8 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
     return Storage(
         engine=ENGINE,
         meta=meta,
-        messages=DynamoMessageStore(client, settings.message_table, placer),
+        messages=StripedMessageStore(client, settings.message_table, placer),
+        fifo_messages=DynamoFifoMessages(client, settings.message_table, placer),
         topic_messages=DynamoTopicMessageStore(client, settings.topic_message_table),
         log=DynamoOperationLog(client, settings.log_table),
         rates=DynamoRateCounter(client, settings.meta_table),

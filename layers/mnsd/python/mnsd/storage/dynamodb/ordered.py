@@ -34,12 +34,12 @@ skipping held groups, until it has enough runs; a busy queue's groups all write 
 
 from __future__ import annotations
 
+import functools
 import random
 import string
-import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +87,7 @@ def _directories(queue_id: str) -> list[str]:
     return [f"{queue_id}#D{n}" for n in range(ORDERED_STRIPES)]
 
 
+_Heads = Mapping[tuple[str, str], "_Head"]  # what a scan saw of each group, by (queue_id, group)
 _CountPlain = Callable[[str, int], dict[MessageState, float]]  # a partition's leases by state (read from the table)
 
 
@@ -142,12 +143,11 @@ def _refusal(exc: ClientError) -> str:
 
 
 class OrderedMessages:
-    """The ordered part of `DynamoMessageStore` (see the module's docstring)."""
+    """The ordered part of the FIFO store (`fifo.DynamoFifoMessages`) (see the module's docstring)."""
 
     def __init__(self, client: Any, table: str) -> None:
         self.client = client
         self.table = table
-        self._seen = threading.local()  # this thread's last scan: _Head by (queue_id, group)
         self._deep: set[str] = set()  # directory partitions that held more than a page when last read
 
     # --- writes ----------------------------------------------------------------------------------
@@ -216,14 +216,17 @@ class OrderedMessages:
             "ExpressionAttributeValues": _values(ver=version, now=now_ms, now_s=now_ms // 1000),
         }
 
-    def claim_runs(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """The candidates' runs claimed as `fifo.claim_runs` says, each in one transaction (`_claim_run`)."""
-        return fifo.claim_runs(candidates, count, now_ms, lambda run: self._claim_run(run, now_ms, visible_at))
+    def claim_runs(
+        self, candidates: list[Message], count: int, now_ms: int, visible_at: int, heads: _Heads | None = None
+    ) -> list[Message]:
+        """The candidates' runs claimed as `fifo.claim_runs` says, each in one transaction (`_claim_run`); `heads`:
+        what the scan that offered them saw."""
+        return fifo.claim_runs(candidates, count, now_ms, lambda run: self._claim_run(run, now_ms, visible_at, heads))
 
-    def _claim_run(self, run: list[Message], now_ms: int, visible_at: int) -> list[Message]:
+    def _claim_run(self, run: list[Message], now_ms: int, visible_at: int, heads: _Heads | None) -> list[Message]:
         """A claimable run (`fifo.claimable`) taken if it starts at its group's head and the group is free."""
         first = run[0]
-        head = self._head(first.queue_id, first.message_group_id, now_ms)
+        head = self._head(first.queue_id, first.message_group_id, now_ms, heads or {})
         if head is None or head.position != first.position:
             return []  # a message before it remains (or the group is gone)
         after = [m.received(now_ms, visible_at) for m in run]
@@ -387,9 +390,9 @@ class OrderedMessages:
         )
 
     def scan(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
-        """The runs of free groups from a random one on, until `enough` (or `wanted`) messages."""
+        """The runs of free groups from a random one on, until `enough` (or `wanted`) messages; claimed with the heads
+        it saw (`claim_runs`)."""
         seen: dict[tuple[str, str], _Head] = {}
-        self._seen.heads = seen
         found: list[Message] = []
         next_visible: int | None = None
         for group in self._groups(queue_id, shuffled=True, pages=_DIRECTORY_PAGES):
@@ -409,11 +412,11 @@ class OrderedMessages:
                 next_visible = wake if next_visible is None else min(next_visible, wake)
             if len(found) >= (enough or wanted):
                 break
-        return ReadyScan(found, None if found else next_visible)
+        claim = functools.partial(self.claim_runs, heads=seen)
+        return ReadyScan(found, None if found else next_visible, claimer=claim)
 
-    def _head(self, queue_id: str, group: str, now_ms: int) -> _Head | None:
-        """What this thread's last scan saw of a group; read now if it saw nothing of it."""
-        heads: dict[tuple[str, str], _Head] = getattr(self._seen, "heads", {})
+    def _head(self, queue_id: str, group: str, now_ms: int, heads: _Heads) -> _Head | None:
+        """What the scan that offered a run saw of its group; read now if it saw nothing of it."""
         if (queue_id, group) in heads:
             return heads[(queue_id, group)]
         item = self.client.get_item(TableName=self.table, Key=group_item_key(queue_id, group), ConsistentRead=True)

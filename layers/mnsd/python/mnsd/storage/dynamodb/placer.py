@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable
 
 from mnsd.clock import Clock, ms
-from mnsd.queues.model import new_message_id
+from mnsd.queues.model import Message, new_message_id
 from mnsd.storage.dynamodb.placement import Placement, Spread
 from mnsd.storage.dynamodb.queue_records import Placements
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE, StripeGrowth
@@ -30,6 +30,11 @@ class Placer:
 
     def of(self, queue_id: str) -> Placement:
         return self.placements.of(queue_id)
+
+    def indexed(self, message: Message) -> bool:
+        """Whether a new message's lease is written with the ready index's key: a standard queue's that keeps the
+        index (a FIFO queue's groups are read from the table)."""
+        return not message.ordered and self.placements.of(message.queue_id).spread.indexing
 
     def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool) -> list[str]:
         """Ids of `count` new messages of the queue, each naming a stripe among the first `send_width` at random;

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from mnsd.storage import Storage
 from mnsd.storage.sqlite.database import MEMORY, Database
+from mnsd.storage.sqlite.fifo import SqliteFifoMessages
 from mnsd.storage.sqlite.messages import SqliteMessageStore
 from mnsd.storage.sqlite.stores import SqliteMetaTable, SqliteOperationLog, SqliteTopicMessageStore
 
@@ -23,13 +24,14 @@ __all__ = ["ENGINE", "MEMORY", "Database", "SqliteStorage", "sqlite_storage"]
 @dataclass(frozen=True)
 class SqliteStorage(Storage):
     messages: SqliteMessageStore
+    fifo_messages: SqliteFifoMessages
     meta: SqliteMetaTable
     topic_messages: SqliteTopicMessageStore
     log: SqliteOperationLog
     database: Database
 
     def sweep_expired(self, now_ms: int) -> int:
-        """Remove what retention ended (messages, topic messages, log records); how many messages."""
+        """Remove what retention ended (messages of either kind, topic messages, log records); how many messages."""
         removed = self.messages.sweep_expired(now_ms)
         self.topic_messages.sweep_expired(now_ms)
         self.log.sweep_expired(now_ms)
@@ -45,6 +47,7 @@ def sqlite_storage(data_dir: str | Path, synchronous: str = "NORMAL") -> SqliteS
         engine=ENGINE,
         meta=SqliteMetaTable(database),
         messages=SqliteMessageStore(database),
+        fifo_messages=SqliteFifoMessages(database),
         topic_messages=SqliteTopicMessageStore(database),
         log=SqliteOperationLog(database),
         database=database,

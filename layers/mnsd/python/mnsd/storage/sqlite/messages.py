@@ -7,9 +7,8 @@ message (`Message.received`); delete and change-visibility are conditional on th
 receipt handle names (`Message.held_by`). Within a priority, messages come in the order they
 became visible. Expired rows are never returned nor counted and `sweep_expired` removes them.
 
-Ordered messages (FIFO queues) are rows like the others, marked `ordered`, their `position` their place in
-their group: `groups.py` finds the runs of free groups and checks a run's claim, which takes the run's rows
-in one transaction (a savepoint per group, so a refused run leaves none of it claimed).
+A FIFO queue's messages are rows like the others, marked `ordered`, their `position` their place in their group;
+their store (`fifo.SqliteFifoMessages`) is this one with the scan and the claim of its groups' runs instead.
 
 Messages of logging queues also leave their change event (`mnsd.log.changes`, table `message_events`,
 `changes.py`) in the same transaction; the operation log reads them.
@@ -24,7 +23,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mnsd.log.changes import MessageChange
-from mnsd.queues import fifo
 from mnsd.queues.model import Backlog, Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
 from mnsd.storage import ReadyScan
 from mnsd.storage.sqlite import changes, groups
@@ -65,7 +63,7 @@ _CLAIM_SQL = (
 )
 
 
-def _claim(connection: sqlite3.Connection, before: Message, after: Message, now_ms: int) -> bool:
+def claim_lease(connection: sqlite3.Connection, before: Message, after: Message, now_ms: int) -> bool:
     """The lease taken if still as observed (`before`) and Active."""
     return bool(
         connection.execute(
@@ -83,24 +81,6 @@ def _claim(connection: sqlite3.Connection, before: Message, after: Message, now_
             ),
         ).rowcount
     )
-
-
-def _claim_run(
-    connection: sqlite3.Connection, run: list[Message], received: dict[str, Message], now_ms: int
-) -> list[Message]:
-    """A claimable run (`fifo.claimable`) claimed in order from its group's head (`groups.may_follow`), each as
-    `received` says, or nothing of it (a savepoint)."""
-    connection.execute("SAVEPOINT run")
-    previous: Message | None = None
-    for before in run:
-        after = received[before.message_id]
-        if not (groups.may_follow(connection, previous, before, now_ms) and _claim(connection, before, after, now_ms)):
-            connection.execute("ROLLBACK TO run")
-            connection.execute("RELEASE run")
-            return []
-        previous = before
-    connection.execute("RELEASE run")
-    return [received[m.message_id] for m in run]
 
 
 def _properties(items: tuple[Property, ...]) -> str | None:
@@ -131,6 +111,8 @@ def _row(message: Message) -> tuple[Any, ...]:
 
 
 class SqliteMessageStore:
+    """`mnsd.storage.MessageStore` for standard queues (and their receivers); the base of the FIFO store."""
+
     def __init__(self, database: Database) -> None:
         self.db = database
 
@@ -151,14 +133,11 @@ class SqliteMessageStore:
         return set()
 
     def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
-        claimed = self.claim_some([message], 1, now_ms, visible_at)
+        claimed = self._claim_some([message], 1, now_ms, visible_at)
         return claimed[0] if claimed else None
 
-    def claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned; FIFO
-        candidates run by run as `fifo.claim_runs` says, each run claimed whole or not at all (`_claim_run`)."""
-        if candidates and candidates[0].ordered:
-            return self._claim_runs(candidates, count, now_ms, visible_at)
+    def _claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+        """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned."""
         leases = [  # prepared before the write lock is taken
             (m, m.received(now_ms, visible_at)) for m in candidates if m.state_at(now_ms) is MessageState.ACTIVE
         ]
@@ -167,26 +146,13 @@ class SqliteMessageStore:
             for before, after in leases:
                 if len(claimed) == count:
                     break
-                if _claim(connection, before, after, now_ms):
+                if claim_lease(connection, before, after, now_ms):
                     claimed.append(after)
-            self._log_received(connection, claimed, now_ms)
-        return claimed
-
-    def _claim_runs(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        received = {  # prepared before the write lock is taken (an unclaimable run's candidates are not needed)
-            m.message_id: m.received(now_ms, visible_at)
-            for m in candidates
-            if m.state_at(now_ms) is MessageState.ACTIVE
-        }
-        with self.db.write() as connection:
-            claimed = fifo.claim_runs(
-                candidates, count, now_ms, lambda run: _claim_run(connection, run, received, now_ms)
-            )
-            self._log_received(connection, claimed, now_ms)
+            self.log_received(connection, claimed, now_ms)
         return claimed
 
     @staticmethod
-    def _log_received(connection: sqlite3.Connection, claimed: list[Message], now_ms: int) -> None:
+    def log_received(connection: sqlite3.Connection, claimed: list[Message], now_ms: int) -> None:
         logged = [changes.received(after, now_ms) for after in claimed if after.logging]
         if logged:
             changes.record(connection, logged)
@@ -251,7 +217,7 @@ class SqliteMessageStore:
         """One transaction: each held message moved to `kept_messages` (logged as a lease re-marked kept)."""
         return self._delete_held(leases, now_ms, keep=True)
 
-    def rewind(self, queue_id: str, since_ms: int, now_ms: int, ordered: bool = False) -> int:
+    def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
         """One transaction: kept rows enqueued since `since_ms` back in `messages`, in-flight ones visible now."""
         now_s = now_ms // 1000
         with self.db.write() as connection:
@@ -282,7 +248,7 @@ class SqliteMessageStore:
                 changes.record(connection, logged)
         return len(restored) + len(revisited)
 
-    def drop_kept(self, queue_id: str, now_ms: int, ordered: bool = False) -> int:
+    def drop_kept(self, queue_id: str, now_ms: int) -> int:
         with self.db.write() as connection:
             return connection.execute("DELETE FROM kept_messages WHERE queue_id = ?", (queue_id,)).rowcount
 
@@ -307,45 +273,36 @@ class SqliteMessageStore:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0, ordered: bool = False) -> ReadyScan:
-        """One table holds every message, indexed by visibility: `enough` (a partition's worth) means nothing here.
-        Ordered: the runs of free groups (`groups.free_runs`)."""
-        found: list[Message] = []
+    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
+        """One table holds every message, indexed by visibility: `enough` (a partition's worth) means nothing here."""
         with self.db.read() as connection:
-            if ordered:
-                found = groups.free_runs(connection, queue_id, now_ms, wanted)
-            else:
-                rows: list[tuple[Any, ...]] = []
-                for priority in PRIORITIES:
-                    rows += connection.execute(
-                        _READY_SQL, (queue_id, priority, now_ms, now_ms // 1000, wanted - len(rows))
-                    ).fetchall()
-                    if len(rows) >= wanted:
-                        break
-                found = [message_of(row) for row in rows]
+            found = self._ready(connection, queue_id, now_ms, wanted)
             next_visible = None
-            if len(found) < wanted:  # ordered: may come early (that message may wait behind its group's head)
+            if len(found) < wanted:  # (FIFO: may come early, that message waiting behind its group's head)
                 next_visible = connection.execute(
                     "SELECT MIN(visible_at) FROM messages WHERE queue_id = ? AND visible_at > ?",
                     (queue_id, now_ms),
                 ).fetchone()[0]
-        return ReadyScan(found, next_visible)
+        return ReadyScan(found, next_visible, claimer=self._claim_some)
 
-    def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
-        with self.db.write() as connection:
-            return groups.sequence(connection, queue_id, group, count, now_ms)
-
-    def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:
-        with self.db.read() as connection:
-            return groups.held_groups(connection, queue_id, now_ms, limit)
+    def _ready(self, connection: sqlite3.Connection, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
+        """Up to `wanted` ready messages, priority by priority (each an index range of the messages visible)."""
+        rows: list[tuple[Any, ...]] = []
+        for priority in PRIORITIES:
+            rows += connection.execute(
+                _READY_SQL, (queue_id, priority, now_ms, now_ms // 1000, wanted - len(rows))
+            ).fetchall()
+            if len(rows) >= wanted:
+                break
+        return [message_of(row) for row in rows]
 
     def load_bodies(self, messages: list[Message]) -> None:
         """Bodies are always loaded with the message."""
 
-    def counts(self, queue_id: str, now_ms: int, ordered: bool = False) -> QueueCounts:
-        return self.backlog(queue_id, now_ms, ordered).counts
+    def counts(self, queue_id: str, now_ms: int) -> QueueCounts:
+        return self.backlog(queue_id, now_ms).counts
 
-    def backlog(self, queue_id: str, now_ms: int, ordered: bool = False) -> Backlog:
+    def backlog(self, queue_id: str, now_ms: int) -> Backlog:
         """Exact, in one pass over the queue's range of the index `messages_backlog` (no row read)."""
         with self.db.read() as connection:
             active, inactive, delayed, oldest = connection.execute(

@@ -1,0 +1,114 @@
+"""The message table as both message stores reach it: batch writes of new messages, batch reads of leases and bodies,
+and the removal of a lease whose retention is over.
+
+The parts of a store (its reads, counts, index) share one `MessageTable`, so a test or benchmark that swaps the
+store's client (to count or record its calls) swaps it for all of them.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from mnsd.queues.model import Message
+from mnsd.storage.dynamodb import dead_letters
+from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
+from mnsd.storage.dynamodb.layout import (
+    BODY,
+    Item,
+    body_of,
+    lease_item_key,
+    lease_key,
+    message_id_of,
+    message_of,
+    partition_of,
+    queue_id_of,
+)
+
+_BATCH_WRITE_LIMIT = 25
+_BATCH_GET_LIMIT = 100
+_WRITE_ATTEMPTS = 6
+
+Throttled = Callable[[str], None]  # told the queue id whose write DynamoDB throttled
+
+
+def throttled(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") in THROTTLES
+
+
+class MessageTable:
+    """The table's client and name, and the item-level calls the stores share."""
+
+    def __init__(self, client: Any, name: str) -> None:
+        self.client = client
+        self.name = name
+
+    def put(self, items: list[Item], on_throttled: Throttled) -> set[str]:
+        """Write new message items with BatchWriteItem (25 a call), unprocessed ones again a few times with backoff
+        (each throttled queue told to `on_throttled`); the ids of the messages whose items could not be written."""
+        requests = [{"PutRequest": {"Item": item}} for item in items]
+        failed: set[str] = set()
+        for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
+            pending = requests[start : start + _BATCH_WRITE_LIMIT]
+            for attempt in range(_WRITE_ATTEMPTS):
+                try:
+                    response = self.client.batch_write_item(RequestItems={self.name: pending})
+                except ClientError as exc:
+                    if not throttled(exc):
+                        raise
+                    response = {"UnprocessedItems": {self.name: pending}}
+                pending = response.get("UnprocessedItems", {}).get(self.name, [])
+                if not pending:
+                    break
+                for queue_id in {queue_id_of(r["PutRequest"]["Item"]["pk"]["S"]) for r in pending}:
+                    on_throttled(queue_id)
+                time.sleep(0.02 * 2**attempt * random.random())
+            failed |= {message_id_of(r["PutRequest"]["Item"]) for r in pending}
+        return failed
+
+    def get_many(self, keys: list[Item]) -> dict[tuple[str, str], Item]:
+        """Items by (pk, sk), read with BatchGetItem (100 keys a call)."""
+        found: dict[tuple[str, str], Item] = {}
+        for start in range(0, len(keys), _BATCH_GET_LIMIT):
+            pending = keys[start : start + _BATCH_GET_LIMIT]
+            while pending:
+                response = self.client.batch_get_item(RequestItems={self.name: {"Keys": pending}})
+                for item in response.get("Responses", {}).get(self.name, []):
+                    found[(item["pk"]["S"], item["sk"]["S"])] = item
+                pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
+        return found
+
+    def load_bodies(self, messages: list[Message]) -> None:
+        """Complete what a scan (leases as the index holds them) or a claim (bodies out of line) left out."""
+        partial = [m for m in messages if m.body_md5 == ""]
+        leases = self.get_many([lease_item_key(m.ref) for m in partial])
+        for message in partial:
+            item = leases.get((partition_of(message.ref), lease_key(message.ref)))
+            if item is not None:  # deleted since it was read: left as it was seen
+                message.__dict__.update(message_of(item).__dict__)
+        missing = [m for m in messages if m.body is None and m.body_md5 != ""]
+        bodies = self.get_many([{"pk": {"S": partition_of(m.ref)}, "sk": {"S": BODY + m.message_id}} for m in missing])
+        for message in missing:
+            item = bodies.get((partition_of(message.ref), BODY + message.message_id))
+            if item is not None:
+                message.body = body_of(item)
+
+    def lease_page(
+        self, partition: str, limit: int, start: Item | None = None, forward: bool = True, projection: str = ""
+    ) -> tuple[list[Item], Item | None]:
+        """One page of a partition's leases from the table in queue order (`dead_letters.lease_page`)."""
+        return dead_letters.lease_page(self.client, self.name, partition, limit, start, forward, projection)
+
+    def delete_expired(self, item: Item, now_ms: int) -> None:
+        """Remove a lease whose retention is over (TTL would, later); a no-op if it is gone or not expired."""
+        conditional(
+            self.client.delete_item,
+            TableName=self.name,
+            Key={"pk": item["pk"], "sk": item["sk"]},
+            ConditionExpression="x <= :now_s",
+            ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
+        )

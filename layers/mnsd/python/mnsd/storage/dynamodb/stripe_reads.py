@@ -1,0 +1,178 @@
+"""How a scan of a striped queue finds ready messages: the stripes read in turn from a random one while it has too few,
+what it read sorted by priority, then position (priority is best effort: within what it read). How it reads a stripe
+depends on the queue's `placement.Spread`:
+
+- a quiet queue's stripe (its writes do not keep the ready index): the leases in queue order from the
+  table, in flight and delayed ones included, as many as it takes to find enough (on a stripe deeper than a
+  page, mostly from a random point of its ready leases, as from the index: `_plain_ready`). The scan reports how many
+  it read in vain (`StripeScan.wasted`): too many, and the store turns the index on (`placer.Placer.received`).
+- an indexing queue's stripe: the ready index (`pk = stripe AND w <= now`, a small page; on a stripe deeper
+  than a page, mostly from a random point down, so concurrent consumers read different pages:
+  `stripe_spans.StripeSpans.window`). So a receive never reads a lease it cannot take (in flight or delayed:
+  `w > now`); an expired lease it meets (retention over, TTL not yet done) it deletes, so each is read about once.
+  Until the index is built over the leases written before it was kept (`ReadyIndex.build`), the stripes that hold
+  them are read from the table; so is every stripe while the index cannot be read yet (`IndexUnavailable`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mnsd.queues.model import Message, MessageState
+from mnsd.storage.dynamodb import dead_letters
+from mnsd.storage.dynamodb.layout import (
+    INDEX_KEY,
+    LEASE,
+    candidate_of,
+    is_kept,
+    message_of,
+    state_of,
+    stripe_of,
+    stripe_partition,
+)
+from mnsd.storage.dynamodb.message_table import MessageTable
+from mnsd.storage.dynamodb.placement import Spread
+from mnsd.storage.dynamodb.ready_index import IndexUnavailable, ReadyIndex
+from mnsd.storage.dynamodb.stripe_spans import StripeSpans
+
+# Pages of expired leases a receive clears from one stripe's head before moving on.
+_EXPIRED_PAGES = 4
+# Stripes whose next visible time an empty receive reads (a long poll's wake-up), chosen at random.
+_NEXT_VISIBLE_STRIPES = 4
+
+
+@dataclass(frozen=True)
+class StripeScan:
+    """What a scan found: Active messages by priority then position, when the next one becomes receivable (when it
+    found none), and how many leases it read and could not take."""
+
+    messages: list[Message]
+    next_visible_at: int | None
+    wasted: int
+
+
+class StripeReads:
+    def __init__(self, table: MessageTable, index: ReadyIndex) -> None:
+        self.table = table
+        self.index = index
+        self.spans = StripeSpans()  # this container's hints, kept across scans
+
+    def scan(self, queue_id: str, now_ms: int, wanted: int, spread: Spread, enough: int) -> StripeScan:
+        """Up to `wanted` Active messages from the stripes `spread` reads, taken in turn (`StripeSpans.order`) until
+        `enough` are found; when none, when the next one becomes receivable (from a few indexed stripes)."""
+        ready: list[Message] = []
+        wasted = 0
+        next_visible: int | None = None
+        order, sweep = self.spans.order(queue_id, spread, now_ms)
+        for stripe in order:
+            partition = stripe_partition(queue_id, stripe)
+            want, enough_here = wanted - len(ready), (enough or wanted) - len(ready)
+            try:
+                if not spread.reads_index(stripe):
+                    raise IndexUnavailable()
+                ready += self._ready_in(partition, now_ms, want, enough_here)
+            except IndexUnavailable:
+                found, later, waste = self._plain_ready(partition, now_ms, want, enough_here)
+                ready += found
+                wasted += waste
+                if later is not None:
+                    next_visible = later if next_visible is None else min(later, next_visible)
+            if len(ready) >= (enough or wanted):
+                break
+        if ready:
+            next_visible = None
+        else:  # (a wake-up in an indexed stripe not looked at is seen by the next poll)
+            indexed = [stripe_partition(queue_id, s) for s in order if spread.reads_index(s)]
+            times = [t for t in (self.index.next_visible(p, now_ms) for p in indexed[:_NEXT_VISIBLE_STRIPES]) if t]
+            next_visible = min([*times, *([next_visible] if next_visible else [])], default=None)
+        if sweep:
+            self.spans.swept(queue_id, now_ms, any(stripe_of(m.message_id) >= spread.width for m in ready))
+        ready.sort(key=lambda m: (m.priority, m.position))
+        return StripeScan(ready, next_visible, wasted)
+
+    # --- from the table ---------------------------------------------------------------------------
+
+    def _plain_ready(
+        self, partition: str, now_ms: int, wanted: int, enough: int
+    ) -> tuple[list[Message], int | None, int]:
+        """Up to `wanted` Active leases of a stripe read from the table in queue order, every lease on the way
+        included (an expired one it deletes): from its head, or on a stripe deeper than a page mostly from a random
+        point of the ready leases seen there (`StripeSpans.window`, as from the index); when the next one it read
+        becomes receivable; how many it read and could not take."""
+        priority = self.spans.plain_priority(partition)
+        below = self.spans.window(partition, now_ms) if priority >= 0 else None
+        if below is not None:
+            first = f"{LEASE}{priority:02d}{min(below, now_ms):013d}"
+            ready, later, wasted, more = self._read_plain(partition, now_ms, wanted, first)
+            if more or len(ready) >= enough:
+                self.spans.saw_plain(partition, ready, None)
+                return ready, later, wasted
+        ready, later, wasted, more = self._read_plain(partition, now_ms, wanted, "")
+        self.spans.saw_plain(partition, ready, more)
+        return ready, later, wasted
+
+    def _read_plain(
+        self, partition: str, now_ms: int, wanted: int, first: str
+    ) -> tuple[list[Message], int | None, int, bool]:
+        ready: list[Message] = []
+        next_visible: int | None = None
+        wasted = 0
+        more = False
+        pages = dead_letters.lease_pages(self.table.client, self.table.name, [partition], None, max(1, wanted), first)
+        for items, unread in pages:
+            more = unread
+            for item in items:
+                state = state_of(item, now_ms)
+                if state is MessageState.ACTIVE:
+                    ready.append(message_of(item))
+                    continue
+                wasted += 1
+                if state is MessageState.EXPIRED and not is_kept(item):
+                    self.table.delete_expired(item, now_ms)
+                elif state is not MessageState.EXPIRED:
+                    visible_at = int(item["v"]["N"])
+                    next_visible = visible_at if next_visible is None else min(next_visible, visible_at)
+            if len(ready) >= wanted:
+                break
+        return ready[:wanted], next_visible, wasted, more
+
+    # --- from the ready index -------------------------------------------------------------------
+
+    def _ready_in(self, partition: str, now_ms: int, wanted: int, enough: int) -> list[Message]:
+        """Up to `wanted` Active leases of one stripe: at its head, or (`StripeSpans.window`) older than a random
+        point of the span of `v` this container saw there; expired ones met on the way are deleted."""
+        below = self.spans.window(partition, now_ms)
+        if below is not None:
+            ready, _, more = self._read_ready(partition, now_ms, wanted, below)
+            if more or len(ready) >= enough:  # (else it met the head with too few: the head has more)
+                self.spans.saw(partition, ready, None, None)
+                return ready
+        ready, head, more = self._read_ready(partition, now_ms, wanted, None)
+        self.spans.saw(partition, ready, head, more)
+        return ready
+
+    def _read_ready(
+        self, partition: str, now_ms: int, wanted: int, below: int | None
+    ) -> tuple[list[Message], int | None, bool]:
+        """Active leases from the head (`below` None) or downwards from `v <= below`; the oldest `v` read (from
+        the head: the stripe's head) and whether more were left unread."""
+        ready: list[Message] = []
+        start = None
+        oldest: int | None = None
+        bound = now_ms if below is None else min(below, now_ms)
+        for _ in range(_EXPIRED_PAGES):
+            items, start = self.index.page(
+                partition, "w <= :now", {":now": {"N": str(bound)}}, wanted, start, forward=below is None
+            )
+            expired = 0
+            for item in items:
+                v = int(item[INDEX_KEY]["N"])
+                oldest = v if oldest is None else min(oldest, v)
+                if state_of(item, now_ms) is MessageState.ACTIVE:
+                    ready.append(candidate_of(item))
+                else:
+                    self.table.delete_expired(item, now_ms)
+                    expired += 1
+            if not expired or start is None or len(ready) >= wanted:
+                break
+        return ready, oldest, start is not None
