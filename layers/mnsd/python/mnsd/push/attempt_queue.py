@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from mnsd.push.first_attempt import FirstAttempt
@@ -57,13 +57,13 @@ class AttemptQueueRefused(Exception):
     """SQS refused some of a message's first attempts: the fan-out of that message fails and is tried again."""
 
 
-@dataclass(eq=False)
 class AttemptQueue:
     """The first-attempt queue over a boto3 SQS client: which attempts it takes, sending and deleting them."""
 
-    client: Any
-    queue_url: str
-    region: str
+    def __init__(self, client: Any, queue_url: str, region: str) -> None:
+        self.client = client
+        self.queue_url = queue_url
+        self.region = region
 
     def takes(self, subscription: Subscription) -> bool:
         return subscription.endpoint(self.region).kind in QUEUED_KINDS

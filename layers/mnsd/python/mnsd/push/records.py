@@ -53,13 +53,13 @@ def count_attempt(metrics: MetricsSink, subscription: Subscription, message: Top
     count_push(metrics, PUSHES_DELIVERED if outcome.delivered else PUSHES_FAILED, subscription, message)
 
 
-@dataclass(eq=False)
 class PushRecords:
     """The operation-log records of pushes, written best effort."""
 
-    oplog: OperationLog
-    clock: Clock
-    region: str
+    def __init__(self, oplog: OperationLog, clock: Clock, region: str) -> None:
+        self.oplog = oplog
+        self.clock = clock
+        self.region = region
 
     def publish(self, message: TopicMessage) -> LogRecord:
         return LogRecord(
