@@ -80,61 +80,40 @@ func expectError(err error, codes []string, templates ...errors.ErrCodeTemplate)
 	return nil
 }
 
-// receive is the examples' ReceiveMessage pattern: respChan/errChan, one long poll.
-func receive(q ali_mns.AliMNSQueue, wait int64) (ali_mns.MessageReceiveResponse, error) {
-	respChan := make(chan ali_mns.MessageReceiveResponse, 1)
+// await is the examples' respChan/errChan pattern: call starts the SDK call, which answers on one of the two
+// channels; no answer within `seconds` is an error.
+func await[T any](seconds int64, call func(chan T, chan error)) (T, error) {
+	respChan := make(chan T, 1)
 	errChan := make(chan error, 1)
-	go q.ReceiveMessage(respChan, errChan, wait)
+	go call(respChan, errChan)
+	var none T
 	select {
 	case resp := <-respChan:
 		return resp, nil
 	case err := <-errChan:
-		return ali_mns.MessageReceiveResponse{}, err
-	case <-time.After(time.Duration(wait+15) * time.Second):
-		return ali_mns.MessageReceiveResponse{}, fmt.Errorf("no answer within %d s", wait+15)
+		return none, err
+	case <-time.After(time.Duration(seconds) * time.Second):
+		return none, fmt.Errorf("no answer within %d s", seconds)
 	}
+}
+
+// receive is the examples' ReceiveMessage pattern: one long poll.
+func receive(q ali_mns.AliMNSQueue, wait int64) (ali_mns.MessageReceiveResponse, error) {
+	return await(wait+15, func(r chan ali_mns.MessageReceiveResponse, e chan error) { q.ReceiveMessage(r, e, wait) })
 }
 
 func peek(q ali_mns.AliMNSQueue) (ali_mns.MessageReceiveResponse, error) {
-	respChan := make(chan ali_mns.MessageReceiveResponse, 1)
-	errChan := make(chan error, 1)
-	go q.PeekMessage(respChan, errChan)
-	select {
-	case resp := <-respChan:
-		return resp, nil
-	case err := <-errChan:
-		return ali_mns.MessageReceiveResponse{}, err
-	case <-time.After(15 * time.Second):
-		return ali_mns.MessageReceiveResponse{}, fmt.Errorf("no answer within 15 s")
-	}
+	return await(15, func(r chan ali_mns.MessageReceiveResponse, e chan error) { q.PeekMessage(r, e) })
 }
 
 func batchReceive(q ali_mns.AliMNSQueue, n int32, wait int64) (ali_mns.BatchMessageReceiveResponse, error) {
-	respChan := make(chan ali_mns.BatchMessageReceiveResponse, 1)
-	errChan := make(chan error, 1)
-	go q.BatchReceiveMessage(respChan, errChan, n, wait)
-	select {
-	case resp := <-respChan:
-		return resp, nil
-	case err := <-errChan:
-		return ali_mns.BatchMessageReceiveResponse{}, err
-	case <-time.After(time.Duration(wait+15) * time.Second):
-		return ali_mns.BatchMessageReceiveResponse{}, fmt.Errorf("no answer within %d s", wait+15)
-	}
+	return await(wait+15, func(r chan ali_mns.BatchMessageReceiveResponse, e chan error) {
+		q.BatchReceiveMessage(r, e, n, wait)
+	})
 }
 
 func batchPeek(q ali_mns.AliMNSQueue, n int32) (ali_mns.BatchMessageReceiveResponse, error) {
-	respChan := make(chan ali_mns.BatchMessageReceiveResponse, 1)
-	errChan := make(chan error, 1)
-	go q.BatchPeekMessage(respChan, errChan, n)
-	select {
-	case resp := <-respChan:
-		return resp, nil
-	case err := <-errChan:
-		return ali_mns.BatchMessageReceiveResponse{}, err
-	case <-time.After(15 * time.Second):
-		return ali_mns.BatchMessageReceiveResponse{}, fmt.Errorf("no answer within 15 s")
-	}
+	return await(15, func(r chan ali_mns.BatchMessageReceiveResponse, e chan error) { q.BatchPeekMessage(r, e, n) })
 }
 
 func md5Upper(s string) string {
