@@ -116,6 +116,23 @@ func batchPeek(q ali_mns.AliMNSQueue, n int32) (ali_mns.BatchMessageReceiveRespo
 	return await(15, func(r chan ali_mns.BatchMessageReceiveResponse, e chan error) { q.BatchPeekMessage(r, e, n) })
 }
 
+// namedCall is one SDK call of a case, named for the failure message.
+type namedCall struct {
+	name string
+	call func() error
+}
+
+// expectEach calls each in order, expecting the error `code` (the SDK's typed error `template`); the first call that
+// does not answer so fails the case, named.
+func expectEach(code string, template errors.ErrCodeTemplate, calls []namedCall) error {
+	for _, c := range calls {
+		if e := expectError(c.call(), []string{code}, template); e != nil {
+			return fmt.Errorf("%s: %v", c.name, e)
+		}
+	}
+	return nil
+}
+
 func md5Upper(s string) string {
 	sum := md5.Sum([]byte(s))
 	return strings.ToUpper(hex.EncodeToString(sum[:]))
@@ -411,19 +428,17 @@ func main() {
 	})
 
 	check("error_missing_queue_QueueNotExist", func() error {
-		_, err := queueManager.GetQueueAttributes("go-missing-" + run)
-		if e := expectError(err, []string{"QueueNotExist"}, ali_mns.ERR_MNS_QUEUE_NOT_EXIST); e != nil {
-			return fmt.Errorf("GetQueueAttributes: %v", e)
-		}
 		missing, err := ali_mns.NewMNSQueue("go-missing-"+run, client)
 		if err != nil {
 			return err
 		}
-		_, err = missing.SendMessage(ali_mns.MessageSendRequest{MessageBody: "x", Priority: 8})
-		if e := expectError(err, []string{"QueueNotExist"}, ali_mns.ERR_MNS_QUEUE_NOT_EXIST); e != nil {
-			return fmt.Errorf("SendMessage: %v", e)
-		}
-		return nil
+		return expectEach("QueueNotExist", ali_mns.ERR_MNS_QUEUE_NOT_EXIST, []namedCall{
+			{"GetQueueAttributes", func() error { _, err := queueManager.GetQueueAttributes("go-missing-" + run); return err }},
+			{"SendMessage", func() error {
+				_, err := missing.SendMessage(ali_mns.MessageSendRequest{MessageBody: "x", Priority: 8})
+				return err
+			}},
+		})
 	})
 
 	check("error_stale_receipt_handle", func() error {
@@ -445,19 +460,17 @@ func main() {
 	})
 
 	check("error_missing_topic_TopicNotExist", func() error {
-		_, err := topicManager.GetTopicAttributes("go-missing-" + run)
-		if e := expectError(err, []string{"TopicNotExist"}, ali_mns.ERR_MNS_TOPIC_NOT_EXIST); e != nil {
-			return fmt.Errorf("GetTopicAttributes: %v", e)
-		}
 		missing, err := ali_mns.NewMNSTopic("go-missing-"+run, client)
 		if err != nil {
 			return err
 		}
-		_, err = missing.PublishMessage(ali_mns.MessagePublishRequest{MessageBody: "x"})
-		if e := expectError(err, []string{"TopicNotExist"}, ali_mns.ERR_MNS_TOPIC_NOT_EXIST); e != nil {
-			return fmt.Errorf("PublishMessage: %v", e)
-		}
-		return nil
+		return expectEach("TopicNotExist", ali_mns.ERR_MNS_TOPIC_NOT_EXIST, []namedCall{
+			{"GetTopicAttributes", func() error { _, err := topicManager.GetTopicAttributes("go-missing-" + run); return err }},
+			{"PublishMessage", func() error {
+				_, err := missing.PublishMessage(ali_mns.MessagePublishRequest{MessageBody: "x"})
+				return err
+			}},
+		})
 	})
 
 	// ---- topics ---------------------------------------------------------------------------------------
