@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import quote
 
 from bench._common import ROOT, md_table, median, pct, write_result
+from mnsd.access.policy import grant_document
 
 ACCOUNT, OTHER = "1000000000000001", "2000000000000002"
 REGION = "cn-hangzhou"
@@ -84,28 +85,12 @@ TOKEN_POLICY = {  # narrows the key's policy to one queue
         }
     ],
 }
-QUEUE_GRANT = {  # the shared queue's resource policy
-    "Version": "1",
-    "Statement": [
-        {
-            "Effect": "Allow",
-            "Principal": {"RAM": [f"acs:ram::{OTHER}:root"]},
-            "Action": ["mns:SendMessage", "mns:ReceiveMessage", "mns:DeleteMessage", "mns:GetQueueAttributes"],
-            "Resource": [f"acs:mns:{REGION}:{ACCOUNT}:/queues/bench-shared*"],
-        }
-    ],
-}
-TOPIC_GRANT = {
-    "Version": "1",
-    "Statement": [
-        {
-            "Effect": "Allow",
-            "Principal": {"RAM": [f"acs:ram::{OTHER}:root"]},
-            "Action": ["mns:PublishMessage"],
-            "Resource": [f"acs:mns:{REGION}:{ACCOUNT}:/topics/bench-topic*"],
-        }
-    ],
-}
+QUEUE_GRANT = grant_document(  # the shared queue's resource policy
+    OTHER,
+    ["mns:SendMessage", "mns:ReceiveMessage", "mns:DeleteMessage", "mns:GetQueueAttributes"],
+    [f"acs:mns:{REGION}:{ACCOUNT}:/queues/bench-shared*"],
+)
+TOPIC_GRANT = grant_document(OTHER, ["mns:PublishMessage"], [f"acs:mns:{REGION}:{ACCOUNT}:/topics/bench-topic*"])
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import argparse
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,21 +150,31 @@ def depth(in_flight: list[int], stripes: int = 1, quiet_up_to: int = 1000) -> li
 # --- contention -------------------------------------------------------------------------------------
 
 
-def consume(queues: Any, delivered: list[int], lock: threading.Lock) -> None:
-    """One consumer: receive 16, delete them, until the queue has been empty five times in a row."""
+def drain(queues: Any, queue: str, patience: int, take: Callable[[list[Any]], None]) -> None:
+    """Receive up to 16 messages at a time from `queue` and hand them to `take`, until the queue has been found
+    empty `patience` times in a row."""
     from mnsd import errors
 
     empty = 0
-    while empty < 5:
+    while empty < patience:
         try:
-            got = queues.receive(ACCOUNT, "claims", BATCH, 0)
+            got = queues.receive(ACCOUNT, queue, BATCH, 0)
         except errors.MessageNotExist:
             empty += 1
             continue
         empty = 0
+        take(got)
+
+
+def consume(queues: Any, delivered: list[int], lock: threading.Lock) -> None:
+    """One consumer: receive 16, delete them, until the queue has been empty five times in a row."""
+
+    def delete(got: list[Any]) -> None:
         queues.batch_delete(ACCOUNT, "claims", [r.receipt_handle for r in got])
         with lock:
             delivered.append(len(got))
+
+    drain(queues, "claims", 5, delete)
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import re
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
-from contextlib import redirect_stdout
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stdout
 from typing import Any
 from urllib.parse import quote
 
@@ -59,8 +60,6 @@ def world(kind: str) -> Any:
     from mnsd.metrics import MetricsSink, NoMetrics
     from mnsd.metrics.emf import EmfMetrics
     from mnsd.metrics.process import ProcessMetrics
-    from mnsd.services import build_services
-    from mnsd.settings import Settings
     from mnsd.storage.sqlite import sqlite_storage
 
     storage = sqlite_storage(":memory:")
@@ -69,9 +68,63 @@ def world(kind: str) -> Any:
             connection.execute("DROP INDEX messages_backlog")
             connection.execute(OLD_INDEX)
     sinks: dict[str, Callable[[], MetricsSink]] = {"before": NoMetrics, "local": ProcessMetrics, "AWS": EmfMetrics}
-    sink = sinks[kind]()
+    return services_over(storage, SystemClock(), sinks[kind]())
+
+
+def services_over(storage: Any, clock: Any, sink: Any) -> Any:
+    """The services of one benchmark world: the bench account's credentials over `storage`, counted by `sink`."""
+    from mnsd.services import build_services
+    from mnsd.settings import Settings
+
     settings = Settings(region="cn-hangzhou", credentials=f"{ACCOUNT}:KEY:SECRET")
-    return build_services(settings, storage=storage, clock=SystemClock(), metrics=sink)
+    return build_services(settings, storage=storage, clock=clock, metrics=sink)
+
+
+Timed = Callable[[str, str, tuple[str | None, Any], bool], Any]
+
+
+def round_trip(timed: Timed, kind: str, signer: Signer, caller: Caller, keep: bool) -> None:
+    """SendMessage, ReceiveMessage (waitseconds=0) and DeleteMessage of one message, each through `timed`."""
+    messages = f"/queues/{caller.queue}/messages"
+    sent = timed(kind, "SendMessage", signer.request(caller, "POST", messages, SEND_BODY.format(BODY)), keep)
+    assert sent.status == 201, sent.body
+    received = timed(kind, "ReceiveMessage", signer.request(caller, "GET", f"{messages}?waitseconds=0"), keep)
+    handle = re.search(rb"<ReceiptHandle>([^<]+)</ReceiptHandle>", received.body)
+    assert handle is not None, received.body
+    target = f"{messages}?ReceiptHandle={quote(handle.group(1).decode(), safe='')}"
+    assert timed(kind, "DeleteMessage", signer.request(caller, "DELETE", target), keep).status == 204
+
+
+@contextmanager
+def populated_server(queues: int) -> Iterator[Any]:
+    """`LocalServer` on the SQLite engine in a temporary folder (as `make run`), holding `queues` queues of one
+    account (`bench-0000`, ...) with 3 messages each, one of them in flight."""
+    from local_runtime.engine import SQLITE, EngineChoice
+    from local_runtime.server import LocalServer
+    from mnsd.queues.model import MessageInput
+    from mnsd.settings import Settings
+
+    with tempfile.TemporaryDirectory() as data:
+        settings = Settings.from_env({"MNS_CREDENTIALS": f"{ACCOUNT}:KEY:SECRET"})
+        server = LocalServer(settings, port=0, quiet=True, engine=EngineChoice(SQLITE, data)).start_background()
+        try:
+            service = QueuesByName(server.services)
+            for n in range(queues):
+                name = f"bench-{n:04d}"
+                service.create_queue(ACCOUNT, name)
+                service.send(ACCOUNT, name, [MessageInput(f"m{i}", None, 8) for i in range(3)])
+                service.receive(ACCOUNT, name, 1, 0)
+            yield server
+        finally:
+            server.stop()
+
+
+def arguments(description: str | None, *extra: tuple[str, int]) -> argparse.Namespace:
+    """`--cycles`, `--warmup` and `--queues` of the metrics benchmarks, and their own `extra` (name, default)."""
+    parser = argparse.ArgumentParser(description=description)
+    for name, default in (("cycles", 3000), ("warmup", 200), ("queues", 1000), *extra):
+        parser.add_argument(f"--{name}", type=int, default=default)
+    return parser.parse_args()
 
 
 def request_costs(cycles: int, warmup: int) -> dict[str, Any]:
@@ -102,13 +155,7 @@ def request_costs(cycles: int, warmup: int) -> dict[str, Any]:
         keep = cycle >= warmup
         order = WORLDS[cycle % 3 :] + WORLDS[: cycle % 3]  # each world first in turn
         for kind in order:
-            sent = timed(kind, "SendMessage", signer.request(caller, "POST", messages, SEND_BODY.format(BODY)), keep)
-            assert sent.status == 201, sent.body
-            received = timed(kind, "ReceiveMessage", signer.request(caller, "GET", f"{messages}?waitseconds=0"), keep)
-            handle = re.search(rb"<ReceiptHandle>([^<]+)</ReceiptHandle>", received.body)
-            assert handle is not None, received.body
-            target = f"{messages}?ReceiptHandle={quote(handle.group(1).decode(), safe='')}"
-            assert timed(kind, "DeleteMessage", signer.request(caller, "DELETE", target), keep).status == 204
+            round_trip(timed, kind, signer, caller, keep)
             if cycle % 16 == 0:  # a batch now and then (its 16 messages stay: the queue deepens slowly)
                 batch = signer.request(caller, "POST", messages, BATCH.format(*[BODY] * 16))
                 assert timed(kind, "BatchSendMessage", batch, keep).status == 201
@@ -124,31 +171,15 @@ def request_costs(cycles: int, warmup: int) -> dict[str, Any]:
 
 
 def scrape(queues: int, scrapes: int) -> dict[str, Any]:
-    from local_runtime.engine import SQLITE, EngineChoice
-    from local_runtime.server import LocalServer
-    from mnsd.queues.model import MessageInput
-    from mnsd.settings import Settings
-
-    with tempfile.TemporaryDirectory() as data:
-        settings = Settings.from_env({"MNS_CREDENTIALS": f"{ACCOUNT}:KEY:SECRET"})
-        server = LocalServer(settings, port=0, quiet=True, engine=EngineChoice(SQLITE, data)).start_background()
-        try:
-            service = QueuesByName(server.services)
-            for n in range(queues):
-                name = f"bench-{n:04d}"
-                service.create_queue(ACCOUNT, name)
-                service.send(ACCOUNT, name, [MessageInput(f"m{i}", None, 8) for i in range(3)])
-                service.receive(ACCOUNT, name, 1, 0)
-            times, size, lines = [], 0, 0
-            for _ in range(scrapes):
-                start = time.perf_counter()
-                with urllib.request.urlopen(server.endpoint + "/metrics", timeout=30) as response:
-                    body = response.read()
-                times.append(time.perf_counter() - start)
-                size, lines = len(body), body.count(b"\n")
-            return {"times": times, "bytes": size, "lines": lines}
-        finally:
-            server.stop()
+    with populated_server(queues) as server:
+        times, size, lines = [], 0, 0
+        for _ in range(scrapes):
+            start = time.perf_counter()
+            with urllib.request.urlopen(server.endpoint + "/metrics", timeout=30) as response:
+                body = response.read()
+            times.append(time.perf_counter() - start)
+            size, lines = len(body), body.count(b"\n")
+        return {"times": times, "bytes": size, "lines": lines}
 
 
 def report(args: argparse.Namespace, costs: dict[str, Any], scraped: dict[str, Any]) -> str:
@@ -209,17 +240,15 @@ on a send).
 """
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cycles", type=int, default=3000)
-    parser.add_argument("--warmup", type=int, default=200)
-    parser.add_argument("--queues", type=int, default=1000)
-    parser.add_argument("--scrapes", type=int, default=10)
-    args = parser.parse_args()
+def quiet_local_defaults() -> None:
+    """AWS defaults for local runs, and the layer's logger at WARNING (its lines would drown the report)."""
     use_local_aws_defaults()
-    import os
-
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+
+def main() -> None:
+    args = arguments(__doc__, ("scrapes", 10))
+    quiet_local_defaults()
     costs = request_costs(args.cycles, args.warmup)
     scraped = scrape(args.queues, args.scrapes)
     body = report(args, costs, scraped)

@@ -12,21 +12,15 @@
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import tempfile
 import time
 import tracemalloc
 import urllib.request
 from typing import Any
-from urllib.parse import quote
 
-from bench._common import md_table, pct, use_local_aws_defaults, write_result
-from bench.access import SEND_BODY, Caller, Signer
-from bench.by_name import QueuesByName
+from bench._common import md_table, pct, write_result
+from bench.access import Caller, Signer
+from bench.metrics import ACCOUNT, arguments, populated_server, quiet_local_defaults, round_trip, services_over
 
-ACCOUNT = "1000000000000001"
-BODY = "x" * 256
 OPERATIONS = ("SendMessage", "ReceiveMessage", "DeleteMessage")
 WORLDS = ("counters", "counters + minutes")
 
@@ -36,14 +30,11 @@ def world(kind: str) -> Any:
     from mnsd.metrics import MetricsSink, TeeMetrics
     from mnsd.metrics.process import ProcessMetrics
     from mnsd.metrics.ring import MinuteRing
-    from mnsd.services import build_services
-    from mnsd.settings import Settings
     from mnsd.storage.sqlite import sqlite_storage
 
     clock = SystemClock()
     sink: MetricsSink = ProcessMetrics() if kind == WORLDS[0] else TeeMetrics(ProcessMetrics(), MinuteRing(clock))
-    settings = Settings(region="cn-hangzhou", credentials=f"{ACCOUNT}:KEY:SECRET")
-    return build_services(settings, storage=sqlite_storage(":memory:"), clock=clock, metrics=sink)
+    return services_over(sqlite_storage(":memory:"), clock, sink)
 
 
 def request_costs(cycles: int, warmup: int) -> dict[str, dict[str, list[float]]]:
@@ -52,7 +43,6 @@ def request_costs(cycles: int, warmup: int) -> dict[str, dict[str, list[float]]]
     worlds = {kind: world(kind) for kind in WORLDS}
     caller = Caller("root", "KEY", "SECRET", "bench-minutes")
     signer = Signer(time.time)
-    messages = f"/queues/{caller.queue}/messages"
     for services in worlds.values():
         assert api.handle(*signer.request(caller, "PUT", f"/queues/{caller.queue}"), services).status == 201
     samples: dict[str, dict[str, list[float]]] = {kind: {op: [] for op in OPERATIONS} for kind in WORLDS}
@@ -69,13 +59,7 @@ def request_costs(cycles: int, warmup: int) -> dict[str, dict[str, list[float]]]
     for cycle in range(warmup + cycles):
         keep = cycle >= warmup
         for kind in WORLDS[cycle % 2 :] + WORLDS[: cycle % 2]:  # each world first in turn
-            sent = timed(kind, "SendMessage", signer.request(caller, "POST", messages, SEND_BODY.format(BODY)), keep)
-            assert sent.status == 201, sent.body
-            received = timed(kind, "ReceiveMessage", signer.request(caller, "GET", f"{messages}?waitseconds=0"), keep)
-            handle = re.search(rb"<ReceiptHandle>([^<]+)</ReceiptHandle>", received.body)
-            assert handle is not None, received.body
-            target = f"{messages}?ReceiptHandle={quote(handle.group(1).decode(), safe='')}"
-            assert timed(kind, "DeleteMessage", signer.request(caller, "DELETE", target), keep).status == 204
+            round_trip(timed, kind, signer, caller, keep)
     return samples
 
 
@@ -107,47 +91,33 @@ def ring_memory(queues: int) -> int:
 
 
 def local_server(queues: int, rounds: int, reads: int) -> dict[str, list[float]]:
-    from local_runtime.engine import SQLITE, EngineChoice
     from local_runtime.minutes import sample_gauges
-    from local_runtime.server import LocalServer
     from mnsd.access import authentication as auth
     from mnsd.clock import ms
     from mnsd.http import HttpRequest
-    from mnsd.queues.model import MessageInput
-    from mnsd.settings import Settings
 
-    with tempfile.TemporaryDirectory() as data:
-        settings = Settings.from_env({"MNS_CREDENTIALS": f"{ACCOUNT}:KEY:SECRET"})
-        server = LocalServer(settings, port=0, quiet=True, engine=EngineChoice(SQLITE, data)).start_background()
-        try:
-            service = QueuesByName(server.services)
-            for n in range(queues):
-                name = f"bench-{n:04d}"
-                service.create_queue(ACCOUNT, name)
-                service.send(ACCOUNT, name, [MessageInput(f"m{i}", None, 8) for i in range(3)])
-                service.receive(ACCOUNT, name, 1, 0)
-            sampled = []
-            for _ in range(rounds):
-                start = time.perf_counter()
-                assert sample_gauges(server.services.queues, server.ring, ms(time.time())) == queues
-                sampled.append(time.perf_counter() - start)
-            read = []
-            for _ in range(reads):
-                date = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
-                headers = {"x-mns-version": "2015-06-06", "x-mns-date": date}
-                unsigned = HttpRequest("GET", "/queues/bench-0500", "metrics=minutely", headers, b"", {})
-                signature = auth.sign("SECRET", auth.string_to_sign(unsigned, date))
-                request = urllib.request.Request(
-                    server.endpoint + "/queues/bench-0500?metrics=minutely",
-                    headers={**headers, "Authorization": f"MNS KEY:{signature}"},
-                )
-                start = time.perf_counter()
-                with urllib.request.urlopen(request, timeout=30) as response:
-                    assert b"<Minutes>60</Minutes>" in response.read()
-                read.append(time.perf_counter() - start)
-            return {"sampled": sampled, "read": read}
-        finally:
-            server.stop()
+    with populated_server(queues) as server:
+        service = server.services.queues
+        sampled = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            assert sample_gauges(service, server.ring, ms(time.time())) == queues
+            sampled.append(time.perf_counter() - start)
+        read = []
+        for _ in range(reads):
+            date = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
+            headers = {"x-mns-version": "2015-06-06", "x-mns-date": date}
+            unsigned = HttpRequest("GET", "/queues/bench-0500", "metrics=minutely", headers, b"", {})
+            signature = auth.sign("SECRET", auth.string_to_sign(unsigned, date))
+            request = urllib.request.Request(
+                server.endpoint + "/queues/bench-0500?metrics=minutely",
+                headers={**headers, "Authorization": f"MNS KEY:{signature}"},
+            )
+            start = time.perf_counter()
+            with urllib.request.urlopen(request, timeout=30) as response:
+                assert b"<Minutes>60</Minutes>" in response.read()
+            read.append(time.perf_counter() - start)
+        return {"sampled": sampled, "read": read}
 
 
 def report(args: argparse.Namespace, samples: dict[str, dict[str, list[float]]], memory: int, local: Any) -> str:
@@ -195,15 +165,8 @@ Run as: `.venv/bin/python -m bench.minute_metrics --cycles {args.cycles} --queue
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cycles", type=int, default=3000)
-    parser.add_argument("--warmup", type=int, default=200)
-    parser.add_argument("--queues", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--reads", type=int, default=50)
-    args = parser.parse_args()
-    use_local_aws_defaults()
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    args = arguments(__doc__, ("rounds", 10), ("reads", 50))
+    quiet_local_defaults()
     samples = request_costs(args.cycles, args.warmup)
     memory = ring_memory(args.queues)
     local = local_server(args.queues, args.rounds, args.reads)

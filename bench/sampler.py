@@ -25,6 +25,7 @@ from bench._servers import free_port
 from bench.by_name import QueuesByName
 from bench.capacity import SimulatedClock, make_services
 from bench.simulator.dynamodb import SimulatedDynamoDB
+from mnsd.metrics import NoMetrics
 
 BODY = "x" * 700  # a 1 KB message
 BATCH = 16
@@ -137,15 +138,11 @@ def units() -> list[list[object]]:
     return rows
 
 
-class NullSink:
+class NullSink(NoMetrics):
+    """Monitors every queue (the sampler reads them all) and counts nothing."""
+
     def monitors(self, chosen: bool | None) -> bool:
         return True
-
-    def add(self, metric: Any, labels: Any, value: float = 1) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
 
 
 MOTO_SERVER = """

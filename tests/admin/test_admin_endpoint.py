@@ -25,6 +25,7 @@ from admin.__main__ import main
 from admin.client import ApiError, MnsClient
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.access.keys import KEYS_FILE_CHECK_SECONDS
+from mnsd.access.policy import grant_document
 from mnsd.http import HttpRequest
 from mnsd.wire import codec
 
@@ -110,13 +111,7 @@ def allow(*actions: str, resource: str = "*") -> dict[str, object]:
 
 
 def grant_other_account(queue_or_topic: str, action: str = "mns:SendMessage") -> dict[str, object]:
-    statement = {
-        "Effect": "Allow",
-        "Principal": {"RAM": [f"acs:ram::{OTHER[0]}:root"]},
-        "Action": [action],
-        "Resource": [f"acs:mns:*:{OWNER[0]}:/{queue_or_topic}/*"],
-    }
-    return {"Version": "1", "Statement": [statement]}
+    return grant_document(OTHER[0], [action], [f"acs:mns:*:{OWNER[0]}:/{queue_or_topic}/*"])
 
 
 def send_to_owners_queue(endpoint: str, queue: str) -> int:

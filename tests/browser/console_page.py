@@ -76,6 +76,13 @@ class Console:
     def click(self, css: str) -> None:
         self.find(css).click()
 
+    def submit(self, fields: dict[str, str], button: str, notice: str, text: str) -> WebElement:
+        """Fills the fields (by CSS selector), presses the button and waits for `text` in the `notice` element."""
+        for css, value in fields.items():
+            self.fill(css, value)
+        self.button(button).click()
+        return self.text_in(notice, text)
+
     def button(self, label: str, within: str = "main") -> WebElement:
         xpath = f".//button[normalize-space()={label!r}]"
 

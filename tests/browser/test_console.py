@@ -103,10 +103,8 @@ def test_prefix_search_and_paging(console: Console, account, name) -> None:
 def test_a_message_sent_from_the_console_is_received_by_the_sdk(console: Console, account, name) -> None:
     queue = make_queue(account, name)
     console.open(f"#/queues/{name}")
-    console.fill("#send-body", "hello from the console ✓")
-    console.fill("#send-priority", "3")
-    console.button("Send message").click()
-    console.text_in("#send-form .notice", "Sent message")
+    fields = {"#send-body": "hello from the console ✓", "#send-priority": "3"}
+    console.submit(fields, "Send message", "#send-form .notice", "Sent message")
 
     received = queue.receive_message(3)  # the SDK decodes base64, its default and the console's
     assert received.message_body.decode("utf-8") == "hello from the console ✓"
@@ -172,9 +170,9 @@ def test_a_topic_with_a_queue_subscription_published_from_the_console_lands_in_t
     console.button("Subscribe").click()
     console.text_in('#subscription-table tr[data-subscription="to-queue"]', "SIMPLIFIED")
 
-    console.fill("#publish-body", "filtered out")
-    console.button("Publish message").click()
-    first = console.text_in("#publish-form .notice", "Published message").text
+    first = console.submit(
+        {"#publish-body": "filtered out"}, "Publish message", "#publish-form .notice", "Published message"
+    ).text
     console.fill("#publish-body", "hello subscribers")
     console.fill("#publish-tag", "orders")
     console.button("Publish message").click()
@@ -335,9 +333,7 @@ def test_a_key_that_may_not_list_queues_is_told_which_action_was_refused(console
 
     console.open(f"#/queues/{name}")  # what its policy allows still works
     console.wait(lambda d: console.find("#count-active").text == "0", what="the queue's counts")
-    console.fill("#send-body", "sent with a limited key")
-    console.button("Send message").click()
-    console.text_in("#send-form .notice", "Sent message")
+    console.submit({"#send-body": "sent with a limited key"}, "Send message", "#send-form .notice", "Sent message")
     console.button("Peek messages").click()  # and what it does not is refused, in place
     denied = console.text_in("main .error.denied", "mns:BatchPeekMessage")
     assert denied.get_attribute("data-action") == "mns:BatchPeekMessage"
@@ -381,10 +377,8 @@ def test_a_fifo_queue_is_created_shows_its_type_and_its_groups_in_flight(console
     console.text_in("#queue-type", "fifo")
     assert console.driver.find_elements(By.CSS_SELECTOR, "#send-priority") == []  # no priority on a FIFO queue
     for body in ("first", "second"):
-        console.fill("#send-group", "orders-7")
-        console.fill("#send-body", body)
-        console.button("Send message").click()
-        console.text_in("#send-form .notice", "Sent message")
+        fields = {"#send-group": "orders-7", "#send-body": body}
+        console.submit(fields, "Send message", "#send-form .notice", "Sent message")
     console.wait(lambda d: console.find("#count-groups").text == "0", what="no group in flight")
     Select(console.find("#receive-count")).select_by_value("16")
     console.button("Receive messages").click()
@@ -400,9 +394,7 @@ def test_receivers_are_added_listed_with_their_counts_and_deleted(console: Conso
     queue = make_queue(account, name)
     console.open(f"#/queues/{name}")
     console.text_in("#queue-type", "normal")
-    console.fill("#receiver-name", "audit")
-    console.button("Add receiver").click()
-    console.text_in("#receiver-form .notice", "Receiver audit created.")
+    console.submit({"#receiver-name": "audit"}, "Add receiver", "#receiver-form .notice", "Receiver audit created.")
     queue.send_message(Message("to every receiver"))
     console.wait(
         lambda d: console.find('tr[data-receiver="audit"] [data-count="active"]').text == "1",

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 from mns.account import Account
 from mns.mns_exception import MNSClientNetworkException, MNSServerException
+from stub_http import QuietHandler, serving
 
 ANSWERS = {
     "lambda throttled": (500, b'{"message":"Internal Server Error"}'),
@@ -21,7 +19,7 @@ def platform():
     """A stand-in for API Gateway answering every request with one of its own (JSON) answers."""
     answer: list[tuple[int, bytes]] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def _answer(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             self.rfile.read(length)
@@ -35,15 +33,8 @@ def platform():
 
         do_GET = do_POST = do_PUT = do_DELETE = _answer
 
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", answer
-    server.shutdown()
-    server.server_close()
+    with serving(Handler) as endpoint:
+        yield endpoint, answer
 
 
 @pytest.mark.parametrize("case", list(ANSWERS))

@@ -18,6 +18,8 @@ from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
+from mnsd.access.policy import grant_document
+
 REGION = "cn-hangzhou"
 ACCOUNT_HOST = re.compile(r"\d+\.mns\.localhost\Z")
 XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
@@ -44,13 +46,7 @@ def set_policy(raw, kind: str, name: str, grantee: str | None, actions: list[str
     owner = raw.key_id == ACCOUNT_A[1] and ACCOUNT_A[0] or ACCOUNT_B[0]
     document = ""
     if grantee:
-        statement = {
-            "Effect": "Allow",
-            "Principal": {"RAM": [f"acs:ram::{grantee}:root"]},
-            "Action": actions,
-            "Resource": [f"acs:mns:*:{owner}:/{kind}s/{name}*"],
-        }
-        document = json.dumps({"Version": "1", "Statement": [statement]})
+        document = json.dumps(grant_document(grantee, actions, [f"acs:mns:*:{owner}:/{kind}s/{name}*"]))
     root = kind.title()
     body = f'<?xml version="1.0" encoding="UTF-8"?><{root} {XMLNS}><Policy>{document}</Policy></{root}>'
     response = raw.request("PUT", f"/{kind}s/{name}?metaoverride=true", body)

@@ -14,6 +14,8 @@ from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, assert_mns_error, loca
 from signers import V4Request, V4Signer
 from test_e2e_security_tokens import MESSAGES_ONLY
 
+from mnsd.access.policy import grant_document
+
 REGION = "cn-hangzhou"  # the local server's (MNS_REGION's default)
 XMLNS_BODY = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 
@@ -213,17 +215,7 @@ def test_sharing_under_v4(endpoint, raw_a):
     b = RawClient(endpoint, ACCOUNT_B[1], ACCOUNT_B[2], region=REGION)
     message = body("Message", "<MessageBody>from B</MessageBody>")
     assert_mns_error(b.request("POST", f"/queues/{q}/messages", message, host=owner_host), 403, "AccessDenied")
-    grant = {
-        "Version": "1",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"RAM": [f"acs:ram::{ACCOUNT_B[0]}:root"]},
-                "Action": ["mns:SendMessage"],
-                "Resource": [f"acs:mns:*:{ACCOUNT_A[0]}:/queues/{q}*"],
-            }
-        ],
-    }
+    grant = grant_document(ACCOUNT_B[0], ["mns:SendMessage"], [f"acs:mns:*:{ACCOUNT_A[0]}:/queues/{q}*"])
     policy = body("Queue", f"<Policy>{json.dumps(grant)}</Policy>")
     assert raw_a.request("PUT", f"/queues/{q}?metaoverride=true", policy).status == 204
     sent = b.request("POST", f"/queues/{q}/messages", message, host=owner_host)

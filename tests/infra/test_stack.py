@@ -121,6 +121,17 @@ def table_access(template: Template, function: str) -> dict[str, set[str]]:
     return access
 
 
+def assert_alarms_on_waiting_messages(template: Template, queue: str) -> None:
+    """One alarm watches the SQS queue of logical id `queue`, on the messages waiting in it."""
+    alarmed = [
+        alarm
+        for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()
+        if alarm["Properties"].get("Dimensions")
+        == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue, "QueueName"]}}]
+    ]
+    assert len(alarmed) == 1 and alarmed[0]["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+
+
 def test_synth_passes_cdk_nag_and_cfn_lint_with_no_finding(synthesized: tuple[MnsStack, Template, Path]) -> None:
     # The fixture's synth already failed on any cdk-nag finding not reviewed in infra/nag.py.
     _, _, outdir = synthesized
@@ -562,13 +573,7 @@ def test_the_first_attempt_function_consumes_the_fifo_queue_and_the_fanout_only_
 
 def test_a_first_attempt_that_keeps_failing_raises_an_alarm(template: Template) -> None:
     dead_letters = logical_id(template, "AWS::SQS::Queue", "Mns/Push/FirstAttemptDeadLetters/Resource")
-    alarmed = [
-        alarm
-        for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()
-        if alarm["Properties"].get("Dimensions")
-        == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dead_letters, "QueueName"]}}]
-    ]
-    assert len(alarmed) == 1 and alarmed[0]["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert_alarms_on_waiting_messages(template, dead_letters)
 
 
 def test_pushes_are_signed_with_the_deploy_time_key_whose_certificate_the_api_serves(template: Template) -> None:
@@ -730,13 +735,7 @@ def test_a_stream_batch_that_keeps_failing_reaches_an_alarmed_failure_queue(temp
         "sqs:SendMessage" in s["Action"] and s["Resource"] == {"Fn::GetAtt": [failures, "Arn"]}
         for s in role_statements(template, "fanout")
     )
-    alarmed = [
-        alarm
-        for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()
-        if alarm["Properties"].get("Dimensions")
-        == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [failures, "QueueName"]}}]
-    ]
-    assert len(alarmed) == 1 and alarmed[0]["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert_alarms_on_waiting_messages(template, failures)
 
 
 def test_the_push_queue_visibility_is_six_times_the_worker_timeout(template: Template) -> None:

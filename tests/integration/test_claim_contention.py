@@ -16,10 +16,9 @@ import pytest
 
 from bench.by_name import QueuesByName
 from bench.capacity import SimulatedClock
-from bench.capacity_figures import indexed
+from bench.capacity_figures import drain, indexed
 from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.tables import create_tables
-from mnsd import errors
 from mnsd.queues.model import MessageInput
 from mnsd.services import build_services
 from mnsd.settings import Settings
@@ -115,17 +114,12 @@ def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, i
     double.usage.reset()
     delivered: list[str] = []
 
+    def delete(got: list[Any]) -> None:
+        delivered.extend(r.message.message_id for r in got)
+        assert queues.batch_delete(ACCOUNT, "hot", [r.receipt_handle for r in got]) == []
+
     def consume() -> None:
-        empty = 0
-        while empty < 3:
-            try:
-                got = queues.receive(ACCOUNT, "hot", BATCH, 0)
-            except errors.MessageNotExist:
-                empty += 1
-                continue
-            empty = 0
-            delivered.extend(r.message.message_id for r in got)
-            assert queues.batch_delete(ACCOUNT, "hot", [r.receipt_handle for r in got]) == []
+        drain(queues, "hot", 3, delete)
 
     client.run([consume] * consumers)
     assert len(delivered) == messages and len(set(delivered)) == messages  # none lost, none twice

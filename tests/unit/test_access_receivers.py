@@ -8,6 +8,8 @@ import json
 
 from access_calls import ACCOUNT, OTHER, OTHER_ROOT, ROOT, World, policy, resource
 
+from mnsd.access.policy import grant_document
+
 OWNER_HOST = f"{ACCOUNT}.mns.cn-hangzhou.aliyuncs.com"
 RECEIVE = "/messages?numOfMessages=16&waitseconds=0"
 
@@ -27,17 +29,7 @@ def test_a_key_granted_the_queue_is_not_granted_its_receiver_nor_the_other_way_r
 
 
 def _share(world: World, resources: list[str]) -> None:
-    document = {
-        "Version": "1",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"RAM": [f"acs:ram::{OTHER}:root"]},
-                "Action": ["mns:BatchReceiveMessage"],
-                "Resource": [resource(r) for r in resources],
-            }
-        ],
-    }
+    document = grant_document(OTHER, ["mns:BatchReceiveMessage"], [resource(r) for r in resources])
     body = f"<Queue><Policy>{json.dumps(document)}</Policy></Queue>"
     assert world.call(ROOT, "PUT", "/queues/q?metaoverride=true", body).status == 204
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from mns.mns_xml_handler import ErrorDecoder
 from strict_xml import NotAnErrorMessage, parse_error
+from stub_http import QuietHandler, serving
 
 from mnsd import errors
 from mnsd.request import api
@@ -77,7 +76,7 @@ def test_every_error_reads_in_the_node_sdk():
     GetQueueAttributes of the queue named after it."""
     bodies = {kind.code: body_of(kind) for kind in ERRORS}
 
-    class Stub(BaseHTTPRequestHandler):
+    class Stub(QuietHandler):
         def do_GET(self) -> None:
             status, body, headers = bodies[self.path.rsplit("/", 1)[-1]]
             self.send_response(status)
@@ -86,19 +85,10 @@ def test_every_error_reads_in_the_node_sdk():
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Stub)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    with serving(Stub) as endpoint:
         result = subprocess.run(
             ["node", str(NODE_READER), endpoint, *bodies], capture_output=True, text=True, timeout=60, check=True
         )
-    finally:
-        server.shutdown()
-        server.server_close()
     names = dict(line.split("\t") for line in result.stdout.splitlines())
     assert names == {code: f"MNS{code}Error" for code in bodies}
 

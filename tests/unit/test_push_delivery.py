@@ -6,7 +6,6 @@ import socket
 import threading
 import time
 import xml.etree.ElementTree as ET
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 from cryptography import x509
@@ -14,6 +13,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 from loopback import LoopbackListener
+from stub_http import QuietHandler, serving
 
 from mnsd import errors
 from mnsd.metrics import NoMetrics
@@ -201,7 +201,7 @@ def test_a_receiver_looking_up_exact_names_verifies_the_push(content_format, nam
     self.headers.keys()`, case-sensitively on Python 3, for their lower-case names."""
     seen: dict[str, object] = {}
 
-    class SampleEndpoint(BaseHTTPRequestHandler):
+    class SampleEndpoint(QuietHandler):
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["content-length"]))
             signed = [self.headers[key] if key in self.headers.keys() else "" for key in names]
@@ -220,16 +220,10 @@ def test_a_receiver_looking_up_exact_names_verifies_the_push(content_format, nam
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), SampleEndpoint)
-    threading.Thread(target=server.handle_request, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/notifications"
-        outcome = deliverer(header_names=header_names).deliver(subscription(url, content_format), MESSAGE)
-    finally:
-        server.server_close()
+    with serving(SampleEndpoint) as endpoint:
+        outcome = deliverer(header_names=header_names).deliver(
+            subscription(f"{endpoint}/notifications", content_format), MESSAGE
+        )
     assert outcome.delivered and outcome.status == 201
     assert all(seen["signed"]) == verifies, seen["signed"]
     assert seen["valid"] == verifies

@@ -80,61 +80,57 @@ func expectError(err error, codes []string, templates ...errors.ErrCodeTemplate)
 	return nil
 }
 
-// receive is the examples' ReceiveMessage pattern: respChan/errChan, one long poll.
-func receive(q ali_mns.AliMNSQueue, wait int64) (ali_mns.MessageReceiveResponse, error) {
-	respChan := make(chan ali_mns.MessageReceiveResponse, 1)
+// await is the examples' respChan/errChan pattern: call starts the SDK call, which answers on one of the two
+// channels; no answer within `seconds` is an error.
+func await[T any](seconds int64, call func(chan T, chan error)) (T, error) {
+	respChan := make(chan T, 1)
 	errChan := make(chan error, 1)
-	go q.ReceiveMessage(respChan, errChan, wait)
+	go call(respChan, errChan)
+	var none T
 	select {
 	case resp := <-respChan:
 		return resp, nil
 	case err := <-errChan:
-		return ali_mns.MessageReceiveResponse{}, err
-	case <-time.After(time.Duration(wait+15) * time.Second):
-		return ali_mns.MessageReceiveResponse{}, fmt.Errorf("no answer within %d s", wait+15)
+		return none, err
+	case <-time.After(time.Duration(seconds) * time.Second):
+		return none, fmt.Errorf("no answer within %d s", seconds)
 	}
+}
+
+// receive is the examples' ReceiveMessage pattern: one long poll.
+func receive(q ali_mns.AliMNSQueue, wait int64) (ali_mns.MessageReceiveResponse, error) {
+	return await(wait+15, func(r chan ali_mns.MessageReceiveResponse, e chan error) { q.ReceiveMessage(r, e, wait) })
 }
 
 func peek(q ali_mns.AliMNSQueue) (ali_mns.MessageReceiveResponse, error) {
-	respChan := make(chan ali_mns.MessageReceiveResponse, 1)
-	errChan := make(chan error, 1)
-	go q.PeekMessage(respChan, errChan)
-	select {
-	case resp := <-respChan:
-		return resp, nil
-	case err := <-errChan:
-		return ali_mns.MessageReceiveResponse{}, err
-	case <-time.After(15 * time.Second):
-		return ali_mns.MessageReceiveResponse{}, fmt.Errorf("no answer within 15 s")
-	}
+	return await(15, func(r chan ali_mns.MessageReceiveResponse, e chan error) { q.PeekMessage(r, e) })
 }
 
 func batchReceive(q ali_mns.AliMNSQueue, n int32, wait int64) (ali_mns.BatchMessageReceiveResponse, error) {
-	respChan := make(chan ali_mns.BatchMessageReceiveResponse, 1)
-	errChan := make(chan error, 1)
-	go q.BatchReceiveMessage(respChan, errChan, n, wait)
-	select {
-	case resp := <-respChan:
-		return resp, nil
-	case err := <-errChan:
-		return ali_mns.BatchMessageReceiveResponse{}, err
-	case <-time.After(time.Duration(wait+15) * time.Second):
-		return ali_mns.BatchMessageReceiveResponse{}, fmt.Errorf("no answer within %d s", wait+15)
-	}
+	return await(wait+15, func(r chan ali_mns.BatchMessageReceiveResponse, e chan error) {
+		q.BatchReceiveMessage(r, e, n, wait)
+	})
 }
 
 func batchPeek(q ali_mns.AliMNSQueue, n int32) (ali_mns.BatchMessageReceiveResponse, error) {
-	respChan := make(chan ali_mns.BatchMessageReceiveResponse, 1)
-	errChan := make(chan error, 1)
-	go q.BatchPeekMessage(respChan, errChan, n)
-	select {
-	case resp := <-respChan:
-		return resp, nil
-	case err := <-errChan:
-		return ali_mns.BatchMessageReceiveResponse{}, err
-	case <-time.After(15 * time.Second):
-		return ali_mns.BatchMessageReceiveResponse{}, fmt.Errorf("no answer within 15 s")
+	return await(15, func(r chan ali_mns.BatchMessageReceiveResponse, e chan error) { q.BatchPeekMessage(r, e, n) })
+}
+
+// namedCall is one SDK call of a case, named for the failure message.
+type namedCall struct {
+	name string
+	call func() error
+}
+
+// expectEach calls each in order, expecting the error `code` (the SDK's typed error `template`); the first call that
+// does not answer so fails the case, named.
+func expectEach(code string, template errors.ErrCodeTemplate, calls []namedCall) error {
+	for _, c := range calls {
+		if e := expectError(c.call(), []string{code}, template); e != nil {
+			return fmt.Errorf("%s: %v", c.name, e)
+		}
 	}
+	return nil
 }
 
 func md5Upper(s string) string {
@@ -432,19 +428,17 @@ func main() {
 	})
 
 	check("error_missing_queue_QueueNotExist", func() error {
-		_, err := queueManager.GetQueueAttributes("go-missing-" + run)
-		if e := expectError(err, []string{"QueueNotExist"}, ali_mns.ERR_MNS_QUEUE_NOT_EXIST); e != nil {
-			return fmt.Errorf("GetQueueAttributes: %v", e)
-		}
 		missing, err := ali_mns.NewMNSQueue("go-missing-"+run, client)
 		if err != nil {
 			return err
 		}
-		_, err = missing.SendMessage(ali_mns.MessageSendRequest{MessageBody: "x", Priority: 8})
-		if e := expectError(err, []string{"QueueNotExist"}, ali_mns.ERR_MNS_QUEUE_NOT_EXIST); e != nil {
-			return fmt.Errorf("SendMessage: %v", e)
-		}
-		return nil
+		return expectEach("QueueNotExist", ali_mns.ERR_MNS_QUEUE_NOT_EXIST, []namedCall{
+			{"GetQueueAttributes", func() error { _, err := queueManager.GetQueueAttributes("go-missing-" + run); return err }},
+			{"SendMessage", func() error {
+				_, err := missing.SendMessage(ali_mns.MessageSendRequest{MessageBody: "x", Priority: 8})
+				return err
+			}},
+		})
 	})
 
 	check("error_stale_receipt_handle", func() error {
@@ -466,19 +460,17 @@ func main() {
 	})
 
 	check("error_missing_topic_TopicNotExist", func() error {
-		_, err := topicManager.GetTopicAttributes("go-missing-" + run)
-		if e := expectError(err, []string{"TopicNotExist"}, ali_mns.ERR_MNS_TOPIC_NOT_EXIST); e != nil {
-			return fmt.Errorf("GetTopicAttributes: %v", e)
-		}
 		missing, err := ali_mns.NewMNSTopic("go-missing-"+run, client)
 		if err != nil {
 			return err
 		}
-		_, err = missing.PublishMessage(ali_mns.MessagePublishRequest{MessageBody: "x"})
-		if e := expectError(err, []string{"TopicNotExist"}, ali_mns.ERR_MNS_TOPIC_NOT_EXIST); e != nil {
-			return fmt.Errorf("PublishMessage: %v", e)
-		}
-		return nil
+		return expectEach("TopicNotExist", ali_mns.ERR_MNS_TOPIC_NOT_EXIST, []namedCall{
+			{"GetTopicAttributes", func() error { _, err := topicManager.GetTopicAttributes("go-missing-" + run); return err }},
+			{"PublishMessage", func() error {
+				_, err := missing.PublishMessage(ali_mns.MessagePublishRequest{MessageBody: "x"})
+				return err
+			}},
+		})
 	})
 
 	// ---- topics ---------------------------------------------------------------------------------------

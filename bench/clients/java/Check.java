@@ -36,6 +36,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 public class Check {
     // ---------------------------------------------------------------- case runner (shared with PushCheck)
@@ -154,28 +155,25 @@ public class Check {
             .build();
     }
 
-    static List<String> queueNames(MNSClient client, String prefix) {
+    /** Every name a listing gives, page by page (10 a page) until it answers no marker. */
+    static <M> List<String> allNames(Function<String, PagingListResult<M>> list, Function<M, String> name) {
         List<String> names = new ArrayList<String>();
         String marker = null;
         do {
-            PagingListResult<QueueMeta> page = client.listQueue(prefix, marker, 10);
+            PagingListResult<M> page = list.apply(marker);
             if (page == null || page.getResult() == null) break;   // the SDK answers null for an empty list
-            for (QueueMeta m : page.getResult()) names.add(m.getQueueName());
+            for (M m : page.getResult()) names.add(name.apply(m));
             marker = page.getMarker();
         } while (marker != null && !marker.isEmpty());
         return names;
     }
 
+    static List<String> queueNames(MNSClient client, String prefix) {
+        return allNames(marker -> client.listQueue(prefix, marker, 10), QueueMeta::getQueueName);
+    }
+
     static List<String> topicNames(MNSClient client, String prefix) {
-        List<String> names = new ArrayList<String>();
-        String marker = null;
-        do {
-            PagingListResult<TopicMeta> page = client.listTopic(prefix, marker, 10);
-            if (page == null || page.getResult() == null) break;   // the SDK answers null for an empty list
-            for (TopicMeta m : page.getResult()) names.add(m.getTopicName());
-            marker = page.getMarker();
-        } while (marker != null && !marker.isEmpty());
-        return names;
+        return allNames(marker -> client.listTopic(prefix, marker, 10), TopicMeta::getTopicName);
     }
 
     static List<Message> popUpTo(CloudQueue q, int n, int waitSeconds) throws Exception {

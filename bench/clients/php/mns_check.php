@@ -81,6 +81,18 @@ function expectError(callable $fn, array $codes, $class = NULL)
     return 'expected ' . implode('/', $codes) . ', but the call succeeded';
 }
 
+// A queue or topic that does not exist: its getAttribute, then each of the other calls, answer $code as $class.
+// NULL when every one did, else "<call>: <reason>" of the first that did not.
+function expectMissing($ref, array $calls, $code, $class)
+{
+    $calls = array_merge(array('getAttribute' => function () use ($ref) { $ref->getAttribute(); }), $calls);
+    foreach ($calls as $what => $fn) {
+        $r = expectError($fn, array($code), $class);
+        if ($r !== NULL) return "$what: $r";
+    }
+    return NULL;
+}
+
 function need($key)
 {
     global $state;
@@ -234,10 +246,8 @@ check('error_wrong_secret_SignatureDoesNotMatch', function () use ($endPoint, $a
 
 check('error_missing_queue_QueueNotExist', function () use ($client, $run) {
     $missing = $client->getQueueRef("php-missing-$run");
-    $r = expectError(function () use ($missing) { $missing->getAttribute(); }, array('QueueNotExist'), QueueNotExistException::class);
-    if ($r !== NULL) return "getAttribute: $r";
-    $r = expectError(function () use ($missing) { $missing->sendMessage(new SendMessageRequest('x')); }, array('QueueNotExist'), QueueNotExistException::class);
-    if ($r !== NULL) return "sendMessage: $r";
+    $send = function () use ($missing) { $missing->sendMessage(new SendMessageRequest('x')); };
+    return expectMissing($missing, array('sendMessage' => $send), 'QueueNotExist', QueueNotExistException::class);
 });
 
 check('error_stale_receipt_handle', function () use ($queue) {
@@ -253,10 +263,8 @@ check('error_garbage_receipt_handle_ReceiptHandleError', function () use ($queue
 
 check('error_missing_topic_TopicNotExist', function () use ($client, $run) {
     $missing = $client->getTopicRef("php-missing-$run");
-    $r = expectError(function () use ($missing) { $missing->getAttribute(); }, array('TopicNotExist'), TopicNotExistException::class);
-    if ($r !== NULL) return "getAttribute: $r";
-    $r = expectError(function () use ($missing) { $missing->publishMessage(new PublishMessageRequest('x')); }, array('TopicNotExist'), TopicNotExistException::class);
-    if ($r !== NULL) return "publishMessage: $r";
+    $publish = function () use ($missing) { $missing->publishMessage(new PublishMessageRequest('x')); };
+    return expectMissing($missing, array('publishMessage' => $publish), 'TopicNotExist', TopicNotExistException::class);
 });
 
 // ---- topics -------------------------------------------------------------------------------------------

@@ -28,10 +28,8 @@ open(sys.argv[2], "w").write(out)
 EOF
 [ -s "$work/verifying/http_server_sample.php" ] || { echo "FAIL php_push_setup: could not make the verifying copy"; echo "0 passed, 1 failed"; exit 1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
-trap cleanup EXIT
+# shellcheck source=../endpoints.sh
+. "$here/../endpoints.sh"
 specs=()
 for kind in shipped verifying; do
   port=$(free_port)

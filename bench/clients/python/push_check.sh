@@ -23,10 +23,8 @@ rm -rf "$work" && mkdir -p "$work/sdk"
 git -C "$mirror" archive HEAD mns sample sample_common.py sample_config.py sample.cfg | tar -x -C "$work/sdk" \
   || { echo "FAIL python_push_setup: cannot unpack the SDK from $mirror"; echo "0 passed, 1 failed"; exit 1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
-trap cleanup EXIT
+# shellcheck source=../endpoints.sh
+. "$here/../endpoints.sh"
 specs=()
 for kind in xml simple; do
   port=$(free_port)

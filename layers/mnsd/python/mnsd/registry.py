@@ -79,6 +79,16 @@ def next_marker(names: list[str], more: bool) -> str | None:
     return encode_marker(names[-1]) if more and names else None
 
 
+def created(existing: Resource | None, attributes: object, already_exist: type[errors.MnsError]) -> bool:
+    """An idempotent create's answer, from the record that held the name (None: there was none, it was created):
+    True if created, False if an equal one stood; `already_exist` if the one that stood has other attributes."""
+    if existing is None:
+        return True
+    if existing.attributes != attributes:
+        raise already_exist()
+    return False
+
+
 class Registry(Generic[R]):
     def __init__(self, kind: Kind[R], clock: Clock) -> None:
         self.kind = kind
@@ -93,11 +103,7 @@ class Registry(Generic[R]):
                 raise refusals.too_many()
             now = int(self.clock.now())
             existing = records.create(self.kind.new(account_id, name, secrets.token_urlsafe(12), attributes, now, now))
-            if existing is None:
-                return True
-        if existing.attributes != attributes:
-            raise refusals.already_exist()
-        return False
+        return created(existing, attributes, refusals.already_exist)
 
     def get(self, account_id: str, name: str) -> R:
         self.kind.check_name(name)

@@ -23,6 +23,17 @@ ALLOW, DENY = "Allow", "Deny"
 ROOT_PRINCIPAL = "acs:ram::{account}:root"
 
 
+def grant_document(account: str, actions: Iterable[str], resources: Iterable[str]) -> dict[str, Any]:
+    """A resource policy (RAM's shape) allowing another account's root `actions` on `resources`."""
+    statement = {
+        "Effect": ALLOW,
+        "Principal": {"RAM": [ROOT_PRINCIPAL.format(account=account)]},
+        "Action": list(actions),
+        "Resource": list(resources),
+    }
+    return {"Version": "1", "Statement": [statement]}
+
+
 class PolicyError(ValueError):
     """A policy document that does not parse or breaks the RAM shape (the message says where)."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mnsd.clock import Clock
@@ -191,29 +191,23 @@ class AlarmChanges:
     pending: int  # changes left for the next run (more than `max_writes`)
 
 
+@dataclass(eq=False)
 class AlarmReconciler:
     """Puts and deletes the prefix's alarms as the queues' `Alarms` say (see the module's docstring)."""
 
-    def __init__(
-        self,
-        store: AlarmStore,
-        prefix: str,
-        default_topic: str,
-        clock: Clock,
-        recent_seconds: float = RECENT_SECONDS,
-        max_writes: int = MAX_WRITES,
-    ) -> None:
-        if not prefix:
+    store: AlarmStore
+    prefix: str
+    default_topic: str
+    clock: Clock
+    recent_seconds: float = RECENT_SECONDS
+    max_writes: int = MAX_WRITES
+    _full_due: bool = field(default=True, init=False)  # a container's first run compares everything
+
+    def __post_init__(self) -> None:
+        if not self.prefix:
             raise ValueError(
                 "an alarm prefix is needed: a full pass deletes the alarms of the prefix no queue asks for"
             )
-        self.store = store
-        self.prefix = prefix
-        self.default_topic = default_topic
-        self.clock = clock
-        self.recent_seconds = recent_seconds
-        self.max_writes = max_writes
-        self._full_due = True  # a container's first run compares everything
 
     def reconcile(self, queues: Sequence[Queue]) -> AlarmChanges:
         """`queues`: every queue of every account (receivers are not alarmed: they are left out here)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -41,24 +41,16 @@ class RetryRun:
     truncated: bool  # the bound stopped the listing: the gauges are what was counted
 
 
+@dataclass(eq=False)
 class PendingRetries:
     """Counts the running retry executions by subscription and prints a gauge per subscription of a monitored topic."""
 
-    def __init__(
-        self,
-        catalog: Catalog,
-        stepfunctions: Callable[[], Any],
-        state_machine_arn: str,
-        sink: MetricsSink,
-        clock: Clock,
-        limits: RetryLimits | None = None,
-    ) -> None:
-        self.catalog = catalog
-        self.stepfunctions = stepfunctions  # the client, made on first use
-        self.state_machine_arn = state_machine_arn
-        self.sink = sink
-        self.clock = clock
-        self.limits = limits or RetryLimits()
+    catalog: Catalog
+    stepfunctions: Callable[[], Any]  # the client, made on first use
+    state_machine_arn: str
+    sink: MetricsSink
+    clock: Clock
+    limits: RetryLimits = field(default_factory=RetryLimits)
 
     def run(self, accounts: Iterable[str], default: bool) -> RetryRun:
         subscriptions = list(self.monitored_subscriptions(accounts, default))

@@ -3,6 +3,10 @@ subscription's dead-letter queue when its DlqPolicy is enabled, dropped otherwis
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
 from aws_lambda_powertools import Logger
 
 from mnsd import errors
@@ -17,20 +21,13 @@ from mnsd.wire.notifications import notification_body
 logger = Logger(service="mns")
 
 
+@dataclass(eq=False)
 class DeadLetters:
-    def __init__(
-        self,
-        queues: DeadLetterService,
-        records: PushRecords,
-        counters: PushCounters,
-        region: str,
-        metrics: MetricsSink | None = None,
-    ) -> None:
-        self.queues = queues
-        self.records = records
-        self.counters = counters
-        self.region = region
-        self.metrics = metrics or NoMetrics()
+    queues: DeadLetterService
+    records: PushRecords
+    counters: PushCounters
+    region: str
+    metrics: MetricsSink = field(default_factory=NoMetrics)
 
     def give_up(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
         """The push's dead letter, or its drop; the record to log.
@@ -45,16 +42,7 @@ class DeadLetters:
             return self._drop(subscription, message, reason)
         self.counters.dead_lettered()
         count_push(self.metrics, PUSHES_DEAD_LETTERED, subscription, message)
-        logger.info(
-            "delivery dead-lettered",
-            extra={
-                "topic": message.topic_name,
-                "subscription": subscription.name,
-                "message_id": message.message_id,
-                "dead_letter_message_id": dead_lettered.message_id,
-                "reason": reason,
-            },
-        )
+        _log(logger.info, "delivery dead-lettered", subscription, message, reason, dead_lettered.message_id)
         return self.records.drop(subscription, message, dead_lettered=True)
 
     def give_up_at_first_attempt(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
@@ -78,13 +66,20 @@ class DeadLetters:
     def _drop(self, subscription: Subscription, message: TopicMessage, reason: str) -> LogRecord:
         self.counters.dropped()
         count_push(self.metrics, PUSHES_DROPPED, subscription, message)
-        logger.warning(
-            "delivery dropped",
-            extra={
-                "topic": message.topic_name,
-                "subscription": subscription.name,
-                "message_id": message.message_id,
-                "reason": reason,
-            },
-        )
+        _log(logger.warning, "delivery dropped", subscription, message, reason)
         return self.records.drop(subscription, message, dead_lettered=False)
+
+
+def _log(
+    log: Callable[..., Any],
+    event: str,
+    subscription: Subscription,
+    message: TopicMessage,
+    reason: str,
+    dead_letter_message_id: str | None = None,
+) -> None:
+    """A push given up, logged with its topic, subscription, message (and dead letter) and the reason."""
+    extra = {"topic": message.topic_name, "subscription": subscription.name, "message_id": message.message_id}
+    if dead_letter_message_id is not None:
+        extra["dead_letter_message_id"] = dead_letter_message_id
+    log(event, extra={**extra, "reason": reason})

@@ -10,6 +10,7 @@ each first attempt on a lane of its subscription. Either way no subscription wai
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from mnsd.push.attempt_queue import AttemptQueue
 from mnsd.push.delivery import Outcome
@@ -21,18 +22,12 @@ from mnsd.topics.service import TopicService
 MAX_PARALLEL_DELIVERIES = 32  # attempts of one message at once; a batch fans out its messages concurrently too
 
 
+@dataclass(eq=False)
 class Fanout:
-    def __init__(
-        self,
-        topics: TopicService,
-        first_attempt: FirstAttempt,
-        records: PushRecords,
-        attempt_queue: AttemptQueue | None = None,
-    ) -> None:
-        self.topics = topics
-        self.first_attempt = first_attempt
-        self.records = records
-        self.attempt_queue = attempt_queue
+    topics: TopicService
+    first_attempt: FirstAttempt
+    records: PushRecords
+    attempt_queue: AttemptQueue | None = None
 
     def subscriptions(self, message: TopicMessage) -> list[Subscription]:
         """The subscriptions that receive the message (its publish recorded when the topic logs)."""

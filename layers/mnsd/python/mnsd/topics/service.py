@@ -17,7 +17,7 @@ from mnsd.metrics import MESSAGES_PUBLISHED, MetricsSink, NoMetrics, topic_label
 from mnsd.names import check_subscription_name, check_topic_name
 from mnsd.push.address import refuse_internal_endpoint
 from mnsd.queues.model import message_group_id, properties
-from mnsd.registry import Registry, decode_marker, next_marker
+from mnsd.registry import Registry, created, decode_marker, next_marker
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
 from mnsd.storage.catalog import Catalog
@@ -96,12 +96,7 @@ class TopicService:
         self._check_dead_letter_queue(account_id, attributes)
         now = self.clock.now()
         subscription = Subscription(account_id, topic_name, name, attributes, ms(now), int(now), topic.topic_id)
-        existing = self.catalog.create_subscription(subscription)
-        if existing is None:
-            return True
-        if existing.attributes != attributes:
-            raise errors.SubscriptionAlreadyExist()
-        return False
+        return created(self.catalog.create_subscription(subscription), attributes, errors.SubscriptionAlreadyExist)
 
     def _check_queue_endpoint(self, account_id: str, attributes: SubscriptionAttributes) -> None:
         """A QueueEndpoint of another account only where that queue's policy lets this account send to it."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from mnsd.queues.receivers import ReceiverInput, ReceiverState
 from mnsd.wire.codec import Element, Node
-from mnsd.wire.requests import dlq_policy_input
+from mnsd.wire.requests import dlq_policy_input, wire_values
 from mnsd.wire.responses import Fields, dlq_policy_text
 
 
@@ -16,10 +16,8 @@ def receiver_input(xml: Element | None) -> ReceiverInput:
     if xml is None:
         return ReceiverInput()
     return ReceiverInput(
-        start_time=xml.value("StartTime"),
-        visibility_timeout=xml.value("VisibilityTimeout"),
-        polling_wait_seconds=xml.value("PollingWaitSeconds"),
         dlq_policy=dlq_policy_input(xml.child("DlqPolicy")),
+        **wire_values(xml, "StartTime", "VisibilityTimeout", "PollingWaitSeconds"),
     )
 
 

@@ -5,6 +5,7 @@ it looks up the queue."""
 from __future__ import annotations
 
 import json
+import re
 
 from mnsd import errors
 from mnsd.access.tokens import DEFAULT_DURATION, MAX_DURATION, MIN_DURATION, TokenRequest, token_policy
@@ -29,6 +30,16 @@ from mnsd.topics.model import (
 )
 from mnsd.validation import int_in_range, strict_int
 from mnsd.wire.codec import Element
+
+
+def wire_values(xml: Element, *tags: str) -> dict[str, str | None]:
+    """The text of each element named (None where absent), keyed by its wire name in snake_case
+    (`DelaySeconds`: `delay_seconds`), as the domain's inputs name their fields."""
+    return {_snake_case(tag): xml.value(tag) for tag in tags}
+
+
+def _snake_case(tag: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", tag).lower()
 
 
 def _properties(xml: Element, container: str, entry: str) -> tuple[PropertyInput, ...]:
@@ -77,24 +88,32 @@ def counted_handles(handles: list[str]) -> list[str]:
     return handles
 
 
+# The plain elements of a `<Queue>` and of a `<Topic>` body (their nested policies are read apart).
+_QUEUE_ATTRIBUTES = (
+    "DelaySeconds",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "VisibilityTimeout",
+    "PollingWaitSeconds",
+    "LoggingEnabled",
+    "RewindPeriod",
+    "Policy",
+    "QueueType",
+    "MetricsEnabled",
+    "Alarms",
+)
+_TOPIC_ATTRIBUTES = ("MaximumMessageSize", "LoggingEnabled", "Policy", "MetricsEnabled")
+_DLQ_POLICY = ("Enabled", "DeadLetterTargetQueue", "MaxReceiveCount")
+
+
 def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
     """The attributes a `<Queue>` body (CreateQueue, SetQueueAttributes) gives; none without a body."""
     if xml is None:
         return QueueAttributeChanges()
     return QueueAttributeChanges(
-        delay_seconds=xml.value("DelaySeconds"),
-        maximum_message_size=xml.value("MaximumMessageSize"),
-        message_retention_period=xml.value("MessageRetentionPeriod"),
-        visibility_timeout=xml.value("VisibilityTimeout"),
-        polling_wait_seconds=xml.value("PollingWaitSeconds"),
-        logging_enabled=xml.value("LoggingEnabled"),
         dlq_policy=dlq_policy_input(xml.child("DlqPolicy")),
-        rewind_period=xml.value("RewindPeriod"),
-        policy=xml.value("Policy"),
         rate_limit=rate_limit_input(xml.child("TenantRateLimitPolicy")),
-        queue_type=xml.value("QueueType"),
-        metrics_enabled=xml.value("MetricsEnabled"),
-        alarms=xml.value("Alarms"),
+        **wire_values(xml, *_QUEUE_ATTRIBUTES),
     )
 
 
@@ -118,11 +137,7 @@ def dlq_policy_input(xml: Element | None) -> DlqPolicyInput | None:
         return None
     if not xml.children and xml.text.strip():
         return _dlq_policy_json(xml.text)
-    return DlqPolicyInput(
-        enabled=xml.value("Enabled"),
-        dead_letter_target_queue=xml.value("DeadLetterTargetQueue"),
-        max_receive_count=xml.value("MaxReceiveCount"),
-    )
+    return DlqPolicyInput(**wire_values(xml, *_DLQ_POLICY))
 
 
 def _json_text(value: object) -> str | None:
@@ -145,11 +160,7 @@ def _json_object(element: str, text: str) -> dict[str, object]:
 
 def _dlq_policy_json(text: str) -> DlqPolicyInput:
     given = _json_object("DlqPolicy", text)
-    return DlqPolicyInput(
-        enabled=_json_text(given.get("Enabled")),
-        dead_letter_target_queue=_json_text(given.get("DeadLetterTargetQueue")),
-        max_receive_count=_json_text(given.get("MaxReceiveCount")),
-    )
+    return DlqPolicyInput(**{_snake_case(name): _json_text(given.get(name)) for name in _DLQ_POLICY})
 
 
 def rewind_time(request: HttpRequest) -> int:
@@ -169,22 +180,14 @@ def topic_attribute_changes(xml: Element | None) -> TopicAttributeChanges:
     """The attributes a `<Topic>` body (CreateTopic, SetTopicAttributes) gives; none without a body."""
     if xml is None:
         return TopicAttributeChanges()
-    return TopicAttributeChanges(
-        maximum_message_size=xml.value("MaximumMessageSize"),
-        logging_enabled=xml.value("LoggingEnabled"),
-        policy=xml.value("Policy"),
-        metrics_enabled=xml.value("MetricsEnabled"),
-    )
+    return TopicAttributeChanges(**wire_values(xml, *_TOPIC_ATTRIBUTES))
 
 
 def subscription_input(xml: Element) -> SubscriptionInput:
     """The `<Subscription>` body of Subscribe."""
     return SubscriptionInput(
-        endpoint=xml.value("Endpoint"),
-        filter_tag=xml.value("FilterTag"),
-        notify_strategy=xml.value("NotifyStrategy"),
-        notify_content_format=xml.value("NotifyContentFormat"),
         dlq_policy=dlq_policy_input(xml.child("DlqPolicy")),
+        **wire_values(xml, "Endpoint", "FilterTag", "NotifyStrategy", "NotifyContentFormat"),
     )
 
 

@@ -173,14 +173,20 @@ def queue_list(
     queues: Sequence[Queue], next_marker: str | None, endpoint: str, with_meta: bool, *, metrics_default: bool
 ) -> Node:
     """ListQueue: each queue's URL (and its attributes with meta), then the next page's marker."""
-    entries = []
-    for queue in queues:
-        url = ("QueueURL", f"{endpoint}/queues/{queue.name}")
+    entries = [(q.name, queue_node(q, None, metrics_default=metrics_default) if with_meta else None) for q in queues]
+    return _listing("Queue", entries, next_marker, endpoint)
+
+
+def _listing(kind: str, entries: list[tuple[str, Node | None]], next_marker: str | None, endpoint: str) -> Node:
+    """ListQueue and ListTopic: each entry's URL beside its meta (or only its name without), then the next page's
+    marker. `kind` names the entry (`Queue`), its URL (`QueueURL`, under `/queues/`) and the list (`Queues`)."""
+    nodes = []
+    for name, meta in entries:
+        url = (f"{kind}URL", f"{endpoint}/{kind.lower()}s/{name}")
         # The live service names each entry beside its URL (the Node SDK reads it); the meta has the name.
-        meta = queue_node(queue, None, metrics_default=metrics_default) if with_meta else None
-        fields = meta.fields if meta is not None else [("QueueName", queue.name)]
-        entries.append(Node("Queue", [url, *fields]))
-    return Node("Queues", [("Queue", e) for e in entries] + [("NextMarker", next_marker)])
+        fields = meta.fields if meta is not None else [(f"{kind}Name", name)]
+        nodes.append(Node(kind, [url, *fields]))
+    return Node(f"{kind}s", [(kind, node) for node in nodes] + [("NextMarker", next_marker)])
 
 
 def topic_node(topic: Topic, message_count: int | None, *, metrics_default: bool) -> Node:
@@ -206,14 +212,8 @@ def topic_list(
     topics: Sequence[Topic], next_marker: str | None, endpoint: str, with_meta: bool, *, metrics_default: bool
 ) -> Node:
     """ListTopic: each topic's URL (and its attributes with meta), then the next page's marker."""
-    entries = []
-    for topic in topics:
-        url = ("TopicURL", f"{endpoint}/topics/{topic.name}")
-        # The live service names each entry beside its URL (the Node SDK reads it); the meta has the name.
-        meta = topic_node(topic, None, metrics_default=metrics_default) if with_meta else None
-        fields = meta.fields if meta is not None else [("TopicName", topic.name)]
-        entries.append(Node("Topic", [url, *fields]))
-    return Node("Topics", [("Topic", e) for e in entries] + [("NextMarker", next_marker)])
+    entries = [(t.name, topic_node(t, None, metrics_default=metrics_default) if with_meta else None) for t in topics]
+    return _listing("Topic", entries, next_marker, endpoint)
 
 
 def subscription_node(s: Subscription) -> Node:
