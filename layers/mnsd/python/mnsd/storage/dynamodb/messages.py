@@ -141,7 +141,7 @@ class DynamoMessageStore:
         self.client = client
         self.table = table
         self.placer = placer
-        self.ordered = OrderedMessages(client, table)
+        self.ordered = OrderedMessages(client, table, placer)
         self.pressure = placer.growth.pressure
         self._spans: dict[str, _Span] = {}
         self._sweeps: dict[str, _Sweep] = {}
