@@ -40,7 +40,7 @@ from mnsd.storage.dynamodb.layout import Item, group_partition, number
 from mnsd.storage.dynamodb.placement import Placement
 
 ORDERED_STRIPES = 8  # the fewest directory partitions of a FIFO queue (and those of group items older than homes)
-DIRECTORY_PER_STRIPE = 2  # directory partitions per stripe of the queue's placement (see `GroupDirectory.width`)
+DIRECTORY_PER_STRIPE = 1  # directory partitions per stripe of the queue's placement (see `GroupDirectory.width`)
 GROUP = "G"
 HOME = "#H"  # the sort key of a group's home item, in the group's partition (before its leases)
 _DIRECTORY_PAGE = 100  # group items a receive reads per Query
@@ -130,10 +130,12 @@ class GroupDirectory:
     # --- width ----------------------------------------------------------------------------------
 
     def width(self, queue_id: str) -> int:
-        """How many directory partitions the queue has: `DIRECTORY_PER_STRIPE` per stripe of its placement (a group
-        item takes about 5 write units per message, a stripe's message about 4: `stripes.STRIPE_BUDGET` messages a
-        second per stripe would bring a directory partition close to its 1,000), at least `ORDERED_STRIPES`, a
-        power of two."""
+        """How many directory partitions the queue has: `DIRECTORY_PER_STRIPE` per stripe of its placement, at least
+        `ORDERED_STRIPES`, a power of two. The placement grows a stripe per `stripes.STRIPE_BUDGET` (120) messages a
+        second; at about 5 write units of group items per message (9 when groups are made and forgotten around each
+        one), that is 600-1,100 WCU/s per directory partition at the budget, spread unevenly by the groups' hashes;
+        the growth rule asks for the next power of two above the rate, so a queue runs at 50-100% of its budget and
+        10,000 messages/s over 1,000 groups take at most about 460 WCU/s in one (`bench/results/capacity.md`)."""
         wanted = max(ORDERED_STRIPES, DIRECTORY_PER_STRIPE * self.placements.of(queue_id).stripes)
         return 1 << (wanted - 1).bit_length()
 

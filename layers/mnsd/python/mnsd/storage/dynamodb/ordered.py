@@ -444,7 +444,11 @@ class OrderedMessages:
         found: list[Message] = []
         next_visible: int | None = None
         pages = self.directory.width(queue_id) + _EXTRA_PAGES
+        met: set[str] = set()  # (a group moved ahead of the scan is met again at its new home)
         for group in self.directory.groups(queue_id, shuffled=True, pages=pages):
+            if group.name in met:
+                continue
+            met.add(group.name)
             settled: GroupState | None = group
             if group.held(now_ms):
                 wake: int | None = max(group.held_until, group.paused_until)
