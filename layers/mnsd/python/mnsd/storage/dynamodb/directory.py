@@ -18,7 +18,10 @@ every creation and move changes. Every writer finds the group item through it, w
   its existing, so one at a home that is no longer its fails, and the writer reads the home again (`locate`).
 - a group item from before homes (no `i`, no home item) lives at `crc32(group) % ORDERED_STRIPES`, its former
   place: `locate` reads that place too when the group has no home.
-- forgetting a group deletes its group item and its home in one transaction (`forget_items`).
+- forgetting a group deletes its group item, then its home if its token is still the item's (`forget_items`): two
+  single writes, not a transaction (a directory partition pays one unit, as before homes). Between the two the
+  home points at no item, as when TTL ended a group item: a creator that finds such a home replaces it by its
+  token, and the forget's delete of it then fails its condition.
 - a *move* (`move_items`): a group created when the queue was narrower lies outside `home_for(group, width)`; a
   scan that meets it free moves it there in one transaction (the old item deleted as read, the new put, the home
   re-pointed as last seen). Widths being powers of two and only growing, a container that still believes a
@@ -132,8 +135,8 @@ class GroupDirectory:
     def width(self, queue_id: str) -> int:
         """How many directory partitions the queue has: `DIRECTORY_PER_STRIPE` per stripe of its placement, at least
         `ORDERED_STRIPES`, a power of two. The placement grows a stripe per `stripes.STRIPE_BUDGET` (120) messages a
-        second; at about 5 write units of group items per message (9 when groups are made and forgotten around each
-        one), that is 600-1,100 WCU/s per directory partition at the budget, spread unevenly by the groups' hashes;
+        second; at about 5 write units of group items per message (6 when groups are made and forgotten around each
+        one), that is 600-720 WCU/s per directory partition at the budget, spread unevenly by the groups' hashes;
         the growth rule asks for the next power of two above the rate, so a queue runs at 50-100% of its budget and
         10,000 messages/s over 1,000 groups take at most about 460 WCU/s in one (`bench/results/capacity.md`)."""
         wanted = max(ORDERED_STRIPES, DIRECTORY_PER_STRIPE * self.placements.of(queue_id).stripes)
@@ -195,7 +198,8 @@ class GroupDirectory:
         ]
 
     def forget_items(self, group: GroupState, condition: str, values: Item) -> list[Item]:
-        """A transaction deleting a group item (if `condition` holds) and its home (one from before homes: alone)."""
+        """The deletes forgetting a group, in turn: its group item (if `condition` holds), then its home if it is still
+        the item's (a group item from before homes has none)."""
         delete = {
             "Delete": {
                 "TableName": self.table,

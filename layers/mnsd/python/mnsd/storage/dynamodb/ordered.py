@@ -10,7 +10,7 @@ the group item is created and read by any writer that does not know it (`mnsd.st
     n  the last position given (`sequence`; a group made anew numbers from its time of creation on, in ms, so
        above every message of a former one, which has expired, been deleted or been sent over 1,000 a second)
     q  messages stored: a send adds (at `sequence`), a delete, a dead-letter move and a delete kept for rewind
-       subtract, a rewind adds back. A group item whose `q` is 0 and that holds nothing is deleted with its home
+       subtract, a rewind adds back. A group item whose `q` is 0 and that holds nothing is deleted, then its home,
        by the scan that meets it, so the directory holds the groups that have messages (and those TTL has not
        ended yet).
     o, h  the run in flight: how many of its messages are not deleted yet, and until when it holds the group (the
@@ -37,13 +37,17 @@ A receive reads the directory partitions in turn from a random one, each from a 
 skipping held groups, until it has enough runs; a free group it meets outside the home the queue's width gives it
 now is moved there first (`GroupDirectory.move_items`), so a queue's groups follow its growth.
 
-Capacity (`bench/results/capacity.md`): a message costs its group item about 5 write units (the counter at send, the
-claim and the delete as transactions, billed double), more when its group is made anew and forgotten around it. The
-directory's width grows with the send rate (`GroupDirectory.width`: `DIRECTORY_PER_STRIPE` partitions per stripe of
-the queue's placement), so the queue's group-item writes spread with its load. What does not spread is a group: its
-leases and its home share the group's partition (about 7 write units a message there: the lease put, claim and
-delete, these two billed double), so one group takes at most about 1,000 / 7 = 140 messages a second, and by FIFO's
-own rule passes one run (up to 16 messages) per receive-to-delete round trip of its consumer.
+Capacity (`bench/results/capacity.md`, "A FIFO queue's directory grows with its load"): a message costs its group
+item about 5 write units (the counter at send, the claim and the delete as transactions, billed double), one more
+when its group is made anew and forgotten around it (made in a transaction with its home, which costs its group's
+partition 2 more, and 1 to delete). The directory's width grows with the send rate (`GroupDirectory.width`: a
+partition per stripe of the queue's placement, at least 8), so the queue's group-item writes spread with its load:
+10,000 single-message lifecycles a second over 1,000 groups keep every directory partition under half of DynamoDB's
+1,000 WCU/s. What does not spread is a group: its leases and its
+home share its partition (about 5 write units a message there: the lease put, its claim and its delete, these two
+billed double), and its group item one directory partition, so one group takes at most about 1,000 / 5 = 200
+messages a second; and by FIFO's own rule it passes one run (up to 16 messages) per receive-to-delete round trip of
+its consumer, so 16 / round trip messages a second.
 """
 
 from __future__ import annotations
@@ -418,12 +422,10 @@ class OrderedMessages:
 
     def _forget(self, group: GroupState, now_ms: int) -> None:
         """Delete a group item that stores nothing and holds nothing, with its home (a send since makes it anew)."""
-        items = self.directory.forget_items(group, _FORGETTABLE, _values(zero=0, now=now_ms))
         self.directory.unlearn(group.queue_id, group.name)
-        if len(items) == 1:  # (a group item from before homes)
-            self.writes.write(group.queue_id, self.client.delete_item, items[0]["Delete"], patient=False)
-        else:
-            self.writes.transact(group.queue_id, items, patient=False)
+        for delete in self.directory.forget_items(group, _FORGETTABLE, _values(zero=0, now=now_ms)):
+            if self.writes.write(group.queue_id, self.client.delete_item, delete["Delete"], patient=False) is None:
+                return  # (changed since it was read; or its home already made anew by a send)
 
     def _settled(self, group: GroupState) -> GroupState | None:
         """A free group at the home its queue's width gives it now: moved there if it is not (None: the move was
