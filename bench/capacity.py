@@ -143,9 +143,10 @@ def no_real_sleeps() -> None:
     """The engine backs off throttled writes with `time.sleep`: in simulated time that is no wait."""
     from mnsd.storage.dynamodb import messages, ordered
 
+    simulated = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time, monotonic=time.monotonic)
     for module in (messages, ordered):
         if hasattr(module, "time"):
-            module.time = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time, monotonic=time.monotonic)  # type: ignore[assignment]
+            setattr(module, "time", simulated)  # noqa: B010 (any module of the engine that sleeps)
 
 
 def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: str) -> int:

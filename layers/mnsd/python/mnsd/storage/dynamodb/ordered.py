@@ -57,7 +57,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -83,9 +83,7 @@ from mnsd.storage.dynamodb.layout import (
     message_of,
     state_of,
 )
-
-if TYPE_CHECKING:
-    from mnsd.storage.dynamodb.placer import Placer
+from mnsd.storage.dynamodb.placer import Placer
 
 _EXTRA_PAGES = 8  # Queries of group items one receive makes at most beyond one per directory partition
 _RUN_SLACK = 4  # leases read past a run's wanted length (deleted-but-kept, expired ones on the way)
