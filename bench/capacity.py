@@ -6,7 +6,7 @@ charges it to the partitions it touched (base table and index partitions alike).
 simulated (`mnsd.clock` protocol): time moves only when the simulation moves it, in ticks of
 `TICK` seconds. Each tick, producers send the tick's share of messages (batches of 16), consumers
 receive (batches of 16, no wait) until what was sent is taken, and each received message is deleted
-(batch delete by 16) 1-5 s (uniformly random) after its receive. After the sending seconds, a few
+(batch delete by 16) 1-5 s (uniformly random; `--hold LOW,HIGH` sets it) after its receive. After the sending seconds, a few
 more seconds drain what is still in flight. Consumers are simulated one after another within a tick,
 so they never race for one lease here (contention is `bench.capacity_figures`' concern).
 
@@ -20,7 +20,11 @@ read beside the peak. `--no-throttle` measures the demand instead.
 `--fifo-groups N` makes the queue a FIFO queue whose messages spread over N groups at random (a group is held
 from a run's receive until its delete, so a group passes at most one run per hold); `--receivers N` gives the
 queue N receivers besides itself, each consumed as the queue is. The summary gives the units per message
-lifecycle (all partitions, all seconds, over the lifecycles completed by every consumer).
+lifecycle (all partitions, all seconds, over the lifecycles completed by every consumer), the reads an empty
+receive made (requests to DynamoDB and read units, averaged over the receives that returned nothing) and, for a
+FIFO queue, its directory's width at the end. A FIFO group passes one run per hold: over G groups a queue delivers at
+most about G / hold single-message lifecycles a second (1,000 groups held 1-5 s: about 330/s), whatever the engine,
+so a FIFO figure at a high rate needs a short `--hold`.
 """
 
 from __future__ import annotations
@@ -99,11 +103,20 @@ class Run:
     final_stripes: int = 0
     consumers: int = 1  # the queue, and its receivers
     units: tuple[float, float] = (0.0, 0.0)  # WCU, RCU over the whole run
+    empty_polls: int = 0  # receives that returned nothing
+    empty_poll_reads: tuple[int, float] = (0, 0.0)  # read requests and RCU of those receives
+    directory: int = 0  # a FIFO queue's directory partitions at the end (0: not FIFO)
 
     def per_lifecycle(self) -> tuple[float, float]:
         """Units per message lifecycle: per message sent, taken by every consumer (send, receive, delete)."""
         lifecycles = self.deleted / self.consumers
         return (self.units[0] / lifecycles, self.units[1] / lifecycles) if lifecycles else (0.0, 0.0)
+
+    def per_empty_poll(self) -> tuple[float, float]:
+        """Read requests and read units per receive that returned nothing."""
+        if not self.empty_polls:
+            return (0.0, 0.0)
+        return (self.empty_poll_reads[0] / self.empty_polls, self.empty_poll_reads[1] / self.empty_polls)
 
     def peak(self, start: int = 0) -> tuple[float, float]:
         rows = self.rows[start:] or [Second(0, 0, 0, None, None, 0, 0, 0, 0)]
@@ -128,11 +141,13 @@ def make_services(client: Any, clock: SimulatedClock, stripes: int | None = None
 
 
 def no_real_sleeps() -> None:
-    """The engine backs off throttled batch writes with `time.sleep`: in simulated time that is no wait."""
-    from mnsd.storage.dynamodb import message_table
+    """The engine backs off throttled writes with `time.sleep`: in simulated time that is no wait."""
+    from mnsd.storage.dynamodb import message_table, ordered
 
-    if hasattr(message_table, "time"):
-        message_table.time = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time, monotonic=time.monotonic)  # type: ignore[assignment]
+    simulated = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time, monotonic=time.monotonic)
+    for module in (message_table, ordered):
+        if hasattr(module, "time"):
+            setattr(module, "time", simulated)  # noqa: B010 (any module of the engine that sleeps)
 
 
 def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: str) -> int:
@@ -174,6 +189,7 @@ class Simulation:
         seed: int,
         fifo_groups: int = 0,
         receivers: int = 0,
+        hold: tuple[float, float] = HOLD,
     ) -> None:
         from mnsd.queues.model import MessageInput, QueueAttributeChanges
         from mnsd.queues.receivers import ReceiverInput
@@ -194,6 +210,7 @@ class Simulation:
         self.groups = [f"group-{n}" for n in range(fifo_groups)]
         self.input = MessageInput(body=self.body, delay_seconds=None, priority=8)
         self.run = Run(rate, seconds, throttle)
+        self.hold = hold
         self.run.consumers = len(self.consumers)
         self.due: list[tuple[float, int, str, str]] = []  # (delete time, sequence, consumer, receipt handle)
         self.sequence = 0
@@ -237,17 +254,28 @@ class Simulation:
         for consumer in self.consumers:
             empty = 0
             while self.unreceived[consumer] > 0 and empty < 3:
+                reads = self.reads()
                 got = self.call("BatchReceiveMessage", self.queues.receive, ACCOUNT, consumer, BATCH, 0)
                 if not got:
                     empty += 1
+                    after = self.reads()
+                    self.run.empty_polls += 1
+                    requests, units = self.run.empty_poll_reads
+                    self.run.empty_poll_reads = (requests + after[0] - reads[0], units + after[1] - reads[1])
                     continue
                 self.run.received += len(got)
                 self.unreceived[consumer] -= len(got)
                 now = self.clock.now()
                 for message in got:
                     self.sequence += 1
-                    due = now + self.rng.uniform(*HOLD)
+                    due = now + self.rng.uniform(*self.hold)
                     heapq.heappush(self.due, (due, self.sequence, consumer, message.receipt_handle))
+
+    def reads(self) -> tuple[int, float]:
+        """Read requests made to DynamoDB so far, and their read units."""
+        usage = self.client.usage
+        ops = ("GetItem", "BatchGetItem", "Query", "Scan")
+        return sum(usage.requests[op] for op in ops), sum(usage.rcu[op] for op in ops)
 
     def delete_due(self) -> None:
         now = self.clock.now()
@@ -305,6 +333,9 @@ class Simulation:
         self.run.cpu = time.process_time() - cpu_started
         queue_id = self.services.addresses.resolve(ACCOUNT, QUEUE).queue_id
         self.run.final_stripes = self.queues.messages.placer.of(queue_id).stripes
+        if self.groups:
+            directory = getattr(self.services.storage.fifo_messages.ordered, "directory", None)
+            self.run.directory = directory.width(queue_id) if directory is not None else 8  # (8: before it grew)
         self.run.units = (sum(self.client.usage.wcu.values()), sum(self.client.usage.rcu.values()))
         return self.run
 
@@ -343,7 +374,12 @@ def summary(run: Run) -> list[str]:
         f"  from t={steady}s on: {sw:.0f} WCU/s, {sr:.1f} RCU/s; throttled requests from then on: {throttled_steady}",
         f"  requests to the service: {dict(run.requests)}",
         "  units per message: {:.3f} WCU, {:.3f} RCU (over {} consumer(s))".format(*run.per_lifecycle(), run.consumers),
+        "  reads per empty receive: {:.2f} requests, {:.2f} RCU (over {} empty receives)".format(
+            *run.per_empty_poll(), run.empty_polls
+        ),
     ]
+    if run.directory:
+        lines.append(f"  FIFO directory partitions at the end: {run.directory}")
     if run.errors:
         lines.append(f"  errors: {dict(run.errors)}")
     return lines
@@ -358,12 +394,19 @@ def simulate(
     quiet: bool,
     fifo_groups: int = 0,
     receivers: int = 0,
+    hold: tuple[float, float] = HOLD,
 ) -> Run:
     no_real_sleeps()
     kind = f", FIFO over {fifo_groups} groups" if fifo_groups else ""
     kind += f", {receivers} receivers" if receivers else ""
+    kind += f", held {hold[0]:g}-{hold[1]:g} s" if hold != HOLD else ""
     print(f"\n== {rate} lifecycles/s, {seconds} s{kind} ==", flush=True)
-    return Simulation(rate, seconds, throttle, stripes, seed, fifo_groups, receivers).simulate(quiet)
+    return Simulation(rate, seconds, throttle, stripes, seed, fifo_groups, receivers, hold).simulate(quiet)
+
+
+def _hold(text: str) -> tuple[float, float]:
+    low, _, high = text.partition(",")
+    return float(low), float(high or low)
 
 
 def main() -> None:
@@ -376,6 +419,9 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true", help="only the summaries")
     parser.add_argument("--fifo-groups", type=int, default=0, help="a FIFO queue, its messages over N groups")
     parser.add_argument("--receivers", type=int, default=0, help="N receivers on the queue besides itself")
+    parser.add_argument(
+        "--hold", type=_hold, default=HOLD, help="LOW,HIGH: seconds a consumer holds a message (default 1,5)"
+    )
     args = parser.parse_args()
     rates = args.rate or [100, 10000]
     runs = [
@@ -388,6 +434,7 @@ def main() -> None:
             args.quiet,
             args.fifo_groups,
             args.receivers,
+            args.hold,
         )
         for rate in rates
     ]

@@ -26,7 +26,7 @@ class DynamoFifoMessages:
 
     def __init__(self, client: Any, table: str, placer: Placer) -> None:
         self.items = MessageTable(client, table)
-        self.ordered = OrderedMessages(client, table)
+        self.ordered = OrderedMessages(client, table, placer)
         self.placer = placer
 
     @property

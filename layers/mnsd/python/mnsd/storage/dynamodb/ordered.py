@@ -3,14 +3,16 @@
 A group's leases are the leases of any message (`layout.message_items`), in a partition of their own,
 `{queue_id}#G{group}` (`layout.partition_of`): sorted by their key, so in position order, and read from the head
 with a strongly consistent Query (order costs no read across partitions). A group's state is its *group item*,
-`G{group}` in one of the queue's `ORDERED_STRIPES` directory partitions `{queue_id}#D{n}`, chosen by a hash of
-the group (`group_item_key`):
+`G{group}` in one of the queue's directory partitions `{queue_id}#D{d}`: how many there are grows with the queue's
+load, and where each group's item lives is recorded in its *home item* (`#H` in the group's partition), written when
+the group item is created and read by any writer that does not know it (`mnsd.storage.dynamodb.directory`):
 
     n  the last position given (`sequence`; a group made anew numbers from its time of creation on, in ms, so
        above every message of a former one, which has expired, been deleted or been sent over 1,000 a second)
     q  messages stored: a send adds (at `sequence`), a delete, a dead-letter move and a delete kept for rewind
-       subtract, a rewind adds back. A group item whose `q` is 0 and that holds nothing is deleted by the scan
-       that meets it, so the directory holds the groups that have messages (and those TTL has not ended yet).
+       subtract, a rewind adds back. A group item whose `q` is 0 and that holds nothing is deleted, then its home,
+       by the scan that meets it, so the directory holds the groups that have messages (and those TTL has not
+       ended yet).
     o, h  the run in flight: how many of its messages are not deleted yet, and until when it holds the group (the
        latest visibility of any of them). The group is *held* while `o > 0` and `h > now`.
     k  messages deleted and kept for rewind (a delete kept adds, a rewind and turning rewind off subtract): a group
@@ -18,6 +20,7 @@ the group (`group_item_key`):
     c  bumped by a rewind, which also holds the group while it works (`p`, until when): a claim is conditioned on
        the `c` its scan read, so a run built before a rewind brought earlier messages back is refused.
     x  its TTL: the longest retention after its last send.
+    i  its home item's token (absent on group items from before homes, which live where they always did).
 
 Every write that changes what a group holds is one TransactWriteItems with its group item: a claim (the group
 item not held and `c` as read, each lease of the run as observed and Active; the group item then holds the run),
@@ -25,20 +28,33 @@ a delete (`o` and `q` less), a visibility change that goes past `h` (`h` raised 
 visibility leaves `h`, so the group stays held until then), a dead-letter move, a delete kept for rewind. The
 head condition (no message before the run's first) is the scan's: the run starts at the first lease the scan
 read that is not deleted, kept or expired (a consistent read, after the group item); the claim refuses a run
-that does not start there.
+that does not start there. Every write of a group item is conditioned on its existing, so a write at a home that is
+no longer the group's (moved, or forgotten and made anew elsewhere) fails: the writer reads the home and tries again
+(a send until it made or found the group; a delete or visibility change once: a group with a message in flight is
+neither forgotten nor moved; a claim is refused and the next receive reads again).
 
 A receive reads the directory partitions in turn from a random one, each from a random group on (and wraps),
-skipping held groups, until it has enough runs; a busy queue's groups all write to `ORDERED_STRIPES` partitions
-(about 5 write units of group items per message received alone: see `bench/results/capacity.md`).
+skipping held groups, until it has enough runs; a free group it meets outside the home the queue's width gives it
+now is moved there first (`GroupDirectory.move_items`), so a queue's groups follow its growth.
+
+Capacity (`bench/results/capacity.md`, "A FIFO queue's directory grows with its load"): a message costs its group
+item about 5 write units (the counter at send, the claim and the delete as transactions, billed double), one more
+when its group is made anew and forgotten around it (made in a transaction with its home, which costs its group's
+partition 2 more, and 1 to delete). The directory's width grows with the send rate (`GroupDirectory.width`: a
+partition per stripe of the queue's placement, at least 8), so the queue's group-item writes spread with its load:
+10,000 single-message lifecycles a second over 1,000 groups keep every directory partition under half of DynamoDB's
+1,000 WCU/s. What does not spread is a group: its leases and its
+home share its partition (about 5 write units a message there: the lease put, its claim and its delete, these two
+billed double), and its group item one directory partition, so one group takes at most about 1,000 / 5 = 200
+messages a second; and by FIFO's own rule it passes one run (up to 16 messages) per receive-to-delete round trip of
+its consumer, so 16 / round trip messages a second.
 """
 
 from __future__ import annotations
 
 import functools
 import random
-import string
 import time
-import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -50,80 +66,52 @@ from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
 from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
+from mnsd.storage.dynamodb.directory import (
+    ORDERED_STRIPES,
+    GroupDirectory,
+    GroupState,
+    Home,
+    group_item_key,
+)
 from mnsd.storage.dynamodb.layout import (
     KEEP_UPDATE,
     KEEP_VALUES,
     LEASE,
     Item,
-    group_partition,
     is_kept,
     lease_item_key,
     message_of,
-    number,
     state_of,
 )
+from mnsd.storage.dynamodb.placer import Placer
 
-ORDERED_STRIPES = 8  # directory partitions of a FIFO queue's group items
-GROUP = "G"
-_DIRECTORY_PAGE = 100  # group items a receive reads per Query
-_DIRECTORY_PAGES = ORDERED_STRIPES + 8  # Queries of group items one receive makes at most
+_EXTRA_PAGES = 8  # Queries of group items one receive makes at most beyond one per directory partition
 _RUN_SLACK = 4  # leases read past a run's wanted length (deleted-but-kept, expired ones on the way)
 _HEAD_PAGES = 4  # pages of kept or expired leases a receive reads through at a group's head before giving up
 _ATTEMPTS = 4  # of a delete's or a visibility change's transaction that meets a conflicting write or throttling
+_SEQUENCE_ATTEMPTS = 6  # of a send's counter that meets a home no longer its group's or a racing creator
 _COUNT_GROUPS = 64  # groups whose leases a count reads one by one; the others are counted from their group item
 _REWIND_HOLD_MS = 60_000  # how long a rewind holds a group at most (should it stop half way)
-_START_CHARACTERS = string.printable[:94]  # where a shuffled read of a directory partition may start (`G` + one)
+_GROUP_EXISTS = "attribute_exists(n)"
+# A forgotten group: stores nothing, holds nothing, keeps nothing.
+_FORGETTABLE = (
+    "q <= :zero AND (o <= :zero OR h <= :now) AND (attribute_not_exists(p) OR p <= :now) "
+    "AND (attribute_not_exists(k) OR k <= :zero)"
+)
 
-
-def directory_partition(queue_id: str, group: str) -> str:
-    return f"{queue_id}#D{zlib.crc32(group.encode()) % ORDERED_STRIPES}"
-
-
-def group_item_key(queue_id: str, group: str) -> Item:
-    return {"pk": {"S": directory_partition(queue_id, group)}, "sk": {"S": GROUP + group}}
-
-
-def _directories(queue_id: str) -> list[str]:
-    return [f"{queue_id}#D{n}" for n in range(ORDERED_STRIPES)]
-
+__all__ = ["ORDERED_STRIPES", "OrderedMessages"]
 
 _Heads = Mapping[tuple[str, str], "_Head"]  # what a scan saw of each group, by (queue_id, group)
 _CountPlain = Callable[[str, int], dict[MessageState, float]]  # a partition's leases by state (read from the table)
 
 
 @dataclass(frozen=True)
-class _Group:
-    """A group item as read: its group, and its state."""
-
-    queue_id: str
-    name: str
-    stored: int  # q
-    out: int  # o
-    held_until: int  # h
-    changes: int  # c
-    paused_until: int  # p
-    kept: int  # k
-
-    @classmethod
-    def of(cls, item: Item) -> _Group:
-        queue_id = item["pk"]["S"].rsplit("#D", 1)[0]
-        q, o, h, c, p, k = (number(item, name) or 0 for name in "qohcpk")
-        return cls(queue_id, item["sk"]["S"][1:], q, o, h, c, p, k)
-
-    def held(self, now_ms: int) -> bool:
-        return (self.out > 0 and self.held_until > now_ms) or self.paused_until > now_ms
-
-    @property
-    def partition(self) -> str:
-        return group_partition(self.queue_id, self.name)
-
-
-@dataclass(frozen=True)
 class _Head:
-    """What a scan saw of a group: its rewind count then and the position of its first message."""
+    """What a scan saw of a group: its rewind count then, the position of its first message, and its home."""
 
     changes: int
     position: int
+    home: int
 
 
 def _values(**values: int) -> Item:
@@ -142,52 +130,133 @@ def _refusal(exc: ClientError) -> str:
     return ""
 
 
-class OrderedMessages:
-    """The ordered part of the FIFO store (`fifo.DynamoFifoMessages`) (see the module's docstring)."""
+def _failed_items(exc: ClientError) -> set[int]:
+    """The items of a cancelled transaction whose condition did not hold (all of them when it does not say)."""
+    reasons = exc.response.get("CancellationReasons", [])
+    failed = {n for n, reason in enumerate(reasons) if reason.get("Code") == "ConditionalCheckFailed"}
+    return failed or set(range(100))
 
-    def __init__(self, client: Any, table: str) -> None:
+
+def _throttled(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") in THROTTLES
+
+
+class GroupWrites:
+    """Writes of group items: a group's counter (made with its home when it has none), the transactions that change
+    what a group holds, at its home, and throttling counted as the queue's pressure."""
+
+    def __init__(self, client: Any, table: str, placer: Placer, directory: GroupDirectory) -> None:
         self.client = client
         self.table = table
-        self._deep: set[str] = set()  # directory partitions that held more than a page when last read
-
-    # --- writes ----------------------------------------------------------------------------------
+        self.placer = placer
+        self.directory = directory
 
     def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
-        """`n` is the last position given: a group made anew starts from just before `fifo.first_position`; its
-        item's TTL is `fifo.group_expires_at` its last send."""
-        before = fifo.first_position(now_ms) - 1
-        expires_at = fifo.group_expires_at(now_ms) // 1000
-        response = self.client.update_item(
-            TableName=self.table,
-            Key=group_item_key(queue_id, group),
-            UpdateExpression="SET n = if_not_exists(n, :before) + :count, q = if_not_exists(q, :zero) + :count, "
-            "o = if_not_exists(o, :zero), c = if_not_exists(c, :zero), x = :x",
-            ExpressionAttributeValues=_values(before=before, count=count, zero=0, x=expires_at),
-            ReturnValues="UPDATED_NEW",
-        )
-        return int(response["Attributes"]["n"]["N"]) - count + 1
+        """`n` is the last position given, counted at the group's home (remembered, else read); where its item is
+        not, the home is read again, and a group without one is made (`_create`). A group made anew starts from
+        `fifo.first_position`; its item's TTL is `fifo.group_expires_at` its last send."""
+        values = _values(count=count, zero=0, x=fifo.group_expires_at(now_ms) // 1000)
+        for _ in range(_SEQUENCE_ATTEMPTS):
+            d = self.directory.known(queue_id, group)
+            seen: Home | None = None
+            if d is None:
+                seen = self.directory.locate(queue_id, group)
+                d = None if seen is None else seen.d
+            if d is not None:
+                update = "SET n = n + :count, q = if_not_exists(q, :zero) + :count, x = :x"
+                request = self.group_request(queue_id, group, d, update, values, _GROUP_EXISTS)
+                response = self.write(queue_id, self.client.update_item, {**request, "ReturnValues": "UPDATED_NEW"})
+                if response is not None:
+                    return int(response["Attributes"]["n"]["N"]) - count + 1
+                self.directory.unlearn(queue_id, group)
+                if seen is None:
+                    continue  # (a home remembered, no longer the group's: read it)
+            if self.create(queue_id, group, count, now_ms, seen):
+                return fifo.first_position(now_ms)
+        raise RuntimeError(f"the group item of {group!r} kept changing under its sends")
 
-    def _transact(self, items: list[Item], patient: bool = True) -> bool:
-        """One TransactWriteItems; False when a condition did not hold. A conflicting write or throttling: tried
-        again (`patient`: a few times, then raised, as any write's throttling is; else given up as refused)."""
+    def create(self, queue_id: str, group: str, count: int, now_ms: int, seen: Home | None) -> bool:
+        """Make the group's item, numbering from `fifo.first_position`, with its home (`GroupDirectory.create_items`);
+        False if another writer made it (or its home changed) first."""
+        first = fifo.first_position(now_ms)
+        state = {
+            "n": {"N": str(first - 1 + count)},
+            **{name: {"N": str(value)} for name, value in (("q", count), ("o", 0), ("c", 0))},
+            "x": {"N": str(fifo.group_expires_at(now_ms) // 1000)},
+        }
+        d, items = self.directory.create_items(queue_id, group, seen, state)
+        if self.transact(queue_id, items) is not None:
+            return False
+        self.directory.remember(queue_id, group, d)
+        return True
+
+    def write(self, queue_id: str, call: Callable[..., Any], request: Item, patient: bool = True) -> Item | None:
+        """A conditional write (None: its condition did not hold). Throttling counts as the queue's pressure (its
+        directory grows, `placer.Placer`) and is tried again (`patient`: a few times, then raised; else given up)."""
+        for attempt in range(_ATTEMPTS):
+            try:
+                return conditional(call, **request)
+            except ClientError as exc:
+                if not _throttled(exc):
+                    raise
+                self.placer.growth.pressure.throttled(queue_id)
+                if not patient:
+                    return None
+                if attempt == _ATTEMPTS - 1:
+                    raise
+            time.sleep(0.02 * 2**attempt * random.random())
+        return None
+
+    def transact(self, queue_id: str, items: list[Item], patient: bool = True) -> set[int] | None:
+        """One TransactWriteItems: None when done, else the items whose condition did not hold. A conflicting write
+        or throttling (which counts as the queue's pressure) is tried again (`patient`: a few times, then raised, as
+        any write's throttling is; else given up as refused)."""
         for attempt in range(_ATTEMPTS):
             try:
                 self.client.transact_write_items(TransactItems=items)
-                return True
+                return None
             except ClientError as exc:
+                reasons = {reason.get("Code") for reason in exc.response.get("CancellationReasons", [])}
+                if _throttled(exc) or "ThrottlingError" in reasons:
+                    self.placer.growth.pressure.throttled(queue_id)
                 refusal = _refusal(exc)
-                if refusal == "condition" or (refusal == "busy" and not patient):
-                    return False
+                if refusal == "condition":
+                    return _failed_items(exc)
+                if refusal == "busy" and not patient:
+                    return set()
                 if refusal != "busy" or attempt == _ATTEMPTS - 1:
                     raise
             time.sleep(0.02 * 2**attempt * random.random())
+        return set()
+
+    def at_home(self, ref: MessageRef, build: Callable[[int], list[Item]]) -> bool:
+        """A transaction of a message's whose second item is its group item (`build`, given the group's home,
+        remembered or read): if that item was not there, once more at its home read again."""
+        d = self.directory.known(ref.queue_id, ref.group)
+        located = d is None
+        for _ in range(2):
+            if d is None:
+                home = self.directory.locate(ref.queue_id, ref.group)
+                if home is None:
+                    return False
+                d = home.d
+            failed = self.transact(ref.queue_id, build(d))
+            if failed is None:
+                return True
+            if 1 not in failed or located:
+                return False
+            old, d, located = d, None, True
+            home = self.directory.locate(ref.queue_id, ref.group)
+            if home is None or home.d == old:
+                return False  # (its home is right: the group item's own condition did not hold)
+            d = home.d
         return False
 
-    def _group_request(self, queue_id: str, group: str, update: str, values: Item, condition: str = "") -> Item:
-        """An UpdateItem request of a group item (alone, or a transaction's `Update`)."""
+    def group_request(self, queue_id: str, group: str, d: int, update: str, values: Item, condition: str = "") -> Item:
+        """An UpdateItem request of a group item at directory partition `d` (alone, or a transaction's `Update`)."""
         request: Item = {
             "TableName": self.table,
-            "Key": group_item_key(queue_id, group),
+            "Key": group_item_key(queue_id, group, d),
             "UpdateExpression": update,
             "ExpressionAttributeValues": values,
         }
@@ -195,19 +264,19 @@ class OrderedMessages:
             request["ConditionExpression"] = condition
         return request
 
-    def _group_update(self, ref: MessageRef, update: str, values: Item, condition: str = "") -> Item:
-        """A transaction's update of the group item of a message."""
-        return {"Update": self._group_request(ref.queue_id, ref.group, update, values, condition)}
+    def group_update(self, ref: MessageRef, d: int, update: str, values: Item, condition: str = _GROUP_EXISTS) -> Item:
+        """A transaction's update of the group item of a message, at `d`, where it must be."""
+        return {"Update": self.group_request(ref.queue_id, ref.group, d, update, values, condition)}
 
-    def _release(self, ref: MessageRef, kept: bool = False) -> Item:
+    def release(self, ref: MessageRef, d: int, kept: bool = False) -> Item:
         """The group item's part of a delete: one message fewer stored, one fewer of the run in flight (and, when
         the message is `kept` for rewind, one more kept)."""
         update = "SET o = if_not_exists(o, :zero) - :one, q = if_not_exists(q, :zero) - :one"
-        return self._group_update(
-            ref, update + (", k = if_not_exists(k, :zero) + :one" if kept else ""), _values(zero=0, one=1)
+        return self.group_update(
+            ref, d, update + (", k = if_not_exists(k, :zero) + :one" if kept else ""), _values(zero=0, one=1)
         )
 
-    def _held_lease(self, ref: MessageRef, version: int, now_ms: int) -> Item:
+    def held_lease(self, ref: MessageRef, version: int, now_ms: int) -> Item:
         """A write's key and condition on a lease still held by the receipt handle that names `version`."""
         return {
             "TableName": self.table,
@@ -215,6 +284,22 @@ class OrderedMessages:
             "ConditionExpression": "r = :ver AND v > :now AND x > :now_s",
             "ExpressionAttributeValues": _values(ver=version, now=now_ms, now_s=now_ms // 1000),
         }
+
+
+class OrderedMessages:
+    """The ordered part of the FIFO store (`fifo.DynamoFifoMessages`; see the module's docstring): claims, deletes and
+    scans of groups."""
+
+    def __init__(self, client: Any, table: str, placer: Placer) -> None:
+        self.client = client
+        self.table = table
+        self.directory = GroupDirectory(client, table, placer)
+        self.writes = GroupWrites(client, table, placer, self.directory)
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
+        return self.writes.sequence(queue_id, group, count, now_ms)
 
     def claim_runs(
         self, candidates: list[Message], count: int, now_ms: int, visible_at: int, heads: _Heads | None = None
@@ -224,14 +309,16 @@ class OrderedMessages:
         return fifo.claim_runs(candidates, count, now_ms, lambda run: self._claim_run(run, now_ms, visible_at, heads))
 
     def _claim_run(self, run: list[Message], now_ms: int, visible_at: int, heads: _Heads | None) -> list[Message]:
-        """A claimable run (`fifo.claimable`) taken if it starts at its group's head and the group is free."""
+        """A claimable run (`fifo.claimable`) taken if it starts at its group's head and the group is free (its
+        group item at the home the scan read it from)."""
         first = run[0]
         head = self._head(first.queue_id, first.message_group_id, now_ms, heads or {})
         if head is None or head.position != first.position:
             return []  # a message before it remains (or the group is gone)
         after = [m.received(now_ms, visible_at) for m in run]
-        hold = self._group_update(
+        hold = self.writes.group_update(
             first.ref,
+            head.home,
             "SET o = :k, h = :vis",
             _values(k=len(run), vis=visible_at, zero=0, now=now_ms, c=head.changes),
             "(o <= :zero OR h <= :now) AND c = :c AND (attribute_not_exists(p) OR p <= :now)",
@@ -250,87 +337,44 @@ class OrderedMessages:
             }
             for m in run
         ]
-        return after if self._transact([hold, *leases], patient=False) else []
+        return after if self.writes.transact(first.queue_id, [hold, *leases], patient=False) is None else []
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        return self._transact([{"Delete": self._held_lease(ref, version, now_ms)}, self._release(ref)])
+        lease = {"Delete": self.writes.held_lease(ref, version, now_ms)}
+        return self.writes.at_home(ref, lambda d: [lease, self.writes.release(ref, d)])
 
     def delete_keeping(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        keep = self._held_lease(ref, version, now_ms)
+        keep = self.writes.held_lease(ref, version, now_ms)
         keep["UpdateExpression"] = KEEP_UPDATE
         keep["ExpressionAttributeValues"].update(KEEP_VALUES)
-        return self._transact([{"Update": keep}, self._release(ref, kept=True)])
+        return self.writes.at_home(ref, lambda d: [{"Update": keep}, self.writes.release(ref, d, kept=True)])
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a lease; past the group's hold, the hold goes with it (one transaction), else the lease alone."""
-        lease = self._held_lease(ref, version, now_ms)
+        lease = self.writes.held_lease(ref, version, now_ms)
         lease["UpdateExpression"] = "SET v = :vis, r = :next"
         lease["ExpressionAttributeValues"].update(_values(vis=visible_at, next=version + 1))
-        raise_hold = self._group_update(ref, "SET h = :vis", _values(vis=visible_at), "h < :vis")
-        if self._transact([{"Update": lease}, raise_hold]):
+
+        def raise_hold(d: int) -> list[Item]:
+            hold = self.writes.group_update(
+                ref, d, "SET h = :vis", _values(vis=visible_at), f"{_GROUP_EXISTS} AND h < :vis"
+            )
+            return [{"Update": lease}, hold]
+
+        if self.writes.at_home(ref, raise_hold):
             return True
         return conditional(self.client.update_item, **lease) is not None
 
     def moved_out(self, source: Message) -> list[Item]:
         """What a dead-letter move of an ordered message adds to its transaction: one message fewer in its group
-        (the source is Active: its group's run is not in flight)."""
-        return [self._group_update(source.ref, "SET q = if_not_exists(q, :zero) - :one", _values(zero=0, one=1))]
+        (the source is Active: its group is free, so it may have moved: its home is read)."""
+        home = self.directory.locate(source.queue_id, source.message_group_id)
+        d = home.d if home is not None else 0  # (no group item: its condition refuses the move)
+        return [
+            self.writes.group_update(source.ref, d, "SET q = if_not_exists(q, :zero) - :one", _values(zero=0, one=1))
+        ]
 
     # --- reads ----------------------------------------------------------------------------------
-
-    def _directory_page(
-        self, partition: str, condition: str, values: Item, after: Item | None
-    ) -> tuple[list[Item], Item | None]:
-        kwargs: dict[str, Any] = {"ExclusiveStartKey": after} if after else {}
-        response = self.client.query(
-            TableName=self.table,
-            KeyConditionExpression=f"pk = :p AND {condition}",
-            ExpressionAttributeValues={":p": {"S": partition}, **values},
-            Limit=_DIRECTORY_PAGE,
-            **kwargs,
-        )
-        return list(response["Items"]), response.get("LastEvaluatedKey")
-
-    def _groups(self, queue_id: str, shuffled: bool, pages: int | None = None) -> Iterator[_Group]:
-        """The queue's group items: in order; or (`shuffled`) from a random directory partition on, and in one that
-        held more than a page when last read, from a random group on and then from its first group up to there.
-        At most `pages` Queries (None: all)."""
-        directories = _directories(queue_id)
-        if shuffled:
-            first = random.randrange(ORDERED_STRIPES)
-            directories = directories[first:] + directories[:first]
-        budget = [pages]
-        for partition in directories:
-            for condition, values in self._ranges(partition, shuffled):
-                for item in self._directory_pages(partition, condition, values, budget):
-                    if not (condition.startswith("sk BETWEEN") and item["sk"] == values[":s"]):  # (read already)
-                        yield _Group.of(item)
-
-    def _ranges(self, partition: str, shuffled: bool) -> list[tuple[str, Item]]:
-        """How to read a directory partition: whole, or from a random group on, then up to it."""
-        if not (shuffled and partition in self._deep):
-            return [("begins_with(sk, :g)", {":g": {"S": GROUP}})]
-        start = {":s": {"S": GROUP + random.choice(_START_CHARACTERS)}}
-        return [("sk >= :s", start), ("sk BETWEEN :g AND :s", {":g": {"S": GROUP}, **start})]
-
-    def _directory_pages(
-        self, partition: str, condition: str, values: Item, budget: list[int | None]
-    ) -> Iterator[Item]:
-        """The group items of one range of a directory partition, while `budget[0]` Queries remain (None: any)."""
-        after: Item | None = None
-        first = True
-        while budget[0] is None or budget[0] > 0:
-            items, after = self._directory_page(partition, condition, values, after)
-            if budget[0] is not None:
-                budget[0] -= 1
-            if after is not None:
-                self._deep.add(partition)
-            elif first and condition.startswith("begins_with"):
-                self._deep.discard(partition)
-            first = False
-            yield from items
-            if after is None:
-                return
 
     def _leases(self, partition: str, limit: int, after: Item | None) -> tuple[list[Item], Item | None]:
         """A page of a group's leases in position order, read consistently (a claim relies on its head)."""
@@ -345,11 +389,11 @@ class OrderedMessages:
         )
         return list(response["Items"]), response.get("LastEvaluatedKey")
 
-    def _run(self, group: _Group, now_ms: int, wanted: int) -> fifo.HeadRun:
+    def _run(self, group: GroupState, now_ms: int, wanted: int) -> fifo.HeadRun:
         """A group's run (`fifo.head_run`), its leases read from the head as far as the run goes."""
         return fifo.head_run(self._stored(group, now_ms, wanted), now_ms, wanted)
 
-    def _stored(self, group: _Group, now_ms: int, wanted: int) -> Iterator[Message]:
+    def _stored(self, group: GroupState, now_ms: int, wanted: int) -> Iterator[Message]:
         """A group's unexpired messages in position order, page by page as they are taken (at most `_HEAD_PAGES`);
         the expired leases met on the way are deleted (those kept for rewind stay)."""
         after: Item | None = None
@@ -363,7 +407,7 @@ class OrderedMessages:
             if after is None:
                 return
 
-    def _drop_expired(self, group: _Group, item: Item, now_ms: int) -> None:
+    def _drop_expired(self, group: GroupState, item: Item, now_ms: int) -> None:
         """Delete a lease whose retention is over (TTL would, later), with one message fewer in its group."""
         gone = conditional(
             self.client.delete_item,
@@ -373,21 +417,29 @@ class OrderedMessages:
             ExpressionAttributeValues=_values(now_s=now_ms // 1000),
         )
         if gone is not None:
-            request = self._group_request(
-                group.queue_id, group.name, "SET q = q - :one", _values(one=1), "attribute_exists(q)"
+            request = self.writes.group_request(
+                group.queue_id, group.name, group.home, "SET q = q - :one", _values(one=1), "attribute_exists(q)"
             )
             conditional(self.client.update_item, **request)
 
-    def _forget(self, group: _Group, now_ms: int) -> None:
-        """Delete a group item that stores nothing and holds nothing (a send since makes it anew)."""
-        conditional(
-            self.client.delete_item,
-            TableName=self.table,
-            Key=group_item_key(group.queue_id, group.name),
-            ConditionExpression="q <= :zero AND (o <= :zero OR h <= :now) AND (attribute_not_exists(p) OR p <= :now) "
-            "AND (attribute_not_exists(k) OR k <= :zero)",
-            ExpressionAttributeValues=_values(zero=0, now=now_ms),
-        )
+    def _forget(self, group: GroupState, now_ms: int) -> None:
+        """Delete a group item that stores nothing and holds nothing, with its home (a send since makes it anew)."""
+        self.directory.unlearn(group.queue_id, group.name)
+        for delete in self.directory.forget_items(group, _FORGETTABLE, _values(zero=0, now=now_ms)):
+            if self.writes.write(group.queue_id, self.client.delete_item, delete["Delete"], patient=False) is None:
+                return  # (changed since it was read; or its home already made anew by a send)
+
+    def _settled(self, group: GroupState) -> GroupState | None:
+        """A free group at the home its queue's width gives it now: moved there if it is not (None: the move was
+        refused, the group changed since it was read)."""
+        d = self.directory.misplaced(group)
+        if d is None:
+            return group
+        moved, items = self.directory.move_items(group, d)
+        if self.writes.transact(group.queue_id, items, patient=False) is not None:
+            return None
+        self.directory.remember(group.queue_id, group.name, d)
+        return moved
 
     def scan(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
         """The runs of free groups from a random one on, until `enough` (or `wanted`) messages; claimed with the heads
@@ -395,17 +447,26 @@ class OrderedMessages:
         seen: dict[tuple[str, str], _Head] = {}
         found: list[Message] = []
         next_visible: int | None = None
-        for group in self._groups(queue_id, shuffled=True, pages=_DIRECTORY_PAGES):
+        pages = self.directory.width(queue_id) + _EXTRA_PAGES
+        met: set[str] = set()  # (a group moved ahead of the scan is met again at its new home)
+        for group in self.directory.groups(queue_id, shuffled=True, pages=pages):
+            if group.name in met:
+                continue
+            met.add(group.name)
+            settled: GroupState | None = group
             if group.held(now_ms):
                 wake: int | None = max(group.held_until, group.paused_until)
             elif group.stored <= 0:
                 if group.kept <= 0:
                     self._forget(group, now_ms)
                 continue
+            elif (settled := self._settled(group)) is None:
+                continue
             else:
-                run = self._run(group, now_ms, wanted - len(found))
+                run = self._run(settled, now_ms, wanted - len(found))
                 if run.head is not None:
-                    seen[(queue_id, group.name)] = _Head(group.changes, run.head)
+                    seen[(queue_id, group.name)] = _Head(settled.changes, run.head, settled.home)
+                    self.directory.remember(queue_id, group.name, settled.home)
                 wake = run.wakes_at
                 found += run.messages
             if wake is not None:
@@ -416,19 +477,25 @@ class OrderedMessages:
         return ReadyScan(found, None if found else next_visible, claimer=claim)
 
     def _head(self, queue_id: str, group: str, now_ms: int, heads: _Heads) -> _Head | None:
-        """What the scan that offered a run saw of its group; read now if it saw nothing of it."""
+        """What the scan that offered a run saw of its group; read now (at its home) if it saw nothing of it."""
         if (queue_id, group) in heads:
             return heads[(queue_id, group)]
-        item = self.client.get_item(TableName=self.table, Key=group_item_key(queue_id, group), ConsistentRead=True)
-        if "Item" not in item:
+        d = self.directory.known(queue_id, group)
+        if d is None:
+            home = self.directory.locate(queue_id, group)
+            if home is None:
+                return None
+            d = home.d
+        state = self.directory.read(queue_id, group, d)
+        if state is None:
+            self.directory.unlearn(queue_id, group)
             return None
-        state = _Group.of(item["Item"])
         head = self._run(state, now_ms, 1).head
-        return None if head is None else _Head(state.changes, head)
+        return None if head is None else _Head(state.changes, head, state.home)
 
     def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:
         held = []
-        for group in self._groups(queue_id, shuffled=False):
+        for group in self.directory.groups(queue_id, shuffled=False):
             if group.held(now_ms):
                 held.append(group.name)
                 if len(held) >= limit:
@@ -439,7 +506,7 @@ class OrderedMessages:
         """Exact for the first `_COUNT_GROUPS` groups (their leases read, `count_plain`), from the group items for
         the others: a held group's run in flight, the rest of what it stores Active."""
         found = dict.fromkeys(MessageState, 0.0)
-        for n, group in enumerate(self._groups(queue_id, shuffled=False)):
+        for n, group in enumerate(self.directory.groups(queue_id, shuffled=False)):
             if n < _COUNT_GROUPS:
                 states = count_plain(group.partition, now_ms)
             else:
@@ -453,13 +520,28 @@ class OrderedMessages:
 
     # --- rewind ---------------------------------------------------------------------------------
 
+    def _update_group(self, group: GroupState, update: str, values: Item) -> int | None:
+        """Update a group item where it was read, or, moved since, where its home says: its home, None if gone."""
+        for d in (group.home, None):
+            if d is None:
+                home = self.directory.locate(group.queue_id, group.name)
+                if home is None or home.d == group.home:
+                    return None
+                d = home.d
+            request = self.writes.group_request(group.queue_id, group.name, d, update, values, _GROUP_EXISTS)
+            if conditional(self.client.update_item, **request) is not None:
+                return d
+        return None
+
     def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
         """Per group: hold it, restore its kept messages and make its in-flight ones visible (those enqueued at
         or after `since_ms`), then let it go with what is still in flight as its run and `c` bumped."""
         rewound = 0
-        for group in list(self._groups(queue_id, shuffled=False)):
+        for group in list(self.directory.groups(queue_id, shuffled=False)):
             hold = _values(until=now_ms + _REWIND_HOLD_MS, one=1)
-            self.client.update_item(**self._group_request(queue_id, group.name, "SET p = :until, c = c + :one", hold))
+            d = self._update_group(group, "SET p = :until, c = c + :one", hold)
+            if d is None:
+                continue  # (forgotten since it was read: it kept nothing)
             restored, revisited, out = 0, 0, 0
             pages = dead_letters.lease_pages(self.client, self.table, [group.partition], dead_letters.REWIND_PROJECTION)
             for items, _ in pages:
@@ -470,14 +552,14 @@ class OrderedMessages:
                     out += outcome == "in flight"
             update = "SET o = :out, q = q + :restored, k = if_not_exists(k, :zero) - :restored, c = c + :one REMOVE p"
             values = _values(out=out, restored=restored, one=1, zero=0)
-            self.client.update_item(**self._group_request(queue_id, group.name, update, values))
+            self.client.update_item(**self.writes.group_request(queue_id, group.name, d, update, values))
             rewound += restored + revisited
         return rewound
 
     def drop_kept(self, queue_id: str) -> int:
         """Delete the kept leases of the queue's groups; how many."""
         dropped = 0
-        for group in list(self._groups(queue_id, shuffled=False)):
+        for group in list(self.directory.groups(queue_id, shuffled=False)):
             dropped += dead_letters.drop_kept(self.client, self.table, [group.partition])
-            self.client.update_item(**self._group_request(queue_id, group.name, "SET k = :zero", _values(zero=0)))
+            self._update_group(group, "SET k = :zero", _values(zero=0))
         return dropped

@@ -1,0 +1,306 @@
+"""A FIFO queue's directory on the DynamoDB message table: where each group's item lives, and how wide it is.
+
+A group's item (`mnsd.storage.dynamodb.ordered` says what it holds) lives in one of the queue's directory partitions
+`{queue_id}#D{d}`, d < `width`. The width follows the queue's load as a standard queue's stripes do: it is
+`max(ORDERED_STRIPES, DIRECTORY_PER_STRIPE x stripes)` (a power of two) of the queue's placement
+(`placement.Placement.stripes`, grown by `placer.Placer` from the send rate and throttling), so the group-item
+writes of a busy queue (about 5 write units per message) spread over more partitions as it grows; a quiet queue
+keeps the 8 it always had, and its empty poll reads no more.
+
+Containers do not agree on the width at every moment (each caches the placement), so a group's directory
+number is chosen once, when its item is created (`crc32(group) % width` then), and recorded in its *home item*,
+`#H` in the group's own partition `{queue_id}#G{group}` (before its leases `L...`): `d`, and `i`, a token that
+every creation and move changes. Every writer finds the group item through it, whatever width it believes:
+- a creation is one transaction: the home put (absent, or still the token of a home whose group item is gone)
+  and the group item put at `d` (absent). Of two racing creators one wins; the other finds its home and goes on.
+  So a group has at most one group item, which carries its home's token `i`.
+- a container remembers homes it used or read (`known`, bounded); every write of a group item is conditioned on
+  its existing, so one at a home that is no longer its fails, and the writer reads the home again (`locate`).
+- a group item from before homes (no `i`, no home item) lives at `crc32(group) % ORDERED_STRIPES`, its former
+  place: `locate` reads that place too when the group has no home.
+- forgetting a group deletes its group item, then its home if its token is still the item's (`forget_items`): two
+  single writes, not a transaction (a directory partition pays one unit, as before homes). Between the two the
+  home points at no item, as when TTL ended a group item: a creator that finds such a home replaces it by its
+  token, and the forget's delete of it then fails its condition.
+- a *move* (`move_items`): a group created when the queue was narrower lies outside `home_for(group, width)`; a
+  scan that meets it free moves it there in one transaction (the old item deleted as read, the new put, the home
+  re-pointed as last seen). Widths being powers of two and only growing, a container that still believes a
+  narrower width reads only the partitions where `crc32 % width` agrees with its own, and never moves it back.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import string
+import threading
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mnsd.storage.dynamodb.layout import Item, group_partition, number
+from mnsd.storage.dynamodb.placement import Placement
+
+ORDERED_STRIPES = 8  # the fewest directory partitions of a FIFO queue (and those of group items older than homes)
+DIRECTORY_PER_STRIPE = 1  # directory partitions per stripe of the queue's placement (see `GroupDirectory.width`)
+GROUP = "G"
+HOME = "#H"  # the sort key of a group's home item, in the group's partition (before its leases)
+_DIRECTORY_PAGE = 100  # group items a receive reads per Query
+_START_CHARACTERS = string.printable[:94]  # where a shuffled read may start (`G` + one)
+_REMEMBERED = 100_000  # homes a container remembers (then it starts afresh)
+_STATE = "nqohcpkxi"  # a group item's attributes besides its key (`ordered`'s module docstring; `i`: its home's)
+
+
+class Placements(Protocol):
+    """Where the queue's placement is read (`placer.Placer`)."""
+
+    def of(self, queue_id: str) -> Placement: ...
+
+
+def directory_partition(queue_id: str, d: int) -> str:
+    return f"{queue_id}#D{d}"
+
+
+def group_item_key(queue_id: str, group: str, d: int) -> Item:
+    return {"pk": {"S": directory_partition(queue_id, d)}, "sk": {"S": GROUP + group}}
+
+
+def home_key(queue_id: str, group: str) -> Item:
+    return {"pk": {"S": group_partition(queue_id, group)}, "sk": {"S": HOME}}
+
+
+def home_for(group: str, width: int) -> int:
+    """The directory partition a group is created in (or moved to) at `width`."""
+    return zlib.crc32(group.encode()) % width
+
+
+def _token() -> str:
+    return secrets.token_hex(6)
+
+
+@dataclass(frozen=True)
+class Home:
+    """Where a group's item is: directory partition `d`, and the token of its home item ("" for a group item from
+    before homes, which has none)."""
+
+    d: int
+    token: str
+
+
+@dataclass(frozen=True)
+class GroupState:
+    """A group item as read: its group, its directory partition, its state, and the item itself (a move copies it)."""
+
+    queue_id: str
+    name: str
+    home: int
+    stored: int  # q
+    out: int  # o
+    held_until: int  # h
+    changes: int  # c
+    paused_until: int  # p
+    kept: int  # k
+    token: str  # i ("": from before homes)
+    item: Item = field(compare=False, repr=False)
+
+    @classmethod
+    def of(cls, item: Item) -> GroupState:
+        queue_id, d = item["pk"]["S"].rsplit("#D", 1)
+        q, o, h, c, p, k = (number(item, name) or 0 for name in "qohcpk")
+        token = str(item.get("i", {}).get("S", ""))
+        return cls(queue_id, item["sk"]["S"][1:], int(d), q, o, h, c, p, k, token, item)
+
+    def held(self, now_ms: int) -> bool:
+        return (self.out > 0 and self.held_until > now_ms) or self.paused_until > now_ms
+
+    @property
+    def partition(self) -> str:
+        return group_partition(self.queue_id, self.name)
+
+
+class GroupDirectory:
+    """A FIFO queue's directory: its width, its groups' homes (read, remembered, written) and its group items read."""
+
+    def __init__(self, client: Any, table: str, placements: Placements) -> None:
+        self.client = client
+        self.table = table
+        self.placements = placements
+        self._homes: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+        self._deep: set[str] = set()  # directory partitions that held more than a page when last read
+
+    # --- width ----------------------------------------------------------------------------------
+
+    def width(self, queue_id: str) -> int:
+        """How many directory partitions the queue has: `DIRECTORY_PER_STRIPE` per stripe of its placement, at least
+        `ORDERED_STRIPES`, a power of two. The placement grows a stripe per `stripes.STRIPE_BUDGET` (120) messages a
+        second; at about 5 write units of group items per message (6 when groups are made and forgotten around each
+        one), that is 600-720 WCU/s per directory partition at the budget, spread unevenly by the groups' hashes;
+        the growth rule asks for the next power of two above the rate, so a queue runs at 50-100% of its budget and
+        10,000 messages/s over 1,000 groups take at most about 460 WCU/s in one (`bench/results/capacity.md`)."""
+        wanted = max(ORDERED_STRIPES, DIRECTORY_PER_STRIPE * self.placements.of(queue_id).stripes)
+        return 1 << (wanted - 1).bit_length()
+
+    def partitions(self, queue_id: str) -> list[str]:
+        return [directory_partition(queue_id, d) for d in range(self.width(queue_id))]
+
+    # --- homes ----------------------------------------------------------------------------------
+
+    def known(self, queue_id: str, group: str) -> int | None:
+        """The home this container last used for the group (a hint: writes there are conditioned on the item)."""
+        return self._homes.get((queue_id, group))
+
+    def remember(self, queue_id: str, group: str, d: int) -> None:
+        with self._lock:
+            if len(self._homes) >= _REMEMBERED:
+                self._homes.clear()
+            self._homes[(queue_id, group)] = d
+
+    def unlearn(self, queue_id: str, group: str) -> None:
+        with self._lock:
+            self._homes.pop((queue_id, group), None)
+
+    def locate(self, queue_id: str, group: str) -> Home | None:
+        """The group's home as stored now (consistent reads): its home item's; with none, the place of a group item
+        from before homes if one is there; else None (no group item)."""
+        legacy = group_item_key(queue_id, group, home_for(group, ORDERED_STRIPES))
+        keys = [home_key(queue_id, group), legacy]
+        response = self.client.batch_get_item(RequestItems={self.table: {"Keys": keys, "ConsistentRead": True}})
+        found = {item["sk"]["S"]: item for item in response.get("Responses", {}).get(self.table, [])}
+        home = found.get(HOME)
+        if home is not None:
+            located = Home(int(home["d"]["N"]), str(home["i"]["S"]))
+        elif GROUP + group in found:
+            located = Home(GroupState.of(found[GROUP + group]).home, "")
+        else:
+            self.unlearn(queue_id, group)
+            return None
+        self.remember(queue_id, group, located.d)
+        return located
+
+    def create_items(self, queue_id: str, group: str, seen: Home | None, state: Item) -> tuple[int, list[Item]]:
+        """Where a new group item goes and the transaction creating it with its home: `state` its attributes; the
+        home put if there is none, or (`seen`) if it is still the one whose group item was found gone."""
+        d = home_for(group, self.width(queue_id))
+        token = _token()
+        home_condition: Item = {"ConditionExpression": "attribute_not_exists(pk)"}
+        if seen is not None and seen.token:
+            home_condition = {
+                "ConditionExpression": "i = :i",
+                "ExpressionAttributeValues": {":i": {"S": seen.token}},
+            }
+        home = {"Item": {**home_key(queue_id, group), "d": {"N": str(d)}, "i": {"S": token}}, **home_condition}
+        item = {**group_item_key(queue_id, group, d), **state, "i": {"S": token}}
+        return d, [
+            {"Put": {"TableName": self.table, **home}},
+            {"Put": {"TableName": self.table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}},
+        ]
+
+    def forget_items(self, group: GroupState, condition: str, values: Item) -> list[Item]:
+        """The deletes forgetting a group, in turn: its group item (if `condition` holds), then its home if it is still
+        the item's (a group item from before homes has none)."""
+        delete = {
+            "Delete": {
+                "TableName": self.table,
+                "Key": group_item_key(group.queue_id, group.name, group.home),
+                "ConditionExpression": condition,
+                "ExpressionAttributeValues": values,
+            }
+        }
+        if not group.token:
+            return [delete]
+        home = {
+            "TableName": self.table,
+            "Key": home_key(group.queue_id, group.name),
+            "ConditionExpression": "i = :i",
+            "ExpressionAttributeValues": {":i": {"S": group.token}},
+        }
+        return [delete, {"Delete": home}]
+
+    def misplaced(self, group: GroupState) -> int | None:
+        """Where a group should move to at its queue's width now; None if it is there."""
+        d = home_for(group.name, self.width(group.queue_id))
+        return None if d == group.home else d
+
+    def move_items(self, group: GroupState, d: int) -> tuple[GroupState, list[Item]]:
+        """The group as moved to directory partition `d`, and the transaction moving it: its item deleted if every
+        attribute is still as read, put at `d`, and its home re-pointed if still as read (made, for a group item from
+        before homes)."""
+        token = _token()
+        names = [name for name in _STATE if name in group.item]
+        condition = " AND ".join(
+            [f"{name} = :{name}" for name in names] + [f"attribute_not_exists({n})" for n in _STATE if n not in names]
+        )
+        delete = {
+            "TableName": self.table,
+            "Key": group_item_key(group.queue_id, group.name, group.home),
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": {f":{name}": group.item[name] for name in names},
+        }
+        moved = {**group.item, **group_item_key(group.queue_id, group.name, d), "i": {"S": token}}
+        put = {"TableName": self.table, "Item": moved, "ConditionExpression": "attribute_not_exists(pk)"}
+        home: Item = {
+            "TableName": self.table,
+            "Item": {**home_key(group.queue_id, group.name), "d": {"N": str(d)}, "i": {"S": token}},
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+        if group.token:
+            home["ConditionExpression"] = "i = :i"
+            home["ExpressionAttributeValues"] = {":i": {"S": group.token}}
+        return GroupState.of(moved), [{"Delete": delete}, {"Put": put}, {"Put": home}]
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    def groups(self, queue_id: str, shuffled: bool, pages: int | None = None) -> Iterator[GroupState]:
+        """The queue's group items: in order; or (`shuffled`) from a random directory partition on, and in one that
+        held more than a page when last read, from a random group on and then from its first group up to there.
+        At most `pages` Queries (None: all)."""
+        directories = self.partitions(queue_id)
+        if shuffled:
+            first = random.randrange(len(directories))
+            directories = directories[first:] + directories[:first]
+        budget = [pages]
+        for partition in directories:
+            for condition, values in self._ranges(partition, shuffled):
+                for item in self._pages(partition, condition, values, budget):
+                    if not (condition.startswith("sk BETWEEN") and item["sk"] == values[":s"]):  # (read already)
+                        yield GroupState.of(item)
+
+    def _ranges(self, partition: str, shuffled: bool) -> list[tuple[str, Item]]:
+        """How to read a directory partition: whole, or from a random group on, then up to it."""
+        if not (shuffled and partition in self._deep):
+            return [("begins_with(sk, :g)", {":g": {"S": GROUP}})]
+        start = {":s": {"S": GROUP + random.choice(_START_CHARACTERS)}}
+        return [("sk >= :s", start), ("sk BETWEEN :g AND :s", {":g": {"S": GROUP}, **start})]
+
+    def _pages(self, partition: str, condition: str, values: Item, budget: list[int | None]) -> Iterator[Item]:
+        """The group items of one range of a directory partition, while `budget[0]` Queries remain (None: any)."""
+        after: Item | None = None
+        first = True
+        while budget[0] is None or budget[0] > 0:
+            kwargs: dict[str, Any] = {"ExclusiveStartKey": after} if after else {}
+            response = self.client.query(
+                TableName=self.table,
+                KeyConditionExpression=f"pk = :p AND {condition}",
+                ExpressionAttributeValues={":p": {"S": partition}, **values},
+                Limit=_DIRECTORY_PAGE,
+                **kwargs,
+            )
+            items, after = list(response["Items"]), response.get("LastEvaluatedKey")
+            if budget[0] is not None:
+                budget[0] -= 1
+            if after is not None:
+                self._deep.add(partition)
+            elif first and condition.startswith("begins_with"):
+                self._deep.discard(partition)
+            first = False
+            yield from items
+            if after is None:
+                return
+
+    def read(self, queue_id: str, group: str, d: int) -> GroupState | None:
+        """A group item read at `d` (consistently: a claim relies on it)."""
+        key = group_item_key(queue_id, group, d)
+        item = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True)
+        return GroupState.of(item["Item"]) if "Item" in item else None
