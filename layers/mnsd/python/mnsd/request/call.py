@@ -57,6 +57,10 @@ class Call:
         scheme = self.request.header("x-forwarded-proto") or "http"
         return f"{scheme}://{host}"
 
+    def location(self, path: str) -> dict[str, str]:
+        """The `Location` header of a resource at `path` (`/queues/{name}`) of the endpoint called."""
+        return {"Location": f"{self.endpoint()}{path}"}
+
 
 def xml_response(root: xmlcodec.Node, status: int = 200) -> HttpResponse:
     return HttpResponse(status, xmlcodec.encode(root), {"Content-Type": "text/xml;charset=utf-8"})
@@ -64,3 +68,8 @@ def xml_response(root: xmlcodec.Node, status: int = 200) -> HttpResponse:
 
 def no_content(headers: dict[str, str] | None = None) -> HttpResponse:
     return HttpResponse(204, b"", headers or {})
+
+
+def created_or_existing(created: bool, headers: dict[str, str]) -> HttpResponse:
+    """The answer to a PUT that makes a resource: 201 when it made it, 204 when an identical one was there already."""
+    return HttpResponse(201, b"", headers) if created else no_content(headers)
