@@ -26,7 +26,7 @@ class MessageStores:
 @dataclass(eq=False)  # a service: compared by identity
 class QueueServiceBase:
     """The fields a service over queues' records and their messages starts with (`QueueControl`,
-    `DeadLetterService`): its own follow."""
+    `DeadLetterService`); each service's own fields follow them."""
 
     catalog: Catalog
     messages: MessageStores  # a queue's store: `messages.of(queue)`

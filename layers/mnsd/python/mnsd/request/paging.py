@@ -1,4 +1,5 @@
-"""The list request headers shared by ListQueue, ListTopic and ListSubscriptionByTopic."""
+"""The list request headers shared by ListQueue, ListTopic and ListSubscriptionByTopic, and the listing of an
+account's queues or topics (`account_listing`)."""
 
 from __future__ import annotations
 
