@@ -1,6 +1,5 @@
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call
-from mnsd.request.paging import account_listing
+from mnsd.request.call import Call, account_listing
 from mnsd.wire import responses
 
 
