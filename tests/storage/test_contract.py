@@ -9,7 +9,7 @@ import pytest
 
 from mnsd.log.metrics import LogEvent, LogRead
 from mnsd.log.oplog import LogRecord
-from mnsd.queues.model import Message, MessageState, Property, QueueCounts, body_md5
+from mnsd.queues.model import Content, Message, MessageState, Property, QueueCounts, body_md5
 from mnsd.storage import Storage
 from mnsd.topics.model import TOPIC_RETENTION_SECONDS, TopicMessage
 from tests.storage.engines import reads_index
@@ -20,20 +20,8 @@ RETENTION = 3600  # s
 
 def message(n: int, queue_id: str = "q1", priority: int = 8, delay_ms: int = 0, body: str | None = None) -> Message:
     text = body if body is not None else f"body-{n}"
-    return Message(
-        queue_id=queue_id,
-        message_id=f"M{n:05d}",
-        priority=priority,
-        position=NOW + n + delay_ms,
-        visible_at=NOW + n + delay_ms,
-        version=0,
-        dequeue_count=0,
-        enqueue_time=NOW + n,
-        first_dequeue_time=NOW + n,
-        expires_at=(NOW + n) // 1000 + RETENTION,
-        body_md5=body_md5(text),
-        body=text,
-    )
+    content = Content(body_md5(text), text, priority)
+    return Message.enqueued(queue_id, f"M{n:05d}", NOW + n, NOW + n + delay_ms, (NOW + n) // 1000 + RETENTION, content)
 
 
 def ready_ids(storage: Storage, now: int, wanted: int = 100, queue_id: str = "q1") -> list[str]:

@@ -3,7 +3,7 @@ of its oldest message that is neither delayed, expired nor kept for rewind), and
 
 from __future__ import annotations
 
-from mnsd.queues.model import Backlog, Message, Queue, QueueAttributes, QueueCounts, body_md5, new_message_id
+from mnsd.queues.model import Backlog, Content, Message, Queue, QueueAttributes, QueueCounts, body_md5, new_message_id
 from mnsd.storage import Storage
 from mnsd.storage import catalog as catalog_module
 from mnsd.storage.catalog import Catalog
@@ -15,20 +15,9 @@ RETENTION = 3600  # s
 
 def sent(enqueued: int, delay_ms: int = 0, queue_id: str = "q1", retention: int = RETENTION) -> Message:
     """A message as a send makes it at `enqueued` (its id made then, as `MessageStore.new_ids` makes ids)."""
-    return Message(
-        queue_id=queue_id,
-        message_id=new_message_id(enqueued),
-        priority=8,
-        position=enqueued + delay_ms,
-        visible_at=enqueued + delay_ms,
-        version=0,
-        dequeue_count=0,
-        enqueue_time=enqueued,
-        first_dequeue_time=enqueued,
-        expires_at=enqueued // 1000 + retention,
-        body_md5=body_md5("x"),
-        body="x",
-    )
+    expires_at = enqueued // 1000 + retention
+    content = Content(body_md5("x"), "x", 8)
+    return Message.enqueued(queue_id, new_message_id(enqueued), enqueued, enqueued + delay_ms, expires_at, content)
 
 
 def claim(storage: Storage, message: Message, now: int, visible_at: int) -> Message:

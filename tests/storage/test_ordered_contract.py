@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from mnsd.queues import fifo
-from mnsd.queues.model import Message, QueueCounts, body_md5
+from mnsd.queues.model import Content, Message, QueueCounts, body_md5
 from mnsd.storage import ReadyScan, Storage
 from tests.storage.conftest import ENGINES
 from tests.storage.engines import end_lifetimes
@@ -32,22 +32,8 @@ def ordered(storage: Storage, group: str, n: int, queue_id: str = "q1", delay_ms
     """A new ordered message of `group`, numbered by the engine (`sequence`)."""
     position = storage.fifo_messages.sequence(queue_id, group, 1, NOW)
     text = f"{group}-{n}"
-    return Message(
-        queue_id=queue_id,
-        message_id=f"M{n:05d}",
-        priority=8,
-        position=position,
-        visible_at=NOW + delay_ms,
-        version=0,
-        dequeue_count=0,
-        enqueue_time=NOW,
-        first_dequeue_time=NOW,
-        expires_at=NOW // 1000 + RETENTION,
-        body_md5=body_md5(text),
-        body=text,
-        message_group_id=group,
-        ordered=True,
-    )
+    content = Content(body_md5(text), text, 8, message_group_id=group, ordered=True)
+    return Message.enqueued(queue_id, f"M{n:05d}", NOW, NOW + delay_ms, NOW // 1000 + RETENTION, content, position)
 
 
 def send(storage: Storage, *groups: str, queue_id: str = "q1") -> list[Message]:

@@ -13,12 +13,12 @@ from local_runtime.upgrade import upgrade
 from mnsd.log.metrics import LogEvent
 from mnsd.log.oplog import LogRecord
 from mnsd.queues import fifo
-from mnsd.queues.model import QueueCounts
+from mnsd.queues.model import Message, QueueCounts
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.oplog import log_item
 from mnsd.storage.sqlite import DATABASE_FILE, changes, groups, sqlite_storage
-from mnsd.storage.sqlite.database import ADDED_MESSAGE_COLUMNS, MESSAGE_COLUMNS
+from mnsd.storage.sqlite.database import ADDED_MESSAGE_COLUMNS, AS_STORED, COLUMNS, MESSAGE_COLUMNS
 from mnsd.storage.sqlite.messages import _READY_SQL
 from tests.storage.test_contract import NOW, RETENTION, message
 from tests.storage.test_ordered_contract import VISIBLE, ordered
@@ -29,6 +29,13 @@ def engine(tmp_path):
     storage = sqlite_storage(tmp_path)
     yield storage
     storage.database.close()
+
+
+def test_a_message_row_holds_the_message_fields_in_their_order_then_the_store_s_own():
+    names = COLUMNS.split(", ")
+    assert names[: len(dataclasses.fields(Message))] == [field.name for field in dataclasses.fields(Message)]
+    assert AS_STORED == tuple(names[: names.index("body") + 1])
+    assert names[len(dataclasses.fields(Message)) :] == ["group_key"]
 
 
 def test_a_receive_reads_one_index_range_and_sorts_nothing(engine):

@@ -165,7 +165,7 @@ def test_a_shared_topics_policy_is_read_once_per_cache_period(monkeypatch):
     monkeypatch.setattr(
         table,
         "get",
-        lambda partition, name: (reads.append(name) if partition.endswith("#topic") else None) or get(partition, name),
+        lambda scope, name: (reads.append(name) if scope.endswith("#topic") else None) or get(scope, name),
     )
     for _ in range(5):
         assert world.call(OTHER_ROOT, "POST", "/topics/t/messages", SEND, host=OWNER_HOST).status == 201

@@ -22,9 +22,9 @@ class CountingTable(Wrapping):
         super().__init__(table)
         self.gets = 0
 
-    def get(self, partition, name):
+    def get(self, scope, name):
         self.gets += 1
-        return self.inner.get(partition, name)
+        return self.inner.get(scope, name)
 
 
 @pytest.fixture

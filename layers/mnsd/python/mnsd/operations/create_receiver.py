@@ -1,5 +1,5 @@
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, no_content
+from mnsd.request.call import Call, created_or_existing
 from mnsd.wire import receivers
 
 
@@ -10,7 +10,7 @@ def create_receiver(call: Call) -> HttpResponse:
     created, copying = call.services.receivers.create(
         call.account_id, queue, name, receivers.receiver_input(call.xml_if_any())
     )
-    headers = {"Location": f"{call.endpoint()}/queues/{queue}/receivers/{name}"}
+    headers = call.location(f"/queues/{queue}/receivers/{name}")
     if copying:
         headers["x-mns-copy-pending"] = "true"
-    return HttpResponse(201, b"", headers) if created else no_content(headers)
+    return created_or_existing(created, headers)

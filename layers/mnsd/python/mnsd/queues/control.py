@@ -5,25 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from mnsd.clock import Clock, ms
+from mnsd.clock import ms
 from mnsd.names import check_queue_name
 from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.model import Backlog, Queue, QueueAttributeChanges, QueueAttributes, QueueCounts, queue_type
 from mnsd.queues.receivers import ReceiverService, view
-from mnsd.queues.stores import MessageStores
+from mnsd.queues.stores import QueueServiceBase
 from mnsd.registry import Registry
-from mnsd.settings import Settings
-from mnsd.storage.catalog import Catalog
 
 HELD_GROUPS_SHOWN = 1000  # GetQueueAttributes' MessageGroupsInFlight counts this many at most
 
 
 @dataclass(eq=False)  # a service: compared by identity
-class QueueControl:
-    catalog: Catalog
-    messages: MessageStores  # a queue's store: `messages.of(queue)`
-    clock: Clock
-    settings: Settings
+class QueueControl(QueueServiceBase):
     registry: Registry[Queue]  # the control-plane path queues and topics share
     receivers: ReceiverService
     dlq_targets: DeadLetterTargets

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnsd import errors
-from mnsd.clock import Clock, ms
+from mnsd.clock import ms
 from mnsd.queues import fifo
 from mnsd.queues.activity import QueueActivity
 from mnsd.queues.addresses import QueueAddresses
@@ -25,10 +25,8 @@ from mnsd.queues.model import (
     without_dead_letter_marks,
 )
 from mnsd.queues.notifier import Notifier
-from mnsd.queues.stores import MessageStores
+from mnsd.queues.stores import QueueServiceBase
 from mnsd.registry import Registry
-from mnsd.settings import Settings
-from mnsd.storage.catalog import Catalog
 
 # A redrive moves at most this many messages per request (the answer says how many; call again for more)
 # and looks at most this far into the dead-letter queue past the messages it cannot move.
@@ -38,11 +36,7 @@ REDRIVE_PAGE = 64
 
 
 @dataclass(eq=False)  # a service: compared by identity
-class DeadLetterService:
-    catalog: Catalog
-    messages: MessageStores  # a queue's store: `messages.of(queue)`
-    clock: Clock
-    settings: Settings
+class DeadLetterService(QueueServiceBase):
     notifier: Notifier
     registry: Registry[Queue]  # the queues' records
     addresses: QueueAddresses

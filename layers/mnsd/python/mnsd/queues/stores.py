@@ -1,12 +1,16 @@
 """Which store holds a queue's messages: a FIFO queue's are in the FIFO store (`mnsd.storage.FifoMessageStore`,
-which keeps each group's order), every other queue's (receivers included) in the standard one. Chosen here only."""
+which keeps each group's order), every other queue's (receivers included) in the standard one. Chosen here only.
+And what a service over queues' records and their messages starts with (`QueueServiceBase`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mnsd.clock import Clock
 from mnsd.queues.model import Queue
+from mnsd.settings import Settings
 from mnsd.storage import FifoMessageStore, MessageStore
+from mnsd.storage.catalog import Catalog
 
 
 @dataclass(frozen=True)
@@ -17,3 +21,14 @@ class MessageStores:
     def of(self, queue: Queue) -> MessageStore:
         """The store of a queue's messages, by its kind."""
         return self.fifo if queue.attributes.fifo else self.standard
+
+
+@dataclass(eq=False)  # a service: compared by identity
+class QueueServiceBase:
+    """The fields a service over queues' records and their messages starts with (`QueueControl`,
+    `DeadLetterService`); each service's own fields follow them."""
+
+    catalog: Catalog
+    messages: MessageStores  # a queue's store: `messages.of(queue)`
+    clock: Clock
+    settings: Settings

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from mnsd import errors
 from mnsd.access.principal import Principal
 from mnsd.http import HttpRequest, HttpResponse
+from mnsd.request.paging import list_request
 from mnsd.wire import codec as xmlcodec
 
 if TYPE_CHECKING:
     from mnsd.queues.model import Queue
     from mnsd.services import Services
+
+Listed = TypeVar("Listed")
 
 
 @dataclass
@@ -57,6 +61,10 @@ class Call:
         scheme = self.request.header("x-forwarded-proto") or "http"
         return f"{scheme}://{host}"
 
+    def location(self, path: str) -> dict[str, str]:
+        """The `Location` header of a resource at `path` (`/queues/{name}`) of the endpoint called."""
+        return {"Location": f"{self.endpoint()}{path}"}
+
 
 def xml_response(root: xmlcodec.Node, status: int = 200) -> HttpResponse:
     return HttpResponse(status, xmlcodec.encode(root), {"Content-Type": "text/xml;charset=utf-8"})
@@ -64,3 +72,22 @@ def xml_response(root: xmlcodec.Node, status: int = 200) -> HttpResponse:
 
 def no_content(headers: dict[str, str] | None = None) -> HttpResponse:
     return HttpResponse(204, b"", headers or {})
+
+
+def created_or_existing(created: bool, headers: dict[str, str]) -> HttpResponse:
+    """The answer to a PUT that makes a resource: 201 when it made it, 204 when an identical one was there already."""
+    return HttpResponse(201, b"", headers) if created else no_content(headers)
+
+
+def account_listing(
+    call: Call,
+    list_page: Callable[[str, str, int, str | None], tuple[Sequence[Listed], str | None]],
+    render: Callable[..., xmlcodec.Node],
+) -> HttpResponse:
+    """ListQueue and ListTopic: the page of the account's queues or topics the list headers ask for (`list_page`, as
+    the service lists them), rendered (`render`: as `mnsd.wire.responses.queue_list`) with the stack's
+    `metrics_default`."""
+    prefix, limit, marker, with_meta = list_request(call.request)
+    found, next_marker = list_page(call.account_id, prefix, limit, marker)
+    metrics_default = call.services.settings.metrics_default
+    return xml_response(render(found, next_marker, call.endpoint(), with_meta, metrics_default=metrics_default))

@@ -189,29 +189,30 @@ class FifoMessageStore(MessageStore, Protocol):
 
 
 class MetaTable(Protocol):
-    """Control-plane records by (partition, name); `mnsd.storage.catalog` gives them their meaning."""
+    """Control-plane records by (scope, name): a scope holds an account's records of one kind (its queues, its topics,
+    a topic's subscriptions); `mnsd.storage.catalog` gives them their meaning."""
 
-    def create(self, partition: str, name: str, record: Record) -> Record | None:
+    def create(self, scope: str, name: str, record: Record) -> Record | None:
         """Store a new record; if the name is taken, return the record that holds it instead."""
         ...
 
-    def get(self, partition: str, name: str) -> Record | None: ...
+    def get(self, scope: str, name: str) -> Record | None: ...
 
-    def update(self, partition: str, name: str, changes: Record, expected: Record | None = None) -> bool:
+    def update(self, scope: str, name: str, changes: Record, expected: Record | None = None) -> bool:
         """Apply changes to an existing record; False if there is none, or if it does not hold the `expected`
         values (None: the attribute must be absent)."""
         ...
 
-    def put(self, partition: str, name: str, record: Record) -> None: ...
+    def put(self, scope: str, name: str, record: Record) -> None: ...
 
-    def delete(self, partition: str, name: str) -> Record | None:
+    def delete(self, scope: str, name: str) -> Record | None:
         """Delete a record; the deleted record, or None if there was none."""
         ...
 
-    def count(self, partition: str) -> int: ...
+    def count(self, scope: str) -> int: ...
 
     def list(
-        self, partition: str, prefix: str, limit: int, start_after: str | None
+        self, scope: str, prefix: str, limit: int, start_after: str | None
     ) -> tuple[list[tuple[str, Record]], bool]:
         """Up to `limit` (name, record) pairs in name order, and whether more follow."""
         ...

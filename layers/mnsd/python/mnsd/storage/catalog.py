@@ -1,10 +1,10 @@
 """The control plane as entities: queues, topics, subscriptions and account settings over a `MetaTable`.
 
-Records are kept one partition per account and kind (`{account}#{kind}`) with the resource name as
-key, so a listing with a prefix is one range read and an account only ever reaches its own records.
-A second partition maps queue ids to (account, name) for the operation log. A storage engine may keep fields
-of its own in a queue's record (the DynamoDB engine its placement of the queue's messages); the catalog keeps
-them as they are.
+Records are kept by scope, an account's records of one kind (`{account}#{kind}`: its queues, its topics, a topic's
+subscriptions, its settings), with the resource name as key, so a listing with a prefix is one range read and an
+account only ever reaches its own records. A pseudo-account's scope maps queue ids to (account, name) for the
+operation log. A storage engine may keep fields of its own in a queue's record (the DynamoDB engine its placement of
+the queue's messages); the catalog keeps them as they are.
 
 A queue's receivers are kept on its record (`receivers`, changed only as a whole, conditioned on
 `receivers_version`), so a send finds them with the queue.
@@ -34,8 +34,8 @@ QUEUE = "queue"
 TOPIC = "topic"
 ACCOUNT = "account"
 ACCOUNT_RECORD = "meta"
-QUEUE_IDS = "queue-ids"  # the pseudo-account whose queue partition maps queue ids to (account, name)
-SUBSCRIBERS = "subscribers"  # the pseudo-account whose account partition lists the accounts that made subscriptions
+QUEUE_IDS = "queue-ids"  # the pseudo-account whose queue scope maps queue ids to (account, name)
+SUBSCRIBERS = "subscribers"  # the pseudo-account whose account scope lists the accounts that made subscriptions
 LIST_PAGE = 1000
 
 
@@ -58,13 +58,13 @@ def _every_page(read: Callable[[str | None], tuple[list[Named], bool]]) -> Itera
         start_after = found[-1].name
 
 
-def _partition(account_id: str, kind: str) -> str:
+def _scope(account_id: str, kind: str) -> str:
     return f"{account_id}#{kind}"
 
 
-def queue_partition(account_id: str) -> str:
-    """The partition of an account's queue records (the storage engine keeps its own fields in them too)."""
-    return _partition(account_id, QUEUE)
+def queue_scope(account_id: str) -> str:
+    """The scope of an account's queue records (the storage engine keeps its own fields in them too)."""
+    return _scope(account_id, QUEUE)
 
 
 def _subscriptions(topic_name: str) -> str:
@@ -76,13 +76,13 @@ def _fields(cls: type, record: Record) -> Record:
     return {k: v for k, v in record.items() if k in names}
 
 
+def _record(entity: Queue | Topic | Subscription, *names: str) -> Record:
+    """An entity's record: its fields `names` beside its attributes'."""
+    return {**{name: getattr(entity, name) for name in names}, **dataclasses.asdict(entity.attributes)}
+
+
 def _queue_record(queue: Queue) -> Record:
-    return {
-        "queue_id": queue.queue_id,
-        "create_time": queue.create_time,
-        "last_modify_time": queue.last_modify_time,
-        **dataclasses.asdict(queue.attributes),
-    }
+    return _record(queue, "queue_id", "create_time", "last_modify_time")
 
 
 def _queue(account_id: str, name: str, record: Record) -> Queue:
@@ -119,12 +119,7 @@ def _receiver(record: Record) -> Receiver:
 
 
 def _topic_record(topic: Topic) -> Record:
-    return {
-        "topic_id": topic.topic_id,
-        "create_time": topic.create_time,
-        "last_modify_time": topic.last_modify_time,
-        **dataclasses.asdict(topic.attributes),
-    }
+    return _record(topic, "topic_id", "create_time", "last_modify_time")
 
 
 def _topic(account_id: str, name: str, record: Record) -> Topic:
@@ -133,12 +128,7 @@ def _topic(account_id: str, name: str, record: Record) -> Topic:
 
 
 def _subscription_record(subscription: Subscription) -> Record:
-    return {
-        "topic_id": subscription.topic_id,
-        "create_time_ms": subscription.create_time_ms,
-        "last_modify_time": subscription.last_modify_time,
-        **dataclasses.asdict(subscription.attributes),
-    }
+    return _record(subscription, "topic_id", "create_time_ms", "last_modify_time")
 
 
 def _subscription(account_id: str, topic_name: str, name: str, record: Record) -> Subscription:
@@ -182,12 +172,12 @@ class Catalog:
 
     def create_queue(self, queue: Queue) -> Queue | None:
         """Store a new queue; if the name is taken, the queue that holds it instead."""
-        existing = self.table.create(_partition(queue.account_id, QUEUE), queue.name, _queue_record(queue))
+        existing = self.table.create(_scope(queue.account_id, QUEUE), queue.name, _queue_record(queue))
         if existing is not None:
             found = _queue(queue.account_id, queue.name, existing)
             self._remember(found)
             return found
-        self.table.put(_partition(QUEUE_IDS, QUEUE), queue.queue_id, {"account": queue.account_id, "name": queue.name})
+        self.table.put(_scope(QUEUE_IDS, QUEUE), queue.queue_id, {"account": queue.account_id, "name": queue.name})
         self._remember(queue)
         return None
 
@@ -197,7 +187,7 @@ class Catalog:
             cached = None if fresh else self._queues.get((account_id, name))
         if cached is not None and self.clock.now() - cached[1] < self.cache_seconds:
             return cached[0]
-        record = self.table.get(_partition(account_id, QUEUE), name)
+        record = self.table.get(_scope(account_id, QUEUE), name)
         if record is None:
             self._forget(account_id, name)
             return None
@@ -209,22 +199,22 @@ class Catalog:
         """Write a queue's attributes and modify time; False if it no longer exists."""
         changes = {**dataclasses.asdict(queue.attributes), "last_modify_time": queue.last_modify_time}
         updated = self.table.update(
-            _partition(queue.account_id, QUEUE), queue.name, changes, expected={"queue_id": queue.queue_id}
+            _scope(queue.account_id, QUEUE), queue.name, changes, expected={"queue_id": queue.queue_id}
         )
         self._forget(queue.account_id, queue.name)  # re-read: another container may have changed it too
         return updated
 
     def delete_queue(self, account_id: str, name: str) -> None:
-        self.table.delete(_partition(account_id, QUEUE), name)
+        self.table.delete(_scope(account_id, QUEUE), name)
         self._forget(account_id, name)
 
     def count_queues(self, account_id: str) -> int:
-        return self.table.count(_partition(account_id, QUEUE))
+        return self.table.count(_scope(account_id, QUEUE))
 
     def list_queues(
         self, account_id: str, prefix: str, limit: int, start_after: str | None
     ) -> tuple[list[Queue], bool]:
-        found, more = self.table.list(_partition(account_id, QUEUE), prefix, limit, start_after)
+        found, more = self.table.list(_scope(account_id, QUEUE), prefix, limit, start_after)
         return [_queue(account_id, name, record) for name, record in found], more
 
     # --- receivers (`mnsd.queues.receivers`): on their queue's record ----------------------------
@@ -237,7 +227,7 @@ class Catalog:
             "receivers_version": queue.receivers_version + 1,
         }
         expected = {"queue_id": queue.queue_id, "receivers_version": queue.receivers_version or None}
-        updated = self.table.update(_partition(queue.account_id, QUEUE), queue.name, changes, expected)
+        updated = self.table.update(_scope(queue.account_id, QUEUE), queue.name, changes, expected)
         self._forget(queue.account_id, queue.name)  # re-read: another container may have changed it too
         return updated
 
@@ -245,19 +235,19 @@ class Catalog:
         """Map a new receiver's incarnation to its account and address (`queue_name`). The entry is made as a record
         holding its `queue_id`: an engine may keep its own fields of the incarnation there, as in a queue's record."""
         self.table.create(
-            _partition(QUEUE_IDS, QUEUE), queue_id, {"account": account_id, "name": address, "queue_id": queue_id}
+            _scope(QUEUE_IDS, QUEUE), queue_id, {"account": account_id, "name": address, "queue_id": queue_id}
         )
 
     def accounts_with_queues(self) -> list[str]:
         """Every account that ever made a queue or receiver (from the queue-id map, which keeps deleted ones too), in
         order: the accounts whose queues the metrics show (one read of the map per 1,000 incarnations)."""
-        return sorted({str(record["account"]) for record in self._every(_partition(QUEUE_IDS, QUEUE))})
+        return sorted({str(record["account"]) for record in self._every(_scope(QUEUE_IDS, QUEUE))})
 
-    def _every(self, partition: str) -> Iterator[Record]:
-        """Every record of a partition, read a page (`LIST_PAGE`) at a time."""
+    def _every(self, scope: str) -> Iterator[Record]:
+        """Every record of a scope, read a page (`LIST_PAGE`) at a time."""
         start_after = None
         while True:
-            found, more = self.table.list(partition, "", LIST_PAGE, start_after)
+            found, more = self.table.list(scope, "", LIST_PAGE, start_after)
             yield from (record for _, record in found)
             if not more or not found:
                 return
@@ -265,36 +255,36 @@ class Catalog:
 
     def queue_name(self, queue_id: str) -> tuple[str, str] | None:
         """(account, name) of the queue an id was made for (the queue may have been deleted since)."""
-        record = self.table.get(_partition(QUEUE_IDS, QUEUE), queue_id)
+        record = self.table.get(_scope(QUEUE_IDS, QUEUE), queue_id)
         return None if record is None else (record["account"], record["name"])
 
     # --- topics -------------------------------------------------------------------------------
 
     def create_topic(self, topic: Topic) -> Topic | None:
-        existing = self.table.create(_partition(topic.account_id, TOPIC), topic.name, _topic_record(topic))
+        existing = self.table.create(_scope(topic.account_id, TOPIC), topic.name, _topic_record(topic))
         return None if existing is None else _topic(topic.account_id, topic.name, existing)
 
     def get_topic(self, account_id: str, name: str) -> Topic | None:
-        record = self.table.get(_partition(account_id, TOPIC), name)
+        record = self.table.get(_scope(account_id, TOPIC), name)
         return None if record is None else _topic(account_id, name, record)
 
     def update_topic(self, topic: Topic) -> bool:
         changes = {**dataclasses.asdict(topic.attributes), "last_modify_time": topic.last_modify_time}
-        return self.table.update(_partition(topic.account_id, TOPIC), topic.name, changes)
+        return self.table.update(_scope(topic.account_id, TOPIC), topic.name, changes)
 
     def delete_topic(self, account_id: str, name: str) -> None:
         """Delete a topic and its subscriptions."""
-        self.table.delete(_partition(account_id, TOPIC), name)
-        partition = _partition(account_id, _subscriptions(name))
+        self.table.delete(_scope(account_id, TOPIC), name)
+        scope = _scope(account_id, _subscriptions(name))
         while True:
-            found, _ = self.table.list(partition, "", LIST_PAGE, None)
+            found, _ = self.table.list(scope, "", LIST_PAGE, None)
             if not found:
                 return
             for subscription_name, _record in found:
-                self.table.delete(partition, subscription_name)
+                self.table.delete(scope, subscription_name)
 
     def count_topics(self, account_id: str) -> int:
-        return self.table.count(_partition(account_id, TOPIC))
+        return self.table.count(_scope(account_id, TOPIC))
 
     def every_queue(self, account_id: str) -> Iterator[Queue]:
         """Every queue of an account, in name order, a page (`LIST_PAGE`) read at a time."""
@@ -311,21 +301,21 @@ class Catalog:
     def list_topics(
         self, account_id: str, prefix: str, limit: int, start_after: str | None
     ) -> tuple[list[Topic], bool]:
-        found, more = self.table.list(_partition(account_id, TOPIC), prefix, limit, start_after)
+        found, more = self.table.list(_scope(account_id, TOPIC), prefix, limit, start_after)
         return [_topic(account_id, name, record) for name, record in found], more
 
     # --- subscriptions ------------------------------------------------------------------------
 
     def create_subscription(self, subscription: Subscription) -> Subscription | None:
-        partition = _partition(subscription.account_id, _subscriptions(subscription.topic_name))
-        existing = self.table.create(partition, subscription.name, _subscription_record(subscription))
+        scope = _scope(subscription.account_id, _subscriptions(subscription.topic_name))
+        existing = self.table.create(scope, subscription.name, _subscription_record(subscription))
         if existing is None:
             self._note_subscriber(subscription.account_id)
             return None
         return _subscription(subscription.account_id, subscription.topic_name, subscription.name, existing)
 
     def get_subscription(self, account_id: str, topic_name: str, name: str) -> Subscription | None:
-        record = self.table.get(_partition(account_id, _subscriptions(topic_name)), name)
+        record = self.table.get(_scope(account_id, _subscriptions(topic_name)), name)
         return None if record is None else _subscription(account_id, topic_name, name, record)
 
     def update_subscription(self, subscription: Subscription) -> bool:
@@ -336,8 +326,8 @@ class Catalog:
             "dlq_target_queue": attributes.dlq_target_queue,
             "last_modify_time": subscription.last_modify_time,
         }
-        partition = _partition(subscription.account_id, _subscriptions(subscription.topic_name))
-        updated = self.table.update(partition, subscription.name, changes)
+        scope = _scope(subscription.account_id, _subscriptions(subscription.topic_name))
+        updated = self.table.update(scope, subscription.name, changes)
         if updated:
             self._note_subscriber(subscription.account_id)  # (a subscription made before the list was kept)
         return updated
@@ -345,27 +335,27 @@ class Catalog:
     def _note_subscriber(self, account_id: str) -> None:
         """The account is one whose subscriptions may have pushes to retry (a write per Subscribe or
         SetSubscriptionAttributes, never per publish)."""
-        self.table.put(_partition(SUBSCRIBERS, ACCOUNT), account_id, {"account": account_id})
+        self.table.put(_scope(SUBSCRIBERS, ACCOUNT), account_id, {"account": account_id})
 
     def accounts_with_subscriptions(self) -> list[str]:
         """Every account that made (or changed) a subscription, in order, whether or not it has queues: the accounts
         whose subscriptions' pending retries the metrics show (one read per 1,000 accounts)."""
-        return [str(record["account"]) for record in self._every(_partition(SUBSCRIBERS, ACCOUNT))]
+        return [str(record["account"]) for record in self._every(_scope(SUBSCRIBERS, ACCOUNT))]
 
     def delete_subscription(self, account_id: str, topic_name: str, name: str) -> None:
-        self.table.delete(_partition(account_id, _subscriptions(topic_name)), name)
+        self.table.delete(_scope(account_id, _subscriptions(topic_name)), name)
 
     def list_subscriptions(
         self, account_id: str, topic_name: str, prefix: str, limit: int, start_after: str | None
     ) -> tuple[list[Subscription], bool]:
-        found, more = self.table.list(_partition(account_id, _subscriptions(topic_name)), prefix, limit, start_after)
+        found, more = self.table.list(_scope(account_id, _subscriptions(topic_name)), prefix, limit, start_after)
         return [_subscription(account_id, topic_name, name, record) for name, record in found], more
 
     # --- account settings ---------------------------------------------------------------------
 
     def account_attributes(self, account_id: str) -> AccountAttributes:
-        record = self.table.get(_partition(account_id, ACCOUNT), ACCOUNT_RECORD) or {}
+        record = self.table.get(_scope(account_id, ACCOUNT), ACCOUNT_RECORD) or {}
         return AccountAttributes(**_fields(AccountAttributes, record))
 
     def set_account_attributes(self, account_id: str, attributes: AccountAttributes) -> None:
-        self.table.put(_partition(account_id, ACCOUNT), ACCOUNT_RECORD, dataclasses.asdict(attributes))
+        self.table.put(_scope(account_id, ACCOUNT), ACCOUNT_RECORD, dataclasses.asdict(attributes))

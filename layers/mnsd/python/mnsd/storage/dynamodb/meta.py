@@ -1,4 +1,4 @@
-"""The control-plane table on DynamoDB: `pk` the partition (`{account}#{kind}`, see
+"""The control-plane table on DynamoDB: `pk` the record's scope (`{account}#{kind}`, see
 `mnsd.storage.catalog`), `sk` the resource name, so listing with a prefix and paging is one Query.
 """
 
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from mnsd.storage import Record
+from mnsd.storage.dynamodb import queries
 from mnsd.storage.dynamodb.conditions import condition_failed
 
 if TYPE_CHECKING:
@@ -29,9 +30,9 @@ def _to_item(record: Record) -> dict[str, Any]:
     return {key: _types()[0].serialize(value) for key, value in record.items()}
 
 
-def meta_item(partition: str, name: str, record: Record) -> dict[str, Any]:
+def meta_item(scope: str, name: str, record: Record) -> dict[str, Any]:
     """A record as the meta table stores it (DynamoDB JSON)."""
-    return {"pk": {"S": partition}, "sk": {"S": name}, **_to_item(record)}
+    return {"pk": {"S": scope}, "sk": {"S": name}, **_to_item(record)}
 
 
 def _from_item(item: dict[str, Any]) -> Record:
@@ -44,31 +45,31 @@ class DynamoMetaTable:
         self.client = client
         self.table = table
 
-    def _key(self, partition: str, name: str) -> dict[str, Any]:
-        return {"pk": {"S": partition}, "sk": {"S": name}}
+    def _key(self, scope: str, name: str) -> dict[str, Any]:
+        return {"pk": {"S": scope}, "sk": {"S": name}}
 
-    def create(self, partition: str, name: str, record: Record) -> Record | None:
+    def create(self, scope: str, name: str, record: Record) -> Record | None:
         """Store a new record; if the name is taken, return the record that holds it instead."""
-        item = {**self._key(partition, name), **_to_item(record)}
+        item = {**self._key(scope, name), **_to_item(record)}
         try:
             self.client.put_item(TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)")
             return None
         except ClientError as exc:
             if not condition_failed(exc):
                 raise
-        existing = self.get(partition, name)
-        return existing if existing is not None else self.create(partition, name, record)
+        existing = self.get(scope, name)
+        return existing if existing is not None else self.create(scope, name, record)
 
-    def get(self, partition: str, name: str) -> Record | None:
-        response = self.client.get_item(TableName=self.table, Key=self._key(partition, name), ConsistentRead=True)
+    def get(self, scope: str, name: str) -> Record | None:
+        response = self.client.get_item(TableName=self.table, Key=self._key(scope, name), ConsistentRead=True)
         item = response.get("Item")
         return None if item is None else _from_item(item)
 
-    def update(self, partition: str, name: str, changes: Record, expected: Record | None = None) -> bool:
+    def update(self, scope: str, name: str, changes: Record, expected: Record | None = None) -> bool:
         """Apply changes to an existing record; False if there is none, or if it does not hold the `expected`
         values (None: the attribute must be absent)."""
         if not changes:
-            return self.get(partition, name) is not None
+            return self.get(scope, name) is not None
         names = {f"#a{i}": key for i, key in enumerate(changes)}
         values = {f":v{i}": _types()[0].serialize(value) for i, value in enumerate(changes.values())}
         condition = ["attribute_exists(pk)"]
@@ -82,7 +83,7 @@ class DynamoMetaTable:
         try:
             self.client.update_item(
                 TableName=self.table,
-                Key=self._key(partition, name),
+                Key=self._key(scope, name),
                 UpdateExpression="SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(changes))),
                 ConditionExpression=" AND ".join(condition),
                 ExpressionAttributeNames=names,
@@ -94,42 +95,34 @@ class DynamoMetaTable:
                 return False
             raise
 
-    def put(self, partition: str, name: str, record: Record) -> None:
-        self.client.put_item(TableName=self.table, Item={**self._key(partition, name), **_to_item(record)})
+    def put(self, scope: str, name: str, record: Record) -> None:
+        self.client.put_item(TableName=self.table, Item={**self._key(scope, name), **_to_item(record)})
 
-    def delete(self, partition: str, name: str) -> Record | None:
+    def delete(self, scope: str, name: str) -> Record | None:
         """Delete a record; the deleted record, or None if there was none."""
-        response = self.client.delete_item(TableName=self.table, Key=self._key(partition, name), ReturnValues="ALL_OLD")
+        response = self.client.delete_item(TableName=self.table, Key=self._key(scope, name), ReturnValues="ALL_OLD")
         item = response.get("Attributes")
         return None if item is None else _from_item(item)
 
-    def count(self, partition: str) -> int:
-        total, start = 0, None
-        while True:
-            kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
-            response = self.client.query(
-                TableName=self.table,
-                KeyConditionExpression="pk = :pk",
-                ExpressionAttributeValues={":pk": {"S": partition}},
-                Select="COUNT",
-                **kwargs,
-            )
-            total += response["Count"]
-            start = response.get("LastEvaluatedKey")
-            if not start:
-                return total
+    def count(self, scope: str) -> int:
+        return queries.count(
+            self.client,
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": scope}},
+        )
 
     def list(
-        self, partition: str, prefix: str, limit: int, start_after: str | None
+        self, scope: str, prefix: str, limit: int, start_after: str | None
     ) -> tuple[list[tuple[str, Record]], bool]:
         """Up to `limit` (name, record) pairs in name order, and whether more follow."""
-        values: dict[str, Any] = {":pk": {"S": partition}}
+        values: dict[str, Any] = {":pk": {"S": scope}}
         condition = "pk = :pk"
         if prefix:
             condition += " AND begins_with(sk, :prefix)"
             values[":prefix"] = {"S": prefix}
         found: list[tuple[str, Record]] = []
-        start = self._key(partition, start_after) if start_after else None
+        start = self._key(scope, start_after) if start_after else None
         while len(found) <= limit:
             kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
             response = self.client.query(

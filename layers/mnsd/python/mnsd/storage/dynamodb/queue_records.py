@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from mnsd.clock import Clock, ms
 from mnsd.storage import MetaTable, Record
-from mnsd.storage.catalog import QUEUE, QUEUE_IDS, queue_partition
+from mnsd.storage.catalog import QUEUE, QUEUE_IDS, queue_scope
 from mnsd.storage.dynamodb.placement import FIELDS, Placement
 
 LISTING_LAG_SECONDS = 1.0  # how far behind an eventually consistent listing may be (DynamoDB: usually under 1 s)
@@ -31,14 +31,14 @@ _REMEMBERED = 20_000  # queue records a container remembers (then it starts afre
 
 @dataclass
 class _Seen:
-    partition: str
+    scope: str
     name: str
     record: Record
     at: float  # clock time it was read or written
 
 
-def _queue_record(partition: str, record: Record) -> bool:
-    return partition.partition("#")[2] == QUEUE and "queue_id" in record
+def _queue_record(scope: str, record: Record) -> bool:
+    return scope.partition("#")[2] == QUEUE and "queue_id" in record
 
 
 def _theirs(record: Record | None) -> Record | None:
@@ -56,66 +56,66 @@ class QueueRecords:
         self._lock = threading.Lock()
         self._seen: dict[str, _Seen] = {}  # by queue id
 
-    def _remember(self, partition: str, name: str, record: Record | None) -> None:
-        if record is None or not _queue_record(partition, record):
+    def _remember(self, scope: str, name: str, record: Record | None) -> None:
+        if record is None or not _queue_record(scope, record):
             return
         with self._lock:
             if len(self._seen) >= _REMEMBERED:
                 self._seen.clear()
-            self._seen[str(record["queue_id"])] = _Seen(partition, name, record, self.clock.now())
+            self._seen[str(record["queue_id"])] = _Seen(scope, name, record, self.clock.now())
 
     def seen(self, queue_id: str) -> _Seen | None:
         with self._lock:
             return self._seen.get(queue_id)
 
-    def create(self, partition: str, name: str, record: Record) -> Record | None:
-        if _queue_record(partition, record):
+    def create(self, scope: str, name: str, record: Record) -> Record | None:
+        if _queue_record(scope, record):
             record = {**record, **Placement.new(self.new_stripes, ms(self.clock.now())).record()}
-        existing = self.table.create(partition, name, record)
-        self._remember(partition, name, record if existing is None else existing)
+        existing = self.table.create(scope, name, record)
+        self._remember(scope, name, record if existing is None else existing)
         return _theirs(existing)
 
-    def get(self, partition: str, name: str) -> Record | None:
-        record = self.table.get(partition, name)
-        self._remember(partition, name, record)
+    def get(self, scope: str, name: str) -> Record | None:
+        record = self.table.get(scope, name)
+        self._remember(scope, name, record)
         return _theirs(record)
 
-    def update(self, partition: str, name: str, changes: Record, expected: Record | None = None) -> bool:
-        return self.table.update(partition, name, changes, expected)
+    def update(self, scope: str, name: str, changes: Record, expected: Record | None = None) -> bool:
+        return self.table.update(scope, name, changes, expected)
 
     def update_placement(self, seen: _Seen, changes: Record, expected: Record) -> bool:
         """Apply placement changes to a remembered queue record if it holds `expected` (and is the same incarnation)."""
         expected = {"queue_id": seen.record["queue_id"], **expected}
-        if not self.table.update(seen.partition, seen.name, changes, expected):
+        if not self.table.update(seen.scope, seen.name, changes, expected):
             return False
-        self._remember(seen.partition, seen.name, {**seen.record, **changes})
+        self._remember(seen.scope, seen.name, {**seen.record, **changes})
         return True
 
-    def put(self, partition: str, name: str, record: Record) -> None:
-        self.table.put(partition, name, record)
+    def put(self, scope: str, name: str, record: Record) -> None:
+        self.table.put(scope, name, record)
 
-    def delete(self, partition: str, name: str) -> Record | None:
-        return _theirs(self.table.delete(partition, name))
+    def delete(self, scope: str, name: str) -> Record | None:
+        return _theirs(self.table.delete(scope, name))
 
-    def count(self, partition: str) -> int:
-        return self.table.count(partition)
+    def count(self, scope: str) -> int:
+        return self.table.count(scope)
 
     def list(
-        self, partition: str, prefix: str, limit: int, start_after: str | None
+        self, scope: str, prefix: str, limit: int, start_after: str | None
     ) -> tuple[list[tuple[str, Record]], bool]:
         started = self.clock.now()
-        found, more = self.table.list(partition, prefix, limit, start_after)
+        found, more = self.table.list(scope, prefix, limit, start_after)
         for name, record in found:  # a listing (the sampler's, every minute) places the queues it read at no read more
-            self._remember_listed(partition, name, record, started)
+            self._remember_listed(scope, name, record, started)
         return [(name, _theirs(record) or {}) for name, record in found], more
 
-    def _remember_listed(self, partition: str, name: str, record: Record, started: float) -> None:
+    def _remember_listed(self, scope: str, name: str, record: Record, started: float) -> None:
         """A record a listing read (eventually consistent: usually less than a second behind) replaces only one
         remembered before that: never what this container wrote or read just before."""
         queue_id = record.get("queue_id")
         seen = self.seen(str(queue_id)) if queue_id is not None else None
         if seen is None or seen.at < started - LISTING_LAG_SECONDS:
-            self._remember(partition, name, record)
+            self._remember(scope, name, record)
 
 
 class Placements:
@@ -151,16 +151,16 @@ class Placements:
     def _read(self, queue_id: str, seen: _Seen | None) -> _Seen | None:
         """The queue's record read now (found by its id when never seen), if it still holds this incarnation."""
         if seen is None:
-            names = self.records.table.get(queue_partition(QUEUE_IDS), queue_id)
+            names = self.records.table.get(queue_scope(QUEUE_IDS), queue_id)
             if names is None:
                 return None
             if names.get("queue_id") == queue_id:  # a receiver's incarnation: its entry is its record
-                partition, name = queue_partition(QUEUE_IDS), queue_id
+                scope, name = queue_scope(QUEUE_IDS), queue_id
             else:
-                partition, name = queue_partition(str(names["account"])), str(names["name"])
+                scope, name = queue_scope(str(names["account"])), str(names["name"])
         else:
-            partition, name = seen.partition, seen.name
-        record = self.records.get(partition, name)
+            scope, name = seen.scope, seen.name
+        record = self.records.get(scope, name)
         if record is None or record.get("queue_id") != queue_id:
             return None
         return self.records.seen(queue_id)  # (the whole record, as `get` remembered it)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mnsd.storage.dynamodb import queries
 from mnsd.storage.dynamodb.layout import body_attributes, body_of, parse_properties, properties
 from mnsd.topics.model import TOPIC_RETENTION_SECONDS, TopicMessage
 
@@ -81,18 +82,10 @@ class DynamoTopicMessageStore:
 
     def count(self, topic_id: str, now_ms: int) -> int:
         """Messages published in the retention period (TTL deletes lazily: expired items are filtered)."""
-        total, start = 0, None
-        while True:
-            kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
-            response = self.client.query(
-                TableName=self.table,
-                KeyConditionExpression="pk = :pk",
-                FilterExpression="x > :now",
-                ExpressionAttributeValues={":pk": {"S": topic_id}, ":now": {"N": str(now_ms // 1000)}},
-                Select="COUNT",
-                **kwargs,
-            )
-            total += response["Count"]
-            start = response.get("LastEvaluatedKey")
-            if not start:
-                return total
+        return queries.count(
+            self.client,
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk",
+            FilterExpression="x > :now",
+            ExpressionAttributeValues={":pk": {"S": topic_id}, ":now": {"N": str(now_ms // 1000)}},
+        )

@@ -60,6 +60,8 @@ COLUMNS = (
     "first_dequeue_time, expires_at, body_md5, body, user_properties, system_properties, message_group_id, logging, "
     "ordered, group_key"
 )
+# The first of them, `queue_id` to `body`: the fields of a message that it holds as they are stored.
+AS_STORED = tuple(COLUMNS.split(", ")[:12])
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS messages (
@@ -203,20 +205,10 @@ def _parse_properties(text: str | None) -> tuple[Property, ...]:
 
 
 def message_of(row: tuple[Any, ...]) -> Message:
-    """The message a row of `COLUMNS` holds."""
+    """The message a row of `COLUMNS` holds: the fields `AS_STORED`, then those stored otherwise (properties as
+    JSON, flags as integers); the row's `group_key` is the store's own."""
     return Message(
-        queue_id=row[0],
-        message_id=row[1],
-        priority=row[2],
-        position=row[3],
-        visible_at=row[4],
-        version=row[5],
-        dequeue_count=row[6],
-        enqueue_time=row[7],
-        first_dequeue_time=row[8],
-        expires_at=row[9],
-        body_md5=row[10],
-        body=row[11],
+        **dict(zip(AS_STORED, row, strict=False)),
         user_properties=_parse_properties(row[12]),
         system_properties=_parse_properties(row[13]),
         message_group_id=row[14],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,83 +15,78 @@ from mnsd.storage import Record
 from mnsd.storage.sqlite.database import Database
 from mnsd.topics.model import TOPIC_RETENTION_SECONDS, TopicMessage
 
+# A record by its scope and name (the table's `partition` column holds the scope).
+_SELECT_RECORD = "SELECT record FROM meta WHERE partition = ? AND name = ?"
+
+
+def _record_of(connection: sqlite3.Connection, statement: str, scope: str, name: str) -> Record | None:
+    """The record a statement on one (scope, name) returns, or None if it returns no row."""
+    row = connection.execute(statement, (scope, name)).fetchone()
+    return None if row is None else dict(json.loads(row[0]))
+
 
 class SqliteMetaTable:
     def __init__(self, database: Database) -> None:
         self.db = database
 
-    def create(self, partition: str, name: str, record: Record) -> Record | None:
+    def create(self, scope: str, name: str, record: Record) -> Record | None:
         with self.db.write() as connection:
             inserted = connection.execute(
                 "INSERT OR IGNORE INTO meta (partition, name, record) VALUES (?, ?, ?)",
-                (partition, name, json.dumps(record)),
+                (scope, name, json.dumps(record)),
             ).rowcount
-            if inserted:
-                return None
-            (existing,) = connection.execute(
-                "SELECT record FROM meta WHERE partition = ? AND name = ?", (partition, name)
-            ).fetchone()
-        return dict(json.loads(existing))
+            return None if inserted else _record_of(connection, _SELECT_RECORD, scope, name)
 
-    def get(self, partition: str, name: str) -> Record | None:
+    def get(self, scope: str, name: str) -> Record | None:
         with self.db.read() as connection:
-            row = connection.execute(
-                "SELECT record FROM meta WHERE partition = ? AND name = ?", (partition, name)
-            ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+            return _record_of(connection, _SELECT_RECORD, scope, name)
 
-    def update(self, partition: str, name: str, changes: Record, expected: Record | None = None) -> bool:
+    def update(self, scope: str, name: str, changes: Record, expected: Record | None = None) -> bool:
         with self.db.write() as connection:
-            row = connection.execute(
-                "SELECT record FROM meta WHERE partition = ? AND name = ?", (partition, name)
-            ).fetchone()
-            if row is None:
+            current = _record_of(connection, _SELECT_RECORD, scope, name)
+            if current is None or any(current.get(key) != value for key, value in (expected or {}).items()):
                 return False
-            current = json.loads(row[0])
-            if any(current.get(key) != value for key, value in (expected or {}).items()):
-                return False
-            record = {**current, **changes}
             connection.execute(
-                "UPDATE meta SET record = ? WHERE partition = ? AND name = ?", (json.dumps(record), partition, name)
+                "UPDATE meta SET record = ? WHERE partition = ? AND name = ?",
+                (json.dumps({**current, **changes}), scope, name),
             )
         return True
 
-    def put(self, partition: str, name: str, record: Record) -> None:
+    def put(self, scope: str, name: str, record: Record) -> None:
         with self.db.write() as connection:
             connection.execute(
                 "INSERT OR REPLACE INTO meta (partition, name, record) VALUES (?, ?, ?)",
-                (partition, name, json.dumps(record)),
+                (scope, name, json.dumps(record)),
             )
 
-    def delete(self, partition: str, name: str) -> Record | None:
+    def delete(self, scope: str, name: str) -> Record | None:
         with self.db.write() as connection:
-            row = connection.execute(
-                "DELETE FROM meta WHERE partition = ? AND name = ? RETURNING record", (partition, name)
-            ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+            return _record_of(
+                connection, "DELETE FROM meta WHERE partition = ? AND name = ? RETURNING record", scope, name
+            )
 
-    def count(self, partition: str) -> int:
+    def count(self, scope: str) -> int:
         with self.db.read() as connection:
-            return int(connection.execute("SELECT COUNT(*) FROM meta WHERE partition = ?", (partition,)).fetchone()[0])
+            return int(connection.execute("SELECT COUNT(*) FROM meta WHERE partition = ?", (scope,)).fetchone()[0])
 
     def list(
-        self, partition: str, prefix: str, limit: int, start_after: str | None
+        self, scope: str, prefix: str, limit: int, start_after: str | None
     ) -> tuple[list[tuple[str, Record]], bool]:
         with self.db.read() as connection:
             rows = connection.execute(
                 "SELECT name, record FROM meta WHERE partition = ? AND name > ? AND substr(name, 1, ?) = ? "
                 "ORDER BY name LIMIT ?",
-                (partition, start_after or "", len(prefix), prefix, limit + 1),
+                (scope, start_after or "", len(prefix), prefix, limit + 1),
             ).fetchall()
         found = [(name, dict(json.loads(record))) for name, record in rows]
         return found[:limit], len(found) > limit
 
     def all_records(self) -> Iterator[tuple[str, str, Record]]:
-        """Every (partition, name, record), for exports."""
+        """Every (scope, name, record), for exports."""
         with self.db.read() as connection:
             rows = connection.execute("SELECT partition, name, record FROM meta ORDER BY partition, name").fetchall()
-        for partition, name, record in rows:
-            yield partition, name, dict(json.loads(record))
+        for scope, name, record in rows:
+            yield scope, name, dict(json.loads(record))
 
 
 def _topic_record(message: TopicMessage) -> str:
