@@ -70,7 +70,7 @@ def deep(total: int, pause: float = 0.01) -> Any:
     return make
 
 
-def ordered(queues: Any) -> int:
+def fifo_queue(queues: Any) -> int:
     from mnsd.queues.model import QueueAttributeChanges
 
     queues.create_queue(ACCOUNT, "ordered", QueueAttributeChanges(queue_type="fifo"))
@@ -96,7 +96,7 @@ SHAPES = {
     "a quiet queue of 1,000 messages (sent at 16/s)": deep(1000, pause=1.0),
     "a busy queue of 1,000 messages (sent at 1,600/s)": deep(1000),
     "a busy queue of 100,000 messages": deep(100_000),
-    "a FIFO queue of 1,000 messages in 100 groups, 20 in flight": ordered,
+    "a FIFO queue of 1,000 messages in 100 groups, 20 in flight": fifo_queue,
     "a queue with 2 receivers, 10 messages (3 addresses)": fanned,
 }
 

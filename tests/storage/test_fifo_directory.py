@@ -21,10 +21,10 @@ from local_runtime.tables import create_tables
 from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
-from mnsd.storage.dynamodb.directory import HOME, ORDERED_STRIPES
+from mnsd.storage.dynamodb.directory import HOME, MIN_DIRECTORY_WIDTH
 from mnsd.storage.dynamodb.fifo import DynamoFifoMessages
 from mnsd.storage.dynamodb.placement import Placement
-from tests.storage.test_ordered_contract import NOW, VISIBLE, ordered
+from tests.storage.test_fifo_contract import NOW, VISIBLE, fifo_message
 
 WIDE = 64
 
@@ -75,17 +75,17 @@ def home_of(client, group: str) -> int | None:
 
 
 def send(storage: Storage, group: str, n: int):
-    message = ordered(storage, group, n)
+    message = fifo_message(storage, group, n)
     assert storage.fifo_messages.put([message]) == set()
     return message
 
 
 def test_the_width_is_read_from_the_placement(client):
     messages = messages_of(container(client))
-    assert messages.ordered.directory.width("q1") == ORDERED_STRIPES  # a quiet queue keeps the 8 it always had
+    assert messages.groups.directory.width("q1") == MIN_DIRECTORY_WIDTH  # a quiet queue keeps the 8 it always had
     for stripes, width in ((8, 8), (64, 64), (100, 128), (128, 128)):
         messages.placer.placements.unrecorded = Placement(stripes=stripes)
-        assert messages.ordered.directory.width("q1") == width
+        assert messages.groups.directory.width("q1") == width
 
 
 def test_an_empty_poll_of_a_quiet_queue_reads_its_8_directory_partitions():
@@ -94,7 +94,7 @@ def test_an_empty_poll_of_a_quiet_queue_reads_its_8_directory_partitions():
     storage = container(fake)
     before = fake.usage.requests["Query"]
     assert storage.fifo_messages.scan_ready("q1", NOW, 16, enough=16).messages == []
-    assert fake.usage.requests["Query"] - before == ORDERED_STRIPES
+    assert fake.usage.requests["Query"] - before == MIN_DIRECTORY_WIDTH
 
 
 def test_a_group_is_made_at_the_home_of_its_creators_width_and_recorded(client):
@@ -113,9 +113,9 @@ def test_two_racing_creators_of_one_group_end_with_one_group_item(client):
     group = _moving_group()
     narrow, wide = container(client), container(client, stripes=WIDE)
     # Both found no home; the narrow one makes the group first.
-    assert messages_of(wide).ordered.directory.locate("q1", group) is None
+    assert messages_of(wide).groups.directory.locate("q1", group) is None
     assert narrow.fifo_messages.sequence("q1", group, 1, NOW) == NOW
-    assert messages_of(wide).ordered.writes.create("q1", group, 1, NOW, None) is False  # refused: it exists
+    assert messages_of(wide).groups.writes.create("q1", group, 1, NOW, None) is False  # refused: it exists
     assert wide.fifo_messages.sequence("q1", group, 1, NOW) == NOW + 1  # found, numbered on
     assert group_items(client, group) == [f"q1#D{zlib.crc32(group.encode()) % 8}"]
 
@@ -213,7 +213,7 @@ def test_a_group_item_from_before_homes_is_found_and_moved(client):
     )
     grown = container(client, stripes=WIDE)
     assert grown.fifo_messages.sequence("q1", group, 1, NOW + 10) == NOW + 5
-    message = ordered(grown, group, 9)  # (numbered NOW + 6)
+    message = fifo_message(grown, group, 9)  # (numbered NOW + 6)
     assert grown.fifo_messages.put([message]) == set()
     assert group_items(client, group) == [f"q1#D{old}"] and home_of(client, group) is None
     offered = grown.fifo_messages.scan_ready("q1", NOW + 10, 16, enough=16).messages

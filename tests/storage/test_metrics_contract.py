@@ -75,14 +75,14 @@ def test_a_queue_sees_only_its_own_oldest(storage):
     assert storage.messages.backlog("q2", NOW).oldest_enqueue_time == NOW - 9000
 
 
-def test_an_ordered_queue_has_its_oldest_across_groups(storage):
-    def ordered(group: str, enqueued: int) -> Message:
+def test_a_fifo_queue_has_its_oldest_across_groups(storage):
+    def fifo_message(group: str, enqueued: int) -> Message:
         message = sent(enqueued)
-        message.message_group_id, message.ordered = group, True
+        message.message_group_id, message.fifo = group, True
         message.position = storage.fifo_messages.sequence("q1", group, 1, enqueued)
         return message
 
-    head_a, next_a, head_b = ordered("a", NOW - 6000), ordered("a", NOW - 2000), ordered("b", NOW - 4000)
+    head_a, next_a, head_b = fifo_message("a", NOW - 6000), fifo_message("a", NOW - 2000), fifo_message("b", NOW - 4000)
     storage.fifo_messages.put([head_a, next_a, head_b])
     assert storage.fifo_messages.backlog("q1", NOW) == Backlog(QueueCounts(3, 0, 0), NOW - 6000)
     taken = storage.fifo_messages.claim(head_a, NOW, NOW + 30_000)

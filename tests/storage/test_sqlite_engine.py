@@ -1,5 +1,5 @@
 """What is particular to the SQLite engine: its query plans, its change records for the operation log, its
-ordered groups' bookkeeping and the databases older versions made."""
+FIFO groups' bookkeeping and the databases older versions made."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from mnsd.storage.sqlite import DATABASE_FILE, changes, groups, sqlite_storage
 from mnsd.storage.sqlite.database import ADDED_MESSAGE_COLUMNS, AS_STORED, COLUMNS, MESSAGE_COLUMNS
 from mnsd.storage.sqlite.messages import _READY_SQL
 from tests.storage.test_contract import NOW, RETENTION, message
-from tests.storage.test_ordered_contract import VISIBLE, ordered
+from tests.storage.test_fifo_contract import VISIBLE, fifo_message
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def test_a_receive_reads_one_index_range_and_sorts_nothing(engine):
         (groups._BETWEEN_SQL, ("q", "00g", 0, 5, 0), "group_key=? AND position>? AND position<?"),
     ],
 )
-def test_an_ordered_scan_and_a_run_claim_read_index_ranges_and_sort_nothing(engine, sql, arguments, expected):
+def test_a_fifo_scan_and_a_run_claim_read_index_ranges_and_sort_nothing(engine, sql, arguments, expected):
     with engine.database.read() as connection:
         plan = [row[3] for row in connection.execute("EXPLAIN QUERY PLAN " + sql, arguments)]
     index = "messages_received" if "messages_received" in sql else "messages_groups"
@@ -61,7 +61,7 @@ def test_an_ordered_scan_and_a_run_claim_read_index_ranges_and_sort_nothing(engi
 
 
 def test_a_refused_run_leaves_none_of_its_group_claimed_and_the_next_group_is_claimed(engine):
-    a0, a1, b0 = (ordered(engine, group, n) for n, group in enumerate("aab"))
+    a0, a1, b0 = (fifo_message(engine, group, n) for n, group in enumerate("aab"))
     engine.fifo_messages.put([a0, a1, b0])
     stale = dataclasses.replace(a1, version=7)  # not as stored: its claim fails after a0's succeeded
     claimed = engine.fifo_messages.scan_ready("q1", NOW + 10, 10).claim([a0, stale, b0], 3, NOW + 10, VISIBLE)
@@ -83,18 +83,18 @@ def test_a_group_counter_unused_past_any_retention_is_forgotten_and_numbers_on_a
     assert engine.fifo_messages.sequence("q1", "g", 1, later) > first + 4
 
 
-def test_kept_ordered_messages_keep_their_group_and_place(engine):
-    message = ordered(engine, "a", 0)
+def test_kept_fifo_messages_keep_their_group_and_place(engine):
+    message = fifo_message(engine, "a", 0)
     engine.fifo_messages.put([message])
     claimed = engine.fifo_messages.claim(message, NOW + 10, VISIBLE)
     assert claimed is not None
     assert engine.fifo_messages.delete_keeping([(claimed.ref, claimed.version)], NOW + 20) == [True]
     with engine.database.read() as connection:
-        kept = connection.execute("SELECT position, ordered, group_key FROM kept_messages").fetchall()
+        kept = connection.execute("SELECT position, fifo, group_key FROM kept_messages").fetchall()
     assert kept == [(message.position, 1, groups.group_key("a"))]
 
 
-def test_a_database_an_older_version_made_gets_the_ordered_columns_and_keeps_its_messages(tmp_path):
+def test_a_database_an_older_version_made_gets_the_fifo_columns_and_keeps_its_messages(tmp_path):
     older_columns = MESSAGE_COLUMNS
     for name, declaration in ADDED_MESSAGE_COLUMNS:
         older_columns = older_columns.replace(f"    {name} {declaration},\n", "")
@@ -112,12 +112,36 @@ def test_a_database_an_older_version_made_gets_the_ordered_columns_and_keeps_its
 
     engine = sqlite_storage(tmp_path)
     assert [m for m in engine.messages.scan_ready("q1", NOW + 10, 10).messages] == [kept]
-    fifo = ordered(engine, "a", 2)
+    fifo = fifo_message(engine, "a", 2)
     engine.fifo_messages.put([fifo])
     assert engine.fifo_messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]
     engine.database.close()
     again = sqlite_storage(tmp_path)  # opened once more: nothing left to add
     assert again.fifo_messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]
+    again.database.close()
+
+
+def test_a_database_that_named_the_fifo_column_ordered_has_it_renamed_and_keeps_its_fifo_messages(tmp_path):
+    engine = sqlite_storage(tmp_path)
+    fifo = fifo_message(engine, "a", 1)
+    engine.fifo_messages.put([fifo])
+    engine.database.close()
+    former = sqlite3.connect(tmp_path / DATABASE_FILE)  # the column as the version before this one named it
+    for table in ("messages", "kept_messages"):
+        former.execute(f"ALTER TABLE {table} RENAME COLUMN fifo TO ordered")
+    former.commit()
+    former.close()
+
+    again = sqlite_storage(tmp_path)
+    with again.database.read() as connection:
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(messages)")}
+        indexes = "".join(
+            row[0] or "" for row in connection.execute("SELECT sql FROM sqlite_master WHERE type='index'")
+        )
+    assert "fifo" in columns and "ordered" not in columns
+    assert "WHERE fifo = 1" in indexes and "ordered" not in indexes
+    assert again.fifo_messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]
+    assert again.messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]  # (one table: a scan of another kind)
     again.database.close()
 
 

@@ -24,7 +24,7 @@ def message(n: int, group: str = "a", visible_at: int = NOW, dequeue_count: int 
         expires_at=expires_s or NOW // 1000 + 3600,
         body_md5="",
         message_group_id=group,
-        ordered=True,
+        fifo=True,
     )
 
 

@@ -47,7 +47,7 @@ class Arrivals:
             message.system_properties,
             message.message_group_id,
             queue.attributes.logging_enabled,
-            ordered=position is not None,
+            fifo=position is not None,
         )
         expires_at = now_ms // 1000 + queue.attributes.message_retention_period
         return Message.enqueued(queue.queue_id, message_id, now_ms, available, expires_at, content, position)

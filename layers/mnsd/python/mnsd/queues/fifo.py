@@ -1,6 +1,6 @@
 """The rules of a FIFO queue's groups, in one place: the queue service and every storage engine apply them, each
 engine keeping only how it stores and reads them (`mnsd.storage` states the contract, `tests/storage/
-test_ordered_contract.py` holds every engine to it).
+test_fifo_contract.py` holds every engine to it).
 
 A FIFO message belongs to a group (`Message.message_group_id`) and has a place in it (`Message.position`):
 - **positions**: a group's counter gives each new message the next position; a group made anew (its first send,
@@ -87,7 +87,7 @@ def head_run(messages: Iterable[Message], now_ms: int, wanted: int) -> HeadRun:
 
 def runs(candidates: Iterable[Message]) -> list[list[Message]]:
     """A receive's FIFO candidates cut into runs: one per group (of a queue), in the order of each group's first
-    candidate, each holding its group's candidates in the order given (an ordered scan gives them in position
+    candidate, each holding its group's candidates in the order given (a FIFO scan gives them in position
     order)."""
     found: dict[tuple[str, str], list[Message]] = {}
     for candidate in candidates:

@@ -67,7 +67,7 @@ class MessageService:
             if len(message.body.encode("utf-8")) > limit:
                 raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
             if queue.attributes.fifo:
-                message.check_ordered()
+                message.check_fifo()
         now_ms = ms(self.clock.now())
         ids = self.messages.of(queue).new_ids(queue.queue_id, len(inputs), now_ms)
         positions = self.arrivals.positions(queue, [m.message_group_id for m in inputs], now_ms)

@@ -351,7 +351,7 @@ class MessageInput:
     def body_md5(self) -> str:
         return body_md5(self.body)
 
-    def check_ordered(self) -> None:
+    def check_fifo(self) -> None:
         """Whether a FIFO queue takes this message: with a valid MessageGroupId, without its own delay or priority."""
         if not self.message_group_id:
             raise errors.InvalidArgument("A message sent to a fifo queue needs a MessageGroupId.")
@@ -436,9 +436,9 @@ class MessageRef:
 
     queue_id: str
     priority: int
-    position: int  # an ordered message's: its place in its group (`MessageStore.sequence`)
+    position: int  # a FIFO message's: its place in its group (`MessageStore.sequence`)
     message_id: str
-    group: str = ""  # an ordered message's (a FIFO queue's) MessageGroupId; "" for the others
+    group: str = ""  # a FIFO message's (a FIFO queue's) MessageGroupId; "" for the others
 
     @property
     def key(self) -> str:
@@ -468,7 +468,7 @@ class Content:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
-    ordered: bool = False  # a FIFO queue's message: delivered in its group's order (`position` is its place there)
+    fifo: bool = False  # a FIFO queue's message: delivered in its group's order (`position` is its place there)
 
 
 def _carried(source: Content | Message) -> dict[str, Any]:
@@ -496,7 +496,7 @@ class Message:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
-    ordered: bool = False  # a FIFO queue's message: delivered in its group's order (`position` is its place there)
+    fifo: bool = False  # a FIFO queue's message: delivered in its group's order (`position` is its place there)
 
     @classmethod
     def enqueued(
@@ -510,7 +510,7 @@ class Message:
         position: int | None = None,
     ) -> Message:
         """A message as it enters a queue at `now_ms`: receivable from `available_at`, never received; its place in
-        the queue `available_at`, or for an ordered message its place in its group (`position`)."""
+        the queue `available_at`, or for a FIFO message its place in its group (`position`)."""
         return cls(
             queue_id,
             message_id,
@@ -530,7 +530,7 @@ class Message:
 
     @property
     def ref(self) -> MessageRef:
-        group = self.message_group_id if self.ordered else ""
+        group = self.message_group_id if self.fifo else ""
         return MessageRef(self.queue_id, self.priority, self.position, self.message_id, group)
 
     def state_at(self, now_ms: int) -> MessageState:
@@ -562,10 +562,10 @@ class Message:
         position: int | None = None,
     ) -> Message:
         """This message as a new one of another queue (a dead letter, or one redriven back): receivable now,
-        never received, its body, priority, user properties, group and end of retention kept; ordered there when the
+        never received, its body, priority, user properties, group and end of retention kept; in its group's order there when the
         target is a FIFO queue, at `position` in its group."""
         content = dataclasses.replace(
-            self.content, system_properties=system_properties, logging=logging, ordered=position is not None
+            self.content, system_properties=system_properties, logging=logging, fifo=position is not None
         )
         return Message.enqueued(queue_id, message_id, now_ms, now_ms, self.expires_at, content, position)
 

@@ -26,7 +26,7 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
 - `enqueued_since`, followed from no cursor to the end, gives each message of its range that stays stored
   throughout exactly once (a queue's receivers copy the messages sent before they were created with it).
 
-Ordered messages (a FIFO queue's, in `Storage.fifo_messages`: `Message.ordered`, `MessageRef.group`) keep the order
+FIFO messages (a FIFO queue's, in `Storage.fifo_messages`: `Message.fifo`, `MessageRef.group`) keep the order
 of their group, by the rules of `mnsd.queues.fifo` (each engine keeps only how it stores them):
 - `sequence` numbers a group's new messages (their `position`) above every earlier one of the group, a new group
   from `fifo.first_position` (its first send's time), its counter kept `fifo.GROUP_LIFETIME_MS` after its last send;
@@ -38,7 +38,7 @@ of their group, by the rules of `mnsd.queues.fifo` (each engine keeps only how i
   when any of its candidates is not as observed or not Active (`fifo.claimable`: expired since the scan
   included). So no two runs of one group are ever in flight together;
 - a group never holds back another: a FIFO store's scan finds free groups whatever the others' state;
-- deleting, re-timing, moving (dead-lettering), expiring and rewinding an ordered message keep these rules
+- deleting, re-timing, moving (dead-lettering), expiring and rewinding a FIFO message keep these rules
   (a dead-lettered head frees its group; a lapsed head is the group's head again).
 """
 
@@ -175,11 +175,11 @@ class MessageStore(Protocol):
 
 
 class FifoMessageStore(MessageStore, Protocol):
-    """A FIFO queue's messages (`Message.ordered`, in groups): the rules above kept by every call, and its groups'
+    """A FIFO queue's messages (`Message.fifo`, in groups): the rules above kept by every call, and its groups'
     numbering and state besides."""
 
     def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
-        """The first of `count` consecutive positions for new ordered messages of `group`: above every position
+        """The first of `count` consecutive positions for new FIFO messages of `group`: above every position
         the group was given before (in this queue incarnation)."""
         ...
 

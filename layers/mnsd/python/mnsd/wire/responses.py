@@ -74,7 +74,7 @@ def sent(result: SendResult) -> Node:
 
 def _sent_group(message: Message) -> Fields:
     """A FIFO queue's answer to a send names the message's group (SDK 1.3.0 reads it back)."""
-    return [("MessageGroupId", message.message_group_id)] if message.ordered else []
+    return [("MessageGroupId", message.message_group_id)] if message.fifo else []
 
 
 def sent_batch(results: Sequence[SendResult]) -> tuple[Node, int]:

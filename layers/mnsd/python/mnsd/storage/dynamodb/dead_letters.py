@@ -23,11 +23,10 @@ from botocore.exceptions import ClientError
 from mnsd.queues.model import Message, MessageRef
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
-    KEEP_UPDATE,
-    KEEP_VALUES,
     LEASE,
     Item,
     is_kept,
+    keep_held_lease,
     lease_item_key,
     message_items,
     number,
@@ -139,19 +138,7 @@ def move(
 def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
     kept = []
     for ref, version in leases:
-        response = conditional(
-            client.update_item,
-            TableName=table,
-            Key=lease_item_key(ref),
-            UpdateExpression=KEEP_UPDATE,
-            ConditionExpression="r = :ver AND v > :now AND x > :now_s",
-            ExpressionAttributeValues={
-                **KEEP_VALUES,
-                ":ver": {"N": str(version)},
-                ":now": {"N": str(now_ms)},
-                ":now_s": {"N": str(now_ms // 1000)},
-            },
-        )
+        response = conditional(client.update_item, **keep_held_lease(table, ref, version, now_ms))
         kept.append(response is not None)
     return kept
 

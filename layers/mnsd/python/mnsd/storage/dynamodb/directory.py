@@ -1,8 +1,8 @@
 """A FIFO queue's directory on the DynamoDB message table: where each group's item lives, and how wide it is.
 
-A group's item (`mnsd.storage.dynamodb.ordered` says what it holds) lives in one of the queue's directory partitions
+A group's item (`mnsd.storage.dynamodb.fifo_groups` says what it holds) lives in one of the queue's directory partitions
 `{queue_id}#D{d}`, d < `width`. The width follows the queue's load as a standard queue's stripes do: it is
-`max(ORDERED_STRIPES, DIRECTORY_PER_STRIPE x stripes)` (a power of two) of the queue's placement
+`max(MIN_DIRECTORY_WIDTH, DIRECTORY_PER_STRIPE x stripes)` (a power of two) of the queue's placement
 (`placement.Placement.stripes`, grown by `placer.Placer` from the send rate and throttling), so the group-item
 writes of a busy queue (about 5 write units per message) spread over more partitions as it grows; a quiet queue
 keeps the 8 it always had, and its empty poll reads no more.
@@ -16,7 +16,7 @@ every creation and move changes. Every writer finds the group item through it, w
   So a group has at most one group item, which carries its home's token `i`.
 - a container remembers homes it used or read (`known`, bounded); every write of a group item is conditioned on
   its existing, so one at a home that is no longer its fails, and the writer reads the home again (`locate`).
-- a group item from before homes (no `i`, no home item) lives at `crc32(group) % ORDERED_STRIPES`, its former
+- a group item from before homes (no `i`, no home item) lives at `crc32(group) % MIN_DIRECTORY_WIDTH`, its former
   place: `locate` reads that place too when the group has no home.
 - forgetting a group deletes its group item, then its home if its token is still the item's (`forget_items`): two
   single writes, not a transaction (a directory partition pays one unit, as before homes). Between the two the
@@ -42,14 +42,14 @@ from typing import Any, Protocol
 from mnsd.storage.dynamodb.layout import Item, group_partition, number
 from mnsd.storage.dynamodb.placement import Placement
 
-ORDERED_STRIPES = 8  # the fewest directory partitions of a FIFO queue (and those of group items older than homes)
+MIN_DIRECTORY_WIDTH = 8  # the fewest directory partitions of a FIFO queue (and those of group items older than homes)
 DIRECTORY_PER_STRIPE = 1  # directory partitions per stripe of the queue's placement (see `GroupDirectory.width`)
 GROUP = "G"
 HOME = "#H"  # the sort key of a group's home item, in the group's partition (before its leases)
 _DIRECTORY_PAGE = 100  # group items a receive reads per Query
 _START_CHARACTERS = string.printable[:94]  # where a shuffled read may start (`G` + one)
 _REMEMBERED = 100_000  # homes a container remembers (then it starts afresh)
-_STATE = "nqohcpkxi"  # a group item's attributes besides its key (`ordered`'s module docstring; `i`: its home's)
+_STATE = "nqohcpkxi"  # a group item's attributes besides its key (`fifo_groups`' module docstring; `i`: its home's)
 
 
 class Placements(Protocol):
@@ -134,12 +134,12 @@ class GroupDirectory:
 
     def width(self, queue_id: str) -> int:
         """How many directory partitions the queue has: `DIRECTORY_PER_STRIPE` per stripe of its placement, at least
-        `ORDERED_STRIPES`, a power of two. The placement grows a stripe per `stripes.STRIPE_BUDGET` (120) messages a
+        `MIN_DIRECTORY_WIDTH`, a power of two. The placement grows a stripe per `stripes.STRIPE_BUDGET` (120) messages a
         second; at about 5 write units of group items per message (6 when groups are made and forgotten around each
         one), that is 600-720 WCU/s per directory partition at the budget, spread unevenly by the groups' hashes;
         the growth rule asks for the next power of two above the rate, so a queue runs at 50-100% of its budget and
         10,000 messages/s over 1,000 groups take at most about 460 WCU/s in one (`bench/results/capacity.md`)."""
-        wanted = max(ORDERED_STRIPES, DIRECTORY_PER_STRIPE * self.placements.of(queue_id).stripes)
+        wanted = max(MIN_DIRECTORY_WIDTH, DIRECTORY_PER_STRIPE * self.placements.of(queue_id).stripes)
         return 1 << (wanted - 1).bit_length()
 
     def partitions(self, queue_id: str) -> list[str]:
@@ -164,7 +164,7 @@ class GroupDirectory:
     def locate(self, queue_id: str, group: str) -> Home | None:
         """The group's home as stored now (consistent reads): its home item's; with none, the place of a group item
         from before homes if one is there; else None (no group item)."""
-        legacy = group_item_key(queue_id, group, home_for(group, ORDERED_STRIPES))
+        legacy = group_item_key(queue_id, group, home_for(group, MIN_DIRECTORY_WIDTH))
         keys = [home_key(queue_id, group), legacy]
         response = self.client.batch_get_item(RequestItems={self.table: {"Keys": keys, "ConsistentRead": True}})
         found = {item["sk"]["S"]: item for item in response.get("Responses", {}).get(self.table, [])}

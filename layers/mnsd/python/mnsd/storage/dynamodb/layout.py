@@ -7,9 +7,9 @@ tested against `LEASE_ATTRIBUTES`).
 
 One partition per stripe of a queue incarnation: `pk = queue_id` for stripe 0 (a queue of one stripe
 is one partition) and `pk = {queue_id}#{stripe}` for the others; the stripe is part of the message id
-(`stripe_of`), so a receipt handle finds its message's partition. An ordered message (a FIFO queue's) is in its
+(`stripe_of`), so a receipt handle finds its message's partition. A FIFO message (a FIFO queue's) is in its
 group's partition instead, `{queue_id}#G{group}` (`group_partition`; the group is part of its key), beside the
-group items of `mnsd.storage.dynamodb.ordered` in `{queue_id}#D{n}`.
+group items of `mnsd.storage.dynamodb.fifo_groups` in `{queue_id}#D{n}`.
 
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
     B{message_id}                              the body, when lease + body would exceed 1 KB
@@ -98,12 +98,12 @@ def stripe_of(message_id: str) -> int:
 
 
 def group_partition(queue_id: str, group: str) -> str:
-    """The partition of an ordered message group's items (`mnsd.storage.dynamodb.ordered`)."""
+    """The partition of a FIFO message group's items (`mnsd.storage.dynamodb.fifo_groups`)."""
     return f"{queue_id}{STRIPE_SEPARATOR}G{group}"
 
 
 def partition_of(ref: MessageRef) -> str:
-    """The partition key of a message's items: its group's for an ordered message, else its stripe's."""
+    """The partition key of a message's items: its group's for a FIFO message, else its stripe's."""
     if ref.group:
         return group_partition(ref.queue_id, ref.group)
     return stripe_partition(ref.queue_id, stripe_of(ref.message_id))
@@ -230,6 +230,29 @@ KEEP_UPDATE = "SET k = :kept REMOVE v, w"
 KEEP_VALUES: Item = {":kept": {"BOOL": True}}
 
 
+def held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
+    """A write's key and condition on a lease still held by the receipt handle that names `version` (hidden until a
+    later time, unexpired)."""
+    return {
+        "TableName": table,
+        "Key": lease_item_key(ref),
+        "ConditionExpression": "r = :ver AND v > :now AND x > :now_s",
+        "ExpressionAttributeValues": {
+            ":ver": {"N": str(version)},
+            ":now": {"N": str(now_ms)},
+            ":now_s": {"N": str(now_ms // 1000)},
+        },
+    }
+
+
+def keep_held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
+    """The UpdateItem that keeps a held lease for rewind instead of deleting it (`KEEP_UPDATE`)."""
+    keep = held_lease(table, ref, version, now_ms)
+    keep["UpdateExpression"] = KEEP_UPDATE
+    keep["ExpressionAttributeValues"].update(KEEP_VALUES)
+    return keep
+
+
 def restore_update(indexing: bool) -> str:
     """A rewind of a kept lease: receivable at `:now` again, with a new version (old receipt handles fail)."""
     return f"SET {visibility_set(indexing, ':now')}, r = r + :one REMOVE k"
@@ -265,7 +288,7 @@ def message_of(item: Item) -> Message:
         system_properties=parse_properties(item.get("s")),
         message_group_id=item.get("g", {}).get("S", ""),
         logging=LOGGING_ATTRIBUTE in item,
-        ordered=bool(ref.group),  # (an ordered message's key names its group)
+        fifo=bool(ref.group),  # (a FIFO message's key names its group)
     )
 
 

@@ -34,7 +34,7 @@ class Placer:
     def indexed(self, message: Message) -> bool:
         """Whether a new message's lease is written with the ready index's key: a standard queue's that keeps the
         index (a FIFO queue's groups are read from the table)."""
-        return not message.ordered and self.placements.of(message.queue_id).spread.indexing
+        return not message.fifo and self.placements.of(message.queue_id).spread.indexing
 
     def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool) -> list[str]:
         """Ids of `count` new messages of the queue, each naming a stripe among the first `send_width` at random;

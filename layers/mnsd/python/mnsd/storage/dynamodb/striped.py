@@ -27,6 +27,7 @@ from mnsd.storage import Claim, ReadyScan
 from mnsd.storage.dynamodb import dead_letters, enqueued
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
+    held_lease,
     lease_item_key,
     message_items,
     message_of,
@@ -144,35 +145,15 @@ class StripedMessageStore:
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
         """Delete a message whose lease is still the one a receipt handle names (`Message.held_by`)."""
-        response = conditional(
-            self.client.delete_item,
-            TableName=self.table,
-            Key=lease_item_key(ref),
-            ConditionExpression="r = :ver AND v > :now AND x > :now_s",
-            ExpressionAttributeValues={
-                ":ver": {"N": str(version)},
-                ":now": {"N": str(now_ms)},
-                ":now_s": {"N": str(now_ms // 1000)},
-            },
-        )
+        response = conditional(self.client.delete_item, **held_lease(self.table, ref, version, now_ms))
         return response is not None
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
-        response = conditional(
-            self.client.update_item,
-            TableName=self.table,
-            Key=lease_item_key(ref),
-            UpdateExpression=f"SET {visibility_set(self._indexing(ref.queue_id))}, r = :next",
-            ConditionExpression="r = :ver AND v > :now AND x > :now_s",
-            ExpressionAttributeValues={
-                ":vis": {"N": str(visible_at)},
-                ":next": {"N": str(version + 1)},
-                ":ver": {"N": str(version)},
-                ":now": {"N": str(now_ms)},
-                ":now_s": {"N": str(now_ms // 1000)},
-            },
-        )
+        request = held_lease(self.table, ref, version, now_ms)
+        request["UpdateExpression"] = f"SET {visibility_set(self._indexing(ref.queue_id))}, r = :next"
+        request["ExpressionAttributeValues"].update({":vis": {"N": str(visible_at)}, ":next": {"N": str(version + 1)}})
+        response = conditional(self.client.update_item, **request)
         return response is not None
 
     # --- reads --------------------------------------------------------------------------------

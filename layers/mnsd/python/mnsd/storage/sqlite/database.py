@@ -26,11 +26,14 @@ BUSY_TIMEOUT_MS = 10_000
 AUTOCHECKPOINT_PAGES = 10_000
 
 # The message columns later versions added, each with its default: a database an older version made gets them
-# as it opens (its messages unordered). `group_key`: an ordered message's group, placed by its hash (groups.py).
+# as it opens (its messages unordered). `group_key`: a FIFO message's group, placed by its hash (groups.py).
 ADDED_MESSAGE_COLUMNS = (
-    ("ordered", "INTEGER NOT NULL DEFAULT 0"),
+    ("fifo", "INTEGER NOT NULL DEFAULT 0"),
     ("group_key", "TEXT NOT NULL DEFAULT ''"),
 )
+# Message columns renamed since, (former name, name): an older database's are renamed as it opens (its partial
+# indexes follow the column).
+RENAMED_MESSAGE_COLUMNS = (("ordered", "fifo"),)
 # The columns of a message row, in `messages` and in `kept_messages` alike.
 MESSAGE_COLUMNS = (
     """
@@ -58,7 +61,7 @@ MESSAGE_COLUMNS = (
 COLUMNS = (
     "queue_id, message_id, priority, position, visible_at, version, dequeue_count, enqueue_time, "
     "first_dequeue_time, expires_at, body_md5, body, user_properties, system_properties, message_group_id, logging, "
-    "ordered, group_key"
+    "fifo, group_key"
 )
 # The first of them, `queue_id` to `body`: the fields of a message that it holds as they are stored.
 AS_STORED = tuple(COLUMNS.split(", ")[:12])
@@ -76,7 +79,7 @@ CREATE TABLE IF NOT EXISTS kept_messages (
 {MESSAGE_COLUMNS}) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS kept_messages_enqueue ON kept_messages (queue_id, enqueue_time);
 CREATE INDEX IF NOT EXISTS kept_messages_expiry ON kept_messages (expires_at);
--- Each group's counter of an ordered queue (`MessageStore.sequence`), forgotten long after its last use.
+-- Each group's counter of a FIFO queue (`MessageStore.sequence`), forgotten long after its last use.
 CREATE TABLE IF NOT EXISTS message_groups (
     queue_id TEXT NOT NULL, message_group_id TEXT NOT NULL, next_position INTEGER NOT NULL, used_at INTEGER NOT NULL,
     PRIMARY KEY (queue_id, message_group_id)
@@ -102,11 +105,11 @@ CREATE INDEX IF NOT EXISTS operation_log_expiry ON operation_log (expires_at);
 REPLACED_INDEX = "messages_visibility"
 # Indexes on added columns: made once the columns are there (`Database._upgrade`).
 ADDED_SCHEMA = """
--- Ordered messages (FIFO queues) group by group, each in position order: its head and run, a claim's checks.
-CREATE INDEX IF NOT EXISTS messages_groups ON messages (queue_id, group_key, position, expires_at) WHERE ordered = 1;
--- The ordered messages received at least once, by group: a group is held while one of them is hidden.
+-- FIFO messages (FIFO queues) group by group, each in position order: its head and run, a claim's checks.
+CREATE INDEX IF NOT EXISTS messages_groups ON messages (queue_id, group_key, position, expires_at) WHERE fifo = 1;
+-- The FIFO messages received at least once, by group: a group is held while one of them is hidden.
 CREATE INDEX IF NOT EXISTS messages_received
-    ON messages (queue_id, group_key, visible_at, expires_at) WHERE ordered = 1 AND dequeue_count > 0;
+    ON messages (queue_id, group_key, visible_at, expires_at) WHERE fifo = 1 AND dequeue_count > 0;
 """
 
 
@@ -131,11 +134,15 @@ class Database:
         self._upgrade()
 
     def _upgrade(self) -> None:
-        """Add the columns an older database lacks (in one transaction: another process may open it too), then
-        the indexes on them."""
+        """Rename and add the columns an older database lacks (in one transaction: another process may open it
+        too), then the indexes on them."""
         with self.write() as connection:
             for table in ("messages", "kept_messages"):
                 present = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+                for former, name in RENAMED_MESSAGE_COLUMNS:
+                    if former in present and name not in present:
+                        connection.execute(f"ALTER TABLE {table} RENAME COLUMN {former} TO {name}")
+                        present = (present - {former}) | {name}
                 for name, declaration in ADDED_MESSAGE_COLUMNS:
                     if name not in present:
                         connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
@@ -213,5 +220,5 @@ def message_of(row: tuple[Any, ...]) -> Message:
         system_properties=_parse_properties(row[13]),
         message_group_id=row[14],
         logging=bool(row[15]),
-        ordered=bool(row[16]),
+        fifo=bool(row[16]),
     )

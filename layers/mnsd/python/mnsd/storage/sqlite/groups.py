@@ -1,9 +1,9 @@
-"""Ordered messages (FIFO queues) on SQLite: the groups' counters, the runs of free groups, a run claim's checks.
+"""FIFO messages (FIFO queues) on SQLite: the groups' counters, the runs of free groups, a run claim's checks.
 
 Nothing records whether a group is held: it is read from the rows (a message of the group received and still
 hidden), so every write of a message (claim, delete, re-time, move, expiry, rewind) keeps it right by itself.
 
-Two partial indexes over the ordered messages: `messages_groups` (by group, then position: a group's head and
+Two partial indexes over the FIFO messages: `messages_groups` (by group, then position: a group's head and
 run, and whether a message of the group remains before a position) and `messages_received` (the group's
 messages received at least once, by visibility: whether one is hidden now). A message names its group by
 `group_key`, its group's hash (8 hex digits) then the group, so groups sit in the indexes in hash order: a scan
@@ -32,24 +32,24 @@ _HASH_DIGITS = 8
 # Row indexes of the columns a scan looks at (`database.COLUMNS`).
 _VISIBLE_AT, _GROUP_KEY = 4, 17
 
-# The ordered messages group after group, each group's in position order, from a group key on (up to another).
+# The FIFO messages group after group, each group's in position order, from a group key on (up to another).
 # A scan reads a group's first rows and leaves the rest unread (SQLite steps a statement as far as it is read).
 _GROUPS_SQL = (
-    f"SELECT {COLUMNS} FROM messages INDEXED BY messages_groups WHERE queue_id = ? AND ordered = 1 "
+    f"SELECT {COLUMNS} FROM messages INDEXED BY messages_groups WHERE queue_id = ? AND fifo = 1 "
     "AND group_key {after} ? AND group_key < ? AND expires_at > ? ORDER BY group_key, position"
 )
 _FROM_SQL = _GROUPS_SQL.format(after=">=")
 _AFTER_SQL = _GROUPS_SQL.format(after=">")
 _HIDDEN_SQL = (
-    "SELECT 1 FROM messages INDEXED BY messages_received WHERE queue_id = ? AND ordered = 1 AND dequeue_count > 0 "
+    "SELECT 1 FROM messages INDEXED BY messages_received WHERE queue_id = ? AND fifo = 1 AND dequeue_count > 0 "
     "AND group_key = ? AND visible_at > ? AND expires_at > ? LIMIT 1"
 )
 _BETWEEN_SQL = (
-    "SELECT 1 FROM messages INDEXED BY messages_groups WHERE queue_id = ? AND ordered = 1 AND group_key = ? "
+    "SELECT 1 FROM messages INDEXED BY messages_groups WHERE queue_id = ? AND fifo = 1 AND group_key = ? "
     "AND position > ? AND position < ? AND expires_at > ? LIMIT 1"
 )
 _HELD_SQL = (
-    "SELECT DISTINCT group_key FROM messages INDEXED BY messages_received WHERE queue_id = ? AND ordered = 1 "
+    "SELECT DISTINCT group_key FROM messages INDEXED BY messages_received WHERE queue_id = ? AND fifo = 1 "
     "AND dequeue_count > 0 AND visible_at > ? AND expires_at > ? LIMIT ?"
 )
 _SEQUENCE_SQL = (
@@ -61,7 +61,7 @@ _LOWEST = -(1 << 63)
 
 @lru_cache(maxsize=4096)
 def group_key(group: str) -> str:
-    """How an ordered message names its group in the indexes: its hash first (the same in every process)."""
+    """How a FIFO message names its group in the indexes: its hash first (the same in every process)."""
     return f"{_hash(group)}{group}"
 
 

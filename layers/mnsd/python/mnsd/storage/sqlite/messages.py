@@ -7,7 +7,7 @@ message (`Message.received`); delete and change-visibility are conditional on th
 receipt handle names (`Message.held_by`). Within a priority, messages come in the order they
 became visible. Expired rows are never returned nor counted and `sweep_expired` removes them.
 
-A FIFO queue's messages are rows like the others, marked `ordered`, their `position` their place in their group;
+A FIFO queue's messages are rows like the others, marked `fifo`, their `position` their place in their group;
 their store (`fifo.SqliteFifoMessages`) is this one with the scan and the claim of its groups' runs instead.
 
 Messages of logging queues also leave their change event (`mnsd.log.changes`, table `message_events`,
@@ -105,8 +105,8 @@ def _row(message: Message) -> tuple[Any, ...]:
         _properties(message.system_properties),
         message.message_group_id,
         int(message.logging),
-        int(message.ordered),
-        groups.group_key(message.message_group_id) if message.ordered else "",
+        int(message.fifo),
+        groups.group_key(message.message_group_id) if message.fifo else "",
     )
 
 

@@ -1,4 +1,4 @@
-"""The storage contract for ordered messages (FIFO queues): every engine keeps each group's order.
+"""The storage contract for FIFO messages (FIFO queues): every engine keeps each group's order.
 
 A group is held while any of its messages is in flight; otherwise its run (its Active messages from its head
 on) may be claimed, whole or its first part, in one atomic step (`mnsd.storage` says it in full). The rules are
@@ -28,23 +28,23 @@ RETENTION = 3600  # s
 VISIBLE = NOW + 60_000
 
 
-def ordered(storage: Storage, group: str, n: int, queue_id: str = "q1", delay_ms: int = 0) -> Message:
-    """A new ordered message of `group`, numbered by the engine (`sequence`)."""
+def fifo_message(storage: Storage, group: str, n: int, queue_id: str = "q1", delay_ms: int = 0) -> Message:
+    """A new FIFO message of `group`, numbered by the engine (`sequence`)."""
     position = storage.fifo_messages.sequence(queue_id, group, 1, NOW)
     text = f"{group}-{n}"
-    content = Content(body_md5(text), text, 8, message_group_id=group, ordered=True)
+    content = Content(body_md5(text), text, 8, message_group_id=group, fifo=True)
     return Message.enqueued(queue_id, f"M{n:05d}", NOW, NOW + delay_ms, NOW // 1000 + RETENTION, content, position)
 
 
 def send(storage: Storage, *groups: str, queue_id: str = "q1") -> list[Message]:
     """One message per group given, in that order (numbered by their order)."""
-    messages = [ordered(storage, group, n, queue_id) for n, group in enumerate(groups)]
+    messages = [fifo_message(storage, group, n, queue_id) for n, group in enumerate(groups)]
     assert storage.fifo_messages.put(messages) == set()
     return messages
 
 
 def runs(storage: Storage, now: int, wanted: int = 100, queue_id: str = "q1") -> dict[str, list[str]]:
-    """What an ordered scan offers, by group: message ids in the order given."""
+    """What a FIFO scan offers, by group: message ids in the order given."""
     found: dict[str, list[str]] = defaultdict(list)
     for message in storage.fifo_messages.scan_ready(queue_id, now, wanted).messages:
         found[message.message_group_id].append(message.message_id)
@@ -154,7 +154,7 @@ def test_a_run_with_a_candidate_not_active_is_refused_whole(storage):
 def test_a_run_whose_candidate_expired_since_the_scan_is_refused_whole(storage):
     """An expired message holds nothing back, yet a run built while it was Active is stale: refused whole (SQLite
     once claimed around it); the next scan's run goes past it."""
-    first, middle, last = (ordered(storage, "a", n) for n in range(3))
+    first, middle, last = (fifo_message(storage, "a", n) for n in range(3))
     first.expires_at += 100
     last.expires_at += 100
     storage.fifo_messages.put([first, middle, last])
@@ -216,9 +216,9 @@ def test_deleting_the_run_frees_the_group_at_once(storage):
 
 
 def test_a_delayed_head_holds_back_its_group_only(storage):
-    head = ordered(storage, "a", 0, delay_ms=5000)
-    later = ordered(storage, "a", 1)
-    other = ordered(storage, "b", 2)
+    head = fifo_message(storage, "a", 0, delay_ms=5000)
+    later = fifo_message(storage, "a", 1)
+    other = fifo_message(storage, "b", 2)
     storage.fifo_messages.put([head, later, other])
     found = storage.fifo_messages.scan_ready("q1", NOW + 10, 100)
     assert [m.message_id for m in found.messages] == ["M00002"]
@@ -229,7 +229,7 @@ def test_a_delayed_head_holds_back_its_group_only(storage):
 def test_a_dead_lettered_head_frees_its_group(storage):
     send(storage, "a", "a")
     head, _ = scan(storage, NOW + 10)
-    target = ordered(storage, "a", 9, queue_id="dlq")
+    target = fifo_message(storage, "a", 9, queue_id="dlq")
     assert storage.fifo_messages.move(head, NOW + 10, target)
     assert runs(storage, NOW + 20) == {"a": ["M00001"]}
     assert runs(storage, NOW + 20, queue_id="dlq") == {"a": ["M00009"]}
@@ -237,7 +237,7 @@ def test_a_dead_lettered_head_frees_its_group(storage):
 
 def test_expired_heads_hold_nothing_back(storage):
     send(storage, "a")
-    late = ordered(storage, "a", 1)
+    late = fifo_message(storage, "a", 1)
     late.expires_at += 100
     storage.fifo_messages.put([late])
     after = (NOW // 1000 + RETENTION) * 1000 + 10
@@ -262,7 +262,7 @@ def test_rewind_finds_a_group_whose_messages_were_all_deleted(storage):
     assert runs(storage, NOW + 50) == {"a": ["M00000", "M00001"]}
 
 
-def test_turning_rewind_off_drops_what_an_ordered_queue_kept(storage):
+def test_turning_rewind_off_drops_what_a_fifo_queue_kept(storage):
     send(storage, "a", "a")
     run = take(storage, NOW + 10, 1, VISIBLE)
     assert storage.fifo_messages.delete_keeping([(m.ref, m.version) for m in run], NOW + 20) == [True]
@@ -380,7 +380,7 @@ def test_sixteen_consumers_keep_every_group_in_order(storage):
     sent = [rng.choice(groups) for _ in range(10_000)]
     positions: dict[str, list[int]] = defaultdict(list)
     for start in range(0, len(sent), 16):
-        batch = [ordered(storage, group, start + i) for i, group in enumerate(sent[start : start + 16])]
+        batch = [fifo_message(storage, group, start + i) for i, group in enumerate(sent[start : start + 16])]
         assert storage.fifo_messages.put(batch) == set()
         for message in batch:
             positions[message.message_group_id].append(message.position)

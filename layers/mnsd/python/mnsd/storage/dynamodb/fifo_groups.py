@@ -1,4 +1,4 @@
-"""Ordered messages (a FIFO queue's) on the DynamoDB message table: each group's order kept by one small item.
+"""FIFO messages (a FIFO queue's) on the DynamoDB message table: each group's order kept by one small item.
 
 A group's leases are the leases of any message (`layout.message_items`), in a partition of their own,
 `{queue_id}#G{group}` (`layout.partition_of`): sorted by their key, so in position order, and read from the head
@@ -67,18 +67,18 @@ from mnsd.storage import ReadyScan
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
 from mnsd.storage.dynamodb.directory import (
-    ORDERED_STRIPES,
+    MIN_DIRECTORY_WIDTH,
     GroupDirectory,
     GroupState,
     Home,
     group_item_key,
 )
 from mnsd.storage.dynamodb.layout import (
-    KEEP_UPDATE,
-    KEEP_VALUES,
     LEASE,
     Item,
+    held_lease,
     is_kept,
+    keep_held_lease,
     lease_item_key,
     message_of,
     state_of,
@@ -99,7 +99,7 @@ _FORGETTABLE = (
     "AND (attribute_not_exists(k) OR k <= :zero)"
 )
 
-__all__ = ["ORDERED_STRIPES", "OrderedMessages"]
+__all__ = ["MIN_DIRECTORY_WIDTH", "FifoGroups"]
 
 _Heads = Mapping[tuple[str, str], "_Head"]  # what a scan saw of each group, by (queue_id, group)
 _CountPlain = Callable[[str, int], dict[MessageState, float]]  # a partition's leases by state (read from the table)
@@ -276,18 +276,9 @@ class GroupWrites:
             ref, d, update + (", k = if_not_exists(k, :zero) + :one" if kept else ""), _values(zero=0, one=1)
         )
 
-    def held_lease(self, ref: MessageRef, version: int, now_ms: int) -> Item:
-        """A write's key and condition on a lease still held by the receipt handle that names `version`."""
-        return {
-            "TableName": self.table,
-            "Key": lease_item_key(ref),
-            "ConditionExpression": "r = :ver AND v > :now AND x > :now_s",
-            "ExpressionAttributeValues": _values(ver=version, now=now_ms, now_s=now_ms // 1000),
-        }
 
-
-class OrderedMessages:
-    """The ordered part of the FIFO store (`fifo.DynamoFifoMessages`; see the module's docstring): claims, deletes and
+class FifoGroups:
+    """The groups part of the FIFO store (`fifo.DynamoFifoMessages`; see the module's docstring): claims, deletes and
     scans of groups."""
 
     def __init__(self, client: Any, table: str, placer: Placer) -> None:
@@ -340,18 +331,16 @@ class OrderedMessages:
         return after if self.writes.transact(first.queue_id, [hold, *leases], patient=False) is None else []
 
     def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        lease = {"Delete": self.writes.held_lease(ref, version, now_ms)}
+        lease = {"Delete": held_lease(self.table, ref, version, now_ms)}
         return self.writes.at_home(ref, lambda d: [lease, self.writes.release(ref, d)])
 
     def delete_keeping(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        keep = self.writes.held_lease(ref, version, now_ms)
-        keep["UpdateExpression"] = KEEP_UPDATE
-        keep["ExpressionAttributeValues"].update(KEEP_VALUES)
+        keep = keep_held_lease(self.table, ref, version, now_ms)
         return self.writes.at_home(ref, lambda d: [{"Update": keep}, self.writes.release(ref, d, kept=True)])
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a lease; past the group's hold, the hold goes with it (one transaction), else the lease alone."""
-        lease = self.writes.held_lease(ref, version, now_ms)
+        lease = held_lease(self.table, ref, version, now_ms)
         lease["UpdateExpression"] = "SET v = :vis, r = :next"
         lease["ExpressionAttributeValues"].update(_values(vis=visible_at, next=version + 1))
 
@@ -366,7 +355,7 @@ class OrderedMessages:
         return conditional(self.client.update_item, **lease) is not None
 
     def moved_out(self, source: Message) -> list[Item]:
-        """What a dead-letter move of an ordered message adds to its transaction: one message fewer in its group
+        """What a dead-letter move of a FIFO message adds to its transaction: one message fewer in its group
         (the source is Active: its group is free, so it may have moved: its home is read)."""
         home = self.directory.locate(source.queue_id, source.message_group_id)
         d = home.d if home is not None else 0  # (no group item: its condition refuses the move)

@@ -11,7 +11,7 @@ from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb import dynamodb_storage
-from tests.storage.test_ordered_contract import NOW, VISIBLE, offer, send, take
+from tests.storage.test_fifo_contract import NOW, VISIBLE, offer, send, take
 
 
 def failing(code: str, reasons: list[str] | None = None):
@@ -43,7 +43,7 @@ def claimed(storage):
 
 
 def test_a_condition_that_did_not_hold_is_a_refusal(storage, claimed):
-    storage.fifo_messages.ordered.client.transact_write_items, calls = failing(
+    storage.fifo_messages.groups.client.transact_write_items, calls = failing(
         "TransactionCanceledException", ["ConditionalCheckFailed", "None"]
     )
     assert storage.fifo_messages.delete(claimed.ref, claimed.version, NOW + 20) is False
@@ -58,7 +58,7 @@ def test_a_condition_that_did_not_hold_is_a_refusal(storage, claimed):
     ],
 )
 def test_a_throttled_or_conflicting_delete_is_retried_then_raised(storage, claimed, code, reasons):
-    storage.fifo_messages.ordered.client.transact_write_items, calls = failing(code, reasons)
+    storage.fifo_messages.groups.client.transact_write_items, calls = failing(code, reasons)
     with pytest.raises(ClientError):
         storage.fifo_messages.delete(claimed.ref, claimed.version, NOW + 20)
     assert len(calls) == 4
@@ -67,13 +67,13 @@ def test_a_throttled_or_conflicting_delete_is_retried_then_raised(storage, claim
 def test_a_throttled_claim_is_given_up_at_once(storage):
     send(storage, "b")
     offered = offer(storage, NOW + 10)
-    storage.fifo_messages.ordered.client.transact_write_items, calls = failing("ThrottlingException")
+    storage.fifo_messages.groups.client.transact_write_items, calls = failing("ThrottlingException")
     assert offered.claim(offered.messages, 1, NOW + 10, VISIBLE) == []
     assert len(calls) == 1
 
 
 def test_another_error_is_raised_at_once(storage, claimed):
-    storage.fifo_messages.ordered.client.transact_write_items, calls = failing("ValidationException")
+    storage.fifo_messages.groups.client.transact_write_items, calls = failing("ValidationException")
     with pytest.raises(ClientError):
         storage.fifo_messages.delete(claimed.ref, claimed.version, NOW + 20)
     assert len(calls) == 1
