@@ -15,7 +15,7 @@ where it sets them, named by its address (so ARNs and the DLQSourceArn of its de
 
 A receiver starts when it is created: the messages sent from then on are copied to it as they are sent. One given an
 earlier StartTime (within the queue's retention) also gets a copy of each message of the queue enqueued since then
-that the store still holds, receivable, in flight or kept for rewind (`MessageStore.enqueued_since`); one deleted
+that the store still holds, receivable, in flight or kept for rewind (`StandardMessageStore.enqueued_since`); one deleted
 from the queue without rewind is gone. They are copied page by page, each page claimed by advancing the receiver's
 `copy_cursor` on the queue's record before it is written, so two callers never copy one page twice; a create copies
 at most `COPY_PER_CALL` messages (or for `COPY_SECONDS`), and an identical create goes on from there (`ReceiverState.copying`).
@@ -377,7 +377,7 @@ class ReceiverService:
                 return False
             now_ms = ms(self.clock.now())
             since, until = receiver.start_time * 1000, receiver.create_time_ms
-            store = self.messages.of(queue)  # (a standard queue's: a FIFO queue's receivers start when created)
+            store = self.messages.standard  # (a FIFO queue's receivers start when created: nothing to copy)
             page, cursor = store.enqueued_since(
                 queue.queue_id, since, until, now_ms, receiver.copy_cursor or None, COPY_PAGE
             )

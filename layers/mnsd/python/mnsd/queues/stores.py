@@ -1,5 +1,6 @@
-"""Which store holds a queue's messages: a FIFO queue's are in the FIFO store (`mnsd.storage.FifoMessageStore`,
-which keeps each group's order), every other queue's (receivers included) in the standard one. Chosen here only.
+"""Which store holds a queue's messages: a FIFO queue's (and its receivers') are in the FIFO store
+(`mnsd.storage.FifoMessageStore`, which keeps each group's order), every other queue's in the standard one. Chosen
+here only.
 And what a service over queues' records and their messages starts with (`QueueServiceBase`)."""
 
 from __future__ import annotations
@@ -9,14 +10,14 @@ from dataclasses import dataclass
 from mnsd.clock import Clock
 from mnsd.queues.model import Queue
 from mnsd.settings import Settings
-from mnsd.storage import FifoMessageStore, MessageStore
+from mnsd.storage import FifoMessageStore, MessageStore, StandardMessageStore
 from mnsd.storage.catalog import Catalog
 
 
 @dataclass(frozen=True)
 class MessageStores:
-    standard: MessageStore  # standard queues' and their receivers'
-    fifo: FifoMessageStore  # FIFO queues'
+    standard: StandardMessageStore  # standard queues' (and their receivers')
+    fifo: FifoMessageStore  # FIFO queues' (and their receivers')
 
     def of(self, queue: Queue) -> MessageStore:
         """The store of a queue's messages, by its kind."""

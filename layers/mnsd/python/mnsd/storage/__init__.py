@@ -162,7 +162,10 @@ class MessageStore(Protocol):
         """Forget the messages kept for rewind; how many."""
         ...
 
-    # --- receivers -------------------------------------------------------------------------------
+
+class StandardMessageStore(MessageStore, Protocol):
+    """A standard queue's messages (and its receivers'), and what a receiver created with an earlier StartTime copies
+    of them. (A FIFO queue's receivers start when created: `mnsd.queues.receivers.FIFO_START`.)"""
 
     def enqueued_since(
         self, queue_id: str, since_ms: int, until_ms: int, now_ms: int, after: str | None, limit: int
@@ -255,7 +258,7 @@ class Storage:
 
     engine: str
     meta: MetaTable
-    messages: MessageStore  # standard queues' (and their receivers')
+    messages: StandardMessageStore  # standard queues' (and their receivers')
     fifo_messages: FifoMessageStore  # FIFO queues'
     topic_messages: TopicMessageStore
     log: OperationLogStore

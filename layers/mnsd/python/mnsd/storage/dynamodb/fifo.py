@@ -106,12 +106,3 @@ class DynamoFifoMessages:
 
     def drop_kept(self, queue_id: str, now_ms: int) -> int:
         return self.groups.drop_kept(queue_id)
-
-    # --- receivers ------------------------------------------------------------------------------
-
-    def enqueued_since(
-        self, queue_id: str, since_ms: int, until_ms: int, now_ms: int, after: str | None, limit: int
-    ) -> tuple[list[Message], str | None]:
-        """A FIFO queue has no receivers (`ReceiverService` refuses to create them), so nothing copies its messages
-        by enqueue time: not kept here."""
-        raise NotImplementedError("a FIFO queue has no receivers to copy its messages to")
