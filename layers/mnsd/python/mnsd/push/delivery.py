@@ -28,7 +28,7 @@ from mnsd.push.signing import sign, string_to_sign
 from mnsd.queues import addresses
 from mnsd.queues.addresses import QueueAddresses
 from mnsd.queues.messages import MessageService, SendResult
-from mnsd.queues.model import MessageInput
+from mnsd.queues.model import MessageInput, Queue
 from mnsd.settings import Settings
 from mnsd.topics.model import HTTP, MAIL, QUEUE, SIMPLIFIED, SMS, QueueGrants, Subscription, TopicMessage
 from mnsd.wire.notifications import CONTENT_TYPES, notification_body
@@ -130,11 +130,11 @@ class QueueEndpoints:
     addresses: QueueAddresses
     messages: MessageService
 
-    def fifo(self, account_id: str, name: str) -> bool:
-        return self.addresses.queue(account_id, name, addresses.SEND).attributes.fifo
+    def queue(self, account_id: str, name: str) -> Queue:
+        return self.addresses.queue(account_id, name, addresses.SEND)
 
-    def send(self, account_id: str, name: str, message: MessageInput) -> SendResult:
-        (result,) = self.messages.send(self.addresses.queue(account_id, name, addresses.SEND), [message])
+    def send(self, queue: Queue, message: MessageInput) -> SendResult:
+        (result,) = self.messages.send(queue, [message])
         return result
 
 
@@ -182,10 +182,10 @@ class Deliverer:
                 False, detail="AccessDenied: the queue's policy does not grant the topic's account", permanent=True
             )
         body = notification_body(subscription, message)
-        group = message.message_group_id or self._default_group(owner, endpoint.target, subscription)
-        result = self._queue_endpoints().send(
-            owner, endpoint.target, MessageInput(body, None, 8, message_group_id=group)
-        )
+        queues = self._queue_endpoints()
+        queue = queues.queue(owner, endpoint.target)
+        group = message.message_group_id or self._default_group(queue, subscription)
+        result = queues.send(queue, MessageInput(body, None, 8, message_group_id=group))
         if result.error is not None:
             return Outcome(False, detail=f"{result.error.code}: {result.error.message}")
         return Outcome(True)
@@ -195,10 +195,11 @@ class Deliverer:
             raise errors.InternalError("This deliverer has no queues to deliver to.")
         return self.queues
 
-    def _default_group(self, owner: str, queue_name: str, subscription: Subscription) -> str:
+    @staticmethod
+    def _default_group(queue: Queue, subscription: Subscription) -> str:
         """The group a message published without one takes in a FIFO queue endpoint: the subscription's own, so
         that queue keeps the order its deliveries arrive in; none for a standard queue."""
-        return subscription.name if self._queue_endpoints().fifo(owner, queue_name) else ""
+        return subscription.name if queue.attributes.fifo else ""
 
     def _to_http(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         url, headers, body = http_push(subscription, message, self.settings)
