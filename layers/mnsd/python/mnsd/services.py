@@ -152,7 +152,7 @@ def build_services(
     receipts = ReceiptCodec(settings.receipt_secret)
     authorizer = Authorizer(CatalogPolicies(catalog), settings.region)
     limits = Limits(storage.rates, clock, settings.account_requests_per_second)
-    waits = notifier or PollingNotifier(clock)
+    waits = tier_wakes(settings, notifier or PollingNotifier(clock))
     queue_records = Registry(Kind(check_queue_name, catalog.queues, settings.max_queues, QUEUE_REFUSALS, Queue), clock)
     dlq_targets = DeadLetterTargets(catalog)
     stores = MessageStores(storage.messages, storage.fifo_messages)
@@ -192,6 +192,16 @@ def build_services(
     )
 
 
+def tier_wakes(settings: Settings, notifier: Notifier) -> Notifier:
+    """`notifier`, telling the wait tier too where the settings name its wake endpoint (`mnsd.grip`)."""
+    if not settings.wait_tier_wake_url:
+        return notifier
+    from mnsd.queues.tier_wakes import TierWakes, aws_signer, http_post
+
+    url = settings.wait_tier_wake_url
+    return TierWakes(notifier, http_post(url, aws_signer() if ".execute-api." in url else None))
+
+
 def key_store(settings: Settings, clients: Callable[[str], Any], clock: Clock) -> KeyStore:
     """The access keys: from the Secrets Manager secret the settings name (re-read every minute), else the
     settings' (`MNS_CREDENTIALS`) and the keys file's (`MNS_KEYS_FILE`, re-read when it changes)."""
@@ -210,7 +220,7 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
 
     (The access keys are read by `key_store`, which reads them again as they age.)
     """
-    arns = (settings.receipt_secret_arn, settings.signing_key_secret_arn)
+    arns = (settings.receipt_secret_arn, settings.signing_key_secret_arn, settings.grip_key_secret_arn)
     if not any(arns):
         return settings
     if secretsmanager is None:
@@ -225,6 +235,7 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
         settings,
         receipt_secret=read(settings.receipt_secret_arn, settings.receipt_secret),
         signing_key=read(settings.signing_key_secret_arn, settings.signing_key),
+        grip_key=read(settings.grip_key_secret_arn, settings.grip_key),
     )
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from mnsd.queues import fifo
 from mnsd.queues.activity import QueueActivity
 from mnsd.queues.model import Content, Message, MessageInput, Property, Queue
-from mnsd.queues.notifier import Notifier
+from mnsd.queues.notifier import Notifier, wake
 from mnsd.queues.receivers import ReceiverService
 from mnsd.queues.stores import MessageStores
 
@@ -70,7 +70,7 @@ class Arrivals:
             m.message_id for m in messages if {m.message_id, *(c.message_id for c in copies[m.message_id])} & failed
         }
         if len(lost) < len(messages):
-            self.notifier.notify(queue.queue_id)
+            wake(self.notifier, queue.queue_id, [m.visible_at for m in messages if m.message_id not in lost], now_ms)
             self.receivers.notify(queue)
         if sent:  # (a dead letter is no message sent)
             self.activity.sent(queue, [m for m in messages if m.message_id not in lost])
@@ -79,7 +79,7 @@ class Arrivals:
     def moved_in(self, queue: Queue, moved: list[Message], now_ms: int) -> None:
         """Messages were moved into a queue (dead letters): wake its long polls, and copy them to its receivers,
         stored after the moves (a copy not stored is not retried: the move, which the receive needs, is done)."""
-        self.notifier.notify(queue.queue_id)
+        self.notifier.notify(queue.queue_id, len(moved))
         if not queue.receivers:
             return
         copies = self.receivers.copies(queue, moved, now_ms, sent=False)

@@ -7,14 +7,14 @@ import dataclasses
 import random
 from dataclasses import dataclass
 
-from mnsd import errors
+from mnsd import errors, grip
 from mnsd.clock import Clock, ms
 from mnsd.limits import Limits
 from mnsd.queues.activity import QueueActivity
 from mnsd.queues.arrivals import Arrivals
 from mnsd.queues.dead_letters import DeadLetterService
 from mnsd.queues.model import Message, MessageInput, MessageRef, Queue
-from mnsd.queues.notifier import Notifier
+from mnsd.queues.notifier import Notifier, wake
 from mnsd.queues.receipts import Receipt, ReceiptCodec
 from mnsd.queues.stores import MessageStores
 from mnsd.settings import Settings
@@ -89,7 +89,12 @@ class MessageService:
         return self.receipts.encode(Receipt(message.queue_id, message.ref.key, message.version, message.visible_at))
 
     def receive(
-        self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None = None
+        self,
+        queue: Queue,
+        count: int,
+        wait_seconds: int | None,
+        received_at: float | None = None,
+        held: grip.HeldWait | None = None,
     ) -> list[Received]:
         """Claim up to `count` Active messages, long-polling until one is receivable or the wait ends.
 
@@ -104,7 +109,10 @@ class MessageService:
             except errors.QpsLimitExceeded:
                 self.activity.refused_receive(queue)
                 raise
-        received = self._poll(queue, count, wait_seconds, received_at)
+        if held is None:
+            received = self._poll(queue, count, wait_seconds, received_at)
+        else:
+            received = self._claim_or_hold(queue, count, wait_seconds, received_at, held)
         if not received:
             self.activity.empty_receive(queue)
             raise errors.MessageNotExist()
@@ -136,6 +144,27 @@ class MessageService:
                 pause = min(pause, max(0.001, next_visible / 1000 - now))
             self.notifier.wait(queue.queue_id, pause)
             contended_rounds = 0
+
+    def _claim_or_hold(
+        self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None, held: grip.HeldWait
+    ) -> list[Received]:
+        """What a receive through the wait tier claims now; `grip.Held` when none and its client waits on."""
+        now = self.clock.now()
+        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
+        arrived = ms(now if received_at is None else min(received_at, now))
+        deadline = held.deadline(arrived, wait, self.settings.max_poll_seconds)
+        for _ in range(CLAIM_ROUNDS + 1):  # rounds lost to other consumers: look again at once
+            received, candidates, next_visible = self._claim_ready(queue, count, self.clock.now())
+            if received or not candidates:
+                break
+        now_ms = ms(self.clock.now())
+        if received:
+            held.hints[grip.DUE_HEADER] = str(min(r.message.visible_at for r in received))
+            if candidates > len(received):
+                held.hints[grip.MORE_HEADER] = str(candidates - len(received))
+        elif deadline - now_ms >= grip.MIN_HOLD_MS:
+            raise grip.Held(grip.channel(queue.queue_id), deadline, now_ms, next_visible)
+        return received
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
@@ -213,5 +242,6 @@ class MessageService:
         visible_at = now_ms + visibility_timeout * 1000
         if not self.messages.of(queue).change_visibility(ref, receipt.version, now_ms, visible_at):
             raise errors.MessageNotExist()
+        wake(self.notifier, queue.queue_id, [visible_at], now_ms)  # (sooner than it was, maybe)
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at

@@ -7,7 +7,7 @@ import secrets
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors
+from mnsd import errors, grip
 from mnsd.access.authentication import authenticate
 from mnsd.access.permissions import Permission, permission_for
 from mnsd.http import HttpRequest, HttpResponse
@@ -74,6 +74,8 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
             response = operation(call)
     except errors.MnsError as error:
         response = error_response(error, request_id, host, request.header("accept"))
+        if isinstance(error, grip.Held):  # the wait tier holds the request; this answer is its timeout's
+            response.headers.update(error.headers())
     except Exception:
         logger.exception("unhandled error", extra={"request_id": request_id, "route": route_name})
         response = error_response(errors.InternalError(), request_id, host, request.header("accept"))

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from mnsd import errors
+from mnsd import errors, grip
 from mnsd.access.principal import Principal
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.request.paging import list_request
@@ -44,6 +44,10 @@ class Call:
         saying what to do `instead`)."""
         return self.services.addresses.queue(self.account_id, self.path("queue"), instead)
 
+    def held_wait(self) -> grip.HeldWait | None:
+        """The wait tier's hold of this receive, if it came through the tier (`mnsd.grip`)."""
+        return grip.held_wait(self.request.headers, self.services.settings.grip_key, self.services.clock.now())
+
     def xml(self) -> xmlcodec.Element:
         """The request body, parsed once."""
         if self._xml is None:
@@ -68,6 +72,13 @@ class Call:
 
 def xml_response(root: xmlcodec.Node, status: int = 200) -> HttpResponse:
     return HttpResponse(status, xmlcodec.encode(root), {"Content-Type": "text/xml;charset=utf-8"})
+
+
+def hinted(response: HttpResponse, held: grip.HeldWait | None) -> HttpResponse:
+    """A receive's answer with what it tells the wait tier about its queue (`mnsd.grip`), if it came through it."""
+    if held is not None:
+        response.headers.update(held.hints)
+    return response
 
 
 def no_content(headers: dict[str, str] | None = None) -> HttpResponse:
