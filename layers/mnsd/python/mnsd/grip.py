@@ -2,10 +2,10 @@
 the tier (`Grip-Sig`, a JWT the tier signs with the key both hold), and the answer that asks the tier to hold a
 receive until a message may be receivable (`Grip-Hold`), whose body is what the client gets when the wait ends.
 
-A held receive's deadline travels with it: the hold names its channel with `prev-id=<deadline in ms>`, the tier's
-wakes publish with that id, and Pushpin asks the origin again with `Grip-Last: <channel>; last-id=<deadline>`
-(Pushpin drops a client's own `Grip-*` headers). So the wait a client asked for counts from its first arrival, and
-the answer comes before the platform's 30 s integration timeout however often the request was woken.
+A held receive's deadline travels with it: the hold tells the tier (`Mns-Wait-Deadline`), and the tier's waker
+adds it to the request when Pushpin asks the origin again (removing any a client sent). So the wait a client asked
+for counts from its first arrival, and the answer comes before the platform's 30 s integration timeout however
+often the request was woken.
 """
 
 from __future__ import annotations
@@ -14,20 +14,21 @@ import base64
 import hashlib
 import hmac
 import json
-import math
 from dataclasses import dataclass, field
 
 from mnsd import errors
 
 SIG_HEADER = "grip-sig"
-LAST_HEADER = "grip-last"
+DEADLINE_HEADER = "Mns-Wait-Deadline"
 # The origin's hints to the tier's waker (`wait_tier.waiters`), removed by it before Pushpin reads the answer:
 # when the queue's next inactive or delayed message becomes receivable (ms), and whether a receive that got
-# messages saw more than it took (wake one more waiter).
+# messages saw more than it took (wake as many more waiters), and the queue's channel these are about.
 DUE_HEADER = "Mns-Wait-Due"
 MORE_HEADER = "Mns-Wait-More"
-# A hold shorter than this is not worth the round trip: the origin answers MessageNotExist itself.
-MIN_HOLD_MS = 1000
+CHANNEL_HEADER = "Mns-Wait-Channel"
+# Pushpin holds a response 5 s at least (`MINIMUM_RESPONSE_TIMEOUT`): a shorter rest of a wait the origin waits
+# itself, as without the tier.
+MIN_HOLD_MS = 5000
 
 
 def channel(queue_id: str) -> str:
@@ -79,11 +80,12 @@ class Held(errors.MnsError):
         self.channel, self.deadline_ms, self.now_ms, self.due_ms = channel, deadline_ms, now_ms, due_ms
 
     def headers(self) -> dict[str, str]:
-        timeout = max(1, math.ceil((self.deadline_ms - self.now_ms) / 1000))
+        timeout = round((self.deadline_ms - self.now_ms) / 1000)  # whole seconds (the deadline leaves 2 s to spare)
         held = {
             "Grip-Hold": "response",
-            "Grip-Channel": f"{self.channel}; prev-id={self.deadline_ms}",
+            "Grip-Channel": self.channel,
             "Grip-Timeout": str(timeout),
+            DEADLINE_HEADER: str(self.deadline_ms),
         }
         if self.due_ms is not None and self.due_ms < self.deadline_ms:
             held[DUE_HEADER] = str(self.due_ms)
@@ -95,7 +97,7 @@ class HeldWait:
     """A receive that came through the tier: how long its client still waits, and what the origin tells the tier
     about the queue after claiming (`hints`, answer headers)."""
 
-    first_deadline_ms: int | None  # from `Grip-Last` when the tier asks again, else None (first arrival)
+    first_deadline_ms: int | None  # the tier's `Mns-Wait-Deadline` when it asks again, else None (first arrival)
     hints: dict[str, str] = field(default_factory=dict)
 
     def deadline(self, arrived_ms: int, wait_seconds: int, max_poll_seconds: float) -> int:
@@ -115,13 +117,5 @@ def held_wait(headers: dict[str, str], key: str, now: float) -> HeldWait | None:
         return None
     if not verify(token, key, now):
         raise errors.AccessDenied("The Grip-Sig header is not signed by this service's wait tier.")
-    return HeldWait(_last_id(headers.get(LAST_HEADER)))
-
-
-def _last_id(value: str | None) -> int | None:
-    """The deadline a held request carries back (`Grip-Last: <channel>; last-id=<deadline>`)."""
-    for part in (value or "").split(";")[1:]:
-        name, _, found = part.strip().partition("=")
-        if name == "last-id" and found.isdigit():
-            return int(found)
-    return None
+    deadline = headers.get(DEADLINE_HEADER.lower(), "")
+    return HeldWait(int(deadline) if deadline.isdigit() else None)

@@ -159,11 +159,16 @@ class MessageService:
                 break
         now_ms = ms(self.clock.now())
         if received:
+            held.hints[grip.CHANNEL_HEADER] = grip.channel(queue.queue_id)
             held.hints[grip.DUE_HEADER] = str(min(r.message.visible_at for r in received))
             if candidates > len(received):
                 held.hints[grip.MORE_HEADER] = str(candidates - len(received))
         elif deadline - now_ms >= grip.MIN_HOLD_MS:
             raise grip.Held(grip.channel(queue.queue_id), deadline, now_ms, next_visible)
+        elif held.first_deadline_ms is None:  # too short to hold: wait here, as without the tier
+            return self._poll(queue, count, wait_seconds, received_at)
+        elif deadline > now_ms:
+            return self._poll(queue, count, (deadline - now_ms) // 1000, None)
         return received
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:

@@ -1,0 +1,151 @@
+"""Debian's `pushpin` (1.36), configured and run for the wait tier: clients on `port`, every request proxied to
+the waker (`wait_tier.waker`), Grip-Sig signed with the tier's key, the control API (`/publish/`) on
+`control_port`, every other socket a Unix socket in its own run directory (two tiers can run side by side).
+
+The Debian package expects a separate `zurl` service (`/var/run/zurl`): here Pushpin's runner starts zurl itself
+and the proxy is pointed at its sockets in the run directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG = """[global]
+include={{libdir}}/internal.conf
+rundir={rundir}
+ipc_prefix=pushpin-
+port_offset=0
+stats_connection_ttl=120
+
+[runner]
+services=condure,zurl,pushpin-proxy,pushpin-handler
+http_port={port}
+logdir={logdir}
+log_level={log_level}
+client_buffer_size=8192
+client_maxconn={max_connections}
+condure_bin=condure
+zurl_bin=zurl
+
+[proxy]
+routesfile={routes}
+zurl_out_specs=ipc://{{rundir}}/{{ipc_prefix}}zurl-in
+zurl_out_stream_specs=ipc://{{rundir}}/{{ipc_prefix}}zurl-in-stream
+zurl_in_specs=ipc://{{rundir}}/{{ipc_prefix}}zurl-out
+debug=false
+auto_cross_origin=false
+accept_x_forwarded_protocol=false
+set_x_forwarded_protocol=proto-only
+log_from=false
+log_user_agent=false
+sig_iss=pushpin
+sig_key={sig_key}
+updates_check=off
+
+[handler]
+push_in_spec=ipc://{{rundir}}/{{ipc_prefix}}push-in
+push_in_sub_specs=ipc://{{rundir}}/{{ipc_prefix}}push-in-sub
+push_in_sub_connect=false
+push_in_http_addr={control_host}
+push_in_http_port={control_port}
+push_in_http_max_headers_size=10000
+push_in_http_max_body_size=1000000
+stats_spec=ipc://{{rundir}}/{{ipc_prefix}}stats
+command_spec=ipc://{{rundir}}/{{ipc_prefix}}command
+message_rate=100000
+message_hwm=100000
+message_wait=5000
+id_cache_ttl=60
+connection_subscription_max=20
+subscription_linger=60
+stats_subscription_ttl=60
+stats_report_interval=10
+stats_format=tnetstring
+"""
+
+
+@dataclass(frozen=True)
+class PushpinConfig:
+    directory: Path  # its config, routes, run and log directories
+    port: int  # clients
+    control_port: int  # `/publish/`
+    waker: str  # host:port of the waker, Pushpin's only route
+    sig_key: str
+    control_host: str = "127.0.0.1"
+    max_connections: int = 50000
+    log_level: int = 2
+
+    def write(self) -> Path:
+        for sub in ("run", "log"):
+            (self.directory / sub).mkdir(parents=True, exist_ok=True)
+        routes = self.directory / "routes"
+        routes.write_text(f"* {self.waker}\n")
+        config = self.directory / "pushpin.conf"
+        config.write_text(
+            CONFIG.format(
+                rundir=self.directory / "run",
+                logdir=self.directory / "log",
+                routes=routes,
+                port=self.port,
+                sig_key=self.sig_key,
+                control_host=self.control_host,
+                control_port=self.control_port,
+                max_connections=self.max_connections,
+                log_level=self.log_level,
+            )
+        )
+        return config
+
+
+def installed() -> bool:
+    return all(shutil.which(name) for name in ("pushpin", "condure", "zurl"))
+
+
+def start(config: PushpinConfig, bind: str | None = "127.0.0.1", timeout: float = 20.0) -> subprocess.Popen[bytes]:
+    """Pushpin running `config`, ready (its client and control ports accept connections); in its own process
+    group, so `stop` ends its runner's children too."""
+    path = config.write()
+    command = ["pushpin", "--config", str(path), "--merge-output"]
+    if bind is not None:
+        command += ["--port", f"{bind}:{config.port}"]
+    log = open(config.directory / "log" / "runner.log", "ab")  # noqa: SIM115 (the child keeps it)
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"pushpin exited ({process.returncode}): see {config.directory / 'log'}")
+        if _accepts(bind or "127.0.0.1", config.port) and _accepts(config.control_host, config.control_port):
+            return process
+        time.sleep(0.1)
+    stop(process)
+    raise RuntimeError(f"pushpin not ready in {timeout} s: see {config.directory / 'log'}")
+
+
+def stop(process: subprocess.Popen[bytes], kill: bool = False) -> None:
+    """End Pushpin and its children (SIGKILL: as a crash would)."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+
+
+def _accepts(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.2):
+            return True
+    except OSError:
+        return False
