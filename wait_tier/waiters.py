@@ -20,7 +20,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-CONFIRM_SECONDS = 0.5
+CONFIRM_SECONDS = 0.2
+# Pushpin subscribes a hold some ms after the waker passed it on (tens on a busy machine): a hint to a younger
+# one waits until then (and one that came too early anyway is hinted again after `CONFIRM_SECONDS`).
+SETTLE_MS = 50
 SEPARATOR = ".w"
 # A name is not given to another hold until this long after its wait ended (Pushpin's timeout is whole seconds).
 REUSE_AFTER_MS = 1500
@@ -32,6 +35,8 @@ class Waiter:
     name: str  # its own channel, `<channel>.w<n>`
     deadline_ms: int  # when its client stops waiting
     key: str = ""  # the client request's identity (`waker.request_key`): Pushpin asks again with the same request
+    held_at: int = 0  # when the waker passed the hold on (ms)
+    hinted: int = 0  # hints published to it
 
 
 def queue_channel(name: str) -> str:
@@ -53,7 +58,7 @@ class Waiters:
         now = self.now_ms()
         names = {n: until for n, until in self._names.get(channel, {}).items() if until > now}
         index = next(i for i in range(1, len(names) + 2) if f"{channel}{SEPARATOR}{i}" not in names)
-        waiter = Waiter(channel, f"{channel}{SEPARATOR}{index}", deadline_ms, key)
+        waiter = Waiter(channel, f"{channel}{SEPARATOR}{index}", deadline_ms, key, now)
         if key:
             self._keys[key] = waiter
         names[waiter.name] = deadline_ms + REUSE_AFTER_MS
@@ -103,10 +108,21 @@ class Waiters:
         for channel in channels:
             del self._due[channel]
         late = [w for w, at in self._woken.values() if now - at > CONFIRM_SECONDS * 1000]
+        again = [w for w in late if w.hinted == 1 and w.deadline_ms > now]  # hinted too early, maybe: once more
         for waiter in late:
             del self._woken[waiter.name]
-        channels += [w.channel for w in late if w.deadline_ms > now]
-        return [waiter for channel in channels for waiter in self.wake(channel, 1)]
+        for waiter in again:
+            self._woken[waiter.name] = (waiter, now)
+        channels += [w.channel for w in late if w not in again and w.deadline_ms > now]
+        return again + [waiter for channel in channels for waiter in self.wake(channel, 1)]
+
+    def ready(self, woken: list[Waiter]) -> tuple[list[Waiter], list[Waiter]]:
+        """The woken waiters to hint now, and those held too recently (hinted on a later tick)."""
+        settled = self.now_ms() - SETTLE_MS
+        now = [w for w in woken if w.held_at <= settled]
+        for waiter in now:
+            waiter.hinted += 1
+        return now, [w for w in woken if w.held_at > settled]
 
     def held(self, channel: str) -> int:
         return len(self._held.get(channel, ()))

@@ -77,6 +77,7 @@ class Waker:
     peers: Callable[[], list[str]] = lambda: []  # the other instances' wake URLs
     waiters: Waiters = field(default_factory=lambda: Waiters(now_ms))
     lock: threading.Lock = field(default_factory=threading.Lock)
+    unsettled: list[Waiter] = field(default_factory=list)
     origin_calls: int = 0
     holds: int = 0
 
@@ -100,6 +101,9 @@ class Waker:
             logger.warning("wake not relayed to %s: %s", peer, error)
 
     def _hint(self, woken: list[Waiter]) -> None:
+        with self.lock:
+            woken, young = self.waiters.ready(self.unsettled + woken)
+            self.unsettled = young
         try:
             self.pushpin.hint(woken)
         except OSError as error:  # the waiters stay woken: `next_wakes` replaces them if they do not come back
@@ -222,6 +226,14 @@ def handler(waker: Waker) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _body(self) -> bytes:
+            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                chunks = []
+                while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                    chunks.append(self.rfile.read(size))
+                    self.rfile.readline()
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # (trailers)
+                return b"".join(chunks)
             return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
         def _answer(self, status: int, reason: str, headers: list[tuple[str, str]], body: bytes) -> None:

@@ -1,0 +1,363 @@
+"""The wait tier end to end: the local server behind Debian's Pushpin and the waker (`wait_tier/`), driven by the
+official SDK. A receive that finds nothing is held by Pushpin, not by the server; each way a message becomes
+receivable wakes a held receive within a second; a forged Grip-Sig is refused; nothing is lost when the tier
+restarts, a wake is lost, or the answer of a claim is."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+import uuid
+from collections import Counter
+
+import pytest
+from conftest import ACCOUNT_A, NS, RawClient, assert_mns_error, server_env
+from mns.account import Account
+from mns.mns_exception import MNSExceptionBase, MNSServerException
+from mns.queue import Message, QueueMeta
+from mns.subscription import SubscriptionMeta
+from mns.topic import TopicMessage, TopicMeta
+from tier_run import TierRun, holds, receive_later, tier_server, until_held
+
+from mnsd import grip
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
+BOUND = 1.0  # a held receive is woken within this of its message becoming receivable
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> TierRun:
+    with tier_server(tmp_path_factory.mktemp("wait-tier"), server_env) as started:
+        yield started
+
+
+@pytest.fixture
+def account(run):
+    """A factory of SDK clients of the tier (one per thread: the SDK client is not thread-safe)."""
+    return lambda: Account(run.url, ACCOUNT_A[1], ACCOUNT_A[2])
+
+
+@pytest.fixture
+def raw(run) -> RawClient:
+    return RawClient(run.url, ACCOUNT_A[1], ACCOUNT_A[2])
+
+
+@pytest.fixture
+def make_queue(raw, account):
+    def make(inner: str = "<VisibilityTimeout>30</VisibilityTimeout>"):
+        name = "wt-" + uuid.uuid4().hex[:16]
+        body = f'<?xml version="1.0" encoding="UTF-8"?><Queue {XMLNS}>{inner}</Queue>'
+        assert raw.request("PUT", f"/queues/{name}", body).status == 201
+        q = account().get_queue(name)
+        q.set_encoding(False)
+        return q
+
+    return make
+
+
+def held_receive(run: TierRun, account, queue: str, wait: int = 20, batch: int = 0):
+    """A receive started in a thread, returned once the tier holds it."""
+    before = holds(run.tier)
+    future = receive_later(account, queue, wait, batch)
+    until_held(run.tier, before + 1)
+    return future
+
+
+def got(future, timeout: float = 25.0):
+    result = future.result(timeout)
+    assert not isinstance(result, Exception), result
+    return result
+
+
+# --- a receive is held by the tier, and answered MessageNotExist when its wait ends ---------------------------
+
+
+def test_an_empty_queue_holds_the_receive_outside_the_server_and_answers_message_not_exist(run, make_queue):
+    q = make_queue()
+    calls = run.tier.waker.origin_calls
+    started = time.time()
+    with pytest.raises(MNSServerException) as exc:
+        q.receive_message(6)
+    waited = time.time() - started
+    assert exc.value.type == "MessageNotExist"
+    assert 4.5 <= waited <= 7.0, waited  # (Pushpin holds whole seconds)
+    # The server answered once (a hold; Pushpin's check of a channel it newly subscribes may add one): it was not
+    # waiting those 6 s.
+    assert run.tier.waker.origin_calls - calls <= 2
+
+
+def test_a_receive_of_a_message_already_there_is_answered_at_once(run, make_queue):
+    q = make_queue()
+    q.send_message(Message("ready"))
+    started = time.time()
+    assert q.receive_message(20).message_body == "ready"
+    assert time.time() - started < 0.5
+
+
+# --- every way a message becomes receivable wakes a held receive ---------------------------------------------
+
+
+def test_a_send_wakes_a_held_receive_p50_within_100_ms(run, account, make_queue):
+    q = make_queue()
+    latencies = []
+    for n in range(10):
+        future = held_receive(run, account, q.queue_name)
+        q.send_message(Message(f"m{n}"))
+        sent = time.time()
+        (messages, at) = got(future)
+        assert [m.message_body for m in messages] == [f"m{n}"]
+        latencies.append(at - sent)
+        q.delete_message(messages[0].receipt_handle)
+    assert max(latencies) < BOUND, latencies
+    assert statistics.median(latencies) < 0.1, latencies
+
+
+def test_a_batch_send_wakes_as_many_held_receives(run, account, make_queue):
+    q = make_queue()
+    before = holds(run.tier)
+    futures = [receive_later(account, q.queue_name, 20) for _ in range(4)]
+    until_held(run.tier, before + 4)
+    q.batch_send_message([Message(f"b{n}") for n in range(4)])
+    sent = time.time()
+    results = [got(f) for f in futures]
+    assert sorted(m.message_body for ms, _ in results for m in ms) == ["b0", "b1", "b2", "b3"]
+    assert max(at for _, at in results) - sent < BOUND
+
+
+def test_the_end_of_a_delay_wakes_a_held_receive(run, account, make_queue):
+    q = make_queue()
+    future = held_receive(run, account, q.queue_name)
+    message = Message("later")
+    message.set_delayseconds(2)
+    q.send_message(message)
+    due = time.time() + 2
+    (messages, at) = got(future)
+    assert [m.message_body for m in messages] == ["later"]
+    assert -0.1 < at - due < BOUND
+
+
+def test_a_visibility_timeout_running_out_wakes_a_held_receive(run, account, make_queue):
+    q = make_queue("<VisibilityTimeout>2</VisibilityTimeout>")
+    q.send_message(Message("dropped"))
+    first = q.receive_message(1)  # not deleted: receivable again at NextVisibleTime
+    future = held_receive(run, account, q.queue_name)
+    (messages, at) = got(future)
+    assert [m.message_id for m in messages] == [first.message_id]
+    assert at - int(first.next_visible_time) / 1000 < BOUND
+
+
+def test_change_message_visibility_wakes_a_held_receive(run, account, make_queue):
+    q = make_queue()
+    q.send_message(Message("again"))
+    first = q.receive_message(1)
+    future = held_receive(run, account, q.queue_name)
+    changed = q.change_message_visibility(first.receipt_handle, 1)
+    (messages, at) = got(future)
+    assert [m.message_body for m in messages] == ["again"]
+    assert at - int(changed.next_visible_time) / 1000 < BOUND
+
+
+def test_a_rewind_wakes_a_held_receive(run, account, raw, make_queue):
+    q = make_queue("<RewindPeriod>600</RewindPeriod>")
+    since = int(time.time())
+    q.send_message(Message("replayed"))
+    received = q.receive_message(1)
+    q.delete_message(received.receipt_handle)
+    future = held_receive(run, account, q.queue_name)
+    assert raw.request("PUT", f"/queues/{q.queue_name}?rewindtime={since}").status == 204
+    done = time.time()
+    (messages, at) = got(future)
+    assert [m.message_body for m in messages] == ["replayed"]
+    assert at - done < BOUND
+
+
+def test_a_dead_letter_redrive_wakes_a_held_receive(run, account, raw, make_queue):
+    dlq = make_queue()
+    policy = (
+        f"<DlqPolicy><Enabled>True</Enabled><DeadLetterTargetQueue>{dlq.queue_name}</DeadLetterTargetQueue>"
+        "<MaxReceiveCount>1</MaxReceiveCount></DlqPolicy>"
+    )
+    source = make_queue(f"<VisibilityTimeout>1</VisibilityTimeout>{policy}")
+    source.send_message(Message("dead"))
+    source.receive_message(1)
+    time.sleep(1.1)
+    with pytest.raises(MNSServerException):
+        source.receive_message(0)  # moved to the dead-letter queue on this receive
+    assert dlq.get_attributes().active_messages == 1
+    future = held_receive(run, account, source.queue_name)
+    assert raw.request("PUT", f"/queues/{dlq.queue_name}?redrive=true").status == 200
+    done = time.time()
+    (messages, at) = got(future)
+    assert [m.message_body for m in messages] == ["dead"]
+    assert at - done < BOUND
+
+
+def test_a_push_to_a_queue_endpoint_wakes_a_held_receive(run, account, make_queue):
+    q = make_queue()
+    topic = account().get_topic("wt-t-" + uuid.uuid4().hex[:12])
+    topic.create(TopicMeta())
+    endpoint = f"acs:mns:cn-hangzhou:{ACCOUNT_A[0]}:queues/{q.queue_name}"
+    topic.get_subscription("to-queue").subscribe(SubscriptionMeta(endpoint, notify_content_format="SIMPLIFIED"))
+    future = held_receive(run, account, q.queue_name)
+    topic.publish_message(TopicMessage("pushed"))
+    published = time.time()
+    (messages, at) = got(future)
+    assert [m.message_body for m in messages] == ["pushed"]
+    assert at - published < BOUND
+    topic.delete()
+
+
+def test_a_receivers_copy_wakes_a_receive_held_on_the_receivers_address(run, account, raw, make_queue):
+    q = make_queue()
+    body = f'<?xml version="1.0" encoding="UTF-8"?><Receiver {XMLNS}></Receiver>'
+    assert raw.request("PUT", f"/queues/{q.queue_name}/receivers/audit", body).status == 201
+    future = held_receive(run, account, f"{q.queue_name}.audit")
+    q.send_message(Message("copied"))
+    sent = time.time()
+    (messages, at) = got(future)
+    assert [m.message_body for m in messages] == ["copied"]
+    assert at - sent < BOUND
+
+
+# --- the origin trusts only the tier ---------------------------------------------------------------------------
+
+
+def test_a_forged_grip_sig_is_refused_and_the_tiers_own_is_held(run, make_queue):
+    q = make_queue()
+    direct = RawClient(run.origin, ACCOUNT_A[1], ACCOUNT_A[2])
+    resource = f"/queues/{q.queue_name}/messages?waitseconds=20"
+    forged = direct.request("GET", resource, headers={"Grip-Sig": grip.sign("not-the-key", time.time())})
+    assert_mns_error(forged, 403, "AccessDenied")
+    assert "grip-hold" not in forged.headers
+    expired = direct.request("GET", resource, headers={"Grip-Sig": grip.sign(run.key, time.time() - 7200)})
+    assert_mns_error(expired, 403, "AccessDenied")
+    genuine = direct.request("GET", resource, headers={"Grip-Sig": grip.sign(run.key, time.time())})
+    assert genuine.status == 404 and genuine.headers["grip-hold"] == "response"
+    assert genuine.xml().find(NS + "Code").text == "MessageNotExist"  # the answer Pushpin gives at the timeout
+    # Without Grip-Sig the server waits itself, as it does without the tier.
+    started = time.time()
+    assert_mns_error(direct.request("GET", f"/queues/{q.queue_name}/messages?waitseconds=1"), 404, "MessageNotExist")
+    assert time.time() - started >= 0.9
+
+
+# --- nothing lost ----------------------------------------------------------------------------------------------
+
+
+def test_a_lost_wake_loses_no_message(run, account, make_queue, monkeypatch):
+    q = make_queue()
+    monkeypatch.setattr(run.tier.waker.pushpin, "hint", lambda waiters: None)  # every wake lost
+    future = held_receive(run, account, q.queue_name, wait=7)
+    time.sleep(1.5)  # past Pushpin's own check of a newly subscribed channel (it asks the origin again after 1 s)
+    q.send_message(Message("still there"))
+    (messages, _) = got(future)
+    assert messages == []  # the held receive was never woken: its wait ended
+    monkeypatch.undo()
+    assert q.receive_message(1).message_body == "still there"  # the next poll has it
+
+
+def test_an_answer_lost_after_a_claim_loses_no_message(run, account, make_queue, monkeypatch):
+    q = make_queue("<VisibilityTimeout>2</VisibilityTimeout>")
+    waker = run.tier.waker
+    real = waker._call
+
+    def lose_the_claim(method, path, headers, body):
+        answer = real(method, path, headers, body)
+        if answer[0] == 200 and method == "GET":
+            monkeypatch.setattr(waker, "_call", real)
+            raise ConnectionResetError("the origin failed after claiming")
+        return answer
+
+    monkeypatch.setattr(waker, "_call", lose_the_claim)
+    q.send_message(Message("claimed, answer lost"))
+    with pytest.raises(MNSExceptionBase):
+        q.receive_message(1)  # claimed by the origin; the client got a 502
+    future = held_receive(run, account, q.queue_name)
+    (messages, at) = got(future)
+    assert [m.message_body for m in messages] == ["claimed, answer lost"]
+    assert messages[0].dequeue_count == 2
+
+
+def consume(account, name: str, owners: Counter, stop: threading.Event, errors: list) -> None:
+    """A consumer: receive (held by the tier), delete, again; network errors (the tier restarting) retried."""
+    q = account().get_queue(name)
+    q.set_encoding(False)
+    while not stop.is_set():
+        try:
+            message = q.receive_message(5)
+        except MNSServerException as exc:
+            if exc.type != "MessageNotExist":
+                errors.append(exc)
+            continue
+        except MNSExceptionBase:
+            time.sleep(0.2)
+            q = account().get_queue(name)
+            q.set_encoding(False)
+            continue
+        owners[message.message_body] += 1
+        try:
+            q.delete_message(message.receipt_handle)
+        except MNSExceptionBase as exc:
+            errors.append(exc)
+
+
+def run_consumers(account, name: str, count: int, owners: Counter, errors: list):
+    stop = threading.Event()
+    threads = [threading.Thread(target=consume, args=(account, name, owners, stop, errors)) for _ in range(count)]
+    for t in threads:
+        t.start()
+    return stop, threads
+
+
+def wait_for(owners: Counter, total: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while len(owners) < total and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_a_hundred_held_receives_and_a_thousand_messages_each_received_once(run, account, make_queue):
+    q = make_queue("<VisibilityTimeout>120</VisibilityTimeout>")
+    direct = Account(run.origin, ACCOUNT_A[1], ACCOUNT_A[2]).get_queue(q.queue_name)
+    direct.set_encoding(False)
+    owners: Counter = Counter()
+    errors: list = []
+    before = holds(run.tier)
+    stop, threads = run_consumers(account, q.queue_name, 100, owners, errors)
+    until_held(run.tier, before + 100, timeout=60)
+    calls = run.tier.waker.origin_calls
+    for start in range(0, 1000, 16):
+        direct.batch_send_message([Message(f"n{n}") for n in range(start, min(start + 16, 1000))])
+    wait_for(owners, 1000, 120)
+    stop.set()
+    for t in threads:
+        t.join(15)
+    assert errors == []
+    assert set(owners) == {f"n{n}" for n in range(1000)}  # 0 lost
+    assert max(owners.values()) == 1  # one owner each
+    receives = run.tier.waker.origin_calls - calls
+    print(f"origin calls (receives and deletes) through the tier per message: {receives / 1000:.2f}")
+
+
+@pytest.mark.slow
+def test_the_tier_killed_and_restarted_mid_run_loses_nothing(run, account, make_queue):
+    q = make_queue("<VisibilityTimeout>5</VisibilityTimeout>")
+    direct = Account(run.origin, ACCOUNT_A[1], ACCOUNT_A[2]).get_queue(q.queue_name)  # producers: the direct route
+    direct.set_encoding(False)
+    owners: Counter = Counter()
+    errors: list = []
+    stop, threads = run_consumers(account, q.queue_name, 20, owners, errors)
+    for start in range(0, 300, 10):
+        direct.batch_send_message([Message(f"k{n}") for n in range(start, start + 10)])
+        if start == 150:
+            run.restart(kill=True)  # SIGKILL: every held receive and unanswered wake dropped
+        time.sleep(0.02)
+    wait_for(owners, 300, 60)
+    stop.set()
+    for t in threads:
+        t.join(15)
+    assert set(owners) == {f"k{n}" for n in range(300)}  # 0 lost
+    # A message is received again only if its delete was lost to the restart (then its visibility timed out).
+    assert sum(owners.values()) - 300 <= len(errors), (sum(owners.values()), errors)
