@@ -115,12 +115,15 @@ def start(config: PushpinConfig, bind: str | None = "127.0.0.1", timeout: float 
     command = ["pushpin", "--config", str(path), "--merge-output"]
     if bind is not None:
         command += ["--port", f"{bind}:{config.port}"]
-    log = open(config.directory / "log" / "runner.log", "ab")  # noqa: SIM115 (the child keeps it)
+    log = open(config.directory / "log" / "runner.log", "wb")  # noqa: SIM115 (the child keeps it)
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"pushpin exited ({process.returncode}): see {config.directory / 'log'}")
+        if b"failed to bind" in (config.directory / "log" / "runner.log").read_bytes():
+            stop(process)
+            raise RuntimeError(f"pushpin could not listen on {config.port}: see {config.directory / 'log'}")
         if _accepts(bind or "127.0.0.1", config.port) and _accepts(config.control_host, config.control_port):
             return process
         time.sleep(0.1)
@@ -141,6 +144,13 @@ def stop(process: subprocess.Popen[bytes], kill: bool = False) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # its children (condure holds the port) gone too
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
 
 
 def _accepts(host: str, port: int) -> bool:

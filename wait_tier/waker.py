@@ -19,7 +19,9 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import io
 
 from wait_tier.waiters import Waiter, Waiters, queue_channel
 
@@ -218,6 +220,37 @@ def request_key(method: str, path: str, headers: list[tuple[str, str]]) -> str:
     return "\n".join([method, path, *sorted(f"{k.lower()}:{v}" for k, v in headers if k.lower() in signed)])
 
 
+def read_body(headers: Message, stream: io.BufferedIOBase) -> bytes:
+    """A request's body, sent with a length or chunked (as Pushpin passes bodies on)."""
+    if "chunked" not in (headers.get("Transfer-Encoding") or "").lower():
+        return stream.read(int(headers.get("Content-Length") or 0))
+    chunks = []
+    while size := int(stream.readline().split(b";")[0].strip() or b"0", 16):
+        chunks.append(stream.read(size))
+        stream.readline()
+    while stream.readline() not in (b"\r\n", b"\n", b""):
+        pass  # (trailers)
+    return b"".join(chunks)
+
+
+Answer = tuple[int, str, list[tuple[str, str]], bytes]
+
+
+def answer(waker: Waker, method: str, path: str, headers: Message, body: bytes) -> Answer:
+    """The waker's answer to a request: a wake posted to it, or else the origin's answer, passed on."""
+    if method == "POST" and path == "/wake":
+        try:
+            waker.wake(json.loads(body), relayed=RELAYED_HEADER in {k.lower() for k in headers})
+        except (ValueError, KeyError, TypeError):
+            return 400, "Bad Request", [], b"bad wake\n"
+        return 204, "No Content", [], b""
+    try:
+        return waker.ask_origin(method, path, list(headers.items()), body)
+    except (OSError, http.client.HTTPException) as error:
+        logger.warning("origin unreachable: %s", error)
+        return 502, "Bad Gateway", [], b"origin unreachable\n"
+
+
 def handler(waker: Waker) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -225,46 +258,19 @@ def handler(waker: Waker) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the standard library's name)
             pass
 
-        def _body(self) -> bytes:
-            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-                chunks = []
-                while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                    chunks.append(self.rfile.read(size))
-                    self.rfile.readline()
-                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                    pass  # (trailers)
-                return b"".join(chunks)
-            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-        def _answer(self, status: int, reason: str, headers: list[tuple[str, str]], body: bytes) -> None:
+        def _serve(self) -> None:
+            status, reason, headers, content = answer(
+                waker, self.command, self.path, self.headers, read_body(self.headers, self.rfile)
+            )
             self.send_response(status, reason)
             for name, value in headers:
                 if name.lower() not in ("content-length", "date", "server"):
                     self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(content)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(content)
 
-        def _proxy(self) -> None:
-            body = self._body()
-            if self.command == "POST" and self.path == "/wake":
-                try:
-                    document = json.loads(body)
-                    waker.wake(document, relayed=RELAYED_HEADER in {k.lower() for k in self.headers})
-                except (ValueError, KeyError, TypeError):
-                    self._answer(400, "Bad Request", [], b"bad wake\n")
-                    return
-                self._answer(204, "No Content", [], b"")
-                return
-            try:
-                answer = waker.ask_origin(self.command, self.path, list(self.headers.items()), body)
-            except (OSError, http.client.HTTPException) as error:
-                logger.warning("origin unreachable: %s", error)
-                self._answer(502, "Bad Gateway", [], b"origin unreachable\n")
-                return
-            self._answer(*answer)
-
-        do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _proxy
+        do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _serve
 
     return Handler
 

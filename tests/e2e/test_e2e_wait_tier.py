@@ -15,7 +15,7 @@ import pytest
 from conftest import ACCOUNT_A, NS, RawClient, assert_mns_error, server_env
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase, MNSServerException
-from mns.queue import Message, QueueMeta
+from mns.queue import Message
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 from tier_run import TierRun, holds, receive_later, tier_server, until_held

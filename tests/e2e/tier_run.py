@@ -32,8 +32,11 @@ class TierRun:
         return self.tier.url
 
     def restart(self, kill: bool = True) -> None:
-        """The tier stopped (killed: as a crash) and started again on the same ports: all it held is dropped."""
+        """The tier stopped (killed: as a crash) and started again: all it held is dropped. Clients reach the new
+        instance on a new port, as they reach a new task on AWS (condure cannot bind the old port again while the
+        connections it had linger in TIME_WAIT); the waker keeps its port, which the server posts wakes to."""
         self.tier.stop(kill=kill)
+        self.tier.port = free_port()
         self.tier.start()
 
 
