@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import logging
 import threading
@@ -21,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import io
 
 from wait_tier.waiters import Waiter, Waiters, queue_channel
 
