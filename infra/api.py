@@ -1,7 +1,7 @@
 """The HTTP API at the root of its host: one function per route of `mnsd.request.routes.ROUTES`, plus the catch-all."""
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import jsii
 from aws_cdk import Duration, RemovalPolicy
@@ -9,6 +9,7 @@ from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigw
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_certificatemanager as acm
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
@@ -53,7 +54,8 @@ class AccessLogs:
 class Api(Construct):
     """`routes` become `METHOD /path` routes, each served by its own function with the route's grants.
 
-    With `domain_name` and `certificate_arn` the API is also served at the root of that host.
+    With `domain_name` and `certificate_arn` the API is also served at the root of that host. With `held_route`
+    the long-poll route is integrated as it says, given its function (the wait tier, `infra.wait_tier`).
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class Api(Construct):
         domain_name: str | None = None,
         certificate_arn: str | None = None,
         capacity: Capacity | None = None,
+        held_route: Callable[[lambda_.Function], apigw.HttpRouteIntegration] | None = None,
     ) -> None:
         super().__init__(scope, id)
         capacity = capacity or Capacity()
@@ -117,11 +120,10 @@ class Api(Construct):
             )
             if route.reads_metrics:
                 grant_metric_reads(function)
-            self.http_api.add_routes(
-                path=route.path,
-                methods=[HTTP_METHODS[route.method]],
-                integration=integrations.HttpLambdaIntegration(f"Int-{name}", function),
-            )
+            integration: apigw.HttpRouteIntegration = integrations.HttpLambdaIntegration(f"Int-{name}", function)
+            if route.long_poll and held_route is not None:
+                integration = held_route(function)
+            self.http_api.add_routes(path=route.path, methods=[HTTP_METHODS[route.method]], integration=integration)
         apigw.HttpRoute(
             self,
             "DefaultRoute",

@@ -143,5 +143,6 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
 
 
 def acknowledge_reviewed_findings(stack: MnsStack) -> None:
-    for construct, rule, reason in reviewed(stack):
+    tier = stack.wait_tier.reviewed() if stack.wait_tier is not None else []
+    for construct, rule, reason in [*reviewed(stack), *tier]:
         Validations.of(construct).acknowledge(Acknowledgment(id=rule, reason=reason))

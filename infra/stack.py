@@ -19,6 +19,7 @@ from infra.push import PushDelivery, SigningKey
 from infra.secrets import Secrets
 from infra.storage import Buckets
 from infra.tables import Tables
+from infra.wait_tier import WaitTier, enabled
 from mnsd import settings
 from mnsd.log.oplog import RETENTION_SECONDS as LOG_RETENTION_SECONDS
 from mnsd.push.signing import CERTIFICATE_PATH
@@ -30,7 +31,8 @@ class MnsStack(Stack):
     `infra.capacity.Capacity` (accountConcurrency, receiveConcurrency, ..., reservedConcurrency), the optional
     domainName + certificateArn (serve the API at the root of that host) and alarmEmail, and the customer-managed
     key of `infra.encryption.Encryption` (kmsKeyArn, or createKmsKey=true), and metricsDefault (true: a queue or
-    topic that never set MetricsEnabled is monitored; false: only those that chose it)."""
+    topic that never set MetricsEnabled is monitored; false: only those that chose it), and waitTier (`grip`: long
+    polls wait in the wait tier of `infra.wait_tier`, not in Lambda)."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
@@ -67,6 +69,9 @@ class MnsStack(Stack):
         )
         for variable, secret in self.secrets.by_variable().items():
             self.functions.add_secret(variable, secret)
+        self.wait_tier = (
+            WaitTier(self, "WaitTier", encryption=self.encryption) if enabled(context("waitTier")) else None
+        )
         self.api = Api(
             self,
             "Api",
@@ -75,7 +80,12 @@ class MnsStack(Stack):
             domain_name=context("domainName"),
             certificate_arn=context("certificateArn"),
             capacity=self.capacity,
+            held_route=self.wait_tier.integration if self.wait_tier else None,
         )
+        if self.wait_tier is not None:  # every function made from here on gets it too
+            self.functions.add_environment(
+                settings.WAIT_TIER_WAKE_URL, self.wait_tier.add_wake_route(self.api.http_api)
+            )
         self.console = Console(self, "Console", functions=self.functions, http_api=self.api.http_api)
         self.signing_key = SigningKey(self, "SigningKey", functions=self.functions)
         self.functions.functions["get_signing_certificate"].add_environment(
@@ -104,6 +114,8 @@ class MnsStack(Stack):
             self, "MetricsSampler", functions=self.functions, push_retries=self.push.state_machine
         )
         self.dashboard = Dashboard(self, "Dashboard")
+        if self.wait_tier is not None:
+            self.wait_tier.grant_wake(self.functions.functions.values())
         # New constructs go above the alarms: those cover every function made through `self.functions`.
         self.alarms = Alarms(
             self,

@@ -1,7 +1,8 @@
 """`python -m wait_tier`: one tier instance, as the container runs it (settings from the environment):
 WAIT_TIER_ORIGIN, WAIT_TIER_KEY, WAIT_TIER_PORT (7999), WAIT_TIER_WAKER_PORT (7990), WAIT_TIER_CONTROL_PORT (5561),
 WAIT_TIER_BIND (127.0.0.1), WAIT_TIER_DIR, and the peers: WAIT_TIER_PEERS (wake URLs) or
-WAIT_TIER_CLOUDMAP_NAMESPACE with WAIT_TIER_CLOUDMAP_SERVICE (and AWS_REGION)."""
+WAIT_TIER_CLOUDMAP_NAMESPACE with WAIT_TIER_CLOUDMAP_SERVICE (and AWS_REGION); WAIT_TIER_DRAIN_SECONDS (0) between
+SIGTERM and the stop."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import signal
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from wait_tier import peers
@@ -41,6 +43,8 @@ def main() -> None:
     signal.signal(signal.SIGINT, lambda *_: done.set())
     logging.getLogger("wait_tier").info("holding on %s, origin %s", tier.url, tier.origin)
     done.wait()
+    # In-flight answers of the origin finish; what is held is dropped (its clients poll again).
+    time.sleep(float(env.get("WAIT_TIER_DRAIN_SECONDS", "0")))
     tier.stop()
 
 

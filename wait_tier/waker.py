@@ -32,6 +32,8 @@ DUE_HEADER = "mns-wait-due"
 MORE_HEADER = "mns-wait-more"
 CHANNEL_HEADER = "mns-wait-channel"
 RELAYED_HEADER = "x-wait-tier-relayed"
+# A wake posted to the waker itself, or to Pushpin on the API's wake route (Pushpin's route leads to the waker).
+WAKE_PATHS = ("/wake", "/wait-tier/wake")
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 # A hold whose queue was woken while the origin looked is asked again at once, this many times at most.
 MAX_REASKS = 3
@@ -238,7 +240,7 @@ Answer = tuple[int, str, list[tuple[str, str]], bytes]
 
 def answer(waker: Waker, method: str, path: str, headers: Message, body: bytes) -> Answer:
     """The waker's answer to a request: a wake posted to it, or else the origin's answer, passed on."""
-    if method == "POST" and path == "/wake":
+    if method == "POST" and path in WAKE_PATHS:
         try:
             waker.wake(json.loads(body), relayed=RELAYED_HEADER in {k.lower() for k in headers})
         except (ValueError, KeyError, TypeError):

@@ -835,3 +835,11 @@ def test_dead_letter_moves_rewind_and_redrive_are_granted_on_the_message_table(t
         "delete_messages": {"dynamodb:UpdateItem", "dynamodb:DeleteItem"},
     }[function]
     assert needed <= table_access(template, function).get(messages, set())
+
+
+def test_without_the_wait_tier_flag_the_template_has_no_trace_of_it(template: Template) -> None:
+    # (Its template was compared with the one before the tier existed: identical but for code asset hashes.)
+    for kind in ("AWS::ECS::Service", "AWS::EC2::VPC", "AWS::ApiGatewayV2::VpcLink", "AWS::Lambda::Url"):
+        template.resource_count_is(kind, 0)
+    text = json.dumps(template.to_json())
+    assert "WaitTier" not in text and "MNS_WAIT_TIER" not in text and "MNS_GRIP_KEY" not in text

@@ -67,17 +67,17 @@ def verify(token: str, key: str, now: float) -> bool:
     return isinstance(expires, int | float) and expires > now
 
 
-class Held(errors.MnsError):
+class Held(Exception):  # noqa: N818 (an answer, not an error)
     """No message is receivable: hold the request on `channel` until `deadline_ms` (the answer to give then is the
-    queue's MessageNotExist), unless a wake asks the origin again first."""
-
-    code = errors.MessageNotExist.code
-    status = errors.MessageNotExist.status
-    default_message = errors.MessageNotExist.default_message
+    queue's MessageNotExist, `timeout_answer`), unless a wake asks the origin again first."""
 
     def __init__(self, channel: str, deadline_ms: int, now_ms: int, due_ms: int | None) -> None:
-        super().__init__()
+        super().__init__(channel)
         self.channel, self.deadline_ms, self.now_ms, self.due_ms = channel, deadline_ms, now_ms, due_ms
+
+    @staticmethod
+    def timeout_answer() -> errors.MnsError:
+        return errors.MessageNotExist()
 
     def headers(self) -> dict[str, str]:
         timeout = round((self.deadline_ms - self.now_ms) / 1000)  # whole seconds (the deadline leaves 2 s to spare)

@@ -72,14 +72,20 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
             operation = route.select(call)
             services.authorizer.authorize(principal, _permission(operation, route, call), call.owner)
             response = operation(call)
+    except grip.Held as held:  # the wait tier holds the request; this answer is the one it gives at the timeout
+        response = error_response(held.timeout_answer(), request_id, host, request.header("accept"))
+        response.headers.update(held.headers())
     except errors.MnsError as error:
         response = error_response(error, request_id, host, request.header("accept"))
-        if isinstance(error, grip.Held):  # the wait tier holds the request; this answer is its timeout's
-            response.headers.update(error.headers())
     except Exception:
         logger.exception("unhandled error", extra={"request_id": request_id, "route": route_name})
         response = error_response(errors.InternalError(), request_id, host, request.header("accept"))
     return _stamped(response, request_id)
+
+
+def route_path(route_name: str | None) -> str | None:
+    """The path template of a route (`/queues/{queue}/messages`), None for the catch-all."""
+    return ROUTES[route_name].path if route_name in ROUTES else None
 
 
 def _has_empty_segment(path: str) -> bool:

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
@@ -42,19 +43,43 @@ def tracer() -> Tracer | None:
     return Tracer(service="mns")
 
 
-def request_from_event(event: dict[str, Any]) -> HttpRequest:
+def request_from_event(event: dict[str, Any], route_path: str | None = None) -> HttpRequest:
+    """The request of an HTTP API event, or of a function URL's (the wait tier asks the receive function through
+    its URL, `mnsd.grip`): no route matched it, so its path parameters come from `route_path`, and the host the
+    client called comes in `X-Forwarded-Host`."""
     body = event.get("body") or ""
     raw = base64.b64decode(body) if event.get("isBase64Encoded") else body.encode("utf-8")
     time_epoch = event["requestContext"].get("timeEpoch")
+    path = event.get("rawPath") or "/"
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    params = event.get("pathParameters")
+    if params is None and route_path is not None and ".lambda-url." in event["requestContext"].get("domainName", ""):
+        params = path_parameters(route_path, path)
+        if "x-forwarded-host" in headers:
+            headers["host"] = headers["x-forwarded-host"]
     return HttpRequest(
         method=event["requestContext"]["http"]["method"],
-        path=event.get("rawPath") or "/",
+        path=path,
         raw_query=event.get("rawQueryString") or "",
-        headers={k.lower(): v for k, v in (event.get("headers") or {}).items()},
+        headers=headers,
         body=raw,
-        path_params=dict(event.get("pathParameters") or {}),
+        path_params=dict(params or {}),
         received_at=time_epoch / 1000 if isinstance(time_epoch, int | float) else None,
     )
+
+
+def path_parameters(route_path: str, path: str) -> dict[str, str]:
+    """`{name}` segments of `route_path` in `path` (none when it is not the route's path)."""
+    template, given = route_path.split("/"), path.split("/")
+    if len(template) != len(given):
+        return {}
+    found = {}
+    for part, value in zip(template, given, strict=True):
+        if part.startswith("{") and part.endswith("}"):
+            found[part[1:-1]] = unquote(value)
+        elif part != value:
+            return {}
+    return found
 
 
 def event_response(response: HttpResponse) -> dict[str, Any]:
@@ -82,7 +107,7 @@ def make_handler(route_name: str | None, services: Callable[[], Services] = defa
         return traced()(event, context)
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        request = request_from_event(event)
+        request = request_from_event(event, api.route_path(route_name))
         current = services()
         response = api.handle(route_name, request, current)
         current.metrics.flush()  # the queues' and topics' counts of this call (`mnsd.metrics`)

@@ -1,0 +1,225 @@
+"""The wait tier (`-c waitTier=grip`, docs/wait_tier.md): Pushpin and the waker (`wait_tier/`) on ECS Fargate
+(arm64, two tasks, rolling deploys), in front of the receive route through an HTTP API VPC link, so a long poll
+with nothing to receive waits in the tier and not in a billed Lambda invocation.
+
+- The receive route (`GET /queues/{queue}/messages`, receive and peek) goes to the tier through the VPC link
+  (Cloud Map names the tasks); the tier asks the receive function through its function URL, signing each request
+  with a key of its own secret (`Grip-Sig`), which the function verifies: a request without it is served as
+  without the tier, one with a forged one is refused.
+- Whatever makes a message receivable posts a wake to `POST /wait-tier/wake` on the same API (IAM-authorized:
+  only the stack's functions may), which reaches one task's Pushpin, which passes it to its waker; that waker
+  passes it on to the other tasks' wakers (found in Cloud Map).
+- The tasks have public addresses and no inbound rule but from the VPC link: no NAT gateway to pay for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_apigatewayv2 as apigw
+from aws_cdk import aws_apigatewayv2_authorizers as authorizers
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_servicediscovery as servicediscovery
+from constructs import Construct
+
+from infra.encryption import Encryption
+from infra.functions import LOG_RETENTION
+from mnsd import settings
+
+IMAGE = Path(__file__).resolve().parents[1] / "wait_tier"
+HOLD_PORT = 7999  # Pushpin: the receive route
+WAKE_PORT = 7990  # the waker: wakes
+WAKE_PATH = "/wait-tier/wake"
+NAMESPACE = "mns-wait-tier.internal"
+# Per task: what holds thousands of idle connections (Pushpin's condure) and a small Python process.
+CPU = 256
+MEMORY_MIB = 512
+TASKS = 2
+# A stopping task's in-flight origin answers finish before it exits (its held waits are dropped: clients poll again).
+DRAIN_SECONDS = 5
+
+
+def enabled(value: object) -> bool:
+    """The context value `waitTier`: `grip` turns the tier on; unset or `off` leaves the stack as it is."""
+    text = "" if value is None else str(value).strip().lower()
+    if text not in ("", "off", "grip"):
+        raise ValueError(f"waitTier must be grip or off, not {value!r}")
+    return text == "grip"
+
+
+class WaitTier(Construct):
+    """The tier's network, key and service; `integration` puts it in front of the receive route."""
+
+    def __init__(self, scope: Construct, id: str, *, encryption: Encryption | None = None) -> None:
+        super().__init__(scope, id)
+        self.encryption = encryption or Encryption()
+        self.key = secretsmanager.Secret(
+            self,
+            "GripKey",
+            description="Signs the wait tier's requests to the receive function (Grip-Sig)",
+            generate_secret_string=secretsmanager.SecretStringGenerator(exclude_punctuation=True, password_length=48),
+        )
+        self.encryption.encrypt_secret(self.key)
+        self.vpc = ec2.Vpc(
+            self,
+            "Vpc",
+            max_azs=2,
+            nat_gateways=0,
+            subnet_configuration=[ec2.SubnetConfiguration(name="tier", subnet_type=ec2.SubnetType.PUBLIC)],
+        )
+        flow_logs = logs.LogGroup(
+            self, "FlowLogs", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY,
+            encryption_key=self.encryption.key,
+        )  # fmt: skip
+        self.vpc.add_flow_log("FlowLog", destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_logs))
+        self.link_group = ec2.SecurityGroup(
+            self, "LinkGroup", vpc=self.vpc, allow_all_outbound=False, description="The VPC link of the API"
+        )
+        self.task_group = ec2.SecurityGroup(
+            self, "TaskGroup", vpc=self.vpc, description="The wait tier tasks: reached from the VPC link only"
+        )
+        self.task_group.add_ingress_rule(self.link_group, ec2.Port.tcp(HOLD_PORT), "from the VPC link of the API")
+        self.link_group.add_egress_rule(self.task_group, ec2.Port.tcp(HOLD_PORT), "to the wait tier")
+        # The wakes one task passes on to the others.
+        self.task_group.add_ingress_rule(self.task_group, ec2.Port.tcp(WAKE_PORT), "wakes between tasks")
+        self.link = apigw.VpcLink(
+            self,
+            "Link",
+            vpc=self.vpc,
+            security_groups=[self.link_group],
+            subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC),
+        )
+        self.namespace = servicediscovery.PrivateDnsNamespace(self, "Namespace", name=NAMESPACE, vpc=self.vpc)
+        self.cluster = ecs.Cluster(self, "Cluster", vpc=self.vpc, container_insights_v2=ecs.ContainerInsights.ENABLED)
+        self.service: ecs.FargateService | None = None
+
+    def integration(self, origin: lambda_.Function) -> apigw.HttpRouteIntegration:
+        """The receive route's integration: the tier, asking `origin` (the receive function) through its URL."""
+        url = origin.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
+        origin.add_environment(settings.GRIP_KEY_SECRET_ARN, self.key.secret_arn)
+        self.key.grant_read(origin)
+        self.hold = self._service(url.url)
+        return integrations.HttpServiceDiscoveryIntegration("Int-wait-tier", self.hold, vpc_link=self.link)
+
+    def _service(self, origin_url: str) -> servicediscovery.Service:
+        task = ecs.FargateTaskDefinition(
+            self,
+            "Task",
+            cpu=CPU,
+            memory_limit_mib=MEMORY_MIB,
+            runtime_platform=ecs.RuntimePlatform(
+                cpu_architecture=ecs.CpuArchitecture.ARM64, operating_system_family=ecs.OperatingSystemFamily.LINUX
+            ),
+        )
+        logs_group = logs.LogGroup(
+            self, "Logs", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY,
+            encryption_key=self.encryption.key,
+        )  # fmt: skip
+        container = task.add_container(
+            "Tier",
+            image=ecs.ContainerImage.from_asset(str(IMAGE), platform=ecr_assets.Platform.LINUX_ARM64),
+            logging=ecs.LogDriver.aws_logs(stream_prefix="tier", log_group=logs_group),
+            environment={
+                "WAIT_TIER_ORIGIN": origin_url.rstrip("/"),
+                "WAIT_TIER_PORT": str(HOLD_PORT),
+                "WAIT_TIER_WAKER_PORT": str(WAKE_PORT),
+                "WAIT_TIER_CLOUDMAP_NAMESPACE": NAMESPACE,
+                "WAIT_TIER_CLOUDMAP_SERVICE": "hold",
+                "WAIT_TIER_DRAIN_SECONDS": str(DRAIN_SECONDS),
+            },
+            secrets={"WAIT_TIER_KEY": ecs.Secret.from_secrets_manager(self.key)},
+            health_check=ecs.HealthCheck(
+                command=[
+                    "CMD",
+                    "python3",
+                    "-c",
+                    f"import socket; socket.create_connection(('127.0.0.1', {WAKE_PORT}), 2)",
+                ],
+                interval=Duration.seconds(15),
+            ),
+            stop_timeout=Duration.seconds(DRAIN_SECONDS + 10),
+        )
+        container.add_port_mappings(
+            ecs.PortMapping(container_port=HOLD_PORT), ecs.PortMapping(container_port=WAKE_PORT)
+        )
+        self.service = ecs.FargateService(
+            self,
+            "Service",
+            cluster=self.cluster,
+            task_definition=task,
+            desired_count=TASKS,
+            min_healthy_percent=100,  # a rolling deploy starts new tasks before it stops old ones
+            max_healthy_percent=200,
+            circuit_breaker=ecs.DeploymentCircuitBreaker(rollback=True),
+            assign_public_ip=True,  # (no NAT gateway: ECR, Secrets Manager, Cloud Map and the function URL)
+            security_groups=[self.task_group],
+            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC),
+        )
+        # One Cloud Map service (ECS registers a service once): the API reaches Pushpin there for both routes
+        # (Pushpin passes the wakes on to the waker, its origin), and the waker finds the other tasks there.
+        hold = self.namespace.create_service(
+            "Hold", name="hold", dns_record_type=servicediscovery.DnsRecordType.SRV, dns_ttl=Duration.seconds(10),
+            custom_health_check=servicediscovery.HealthCheckCustomConfig(failure_threshold=1),
+        )  # fmt: skip
+        self.service.associate_cloud_map_service(service=hold, container=container, container_port=HOLD_PORT)
+        task.task_role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["servicediscovery:DiscoverInstances"],
+                resources=["*"],  # (no resource-level permission: the namespace is named in the call)
+            )
+        )
+        return hold
+
+    def add_wake_route(self, http_api: apigw.HttpApi) -> str:
+        """`POST /wait-tier/wake` to the tier, for IAM principals only; its URL."""
+        http_api.add_routes(
+            path=WAKE_PATH,
+            methods=[apigw.HttpMethod.POST],
+            integration=integrations.HttpServiceDiscoveryIntegration(
+                "Int-wait-tier-wake", self.hold, vpc_link=self.link
+            ),
+            authorizer=authorizers.HttpIamAuthorizer(),
+        )
+        self.wake_route_arn = Stack.of(self).format_arn(
+            service="execute-api", resource=http_api.api_id, resource_name=f"$default/POST{WAKE_PATH}"
+        )
+        return http_api.api_endpoint + WAKE_PATH
+
+    def reviewed(self) -> list[tuple[Construct, str, str]]:
+        """cdk-nag findings reviewed and accepted (`infra.nag`)."""
+        return [
+            (
+                self,
+                "AwsSolutions-IAM5[Resource::*]",
+                "servicediscovery:DiscoverInstances (the waker finds the other tasks; the action has no resource-level "
+                "permission) and ecr:GetAuthorizationToken (the task execution role pulling the image; likewise).",
+            ),
+            (
+                self,
+                "AwsSolutions-ECS2",
+                "The container's environment is its configuration (ports, the origin URL, the Cloud Map names); its "
+                "only secret, the Grip-Sig key, comes from Secrets Manager.",
+            ),
+            (
+                self,
+                "AwsSolutions-SMG4",
+                "The Grip-Sig key is shared by the tasks and the receive function, which read it at start: a new key "
+                "is rolled out by a deploy (replacing the secret), not rotated behind their back.",
+            ),
+        ]
+
+    def grant_wake(self, functions: Iterable[lambda_.Function]) -> None:
+        """Each of `functions` may post wakes (it makes messages receivable, or may)."""
+        for function in functions:
+            function.add_to_role_policy(
+                iam.PolicyStatement(actions=["execute-api:Invoke"], resources=[self.wake_route_arn])
+            )

@@ -1,0 +1,120 @@
+"""The template with the wait tier (`-c waitTier=grip`, infra/wait_tier.py): cdk-nag and cfn-lint clean, the receive
+route through a VPC link to two arm64 Fargate tasks deployed rolling, wakes on an IAM route only the functions may
+call, the Grip-Sig key readable by the receive function and the tasks only. (Without the flag the template has no
+trace of it: tests/infra/test_stack.py.)"""
+
+import json
+from pathlib import Path
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from infra.lint import findings
+from infra.stack import MnsStack
+from infra.wait_tier import HOLD_PORT, TASKS, WAKE_PATH, enabled
+from mnsd import settings
+from tests.infra.test_stack import logical_id, role_statements, synth
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template, Path]:
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    stack, template = synth(outdir, waitTier="grip")
+    return stack, template, outdir
+
+
+@pytest.fixture(scope="module")
+def template(synthesized: tuple[MnsStack, Template, Path]) -> Template:
+    return synthesized[1]
+
+
+def test_with_the_tier_synth_passes_cdk_nag_and_cfn_lint(synthesized: tuple[MnsStack, Template, Path]) -> None:
+    _, _, outdir = synthesized  # (the synth itself fails on an unreviewed cdk-nag finding)
+    assert findings(outdir / "Mns.template.json") == []
+
+
+def test_the_flag_takes_grip_or_off_and_nothing_else() -> None:
+    assert enabled("grip") and enabled(" GRIP ")
+    assert not enabled(None) and not enabled("") and not enabled("off")
+    with pytest.raises(ValueError):
+        enabled("pushpin")
+
+
+def test_two_arm64_fargate_tasks_deploy_rolling_and_roll_back(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::ECS::Service",
+        {
+            "LaunchType": "FARGATE",
+            "DesiredCount": TASKS,
+            "DeploymentConfiguration": Match.object_like(
+                {
+                    "MinimumHealthyPercent": 100,
+                    "MaximumPercent": 200,
+                    "DeploymentCircuitBreaker": {"Enable": True, "Rollback": True},
+                }
+            ),
+        },
+    )
+    template.has_resource_properties(
+        "AWS::ECS::TaskDefinition",
+        {"RuntimePlatform": {"CpuArchitecture": "ARM64", "OperatingSystemFamily": "LINUX"}, "Cpu": "256"},
+    )
+    template.resource_count_is("AWS::EC2::NatGateway", 0)
+
+
+def test_the_receive_route_goes_through_the_vpc_link_and_every_other_route_to_its_function(template: Template) -> None:
+    routes = template.find_resources("AWS::ApiGatewayV2::Route")
+    integrations = template.find_resources("AWS::ApiGatewayV2::Integration")
+    by_key = {r["Properties"]["RouteKey"]: r["Properties"] for r in routes.values()}
+    receive = integrations[by_key["GET /queues/{queue}/messages"]["Target"]["Fn::Join"][1][1]["Ref"]]["Properties"]
+    assert (receive["IntegrationType"], receive["ConnectionType"]) == ("HTTP_PROXY", "VPC_LINK")
+    wake = by_key[f"POST {WAKE_PATH}"]
+    assert wake["AuthorizationType"] == "AWS_IAM"
+    others = [p for key, p in by_key.items() if key not in ("GET /queues/{queue}/messages", f"POST {WAKE_PATH}")]
+    for route in others:
+        target = integrations[route["Target"]["Fn::Join"][1][1]["Ref"]]["Properties"]
+        assert target["IntegrationType"] == "AWS_PROXY", route["RouteKey"]
+
+
+def test_the_tasks_are_reached_from_the_vpc_link_only(template: Template) -> None:
+    tasks = logical_id(template, "AWS::EC2::SecurityGroup", "Mns/WaitTier/TaskGroup/Resource")
+    link = logical_id(template, "AWS::EC2::SecurityGroup", "Mns/WaitTier/LinkGroup/Resource")
+    ingress = template.find_resources("AWS::EC2::SecurityGroupIngress", {"Properties": {"GroupId": Match.any_value()}})
+    rules = [
+        r["Properties"] for r in ingress.values() if r["Properties"]["GroupId"] == {"Fn::GetAtt": [tasks, "GroupId"]}
+    ]
+    sources = {(r["SourceSecurityGroupId"]["Fn::GetAtt"][0], r["FromPort"]) for r in rules}
+    assert (link, HOLD_PORT) in sources
+    assert {source for source, _ in sources} <= {link, tasks}  # and the other tasks' wakes
+    props = template.find_resources("AWS::EC2::SecurityGroup")[tasks]["Properties"]
+    assert "SecurityGroupIngress" not in props  # no open rule
+
+
+def test_only_the_receive_function_and_the_tasks_read_the_grip_key(template: Template) -> None:
+    key = logical_id(template, "AWS::SecretsManager::Secret", "Mns/WaitTier/GripKey/Resource")
+    readers = [
+        name
+        for name, policy in template.find_resources("AWS::IAM::Policy").items()
+        if any(
+            "secretsmanager:GetSecretValue" in json.dumps(s["Action"]) and key in json.dumps(s.get("Resource"))
+            for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        )
+    ]
+    roles = {json.dumps(template.find_resources("AWS::IAM::Policy")[name]["Properties"]["Roles"]) for name in readers}
+    assert len(readers) == 2, roles  # the receive function's role, the task execution role
+    receive = next(
+        f["Properties"] for f in template.find_resources("AWS::Lambda::Function").values()
+        if f["Properties"]["Handler"] == "get_messages.handler"
+    )  # fmt: skip
+    assert receive["Environment"]["Variables"][settings.GRIP_KEY_SECRET_ARN] == {"Ref": key}
+
+
+def test_every_function_may_post_wakes_to_the_wake_route_and_nowhere_else(template: Template) -> None:
+    functions = template.find_resources("AWS::Lambda::Function")
+    for function in functions.values():
+        variables = function["Properties"]["Environment"]["Variables"]
+        assert WAKE_PATH in json.dumps(variables[settings.WAIT_TIER_WAKE_URL])
+    for name in ("post_messages", "put_messages", "fanout", "put_queue"):
+        invokes = [s for s in role_statements(template, name) if s["Action"] == "execute-api:Invoke"]
+        assert len(invokes) == 1
+        assert json.dumps(invokes[0]["Resource"]).endswith(f'$default/POST{WAKE_PATH}"]]}}')
