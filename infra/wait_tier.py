@@ -99,7 +99,7 @@ class WaitTier(Construct):
             subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC),
         )
         self.namespace = servicediscovery.PrivateDnsNamespace(self, "Namespace", name=NAMESPACE, vpc=self.vpc)
-        self.cluster = ecs.Cluster(self, "Cluster", vpc=self.vpc, container_insights_v2=ecs.ContainerInsights.ENABLED)
+        self.cluster = ecs.Cluster(self, "Cluster", vpc=self.vpc)
         self.service: ecs.FargateService | None = None
 
     def integration(self, origin: lambda_.Function) -> apigw.HttpRouteIntegration:
@@ -208,6 +208,13 @@ class WaitTier(Construct):
                 "AwsSolutions-ECS2",
                 "The container's environment is its configuration (ports, the origin URL, the Cloud Map names); its "
                 "only secret, the Grip-Sig key, comes from Secrets Manager.",
+            ),
+            (
+                self,
+                "AwsSolutions-ECS4",
+                "Container Insights would bill per-task metrics worth a large share of the tier's fixed cost "
+                "(bench/results/wait_tier.md); the tier's health shows in the ECS service's events and deployments "
+                "(circuit breaker), the tasks' logs and the API's alarms on the receive route.",
             ),
             (
                 self,
