@@ -1,0 +1,521 @@
+"""The wait tier's cost model and its effect on a busy queue (issue 33; docs/wait_tier.md).
+
+Measured here:
+1. DynamoDB read units (moto, recording client, DynamoDB's size rules) of one idle long poll without the tier
+   (the function waits and queries every 0.5 s until 28 s have passed) and of one origin call with it (one
+   look at the queue, then a hold); and of the claim of one message.
+2. Through Debian's Pushpin and the waker in front of the local server (SQLite): the origin calls per idle poll
+   (consumers polling empty queues with 10 s waits), per message with 100 receives held on one queue, and the
+   latency from a send to the held receive's answer.
+3. Side by side in one run, against the same server: a lifecycle (producers and consumers, batches of 16) and
+   single receive latency, receives through the tier and directly.
+
+Then $ per idle consumer-month at 10, 100 and 1,000 consumers over 20 queues, today's mode against the tier, at
+list prices. The figures that are not measured (the tier's fixed cost, the billed duration of an origin call)
+are named with their source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench._common import ROOT, md_table, pct, use_local_aws_defaults, write_result
+
+# List prices, us-east-1, from the AWS pricing pages (checked 2026-11-26).
+PRICES_DATE = "2026-11-26"
+LAMBDA_GB_SECOND_ARM = 0.0000133334
+LAMBDA_REQUEST = 0.20 / 1e6
+HTTP_API_REQUEST = 1.00 / 1e6
+DYNAMODB_READ_UNIT = 0.125 / 1e6
+FARGATE_ARM_VCPU_HOUR = 0.03238
+FARGATE_ARM_GB_HOUR = 0.00356
+PUBLIC_IPV4_HOUR = 0.005
+CLOUD_MAP_NAMESPACE_MONTH = 0.50  # the private DNS namespace's hosted zone
+CLOUD_MAP_INSTANCE_MONTH = 0.10
+CLOUD_MAP_LOOKUP = 1.00 / 1e6
+SECRET_MONTH = 0.40
+LOGS_MONTH = 1.00  # the tasks' and the VPC's flow logs: an allowance (CloudWatch Logs $0.50/GB ingested)
+HOURS = 730
+MONTH_SECONDS = 30 * 86400
+# The stack: two tasks of 0.25 vCPU and 0.5 GB (infra/wait_tier.py), the receive function at 256 MB on arm64
+# (infra/capacity.py).
+TASKS, TASK_VCPU, TASK_GB = 2, 0.25, 0.5
+RECEIVE_GB = 0.25
+# An idle poll without the tier lasts 28.11 s (bench/results/lambda_cost.md, measured); with it, the client waits
+# 28 s (the deadline's cap) in the tier.
+TODAY_POLL_SECONDS = 28.11
+TIER_POLL_SECONDS = 28.0
+# The billed duration of one origin call (a look at the queue, answered at once) at 256 MB: not measured on
+# Lambda; the local server answers one in 1-3 ms, and bench/results/lambda_cost.md measured 2.65 ms of CPU per
+# Query at a full vCPU (256 MB has 0.145 of one): 18 ms per Query, plus the request's own work. 60 ms is assumed.
+ORIGIN_CALL_SECONDS = 0.060
+CONSUMERS = (10, 100, 1000)
+QUEUES = 20
+
+
+def tier_fixed_month() -> dict[str, float]:
+    task = (TASK_VCPU * FARGATE_ARM_VCPU_HOUR + TASK_GB * FARGATE_ARM_GB_HOUR) * HOURS
+    return {
+        "Fargate (2 tasks, arm64, 0.25 vCPU, 0.5 GB)": TASKS * task,
+        "public IPv4 addresses (2)": TASKS * PUBLIC_IPV4_HOUR * HOURS,
+        "Cloud Map (namespace, 2 instances, lookups)": CLOUD_MAP_NAMESPACE_MONTH
+        + TASKS * CLOUD_MAP_INSTANCE_MONTH
+        + TASKS * (MONTH_SECONDS / 30) * CLOUD_MAP_LOOKUP,
+        "Secrets Manager (the Grip-Sig key)": SECRET_MONTH,
+        "CloudWatch Logs (tasks, VPC flow logs)": LOGS_MONTH,
+    }
+
+
+# --- 1. read units, in process ------------------------------------------------------------------------------
+
+
+def measure_read_units() -> dict[str, float]:
+    from bench.by_name import QueuesByName
+    from bench.capacity import SimulatedClock
+    from bench.recording import recorded_moto_services
+    from mnsd import grip
+    from mnsd.inputs import MessageInput
+
+    clock = SimulatedClock(start=time.time())
+    mock, services, recorder = recorded_moto_services(clock)
+    try:
+        queues = QueuesByName(services)
+        account = "1000000000000001"
+        queues.create_queue(account, "idle")
+        queue = queues.get_queue(account, "idle")
+
+        def units() -> float:
+            spent = sum(c.rcu for c in recorder.calls)
+            recorder.reset()
+            return spent
+
+        units()
+        try:
+            services.messages.receive(queue, 1, 30)
+        except Exception:  # noqa: BLE001 (MessageNotExist after the whole wait)
+            pass
+        today = units()
+        try:
+            services.messages.receive(queue, 1, 30, held=grip.HeldWait(None))
+        except grip.Held:
+            pass
+        tier_idle = units()
+        queues.send(account, "idle", [MessageInput("m", None, 8)])
+        units()
+        services.messages.receive(queue, 1, 30, held=grip.HeldWait(None))
+        claim = units()
+        return {"today_idle_poll": today, "tier_origin_call": tier_idle, "tier_claim": claim}
+    finally:
+        mock.stop()
+
+
+# --- 2 and 3. through Pushpin ---------------------------------------------------------------------------------
+
+
+class TierRun:
+    """The local server (`python -m local_runtime`, SQLite) behind a tier in this process."""
+
+    def __init__(self, directory: Path) -> None:
+        from bench._servers import free_port
+        from wait_tier.tier import Tier
+
+        port, public, waker, control = (free_port() for _ in range(4))
+        key = secrets.token_urlsafe(24)
+        self.tier = Tier(f"http://127.0.0.1:{port}", public, control, waker, key, directory / "pushpin")
+        env = dict(
+            os.environ,
+            MNS_PORT=str(port),
+            MNS_ENGINE="sqlite",
+            MNS_DATA_DIR=str(directory / "data"),
+            MNS_GRIP_KEY=key,
+            MNS_WAIT_TIER_WAKE_URL=self.tier.wake_url,
+            POWERTOOLS_LOG_LEVEL="WARNING",
+        )
+        self.log = open(directory / "server.log", "wb")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "python"), "-m", "local_runtime"], cwd=ROOT, env=env, stdout=self.log,
+            stderr=self.log,
+        )  # fmt: skip
+        self.direct = f"http://127.0.0.1:{port}"
+        self.tier.start()
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.account(self.direct).list_queue()
+                break
+            except Exception:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise
+                time.sleep(0.05)
+
+    @property
+    def waker(self) -> Any:
+        return self.tier.waker
+
+    def account(self, url: str | None = None) -> Any:
+        from mns.account import Account
+
+        from mnsd.settings import DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET
+
+        return Account(url or self.tier.url, DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET)
+
+    def queue(self, name: str, url: str | None = None, create: bool = False) -> Any:
+        from mns.queue import QueueMeta
+
+        q = self.account(url).get_queue(name)
+        if create:
+            meta = QueueMeta()
+            meta.set_visibilitytimeout(120)
+            q.create(meta)
+        q.set_encoding(False)
+        return q
+
+    def stop(self) -> None:
+        self.tier.stop()
+        self.proc.terminate()
+        self.proc.wait(30)
+        self.log.close()
+
+
+def idle_polls(run: TierRun, consumers: int, seconds: float) -> dict[str, float]:
+    """Consumers polling empty queues (10 s waits): polls made and origin calls per poll over `seconds`, after a
+    warm-up of two polls each (Pushpin asks the origin once more when it first subscribes a channel: a consumer's
+    first holds; in a month of polling that is nothing)."""
+    from mns.mns_exception import MNSExceptionBase
+
+    names = [f"idle{n}" for n in range(QUEUES)]
+    for name in names:
+        run.queue(name, create=True)
+    polls = Counter[str]()
+    warm = 22.0
+    stop = time.monotonic() + warm + seconds
+    counted: dict[str, int] = {}
+
+    def consume(n: int) -> None:
+        q = run.queue(names[n % QUEUES])
+        while time.monotonic() < stop:
+            try:
+                q.receive_message(10)
+            except MNSExceptionBase:
+                polls["measured" if "calls" in counted else "warm"] += 1
+
+    threads = [threading.Thread(target=consume, args=(n,)) for n in range(consumers)]
+    for t in threads:
+        t.start()
+    time.sleep(warm)
+    counted["calls"] = run.waker.origin_calls
+    for t in threads:
+        t.join(warm + seconds + 30)
+    made = polls["measured"]
+    return {"polls": made, "origin_calls_per_poll": (run.waker.origin_calls - counted["calls"]) / made}
+
+
+def wakes(run: TierRun, waiters: int, messages: int) -> dict[str, float]:
+    """`waiters` receives held on one queue, `messages` sent (batches of 16) through the direct route: origin calls
+    of receives per message, every message received once."""
+    from mns.mns_exception import MNSExceptionBase
+    from mns.queue import Message
+
+    run.queue("busy", create=True)
+    owners: Counter[str] = Counter()
+    done = threading.Event()
+    receives = Counter[str]()
+
+    def consume() -> None:
+        q, d = run.queue("busy"), run.queue("busy", run.direct)
+        while not done.is_set():
+            try:
+                m = q.receive_message(10)
+            except MNSExceptionBase:
+                continue
+            owners[m.message_body] += 1
+            d.delete_message(m.receipt_handle)  # (deletes take the direct route, as on AWS)
+
+    threads = [threading.Thread(target=consume) for _ in range(waiters)]
+    for t in threads:
+        t.start()
+    while run.waker.holds < waiters:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    calls = run.waker.origin_calls
+    producer = run.queue("busy", run.direct)
+    for start in range(0, messages, 16):
+        producer.batch_send_message([Message(f"n{n}") for n in range(start, min(messages, start + 16))])
+    deadline = time.monotonic() + 120
+    while len(owners) < messages and time.monotonic() < deadline:
+        time.sleep(0.05)
+    spent = run.waker.origin_calls - calls
+    done.set()
+    for t in threads:
+        t.join(15)
+    receives["lost"] = messages - len(owners)
+    return {
+        "origin_calls_per_message": spent / messages,
+        "lost": receives["lost"],
+        "received_twice": sum(1 for c in owners.values() if c > 1),
+    }
+
+
+def wake_latency(run: TierRun, n: int) -> list[float]:
+    """Seconds from a send (returned) to the held receive's answer, `n` times."""
+    from mns.queue import Message
+
+    run.queue("latency", create=True)
+    sender = run.queue("latency", run.direct)
+    found: list[float] = []
+    for i in range(n):
+        result: dict[str, float] = {}
+        holds = run.waker.holds
+
+        def receive(into: dict[str, float]) -> None:
+            run.queue("latency").receive_message(10)
+            into["at"] = time.perf_counter()
+
+        t = threading.Thread(target=receive, args=(result,))
+        t.start()
+        while run.waker.holds <= holds:
+            time.sleep(0.005)
+        time.sleep(0.2)
+        sender.send_message(Message(f"l{i}"))
+        sent = time.perf_counter()
+        t.join(15)
+        found.append(result["at"] - sent)
+    return found
+
+
+def lifecycle(run: TierRun, via_tier: bool, total: int) -> float:
+    """4 producers and 4 consumers (batches of 16, 1 s polls) move `total` messages: messages per second. The
+    consumers receive through the tier or directly; everything else takes the direct route (as on AWS)."""
+    from mns.mns_exception import MNSExceptionBase
+    from mns.queue import Message
+
+    name = f"life{time.monotonic_ns()}"
+    run.queue(name, run.direct, create=True)
+    received = Counter[str]()
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def produce(worker: int) -> None:
+        q = run.queue(name, run.direct)
+        for _ in range(worker, total // 16, 4):
+            q.batch_send_message([Message("x" * 1024) for _ in range(16)])
+
+    def consume() -> None:
+        q, d = run.queue(name, run.tier.url if via_tier else run.direct), run.queue(name, run.direct)
+        while not done.is_set():
+            try:
+                got = q.batch_receive_message(16, 1)
+            except MNSExceptionBase:
+                continue
+            d.batch_delete_message([m.receipt_handle for m in got])
+            with lock:
+                received["n"] += len(got)
+                if received["n"] >= total:
+                    done.set()
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=produce, args=(w,)) for w in range(4)]
+    threads += [threading.Thread(target=consume) for _ in range(4)]
+    for t in threads:
+        t.start()
+    done.wait(180)
+    elapsed = time.perf_counter() - started
+    for t in threads:
+        t.join(15)
+    return received["n"] / elapsed
+
+
+def receive_latency(run: TierRun, via_tier: bool, n: int) -> list[float]:
+    """ms of single receives of a message already there."""
+    from mns.queue import Message
+
+    name = f"lat{time.monotonic_ns()}"
+    direct = run.queue(name, run.direct, create=True)
+    q = run.queue(name, run.tier.url if via_tier else run.direct)
+    found = []
+    for _ in range(n + 10):
+        direct.send_message(Message("x"))
+        t0 = time.perf_counter()
+        m = q.receive_message(1)
+        found.append((time.perf_counter() - t0) * 1000)
+        direct.delete_message(m.receipt_handle)
+    return found[10:]
+
+
+# --- the model ------------------------------------------------------------------------------------------------
+
+
+def month(per_poll: float, poll_seconds: float) -> float:
+    return per_poll * MONTH_SECONDS / poll_seconds
+
+
+def today_per_consumer(read_units: float) -> dict[str, float]:
+    polls = MONTH_SECONDS / TODAY_POLL_SECONDS
+    return {
+        "HTTP API": polls * HTTP_API_REQUEST,
+        "Lambda requests": polls * LAMBDA_REQUEST,
+        "Lambda duration": polls * TODAY_POLL_SECONDS * RECEIVE_GB * LAMBDA_GB_SECOND_ARM,
+        "DynamoDB reads": polls * read_units * DYNAMODB_READ_UNIT,
+    }
+
+
+def tier_per_consumer(calls_per_poll: float, read_units_per_call: float) -> dict[str, float]:
+    polls = MONTH_SECONDS / TIER_POLL_SECONDS
+    calls = polls * calls_per_poll
+    return {
+        "HTTP API": polls * HTTP_API_REQUEST,
+        "Lambda requests": calls * LAMBDA_REQUEST,
+        "Lambda duration": calls * ORIGIN_CALL_SECONDS * RECEIVE_GB * LAMBDA_GB_SECOND_ARM,
+        "DynamoDB reads": calls * read_units_per_call * DYNAMODB_READ_UNIT,
+    }
+
+
+def money(value: float) -> str:
+    return f"${value:,.3f}" if value < 10 else f"${value:,.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--idle-seconds", type=float, default=30.0)
+    parser.add_argument("--idle-consumers", type=int, default=40)
+    parser.add_argument("--waiters", type=int, default=100)
+    parser.add_argument("--messages", type=int, default=1000)
+    parser.add_argument("--lifecycle", type=int, default=4000)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    use_local_aws_defaults()
+
+    units = measure_read_units()
+    print("read units:", units)
+    run = TierRun(Path(tempfile.mkdtemp(prefix="mns-wait-tier-bench-")))
+    try:
+        idle = idle_polls(run, args.idle_consumers, args.idle_seconds)
+        print("idle:", idle)
+        woken = wakes(run, args.waiters, args.messages)
+        print("wakes:", woken)
+        latencies = wake_latency(run, 20)
+        print("wake latency p50:", statistics.median(latencies))
+        rates: dict[bool, list[float]] = {True: [], False: []}
+        receives: dict[bool, list[float]] = {True: [], False: []}
+        for _ in range(args.rounds):
+            for via in (False, True):
+                rates[via].append(lifecycle(run, via, args.lifecycle))
+                receives[via] += receive_latency(run, via, 100)
+        print("lifecycle:", rates)
+    finally:
+        run.stop()
+
+    fixed = tier_fixed_month()
+    fixed_total = sum(fixed.values())
+    today = today_per_consumer(units["today_idle_poll"])
+    tier = tier_per_consumer(idle["origin_calls_per_poll"], units["tier_origin_call"])
+    today_total, tier_variable = sum(today.values()), sum(tier.values())
+    rows = [
+        [f"{n:,}", money(today_total), money(fixed_total / n), money(tier_variable), money(fixed_total / n + tier_variable)]
+        for n in CONSUMERS
+    ]  # fmt: skip
+    break_even = next(n for n in range(1, 10_000) if fixed_total / n + tier_variable < today_total)
+    per_message_calls = woken["origin_calls_per_message"]
+    per_message = (
+        HTTP_API_REQUEST  # the wake's post to the API's wake route
+        + per_message_calls * (LAMBDA_REQUEST + ORIGIN_CALL_SECONDS * RECEIVE_GB * LAMBDA_GB_SECOND_ARM)
+        + per_message_calls * units["tier_claim"] * DYNAMODB_READ_UNIT
+    )
+    body = f"""
+Prices: us-east-1 list prices of {PRICES_DATE} (Lambda arm64 ${LAMBDA_GB_SECOND_ARM}/GB-s and $0.20 per million
+requests; HTTP API $1.00 per million; DynamoDB on demand $0.125 per million read units; Fargate arm64
+${FARGATE_ARM_VCPU_HOUR}/vCPU-h and ${FARGATE_ARM_GB_HOUR}/GB-h; public IPv4 ${PUBLIC_IPV4_HOUR}/h; Cloud Map $0.50 per
+namespace, $0.10 per instance and $1 per million lookups a month; Secrets Manager $0.40 per secret). The receive
+function at 256 MB (the stack's default), {QUEUES} queues; a month of {MONTH_SECONDS // 86400} days.
+
+## What an idle consumer costs a month
+
+A consumer that polls an empty queue back to back (30 s waits): without the tier each poll is a Lambda
+invocation of {TODAY_POLL_SECONDS} s; with it, one short origin call (then Pushpin holds the request 28 s).
+
+{md_table(["consumers", "today (no tier)", "tier: fixed share", "tier: per consumer", "with the tier, all-in"], rows)}
+
+**The tier pays for itself from {break_even} idle consumers** (its fixed cost, {money(fixed_total)} a month, is
+then less than what those consumers' waits cost in Lambda).
+
+Per idle consumer-month without the tier: {", ".join(f"{k} {money(v)}" for k, v in today.items())}.
+With the tier: {", ".join(f"{k} {money(v)}" for k, v in tier.items())}.
+The tier's fixed cost: {", ".join(f"{k} {money(v)}" for k, v in fixed.items())}.
+
+Per message (not idle): one wake posted to the API ($1 per million) and
+{per_message_calls:.2f} origin calls of receives per message with {args.waiters} receives held on one queue
+(measured below): about ${per_message * 1e6:,.2f} per million messages over the direct route's cost.
+
+## Measured
+
+| figure | value | how |
+|---|---|---|
+| read units of one idle poll without the tier | {
+        units[
+            "today_idle_poll"
+        ]:g} | moto, recording client: a 30 s receive on an empty queue (a Query every 0.5 s until 28 s) |
+| read units of one origin call of an idle poll, with the tier | {
+        units["tier_origin_call"]:g} | the same: one look, then the hold |
+| read units of one claim through the tier | {units["tier_claim"]:g} | the same, a message there |
+| origin calls per idle poll | {idle["origin_calls_per_poll"]:.2f} | {args.idle_consumers} consumers polling {
+        QUEUES
+    } empty queues with 10 s waits through Pushpin, counted over {args.idle_seconds:.0f} s ({
+        idle[
+            "polls"
+        ]:.0f} polls) after two polls each (Pushpin asks the origin once more when it first subscribes a channel) |
+| origin calls of receives per message, {args.waiters} receives held on one queue | {per_message_calls:.2f} | {
+        args.messages:,} messages sent in batches of 16 (direct route); lost: {woken["lost"]:.0f}, received twice: {
+        woken["received_twice"]:.0f} |
+| send to a held receive's answer, p50 / p99 (ms) | {statistics.median(latencies) * 1000:.0f} / {
+        pct(latencies, 99) * 1000:.0f} | 20 sends, each to one held receive |
+
+Assumed (not measured on AWS): an origin call is billed {ORIGIN_CALL_SECONDS * 1000:.0f} ms at 256 MB; logs
+${LOGS_MONTH:.2f} a month. Doubling the origin call's duration adds ${tier["Lambda duration"]:.3f} per consumer-month.
+
+## A busy queue through the tier and directly (same server, same run)
+
+Lifecycle: 4 producers and 4 consumers (batches of 16, 1 s waits, 1 KB bodies), {args.lifecycle:,} messages a round;
+consumers receive through the tier or directly, everything else goes directly (as on AWS, where only the receive
+route goes through the tier); rounds alternate. Single receives of a message already there: {100 * args.rounds}
+each way.
+
+{
+        md_table(
+            [
+                "route of the receives",
+                "lifecycle msg/s (each round)",
+                "median msg/s",
+                "receive p50 ms",
+                "receive p99 ms",
+            ],
+            [
+                [
+                    label,
+                    " ".join(f"{r:,.0f}" for r in rates[via]),
+                    f"{statistics.median(rates[via]):,.0f}",
+                    f"{statistics.median(receives[via]):.1f}",
+                    f"{pct(receives[via], 99):.1f}",
+                ]
+                for label, via in (("direct", False), ("through the tier", True))
+            ],
+        )
+    }
+
+Locally the tier (Pushpin, zurl and the waker) shares the machine's 2 cores with the server and the clients; on
+AWS it runs on its own tasks, and a receive of a busy queue is one origin call either way.
+"""
+    write_result("wait_tier", "The wait tier: cost per idle consumer, wakes, and a busy queue through it", body)
+
+
+if __name__ == "__main__":
+    main()
