@@ -204,20 +204,22 @@ def idle_polls(run: TierRun, consumers: int, seconds: float) -> dict[str, float]
     def consume(n: int) -> None:
         q = run.queue(names[n % QUEUES])
         while time.monotonic() < stop:
+            polls["started" if "calls" in counted else "warm"] += 1  # (its origin call comes right after)
             try:
                 q.receive_message(10)
             except MNSExceptionBase:
-                polls["measured" if "calls" in counted else "warm"] += 1
+                pass
 
     threads = [threading.Thread(target=consume, args=(n,)) for n in range(consumers)]
     for t in threads:
         t.start()
     time.sleep(warm)
     counted["calls"] = run.waker.origin_calls
+    time.sleep(seconds)
+    calls, made = run.waker.origin_calls - counted["calls"], polls["started"]
     for t in threads:
-        t.join(warm + seconds + 30)
-    made = polls["measured"]
-    return {"polls": made, "origin_calls_per_poll": (run.waker.origin_calls - counted["calls"]) / made}
+        t.join(30)
+    return {"polls": made, "origin_calls_per_poll": calls / made}
 
 
 def wakes(run: TierRun, waiters: int, messages: int) -> dict[str, float]:
@@ -242,11 +244,12 @@ def wakes(run: TierRun, waiters: int, messages: int) -> dict[str, float]:
             d.delete_message(m.receipt_handle)  # (deletes take the direct route, as on AWS)
 
     threads = [threading.Thread(target=consume) for _ in range(waiters)]
+    before = run.waker.holds
     for t in threads:
         t.start()
-    while run.waker.holds < waiters:
+    while run.waker.holds < before + waiters:
         time.sleep(0.05)
-    time.sleep(0.5)
+    time.sleep(1.5)  # (past Pushpin's check of the channels it newly subscribed)
     calls = run.waker.origin_calls
     producer = run.queue("busy", run.direct)
     for start in range(0, messages, 16):

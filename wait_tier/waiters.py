@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-CONFIRM_SECONDS = 0.2
+CONFIRM_SECONDS = 0.4
 # Pushpin subscribes a hold some ms after the waker passed it on (tens on a busy machine): a hint to a younger
 # one waits until then (and one that came too early anyway is hinted again after `CONFIRM_SECONDS`).
 SETTLE_MS = 50
