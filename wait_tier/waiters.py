@@ -53,6 +53,7 @@ class Waiters:
     _due: dict[str, int] = field(default_factory=dict)
     _names: dict[str, dict[str, int]] = field(default_factory=dict)  # channel -> {name in use: until ms}
     _keys: dict[str, Waiter] = field(default_factory=dict)
+    _asking: dict[str, int] = field(default_factory=dict)  # channel -> woken waiters whose origin call runs
 
     def hold(self, channel: str, deadline_ms: int, key: str = "") -> Waiter:
         now = self.now_ms()
@@ -66,9 +67,9 @@ class Waiters:
         self._held.setdefault(channel, deque()).append(waiter)
         return waiter
 
-    def answered(self, key: str) -> int | None:
+    def answered(self, key: str) -> Waiter | None:
         """The origin is asked again for the request `key` (its wake arrived, or Pushpin checks a new subscription):
-        its deadline, if it was held."""
+        the waiter it was, if it was held (`asked` when that origin call is over)."""
         waiter = self._keys.pop(key, None)
         if waiter is None:
             return None
@@ -77,7 +78,21 @@ class Waiters:
         held = self._held.get(waiter.channel)
         if held and waiter in held:
             held.remove(waiter)
-        return waiter.deadline_ms
+        self._asking[waiter.channel] = self._asking.get(waiter.channel, 0) + 1
+        return waiter
+
+    def asked(self, waiter: Waiter) -> None:
+        left = self._asking.get(waiter.channel, 1) - 1
+        if left > 0:
+            self._asking[waiter.channel] = left
+        else:
+            self._asking.pop(waiter.channel, None)
+
+    def more(self, channel: str, count: int) -> list[Waiter]:
+        """A receive that claimed saw `count` more messages receivable: the waiters to wake for them beyond those
+        already woken (hinted, or asking the origin now), which will claim them."""
+        pending = sum(1 for w, _ in self._woken.values() if w.channel == channel) + self._asking.get(channel, 0)
+        return self.wake(channel, count - pending) if count > pending else []
 
     def wake(self, channel: str, count: int) -> list[Waiter]:
         """Up to `count` waiters of the queue to ask the origin again (removed: a waiter is woken once)."""

@@ -131,13 +131,19 @@ class Waker:
         key = request_key(method, path, headers)
         headers = [(k, v) for k, v in headers if not k.lower().startswith("mns-wait-")]  # (the tier's own)
         with self.lock:
-            deadline = self.waiters.answered(key)
-        if deadline is not None:
-            headers.append((DEADLINE_HEADER, str(deadline)))
+            woken = self.waiters.answered(key)  # (a held request Pushpin asks the origin again for)
+        if woken is not None:
+            headers.append((DEADLINE_HEADER, str(woken.deadline_ms)))
         reasks = 0
         while True:
             started = now_ms()
-            status, reason, answer, content = self._call(method, path, headers, body)
+            try:
+                status, reason, answer, content = self._call(method, path, headers, body)
+            finally:
+                if woken is not None:
+                    with self.lock:
+                        self.waiters.asked(woken)
+                    woken = None
             channel = _header(answer, "grip-channel")
             deadline = int(_header(answer, DEADLINE_HEADER) or 0)
             with self.lock:
@@ -158,7 +164,7 @@ class Waker:
             self.waiters.due(channel, int(due))
         more = _header(answer, MORE_HEADER)
         if more is not None and more.isdigit():
-            threading.Thread(target=self._hint, args=(self.waiters.wake(channel, int(more)),), daemon=True).start()
+            threading.Thread(target=self._hint, args=(self.waiters.more(channel, int(more)),), daemon=True).start()
 
     _local = threading.local()
 

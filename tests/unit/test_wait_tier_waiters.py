@@ -36,7 +36,7 @@ def test_names_are_reused_lowest_free_first_once_their_wait_is_over_or_answered(
     first = waiters.hold("mns.q", clock.ms + 5000, key="a")
     second = waiters.hold("mns.q", clock.ms + 5000, key="b")
     assert (first.name, second.name) == ("mns.q.w1", "mns.q.w2")
-    assert waiters.answered("a") == first.deadline_ms  # Pushpin asks again for it: its name is free
+    assert waiters.answered("a") == first  # Pushpin asks again for it: its name is free
     assert waiters.hold("mns.q", clock.ms + 5000, key="c").name == "mns.q.w1"
     clock.ms += 5000 + REUSE_AFTER_MS + 1
     waiters.forget_before(clock.ms)
@@ -67,7 +67,7 @@ def test_a_waiter_that_came_back_is_not_replaced() -> None:
     waiters.hold("mns.q", clock.ms + 20_000, key="other")
     clock.ms += SETTLE_MS + 1
     waiters.ready(waiters.wake("mns.q", 1))
-    assert waiters.answered("k") == waiter.deadline_ms
+    assert waiters.answered("k") == waiter
     clock.ms += 10_000
     assert waiters.next_wakes() == []
 
@@ -104,3 +104,17 @@ def test_a_hold_is_known_to_be_stale_when_its_queue_was_woken_while_the_origin_l
     waiters.wake("mns.q", 1)  # no waiter yet: the wake is remembered
     assert waiters.woken_since("mns.q", started)
     assert not waiters.woken_since("mns.q", clock.ms + 1)
+
+
+def test_more_messages_seen_by_a_claim_wake_only_the_waiters_not_already_on_their_way() -> None:
+    clock = Clock()
+    waiters = Waiters(clock)
+    for n in range(6):
+        waiters.hold("mns.q", clock.ms + 20_000, key=f"k{n}")
+    woken = waiters.wake("mns.q", 3)  # a send of 3
+    asking = waiters.answered(woken[0].key)  # one of them is asking the origin; two are still hinted
+    assert asking is not None
+    assert waiters.more("mns.q", 2) == []  # the claim saw 2 more: the other two woken take them
+    more = waiters.more("mns.q", 5)
+    assert len(more) == 2  # 5 more seen, 3 on their way
+    waiters.asked(asking)
