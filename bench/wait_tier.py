@@ -304,6 +304,7 @@ def lifecycle(run: TierRun, via_tier: bool, total: int) -> float:
 
     name = f"life{time.monotonic_ns()}"
     run.queue(name, run.direct, create=True)
+    total -= total % 16  # (whole batches)
     received = Counter[str]()
     lock = threading.Lock()
     done = threading.Event()

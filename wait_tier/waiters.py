@@ -8,8 +8,8 @@ subscribed is missed), and keeps a channel subscribed a minute after its last ho
 would double the origin calls of an idle consumer. What could lose a wake is covered here:
 - a woken waiter that does not come back to the origin within `CONFIRM_SECONDS` (its client gone, the hint lost,
   or published before Pushpin subscribed the hold) is replaced by the next waiter;
-- a hold whose origin call started before a wake of its queue is asked again at once (`woken_since`): the origin
-  looked before the message was there;
+- a hold whose origin call started before a wake of its queue that found too few waiters is asked again at once
+  (`woken_since`): the origin may have looked before the message was there;
 - a time when a message becomes receivable (end of a delay, of a visibility timeout) wakes one waiter then; one
   that claims and saw more (`more`) wakes the next.
 """
@@ -97,7 +97,6 @@ class Waiters:
     def wake(self, channel: str, count: int) -> list[Waiter]:
         """Up to `count` waiters of the queue to ask the origin again (removed: a waiter is woken once)."""
         now = self.now_ms()
-        self._last_wake[channel] = now
         held = self._held.get(channel)
         woken: list[Waiter] = []
         while held and len(woken) < count:
@@ -107,9 +106,13 @@ class Waiters:
                 self._woken[waiter.name] = (waiter, now)
         if held is not None and not held:
             del self._held[channel]
+        if len(woken) < count:
+            self._last_wake[channel] = now  # a wake that found too few waiters: one looking now must look again
         return woken
 
     def woken_since(self, channel: str, since_ms: int) -> bool:
+        """Whether a wake of the queue since `since_ms` found fewer waiters than messages (a receive that looked
+        at the queue before it and now would hold may have missed them)."""
         return self._last_wake.get(channel, -1) >= since_ms
 
     def due(self, channel: str, at_ms: int) -> None:
