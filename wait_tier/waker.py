@@ -262,6 +262,7 @@ def answer(waker: Waker, method: str, path: str, headers: Message, body: bytes) 
 def handler(waker: Waker) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # (headers and body are two writes: no 40 ms wait for a delayed ACK)
 
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the standard library's name)
             pass
