@@ -11,12 +11,15 @@ from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.permissions import Permission, permission_for
 from mnsd.http import HttpRequest, HttpResponse
+from mnsd.jsonwire import responses as json_responses
+from mnsd.jsonwire.plane import CONTENT_TYPE as JSON_CONTENT_TYPE
+from mnsd.request import planes
 from mnsd.request.call import Call, xml_response
 from mnsd.request.routes import ACTIONS, ROUTES, Operation, Route
 from mnsd.services import Services
 from mnsd.wire import responses
 
-MNS_VERSION = "2015-06-06"
+MNS_VERSION = planes.XML_VERSION
 MAX_REQUEST_BYTES = 256 * 1024
 
 logger = Logger(service="mns")
@@ -30,9 +33,15 @@ def error_response(error: errors.MnsError, request_id: str, host_id: str, accept
     """The error in XML, or in JSON to a client that accepts JSON and not XML (Alibaba's Tea gateway for MNS sends
     `accept: application/json` and reads a JSON error's `Code`; no MNS SDK sends an Accept header)."""
     if accept and "json" in accept and "xml" not in accept:
-        body = responses.error_json(error, request_id, host_id)
-        return HttpResponse(error.status, body, {"Content-Type": "application/json;charset=utf-8"})
+        body = json_responses.error(error, request_id, host_id)
+        return HttpResponse(error.status, body, {"Content-Type": JSON_CONTENT_TYPE})
     return xml_response(responses.error_node(error, request_id, host_id), status=error.status)
+
+
+def _error_answer(error: errors.MnsError, request_id: str, host: str, request: HttpRequest) -> HttpResponse:
+    """A call's error: in JSON on the JSON plane (`mnsd.request.planes`), else as `error_response` says."""
+    accept = "application/json" if planes.is_json(request) else request.header("accept")
+    return error_response(error, request_id, host, accept)
 
 
 def host_id(host: str | None, forwarded_proto: str | None = None) -> str:
@@ -46,8 +55,8 @@ def refuse(error: errors.MnsError, host: str | None = None) -> HttpResponse:
     return _stamped(error_response(error, request_id, host_id(host)), request_id)
 
 
-def _stamped(response: HttpResponse, request_id: str) -> HttpResponse:
-    response.headers.update({"x-mns-request-id": request_id, "x-mns-version": MNS_VERSION})
+def _stamped(response: HttpResponse, request_id: str, version: str = MNS_VERSION) -> HttpResponse:
+    response.headers.update({"x-mns-request-id": request_id, "x-mns-version": version})
     return response
 
 
@@ -68,16 +77,18 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
                 request, services.keys, services.clock.now(), services.tokens, region=services.settings.region
             )
             services.limits.admit_request(principal.account_id)
+            if not route.json:
+                planes.refuse_on_json(request)
             call = Call(request, principal, _owner(request) or principal.account_id, services)
             operation = route.select(call)
             services.authorizer.authorize(principal, _permission(operation, route, call), call.owner)
             response = operation(call)
     except errors.MnsError as error:
-        response = error_response(error, request_id, host, request.header("accept"))
+        response = _error_answer(error, request_id, host, request)
     except Exception:
         logger.exception("unhandled error", extra={"request_id": request_id, "route": route_name})
-        response = error_response(errors.InternalError(), request_id, host, request.header("accept"))
-    return _stamped(response, request_id)
+        response = _error_answer(errors.InternalError(), request_id, host, request)
+    return _stamped(response, request_id, planes.version_of(request))
 
 
 def _has_empty_segment(path: str) -> bool:

@@ -21,6 +21,7 @@ from mnsd.registry import Registry, created, decode_marker, next_marker
 from mnsd.settings import Settings
 from mnsd.storage import TopicMessageStore
 from mnsd.storage.catalog import Catalog
+from mnsd.topics.attributes import direct_mail, direct_sms
 from mnsd.topics.model import (
     MAX_TAG_LENGTH,
     QUEUE,
@@ -35,7 +36,6 @@ from mnsd.topics.model import (
     TopicAttributeChanges,
     TopicAttributes,
     TopicMessage,
-    json_attribute,
     notify_strategy,
     parse_endpoint,
     subscription_attributes,
@@ -174,8 +174,8 @@ class TopicService:
             body=body,
             tag=tag,
             publish_time=now_ms,
-            direct_mail=json_attribute(given.direct_mail, "DirectMail"),
-            direct_sms=json_attribute(given.direct_sms, "DirectSMS"),
+            direct_mail=direct_mail(given),
+            direct_sms=direct_sms(given),
             user_properties=properties(given.user_properties, "PropertyValue"),
             logging_enabled=topic.attributes.logging_enabled,
             metrics_enabled=topic.attributes.metrics_enabled,
