@@ -12,7 +12,8 @@ from alibabacloud_gateway_mns.client import Client as MnsGateway
 from alibabacloud_gateway_spi.client import Client as SpiClient
 from alibabacloud_smqproxy20260409.client import Client as SmqProxy
 from alibabacloud_tea_openapi.client import Client as OpenApiClient
-from alibabacloud_tea_openapi.utils_models import Config
+from alibabacloud_tea_openapi.utils_models import Config, OpenApiRequest, Params
+from darabonba.runtime import RuntimeOptions
 
 
 def gateway() -> MnsGateway:
@@ -39,22 +40,24 @@ def smqproxy(endpoint: str, key_id: str, secret: str, region: str = "cn-hangzhou
     return client
 
 
-def smqproxy_call(client: SmqProxy, action: str, method: str, path: str, query: dict[str, str]) -> dict:
-    """An SMQProxy 2026-04-09 operation the Python SDK 1.0.5 has no method for (ReceiveMessage, PeekMessage,
-    DeleteMessage: the Java SDK of the same API has them), made as the SDK makes its own: the same `execute`,
-    parameters and gateway, its answer as the Tea runtime reads it (`{"statusCode", "headers", "body"}`)."""
-    from alibabacloud_tea_openapi import utils_models
-    from darabonba.runtime import RuntimeOptions
-
-    params = utils_models.Params(
+def params(action: str, version: str, method: str, path: str, body: str, answer: str) -> Params:
+    """What a Tea SDK names of an ROA operation of MNS: its action, API version, method, path and body formats."""
+    return Params(
         action=action,
-        version="2026-04-09",
-        protocol="HTTPS",
+        version=version,
+        protocol="HTTP",
         pathname=path,
         method=method,
         auth_type="AK",
         style="ROA",
-        req_body_type="json",
-        body_type="json",
+        req_body_type=body,
+        body_type=answer,
     )
-    return client.execute(params, utils_models.OpenApiRequest(headers={}, query=query), RuntimeOptions())
+
+
+def smqproxy_call(client: SmqProxy, action: str, method: str, path: str, query: dict[str, str]) -> dict:
+    """An SMQProxy 2026-04-09 operation the Python SDK 1.0.5 has no method for (ReceiveMessage, PeekMessage,
+    DeleteMessage: the Java SDK of the same API has them), made as the SDK makes its own: the same `execute`,
+    parameters and gateway, its answer as the Tea runtime reads it (`{"statusCode", "headers", "body"}`)."""
+    request = OpenApiRequest(headers={}, query=query)
+    return client.execute(params(action, "2026-04-09", method, path, "json", "json"), request, RuntimeOptions())

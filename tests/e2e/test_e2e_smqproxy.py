@@ -15,7 +15,7 @@ from alibabacloud_smqproxy20260409 import models
 from conftest import ACCOUNT_A, ACCOUNT_B, text_queue
 from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
-from mns.topic import TopicMessage, TopicMeta
+from mns.topic import TopicMeta
 from tea_clients import smqproxy, smqproxy_call
 
 

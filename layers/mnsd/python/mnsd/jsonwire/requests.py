@@ -35,12 +35,13 @@ def parse(body: bytes) -> Body:
     return parsed
 
 
-def root(body: Body) -> str:
-    """What the body is, named as its XML root would be: a batch of messages, of receipt handles, or one message."""
-    for name in (BATCH_SEND, BATCH_DELETE):
-        if name in body:
-            return name
-    return MESSAGE
+def root(body: Body, expected: tuple[str, ...]) -> str:
+    """What the body is, named as its XML root would be (a batch of messages, of receipt handles, or one message):
+    one of `expected`, the operation's."""
+    found = next((name for name in (BATCH_SEND, BATCH_DELETE) if name in body), MESSAGE)
+    if found not in expected:
+        raise errors.InvalidArgument(f"The JSON you provided is not one of this operation's: it has {found}.")
+    return found
 
 
 def text(body: Body, name: str) -> str | None:

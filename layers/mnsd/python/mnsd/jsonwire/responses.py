@@ -8,15 +8,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from mnsd import errors
+from mnsd.http import HttpResponse
 from mnsd.queues.messages import Received, SendResult
 from mnsd.queues.model import Message, Property
 from mnsd.topics.model import TopicMessage
 
 Fields = dict[str, Any]
+CONTENT_TYPE = "application/json;charset=utf-8"
 
 
 def encode(fields: Fields) -> bytes:
     return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def json_response(fields: Fields, status: int = 200) -> HttpResponse:
+    return HttpResponse(status, encode(fields), {"Content-Type": CONTENT_TYPE})
 
 
 def properties(items: tuple[Property, ...]) -> Fields:
@@ -27,7 +33,7 @@ def properties(items: tuple[Property, ...]) -> Fields:
     }
 
 
-def message(message: Message, receipt_handle: str | None = None) -> Fields:
+def message_node(message: Message, receipt_handle: str | None = None) -> Fields:
     """A received (with handle and next visible time) or peeked (without) message."""
     fields: Fields = {
         "MessageId": message.message_id,
@@ -50,12 +56,18 @@ def message(message: Message, receipt_handle: str | None = None) -> Fields:
 
 
 def received(result: Received) -> Fields:
-    return message(result.message, result.receipt_handle)
+    """ReceiveMessage: the message with its receipt handle and next visible time."""
+    return message_node(result.message, result.receipt_handle)
 
 
-def messages(entries: Sequence[Fields]) -> Fields:
-    """BatchReceiveMessage and BatchPeekMessage: `{"Messages": [...]}`."""
-    return {"Messages": list(entries)}
+def received_batch(results: Sequence[Received]) -> Fields:
+    """BatchReceiveMessage: `{"Messages": [...]}`."""
+    return {"Messages": [received(r) for r in results]}
+
+
+def peeked_batch(messages: Sequence[Message]) -> Fields:
+    """BatchPeekMessage: `{"Messages": [...]}`."""
+    return {"Messages": [message_node(m) for m in messages]}
 
 
 def sent(result: SendResult) -> Fields:

@@ -12,7 +12,6 @@ from mnsd.access.authentication import authenticate
 from mnsd.access.permissions import Permission, permission_for
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.jsonwire import responses as json_responses
-from mnsd.jsonwire.plane import CONTENT_TYPE as JSON_CONTENT_TYPE
 from mnsd.request import planes
 from mnsd.request.call import Call, xml_response
 from mnsd.request.routes import ACTIONS, ROUTES, Operation, Route
@@ -34,7 +33,7 @@ def error_response(error: errors.MnsError, request_id: str, host_id: str, accept
     `accept: application/json` and reads a JSON error's `Code`; no MNS SDK sends an Accept header)."""
     if accept and "json" in accept and "xml" not in accept:
         body = json_responses.error(error, request_id, host_id)
-        return HttpResponse(error.status, body, {"Content-Type": JSON_CONTENT_TYPE})
+        return HttpResponse(error.status, body, {"Content-Type": json_responses.CONTENT_TYPE})
     return xml_response(responses.error_node(error, request_id, host_id), status=error.status)
 
 
@@ -88,7 +87,7 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
     except Exception:
         logger.exception("unhandled error", extra={"request_id": request_id, "route": route_name})
         response = _error_answer(errors.InternalError(), request_id, host, request)
-    return _stamped(response, request_id, planes.version_of(request))
+    return _stamped(response, request_id, planes.codec_of(request).version)
 
 
 def _has_empty_segment(path: str) -> bool:

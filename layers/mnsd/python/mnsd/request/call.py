@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mnsd.access.principal import Principal
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.request.paging import list_request
-from mnsd.request.planes import DataPlane, plane_of
+from mnsd.request.planes import Plane, plane_of
 from mnsd.wire import codec as xmlcodec
 from mnsd.wire.plane import parsed_body, xml_response
 
@@ -27,7 +27,7 @@ class Call:
     owner: str  # the account whose resources the call is on: the host's, else the caller's
     services: Services
     _xml: xmlcodec.Element | None = field(default=None, repr=False)
-    _plane: DataPlane | None = field(default=None, repr=False)
+    _plane: Plane[Any, Any] | None = field(default=None, repr=False)
 
     @property
     def account_id(self) -> str:
@@ -53,7 +53,7 @@ class Call:
         return self._xml
 
     @property
-    def plane(self) -> DataPlane:
+    def plane(self) -> Plane[Any, Any]:
         """The data plane the call is on (XML or JSON, `mnsd.request.planes`): a message operation's body and answer."""
         if self._plane is None:
             self._plane = plane_of(self.request)

@@ -1,47 +1,138 @@
-"""The two data planes a message call may be made on, and which one a request is on.
+"""The two data planes a message call may be made on, which one a request is on, and the plane a call is served on.
 
 The message operations (send, receive, peek, change visibility, delete, their batches, publish) are served alike on
 MNS's XML plane (2015-06-06, `mnsd.wire`) and on the JSON plane of Alibaba's SMQProxy API (2026-04-09,
-`mnsd.jsonwire`): same paths, query parameters, signatures, services and errors; only the bodies differ. An
-operation reads its body and writes its answer through its call's plane; everything between is one implementation.
+`mnsd.jsonwire`): same paths, query parameters, signatures, services and errors; only the bodies differ. Each plane
+is a `Codec` (its body parser, its readers of inputs, its writers of answers, under the same names) and one `Plane`
+serves a call with either: an operation reads its body and writes its answer through its call's plane, and
+everything between is one implementation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Generic, Protocol, TypeVar
 
 from mnsd import errors
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.jsonwire import VERSION as JSON_VERSION
-from mnsd.jsonwire.plane import JsonPlane
+from mnsd.jsonwire import requests as json_requests
+from mnsd.jsonwire import responses as json_responses
 from mnsd.queues.messages import Received, SendResult
 from mnsd.queues.model import Message, MessageInput
 from mnsd.topics.model import PublishInput, TopicMessage
-from mnsd.wire.plane import XmlPlane
+from mnsd.wire import plane as xml_plane
+from mnsd.wire import requests as xml_requests
+from mnsd.wire import responses as xml_responses
 
 XML_VERSION = "2015-06-06"
 
+Body = TypeVar("Body")
+Answer = TypeVar("Answer")
+BodyT = TypeVar("BodyT", contravariant=True)
+AnswerT = TypeVar("AnswerT", covariant=True)
 
-class DataPlane(Protocol):
+
+class Readers(Protocol[BodyT]):
+    """A plane's readers of a parsed body into the domain's inputs (`mnsd.wire.requests`, `mnsd.jsonwire.requests`)."""
+
+    def sent_message(self, body: BodyT) -> MessageInput: ...
+    def sent_messages(self, body: BodyT) -> list[MessageInput]: ...
+    def receipt_handles(self, body: BodyT) -> list[str]: ...
+    def publish_input(self, body: BodyT) -> PublishInput: ...
+
+
+class Writers(Protocol[AnswerT]):
+    """A plane's writers of results into answers (`mnsd.wire.responses`, `mnsd.jsonwire.responses`)."""
+
+    def sent(self, result: SendResult) -> AnswerT: ...
+    def sent_batch(self, results: Sequence[SendResult]) -> tuple[AnswerT, int]: ...
+    def received(self, message: Received) -> AnswerT: ...
+    def received_batch(self, messages: Sequence[Received]) -> AnswerT: ...
+    def message_node(self, message: Message, receipt_handle: str | None = None) -> AnswerT: ...
+    def peeked_batch(self, messages: Sequence[Message]) -> AnswerT: ...
+    def visibility_changed(self, receipt_handle: str, next_visible_time: int) -> AnswerT: ...
+    def delete_failures(self, failures: Sequence[tuple[str, errors.MnsError]]) -> tuple[AnswerT, int]: ...
+    def published(self, message: TopicMessage) -> AnswerT: ...
+
+
+@dataclass(frozen=True)
+class Codec(Generic[Body, Answer]):
+    """One plane's format: its body parsed, its root checked (`root(body, expected)`), its inputs read, its answers
+    written and sent (`answer(written, status)`)."""
+
+    version: str
+    parse: Callable[[bytes], Body]
+    root: Callable[[Body, tuple[str, ...]], str]
+    read: Readers[Body]
+    write: Writers[Answer]
+    answer: Callable[[Answer, int], HttpResponse]
+
+
+XML: Codec[Any, Any] = Codec(
+    XML_VERSION, xml_plane.parsed_body, xml_plane.root, xml_requests, xml_responses, xml_plane.xml_response
+)
+JSON: Codec[Any, Any] = Codec(
+    JSON_VERSION, json_requests.parse, json_requests.root, json_requests, json_responses, json_responses.json_response
+)
+
+
+class Plane(Generic[Body, Answer]):
+    """A call's data plane: its body read, once, and its results answered, in its codec's format."""
+
+    def __init__(self, request: HttpRequest, codec: Codec[Body, Answer]) -> None:
+        self.request = request
+        self.codec = codec
+
+    @cached_property
+    def body(self) -> Body:
+        return self.codec.parse(self.request.body)
+
     def root(self, *expected: str) -> str:
         """What the body holds, named as its XML root element is (`Message`, `Messages`, `ReceiptHandles`): one of
         `expected`, else InvalidArgument."""
-        ...
+        return self.codec.root(self.body, expected)
 
-    def sent_message(self) -> MessageInput: ...
-    def sent_messages(self) -> list[MessageInput]: ...
-    def receipt_handles(self) -> list[str]: ...
-    def publish_input(self) -> PublishInput: ...
-    def sent(self, result: SendResult) -> HttpResponse: ...
-    def sent_batch(self, results: Sequence[SendResult]) -> HttpResponse: ...
-    def received(self, result: Received) -> HttpResponse: ...
-    def received_batch(self, results: Sequence[Received]) -> HttpResponse: ...
-    def peeked(self, message: Message) -> HttpResponse: ...
-    def peeked_batch(self, messages: Sequence[Message]) -> HttpResponse: ...
-    def visibility_changed(self, receipt_handle: str, next_visible_time: int) -> HttpResponse: ...
-    def delete_failures(self, failures: Sequence[tuple[str, errors.MnsError]]) -> HttpResponse: ...
-    def published(self, message: TopicMessage) -> HttpResponse: ...
+    def sent_message(self) -> MessageInput:
+        return self.codec.read.sent_message(self.body)
+
+    def sent_messages(self) -> list[MessageInput]:
+        return self.codec.read.sent_messages(self.body)
+
+    def receipt_handles(self) -> list[str]:
+        return self.codec.read.receipt_handles(self.body)
+
+    def publish_input(self) -> PublishInput:
+        return self.codec.read.publish_input(self.body)
+
+    def sent(self, result: SendResult) -> HttpResponse:
+        return self.codec.answer(self.codec.write.sent(result), 201)
+
+    def sent_batch(self, results: Sequence[SendResult]) -> HttpResponse:
+        return self.codec.answer(*self.codec.write.sent_batch(results))
+
+    def received(self, result: Received) -> HttpResponse:
+        return self.codec.answer(self.codec.write.received(result), 200)
+
+    def received_batch(self, results: Sequence[Received]) -> HttpResponse:
+        return self.codec.answer(self.codec.write.received_batch(results), 200)
+
+    def peeked(self, message: Message) -> HttpResponse:
+        return self.codec.answer(self.codec.write.message_node(message), 200)
+
+    def peeked_batch(self, messages: Sequence[Message]) -> HttpResponse:
+        return self.codec.answer(self.codec.write.peeked_batch(messages), 200)
+
+    def visibility_changed(self, receipt_handle: str, next_visible_time: int) -> HttpResponse:
+        return self.codec.answer(self.codec.write.visibility_changed(receipt_handle, next_visible_time), 200)
+
+    def delete_failures(self, failures: Sequence[tuple[str, errors.MnsError]]) -> HttpResponse:
+        return self.codec.answer(*self.codec.write.delete_failures(failures))
+
+    def published(self, message: TopicMessage) -> HttpResponse:
+        return self.codec.answer(self.codec.write.published(message), 201)
 
 
 def is_json(request: HttpRequest) -> bool:
@@ -55,13 +146,12 @@ def is_json(request: HttpRequest) -> bool:
     return (request.header("x-mns-version") or "").strip() == JSON_VERSION
 
 
-def plane_of(request: HttpRequest) -> DataPlane:
-    return JsonPlane(request) if is_json(request) else XmlPlane(request)
+def codec_of(request: HttpRequest) -> Codec[Any, Any]:
+    return JSON if is_json(request) else XML
 
 
-def version_of(request: HttpRequest) -> str:
-    """The `x-mns-version` an answer carries: its plane's."""
-    return JSON_VERSION if is_json(request) else XML_VERSION
+def plane_of(request: HttpRequest) -> Plane[Any, Any]:
+    return Plane(request, codec_of(request))
 
 
 def refuse_on_json(request: HttpRequest) -> None:

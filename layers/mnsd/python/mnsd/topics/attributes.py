@@ -16,6 +16,7 @@ terms, so one delivery serves both (`mnsd.push.delivery`). A message may carry o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from mnsd import errors
@@ -24,18 +25,17 @@ from mnsd.topics.model import PublishInput, json_attribute
 _PHONE_NUMBER = re.compile(r"\+?[0-9]{5,20}")
 
 
-def _one_of(older: dict | None, newer: dict | None, names: str) -> None:
-    if older is not None and newer is not None:
-        raise errors.InvalidArgument(f"A message carries {names}, not both.")
+def _either(
+    older: tuple[str | None, str], newer: tuple[str | None, str], translate: Callable[[dict], dict]
+) -> dict | None:
+    """The older attribute (text, name), or the newer one translated into its terms; each a JSON object, not both."""
+    old, new = json_attribute(*older), json_attribute(*newer)
+    if old is not None and new is not None:
+        raise errors.InvalidArgument(f"A message carries {older[1]} or {newer[1]}, not both.")
+    return old if new is None else translate(new)
 
 
-def direct_mail(given: PublishInput) -> dict | None:
-    """The message's DirectMail attribute, or its DM in DirectMail's terms."""
-    mail = json_attribute(given.direct_mail, "DirectMail")
-    dm = json_attribute(given.dm, "DM")
-    _one_of(mail, dm, "DirectMail or DM")
-    if dm is None:
-        return mail
+def _mail_of_dm(dm: dict) -> dict:
     found: dict[str, Any] = {"IsHtml": 1 if str(dm.get("IsHtml", 0)).lower() in ("1", "true") else 0}
     if dm.get("MailAddress") is not None:
         found["AccountName"] = dm["MailAddress"]
@@ -44,16 +44,20 @@ def direct_mail(given: PublishInput) -> dict | None:
     return found
 
 
-def direct_sms(given: PublishInput) -> dict | None:
-    """The message's DirectSMS attribute, or its DYSMS in DirectSMS's terms (a single text to its PhoneNumber)."""
-    sms = json_attribute(given.direct_sms, "DirectSMS")
-    dysms = json_attribute(given.dysms, "DYSMS")
-    _one_of(sms, dysms, "DirectSMS or DYSMS")
-    if dysms is None:
-        return sms
+def _sms_of_dysms(dysms: dict) -> dict:
     phone = dysms.get("PhoneNumber")
     if phone is None:
         return {"Type": "singleContent"}
     if not isinstance(phone, str) or not _PHONE_NUMBER.fullmatch(phone):
         raise errors.InvalidArgument("The PhoneNumber of the DYSMS attribute should be a phone number (digits).")
     return {"Type": "singleContent", "Receiver": phone}
+
+
+def direct_mail(given: PublishInput) -> dict | None:
+    """The message's DirectMail attribute, or its DM in DirectMail's terms."""
+    return _either((given.direct_mail, "DirectMail"), (given.dm, "DM"), _mail_of_dm)
+
+
+def direct_sms(given: PublishInput) -> dict | None:
+    """The message's DirectSMS attribute, or its DYSMS in DirectSMS's terms (a single text to its PhoneNumber)."""
+    return _either((given.direct_sms, "DirectSMS"), (given.dysms, "DYSMS"), _sms_of_dysms)
