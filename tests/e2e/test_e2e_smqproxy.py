@@ -224,3 +224,26 @@ def test_the_xml_and_json_planes_serve_the_same_queue_side_by_side(smq, queue):
     )
     assert deleted.status_code == 204
     assert queue.get_attributes().active_messages + queue.get_attributes().inactive_messages == 0
+
+
+def test_publish_s_mail_and_sms_attributes_are_checked_as_on_the_xml_plane(smq, account_a, tname):
+    topic = account_a.get_topic(tname)
+    topic.create(TopicMeta())
+    try:
+        mail = '{"AccountName":"a@example.com","Subject":"S","IsHtml":0}'
+        good = models.PublishMessageRequestMessageAttributes(direct_mail=mail, direct_sms='{"Receiver":"13800000000"}')
+        assert (
+            smq.publish_message(
+                tname, models.PublishMessageRequest(message_body="x", message_attributes=good)
+            ).status_code
+            == 201
+        )
+        for bad in ({"direct_mail": "{not json"}, {"direct_sms": "[1, 2]"}):
+            attributes = models.PublishMessageRequestMessageAttributes(**bad)
+            request = models.PublishMessageRequest(message_body="x", message_attributes=attributes)
+            error = refusal(lambda request=request: smq.publish_message(tname, request))
+            assert (error.code, error.data["statusCode"]) == ("InvalidArgument", 400)
+        missing = refusal(lambda: smq.publish_message(tname + "-no", models.PublishMessageRequest(message_body="x")))
+        assert (missing.code, missing.data["statusCode"]) == ("TopicNotExist", 404)
+    finally:
+        topic.delete()

@@ -69,7 +69,9 @@ def _object(value: Any, name: str) -> Body:
 
 def user_properties(body: Body) -> tuple[PropertyInput, ...]:
     """`UserProperties`: `{name: {"DataType": ..., "StringValue": ...}}`, a BINARY one's value in `BinaryValue`."""
-    given = body.get("UserProperties") or {}
+    given = body.get("UserProperties")
+    if given is None:
+        return ()
     if not isinstance(given, dict):
         raise errors.InvalidArgument("The value of UserProperties should be an object.")
     found = []
