@@ -1,0 +1,51 @@
+"""The push kinds of Alibaba's current API: each delivered where an AWS service stands behind it, the others refused
+saying why (`mnsd.topics.push_kinds`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnsd import errors
+from mnsd.topics.model import HTTP, MAIL, QUEUE, SMS, parse_endpoint
+from mnsd.topics.push_kinds import endpoint_of
+
+REGION, ACCOUNT = "cn-hangzhou", "1000000000000001"
+
+
+@pytest.mark.parametrize(
+    ("push_type", "endpoint", "written", "kind"),
+    [
+        ("queue", "orders", f"acs:mns:{REGION}:{ACCOUNT}:queues/orders", QUEUE),
+        ("http", "https://example.com/hook", "https://example.com/hook", HTTP),
+        ("email", "a@example.com", "mail:directmail:a@example.com", MAIL),
+        ("dm", "a@example.com", "mail:directmail:a@example.com", MAIL),
+        ("alisms", "13800000000", "sms:directsms:13800000000", SMS),
+        ("DYSMS", "anonymous", "sms:directsms:anonymous", SMS),
+    ],
+)
+def test_a_served_push_kind_is_delivered_as_the_xml_plane_s_endpoint(push_type, endpoint, written, kind):
+    assert endpoint_of(push_type, endpoint, REGION, ACCOUNT) == written
+    assert parse_endpoint(written, REGION, ACCOUNT).kind == kind
+
+
+@pytest.mark.parametrize("push_type", ["fc", "eventbus", "mpush", "kafka", "carrier-pigeon"])
+def test_a_push_kind_no_aws_service_serves_is_refused_saying_why(push_type):
+    with pytest.raises(errors.EndpointInvalid) as refused:
+        endpoint_of(push_type, "anything", REGION, ACCOUNT)
+    assert f"Push kind {push_type} is not served" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [f"acs:fc:{REGION}:{ACCOUNT}:functions/f", f"ACS:EventBridge:{REGION}:{ACCOUNT}:eventbus/b", "push:1234"],
+)
+def test_their_endpoints_on_the_xml_plane_are_refused_saying_why(endpoint):
+    with pytest.raises(errors.EndpointInvalid) as refused:
+        parse_endpoint(endpoint, REGION, ACCOUNT)
+    assert "is not served" in refused.value.message and "HTTP endpoint" in refused.value.message
+
+
+def test_other_invalid_endpoints_keep_the_plain_refusal():
+    with pytest.raises(errors.EndpointInvalid) as refused:
+        parse_endpoint("just text", REGION, ACCOUNT)
+    assert refused.value.message == errors.EndpointInvalid.default_message
