@@ -77,6 +77,10 @@ def test_a_json_send_reads_into_the_inputs_an_xml_send_does():
         b'{"MessageBody": "x", "UserProperties": {"a": "not an object"}}',
         b'{"MessageBody": "x", "UserProperties": {"a": {"DataType": "STRING"}}}',
         b'{"MessageBody": ["x"]}',
+        b'{"MessageBody": "a\\u0000b"}',  # what XML cannot carry: the XML plane could not deliver it
+        b'{"MessageBody": "a\\ud800b"}',
+        b'{"MessageBody": "x", "UserProperties": {"a": {"DataType": "STRING", "StringValue": "\\u0001"}}}',
+        b'{"MessageBody": "x", "UserProperties": {"\\u0002": {"DataType": "STRING", "StringValue": "v"}}}',
     ],
 )
 def test_a_bad_json_message_is_invalid_argument(body):

@@ -9,6 +9,7 @@ XML elements are.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mnsd import errors
@@ -17,6 +18,9 @@ from mnsd.topics.model import PublishInput
 from mnsd.wire.requests import counted_handles
 
 Body = dict[str, Any]
+
+# What XML 1.0 cannot carry: JSON can (`\u0000`, a lone surrogate), but a message sent here is read on the XML plane too.
+_NOT_IN_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 # The body each operation's JSON has at its top level, by the root element its XML would have.
 BATCH_SEND, BATCH_DELETE, MESSAGE = "Messages", "ReceiptHandles", "Message"
@@ -47,11 +51,18 @@ def root(body: Body, expected: tuple[str, ...]) -> str:
 def text(body: Body, name: str) -> str | None:
     """A field holding text or a whole number, as text (None where absent or null)."""
     value = body.get(name)
-    if value is None or isinstance(value, str):
-        return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise errors.InvalidArgument(f"The value of {name} should be a string or an integer.")
+    if value is not None and not isinstance(value, str):
+        raise errors.InvalidArgument(f"The value of {name} should be a string or an integer.")
+    return None if value is None else _carried(value, name)
+
+
+def _carried(value: str, name: str) -> str:
+    """Text a message can carry on either plane: what XML 1.0 can hold."""
+    if _NOT_IN_XML.search(value):
+        raise errors.InvalidArgument(f"The value of {name} holds a character a message cannot carry.")
+    return value
 
 
 def _entries(body: Body, name: str) -> list[Any]:
@@ -79,7 +90,7 @@ def user_properties(body: Body) -> tuple[PropertyInput, ...]:
         entry = _object(value, "UserProperties")
         kind = text(entry, "DataType")
         field = "BinaryValue" if (kind or "").upper() == "BINARY" else "StringValue"
-        found.append(PropertyInput(name, text(entry, field), kind))
+        found.append(PropertyInput(_carried(name, "UserProperties"), text(entry, field), kind))
     return tuple(found)
 
 
