@@ -11,11 +11,11 @@ import pytest
 from mnsd import errors
 from mnsd.access import authentication as auth
 from mnsd.http import HttpRequest
+from mnsd.inputs import PropertyInput, PublishInput
 from mnsd.jsonwire import requests, responses
-from mnsd.queues.model import Message, Property, PropertyInput
+from mnsd.model.messages import Message, Property
 from mnsd.request import api, planes
 from mnsd.topics.attributes import direct_mail, direct_sms
-from mnsd.topics.model import PublishInput
 from mnsd.wire import codec
 from mnsd.wire import requests as xml_requests
 from tests.unit.access_calls import ROOT, World

@@ -1,13 +1,13 @@
 """The push kinds of Alibaba's current API: each delivered where an AWS service stands behind it, the others refused
-saying why (`mnsd.topics.push_kinds`)."""
+saying why (`mnsd.model.push_kinds`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from mnsd import errors
-from mnsd.topics.model import HTTP, MAIL, QUEUE, SMS, parse_endpoint
-from mnsd.topics.push_kinds import endpoint_of
+from mnsd.model.push_kinds import endpoint_of
+from mnsd.model.topics import HTTP, MAIL, QUEUE, SMS, parse_endpoint
 
 REGION, ACCOUNT = "cn-hangzhou", "1000000000000001"
 

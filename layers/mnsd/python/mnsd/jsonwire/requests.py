@@ -13,8 +13,7 @@ import re
 from typing import Any
 
 from mnsd import errors
-from mnsd.queues.model import MessageInput, MessageRequest, PropertyInput, message_batch, message_input
-from mnsd.topics.model import PublishInput
+from mnsd.inputs import MessageInput, MessageRequest, PropertyInput, PublishInput, message_batch, message_input
 from mnsd.wire.requests import counted_handles
 
 Body = dict[str, Any]

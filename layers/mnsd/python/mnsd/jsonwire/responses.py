@@ -9,9 +9,9 @@ from typing import Any
 
 from mnsd import errors
 from mnsd.http import HttpResponse
+from mnsd.model.messages import Message, Property
+from mnsd.model.topics import TopicMessage
 from mnsd.queues.messages import Received, SendResult
-from mnsd.queues.model import Message, Property
-from mnsd.topics.model import TopicMessage
 
 Fields = dict[str, Any]
 CONTENT_TYPE = "application/json;charset=utf-8"

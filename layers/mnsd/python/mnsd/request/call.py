@@ -14,7 +14,7 @@ from mnsd.wire import codec as xmlcodec
 from mnsd.wire.plane import parsed_body, xml_response
 
 if TYPE_CHECKING:
-    from mnsd.queues.model import Queue
+    from mnsd.model.queues import Queue
     from mnsd.services import Services
 
 Listed = TypeVar("Listed")

@@ -17,12 +17,13 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from mnsd import errors
 from mnsd.http import HttpRequest, HttpResponse
+from mnsd.inputs import MessageInput, PublishInput
 from mnsd.jsonwire import VERSION as JSON_VERSION
 from mnsd.jsonwire import requests as json_requests
 from mnsd.jsonwire import responses as json_responses
+from mnsd.model.messages import Message
+from mnsd.model.topics import TopicMessage
 from mnsd.queues.messages import Received, SendResult
-from mnsd.queues.model import Message, MessageInput
-from mnsd.topics.model import PublishInput, TopicMessage
 from mnsd.wire import plane as xml_plane
 from mnsd.wire import requests as xml_requests
 from mnsd.wire import responses as xml_responses

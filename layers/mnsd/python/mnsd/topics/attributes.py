@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mnsd import errors
-from mnsd.topics.model import PublishInput, json_attribute
+from mnsd.inputs import PublishInput, json_attribute
 
 _PHONE_NUMBER = re.compile(r"\+?[0-9]{5,20}")
 

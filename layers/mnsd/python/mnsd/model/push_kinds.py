@@ -9,7 +9,7 @@ subscribe instead, never accepted and dropped:
 | `http` | `http(s)://...` | the same | an HTTP POST |
 | `email`, `dm` | `{address}` | `mail:directmail:{address}` | SES |
 | `alisms`, `dysms` | `{phone}` or `anonymous` | `sms:directsms:{phone}` | SNS SMS |
-| `fc`, `eventbus`, `mpush`, `kafka` | refused: `EndpointInvalid` (`topics.model.UNSERVED_KINDS`) | | |
+| `fc`, `eventbus`, `mpush`, `kafka` | refused: `EndpointInvalid` (`model.topics.UNSERVED_KINDS`) | | |
 
 A message's `DM` and `DYSMS` attributes (Java SDK 2.x) are read beside `DirectMail` and `DirectSMS`
 (`mnsd.topics.attributes`), so the mail and SMS kinds deliver either generation's messages.
@@ -18,7 +18,7 @@ A message's `DM` and `DYSMS` attributes (Java SDK 2.x) are read beside `DirectMa
 from __future__ import annotations
 
 from mnsd import errors
-from mnsd.topics.model import HTTP, MAIL, QUEUE, SMS, UNSERVED_KINDS
+from mnsd.model.topics import HTTP, MAIL, QUEUE, SMS, UNSERVED_KINDS
 
 DELIVERED = {"queue": QUEUE, "http": HTTP, "email": MAIL, "dm": MAIL, "alisms": SMS, "dysms": SMS}
 
