@@ -43,7 +43,8 @@ def root(body: Body, expected: tuple[str, ...]) -> str:
     one of `expected`, the operation's."""
     found = next((name for name in (BATCH_SEND, BATCH_DELETE) if name in body), MESSAGE)
     if found not in expected:
-        raise errors.InvalidArgument(f"The JSON you provided is not one of this operation's: it has {found}.")
+        wanted = " or ".join(name if name != MESSAGE else "a message's fields" for name in expected)
+        raise errors.InvalidArgument(f"The JSON you provided should hold {wanted}.")
     return found
 
 
