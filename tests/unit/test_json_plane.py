@@ -13,12 +13,13 @@ from mnsd.access import authentication as auth
 from mnsd.http import HttpRequest
 from mnsd.inputs import PropertyInput, PublishInput
 from mnsd.jsonwire import requests, responses
-from mnsd.model.messages import Message, Property
+from mnsd.model.messages import Property
 from mnsd.request import api, planes
 from mnsd.topics.attributes import direct_mail, direct_sms
 from mnsd.wire import codec
 from mnsd.wire import requests as xml_requests
 from tests.unit.access_calls import ROOT, World
+from tests.unit.test_wire_responses import stored
 
 
 def request(headers: dict[str, str], body: bytes = b"") -> HttpRequest:
@@ -160,18 +161,10 @@ def test_malformed_dm_and_dysms_are_invalid_argument(given):
 
 
 def test_a_received_message_reads_as_the_sdk_s_model():
-    message = Message(
-        queue_id="Q",
+    message = stored(
         message_id="ID",
         priority=3,
-        position=1000,
         visible_at=3000,
-        version=1,
-        dequeue_count=1,
-        enqueue_time=1000,
-        first_dequeue_time=2000,
-        expires_at=10,
-        body_md5="MD5",
         body="hi",
         user_properties=(Property("a", "x", "STRING"), Property("b", "AAE=", "BINARY")),
     )
