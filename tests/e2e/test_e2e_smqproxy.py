@@ -17,6 +17,9 @@ from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMeta
 from tea_clients import smqproxy, smqproxy_call
+from test_e2e_fifo import create_fifo
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the classic SDK's counts, read beside
 
 
 def md5(text: str) -> str:
@@ -247,3 +250,22 @@ def test_publish_s_mail_and_sms_attributes_are_checked_as_on_the_xml_plane(smq, 
         assert (missing.code, missing.data["statusCode"]) == ("TopicNotExist", 404)
     finally:
         topic.delete()
+
+
+def test_a_fifo_queue_s_groups_and_order_on_the_json_plane(smq, account_a, raw_a, qname):
+    create_fifo(raw_a, qname)
+    try:
+        for i in range(3):
+            sent = send(smq, qname, f"m{i}", message_group_id="g")
+            assert sent.body.message_body_md5 == md5(f"m{i}")
+        refused = refusal(lambda: send(smq, qname, "no group"))
+        assert (refused.code, refused.data["statusCode"]) == ("InvalidArgument", 400)
+        got = receive(smq, qname, count=16)
+        assert [(m.message_body, m.message_group_id) for m in got][:1] == [("m0", "g")]
+        handles = [m.receipt_handle for m in got]
+        deleted = smq.batch_delete_message(qname, models.BatchDeleteMessageRequest(receipt_handles=handles))
+        assert deleted.status_code == 204
+        rest = receive(smq, qname, count=16) if len(got) < 3 else []
+        assert [m.message_body for m in got + rest] == ["m0", "m1", "m2"]
+    finally:
+        account_a.get_queue(qname).delete()
