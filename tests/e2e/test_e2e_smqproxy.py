@@ -160,6 +160,7 @@ def test_errors_come_back_as_json_with_the_xml_plane_s_codes(smq, endpoint, queu
         (lambda: receive(smq, queue.queue_name, wait=0), "MessageNotExist", 404),
         (lambda: send(smq, queue.queue_name, "x", priority=17), "InvalidArgument", 400),
         (lambda: send(smq, queue.queue_name, ""), "InvalidArgument", 400),
+        (lambda: send(smq, queue.queue_name, "x" * 300_000), "InvalidArgument", 400),  # refused before it is read
         (
             lambda: smq.change_message_visibility(
                 queue.queue_name,

@@ -219,6 +219,13 @@ def test_a_call_the_json_plane_does_not_serve_is_refused_saying_where_it_is_serv
     assert (received["status"], received["MessageBody"], received["DequeueCount"]) == (200, "hello", 1)
 
 
+def test_a_request_refused_before_its_route_is_answered_on_its_plane():
+    on_json = api.refuse(errors.InvalidArgument("too large"), "h", {"X-MNS-Version": "2026-04-09"})
+    assert json.loads(on_json.body)["Code"] == "InvalidArgument" and on_json.headers["x-mns-version"] == "2026-04-09"
+    on_xml = api.refuse(errors.InvalidArgument("too large"), "h", {"Content-Type": "text/xml"})
+    assert on_xml.body.startswith(b"<?xml") and on_xml.headers["x-mns-version"] == "2015-06-06"
+
+
 def test_property_inputs_are_the_xml_plane_s():
     assert requests.user_properties({"UserProperties": {"n": {"DataType": "NUMBER", "StringValue": "1"}}}) == (
         PropertyInput("n", "1", "NUMBER"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
+from collections.abc import Mapping
 
 from aws_lambda_powertools import Logger
 
@@ -48,10 +49,13 @@ def host_id(host: str | None, forwarded_proto: str | None = None) -> str:
     return f"{forwarded_proto or 'http'}://{host or 'mns'}"
 
 
-def refuse(error: errors.MnsError, host: str | None = None) -> HttpResponse:
-    """The MNS answer to a request refused before it reached a route (by the HTTP front end)."""
+def refuse(error: errors.MnsError, host: str | None = None, headers: Mapping[str, str] | None = None) -> HttpResponse:
+    """The MNS answer to a request refused before it reached a route (by the HTTP front end): on the plane its
+    `headers`, when known, put it on (`mnsd.request.planes`), else in XML."""
     request_id = new_request_id()
-    return _stamped(error_response(error, request_id, host_id(host)), request_id)
+    said = HttpRequest("", "/", "", {name.lower(): value for name, value in (headers or {}).items()})
+    answer = _error_answer(error, request_id, host_id(host), said)
+    return _stamped(answer, request_id, planes.codec_of(said).version)
 
 
 def _stamped(response: HttpResponse, request_id: str, version: str = MNS_VERSION) -> HttpResponse:
