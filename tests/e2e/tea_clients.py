@@ -24,16 +24,25 @@ def gateway() -> MnsGateway:
     return made
 
 
-def config(endpoint: str, key_id: str, secret: str, region: str = "cn-hangzhou") -> Config:
-    """A Tea client's configuration for our endpoint (`http://host:port`)."""
+def config(endpoint: str, key_id: str, secret: str, region: str = "cn-hangzhou", token: str | None = None) -> Config:
+    """A Tea client's configuration for our endpoint (`http://host:port`), with a security token if given."""
     host = endpoint.split("://", 1)[1]
-    return Config(access_key_id=key_id, access_key_secret=secret, endpoint=host, region_id=region, protocol="http")
+    return Config(
+        access_key_id=key_id,
+        access_key_secret=secret,
+        security_token=token,
+        endpoint=host,
+        region_id=region,
+        protocol="http",
+    )
 
 
-def smqproxy(endpoint: str, key_id: str, secret: str, region: str = "cn-hangzhou") -> SmqProxy:
+def smqproxy(
+    endpoint: str, key_id: str, secret: str, region: str = "cn-hangzhou", token: str | None = None
+) -> SmqProxy:
     """The SMQProxy SDK's client (`alibabacloud-smqproxy20260409`), as its constructor makes it."""
     client = SmqProxy.__new__(SmqProxy)
-    OpenApiClient.__init__(client, config(endpoint, key_id, secret, region))
+    OpenApiClient.__init__(client, config(endpoint, key_id, secret, region, token))
     client._product_id = "SMQProxy"
     client._spi = gateway()
     client._endpoint_rule = "regional"

@@ -18,6 +18,7 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMeta
 from tea_clients import smqproxy, smqproxy_call
 from test_e2e_fifo import create_fifo
+from test_e2e_security_tokens import issue, policy_body
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the classic SDK's counts, read beside
 
@@ -270,3 +271,33 @@ def test_a_fifo_queue_s_groups_and_order_on_the_json_plane(smq, account_a, raw_a
         assert [m.message_body for m in got + rest] == ["m0", "m1", "m2"]
     finally:
         account_a.get_queue(qname).delete()
+
+
+def test_temporary_credentials_and_their_policy_hold_on_the_json_plane(endpoint, queue):
+    """A security token (sent by the gateway as `security-token`) limited to sending and receiving."""
+    policy = {
+        "Version": "1",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": ["mns:SendMessage", "mns:BatchReceiveMessage"],
+                "Resource": f"acs:mns:*:{ACCOUNT_A[0]}:/queues/{queue.queue_name}/messages",
+            }
+        ],
+    }
+    credentials = issue(endpoint, policy_body(policy))
+    temporary = smqproxy(
+        endpoint, credentials["AccessKeyId"], credentials["AccessKeySecret"], token=credentials["SecurityToken"]
+    )
+    assert send(temporary, queue.queue_name, "with a token").status_code == 201
+    (got,) = receive(temporary, queue.queue_name)
+    assert got.message_body == "with a token"
+    request = models.BatchDeleteMessageRequest(receipt_handles=[got.receipt_handle])
+    denied = refusal(lambda: temporary.batch_delete_message(queue.queue_name, request))
+    assert (denied.code, denied.data["statusCode"]) == ("AccessDenied", 403)
+    assert "mns:BatchDeleteMessage" in denied.data["Message"]
+    without_token = smqproxy(endpoint, credentials["AccessKeyId"], credentials["AccessKeySecret"])
+    assert refusal(lambda: send(without_token, queue.queue_name, "x")).code in (
+        "InvalidAccessKeyId",
+        "InvalidSecurityToken",
+    )
