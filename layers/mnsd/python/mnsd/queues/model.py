@@ -14,6 +14,7 @@ from typing import Any
 from mnsd import errors
 from mnsd.access.policy import resource_policy_document
 from mnsd.queues.alarms import QueueAlarms, alarms_document
+from mnsd.tags import TagChanges, applied
 from mnsd.validation import int_in_range, mns_bool
 
 MAX_BATCH = 16
@@ -87,6 +88,7 @@ class QueueAttributeChanges:
     queue_type: str | None = None  # given at creation; a change is refused
     metrics_enabled: str | None = None  # True, False, or "" (the stack's default again)
     alarms: str | None = None  # JSON (`mnsd.queues.alarms`), "" to remove them
+    tags: TagChanges | None = None  # the OpenAPI's tags (`mnsd.tags`)
 
 
 def metrics_choice(element: str, text: str) -> bool | None:
@@ -162,6 +164,9 @@ class QueueAttributes:
     # default; and the CloudWatch alarms it asks for (`mnsd.queues.alarms`, canonical JSON; "": none).
     metrics_enabled: bool | None = None
     alarms: str = ""
+    # Resource tags (`mnsd.tags`: canonical JSON, "": none); not compared, so a create naming no tags finds a tagged
+    # queue equal.
+    tags: str = dataclasses.field(default="", compare=False)
 
     @property
     def fifo(self) -> bool:
@@ -208,6 +213,8 @@ class QueueAttributes:
         if given.queue_type is not None and queue_type(given.queue_type) != self.queue_type:
             raise errors.InvalidArgument("The QueueType of a queue cannot be changed.")
         updated = _with_monitoring(updated, given)
+        if given.tags is not None:
+            updated = dataclasses.replace(updated, tags=applied(updated.tags, given.tags))
         if given.rewind_period is not None:
             retention = updated.message_retention_period
             period = int_in_range("RewindPeriod", given.rewind_period, 0, retention, "seconds")

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mnsd.queues.model import Backlog, Message, MessageRef, QueueCounts
+from mnsd.storage.nonces import ProcessNonces
 from mnsd.storage.rates import ProcessRateCounter
 from mnsd.topics.model import TopicMessage
 
@@ -252,6 +253,12 @@ class RateCounter(Protocol):
         ...
 
 
+class SignatureNonces(Protocol):
+    def first_use(self, key: str, expires: int) -> bool:
+        """Record a signature nonce until epoch second `expires`; False if it was recorded already (a replay)."""
+        ...
+
+
 @dataclass(frozen=True)
 class Storage:
     """One engine's stores."""
@@ -263,3 +270,4 @@ class Storage:
     topic_messages: TopicMessageStore
     log: OperationLogStore
     rates: RateCounter = field(default_factory=ProcessRateCounter, kw_only=True)  # requests per second, for limits
+    nonces: SignatureNonces = field(default_factory=ProcessNonces, kw_only=True)  # the OpenAPI signatures' nonces

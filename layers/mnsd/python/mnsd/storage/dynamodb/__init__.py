@@ -24,6 +24,7 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
     from mnsd.storage.dynamodb.placement import MAX_STRIPES
     from mnsd.storage.dynamodb.placer import Placer
     from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords
+    from mnsd.storage.dynamodb.nonces import DynamoNonces
     from mnsd.storage.dynamodb.rates import DynamoRateCounter
     from mnsd.storage.dynamodb.striped import StripedMessageStore
     from mnsd.storage.dynamodb.stripes import Pressure, StripeGrowth
@@ -41,4 +42,5 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
         topic_messages=DynamoTopicMessageStore(client, settings.topic_message_table),
         log=DynamoOperationLog(client, settings.log_table),
         rates=DynamoRateCounter(client, settings.meta_table),
+        nonces=DynamoNonces(client, settings.meta_table),
     )

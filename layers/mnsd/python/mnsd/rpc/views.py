@@ -1,0 +1,104 @@
+"""The `Data` of the OpenAPI's answers, built from the domain's entities with the field names and types the SDK's
+models and the Terraform provider read (`MaxReceiveCount` a string, tags as `{TagKey, TagValue}`, booleans as JSON
+booleans, times in seconds as on the XML plane)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnsd.queues.model import Queue, QueueCounts
+from mnsd.tags import tag_map
+from mnsd.topics.model import TOPIC_RETENTION_SECONDS, Subscription, Topic
+
+View = dict[str, Any]
+
+# Server-side encryption per resource is not offered (the stack encrypts its tables as a whole): every resource answers
+# it off, and a request turning it on is refused (`mnsd.rpc.inputs`).
+_NO_SSE: View = {"EnableSSE": False, "EncryptionEnabled": False, "KmsKeyId": "", "SseAlgorithm": "", "SseType": ""}
+
+
+def tags(document: str) -> list[View]:
+    return [{"TagKey": key, "TagValue": value} for key, value in tag_map(document).items()]
+
+
+def queue_view(queue: Queue, counts: QueueCounts) -> View:
+    a = queue.attributes
+    policy = a.dlq_policy
+    return {
+        "QueueName": queue.name,
+        "QueueType": a.queue_type,
+        "CreateTime": queue.create_time,
+        "LastModifyTime": queue.last_modify_time,
+        "DelaySeconds": a.delay_seconds,
+        "MaximumMessageSize": a.maximum_message_size,
+        "MessageRetentionPeriod": a.message_retention_period,
+        "VisibilityTimeout": a.visibility_timeout,
+        "PollingWaitSeconds": a.polling_wait_seconds,
+        "LoggingEnabled": a.logging_enabled,
+        "ActiveMessages": counts.active,
+        "InactiveMessages": counts.inactive,
+        "DelayMessages": counts.delayed,
+        "DlqPolicy": {
+            "Enabled": policy is not None,
+            "DeadLetterTargetQueue": policy.target if policy else "",
+            "MaxReceiveCount": str(policy.max_receive_count if policy else 0),
+        },
+        "TenantRateLimitPolicy": {
+            "Enabled": bool(a.max_receives_per_second),
+            "MaxReceivesPerSecond": a.max_receives_per_second,
+        },
+        "Tags": tags(a.tags),
+        **_NO_SSE,
+    }
+
+
+def queue_entry(queue: Queue, counts: QueueCounts, endpoint: str) -> View:
+    """A ListQueue `PageData` entry: the queue's attributes and its URLs (the provider's data source reads them)."""
+    url = f"{endpoint}/queues/{queue.name}"
+    return {**queue_view(queue, counts), "QueueUrl": url, "QueueInternalUrl": url}
+
+
+def topic_view(topic: Topic, message_count: int, endpoint: str) -> View:
+    a = topic.attributes
+    url = f"{endpoint}/topics/{topic.name}"
+    return {
+        "TopicName": topic.name,
+        "TopicType": "normal",
+        "CreateTime": topic.create_time,
+        "LastModifyTime": topic.last_modify_time,
+        "MaxMessageSize": a.maximum_message_size,
+        "MessageRetentionPeriod": TOPIC_RETENTION_SECONDS,
+        "MessageCount": message_count,
+        "LoggingEnabled": a.logging_enabled,
+        "TopicUrl": url,
+        "TopicInnerUrl": url,
+        "Tags": tags(a.tags),
+        **_NO_SSE,
+    }
+
+
+def subscription_view(s: Subscription) -> View:
+    a = s.attributes
+    return {
+        "SubscriptionName": s.name,
+        "TopicName": s.topic_name,
+        "TopicOwner": s.account_id,
+        "Endpoint": a.endpoint,
+        "NotifyStrategy": a.notify_strategy,
+        "NotifyContentFormat": a.notify_content_format,
+        "FilterTag": a.filter_tag,
+        "CreateTime": s.create_time,
+        "LastModifyTime": s.last_modify_time,
+        "DlqPolicy": {"Enabled": a.dlq_enabled, "DeadLetterTargetQueue": a.dlq_target_queue},
+    }
+
+
+def page(entries: list[View], page_num: int, page_size: int, total: int) -> View:
+    return {
+        "PageData": entries,
+        "PageNum": page_num,
+        "PageSize": page_size,
+        "Pages": -(-total // page_size),
+        "Size": len(entries),
+        "Total": total,
+    }

@@ -1,0 +1,30 @@
+"""Signature nonces across every function container: one conditional put per signed OpenAPI request in the meta
+table (`pk = nonce#{key}`), removed by TTL once the request's timestamp is out of the accepted window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from mnsd.storage.dynamodb.conditions import condition_failed
+from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
+
+
+class DynamoNonces:
+    def __init__(self, client: Any, table: str) -> None:
+        self.client = client
+        self.table = table
+
+    def first_use(self, key: str, expires: int) -> bool:
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={"pk": {"S": f"nonce#{key}"}, "sk": {"S": "nonce"}, TTL_ATTRIBUTE: {"N": str(expires)}},
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if condition_failed(exc):
+                return False
+            raise
+        return True
