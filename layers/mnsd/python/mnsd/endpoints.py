@@ -22,6 +22,8 @@ from mnsd import errors
 from mnsd.storage.catalog import AccountAttributes, Catalog
 
 PUBLIC = "public"
+# Refused by the endpoint (`AccessDenied` on either plane, the OpenAPI's too: not a RAM refusal).
+EndpointRefused = type("EndpointRefused", (errors.AccessDenied,), {})
 ALLOW = "allow"
 MAX_ENTRIES = 50
 
@@ -116,7 +118,7 @@ class EndpointService:
         state = self.state(account_id)
         if not state.admits(source):
             why = "is disabled" if not state.enabled else f"does not allow the source address {source}"
-            raise errors.AccessDenied(f"The account's public endpoint {why}.")
+            raise EndpointRefused(f"The account's public endpoint {why}.")
 
     def set_enabled(self, account_id: str, enabled: bool) -> None:
         self._change(account_id, lambda a: replace(a, endpoint_enabled=enabled))
