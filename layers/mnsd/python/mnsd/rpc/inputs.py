@@ -81,6 +81,8 @@ def queue_changes(call: RpcCall, *, creating: bool) -> QueueAttributeChanges:
 
 def topic_changes(call: RpcCall, *, creating: bool) -> TopicAttributeChanges:
     refuse_encryption(call)
+    if (call.text("TopicType") or "normal").strip().lower() != "normal":
+        raise errors.InvalidArgument("The TopicType should be normal: FIFO topics are not offered here.")
     return TopicAttributeChanges(
         maximum_message_size=call.text("MaxMessageSize"),
         logging_enabled=call.flag("EnableLogging"),
