@@ -13,14 +13,13 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode
 
+from alibabacloud_mns_open20220119.client import Client as MnsOpen
+from alibabacloud_tea_openapi import utils_models
+from alibabacloud_tea_openapi.utils import Utils
 from aliyunsdkcore.acs_exception.exceptions import ServerException
 from aliyunsdkcore.auth.composer import rpc_signature_composer
 from aliyunsdkcore.client import AcsClient
 from aliyunsdkcore.request import CommonRequest, RpcRequest
-
-from alibabacloud_mns_open20220119.client import Client as MnsOpen
-from alibabacloud_tea_openapi import utils_models
-from alibabacloud_tea_openapi.utils import Utils
 
 VERSION = "2022-01-19"
 

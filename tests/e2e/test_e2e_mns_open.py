@@ -9,13 +9,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from conftest import ACCOUNT_A, ACCOUNT_B, RawClient
-from mns.account import Account
-from mns.mns_exception import MNSServerException
-from mns.queue import Message, QueueMeta
-from mns_open_clients import CoreClient, acs3_headers, core_error, post, tea_client, tea_error, v1_call
-from test_e2e_security_tokens import issue, policy_body
-
 from alibabacloud_mns_open20220119 import models
 from aliyunsdkmns_open.request.v20220119 import (
     CreateQueueRequest,
@@ -34,6 +27,12 @@ from aliyunsdkmns_open.request.v20220119 import (
     SubscribeRequest,
     UnsubscribeRequest,
 )
+from conftest import ACCOUNT_A, ACCOUNT_B, RawClient
+from mns.account import Account
+from mns.mns_exception import MNSServerException
+from mns.queue import Message, QueueMeta
+from mns_open_clients import CoreClient, acs3_headers, core_error, post, tea_client, tea_error, v1_call
+from test_e2e_security_tokens import issue, policy_body
 
 KEY_A, SECRET_A = ACCOUNT_A[1], ACCOUNT_A[2]
 
@@ -56,7 +55,9 @@ def test_the_tea_sdk_drives_queues_topics_and_subscriptions(endpoint, v1):
             message_retention_period=3600,
             polling_wait_seconds=2,
             enable_logging=True,  # the SDK sends `True`
-            dlq_policy=models.CreateQueueRequestDlqPolicy(enabled=True, dead_letter_target_queue=dlq, max_receive_count=3),
+            dlq_policy=models.CreateQueueRequestDlqPolicy(
+                enabled=True, dead_letter_target_queue=dlq, max_receive_count=3
+            ),
             tenant_rate_limit_policy=models.CreateQueueRequestTenantRateLimitPolicy(
                 enabled=True, max_receives_per_second=50
             ),
@@ -85,14 +86,19 @@ def test_the_tea_sdk_drives_queues_topics_and_subscriptions(endpoint, v1):
     assert data["VisibilityTimeout"] == 60 and data["DlqPolicy"]["Enabled"] is False
 
     listed = client.list_queue(
-        models.ListQueueRequest(queue_name=queue[:8], page_num=1, page_size=5, tag=[models.ListQueueRequestTag(key="team", value="orders")])
+        models.ListQueueRequest(
+            queue_name=queue[:8], page_num=1, page_size=5, tag=[models.ListQueueRequestTag(key="team", value="orders")]
+        )
     ).body.to_map()["Data"]
     assert [q["QueueName"] for q in listed["PageData"]] == [queue]
     assert (listed["Total"], listed["PageNum"], listed["PageSize"]) == (1, 1, 5)
 
     client.create_topic(
         models.CreateTopicRequest(
-            topic_name=topic, max_message_size=4096, enable_logging=False, tag=[models.CreateTopicRequestTag(key="env", value="test")]
+            topic_name=topic,
+            max_message_size=4096,
+            enable_logging=False,
+            tag=[models.CreateTopicRequestTag(key="env", value="test")],
         )
     )
     client.set_topic_attributes(models.SetTopicAttributesRequest(topic_name=topic, max_message_size=8192))
@@ -117,7 +123,11 @@ def test_the_tea_sdk_drives_queues_topics_and_subscriptions(endpoint, v1):
     sub = client.get_subscription_attributes(
         models.GetSubscriptionAttributesRequest(topic_name=topic, subscription_name="sub")
     ).body.to_map()["Data"]
-    assert (sub["Endpoint"], sub["FilterTag"], sub["NotifyContentFormat"]) == (queue_endpoint, "important", "SIMPLIFIED")
+    assert (sub["Endpoint"], sub["FilterTag"], sub["NotifyContentFormat"]) == (
+        queue_endpoint,
+        "important",
+        "SIMPLIFIED",
+    )
     client.set_subscription_attributes(
         models.SetSubscriptionAttributesRequest(
             topic_name=topic, subscription_name="sub", notify_strategy="EXPONENTIAL_DECAY_RETRY"
@@ -126,7 +136,9 @@ def test_the_tea_sdk_drives_queues_topics_and_subscriptions(endpoint, v1):
     subs = client.list_subscription_by_topic(
         models.ListSubscriptionByTopicRequest(topic_name=topic, page_num=1, page_size=10)
     ).body.to_map()["Data"]
-    assert [(s["SubscriptionName"], s["NotifyStrategy"]) for s in subs["PageData"]] == [("sub", "EXPONENTIAL_DECAY_RETRY")]
+    assert [(s["SubscriptionName"], s["NotifyStrategy"]) for s in subs["PageData"]] == [
+        ("sub", "EXPONENTIAL_DECAY_RETRY")
+    ]
 
     client.unsubscribe(models.UnsubscribeRequest(topic_name=topic, subscription_name="sub"))
     client.delete_topic(models.DeleteTopicRequest(topic_name=topic))
@@ -141,25 +153,51 @@ def test_the_tea_sdk_drives_queues_topics_and_subscriptions(endpoint, v1):
 @pytest.mark.parametrize("v1", [False, True], ids=["acs3", "v1"])
 def test_the_tea_sdk_sets_the_account_and_its_endpoint(endpoint, v1):
     client = tea_client(endpoint, KEY_A, SECRET_A, v1=v1)
-    client.set_account_attributes(models.SetAccountAttributesRequest(log_enabled=True, project_name="ops-logs", log_store_name="mns"))
+    client.set_account_attributes(
+        models.SetAccountAttributesRequest(log_enabled=True, project_name="ops-logs", log_store_name="mns")
+    )
     data = client.get_account_attributes(models.GetAccountAttributesRequest()).body.to_map()["Data"]
     assert data == {"LogEnabled": True, "ProjectName": "ops-logs", "LogStoreName": "mns", "MessageTraceEnabled": False}
     # the same setting the XML plane answers: the account's LoggingBucket
     assert Account(endpoint, KEY_A, SECRET_A).get_attributes().logging_bucket == "ops-logs"
     client.set_account_attributes(models.SetAccountAttributesRequest(log_enabled=False))
-    assert client.get_account_attributes(models.GetAccountAttributesRequest()).body.to_map()["Data"]["LogEnabled"] is False
-    code, _ = tea_error(lambda: client.set_account_attributes(models.SetAccountAttributesRequest(message_trace_enabled=True)))
+    assert (
+        client.get_account_attributes(models.GetAccountAttributesRequest()).body.to_map()["Data"]["LogEnabled"] is False
+    )
+    code, _ = tea_error(
+        lambda: client.set_account_attributes(models.SetAccountAttributesRequest(message_trace_enabled=True))
+    )
     assert code == "InvalidArgument"
 
-    client.authorize_endpoint_acl(models.AuthorizeEndpointAclRequest(endpoint_type="public", acl_strategy="allow", cidr_list=["127.0.0.0/8", "10.0.0.0/8"]))
-    data = client.get_endpoint_attribute(models.GetEndpointAttributeRequest(endpoint_type="public")).body.to_map()["Data"]
+    client.authorize_endpoint_acl(
+        models.AuthorizeEndpointAclRequest(
+            endpoint_type="public", acl_strategy="allow", cidr_list=["127.0.0.0/8", "10.0.0.0/8"]
+        )
+    )
+    data = client.get_endpoint_attribute(models.GetEndpointAttributeRequest(endpoint_type="public")).body.to_map()[
+        "Data"
+    ]
     assert data["EndpointEnabled"] is True
-    assert [(c["Cidr"], c["AclStrategy"]) for c in data["CidrList"]] == [("127.0.0.0/8", "allow"), ("10.0.0.0/8", "allow")]
-    client.revoke_endpoint_acl(models.RevokeEndpointAclRequest(endpoint_type="public", acl_strategy="allow", cidr_list=["127.0.0.0/8", "10.0.0.0/8"]))
-    assert client.get_endpoint_attribute(models.GetEndpointAttributeRequest(endpoint_type="public")).body.to_map()["Data"]["CidrList"] == []
+    assert [(c["Cidr"], c["AclStrategy"]) for c in data["CidrList"]] == [
+        ("127.0.0.0/8", "allow"),
+        ("10.0.0.0/8", "allow"),
+    ]
+    client.revoke_endpoint_acl(
+        models.RevokeEndpointAclRequest(
+            endpoint_type="public", acl_strategy="allow", cidr_list=["127.0.0.0/8", "10.0.0.0/8"]
+        )
+    )
+    assert (
+        client.get_endpoint_attribute(models.GetEndpointAttributeRequest(endpoint_type="public")).body.to_map()["Data"][
+            "CidrList"
+        ]
+        == []
+    )
     code, _ = tea_error(lambda: client.enable_endpoint(models.EnableEndpointRequest(endpoint_type="vpc")))
     assert code == "InvalidArgument"
-    code, _ = tea_error(lambda: client.create_event_rule(models.CreateEventRuleRequest(product_name="oss", rule_name="r")))
+    code, _ = tea_error(
+        lambda: client.create_event_rule(models.CreateEventRuleRequest(product_name="oss", rule_name="r"))
+    )
     assert code == "OperationNotSupported"
 
 
@@ -178,7 +216,9 @@ def test_the_endpoint_allow_list_is_enforced_on_both_planes(endpoint):
         assert refused.value.type == "AccessDenied"
         # another account is not fenced by this one's list
         tea_client(endpoint, ACCOUNT_B[1], ACCOUNT_B[2]).list_queue(models.ListQueueRequest())
-        assert client.get_endpoint_attribute(models.GetEndpointAttributeRequest(endpoint_type="public")).body.data.cidr_list
+        assert client.get_endpoint_attribute(
+            models.GetEndpointAttributeRequest(endpoint_type="public")
+        ).body.data.cidr_list
     finally:
         client.revoke_endpoint_acl(models.RevokeEndpointAclRequest(**acl))
     xml.list_queue()
@@ -205,7 +245,9 @@ def test_the_core_sdk_drives_every_operation_with_form_bodies(endpoint):
     request(SetQueueAttributesRequest, QueueName=queue, DelaySeconds=5)
     assert request(GetQueueAttributesRequest, QueueName=queue)["Data"]["DelaySeconds"] == 5
     page = request(ListQueueRequest, QueueName=queue, PageNum=1, PageSize=10)["Data"]
-    assert [q["QueueName"] for q in page["PageData"]] == [queue] and page["PageData"][0]["QueueUrl"].endswith(f"/queues/{queue}")
+    assert [q["QueueName"] for q in page["PageData"]] == [queue] and page["PageData"][0]["QueueUrl"].endswith(
+        f"/queues/{queue}"
+    )
     request(CreateTopicRequest, TopicName=topic, MaxMessageSize=1024)
     request(SetTopicAttributesRequest, TopicName=topic, EnableLogging="true")
     assert request(GetTopicAttributesRequest, TopicName=topic)["Data"]["LoggingEnabled"] is True
@@ -269,13 +311,19 @@ def test_a_token_limited_by_its_policy_is_refused_beyond_it_on_both_signatures(e
     policy = {
         "Version": "1",
         "Statement": [
-            {"Effect": "Allow", "Action": ["mns:GetQueueAttributes"], "Resource": f"acs:mns:*:{ACCOUNT_A[0]}:/queues/{queue}"}
+            {
+                "Effect": "Allow",
+                "Action": ["mns:GetQueueAttributes"],
+                "Resource": f"acs:mns:*:{ACCOUNT_A[0]}:/queues/{queue}",
+            }
         ],
     }
     credentials = issue(endpoint, policy_body(policy))
     key, secret, token = credentials["AccessKeyId"], credentials["AccessKeySecret"], credentials["SecurityToken"]
     limited = tea_client(endpoint, key, secret, token=token)
-    assert limited.get_queue_attributes(models.GetQueueAttributesRequest(queue_name=queue)).body.data.queue_name == queue
+    assert (
+        limited.get_queue_attributes(models.GetQueueAttributesRequest(queue_name=queue)).body.data.queue_name == queue
+    )
     code, status = tea_error(lambda: limited.create_queue(models.CreateQueueRequest(queue_name=unique("no"))))
     assert (code, status) == ("Forbidden.RAM", 403)
     status, body = v1_call(endpoint, key, secret, "DeleteQueue", {"QueueName": queue}, token=token)
@@ -293,9 +341,15 @@ def test_another_account_sees_nothing_of_the_first(endpoint):
     queue = unique("mine")
     a.create_queue(models.CreateQueueRequest(queue_name=queue))
     try:
-        names = [q["QueueName"] for q in b.list_queue(models.ListQueueRequest(page_size=50)).body.to_map()["Data"]["PageData"]]
+        names = [
+            q["QueueName"]
+            for q in b.list_queue(models.ListQueueRequest(page_size=50)).body.to_map()["Data"]["PageData"]
+        ]
         assert queue not in names
-        assert tea_error(lambda: b.get_queue_attributes(models.GetQueueAttributesRequest(queue_name=queue)))[0] == "QueueNotExist"
+        assert (
+            tea_error(lambda: b.get_queue_attributes(models.GetQueueAttributesRequest(queue_name=queue)))[0]
+            == "QueueNotExist"
+        )
         # at the owner's host, without a grant: refused, whether the queue exists or not
         host = endpoint.replace("127.0.0.1", f"{ACCOUNT_A[0]}.mns.localhost")
         headers = acs3_headers(host, ACCOUNT_B[1], ACCOUNT_B[2], "GetQueueAttributes", {"QueueName": queue})

@@ -67,22 +67,23 @@ def plan(state: dict[str, Any], config: dict[str, Any]) -> dict[str, tuple[Any, 
     return {key: (state.get(key), wanted) for key, wanted in config.items() if state.get(key) != wanted}
 
 
+def _state(raw: dict[str, Any], *names: str) -> dict[str, Any]:
+    """`d.Set("visibility_timeout", objectRaw["VisibilityTimeout"])`, for each state key named."""
+    return {name: raw["".join(word.title() for word in name.split("_"))] for name in names}
+
+
+QUEUE_STATE = ("queue_name", "create_time", "delay_seconds", "maximum_message_size", "message_retention_period")
+QUEUE_STATE += ("polling_wait_seconds", "queue_type", "visibility_timeout", "logging_enabled")
+
+
 def read_queue(provider: Provider, name: str) -> dict[str, Any] | None:
     raw = provider.describe("GetQueueAttributes", QUEUE_GONE, QueueName=name)
     if raw is None:
         return None
     dlq = raw.get("DlqPolicy") or {}
     return {
-        "queue_name": raw["QueueName"],
-        "create_time": raw["CreateTime"],
-        "delay_seconds": raw["DelaySeconds"],
+        **_state(raw, *QUEUE_STATE),
         "enable_sse": raw["EnableSSE"],
-        "logging_enabled": raw["LoggingEnabled"],
-        "maximum_message_size": raw["MaximumMessageSize"],
-        "message_retention_period": raw["MessageRetentionPeriod"],
-        "polling_wait_seconds": raw["PollingWaitSeconds"],
-        "queue_type": raw["QueueType"],
-        "visibility_timeout": raw["VisibilityTimeout"],
         "dlq_policy": [
             {
                 "dead_letter_target_queue": dlq["DeadLetterTargetQueue"],
@@ -94,6 +95,17 @@ def read_queue(provider: Provider, name: str) -> dict[str, Any] | None:
         else [],
         "tags": _tags(raw["Tags"]),
     }
+
+
+# The provider's request parameter for each configured attribute of a queue.
+QUEUE_PARAMETERS = {
+    "MessageRetentionPeriod": "message_retention_period",
+    "PollingWaitSeconds": "polling_wait_seconds",
+    "VisibilityTimeout": "visibility_timeout",
+    "DelaySeconds": "delay_seconds",
+    "MaximumMessageSize": "maximum_message_size",
+    "EnableLogging": "logging_enabled",
+}
 
 
 def test_a_queue_lives_through_the_providers_lifecycle_without_drift(endpoint):
@@ -111,31 +123,36 @@ def test_a_queue_lives_through_the_providers_lifecycle_without_drift(endpoint):
         "dlq_policy": [{"dead_letter_target_queue": dlq, "enabled": True, "max_receive_count": 3}],
         "tags": {"env": "dev", "team": "orders"},
     }
-    provider.ok(
-        "CreateQueue",
-        QueueName=name,
-        MessageRetentionPeriod=3600,
-        PollingWaitSeconds=0,
-        VisibilityTimeout=40,
-        DelaySeconds=0,
-        MaximumMessageSize=65536,
-        EnableLogging=False,
-        **{"Tag.1.Key": "env", "Tag.1.Value": "dev", "Tag.2.Key": "team", "Tag.2.Value": "orders"},
-        DlqPolicy=json.dumps({"DeadLetterTargetQueue": dlq, "Enabled": True, "MaxReceiveCount": 3}),
-    )
+    # what `resourceAliCloudMessageServiceQueueCreate` puts in its request, from the configuration above
+    request: dict[str, Any] = {"QueueName": name}
+    for parameter, key in QUEUE_PARAMETERS.items():
+        request[parameter] = config[key]
+    request.update({"Tag.1.Key": "env", "Tag.1.Value": "dev", "Tag.2.Key": "team", "Tag.2.Value": "orders"})
+    request["DlqPolicy"] = json.dumps({"DeadLetterTargetQueue": dlq, "Enabled": True, "MaxReceiveCount": 3})
+    provider.ok("CreateQueue", **request)
     state = read_queue(provider, name)
     assert state is not None and plan(state, config) == {}
     assert read_queue(provider, name) == state  # refresh: the same state again
 
     # update: only what changed, EnableLogging always (GetOkExists); then tags: untag the removed, tag the added
-    config.update(visibility_timeout=60, dlq_policy=[{"dead_letter_target_queue": "", "enabled": False, "max_receive_count": 0}])
-    provider.ok("SetQueueAttributes", QueueName=name, VisibilityTimeout=60, EnableLogging=False, DlqPolicy='{"Enabled":false}')
+    config.update(
+        visibility_timeout=60, dlq_policy=[{"dead_letter_target_queue": "", "enabled": False, "max_receive_count": 0}]
+    )
+    provider.ok(
+        "SetQueueAttributes", QueueName=name, VisibilityTimeout=60, EnableLogging=False, DlqPolicy='{"Enabled":false}'
+    )
     config["tags"] = {"env": "prod", "owner": "platform"}
     provider.ok("UntagResources", ResourceType="queue", **{"ResourceId.1": name, "TagKey.1": "team"})
     provider.ok(
         "TagResources",
         ResourceType="queue",
-        **{"ResourceId.1": name, "Tag.1.Key": "env", "Tag.1.Value": "prod", "Tag.2.Key": "owner", "Tag.2.Value": "platform"},
+        **{
+            "ResourceId.1": name,
+            "Tag.1.Key": "env",
+            "Tag.1.Value": "prod",
+            "Tag.2.Key": "owner",
+            "Tag.2.Value": "platform",
+        },
     )
     state = read_queue(provider, name)
     assert state is not None and plan(state, config) == {}
@@ -168,13 +185,11 @@ def read_subscription(provider: Provider, topic: str, name: str) -> dict[str, An
         return None
     dlq = raw.get("DlqPolicy") or {}
     return {
-        "topic_name": raw["TopicName"],
-        "subscription_name": raw["SubscriptionName"],
-        "endpoint": raw["Endpoint"],
-        "filter_tag": raw["FilterTag"],
-        "notify_content_format": raw["NotifyContentFormat"],
+        **_state(raw, "topic_name", "subscription_name", "endpoint", "filter_tag", "notify_content_format"),
         "notify_strategy": raw["NotifyStrategy"],
-        "dlq_policy": [{"dead_letter_target_queue": dlq["DeadLetterTargetQueue"], "enabled": dlq["Enabled"]}] if dlq else [],
+        "dlq_policy": [{"dead_letter_target_queue": dlq["DeadLetterTargetQueue"], "enabled": dlq["Enabled"]}]
+        if dlq
+        else [],
     }
 
 
@@ -182,7 +197,13 @@ def test_a_topic_and_its_subscription_live_through_the_providers_lifecycle(endpo
     provider = Provider(endpoint)
     topic = f"tf-t-{uuid.uuid4().hex[:10]}"
     topic_config = {"topic_name": topic, "max_message_size": 16384, "logging_enabled": True, "tags": {"a": "1"}}
-    provider.ok("CreateTopic", TopicName=topic, EnableLogging=True, MaxMessageSize=16384, **{"Tag.1.Key": "a", "Tag.1.Value": "1"})
+    provider.ok(
+        "CreateTopic",
+        TopicName=topic,
+        EnableLogging=True,
+        MaxMessageSize=16384,
+        **{"Tag.1.Key": "a", "Tag.1.Value": "1"},
+    )
     state = read_topic(provider, topic)
     assert state is not None and plan(state, topic_config) == {} and state["topic_type"] == "normal"
 

@@ -46,34 +46,30 @@ _ACS3_AUTHORIZATION = re.compile(
 )
 
 
-def _error(name: str, status: int, message: str) -> type[errors.MnsError]:
-    return type(name.replace(".", ""), (errors.MnsError,), {"code": name, "status": status, "default_message": message})
-
-
-SignatureDoesNotMatch = _error(
-    "SignatureDoesNotMatch", 400, "Specified signature is not matched with our calculation."
-)
-IncompleteSignature = _error("IncompleteSignature", 400, "The request signature does not conform to Aliyun standards.")
-AccessKeyNotFound = _error("InvalidAccessKeyId.NotFound", 404, "Specified access key is not found.")
-SignatureNonceUsed = _error("SignatureNonceUsed", 400, "Specified signature nonce was used already.")
-TimeStampExpired = _error("InvalidTimeStamp.Expired", 400, "Specified time stamp or date value is expired.")
-TimeStampFormat = _error("InvalidTimeStamp.Format", 400, "Specified time stamp or date value is not well formatted.")
-MissingParameter = _error("MissingParameter", 400, "A mandatory parameter is not supplied.")
-UnsupportedSignatureMethod = _error(
-    "InvalidParameter.SignatureMethod", 400, "Specified signature method is not supported: use HMAC-SHA1."
-)
-TokenExpired = _error("InvalidSecurityToken.Expired", 400, "Specified SecurityToken is expired.")
-TokenMalformed = _error("InvalidSecurityToken.Malformed", 400, "Specified SecurityToken is malformed.")
-TokenMismatch = _error(
-    "InvalidSecurityToken.MismatchWithAccessKey", 400, "Specified SecurityToken mismatch with the AccessKey."
-)
+# The refusals, by the code Alibaba Cloud's API gateway answers with.
+_REFUSALS = {
+    "SignatureDoesNotMatch": (400, "Specified signature is not matched with our calculation."),
+    "IncompleteSignature": (400, "The request signature does not conform to Aliyun standards."),
+    "InvalidAccessKeyId.NotFound": (404, "Specified access key is not found."),
+    "SignatureNonceUsed": (400, "Specified signature nonce was used already."),
+    "InvalidTimeStamp.Expired": (400, "Specified time stamp or date value is expired."),
+    "InvalidTimeStamp.Format": (400, "Specified time stamp or date value is not well formatted."),
+    "MissingParameter": (400, "A mandatory parameter is not supplied."),
+    "InvalidParameter.SignatureMethod": (400, "Specified signature method is not supported: use HMAC-SHA1."),
+    "InvalidSecurityToken.Expired": (400, "Specified SecurityToken is expired."),
+    "InvalidSecurityToken.Malformed": (400, "Specified SecurityToken is malformed."),
+    "InvalidSecurityToken.MismatchWithAccessKey": (400, "Specified SecurityToken mismatch with the AccessKey."),
+}
+REFUSED = {code: errors.openapi_error(code, status, message) for code, (status, message) in _REFUSALS.items()}
+SignatureDoesNotMatch = REFUSED["SignatureDoesNotMatch"]
+MissingParameter = REFUSED["MissingParameter"]
 
 # What the shared key and token checks raise, as the OpenAPI names it.
 _OPENAPI_CODES: dict[str, type[errors.MnsError]] = {
-    "InvalidAccessKeyId": AccessKeyNotFound,
-    "SecurityTokenExpired": TokenExpired,
-    "InvalidSecurityToken": TokenMalformed,
-    "AccessKeyIdAndSecurityTokenNotMatch": TokenMismatch,
+    "InvalidAccessKeyId": REFUSED["InvalidAccessKeyId.NotFound"],
+    "SecurityTokenExpired": REFUSED["InvalidSecurityToken.Expired"],
+    "InvalidSecurityToken": REFUSED["InvalidSecurityToken.Malformed"],
+    "AccessKeyIdAndSecurityTokenNotMatch": REFUSED["InvalidSecurityToken.MismatchWithAccessKey"],
 }
 
 
@@ -107,13 +103,15 @@ class Signed:
 
 def _time(text: str | None, name: str) -> datetime:
     if not text:
-        raise MissingParameter(f'The input parameter "{name}" that is mandatory for processing this request is not supplied.')
+        raise MissingParameter(
+            f'The input parameter "{name}" that is mandatory for processing this request is not supplied.'
+        )
     for layout in ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S.%fZ"):
         try:
             return datetime.strptime(text, layout).replace(tzinfo=UTC)
         except ValueError:
             continue
-    raise TimeStampFormat()
+    raise REFUSED["InvalidTimeStamp.Format"]()
 
 
 def _canonical_query(raw_query: str) -> str:
@@ -157,10 +155,10 @@ class _Check(Protocol):
 def _acs3(request: HttpRequest) -> tuple[str, str | None, str, datetime, _Check]:
     found = _ACS3_AUTHORIZATION.match(request.header("authorization") or "")
     if found is None:
-        raise IncompleteSignature()
+        raise REFUSED["IncompleteSignature"]()
     signed = found["headers"].lower().split(";")
     if signed != sorted(signed) or any(name not in signed for name in _ACS3_REQUIRED):
-        raise IncompleteSignature(f"SignedHeaders must be sorted and name {', '.join(_ACS3_REQUIRED)}.")
+        raise REFUSED["IncompleteSignature"](f"SignedHeaders must be sorted and name {', '.join(_ACS3_REQUIRED)}.")
     payload_hash = (request.header("x-acs-content-sha256") or "").lower()
     if payload_hash != hashlib.sha256(request.body).hexdigest():
         raise SignatureDoesNotMatch("The request body does not match its x-acs-content-sha256.")
@@ -181,7 +179,7 @@ def _v1(request: HttpRequest, params: Mapping[str, str]) -> tuple[str, str | Non
                 f'The input parameter "{name}" that is mandatory for processing this request is not supplied.'
             )
     if params.get("SignatureMethod", "HMAC-SHA1") != "HMAC-SHA1":
-        raise UnsupportedSignatureMethod()
+        raise REFUSED["InvalidParameter.SignatureMethod"]()
     time = _time(params["Timestamp"], "Timestamp")
     text = v1_string_to_sign(request.method, params)
 
@@ -212,9 +210,11 @@ def authenticate_rpc(
     if not check(secret):
         raise SignatureDoesNotMatch()
     if abs(now - time.timestamp()) > WINDOW_SECONDS:
-        raise TimeStampExpired()
+        raise REFUSED["InvalidTimeStamp.Expired"]()
     if not nonce:
-        raise MissingParameter('The input parameter "SignatureNonce" that is mandatory for processing this request is not supplied.')
+        raise MissingParameter(
+            'The input parameter "SignatureNonce" that is mandatory for processing this request is not supplied.'
+        )
     if not nonces.first_use(f"{key_id}:{nonce}", int(now) + 2 * WINDOW_SECONDS):
-        raise SignatureNonceUsed()
+        raise REFUSED["SignatureNonceUsed"]()
     return principal

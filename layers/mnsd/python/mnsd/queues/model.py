@@ -15,7 +15,7 @@ from mnsd import errors
 from mnsd.access.policy import resource_policy_document
 from mnsd.queues.alarms import QueueAlarms, alarms_document
 from mnsd.tags import TagChanges, applied
-from mnsd.validation import int_in_range, mns_bool
+from mnsd.validation import int_in_range, json_text, mns_bool
 
 MAX_BATCH = 16
 # The system properties a dead letter carries (the names SDK 1.3.0 knows), and its two message types.
@@ -103,6 +103,11 @@ class RateLimitInput:
     enabled: str | None = None
     max_receives_per_second: str | None = None
 
+    @classmethod
+    def from_json(cls, given: dict[str, object]) -> RateLimitInput:
+        """As the JSON object GetQueueAttributes answers (and the OpenAPI sends) gives it."""
+        return cls(json_text(given.get("Enabled")), json_text(given.get("MaxReceivesPerSecond")))
+
 
 MAX_RECEIVES_PER_SECOND_RANGE = (1, 100000)
 
@@ -121,6 +126,15 @@ class DlqPolicyInput:
     enabled: str | None = None
     dead_letter_target_queue: str | None = None
     max_receive_count: str | None = None
+
+    @classmethod
+    def from_json(cls, given: dict[str, object]) -> DlqPolicyInput:
+        """As the JSON object GetQueueAttributes answers (and the OpenAPI sends) gives it."""
+        return cls(
+            json_text(given.get("Enabled")),
+            json_text(given.get("DeadLetterTargetQueue")),
+            json_text(given.get("MaxReceiveCount")),
+        )
 
 
 MAX_RECEIVE_COUNT_RANGE = (1, 1000)
@@ -212,9 +226,7 @@ class QueueAttributes:
             updated = dataclasses.replace(updated, max_receives_per_second=max_receives_per_second(given.rate_limit))
         if given.queue_type is not None and queue_type(given.queue_type) != self.queue_type:
             raise errors.InvalidArgument("The QueueType of a queue cannot be changed.")
-        updated = _with_monitoring(updated, given)
-        if given.tags is not None:
-            updated = dataclasses.replace(updated, tags=applied(updated.tags, given.tags))
+        updated = _with_tags(_with_monitoring(updated, given), given)
         if given.rewind_period is not None:
             retention = updated.message_retention_period
             period = int_in_range("RewindPeriod", given.rewind_period, 0, retention, "seconds")
@@ -222,6 +234,12 @@ class QueueAttributes:
         elif updated.rewind_period > updated.message_retention_period:
             raise errors.InvalidArgument("The value of RewindPeriod should not be larger than MessageRetentionPeriod.")
         return updated
+
+
+def _with_tags(attributes: QueueAttributes, given: QueueAttributeChanges) -> QueueAttributes:
+    return (
+        attributes if given.tags is None else dataclasses.replace(attributes, tags=applied(attributes.tags, given.tags))
+    )
 
 
 def _with_monitoring(attributes: QueueAttributes, given: QueueAttributeChanges) -> QueueAttributes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd import errors, endpoints
+from mnsd import endpoints, errors
 from mnsd.rpc.call import RpcCall
 from mnsd.validation import mns_bool
 

@@ -11,6 +11,7 @@ from typing import Any
 from mnsd import errors
 from mnsd.rpc import account_actions as account
 from mnsd.rpc import queue_actions as queues
+from mnsd.rpc import records
 from mnsd.rpc import tag_actions as tags
 from mnsd.rpc import topic_actions as topics
 from mnsd.rpc.call import RpcCall
@@ -54,14 +55,14 @@ class Action:
 
 _ROOT = _fixed("/")
 ACTIONS: dict[str, Action] = {
-    "CreateQueue": Action(queues.create_queue, _queue),
-    "DeleteQueue": Action(queues.delete_queue, _queue),
-    "SetQueueAttributes": Action(queues.set_queue_attributes, _queue),
+    "CreateQueue": Action(records.creator(records.QUEUES), _queue),
+    "DeleteQueue": Action(records.deleter(records.QUEUES), _queue),
+    "SetQueueAttributes": Action(records.updater(records.QUEUES), _queue),
     "GetQueueAttributes": Action(queues.get_queue_attributes, _queue),
     "ListQueue": Action(queues.list_queue, _fixed("/queues")),
-    "CreateTopic": Action(topics.create_topic, _topic),
-    "DeleteTopic": Action(topics.delete_topic, _topic),
-    "SetTopicAttributes": Action(topics.set_topic_attributes, _topic),
+    "CreateTopic": Action(records.creator(records.TOPICS), _topic),
+    "DeleteTopic": Action(records.deleter(records.TOPICS), _topic),
+    "SetTopicAttributes": Action(records.updater(records.TOPICS), _topic),
     "GetTopicAttributes": Action(topics.get_topic_attributes, _topic),
     "ListTopic": Action(topics.list_topic, _fixed("/topics")),
     "Subscribe": Action(topics.subscribe, _subscription),
@@ -83,30 +84,15 @@ ACTIONS: dict[str, Action] = {
 # notifications would be a different source with other names and shapes), so they are refused, never accepted and dropped.
 EVENT_RULES = ("CreateEventRule", "DeleteEventRule", "GetEventRule", "ListEventRules")
 
-EventRulesNotOffered = type(
-    "EventRulesNotOffered",
-    (errors.MnsError,),
-    {
-        "code": "OperationNotSupported",
-        "status": 400,
-        "default_message": "Event rules (OSS object events into a queue or topic) are not offered: no OSS events "
-        "reach this service.",
-    },
+EventRulesNotOffered = errors.openapi_error(
+    "OperationNotSupported",
+    400,
+    "Event rules (OSS object events into a queue or topic) are not offered: no OSS events reach this service.",
 )
-ActionNotFound = type(
-    "ActionNotFound",
-    (errors.MnsError,),
-    {
-        "code": "InvalidAction.NotFound",
-        "status": 404,
-        "default_message": "Specified api is not found, please check your url and method.",
-    },
+ActionNotFound = errors.openapi_error(
+    "InvalidAction.NotFound", 404, "Specified api is not found, please check your url and method."
 )
-VersionInvalid = type(
-    "VersionInvalid",
-    (errors.MnsError,),
-    {"code": "InvalidVersion", "status": 400, "default_message": "Specified parameter Version is not valid."},
-)
+VersionInvalid = errors.openapi_error("InvalidVersion", 400, "Specified parameter Version is not valid.")
 
 
 def action_of(name: str) -> Action:

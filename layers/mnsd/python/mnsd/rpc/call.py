@@ -3,7 +3,6 @@ which account's resources."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ from mnsd import errors
 from mnsd.access.principal import Principal
 from mnsd.access.signature_rpc import MissingParameter
 from mnsd.http import HttpRequest
+from mnsd.validation import json_object
 
 if TYPE_CHECKING:
     from mnsd.services import Services
@@ -22,7 +22,9 @@ FORM = "application/x-www-form-urlencoded"
 
 
 def _missing(name: str) -> errors.MnsError:
-    return MissingParameter(f'The input parameter "{name}" that is mandatory for processing this request is not supplied.')
+    return MissingParameter(
+        f'The input parameter "{name}" that is mandatory for processing this request is not supplied.'
+    )
 
 
 def request_params(request: HttpRequest) -> dict[str, str]:
@@ -79,15 +81,7 @@ class RpcCall:
     def json_object(self, name: str) -> dict[str, object] | None:
         """A structured parameter the SDK sends as a JSON string (`DlqPolicy`, `TenantRateLimitPolicy`)."""
         text = self.params.get(name)
-        if text is None or not text.strip():
-            return None
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            raise errors.InvalidArgument(f"The value of {name} should be a JSON object.")
-        return value
+        return None if text is None or not text.strip() else json_object(name, text)
 
     def endpoint(self) -> str:
         """The base URL the client called (for QueueUrl and SubscriptionURL)."""

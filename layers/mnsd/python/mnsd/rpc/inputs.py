@@ -3,8 +3,6 @@ checks the values): structured parameters arrive as JSON strings, booleans in an
 
 from __future__ import annotations
 
-import json
-
 from mnsd import errors
 from mnsd.queues.model import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.rpc.call import RpcCall
@@ -22,30 +20,14 @@ _PUSH_TYPES = {
 }
 
 
-def _json_text(value: object) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    return value if isinstance(value, str) else json.dumps(value)
-
-
 def dlq_policy(call: RpcCall) -> DlqPolicyInput | None:
     given = call.json_object("DlqPolicy")
-    if given is None:
-        return None
-    return DlqPolicyInput(
-        enabled=_json_text(given.get("Enabled")),
-        dead_letter_target_queue=_json_text(given.get("DeadLetterTargetQueue")),
-        max_receive_count=_json_text(given.get("MaxReceiveCount")),
-    )
+    return None if given is None else DlqPolicyInput.from_json(given)
 
 
 def _rate_limit(call: RpcCall) -> RateLimitInput | None:
     given = call.json_object("TenantRateLimitPolicy")
-    if given is None:
-        return None
-    return RateLimitInput(_json_text(given.get("Enabled")), _json_text(given.get("MaxReceivesPerSecond")))
+    return None if given is None else RateLimitInput.from_json(given)
 
 
 def refuse_encryption(call: RpcCall) -> None:
@@ -104,9 +86,7 @@ def endpoint(call: RpcCall) -> str:
     written in full; an Endpoint already in full kept exactly as written (it is read back so)."""
     push_type = call.required("PushType").strip().lower()
     if push_type not in _PUSH_TYPES:
-        raise errors.InvalidArgument(
-            f"The PushType {push_type} is not offered here: use http, queue, email or alisms."
-        )
+        raise errors.InvalidArgument(f"The PushType {push_type} is not offered here: use http, queue, email or alisms.")
     value = call.required("Endpoint").strip()
     full, template = _PUSH_TYPES[push_type]
     if value.startswith(full):

@@ -24,7 +24,9 @@ def page_request(call: RpcCall) -> tuple[int, int]:
     return page_num, page_size
 
 
-def every(list_page: Callable[[str, str, int, str | None], tuple[list[T], str | None]], account: str, prefix: str) -> Iterator[T]:
+def every(
+    list_page: Callable[[str, str, int, str | None], tuple[list[T], str | None]], account: str, prefix: str
+) -> Iterator[T]:
     """Every entity of a listing with a name prefix, a page read at a time."""
     marker: str | None = None
     while True:

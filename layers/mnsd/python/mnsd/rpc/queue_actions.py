@@ -1,34 +1,11 @@
-"""The OpenAPI's queue actions, on the queue service the XML operations use."""
+"""The OpenAPI's queue reads, on the queue service the XML operations use (its writes: `mnsd.rpc.records`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mnsd.queues.model import QueueAttributeChanges
-from mnsd.rpc import inputs, listing, views
+from mnsd.rpc import listing, views
 from mnsd.rpc.call import RpcCall
-from mnsd.rpc.envelope import DONE
-
-
-def create_queue(call: RpcCall) -> Any:
-    name = call.required("QueueName")
-    changes = inputs.queue_changes(call, creating=True)
-    queues = call.services.queues
-    if not queues.create_queue(call.owner, name, changes) and changes.tags is not None:
-        # an equal queue stood (tags are not compared): the tags named are set on it, as TagResources would
-        queues.set_queue_attributes(call.owner, name, QueueAttributeChanges(tags=changes.tags))
-    return DONE
-
-
-def delete_queue(call: RpcCall) -> Any:
-    call.services.queues.delete_queue(call.owner, call.required("QueueName"))
-    return DONE
-
-
-def set_queue_attributes(call: RpcCall) -> Any:
-    name = call.required("QueueName")
-    call.services.queues.set_queue_attributes(call.owner, name, inputs.queue_changes(call, creating=False))
-    return DONE
 
 
 def get_queue_attributes(call: RpcCall) -> Any:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from mnsd import errors
-from mnsd.queues.model import QueueAttributeChanges
+from mnsd.rpc import records
 from mnsd.rpc.call import RpcCall
 from mnsd.tags import MAX_TAGS, TagChanges
-from mnsd.topics.model import TopicAttributeChanges
 from mnsd.validation import mns_bool
 
 QUEUE, TOPIC = "queue", "topic"
@@ -30,12 +29,7 @@ def resource_ids(call: RpcCall) -> list[str]:
 
 
 def _apply(call: RpcCall, changes: TagChanges) -> None:
-    kind = resource_type(call)
-    for name in resource_ids(call):
-        if kind == QUEUE:
-            call.services.queues.set_queue_attributes(call.owner, name, QueueAttributeChanges(tags=changes))
-        else:
-            call.services.topics.set_topic_attributes(call.owner, name, TopicAttributeChanges(tags=changes))
+    records.retag(call, records.QUEUES if resource_type(call) == QUEUE else records.TOPICS, resource_ids(call), changes)
 
 
 def tag_resources(call: RpcCall) -> Any:

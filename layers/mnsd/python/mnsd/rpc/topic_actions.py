@@ -1,4 +1,5 @@
-"""The OpenAPI's topic and subscription actions, on the topic service the XML operations use."""
+"""The OpenAPI's topic reads and subscription actions, on the topic service the XML operations use (a topic's
+writes: `mnsd.rpc.records`)."""
 
 from __future__ import annotations
 
@@ -7,27 +8,6 @@ from typing import Any
 from mnsd.rpc import inputs, listing, views
 from mnsd.rpc.call import RpcCall
 from mnsd.rpc.envelope import DONE
-from mnsd.topics.model import TopicAttributeChanges
-
-
-def create_topic(call: RpcCall) -> Any:
-    name = call.required("TopicName")
-    changes = inputs.topic_changes(call, creating=True)
-    topics = call.services.topics
-    if not topics.create_topic(call.owner, name, changes) and changes.tags is not None:
-        topics.set_topic_attributes(call.owner, name, TopicAttributeChanges(tags=changes.tags))
-    return DONE
-
-
-def delete_topic(call: RpcCall) -> Any:
-    call.services.topics.delete_topic(call.owner, call.required("TopicName"))
-    return DONE
-
-
-def set_topic_attributes(call: RpcCall) -> Any:
-    name = call.required("TopicName")
-    call.services.topics.set_topic_attributes(call.owner, name, inputs.topic_changes(call, creating=False))
-    return DONE
 
 
 def get_topic_attributes(call: RpcCall) -> Any:
@@ -41,7 +21,9 @@ def list_topic(call: RpcCall) -> Any:
     topics = call.services.topics
     tagged = listing.tagged(call)
     found = [
-        t for t in listing.every(topics.list_topics, call.owner, call.text("TopicName") or "") if tagged(t.attributes.tags)
+        t
+        for t in listing.every(topics.list_topics, call.owner, call.text("TopicName") or "")
+        if tagged(t.attributes.tags)
     ]
     endpoint = call.endpoint()
     entries = [

@@ -21,14 +21,17 @@ def tags(document: str) -> list[View]:
     return [{"TagKey": key, "TagValue": value} for key, value in tag_map(document).items()]
 
 
+def _kept(create_time: int, last_modify_time: int, tag_document: str) -> View:
+    """What a queue's and a topic's answers share: their times, tags, and encryption (off)."""
+    return {"CreateTime": create_time, "LastModifyTime": last_modify_time, "Tags": tags(tag_document), **_NO_SSE}
+
+
 def queue_view(queue: Queue, counts: QueueCounts) -> View:
     a = queue.attributes
     policy = a.dlq_policy
     return {
         "QueueName": queue.name,
         "QueueType": a.queue_type,
-        "CreateTime": queue.create_time,
-        "LastModifyTime": queue.last_modify_time,
         "DelaySeconds": a.delay_seconds,
         "MaximumMessageSize": a.maximum_message_size,
         "MessageRetentionPeriod": a.message_retention_period,
@@ -47,8 +50,7 @@ def queue_view(queue: Queue, counts: QueueCounts) -> View:
             "Enabled": bool(a.max_receives_per_second),
             "MaxReceivesPerSecond": a.max_receives_per_second,
         },
-        "Tags": tags(a.tags),
-        **_NO_SSE,
+        **_kept(queue.create_time, queue.last_modify_time, a.tags),
     }
 
 
@@ -64,17 +66,22 @@ def topic_view(topic: Topic, message_count: int, endpoint: str) -> View:
     return {
         "TopicName": topic.name,
         "TopicType": "normal",
-        "CreateTime": topic.create_time,
-        "LastModifyTime": topic.last_modify_time,
         "MaxMessageSize": a.maximum_message_size,
         "MessageRetentionPeriod": TOPIC_RETENTION_SECONDS,
         "MessageCount": message_count,
         "LoggingEnabled": a.logging_enabled,
         "TopicUrl": url,
         "TopicInnerUrl": url,
-        "Tags": tags(a.tags),
-        **_NO_SSE,
+        **_kept(topic.create_time, topic.last_modify_time, a.tags),
     }
+
+
+# A subscription's attributes answered as they are kept, under their wire names (`notify_strategy`: NotifyStrategy).
+_SUBSCRIPTION_ATTRIBUTES = ("endpoint", "notify_strategy", "notify_content_format", "filter_tag")
+
+
+def _wire_name(name: str) -> str:
+    return "".join(word.title() for word in name.split("_"))
 
 
 def subscription_view(s: Subscription) -> View:
@@ -83,10 +90,7 @@ def subscription_view(s: Subscription) -> View:
         "SubscriptionName": s.name,
         "TopicName": s.topic_name,
         "TopicOwner": s.account_id,
-        "Endpoint": a.endpoint,
-        "NotifyStrategy": a.notify_strategy,
-        "NotifyContentFormat": a.notify_content_format,
-        "FilterTag": a.filter_tag,
+        **{_wire_name(name): getattr(a, name) for name in _SUBSCRIPTION_ATTRIBUTES},
         "CreateTime": s.create_time,
         "LastModifyTime": s.last_modify_time,
         "DlqPolicy": {"Enabled": a.dlq_enabled, "DeadLetterTargetQueue": a.dlq_target_queue},

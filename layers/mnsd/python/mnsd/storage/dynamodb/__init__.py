@@ -20,11 +20,11 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
     of queues (growth, the send width, the ready index)."""
     from mnsd.storage.dynamodb.fifo import DynamoFifoMessages
     from mnsd.storage.dynamodb.meta import DynamoMetaTable
+    from mnsd.storage.dynamodb.nonces import DynamoNonces
     from mnsd.storage.dynamodb.oplog import DynamoOperationLog
     from mnsd.storage.dynamodb.placement import MAX_STRIPES
     from mnsd.storage.dynamodb.placer import Placer
     from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords
-    from mnsd.storage.dynamodb.nonces import DynamoNonces
     from mnsd.storage.dynamodb.rates import DynamoRateCounter
     from mnsd.storage.dynamodb.striped import StripedMessageStore
     from mnsd.storage.dynamodb.stripes import Pressure, StripeGrowth
