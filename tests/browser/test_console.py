@@ -429,9 +429,8 @@ def test_the_console_signs_openapi_calls_like_alibabas_known_answer(console: Con
 def test_a_queues_and_a_topics_tags_are_shown_and_edited(console: Console, account, name) -> None:
     """Tags set with the Mns-open SDK show on the queue's page; one set and one removed there are the SDK's too."""
     from alibabacloud_mns_open20220119 import models
-    from alibabacloud_tea_openapi import utils_models
-
     from alibabacloud_mns_open20220119.client import Client as MnsOpen
+    from alibabacloud_tea_openapi import utils_models
 
     sdk = MnsOpen(
         utils_models.Config(
@@ -456,6 +455,8 @@ def test_a_queues_and_a_topics_tags_are_shown_and_edited(console: Console, accou
 
     account.get_topic(name).create(TopicMeta())
     console.open(f"#/topics/{name}")
-    console.submit({"#topic-tags-key": "owner", "#topic-tags-value": "ops"}, "Set tag", "main .notice", "Tag owner set.")
+    console.submit(
+        {"#topic-tags-key": "owner", "#topic-tags-value": "ops"}, "Set tag", "main .notice", "Tag owner set."
+    )
     data = sdk.get_topic_attributes(models.GetTopicAttributesRequest(topic_name=name)).body.to_map()["Data"]
     assert data["Tags"] == [{"TagKey": "owner", "TagValue": "ops"}]
