@@ -7,19 +7,15 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-import uuid
-from datetime import UTC, datetime
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode
 
 from alibabacloud_mns_open20220119.client import Client as MnsOpen
 from alibabacloud_tea_openapi import utils_models
-from alibabacloud_tea_openapi.utils import Utils
 from aliyunsdkcore.acs_exception.exceptions import ServerException
-from aliyunsdkcore.auth.composer import rpc_signature_composer
 from aliyunsdkcore.client import AcsClient
 from aliyunsdkcore.request import CommonRequest, RpcRequest
+from signers import openapi_acs3_headers, openapi_v1_query
 
 VERSION = "2022-01-19"
 
@@ -97,53 +93,14 @@ def post(endpoint: str, query: dict[str, str], body: bytes, headers: dict[str, s
 
 
 def v1_call(
-    endpoint: str,
-    key_id: str,
-    secret: str,
-    action: str,
-    params: dict[str, str],
-    *,
-    timestamp: str | None = None,
-    nonce: str | None = None,
-    token: str | None = None,
+    endpoint: str, key_id: str, secret: str, action: str, params: dict[str, str], **given: str
 ) -> tuple[int, dict[str, Any]]:
     """A v1-signed POST, the signature's parameters in the query and the action's in a form body (as Terraform sends
-    them), signed by the core SDK's own composer; its time and nonce as given (to age or replay a request)."""
-    query = {
-        "Action": action,
-        "Version": VERSION,
-        "Format": "JSON",
-        "AccessKeyId": key_id,
-        "SignatureMethod": "HMAC-SHA1",
-        "SignatureVersion": "1.0",
-        "SignatureNonce": nonce or uuid.uuid4().hex,
-        "Timestamp": timestamp or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
-    if token:
-        query["SecurityToken"] = token
-    text = rpc_signature_composer.__compose_string_to_sign("POST", {**query, **params})
-    query["Signature"] = rpc_signature_composer.__get_signature(text, secret)
-    body = urlencode(params).encode()
-    return post(endpoint, query, body, {"Content-Type": "application/x-www-form-urlencoded"})
+    them); `given` query parameters (`Timestamp`, `SignatureNonce`, `SecurityToken`) replace the signer's."""
+    query = openapi_v1_query((key_id, secret), action, params, **given)
+    return post(endpoint, query, urlencode(params).encode(), {"Content-Type": "application/x-www-form-urlencoded"})
 
 
-def acs3_headers(
-    endpoint: str, key_id: str, secret: str, action: str, query: dict[str, str], body: bytes = b""
-) -> dict[str, str]:
-    """ACS3-HMAC-SHA256 headers for a POST, signed by the Tea client's own `get_authorization`."""
-    import hashlib
-
-    headers = {
-        "host": endpoint.split("://", 1)[1],
-        "x-acs-action": action,
-        "x-acs-version": VERSION,
-        "x-acs-date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "x-acs-signature-nonce": uuid.uuid4().hex,
-        "x-acs-content-sha256": hashlib.sha256(body).hexdigest(),
-        "accept": "application/json",
-    }
-    request = SimpleNamespace(method="POST", pathname="/", query=query, headers=headers)
-    headers["Authorization"] = Utils.get_authorization(
-        request, "ACS3-HMAC-SHA256", headers["x-acs-content-sha256"], key_id, secret
-    )
-    return headers
+def acs3_headers(endpoint: str, key_id: str, secret: str, action: str, query: dict[str, str]) -> dict[str, str]:
+    """ACS3-HMAC-SHA256 headers for a bodiless POST, signed by the Tea client's own `get_authorization`."""
+    return openapi_acs3_headers((key_id, secret), endpoint.split("://", 1)[1], action, query)

@@ -283,11 +283,11 @@ def test_each_signature_refusal_has_its_code(endpoint):
     status, body = v1_call(endpoint, "NOSUCHKEY", SECRET_A, "GetQueueAttributes", params)
     assert (status, body["Code"]) == (404, "InvalidAccessKeyId.NotFound")
     stale = _iso(datetime.now(UTC) - timedelta(minutes=20))
-    status, body = v1_call(endpoint, KEY_A, SECRET_A, "ListQueue", {}, timestamp=stale)
+    status, body = v1_call(endpoint, KEY_A, SECRET_A, "ListQueue", {}, Timestamp=stale)
     assert (status, body["Code"]) == (400, "InvalidTimeStamp.Expired")
     nonce = uuid.uuid4().hex
-    assert v1_call(endpoint, KEY_A, SECRET_A, "ListQueue", {}, nonce=nonce)[0] == 200
-    status, body = v1_call(endpoint, KEY_A, SECRET_A, "ListQueue", {}, nonce=nonce)
+    assert v1_call(endpoint, KEY_A, SECRET_A, "ListQueue", {}, SignatureNonce=nonce)[0] == 200
+    status, body = v1_call(endpoint, KEY_A, SECRET_A, "ListQueue", {}, SignatureNonce=nonce)
     assert (status, body["Code"]) == (400, "SignatureNonceUsed")
     # ACS3: a signed header changed after signing, and a body that is not the one hashed
     headers = acs3_headers(endpoint, KEY_A, SECRET_A, "ListQueue", {"PageSize": "5"})
@@ -326,11 +326,11 @@ def test_a_token_limited_by_its_policy_is_refused_beyond_it_on_both_signatures(e
     )
     code, status = tea_error(lambda: limited.create_queue(models.CreateQueueRequest(queue_name=unique("no"))))
     assert (code, status) == ("Forbidden.RAM", 403)
-    status, body = v1_call(endpoint, key, secret, "DeleteQueue", {"QueueName": queue}, token=token)
+    status, body = v1_call(endpoint, key, secret, "DeleteQueue", {"QueueName": queue}, SecurityToken=token)
     assert (status, body["Code"]) == (403, "Forbidden.RAM")
     assert "mns:DeleteQueue" in body["Message"]
-    assert v1_call(endpoint, key, secret, "GetQueueAttributes", {"QueueName": queue}, token=token)[0] == 200
-    status, body = v1_call(endpoint, key, secret, "GetQueueAttributes", {"QueueName": queue}, token=token + "x")
+    assert v1_call(endpoint, key, secret, "GetQueueAttributes", {"QueueName": queue}, SecurityToken=token)[0] == 200
+    status, body = v1_call(endpoint, key, secret, "GetQueueAttributes", {"QueueName": queue}, SecurityToken=token + "x")
     assert status == 400 and body["Code"].startswith("InvalidSecurityToken")
     tea_client(endpoint, KEY_A, SECRET_A).delete_queue(models.DeleteQueueRequest(queue_name=queue))
 

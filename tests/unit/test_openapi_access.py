@@ -5,17 +5,13 @@ its signatures' refusals (signed by Alibaba's own signers: the core SDK's v1 com
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import uuid
 from datetime import UTC, datetime
-from types import SimpleNamespace
 from urllib.parse import urlencode
 
 import pytest
 from access_calls import ACCOUNT, OTHER, ROOT, ROUTES, World, policy, resource
-from alibabacloud_tea_openapi.utils import Utils
-from aliyunsdkcore.auth.composer import rpc_signature_composer
+from signers import openapi_acs3_headers, openapi_v1_query
 
 from local_runtime.server import match_route
 from mnsd.access.keys import AccessKey
@@ -61,49 +57,20 @@ def now_iso(world: World) -> str:
     return datetime.fromtimestamp(world.clock.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def v1(
-    world: World,
-    key: AccessKey,
-    action: str,
-    params: dict[str, str],
-    *,
-    secret: str | None = None,
-    timestamp: str | None = None,
-    nonce: str | None = None,
-    host: str = "127.0.0.1:8080",
-) -> tuple[int, dict]:
-    """A POST signed v1 by the core SDK's composer, the action's parameters in a form body."""
-    query = {
-        "Action": action,
-        "Version": "2022-01-19",
-        "Format": "JSON",
-        "AccessKeyId": key.key_id,
-        "SignatureMethod": "HMAC-SHA1",
-        "SignatureVersion": "1.0",
-        "SignatureNonce": nonce or uuid.uuid4().hex,
-        "Timestamp": timestamp or now_iso(world),
-    }
-    text = rpc_signature_composer.__compose_string_to_sign("POST", {**query, **params})
-    query["Signature"] = rpc_signature_composer.__get_signature(text, secret or key.secret)
+def v1(world: World, key: AccessKey, action: str, params: dict[str, str], host: str = "127.0.0.1:8080", **given: str):
+    """A POST signed v1 by the core SDK's composer (`signers`), the action's parameters in a form body, dated by the
+    world's clock; `given` query parameters replace the signer's."""
+    query = openapi_v1_query((key.key_id, key.secret), action, params, **{"Timestamp": now_iso(world), **given})
     headers = {"host": host, "content-type": "application/x-www-form-urlencoded"}
     return handle(world, HttpRequest("POST", "/", urlencode(query), headers, urlencode(params).encode()))
 
 
 def acs3(world: World, key: AccessKey, action: str, query: dict[str, str], **changed: str) -> tuple[int, dict]:
     """A POST signed ACS3-HMAC-SHA256 by the Tea client's `get_authorization`; `changed` headers after signing."""
-    headers = {
-        "host": "127.0.0.1:8080",
-        "x-acs-action": action,
-        "x-acs-version": "2022-01-19",
-        "x-acs-date": now_iso(world),
-        "x-acs-signature-nonce": uuid.uuid4().hex,
-        "x-acs-content-sha256": hashlib.sha256(b"").hexdigest(),
-    }
-    signed = SimpleNamespace(method="POST", pathname="/", query=query, headers=headers)
-    authorization = Utils.get_authorization(
-        signed, "ACS3-HMAC-SHA256", headers["x-acs-content-sha256"], key.key_id, key.secret
+    headers = openapi_acs3_headers(
+        (key.key_id, key.secret), "127.0.0.1:8080", action, query, **{"x-acs-date": now_iso(world)}
     )
-    sent = {**headers, "authorization": authorization, **changed}
+    sent = {name.lower(): value for name, value in {**headers, **changed}.items()}  # as the front end gives them
     return handle(world, HttpRequest("POST", "/", urlencode(query), sent, b""))
 
 
@@ -171,16 +138,18 @@ def test_the_v1_signature_is_alibabas_documented_example():
 
 
 def test_the_signatures_refusals(world):
-    status, body = v1(world, ROOT, "ListQueue", {}, secret="wrong")
+    status, body = v1(world, AccessKey(ACCOUNT, ROOT.key_id, "wrong"), "ListQueue", {})
     assert (status, body["Code"]) == (400, "SignatureDoesNotMatch")
     status, body = v1(world, AccessKey(ACCOUNT, "NOSUCH", "x"), "ListQueue", {})
     assert (status, body["Code"]) == (404, "InvalidAccessKeyId.NotFound")
     stale = datetime.fromtimestamp(world.clock.now() - 16 * 60, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert v1(world, ROOT, "ListQueue", {}, timestamp=stale)[1]["Code"] == "InvalidTimeStamp.Expired"
-    assert v1(world, ROOT, "ListQueue", {}, timestamp="yesterday")[1]["Code"] == "InvalidTimeStamp.Format"
-    assert v1(world, ROOT, "ListQueue", {}, nonce="n-1")[0] == 200
-    assert v1(world, ROOT, "ListQueue", {}, nonce="n-1")[1]["Code"] == "SignatureNonceUsed"
-    assert v1(world, world.keys.keys["OTHERROOT"], "ListQueue", {}, nonce="n-1")[0] == 200  # a nonce is per key
+    assert v1(world, ROOT, "ListQueue", {}, Timestamp=stale)[1]["Code"] == "InvalidTimeStamp.Expired"
+    assert v1(world, ROOT, "ListQueue", {}, Timestamp="yesterday")[1]["Code"] == "InvalidTimeStamp.Format"
+    assert v1(world, ROOT, "ListQueue", {}, SignatureNonce="n-1")[0] == 200
+    assert v1(world, ROOT, "ListQueue", {}, SignatureNonce="n-1")[1]["Code"] == "SignatureNonceUsed"
+    assert (
+        v1(world, world.keys.keys["OTHERROOT"], "ListQueue", {}, SignatureNonce="n-1")[0] == 200
+    )  # a nonce is per key
     assert acs3(world, ROOT, "ListQueue", {"PageSize": "5"})[0] == 200
     assert acs3(world, ROOT, "ListQueue", {}, **{"x-acs-action": "ListTopic"})[1]["Code"] == "SignatureDoesNotMatch"
     assert acs3(world, ROOT, "ListQueue", {}, **{"x-acs-date": "2020-01-01T00:00:00Z"})[1]["Code"] == (

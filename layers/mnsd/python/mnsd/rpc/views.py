@@ -26,18 +26,23 @@ def _kept(create_time: int, last_modify_time: int, tag_document: str) -> View:
     return {"CreateTime": create_time, "LastModifyTime": last_modify_time, "Tags": tags(tag_document), **_NO_SSE}
 
 
+# The attributes answered as they are kept, under their wire names (`notify_strategy`: NotifyStrategy).
+_QUEUE_ATTRIBUTES: tuple[str, ...] = ("queue_type", "delay_seconds", "maximum_message_size", "message_retention_period")
+_QUEUE_ATTRIBUTES += ("visibility_timeout", "polling_wait_seconds", "logging_enabled")
+_SUBSCRIPTION_ATTRIBUTES = ("endpoint", "notify_strategy", "notify_content_format", "filter_tag")
+
+
+def _wired(attributes: object, names: tuple[str, ...]) -> View:
+    """Attributes as they are kept, under their wire names (`notify_strategy`: NotifyStrategy)."""
+    return {"".join(word.title() for word in name.split("_")): getattr(attributes, name) for name in names}
+
+
 def queue_view(queue: Queue, counts: QueueCounts) -> View:
     a = queue.attributes
     policy = a.dlq_policy
     return {
         "QueueName": queue.name,
-        "QueueType": a.queue_type,
-        "DelaySeconds": a.delay_seconds,
-        "MaximumMessageSize": a.maximum_message_size,
-        "MessageRetentionPeriod": a.message_retention_period,
-        "VisibilityTimeout": a.visibility_timeout,
-        "PollingWaitSeconds": a.polling_wait_seconds,
-        "LoggingEnabled": a.logging_enabled,
+        **_wired(a, _QUEUE_ATTRIBUTES),
         "ActiveMessages": counts.active,
         "InactiveMessages": counts.inactive,
         "DelayMessages": counts.delayed,
@@ -76,25 +81,12 @@ def topic_view(topic: Topic, message_count: int, endpoint: str) -> View:
     }
 
 
-# A subscription's attributes answered as they are kept, under their wire names (`notify_strategy`: NotifyStrategy).
-_SUBSCRIPTION_ATTRIBUTES = ("endpoint", "notify_strategy", "notify_content_format", "filter_tag")
-
-
-def _wire_name(name: str) -> str:
-    return "".join(word.title() for word in name.split("_"))
-
-
 def subscription_view(s: Subscription) -> View:
     a = s.attributes
-    return {
-        "SubscriptionName": s.name,
-        "TopicName": s.topic_name,
-        "TopicOwner": s.account_id,
-        **{_wire_name(name): getattr(a, name) for name in _SUBSCRIPTION_ATTRIBUTES},
-        "CreateTime": s.create_time,
-        "LastModifyTime": s.last_modify_time,
-        "DlqPolicy": {"Enabled": a.dlq_enabled, "DeadLetterTargetQueue": a.dlq_target_queue},
-    }
+    names = {"SubscriptionName": s.name, "TopicName": s.topic_name, "TopicOwner": s.account_id}
+    times = {"CreateTime": s.create_time, "LastModifyTime": s.last_modify_time}
+    dlq = {"Enabled": a.dlq_enabled, "DeadLetterTargetQueue": a.dlq_target_queue}
+    return {**names, **_wired(a, _SUBSCRIPTION_ATTRIBUTES), **times, "DlqPolicy": dlq}
 
 
 def page(entries: list[View], page_num: int, page_size: int, total: int) -> View:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from mnsd.storage.dynamodb.conditions import condition_failed
+from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
+
+_NEW = "attribute_not_exists(pk)"
 
 
 class DynamoNonces:
@@ -17,14 +17,6 @@ class DynamoNonces:
         self.table = table
 
     def first_use(self, key: str, expires: int) -> bool:
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item={"pk": {"S": f"nonce#{key}"}, "sk": {"S": "nonce"}, TTL_ATTRIBUTE: {"N": str(expires)}},
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ClientError as exc:
-            if condition_failed(exc):
-                return False
-            raise
-        return True
+        item = {"pk": {"S": f"nonce#{key}"}, "sk": {"S": "nonce"}, TTL_ATTRIBUTE: {"N": str(expires)}}
+        put = conditional(self.client.put_item, TableName=self.table, Item=item, ConditionExpression=_NEW)
+        return put is not None
