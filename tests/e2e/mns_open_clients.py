@@ -30,6 +30,8 @@ def tea_client(endpoint: str, key_id: str, secret: str, *, v1: bool = False, tok
         protocol="http",
         region_id="cn-hangzhou",
         signature_algorithm="v2" if v1 else None,
+        read_timeout=30_000,  # ms: a loaded test machine's first calls can be slow
+        connect_timeout=10_000,
     )
     return MnsOpen(config)
 
@@ -39,7 +41,7 @@ class CoreClient:
 
     def __init__(self, endpoint: str, key_id: str, secret: str) -> None:
         self.host = endpoint.split("://", 1)[1]
-        self.client = AcsClient(key_id, secret, "cn-hangzhou", auto_retry=False)
+        self.client = AcsClient(key_id, secret, "cn-hangzhou", auto_retry=False, timeout=30, connect_timeout=10)
 
     def send(self, request: RpcRequest) -> dict[str, Any]:
         """A generated request (`aliyunsdkmns_open.request.v20220119`), its parameters moved into the body."""
@@ -86,7 +88,7 @@ def post(endpoint: str, query: dict[str, str], body: bytes, headers: dict[str, s
     url = f"{endpoint}/?{urlencode(query)}" if query else f"{endpoint}/"
     request = urllib.request.Request(url, data=body, method="POST", headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())

@@ -203,3 +203,27 @@ def test_the_endpoint_state_matches_addresses():
     assert not state.admits("11.0.0.1") and not state.admits(None) and not state.admits("not an address")
     assert EndpointState(True, ()).admits(None)
     assert not EndpointState(False, ()).admits("10.1.2.3")
+
+
+def test_a_queues_policy_shares_it_with_another_account_as_on_the_xml_api():
+    world = World()
+    grant = {
+        "Version": "1",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"RAM": [f"acs:ram::{OTHER}:root"]},
+                "Action": ["mns:GetQueueAttributes"],
+                "Resource": [resource("/queues/q")],
+            }
+        ],
+    }
+    body = f"<Queue><Policy>{json.dumps(grant)}</Policy></Queue>"
+    assert world.call(ROOT, "PUT", "/queues/q?metaoverride=true", body=body).status == 204
+    other, owner_host = world.keys.keys["OTHERROOT"], f"{ACCOUNT}.mns.localhost:8080"
+    status, answer = v1(world, other, "GetQueueAttributes", {"QueueName": "q"}, host=owner_host)
+    assert status == 200 and answer["Data"]["QueueName"] == "q"
+    assert v1(world, other, "SetQueueAttributes", {"QueueName": "q"}, host=owner_host)[1]["Code"] == "Forbidden.RAM"
+    assert v1(world, other, "ListQueue", {}, host=owner_host)[1]["Code"] == "Forbidden.RAM"
+    xml = world.call(other, "GET", "/queues/q", host=owner_host)  # the XML API decides alike
+    assert xml.status == 200
