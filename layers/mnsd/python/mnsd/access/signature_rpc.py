@@ -25,7 +25,6 @@ import hashlib
 import hmac
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 from urllib.parse import parse_qsl, quote
@@ -88,17 +87,6 @@ def is_rpc_request(request: HttpRequest, params: Mapping[str, str]) -> bool:
     return bool(
         request.header("x-acs-action") or "Action" in params or "Signature" in params or authorization.startswith(ACS3)
     )
-
-
-@dataclass(frozen=True)
-class Signed:
-    """Who signed a request, by which key, with which nonce, at what time."""
-
-    key_id: str
-    token: str | None
-    nonce: str
-    time: datetime
-    matches: bool
 
 
 def _time(text: str | None, name: str) -> datetime:
