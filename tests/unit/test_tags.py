@@ -1,11 +1,11 @@
-"""Resource tags' rules (`mnsd.tags`): the live service's bounds, changes applied removals first, filters."""
+"""Resource tags' rules (`mnsd.model.tags`): the live service's bounds, changes applied removals first, filters."""
 
 from __future__ import annotations
 
 import pytest
 
 from mnsd import errors
-from mnsd.tags import MAX_TAGS, TagChanges, applied, has_tags, tag_map
+from mnsd.model.tags import MAX_TAGS, TagChanges, applied, has_tags, tag_map
 
 
 def test_changes_apply_removals_then_additions_and_keep_a_canonical_document():

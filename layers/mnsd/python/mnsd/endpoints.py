@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from mnsd import errors
-from mnsd.storage.catalog import AccountAttributes, Catalog
+from mnsd.catalog import AccountAttributes, Catalog
 
 PUBLIC = "public"
 # Refused by the endpoint (`AccessDenied` on either plane, the OpenAPI's too: not a RAM refusal).

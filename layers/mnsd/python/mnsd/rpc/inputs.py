@@ -4,10 +4,10 @@ checks the values): structured parameters arrive as JSON strings, booleans in an
 from __future__ import annotations
 
 from mnsd import errors
-from mnsd.queues.model import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
+from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
+from mnsd.model.tags import TagChanges
+from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
 from mnsd.rpc.call import RpcCall
-from mnsd.tags import TagChanges
-from mnsd.topics.model import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
 from mnsd.validation import mns_bool
 
 # PushType -> how a bare Endpoint of that kind is written in full (`{region}`, `{account}`, `{value}`); a full one

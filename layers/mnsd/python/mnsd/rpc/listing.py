@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+from mnsd.model.tags import has_tags
 from mnsd.rpc.call import RpcCall
-from mnsd.tags import has_tags
 from mnsd.validation import int_in_range
 
 T = TypeVar("T")

@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mnsd.queues.model import QueueAttributeChanges
+from mnsd.model.queues import QueueAttributeChanges
+from mnsd.model.tags import TagChanges
+from mnsd.model.topics import TopicAttributeChanges
 from mnsd.rpc import inputs
 from mnsd.rpc.call import RpcCall
 from mnsd.rpc.envelope import DONE
-from mnsd.tags import TagChanges
-from mnsd.topics.model import TopicAttributeChanges
 
 Serve = Callable[[RpcCall], Any]
 

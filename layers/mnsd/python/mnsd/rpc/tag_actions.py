@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from mnsd import errors
+from mnsd.model.tags import MAX_TAGS, TagChanges
 from mnsd.rpc import records
 from mnsd.rpc.call import RpcCall
-from mnsd.tags import MAX_TAGS, TagChanges
 from mnsd.validation import mns_bool
 
 QUEUE, TOPIC = "queue", "topic"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd.queues.model import Queue, QueueCounts
-from mnsd.tags import tag_map
-from mnsd.topics.model import TOPIC_RETENTION_SECONDS, Subscription, Topic
+from mnsd.model.queues import Queue, QueueCounts
+from mnsd.model.tags import tag_map
+from mnsd.model.topics import TOPIC_RETENTION_SECONDS, Subscription, Topic
 
 View = dict[str, Any]
 
