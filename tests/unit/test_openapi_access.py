@@ -227,3 +227,14 @@ def test_a_queues_policy_shares_it_with_another_account_as_on_the_xml_api():
     assert v1(world, other, "ListQueue", {}, host=owner_host)[1]["Code"] == "Forbidden.RAM"
     xml = world.call(other, "GET", "/queues/q", host=owner_host)  # the XML API decides alike
     assert xml.status == 200
+
+
+def test_an_openapi_call_by_get_is_refused_in_json(world):
+    query = openapi_v1_query((ROOT.key_id, ROOT.secret), "ListQueue", {}, Timestamp=now_iso(world))
+    route_name, _, _ = match_route(ROUTES, "GET", "/")
+    response = api.handle(
+        route_name, HttpRequest("GET", "/", urlencode(query), {"host": "127.0.0.1:8080"}), world.services
+    )
+    assert (response.status, json.loads(response.body)["Code"]) == (400, "UnsupportedHTTPMethod")
+    xml = world.call(ROOT, "GET", "/?accountmeta=true")  # the XML API's GetAccountAttributes is served as before
+    assert xml.status == 200

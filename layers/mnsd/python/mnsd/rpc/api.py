@@ -2,7 +2,8 @@
 authorization per resource, the action, and the JSON answer or error.
 
 Served at `POST /` (the route that also serves IssueSecurityToken on the XML plane): a request is the OpenAPI's when it
-names an action (`x-acs-action`, `Action`) or carries its signature.
+names an action (`x-acs-action`, `Action`) or carries its signature. The core SDK's requests default to GET: one at
+`GET /` is refused in the OpenAPI's JSON (`UnsupportedHTTPMethod`), never handed to the XML API's GetAccountAttributes.
 """
 
 from __future__ import annotations
@@ -18,17 +19,23 @@ from mnsd.rpc.call import VERSION, RpcCall, request_params
 from mnsd.rpc.envelope import failure, success
 from mnsd.services import Services
 
-RPC_ROUTES = ("post_account",)
+# The routes of `/`: POST serves the OpenAPI; a GET naming an action is answered its refusal in the OpenAPI's JSON.
+RPC_ROUTES = ("post_account", "get_account")
+MethodNotServed = errors.openapi_error(
+    "UnsupportedHTTPMethod", 400, "This http method is not supported: the Mns-open OpenAPI is served to POST /."
+)
 
 logger = Logger(service="mns")
 
 
 def serves(request: HttpRequest) -> bool:
-    return request.method.upper() == "POST" and is_rpc_request(request, request_params(request))
+    return is_rpc_request(request, request_params(request))
 
 
 def handle(request: HttpRequest, services: Services, request_id: str, host_id: str) -> HttpResponse:
     try:
+        if request.method.upper() != "POST":
+            raise MethodNotServed()
         params = request_params(request)
         name = request.header("x-acs-action") or params.get("Action") or ""
         version = request.header("x-acs-version") or params.get("Version")
