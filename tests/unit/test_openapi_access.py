@@ -238,3 +238,10 @@ def test_an_openapi_call_by_get_is_refused_in_json(world):
     assert (response.status, json.loads(response.body)["Code"]) == (400, "UnsupportedHTTPMethod")
     xml = world.call(ROOT, "GET", "/?accountmeta=true")  # the XML API's GetAccountAttributes is served as before
     assert xml.status == 200
+
+
+def test_list_filters_by_type_and_tag(world):
+    assert v1(world, ROOT, "ListTopic", {"TopicType": "fifo"})[1]["Data"]["Total"] == 0
+    assert v1(world, ROOT, "ListTopic", {"TopicType": "normal"})[1]["Data"]["Total"] >= 1
+    assert v1(world, ROOT, "ListQueue", {"QueueType": "fifo"})[1]["Data"]["Total"] == 0
+    assert v1(world, ROOT, "ListQueue", {"Tag.1.Key": "no-such", "Tag.1.Value": "x"})[1]["Data"]["Total"] == 0

@@ -20,11 +20,10 @@ def list_topic(call: RpcCall) -> Any:
     page_num, page_size = listing.page_request(call)
     topics = call.services.topics
     tagged = listing.tagged(call)
-    found = [
-        t
-        for t in listing.every(topics.list_topics, call.owner, call.text("TopicName") or "")
-        if tagged(t.attributes.tags)
-    ]
+    every = listing.every(topics.list_topics, call.owner, call.text("TopicName") or "")
+    # every topic is a normal one (FIFO topics are not offered): a TopicType filter of another type finds none
+    normal = (call.text("TopicType") or "normal").strip().lower() == "normal"
+    found = [t for t in every if normal and tagged(t.attributes.tags)]
     endpoint = call.endpoint()
     entries = [
         views.topic_view(t, topics.message_count(t), endpoint) for t in listing.paged(found, page_num, page_size)
