@@ -21,6 +21,8 @@ REGION, ACCOUNT = "cn-hangzhou", "1000000000000001"
         ("dm", "a@example.com", "mail:directmail:a@example.com", MAIL),
         ("alisms", "13800000000", "sms:directsms:13800000000", SMS),
         ("DYSMS", "anonymous", "sms:directsms:anonymous", SMS),
+        ("Queue", f"acs:mns:{REGION}:{ACCOUNT}:queues/q", f"acs:mns:{REGION}:{ACCOUNT}:queues/q", QUEUE),  # kept
+        ("email", "mail:directmail:a@example.com", "mail:directmail:a@example.com", MAIL),
     ],
 )
 def test_a_served_push_kind_is_delivered_as_the_xml_plane_s_endpoint(push_type, endpoint, written, kind):
