@@ -4,6 +4,8 @@ saying why (`mnsd.model.push_kinds`)."""
 from __future__ import annotations
 
 import pytest
+from access_calls import ROOT, World
+from test_openapi_access import v1
 
 from mnsd import errors
 from mnsd.model.push_kinds import endpoint_of
@@ -51,3 +53,19 @@ def test_other_invalid_endpoints_keep_the_plain_refusal():
     with pytest.raises(errors.EndpointInvalid) as refused:
         parse_endpoint("just text", REGION, ACCOUNT)
     assert refused.value.message == errors.EndpointInvalid.default_message
+
+
+@pytest.mark.parametrize(
+    ("push_type", "endpoint", "kept"),
+    [("dm", "a@example.com", "mail:directmail:a@example.com"), ("dysms", "anonymous", "sms:directsms:anonymous")],
+)
+def test_the_openapi_s_subscribe_serves_dm_and_dysms_and_refuses_fc_through_the_same_table(push_type, endpoint, kept):
+    world = World()
+    params = {"TopicName": "t", "SubscriptionName": "s2", "PushType": push_type, "Endpoint": endpoint}
+    status, body = v1(world, ROOT, "Subscribe", params)
+    assert status == 200, body
+    status, body = v1(world, ROOT, "GetSubscriptionAttributes", {"TopicName": "t", "SubscriptionName": "s2"})
+    assert body["Data"]["Endpoint"] == kept
+    refused = {**params, "SubscriptionName": "s3", "PushType": "fc", "Endpoint": "acs:fc:cn-hangzhou:1:functions/f"}
+    status, body = v1(world, ROOT, "Subscribe", refused)
+    assert (status, body["Code"]) == (400, "EndpointInvalid") and "Push kind fc is not served" in body["Message"]
