@@ -11,6 +11,7 @@ from mnsd.access.tokens import TemporaryCredentials
 from mnsd.log.metrics import HourlyCounts
 from mnsd.metrics import monitored
 from mnsd.metrics.minutes import WINDOW_MINUTES, Minute
+from mnsd.model.kinds import kind_of
 from mnsd.model.messages import Message, Property
 from mnsd.model.queues import Queue, QueueCounts
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
@@ -130,7 +131,7 @@ def queue_node(
         ("PollingWaitSeconds", a.polling_wait_seconds),
         ("LoggingEnabled", a.logging_enabled),
         ("MetricsEnabled", monitored(a.metrics_chosen, metrics_default)),
-        ("QueueType", a.queue_type),
+        ("QueueType", kind_of(queue).name),
     ]
     policy = a.dlq_policy
     if policy is not None:
