@@ -125,8 +125,8 @@ def test_a_fifo_queues_receiver_starts_when_it_is_created_and_a_standard_ones_ma
 
 def test_the_kind_chooses_the_store_the_groups_shown_and_a_pushed_messages_group():
     standard_store, fifo_store = object(), object()
-    assert STANDARD.store(standard_store, fifo_store) is standard_store  # type: ignore[arg-type]
-    assert FIFO.store(standard_store, fifo_store) is fifo_store  # type: ignore[arg-type]
+    assert STANDARD.chosen_store(standard_store, fifo_store) is standard_store  # type: ignore[arg-type]
+    assert FIFO.chosen_store(standard_store, fifo_store) is fifo_store  # type: ignore[arg-type]
     assert (STANDARD.held_groups(lambda: 4), FIFO.held_groups(lambda: 4)) == (None, 4)
     assert (STANDARD.group("", "sub"), FIFO.group("", "sub"), FIFO.group("g", "sub")) == ("", "sub", "g")
 

@@ -82,7 +82,7 @@ class QueueKind(ABC):
         enqueued from then to its creation; InvalidArgument if the kind refuses that start."""
 
     @abstractmethod
-    def store(self, standard: MessageStore, fifo: MessageStore) -> MessageStore:
+    def chosen_store(self, standard: MessageStore, fifo: MessageStore) -> MessageStore:
         """Which of the two stores holds the queue's messages (and its receivers')."""
 
     @abstractmethod
@@ -127,7 +127,7 @@ class StandardKind(QueueKind):
     def receiver_start(self, start: int, now: float) -> bool:
         return start * 1000 < ms(now)
 
-    def store(self, standard: MessageStore, fifo: MessageStore) -> MessageStore:
+    def chosen_store(self, standard: MessageStore, fifo: MessageStore) -> MessageStore:
         return standard
 
     def held_groups(self, count: Callable[[], int]) -> int | None:
@@ -186,7 +186,7 @@ class FifoKind(QueueKind):
             raise errors.InvalidArgument(FIFO_START)
         return False
 
-    def store(self, standard: MessageStore, fifo: MessageStore) -> MessageStore:
+    def chosen_store(self, standard: MessageStore, fifo: MessageStore) -> MessageStore:
         return fifo
 
     def held_groups(self, count: Callable[[], int]) -> int | None:

@@ -1,6 +1,6 @@
 """Which store holds a queue's messages: a FIFO queue's (and its receivers') are in the FIFO store
 (`mnsd.model.ports.FifoMessageStore`, which keeps each group's order), every other queue's in the standard one, as
-the queue's kind chooses (`QueueKind.store`)."""
+the queue's kind chooses (`QueueKind.chosen_store`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class MessageStores:
 
     def of(self, queue: Queue) -> MessageStore:
         """The store of a queue's messages, by its kind."""
-        return kind_of(queue).store(self.standard, self.fifo)
+        return kind_of(queue).chosen_store(self.standard, self.fifo)
 
     def counter(self, queue_id: str, now_ms: int) -> Counter:
         """The group counters of a FIFO queue's (or receiver's) incarnation, read at `now_ms` (`QueueKind.placed`)."""
