@@ -170,15 +170,18 @@ def subscription_changes(xml: Element) -> SubscriptionChanges:
 
 
 def publish_input(xml: Element) -> PublishInput:
-    """The `<Message>` body of PublishMessage."""
-    attributes = xml.child("MessageAttributes")
+    """The `<Message>` body of PublishMessage. `<MessageAttributes>` holds `<DirectMail>` and `<DirectSMS>` (the
+    Python SDK's and Java SDK 1.x's), or `<DM>` and `<DYSMS>` (Java SDK 2.x's), each JSON text."""
+    attributes = xml.child("MessageAttributes") or Element("MessageAttributes")
     return PublishInput(
         body=xml.value("MessageBody"),
         tag=xml.value("MessageTag"),
-        direct_mail=attributes.value("DirectMail") if attributes is not None else None,
-        direct_sms=attributes.value("DirectSMS") if attributes is not None else None,
         user_properties=_properties(xml, "UserProperties", "PropertyValue"),
         message_group_id=xml.value("MessageGroupId"),
+        direct_mail=attributes.value("DirectMail"),
+        direct_sms=attributes.value("DirectSMS"),
+        dm=attributes.value("DM"),
+        dysms=attributes.value("DYSMS"),
     )
 
 
