@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict
 
 from mnsd.access.authorizer import Authorizer
 from mnsd.access.keys import (
@@ -137,6 +137,16 @@ class Services:
         return self.push().fanout
 
 
+class QueueParts(TypedDict):
+    """What the services over queues' records and their messages stand on (`QueueControl`, `DeadLetterService`),
+    named once as they are built."""
+
+    catalog: Catalog
+    messages: MessageStores
+    clock: Clock
+    settings: Settings
+
+
 def build_services(
     settings: Settings,
     dynamodb: Any = None,
@@ -172,25 +182,10 @@ def build_services(
     addresses = QueueAddresses(registry=queue_records, catalog=catalog, receivers=receivers)
     activity = QueueActivity(metrics)
     arrivals = Arrivals(messages=stores, notifier=waits, receivers=receivers, activity=activity)
-    queues = QueueControl(
-        catalog=catalog,
-        messages=stores,
-        clock=clock,
-        settings=settings,
-        registry=queue_records,
-        receivers=receivers,
-        dlq_targets=dlq_targets,
-    )
+    parts = QueueParts(catalog=catalog, messages=stores, clock=clock, settings=settings)
+    queues = QueueControl(**parts, registry=queue_records, receivers=receivers, dlq_targets=dlq_targets)
     dead_letters = DeadLetterService(
-        catalog=catalog,
-        messages=stores,
-        clock=clock,
-        settings=settings,
-        notifier=waits,
-        registry=queue_records,
-        addresses=addresses,
-        arrivals=arrivals,
-        activity=activity,
+        **parts, arrivals=arrivals, notifier=waits, activity=activity, registry=queue_records, addresses=addresses
     )
     messages = MessageService(
         messages=stores,

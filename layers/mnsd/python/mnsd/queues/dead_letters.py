@@ -38,15 +38,15 @@ REDRIVE_PAGE = 64
 
 @dataclass(eq=False, kw_only=True)  # a service: compared by identity
 class DeadLetterService:
-    catalog: Catalog
     messages: MessageStores  # a queue's store: `messages.of(queue)`
+    arrivals: Arrivals  # where moved messages land
+    notifier: Notifier
+    activity: QueueActivity
+    catalog: Catalog  # a policy's target
+    registry: Registry[Queue]  # the queues' records
+    addresses: QueueAddresses  # a redrive's sources
     clock: Clock
     settings: Settings
-    notifier: Notifier
-    registry: Registry[Queue]  # the queues' records
-    addresses: QueueAddresses
-    arrivals: Arrivals
-    activity: QueueActivity
 
     # --- at a receive ---------------------------------------------------------------------------
 
