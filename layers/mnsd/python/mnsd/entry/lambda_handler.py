@@ -65,6 +65,7 @@ def request_from_event(event: dict[str, Any], route_path: str | None = None) -> 
         body=raw,
         path_params=dict(params or {}),
         received_at=time_epoch / 1000 if isinstance(time_epoch, int | float) else None,
+        source_ip=event["requestContext"].get("http", {}).get("sourceIp"),
     )
 
 

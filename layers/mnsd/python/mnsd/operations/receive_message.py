@@ -1,9 +1,9 @@
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, hinted, xml_response
-from mnsd.wire import requests, responses
+from mnsd.request.call import Call, hinted
+from mnsd.wire import requests
 
 
 def receive_message(call: Call) -> HttpResponse:
     wait, held = requests.wait_seconds(call.request), call.held_wait()
     (received,) = call.services.messages.receive(call.queue(), 1, wait, call.request.received_at, held)
-    return hinted(xml_response(responses.received(received)), held)
+    return hinted(call.plane.received(received), held)
