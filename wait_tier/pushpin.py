@@ -8,6 +8,7 @@ and the proxy is pointed at its sockets in the run directory.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -88,18 +89,9 @@ class PushpinConfig:
         routes = self.directory / "routes"
         routes.write_text(f"* {self.waker}\n")
         config = self.directory / "pushpin.conf"
+        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         config.write_text(
-            CONFIG.format(
-                rundir=self.directory / "run",
-                logdir=self.directory / "log",
-                routes=routes,
-                port=self.port,
-                sig_key=self.sig_key,
-                control_host=self.control_host,
-                control_port=self.control_port,
-                max_connections=self.max_connections,
-                log_level=self.log_level,
-            )
+            CONFIG.format(rundir=self.directory / "run", logdir=self.directory / "log", routes=routes, **own)
         )
         return config
 

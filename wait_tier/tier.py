@@ -24,16 +24,16 @@ class Tier:
     bind: str = "127.0.0.1"
     peers: Callable[[], list[str]] = lambda: []
     waker: Waker | None = field(default=None, init=False)
+    wake_url: str = field(default="", init=False)  # where the service posts wakes
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _server: tuple[ThreadingHTTPServer, Event] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.wake_url = f"http://127.0.0.1:{self.waker_port}/wake"
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def wake_url(self) -> str:
-        return f"http://127.0.0.1:{self.waker_port}/wake"
 
     def start(self) -> Tier:
         control = f"http://127.0.0.1:{self.control_port}"
