@@ -18,8 +18,8 @@ from moto import mock_aws
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 
+from local_runtime.moto_client import SerializedClient
 from local_runtime.push import LocalPushWorker, create_push_workflow
-from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.push.signing import generate_signing_material
 from mnsd.push.workflow import TASK_HEARTBEAT_SECONDS, delivery_reference

@@ -12,7 +12,7 @@ import pytest
 from moto import mock_aws
 
 from bench.by_name import QueuesByName
-from local_runtime.server import LocalContext
+from local_runtime.dispatch import LocalContext
 from local_runtime.tables import create_tables
 from mnsd.metrics.emf import EmfMetrics
 from mnsd.monitoring.alarms import AlarmReconciler, CloudWatchAlarms

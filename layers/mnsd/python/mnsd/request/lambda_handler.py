@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from mnsd import deadlines
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.request import api
+from mnsd.request.routes import ROUTES
 from mnsd.services import Services, default_services
 
 if TYPE_CHECKING:
@@ -84,7 +86,10 @@ def make_handler(route_name: str | None, services: Callable[[], Services] = defa
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request = request_from_event(event)
         current = services()
-        response = api.handle(route_name, request, current)
+        route = ROUTES.get(route_name) if route_name else None
+        budget = deadlines.request_seconds(route is not None and route.long_poll, current.settings.max_poll_seconds)
+        with deadlines.within(budget, request.received_at):
+            response = api.handle(route_name, request, current)
         current.metrics.flush()  # the queues' and topics' counts of this call (`mnsd.metrics`)
         metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
         if response.status >= 400:
