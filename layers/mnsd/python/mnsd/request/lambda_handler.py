@@ -68,6 +68,14 @@ def event_response(response: HttpResponse) -> dict[str, Any]:
     }
 
 
+def request_budget(route_name: str | None, services: Services) -> float:
+    """The seconds a request of the route may take from its arrival (`mnsd.deadlines`): a long poll's cover its wait."""
+    route = ROUTES.get(route_name or "")
+    if route is None or not route.long_poll:
+        return deadlines.REQUEST_SECONDS
+    return deadlines.request_seconds(True, services.settings.max_poll_seconds)
+
+
 def make_handler(route_name: str | None, services: Callable[[], Services] = default_services) -> LambdaHandler:
     """The Lambda handler of one route."""
 
@@ -86,9 +94,7 @@ def make_handler(route_name: str | None, services: Callable[[], Services] = defa
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request = request_from_event(event)
         current = services()
-        route = ROUTES.get(route_name) if route_name else None
-        budget = deadlines.request_seconds(route is not None and route.long_poll, current.settings.max_poll_seconds)
-        with deadlines.within(budget, request.received_at):
+        with deadlines.within(request_budget(route_name, current), request.received_at):
             response = api.handle(route_name, request, current)
         current.metrics.flush()  # the queues' and topics' counts of this call (`mnsd.metrics`)
         metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)

@@ -153,7 +153,9 @@ def throttled_partitions(table: str, request: Request) -> set[str]:
     if request.get("TableName") == table:
         keys = [request.get("Key") or request.get("Item") or {}]
     else:
-        keys = [r.get("PutRequest", {}).get("Item", {}) for r in request.get("RequestItems", {}).get(table, [])]
+        batch = request.get("RequestItems", {}).get(table)
+        writes = batch if isinstance(batch, list) else []
+        keys = [write.get("PutRequest", {}).get("Item", {}) for write in writes]
     return {queue_id_of(key[PARTITION_KEY]["S"]) for key in keys if PARTITION_KEY in key}
 
 
