@@ -22,6 +22,7 @@ from typing import Any
 from bench._common import md_table, pct, use_local_aws_defaults, write_result
 from bench.faults import THROTTLE, Faults
 
+VISIBILITY_SECONDS = 60
 RETRYABLE = {"ServiceUnavailable"}  # (503: the Java SDK retries it on its own)
 REQUEST_LIMIT_SECONDS = 35.0
 
@@ -36,6 +37,7 @@ class Outcome:
     acknowledged: set[str] = field(default_factory=set)
     received: Counter[str] = field(default_factory=Counter)
     deleted: set[str] = field(default_factory=set)
+    refused_deletes: list[float] = field(default_factory=list)  # seconds from the receive to a delete's MessageNotExist
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def timed(self, operation: str, call: Any, *args: Any) -> Any:
@@ -65,6 +67,11 @@ class Outcome:
     def unretryable(self) -> Counter[str]:
         """Errors neither retryable nor a receive's "no message"."""
         return Counter({k: v for k, v in self.errors.items() if k not in RETRYABLE and k != "MessageNotExist"})
+
+    @property
+    def wrong_deletes(self) -> list[float]:
+        """Deletes answered MessageNotExist while their receipt was valid (its visibility not over)."""
+        return [age for age in self.refused_deletes if age < VISIBILITY_SECONDS]
 
     @property
     def slowest(self) -> float:
@@ -99,7 +106,7 @@ def _until_done(outcome: Outcome, operation: str, call: Any, *args: Any) -> Any:
 
 FIFO_QUEUE = (
     '<?xml version="1.0" encoding="UTF-8"?><Queue xmlns="http://mns.aliyuncs.com/doc/v1">'
-    "<QueueType>fifo</QueueType><VisibilityTimeout>60</VisibilityTimeout></Queue>"
+    "<QueueType>fifo</QueueType><VisibilityTimeout>" + str(VISIBILITY_SECONDS) + "</VisibilityTimeout></Queue>"
 )
 
 
@@ -110,7 +117,7 @@ def create_queue(account: Any, name: str, fifo: bool) -> None:
 
     if not fifo:
         meta = QueueMeta()
-        meta.set_visibilitytimeout(60)
+        meta.set_visibilitytimeout(VISIBILITY_SECONDS)
         account.get_queue(name).create(meta)
         return
     client = account.mns_client
@@ -146,6 +153,7 @@ def _consume(outcome: Outcome, account: Any, name: str, sending: threading.Event
         with outcome.lock:
             if not sending.is_set() and outcome.acknowledged <= outcome.deleted:
                 return
+        asked = time.monotonic()  # (its messages were claimed after this)
         try:
             received = outcome.timed("receive", queue.batch_receive_message, 16, 1)
         except MNSServerException:
@@ -153,7 +161,14 @@ def _consume(outcome: Outcome, account: Any, name: str, sending: threading.Event
         for message in received:
             with outcome.lock:
                 outcome.received[message.message_body] += 1
-            _until_done(outcome, "delete", queue.delete_message, message.receipt_handle)
+            try:
+                _until_done(outcome, "delete", queue.delete_message, message.receipt_handle)
+            except MNSServerException as error:
+                if error.type != "MessageNotExist":
+                    raise
+                with outcome.lock:
+                    outcome.refused_deletes.append(time.monotonic() - asked)
+                continue
             with outcome.lock:
                 outcome.deleted.add(message.message_body)
 

@@ -166,7 +166,8 @@ class LocalHttpServer(HTTPServer):
         self._lock = threading.Lock()
         self._open = 0
         self._workers = 0
-        self._idle_workers = 0
+        self._idle_workers = 0  # workers waiting for a connection
+        self._queued = 0  # connections handed over, not yet taken by a worker
         self._ready: queue.SimpleQueue[Connection | None] = queue.SimpleQueue()
         self._refusals: queue.Queue[tuple[socket.socket, Any] | None] = queue.Queue(REFUSALS_WAITING)
         self._idle = IdleWatch(self._hand_over, self._close).start()
@@ -201,7 +202,8 @@ class LocalHttpServer(HTTPServer):
     def _hand_over(self, connection: Connection) -> None:
         """A connection whose next request arrived: to an idle worker, or a new one while under `max_workers`."""
         with self._lock:
-            start = self._idle_workers == 0 and self._workers < self.max_workers
+            self._queued += 1
+            start = self._queued > self._idle_workers and self._workers < self.max_workers
             if start:
                 self._workers += 1
         if start:
@@ -215,12 +217,13 @@ class LocalHttpServer(HTTPServer):
             connection = self._ready.get()
             with self._lock:
                 self._idle_workers -= 1
-            if connection is None:
-                return
+                if connection is None:
+                    return
+                self._queued -= 1
             if not connection.serve_one():
                 self._close(connection)
             elif connection.pending():
-                self._ready.put(connection)
+                self._hand_over(connection)
             else:
                 self._idle.watch(connection)
 
