@@ -1,7 +1,7 @@
 """Serve the MNS API on 127.0.0.1 through the same Lambda handlers, on the embedded engine (or moto).
 
 Each HTTP request becomes the API Gateway (HTTP API 2.0) event that AWS would deliver, goes to the
-handler of the matching route (built by `mnsd.request.lambda_handler.make_handler`, exactly as in
+handler of the matching route (built by `mnsd.entry.lambda_handler.make_handler`, exactly as in
 `functions/`), and the handler's result becomes the HTTP response. The parts: `connections` (accepting and
 serving connections, bounded), `handler` (one connection's requests), `dispatch` (where a request goes), this
 module (the backends, started and stopped with the server) and `startup` (`python -m local_runtime`).
@@ -42,7 +42,7 @@ from mnsd.metrics.ring import MinuteRing, RecordedMinutes
 from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.queues.notifier import LocalNotifier
-from mnsd.request.lambda_handler import make_handler
+from mnsd.entry.lambda_handler import make_handler
 from mnsd.request.routes import ROUTES
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings

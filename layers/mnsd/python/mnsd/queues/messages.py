@@ -9,11 +9,13 @@ from dataclasses import dataclass
 
 from mnsd import errors
 from mnsd.clock import Clock, ms
+from mnsd.inputs import MessageInput
 from mnsd.limits import Limits
+from mnsd.model.messages import Message, MessageRef
+from mnsd.model.queues import Queue
 from mnsd.queues.activity import QueueActivity
 from mnsd.queues.arrivals import Arrivals
 from mnsd.queues.dead_letters import DeadLetterService
-from mnsd.queues.model import Message, MessageInput, MessageRef, Queue
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.receipts import Receipt, ReceiptCodec
 from mnsd.queues.stores import MessageStores

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd.queues.model import Backlog, Message, MessageRef, MessageState, QueueCounts
-from mnsd.storage import ReadyScan
+from mnsd.model.messages import Message, MessageRef, MessageState
+from mnsd.model.ports import ReadyScan
+from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.fifo_groups import FifoGroups
 from mnsd.storage.dynamodb.layout import message_items

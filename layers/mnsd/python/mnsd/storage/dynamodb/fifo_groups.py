@@ -61,9 +61,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.queues import fifo
-from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
-from mnsd.storage import ReadyScan
+from mnsd.model import fifo
+from mnsd.model.messages import Message, MessageRef, MessageState
+from mnsd.model.ports import ReadyScan
+from mnsd.model.queues import QueueCounts
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
 from mnsd.storage.dynamodb.directory import (

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from mnsd.queues import fifo
-from mnsd.queues.model import Message
+from mnsd.model import fifo
+from mnsd.model.messages import Message
 from mnsd.storage.sqlite.database import COLUMNS, message_of
 
 HASHES = 1 << 32
