@@ -35,6 +35,7 @@ from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.keys import StaticKeyStore
 from mnsd.clock import SystemClock, ms
+from mnsd.entry.lambda_handler import make_handler
 from mnsd.http import HttpRequest
 from mnsd.metrics import TeeMetrics
 from mnsd.metrics.process import ProcessMetrics
@@ -42,7 +43,6 @@ from mnsd.metrics.ring import MinuteRing, RecordedMinutes
 from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.queues.notifier import LocalNotifier
-from mnsd.entry.lambda_handler import make_handler
 from mnsd.request.routes import ROUTES
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
