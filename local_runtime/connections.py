@@ -60,7 +60,10 @@ class Connection:
         self.handler.close_connection = True
         try:
             self.handler.handle_one_request()
-        except _CLIENT_GONE:
+        except _CLIENT_GONE:  # the client went away: no error of the server's
+            return False
+        except Exception as error:  # a fault of the server's own: one line, the connection ended, the worker kept
+            print(f"connection from {self.handler.client_address[0]}: {type(error).__name__}: {error}", flush=True)
             return False
         return not self.handler.close_connection
 

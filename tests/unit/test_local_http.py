@@ -206,3 +206,33 @@ def test_a_refused_body_is_read_at_most_drain_bytes(stub_server, monkeypatch):
     answer, elapsed = refused_and_cut(stub_server, b"x" * 65536, pause=0.0, seconds=10)
     assert answer.startswith(b"HTTP/1.1 400 ")
     assert elapsed < 5, elapsed
+
+
+class SlowDispatch:
+    def respond(self, method, target, headers, body, received_at) -> HttpResponse:
+        time.sleep(0.3)  # the client leaves meanwhile
+        return HttpResponse(200, b"x" * 1_000_000, {"x-mns-request-id": "slow"})
+
+
+def test_a_client_that_went_away_is_no_error_and_its_worker_serves_on(capsys):
+    handler = type("Handler", (requests.RequestHandler,), {"dispatch": SlowDispatch(), "quiet": True})
+    httpd = connections.LocalHttpServer(("127.0.0.1", 0), handler, max_workers=1)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        for _ in range(3):  # reset mid-answer (linger 0: RST), three times on the one worker
+            sock = socket.create_connection(httpd.server_address[:2], timeout=5)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            sock.sendall(b"GET /queues HTTP/1.1\r\nHost: x\r\n\r\n")
+            sock.close()
+            time.sleep(0.5)
+        connection = http.client.HTTPConnection(*httpd.server_address[:2], timeout=5)
+        connection.request("GET", "/queues")
+        assert connection.getresponse().status == 200
+        connection.close()
+        time.sleep(0.2)
+        assert httpd.open_connections == 0 and httpd.threads == 1
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    printed = capsys.readouterr()
+    assert "Traceback" not in printed.err + printed.out and "Error" not in printed.err + printed.out
