@@ -214,16 +214,19 @@ class LocalHttpServer(HTTPServer):
         self._ready.put(connection)
 
     def _work(self) -> None:
+        with self._lock:
+            self._idle_workers += 1
         while True:
-            with self._lock:
-                self._idle_workers += 1
             connection = self._ready.get()
             with self._lock:
                 self._idle_workers -= 1
                 if connection is None:
                     return
                 self._queued -= 1
-            if not connection.serve_one():
+            keep = connection.serve_one()
+            with self._lock:  # idle again before the connection can come back: its next request needs no new worker
+                self._idle_workers += 1
+            if not keep:
                 self._close(connection)
             elif connection.pending():
                 self._hand_over(connection)
