@@ -25,11 +25,11 @@ from local_runtime import handler as requests
 from mnsd import errors
 
 MAX_WORKERS = 96
-# Files the process keeps besides its client connections: the engine's (SQLite's pool, its WAL), the listening
-# socket, the watcher's, logs, the interpreter's own.
+# Files the process keeps besides its client connections: the engine's (SQLite's pool: 8 x the database, its WAL and
+# shared memory), the listening socket, the watcher's, logs, the interpreter's own, the refusals waiting.
 RESERVED_FILES = 64
 MAX_CONNECTIONS = 1024
-REFUSALS_WAITING = 64  # connections past the limit waiting for their 503; past these, closed at once
+REFUSALS_WAITING = 16  # connections past the limit waiting for their 503 (within RESERVED_FILES); past these, closed
 REFUSAL_SECONDS = 2.0  # how long a refused connection's request may take to arrive
 LISTEN_BACKLOG = 1024  # connections waiting to be accepted (the standard library's 5 refuses bursts of clients)
 _CLIENT_GONE = (ConnectionError, TimeoutError)
@@ -254,7 +254,7 @@ class LocalHttpServer(HTTPServer):
                 connection.handler.refusal = errors.ServiceUnavailable(
                     f"The server holds {self.max_connections} connections at most: try again later."
                 )
-                connection.handler.request_seconds = REFUSAL_SECONDS
+                connection.handler.request_seconds = connection.handler.idle_seconds = REFUSAL_SECONDS
                 connection.serve_one()
                 connection.close()
             except OSError:

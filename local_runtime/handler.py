@@ -139,6 +139,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # headers and body leave in separate writes
     timeout = SOCKET_TIMEOUT_SECONDS
     request_seconds: float | None = None  # how long a request may take once its first byte arrived (None: the default)
+    idle_seconds: float | None = None  # how long the next request may take to start (None: IDLE_TIMEOUT_SECONDS)
     refusal: errors.MnsError | None = None  # set on a connection the server refuses: each request gets it
 
     def setup(self) -> None:
@@ -149,7 +150,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.rfile = self.buffered
 
     def handle_one_request(self) -> None:
-        self.reader.arm(IDLE_TIMEOUT_SECONDS)
+        self.reader.arm(self.idle_seconds or IDLE_TIMEOUT_SECONDS)
         try:
             self.buffered.peek(1)  # the next request's first bytes (or the end of the connection)
         except TimeoutError:
