@@ -12,6 +12,7 @@ from mnsd.model.messages import Property, body_md5
 from mnsd.model.names import check_queue_name
 from mnsd.model.policy import resource_policy_document
 from mnsd.model.queues import DlqPolicyInput
+from mnsd.model.tags import TagChanges, applied
 from mnsd.validation import int_in_range, mns_bool
 
 TOPIC_RETENTION_SECONDS = 86400  # topic messages are kept one day, whatever their delivery
@@ -46,6 +47,7 @@ class TopicAttributeChanges:
     logging_enabled: str | None = None
     policy: str | None = None  # the resource policy (JSON), "" to remove it
     metrics_enabled: str | None = None  # True, False, or "" (the stack's default again)
+    tags: TagChanges | None = None  # the OpenAPI's tags (`mnsd.model.tags`)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class TopicAttributes:
     policy: str = ""  # the resource policy granting other accounts (JSON, `mnsd.model.policy`); "": none
     # Live metrics on AWS (`mnsd.metrics.monitored`): the topic's and its subscriptions' counts; None: the default.
     metrics_enabled: bool | None = None
+    tags: str = dataclasses.field(default="", compare=False)  # as a queue's (`mnsd.model.tags`)
 
     def updated_from(self, given: TopicAttributeChanges) -> TopicAttributes:
         """These attributes with the given ones applied, each checked."""
@@ -68,8 +71,9 @@ class TopicAttributes:
         chosen = self.metrics_enabled
         if given.metrics_enabled is not None:
             chosen = None if not given.metrics_enabled.strip() else mns_bool("MetricsEnabled", given.metrics_enabled)
+        tags = self.tags if given.tags is None else applied(self.tags, given.tags)
         return dataclasses.replace(
-            self, maximum_message_size=size, logging_enabled=logging, policy=policy, metrics_enabled=chosen
+            self, maximum_message_size=size, logging_enabled=logging, policy=policy, metrics_enabled=chosen, tags=tags
         )
 
 

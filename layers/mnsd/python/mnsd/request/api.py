@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 
 from aws_lambda_powertools import Logger
@@ -13,6 +12,7 @@ from mnsd.access.permissions import Permission, permission_for
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.request.call import Call, xml_response
 from mnsd.request.routes import ACTIONS, ROUTES, Operation, Route
+from mnsd.rpc import api as rpc_api
 from mnsd.services import Services
 from mnsd.wire import responses
 
@@ -59,6 +59,8 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
             raise errors.InvalidRequestURL()
         if len(request.body) > MAX_REQUEST_BYTES:
             raise errors.InvalidArgument(f"The request body should not be larger than {MAX_REQUEST_BYTES} bytes.")
+        if route_name in rpc_api.RPC_ROUTES and rpc_api.serves(request):
+            return _stamped(rpc_api.handle(request, services, request_id, host), request_id)
         route = ROUTES[route_name]
         if route.public:
             call = Call(request, None, "", services)
@@ -68,7 +70,8 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
                 request, services.keys, services.clock.now(), services.tokens, region=services.settings.region
             )
             services.limits.admit_request(principal.account_id)
-            call = Call(request, principal, _owner(request) or principal.account_id, services)
+            call = Call(request, principal, request.host_account() or principal.account_id, services)
+            services.endpoints.admit(call.owner, request.source_ip)
             operation = route.select(call)
             services.authorizer.authorize(principal, _permission(operation, route, call), call.owner)
             response = operation(call)
@@ -83,26 +86,6 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
 def _has_empty_segment(path: str) -> bool:
     """`//queues`, `/queues//m`, `/queues/`: no resource has an empty name (`/`, the account, is the root)."""
     return path != "/" and "" in path.split("/")[1:]
-
-
-def _owner(request: HttpRequest) -> str | None:
-    """The account whose resources a call is on, when the host names one: MNS hosts start with the account id
-    (`{AccountId}.mns.{region}.aliyuncs.com`), and so do ours (`{AccountId}.{domain}`, `{AccountId}.mns.localhost`).
-    An IP address names none."""
-    host = request.header("host") or ""
-    name = host if host.endswith("]") else host.rpartition(":")[0] or host
-    label, dot, _ = name.partition(".")
-    if not dot or not label.isdigit() or _is_address(name):
-        return None
-    return label
-
-
-def _is_address(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
 
 
 def _permission(operation: Operation, route: Route, call: Call) -> Permission:

@@ -212,8 +212,16 @@ ROUTES: dict[str, Route] = {
         # ListAccessKeys reads the credentials secret, which every route's function reads (to authenticate).
         Route("get_account", "GET", "/", _get_account, ("meta.read",)),
         Route("put_account", "PUT", "/", _account(set_account_attributes, "Account"), ("meta.write",)),
-        # IssueSecurityToken (`?securitytoken=true`): reads only the access keys and the receipt secret.
-        Route("post_account", "POST", "/", _account(issue_security_token, "SecurityToken", flag="securitytoken")),
+        # IssueSecurityToken (`?securitytoken=true`): reads only the access keys and the receipt secret. The same
+        # route serves the Mns-open OpenAPI (`mnsd.rpc`: queues, topics, subscriptions, tags, the account's settings
+        # and endpoint, its signatures' nonces), which `request.api` hands the route's OpenAPI calls to.
+        Route(
+            "post_account",
+            "POST",
+            "/",
+            _account(issue_security_token, "SecurityToken", flag="securitytoken"),
+            ("meta.read_write", "messages.read", "topic_messages.read"),
+        ),
         Route("list_queues", "GET", "/queues", lambda call: list_queue, ("meta.read",)),
         Route(
             "put_queue",
