@@ -9,7 +9,8 @@ runtime alike; the engine's botocore client makes no retries of its own: `mnsd.s
 - a call whose answer was lost on the way back (a read timeout, a closed connection: it may have been applied) is
   tried again, and when the retry finds the write's condition no longer holding, what the first attempt did is read
   back (`applied`): a delete that is gone, a put that is there, an update whose assignments are all there count as
-  done, so a lost answer never turns into a wrong one. A transaction carries a `ClientRequestToken` on every attempt:
+  done, so a lost answer never turns into a wrong one. A batch of new items is sent again without the items that
+  are there (`unwritten`): written again, a message's lease would undo a claim made since. A transaction carries a `ClientRequestToken` on every attempt:
   DynamoDB applies it once;
 - a condition that does not hold stays the domain's outcome (`conditions.conditional`); anything else is raised.
 """
@@ -126,12 +127,16 @@ class RetryingClient:
                 failure: Exception = exc
             except HTTPClientError as exc:  # sent, its answer lost (read timeout, connection closed)
                 lost, failure = True, exc
+                if operation == "batch_write_item":
+                    request = unwritten(self, request)
+                    if not request["RequestItems"]:
+                        return {"UnprocessedItems": {}}
             except NotConnected as exc:  # never sent
                 failure = exc
-            pause = pause_seconds(attempt)
-            if time.monotonic() + pause >= deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise Unavailable.of(failure, operation) from failure
-            self._sleep(pause)
+            self._sleep(min(pause_seconds(attempt), left))  # (the last attempt at the deadline)
             attempt += 1
 
     def _refused(self, exc: ClientError, operation: str, request: Request, lost: bool) -> dict[str, Any] | None:
@@ -146,6 +151,28 @@ class RetryingClient:
         if throttled(exc) and self._on_throttled is not None:
             self._on_throttled(request)
         return None
+
+
+def _key(item: dict[str, Any]) -> tuple[str, str]:
+    return item[PARTITION_KEY]["S"], item.get(SORT_KEY, {}).get("S", "")
+
+
+def unwritten(client: RetryingClient, request: Request) -> Request:
+    """A BatchWriteItem whose answer was lost, less its puts whose items are there (read back, strongly consistent):
+    they were written, and may have changed since."""
+    remaining: dict[str, list[dict[str, Any]]] = {}
+    for table, writes in request["RequestItems"].items():
+        puts = [w["PutRequest"]["Item"] for w in writes if "PutRequest" in w]
+        keys = [{k: v for k, v in item.items() if k in (PARTITION_KEY, SORT_KEY)} for item in puts]
+        found: set[tuple[str, str]] = set()
+        while keys:
+            response = client.batch_get_item(RequestItems={table: {"Keys": keys, "ConsistentRead": True}})
+            found |= {_key(item) for item in response.get("Responses", {}).get(table, [])}
+            keys = response.get("UnprocessedKeys", {}).get(table, {}).get("Keys", [])
+        kept = [w for w in writes if "PutRequest" not in w or _key(w["PutRequest"]["Item"]) not in found]
+        if kept:
+            remaining[table] = kept
+    return {**request, "RequestItems": remaining}
 
 
 def throttled_partitions(table: str, request: Request) -> set[str]:
