@@ -309,7 +309,9 @@ throttling, a third a conflict with a transaction (`TransactionConflictException
 150 messages, 4 consumers; FIFO queue (8 groups): 2 producers x 40, 2 consumers (moto's FIFO path is slow: about
 1.5 s a message with 4 consumers even without faults, on this machine). Consumers batch-receive 16 (wait 1 s) and
 delete each (for 400 s at most), through the official Python SDK; a 503 is sent again by the client. "Lost":
-acknowledged and never received.
+acknowledged and never received; "deletes refused": answered MessageNotExist (in brackets, while the receipt still
+held: a wrong answer); "errors answered": every error code clients saw (MessageNotExist: a receive that found
+nothing within its 1 s wait).
 
 {table}
 
