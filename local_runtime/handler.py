@@ -186,14 +186,14 @@ class RequestHandler(BaseHTTPRequestHandler):
         host = self.headers.get("Host")
         if self.refusal is not None:
             self.close_connection = True
-            self._answer(api.refuse(self.refusal, host), started)
+            self._answer(api.refuse(self.refusal, host, dict(self.headers.items())), started)
             self._drain()
             return
         try:
             body = read_body(self.headers, self.rfile)
         except errors.MnsError as error:
             self.close_connection = True
-            self._answer(api.refuse(error, host), started)
+            self._answer(api.refuse(error, host, dict(self.headers.items())), started)
             self._drain()
             return
         if (self.command, self.path.partition("?")[0]) in self.loopback_paths and not is_loopback(
@@ -236,7 +236,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             _content_length(self.headers.get("Content-Length"))
         except errors.MnsError as error:
             self.close_connection = True
-            self._answer(api.refuse(error, self.headers.get("Host")), time.perf_counter())
+            self._answer(api.refuse(error, self.headers.get("Host"), dict(self.headers.items())), time.perf_counter())
             return False
         return super().handle_expect_100()
 

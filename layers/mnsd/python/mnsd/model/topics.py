@@ -30,6 +30,22 @@ _MAIL_ENDPOINT = re.compile(r"mail:directmail:(?P<address>[^@\s]+@[^@\s]+\.[^@\s
 _SMS_ENDPOINT = re.compile(r"sms:directsms:(?P<phone>anonymous|\+?\d{5,20})\Z")
 _HTTP_ENDPOINT = re.compile(r"https?://[^/\s?#]+(?P<path>/[^\s#]*)?\Z", re.IGNORECASE)
 RESERVED_PATH_PREFIX = "/mns-reserved-"
+# What the push kinds no AWS service stands behind deliver to, and why each is refused (`mnsd.model.push_kinds`).
+UNSERVED_KINDS = {
+    "fc": "Alibaba Cloud Function Compute functions are not on AWS: subscribe an HTTP endpoint (a Lambda function "
+    "URL, or the function's HTTP trigger) instead.",
+    "eventbus": "Alibaba Cloud EventBridge buses are not on AWS: subscribe an HTTP endpoint (an Amazon EventBridge "
+    "API destination's receiver, say) or a queue instead.",
+    "mpush": "Alibaba Cloud Mobile Push apps are not on AWS: subscribe an HTTP endpoint or a queue instead.",
+    "kafka": "Alibaba Cloud Kafka instances are not on AWS: subscribe an HTTP endpoint or a queue instead.",
+}
+# The Endpoint texts of those kinds: the resource names Alibaba Cloud gives them, and MNS's PushEndpoint.
+_UNSERVED_ENDPOINTS = (
+    ("acs:fc:", "fc"),
+    ("acs:eventbridge:", "eventbus"),
+    ("push:", "mpush"),
+    ("acs:alikafka:", "kafka"),
+)
 QUEUE_ENDPOINT_REFUSAL = "A QueueEndpoint must name a queue of the topic's account and region."
 
 
@@ -115,7 +131,8 @@ def parse_endpoint(text: str, region: str, account_id: str) -> Endpoint:
         return Endpoint(MAIL, found["address"])
     if found := _SMS_ENDPOINT.match(text):
         return Endpoint(SMS, found["phone"])
-    raise errors.EndpointInvalid()
+    kind = next((kind for prefix, kind in _UNSERVED_ENDPOINTS if text.lower().startswith(prefix)), None)
+    raise errors.EndpointInvalid(f"Push kind {kind} is not served: {UNSERVED_KINDS[kind]}" if kind else None)
 
 
 @dataclass(frozen=True)

@@ -4,20 +4,12 @@ checks the values): structured parameters arrive as JSON strings, booleans in an
 from __future__ import annotations
 
 from mnsd import errors
-from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
+from mnsd.model.push_kinds import endpoint_of
+from mnsd.model.queues import INT_ATTRIBUTES, DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.tags import TagChanges
 from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
 from mnsd.rpc.call import RpcCall
 from mnsd.validation import mns_bool
-
-# PushType -> how a bare Endpoint of that kind is written in full (`{region}`, `{account}`, `{value}`); a full one
-# (`acs:mns:...`, `mail:directmail:...`, `sms:directsms:...`, `http://...`) is kept as written.
-_PUSH_TYPES = {
-    "http": ("http", "{value}"),
-    "queue": ("acs:", "acs:mns:{region}:{account}:queues/{value}"),
-    "email": ("mail:", "mail:directmail:{value}"),
-    "alisms": ("sms:", "sms:directsms:{value}"),
-}
 
 
 def dlq_policy(call: RpcCall) -> DlqPolicyInput | None:
@@ -48,11 +40,7 @@ def new_tags(call: RpcCall) -> TagChanges | None:
 def queue_changes(call: RpcCall, *, creating: bool) -> QueueAttributeChanges:
     refuse_encryption(call)
     return QueueAttributeChanges(
-        delay_seconds=call.text("DelaySeconds"),
-        maximum_message_size=call.text("MaximumMessageSize"),
-        message_retention_period=call.text("MessageRetentionPeriod"),
-        visibility_timeout=call.text("VisibilityTimeout"),
-        polling_wait_seconds=call.text("PollingWaitSeconds"),
+        **{attribute.field: call.text(attribute.element) for attribute in INT_ATTRIBUTES},
         logging_enabled=call.flag("EnableLogging"),
         dlq_policy=dlq_policy(call),
         rate_limit=_rate_limit(call),
@@ -83,15 +71,10 @@ def _refuse_unmapped(call: RpcCall, *names: str) -> None:
 
 def endpoint(call: RpcCall) -> str:
     """The Endpoint in the form the XML plane keeps: a bare queue name, mail address or phone number of its PushType
-    written in full; an Endpoint already in full kept exactly as written (it is read back so)."""
-    push_type = call.required("PushType").strip().lower()
-    if push_type not in _PUSH_TYPES:
-        raise errors.InvalidArgument(f"The PushType {push_type} is not offered here: use http, queue, email or alisms.")
-    value = call.required("Endpoint").strip()
-    full, template = _PUSH_TYPES[push_type]
-    if value.startswith(full):
-        return value
-    return template.format(region=call.services.settings.region, account=call.owner, value=value)
+    written in full; an Endpoint already in full kept exactly as written (it is read back so). The PushTypes served,
+    and why the others are refused: `mnsd.model.push_kinds`."""
+    push_type, value = call.required("PushType"), call.required("Endpoint")
+    return endpoint_of(push_type, value, call.services.settings.region, call.owner)
 
 
 def subscription_input(call: RpcCall) -> SubscriptionInput:

@@ -18,7 +18,7 @@ from mnsd.inputs import (
     message_batch,
     message_input,
 )
-from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
+from mnsd.model.queues import INT_ATTRIBUTES, DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
 from mnsd.queues.messages import MAX_WAIT_SECONDS, VISIBILITY_RANGE
 from mnsd.validation import int_in_range, json_object, strict_int
@@ -83,11 +83,7 @@ def counted_handles(handles: list[str]) -> list[str]:
 
 # The plain elements of a `<Queue>` and of a `<Topic>` body (their nested policies are read apart).
 _QUEUE_ATTRIBUTES = (
-    "DelaySeconds",
-    "MaximumMessageSize",
-    "MessageRetentionPeriod",
-    "VisibilityTimeout",
-    "PollingWaitSeconds",
+    *(attribute.element for attribute in INT_ATTRIBUTES),
     "LoggingEnabled",
     "RewindPeriod",
     "Policy",
@@ -174,15 +170,18 @@ def subscription_changes(xml: Element) -> SubscriptionChanges:
 
 
 def publish_input(xml: Element) -> PublishInput:
-    """The `<Message>` body of PublishMessage."""
-    attributes = xml.child("MessageAttributes")
+    """The `<Message>` body of PublishMessage. `<MessageAttributes>` holds `<DirectMail>` and `<DirectSMS>` (the
+    Python SDK's and Java SDK 1.x's), or `<DM>` and `<DYSMS>` (Java SDK 2.x's), each JSON text."""
+    attributes = xml.child("MessageAttributes") or Element("MessageAttributes")
     return PublishInput(
         body=xml.value("MessageBody"),
         tag=xml.value("MessageTag"),
-        direct_mail=attributes.value("DirectMail") if attributes is not None else None,
-        direct_sms=attributes.value("DirectSMS") if attributes is not None else None,
         user_properties=_properties(xml, "UserProperties", "PropertyValue"),
         message_group_id=xml.value("MessageGroupId"),
+        direct_mail=attributes.value("DirectMail"),
+        direct_sms=attributes.value("DirectSMS"),
+        dm=attributes.value("DM"),
+        dysms=attributes.value("DYSMS"),
     )
 
 
