@@ -68,8 +68,8 @@ def push_on_moto(signing_key: str, certificate: str, account: str = "10000000000
     import boto3
     from moto import mock_aws
 
+    from local_runtime.moto_client import SerializedClient
     from local_runtime.push import LocalPushWorker, create_push_workflow
-    from local_runtime.server import SerializedClient
     from local_runtime.tables import create_tables
     from mnsd.services import build_services
     from mnsd.settings import Settings

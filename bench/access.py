@@ -129,13 +129,13 @@ class Signer:
     """Signed `HttpRequest`s for `api.handle`, dated by a clock (the signature's date window)."""
 
     def __init__(self, now: Any) -> None:
-        from local_runtime.server import compile_routes
+        from local_runtime.dispatch import compile_routes
 
         self.routes = compile_routes()
         self.now = now
 
     def request(self, caller: Caller, method: str, target: str, body: str = "") -> tuple[str | None, Any]:
-        from local_runtime.server import match_route
+        from local_runtime.dispatch import match_route
         from mnsd.access import authentication as auth
         from mnsd.http import HttpRequest
 

@@ -208,7 +208,7 @@ def container(client: Any, clock: SimulatedClock) -> Any:
 
 
 def contend(consumers: int, messages: int, containers: bool = False) -> str:
-    from local_runtime.server import SerializedClient
+    from local_runtime.moto_client import SerializedClient
 
     clock = SimulatedClock()
     client = FakeDynamoDB(now=clock.now)

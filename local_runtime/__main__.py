@@ -5,6 +5,6 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
-from local_runtime.server import main  # noqa: E402
+from local_runtime.startup import main  # noqa: E402
 
 main()

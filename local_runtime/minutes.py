@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from local_runtime.background import BackgroundLoop
+from local_runtime.report import ErrorReport
 from mnsd.clock import ms
 from mnsd.metrics import queue_labels
 from mnsd.metrics.minutes import MINUTE_MS, gauge_values
@@ -41,6 +42,7 @@ class GaugeSampler(BackgroundLoop):
     def __init__(self, queues: Callable[[], QueueControl], ring: MinuteRing) -> None:
         self.queues = queues
         self.ring = ring
+        self.errors = ErrorReport("minute gauges")
         super().__init__("minute-gauges")
 
     def _run(self) -> None:
@@ -48,6 +50,7 @@ class GaugeSampler(BackgroundLoop):
             queues = self.queues()
             try:
                 sample_gauges(queues, self.ring, ms(queues.clock.now()))
+                self.errors.succeeded()
             except Exception as error:  # the next round reads them again
-                print(f"minute gauges: {type(error).__name__}: {error}", flush=True)
+                self.errors.failed(error)
             self._stop.wait(until_next_round(ms(queues.clock.now())))

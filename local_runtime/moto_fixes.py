@@ -13,13 +13,20 @@ And moto refuses a heartbeat (InvalidToken) for a token whose Task has sent its 
 started its heartbeat clock: a worker quick enough (or an execution thread slow enough, on a loaded
 machine) then takes a live retry for a stale one, skips it, and the Task waits out its heartbeat timeout.
 AWS accepts a heartbeat as soon as the token is issued: `apply()` makes moto do the same.
+
+And moto applies a TransactWriteItems again when it is sent again with the same `ClientRequestToken`; DynamoDB
+applies it once (for 10 minutes) and answers the retry as it answered the first: the DynamoDB engine relies on that
+when a transaction's answer was lost (`mnsd.storage.dynamodb.retries`). `apply()` makes moto do the same.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 _applied = False
+IDEMPOTENCY_SECONDS = 600  # how long DynamoDB remembers a transaction's ClientRequestToken
 
 
 def apply() -> None:
@@ -46,6 +53,7 @@ def apply() -> None:
     StateTaskServiceCallback._eval_execution = eval_execution_with_a_token_per_attempt  # type: ignore[method-assign]
     _refuse_tokens_of_ended_tasks(StateTaskServiceCallback)
     _accept_heartbeats_once_issued()
+    _apply_transactions_once()
     _applied = True
 
 
@@ -80,3 +88,27 @@ def _refuse_tokens_of_ended_tasks(callback_task: Any) -> None:
         return outcome
 
     callback_task._eval_wait_for_task_token = eval_wait_for_task_token
+
+
+def _apply_transactions_once() -> None:
+    from moto.dynamodb.responses import DynamoHandler
+
+    original = DynamoHandler.transact_write_items
+    answered: dict[str, tuple[float, Any]] = {}  # token: (when, the first answer)
+    lock = threading.Lock()
+
+    def transact_write_items(self: Any) -> Any:
+        token = self.body.get("ClientRequestToken")
+        now = time.monotonic()
+        with lock:
+            for old in [t for t, (when, _) in answered.items() if when < now - IDEMPOTENCY_SECONDS]:
+                del answered[old]
+            if token in answered:
+                return answered[token][1]
+        result = original(self)
+        if token:
+            with lock:
+                answered[token] = (now, result)
+        return result
+
+    DynamoHandler.transact_write_items = transact_write_items  # type: ignore[method-assign]

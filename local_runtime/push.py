@@ -16,6 +16,7 @@ from typing import Any
 
 from local_runtime import moto_fixes
 from local_runtime.background import BackgroundLoop
+from local_runtime.report import ErrorReport
 from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, TASK_HEARTBEAT_SECONDS, definition_json
 from mnsd.services import Services
 
@@ -91,6 +92,7 @@ class LocalPushWorker(BackgroundLoop):
         self.queue_url = queue_url
         self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="push-attempt")
         self._free = threading.Semaphore(WORKERS)
+        self.errors = ErrorReport("push worker")
         super().__init__("push-worker")
 
     def stop(self) -> None:
@@ -129,6 +131,7 @@ class LocalPushWorker(BackgroundLoop):
         try:
             self.services().push().retry_worker.handle_task(json.loads(message["Body"]))
         except Exception as error:  # as Lambda would: the message stays and comes back
-            print(f"push worker: {type(error).__name__}: {error}", flush=True)
+            self.errors.failed(error)
             return
+        self.errors.succeeded()
         self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])

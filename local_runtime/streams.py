@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from local_runtime.background import BackgroundLoop
+from local_runtime.report import ErrorReport
 from mnsd.log.changes import MessageChange
 from mnsd.storage.sqlite import SqliteStorage
 
@@ -43,6 +44,7 @@ class LocalStreamReader(BackgroundLoop):
         self.region = region
         self.consume = consume
         self.lock = lock  # the backend's lock: moto is not thread-safe
+        self.errors = ErrorReport(f"stream {table}")
         super().__init__(f"stream-{table}")
 
     def _backend(self) -> Any:
@@ -67,8 +69,9 @@ class LocalStreamReader(BackgroundLoop):
             if records:
                 try:
                     self.consume(records)
+                    self.errors.succeeded()
                 except Exception as error:
-                    print(f"stream {self.table}: {type(error).__name__}: {error}", flush=True)
+                    self.errors.failed(error)
             else:
                 self._stop.wait(POLL_SECONDS)
 
@@ -89,6 +92,7 @@ class SqliteChangeReader(BackgroundLoop):
         self.consume = consume
         self.now_ms = now_ms
         self.sweep_seconds = sweep_seconds
+        self.errors = ErrorReport("sqlite changes")
         super().__init__("sqlite-changes")
 
     def drain(self) -> int:
@@ -107,8 +111,10 @@ class SqliteChangeReader(BackgroundLoop):
                     self.storage.sweep_expired(self.now_ms())
                     next_sweep = time.monotonic() + self.sweep_seconds
                 if self.drain():
+                    self.errors.succeeded()
                     continue
                 self.storage.database.checkpoint()
+                self.errors.succeeded()
             except Exception as error:  # kept: the records are consumed again on the next round
-                print(f"sqlite changes: {type(error).__name__}: {error}", flush=True)
+                self.errors.failed(error)
             self._stop.wait(POLL_SECONDS)

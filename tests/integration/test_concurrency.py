@@ -18,7 +18,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from bench.by_name import QueuesByName
-from local_runtime.server import SerializedClient
+from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd import errors
 from mnsd.clock import SystemClock

@@ -25,8 +25,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from local_runtime.dispatch import LocalContext, api_gateway_event, compile_routes
 from local_runtime.metrics import MetricsPage
-from local_runtime.server import LocalContext, api_gateway_event, compile_routes
 from local_runtime.tables import create_tables
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.entry.lambda_handler import make_handler

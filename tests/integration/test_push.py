@@ -22,8 +22,8 @@ from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 from signers import V4Request, V4Signer
 
+from local_runtime.moto_client import SerializedClient
 from local_runtime.push import LocalPushWorker, create_push_workflow
-from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.push.signing import generate_signing_material

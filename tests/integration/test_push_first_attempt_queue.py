@@ -21,8 +21,8 @@ import pytest
 from moto import mock_aws
 from push_receiver import PushEndpoint, delivery_delays
 
+from local_runtime.moto_client import SerializedClient
 from local_runtime.push import create_push_workflow
-from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.entry.push import Handler, make_fanout_handler, make_first_attempt_handler
 from mnsd.model.topics import TopicMessage

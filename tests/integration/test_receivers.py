@@ -10,7 +10,7 @@ import pytest
 
 from bench.by_name import QueuesByName
 from bench.simulator.dynamodb import SimulatedDynamoDB
-from local_runtime.server import SerializedClient
+from local_runtime.moto_client import SerializedClient
 from mnsd import errors
 from mnsd.inputs import MessageInput
 from mnsd.model.messages import Property

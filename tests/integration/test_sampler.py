@@ -12,7 +12,7 @@ import pytest
 from moto import mock_aws
 
 from bench.by_name import QueuesByName
-from local_runtime.server import LocalContext
+from local_runtime.dispatch import LocalContext
 from local_runtime.tables import create_tables
 from mnsd.entry.monitoring import Monitor, NoKeys, make_sampler_handler
 from mnsd.inputs import MessageInput

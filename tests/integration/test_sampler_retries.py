@@ -14,8 +14,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from local_runtime.dispatch import LocalContext
 from local_runtime.push import create_push_workflow
-from local_runtime.server import LocalContext
 from local_runtime.tables import create_tables
 from mnsd.entry.monitoring import Monitor, NoKeys, make_sampler_handler
 from mnsd.inputs import PublishInput

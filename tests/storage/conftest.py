@@ -11,7 +11,7 @@ import pytest
 from moto import mock_aws
 
 from bench.simulator.dynamodb import SimulatedDynamoDB
-from local_runtime.server import SerializedClient
+from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
 from mnsd.storage import Storage

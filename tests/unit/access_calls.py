@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import Any
 
-from local_runtime.server import compile_routes, match_route
+from local_runtime.dispatch import compile_routes, match_route
 from mnsd.access import authentication as auth
 from mnsd.access.keys import AccessKey
 from mnsd.http import HttpRequest

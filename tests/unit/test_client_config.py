@@ -2,7 +2,7 @@
 
 import pytest
 
-from mnsd.services import CLIENT_RETRIES, CLIENT_TIMEOUTS, boto3_clients, resolve_secrets
+from mnsd.services import CLIENT_RETRIES, CLIENT_TIMEOUTS, ENGINE_RETRIES, boto3_clients, resolve_secrets
 from mnsd.settings import Settings
 
 SHORTEST_FUNCTION_TIMEOUT_SECONDS = 10  # infra/api.py: every route but the long poll
@@ -10,13 +10,19 @@ SHORTEST_FUNCTION_TIMEOUT_SECONDS = 10  # infra/api.py: every route but the long
 pytestmark = pytest.mark.usefixtures("aws_credentials")
 
 
-@pytest.mark.parametrize("service", ["dynamodb", "stepfunctions", "ses", "sns", "secretsmanager"])
+@pytest.mark.parametrize("service", ["stepfunctions", "ses", "sns", "secretsmanager"])
 def test_each_client_is_made_once_with_adaptive_retries_and_short_timeouts(service: str) -> None:
     clients = boto3_clients()
     client = clients(service)
     assert clients(service) is client
     config = client.meta.config
     assert config.retries == {"mode": "adaptive", "total_max_attempts": 3}
+    assert (config.connect_timeout, config.read_timeout) == (1, 2)
+
+
+def test_the_dynamodb_client_tries_each_call_once_the_engine_retrying_by_the_outcome_within_the_budget() -> None:
+    config = boto3_clients()("dynamodb").meta.config
+    assert config.retries == {"mode": "standard", "total_max_attempts": 1} == ENGINE_RETRIES
     assert (config.connect_timeout, config.read_timeout) == (1, 2)
 
 

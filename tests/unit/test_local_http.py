@@ -11,7 +11,8 @@ from email.message import Message
 
 import pytest
 
-from local_runtime import server
+from local_runtime import connections
+from local_runtime import handler as requests
 from mnsd import errors
 from mnsd.http import HttpResponse
 
@@ -34,12 +35,12 @@ class RecordingReader(io.BytesIO):
 
 
 @pytest.mark.parametrize(
-    "length", ["abc", "1" * 30, "-1", "+5", "1_0", "\u0665", "0x10", str(server.MAX_BODY_BYTES + 1)]
+    "length", ["abc", "1" * 30, "-1", "+5", "1_0", "\u0665", "0x10", str(requests.MAX_BODY_BYTES + 1)]
 )
 def test_an_invalid_or_oversized_length_is_refused_before_reading(length):
     reader = RecordingReader(b"x" * 100)
     with pytest.raises(errors.InvalidArgument):
-        server.read_body(headers(Content_Length=length), reader)
+        requests.read_body(headers(Content_Length=length), reader)
     assert reader.reads == []
 
 
@@ -47,21 +48,21 @@ def test_conflicting_lengths_and_chunked_bodies_are_refused():
     both = headers(Content_Length="5")
     both["Content-Length"] = "6"
     with pytest.raises(errors.InvalidArgument):
-        server.read_body(both, RecordingReader(b"x" * 10))
+        requests.read_body(both, RecordingReader(b"x" * 10))
     with pytest.raises(errors.InvalidArgument):
-        server.read_body(headers(Transfer_Encoding="chunked"), RecordingReader(b"0\r\n\r\n"))
+        requests.read_body(headers(Transfer_Encoding="chunked"), RecordingReader(b"0\r\n\r\n"))
 
 
 def test_the_body_is_read_in_bounded_chunks():
-    body = b"y" * (server.MAX_BODY_BYTES - 1)
+    body = b"y" * (requests.MAX_BODY_BYTES - 1)
     reader = RecordingReader(body)
-    assert server.read_body(headers(Content_Length=str(len(body))), reader) == body
-    assert max(reader.reads) <= server.READ_CHUNK_BYTES
+    assert requests.read_body(headers(Content_Length=str(len(body))), reader) == body
+    assert max(reader.reads) <= requests.READ_CHUNK_BYTES
 
 
 def test_a_body_shorter_than_announced_ends_the_connection():
     with pytest.raises(TimeoutError):
-        server.read_body(headers(Content_Length="10"), RecordingReader(b"abc"))
+        requests.read_body(headers(Content_Length="10"), RecordingReader(b"abc"))
 
 
 class StubDispatch:
@@ -71,10 +72,10 @@ class StubDispatch:
 
 @pytest.fixture
 def short_timeouts(monkeypatch):
-    monkeypatch.setattr(server, "SOCKET_TIMEOUT_SECONDS", 0.5)
-    monkeypatch.setattr(server, "IDLE_TIMEOUT_SECONDS", 2.0)
-    handler = type("Handler", (server.RequestHandler,), {"dispatch": StubDispatch(), "quiet": True, "timeout": 0.5})
-    httpd = server.LocalHttpServer(("127.0.0.1", 0), handler)
+    monkeypatch.setattr(requests, "SOCKET_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(requests, "IDLE_TIMEOUT_SECONDS", 2.0)
+    handler = type("Handler", (requests.RequestHandler,), {"dispatch": StubDispatch(), "quiet": True, "timeout": 0.5})
+    httpd = connections.LocalHttpServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield httpd.server_address[:2]
     httpd.shutdown()
@@ -101,9 +102,9 @@ def closed_within(address, data: bytes, seconds: float, trickle: bytes = b"") ->
 
 
 def test_the_server_has_a_finite_socket_timeout():
-    assert server.RequestHandler.timeout is not None
-    assert 0 < server.RequestHandler.timeout <= 60
-    assert server.LocalHttpServer.request_queue_size >= 200
+    assert requests.RequestHandler.timeout is not None
+    assert 0 < requests.RequestHandler.timeout <= 60
+    assert connections.LocalHttpServer.request_queue_size >= 200
 
 
 def test_a_kept_alive_connection_waits_longer_than_a_request_may_take(short_timeouts):
@@ -143,8 +144,8 @@ class FailingDispatch:
 
 
 def test_a_failure_outside_the_handlers_is_still_an_mns_answer(capsys):
-    handler = type("Handler", (server.RequestHandler,), {"dispatch": FailingDispatch(), "quiet": True})
-    httpd = server.LocalHttpServer(("127.0.0.1", 0), handler)
+    handler = type("Handler", (requests.RequestHandler,), {"dispatch": FailingDispatch(), "quiet": True})
+    httpd = connections.LocalHttpServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         with socket.create_connection(httpd.server_address[:2], timeout=5) as sock:
@@ -163,8 +164,8 @@ def test_a_failure_outside_the_handlers_is_still_an_mns_answer(capsys):
 
 @pytest.fixture
 def stub_server():
-    handler = type("Handler", (server.RequestHandler,), {"dispatch": StubDispatch(), "quiet": True})
-    httpd = server.LocalHttpServer(("127.0.0.1", 0), handler)
+    handler = type("Handler", (requests.RequestHandler,), {"dispatch": StubDispatch(), "quiet": True})
+    httpd = connections.LocalHttpServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield httpd.server_address[:2]
     httpd.shutdown()
@@ -193,15 +194,45 @@ def refused_and_cut(address, piece: bytes, pause: float, seconds: float) -> tupl
 
 
 def test_a_refused_body_is_read_at_most_drain_seconds(stub_server, monkeypatch):
-    monkeypatch.setattr(server, "DRAIN_SECONDS", 0.5)
+    monkeypatch.setattr(requests, "DRAIN_SECONDS", 0.5)
     answer, elapsed = refused_and_cut(stub_server, b"x" * 1024, pause=0.02, seconds=5)
     assert answer.startswith(b"HTTP/1.1 400 ") and b"<Code>InvalidArgument</Code>" in answer
     assert 0.4 < elapsed < 2.5, elapsed
 
 
 def test_a_refused_body_is_read_at_most_drain_bytes(stub_server, monkeypatch):
-    monkeypatch.setattr(server, "DRAIN_BYTES", 256 * 1024)
-    monkeypatch.setattr(server, "DRAIN_SECONDS", 60.0)
+    monkeypatch.setattr(requests, "DRAIN_BYTES", 256 * 1024)
+    monkeypatch.setattr(requests, "DRAIN_SECONDS", 60.0)
     answer, elapsed = refused_and_cut(stub_server, b"x" * 65536, pause=0.0, seconds=10)
     assert answer.startswith(b"HTTP/1.1 400 ")
     assert elapsed < 5, elapsed
+
+
+class SlowDispatch:
+    def respond(self, method, target, headers, body, received_at) -> HttpResponse:
+        time.sleep(0.3)  # the client leaves meanwhile
+        return HttpResponse(200, b"x" * 1_000_000, {"x-mns-request-id": "slow"})
+
+
+def test_a_client_that_went_away_is_no_error_and_its_worker_serves_on(capsys):
+    handler = type("Handler", (requests.RequestHandler,), {"dispatch": SlowDispatch(), "quiet": True})
+    httpd = connections.LocalHttpServer(("127.0.0.1", 0), handler, max_workers=1)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        for _ in range(3):  # reset mid-answer (linger 0: RST), three times on the one worker
+            sock = socket.create_connection(httpd.server_address[:2], timeout=5)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            sock.sendall(b"GET /queues HTTP/1.1\r\nHost: x\r\n\r\n")
+            sock.close()
+            time.sleep(0.5)
+        connection = http.client.HTTPConnection(*httpd.server_address[:2], timeout=5)
+        connection.request("GET", "/queues")
+        assert connection.getresponse().status == 200
+        connection.close()
+        time.sleep(0.2)
+        assert httpd.open_connections == 0 and httpd.threads == 1
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    printed = capsys.readouterr()
+    assert "Traceback" not in printed.err + printed.out and "Error" not in printed.err + printed.out

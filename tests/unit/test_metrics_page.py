@@ -10,7 +10,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from local_runtime import server
+from local_runtime import connections
+from local_runtime import handler as requests
 from local_runtime.metrics import CONTENT_TYPE, METRICS_PATH, MetricsPage, family
 from mnsd.http import HttpResponse
 from mnsd.inputs import MessageInput, PublishInput
@@ -173,14 +174,14 @@ def test_a_server_restart_starts_counters_from_zero_while_gauges_stay(services, 
     ],
 )
 def test_loopback_clients_are_told_apart(host, loopback):
-    assert server.is_loopback(host) is loopback
+    assert requests.is_loopback(host) is loopback
 
 
 @contextmanager
 def serve_page(client: str | None) -> Iterator[tuple[str, int]]:
     """A server whose only page is a stub at /metrics, seeing its clients at `client` (None: as they are)."""
     page = lambda: HttpResponse(200, b"# TYPE x gauge\nx 1\n", {"Content-Type": CONTENT_TYPE})  # noqa: E731
-    bound = server._request_handler([], {}, True, {}, lambda *a: None, local_pages={("GET", METRICS_PATH): page})
+    bound = requests.request_handler([], {}, True, {}, lambda *a: None, local_pages={("GET", METRICS_PATH): page})
 
     class SeenFrom(bound):  # type: ignore[misc, valid-type]
         def setup(self) -> None:
@@ -188,7 +189,7 @@ def serve_page(client: str | None) -> Iterator[tuple[str, int]]:
             if client is not None:
                 self.client_address = (client, 40000)
 
-    httpd = server.LocalHttpServer(("127.0.0.1", 0), SeenFrom)
+    httpd = connections.LocalHttpServer(("127.0.0.1", 0), SeenFrom)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield httpd.server_address[:2]
     httpd.shutdown()

@@ -13,7 +13,7 @@ import pytest
 from access_calls import ACCOUNT, OTHER, ROOT, ROUTES, World, policy, resource
 from signers import openapi_acs3_headers, openapi_v1_query
 
-from local_runtime.server import match_route
+from local_runtime.dispatch import match_route
 from mnsd.access.keys import AccessKey
 from mnsd.access.signature_rpc import v1_signature, v1_string_to_sign
 from mnsd.http import HttpRequest

@@ -52,6 +52,16 @@ InvalidQueryString = _error("InvalidQueryString", 400, "Http request URL contain
 MalformedXML = _error("MalformedXML", 400, "The XML you provided was not well-formed.")
 InvalidArgument = _error("InvalidArgument", 400, "The XML you provided did not validate against our published schema.")
 InternalError = _error("InternalError", 500, "Internal error.")
+
+
+# A dependency busy or unreachable past the request's time budget, or the local server at its limits: the request
+# did nothing it did not finish, or what it did is safe to do again. The SDKs retry a 503 (the Java SDK on its own).
+class ServiceUnavailable(MnsError):
+    code = "ServiceUnavailable"
+    status = 503
+    default_message = "The service is busy, please try again later."
+
+
 # Temporary credentials (a `security-token` header): the codes and messages Alibaba Cloud OSS answers with.
 InvalidSecurityToken = _error("InvalidSecurityToken", 403, "The security token you provided is invalid.")
 SecurityTokenExpired = _error("SecurityTokenExpired", 403, "The security token you provided has expired.")

@@ -57,14 +57,19 @@ from mnsd.topics.service import Dispatcher, StreamDispatcher, TopicService
 # timeout (10 s): 3 x (1 s connect + 2 s read) = 9 s, so a stuck call fails in the handler, never by a Lambda kill.
 CLIENT_RETRIES = {"mode": "adaptive", "total_max_attempts": 3}
 CLIENT_TIMEOUTS = {"connect_timeout": 1, "read_timeout": 2}
+# The DynamoDB engine's client tries each call once: the engine retries by the outcome's kind, within the request's
+# budget (`mnsd.storage.dynamodb.retries`).
+ENGINE_CLIENT = "dynamodb"
+ENGINE_RETRIES = {"mode": "standard", "total_max_attempts": 1}
 
 
-def client_config(max_pool_connections: int = 10) -> Any:
-    """The botocore `Config` every client is made with (botocore imported here, never at import); a client used by
-    more threads at once than botocore's default 10 connections asks for more."""
+def client_config(max_pool_connections: int = 10, service: str = "") -> Any:
+    """The botocore `Config` a client of `service` is made with (botocore imported here, never at import); a client
+    used by more threads at once than botocore's default 10 connections asks for more."""
     from botocore.config import Config
 
-    return Config(retries=dict(CLIENT_RETRIES), max_pool_connections=max_pool_connections, **CLIENT_TIMEOUTS)
+    retries = ENGINE_RETRIES if service == ENGINE_CLIENT else CLIENT_RETRIES
+    return Config(retries=dict(retries), max_pool_connections=max_pool_connections, **CLIENT_TIMEOUTS)
 
 
 def boto3_clients() -> Callable[[str], Any]:
@@ -73,7 +78,7 @@ def boto3_clients() -> Callable[[str], Any]:
     def client(name: str) -> Any:
         import boto3
 
-        return boto3.client(name, config=client_config())
+        return boto3.client(name, config=client_config(service=name))
 
     return lru_cache(maxsize=None)(client)
 

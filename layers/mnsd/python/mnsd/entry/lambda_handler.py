@@ -12,8 +12,10 @@ from urllib.parse import unquote
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from mnsd import deadlines
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.request import api
+from mnsd.request.routes import ROUTES
 from mnsd.services import Services, default_services
 
 if TYPE_CHECKING:
@@ -92,6 +94,14 @@ def event_response(response: HttpResponse) -> dict[str, Any]:
     }
 
 
+def request_budget(route_name: str | None, services: Services) -> float:
+    """The seconds a request of the route may take from its arrival (`mnsd.deadlines`): a long poll's cover its wait."""
+    route = ROUTES.get(route_name or "")
+    if route is None or not route.long_poll:
+        return deadlines.REQUEST_SECONDS
+    return deadlines.request_seconds(True, services.settings.max_poll_seconds)
+
+
 def make_handler(route_name: str | None, services: Callable[[], Services] = default_services) -> LambdaHandler:
     """The Lambda handler of one route."""
 
@@ -110,7 +120,8 @@ def make_handler(route_name: str | None, services: Callable[[], Services] = defa
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request = request_from_event(event, api.route_path(route_name))
         current = services()
-        response = api.handle(route_name, request, current)
+        with deadlines.within(request_budget(route_name, current), request.received_at):
+            response = api.handle(route_name, request, current)
         current.metrics.flush()  # the queues' and topics' counts of this call (`mnsd.metrics`)
         metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
         if response.status >= 400:

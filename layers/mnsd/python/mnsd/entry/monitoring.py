@@ -82,7 +82,7 @@ def default_monitor() -> Monitor:
     settings = get_settings()
     limits = SamplerLimits()
     clock = SystemClock()
-    dynamodb = boto3.client("dynamodb", config=client_config(max_pool_connections=limits.workers))
+    dynamodb = boto3.client("dynamodb", config=client_config(max_pool_connections=limits.workers, service="dynamodb"))
     sink = EmfMetrics(default=settings.metrics_default)
     services = build_services(settings, dynamodb=dynamodb, clock=clock, keys=NoKeys(), metrics=sink)
     store = CloudWatchAlarms(boto3_clients()("cloudwatch"), settings.alarm_prefix)

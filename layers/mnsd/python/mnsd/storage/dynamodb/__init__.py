@@ -1,6 +1,7 @@
 """The DynamoDB engine: the service's tables on AWS (and on moto in tests and `MNS_ENGINE=moto`).
 
-Only this package calls DynamoDB; it turns its errors (ConditionalCheckFailed) into domain outcomes.
+Only this package calls DynamoDB; it turns its errors (ConditionalCheckFailed) into domain outcomes, and every call
+goes through `retries.RetryingClient` (throttling, conflicts and lost answers handled by kind).
 """
 
 from __future__ import annotations
@@ -26,13 +27,21 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
     from mnsd.storage.dynamodb.placer import Placer
     from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords
     from mnsd.storage.dynamodb.rates import DynamoRateCounter
+    from mnsd.storage.dynamodb.retries import RetryingClient, throttled_partitions
     from mnsd.storage.dynamodb.striped import StripedMessageStore
     from mnsd.storage.dynamodb.stripes import Pressure, StripeGrowth
     from mnsd.storage.dynamodb.topic_messages import DynamoTopicMessageStore
 
     clock = clock or SystemClock()
+    pressure = Pressure()
+
+    def count_throttled(request: dict[str, Any]) -> None:
+        for queue_id in throttled_partitions(settings.message_table, request):
+            pressure.throttled(queue_id)
+
+    client = RetryingClient(client, count_throttled)
     meta = QueueRecords(DynamoMetaTable(client, settings.meta_table), clock, settings.queue_stripes)
-    growth = StripeGrowth(Pressure(), clock, min(settings.max_queue_stripes, MAX_STRIPES))
+    growth = StripeGrowth(pressure, clock, min(settings.max_queue_stripes, MAX_STRIPES))
     placer = Placer(Placements(meta, settings.meta_cache_seconds), growth, clock, settings.index_settle_seconds)
     return Storage(
         engine=ENGINE,

@@ -1,6 +1,7 @@
-"""An SQLite database shared by threads: one connection per thread on a file (WAL, readers never wait
-for the writer), one connection behind a lock for `:memory:`. Writes are short `BEGIN IMMEDIATE`
-transactions; no lock is held between them.
+"""An SQLite database shared by threads: a bounded pool of connections on a file (WAL, readers never wait
+for the writer; a thread holds one for a block, nested blocks of the thread use the same), one connection behind a
+lock for `:memory:`. Writes are short `BEGIN IMMEDIATE` transactions; no lock is held between them. However many
+threads come and go, the file is open `POOL_SIZE` times at most.
 
 Durability: WAL with `synchronous=NORMAL`. A committed transaction survives a crash of the process
 (it is in the WAL, which the OS holds); a power loss or OS crash may lose the transactions of the
@@ -10,6 +11,7 @@ last moments before it (never corrupts the database). `MNS_SQLITE_SYNCHRONOUS=FU
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -24,6 +26,8 @@ BUSY_TIMEOUT_MS = 10_000
 # Checkpoints (which sync the database file) are left to `checkpoint()`, called off the request path;
 # a commit checkpoints itself only if the WAL grew past this many pages (about 40 MB) meanwhile.
 AUTOCHECKPOINT_PAGES = 10_000
+# Connections on a file at most (each holds the database and its WAL open): a thread beyond waits for one.
+POOL_SIZE = 8
 
 # The message columns later versions added, each with its default: a database an older version made gets them
 # as it opens (its messages unordered). `group_key`: a FIFO message's group, placed by its hash (groups.py).
@@ -123,6 +127,8 @@ class Database:
         # of up to 100 ms; held for one short transaction only. (Other processes still meet busy_timeout.)
         self._write_lock = threading.Lock()
         self._memory: sqlite3.Connection | None = None
+        self._idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(POOL_SIZE)
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         if self.path == MEMORY:
@@ -161,13 +167,25 @@ class Database:
             self._all.append(connection)
         return connection
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._memory is not None:
-            return self._memory
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = self._local.connection = self._open()
-        return connection
+    @contextmanager
+    def _held(self) -> Iterator[sqlite3.Connection]:
+        """The connection of this thread's block: the one it already holds, else one of the pool's (opened when none
+        is idle), back to the pool when the block ends."""
+        held: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if held is not None:
+            yield held
+            return
+        with self._slots:
+            try:
+                connection = self._idle.get_nowait()
+            except queue.Empty:
+                connection = self._open()
+            self._local.connection = connection
+            try:
+                yield connection
+            finally:
+                self._local.connection = None
+                self._idle.put(connection)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -176,20 +194,19 @@ class Database:
             with self._memory_lock:
                 yield self._memory
         else:
-            yield self._connection()
+            with self._held() as connection:
+                yield connection
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction: committed when the block ends, rolled back if it raises."""
-        with self._memory_lock if self._memory is not None else self._write_lock:
-            connection = self._connection()
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield connection
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
+        """A write transaction: committed when the block ends, rolled back if it raises. (A pooled connection is taken
+        before the write lock: the thread holding the lock never waits for a connection.)"""
+        if self._memory is not None:
+            with self._memory_lock:
+                yield from _transaction(self._memory)
+            return
+        with self._held() as connection, self._write_lock:
+            yield from _transaction(connection)
 
     def checkpoint(self) -> None:
         """Copy what the WAL holds into the database file, as far as readers allow (never waits for them)."""
@@ -205,6 +222,16 @@ class Database:
                 connection.close()
             except sqlite3.ProgrammingError:  # closed by another thread's use: nothing left to do
                 pass
+
+
+def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield connection
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
 
 
 def _parse_properties(text: str | None) -> tuple[Property, ...]:

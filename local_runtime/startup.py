@@ -1,0 +1,52 @@
+"""`python -m local_runtime` (`make run`): the server on the engine the environment names, its endpoint and keys
+printed, until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from console.assets import PREFIX as CONSOLE_PATH
+from local_runtime.connections import MAX_WORKERS
+from local_runtime.engine import SQLITE, EngineChoice, receipt_secret
+from local_runtime.server import LocalServer
+from local_runtime.waits import MAX_WAITING_POLLS
+from mnsd.access.keys import StaticKeyStore, create_keys_file
+from mnsd.settings import RECEIPT_SECRET, Settings
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main() -> None:
+    engine = EngineChoice.from_env()
+    # Receipt handles are signed with a key kept beside the data (a fresh one for moto or :memory:).
+    os.environ.setdefault(RECEIPT_SECRET, receipt_secret(engine))
+    settings = Settings.from_env()
+    if settings.keys_file:
+        create_keys_file(settings.keys_file)  # with no key: `python -m admin --keys-file ...` adds them
+    port = int(os.environ.get("MNS_PORT", "8080"))
+    server = LocalServer(settings, port=port, engine=engine)
+    key = StaticKeyStore(settings.credentials).default
+    print(f"MNS API listening on {server.endpoint}", flush=True)
+    print(f"  console:           {server.endpoint}{CONSOLE_PATH}/", flush=True)
+    print(f"  account id:        {key.account_id}", flush=True)
+    print(f"  access key id:     {key.key_id}", flush=True)
+    print(f"  access key secret: {key.secret}", flush=True)
+    print(f"  region:            {settings.region}", flush=True)
+    if settings.keys_file:
+        print(f"  more keys:         {settings.keys_file} (python -m admin --keys-file; read within 1 s)", flush=True)
+    stored = f"SQLite in {engine.data_dir}" if engine.engine == SQLITE else "moto (in memory)"
+    print(f"  storage:           {stored}", flush=True)
+    limits = f"{server.httpd.max_connections} connections, {MAX_WORKERS} requests at once"
+    print(f"  holds:             {limits} ({MAX_WAITING_POLLS} waiting long polls); past these: 503", flush=True)
+    print("Press Ctrl-C to stop.", flush=True)
+    signal.signal(signal.SIGTERM, _interrupt)  # a graceful stop, as Ctrl-C
+    try:
+        server.httpd.serve_forever()
+    except KeyboardInterrupt:
+        print("stopping", file=sys.stderr)
+    finally:
+        server.stop()
