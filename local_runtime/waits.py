@@ -29,5 +29,8 @@ class BoundedWaits:
         finally:
             self._slots.release()
 
-    def notify(self, queue_id: str) -> None:
-        self._notifier.notify(queue_id)
+    def notify(self, queue_id: str, count: int = 1) -> None:
+        self._notifier.notify(queue_id, count)
+
+    def due(self, queue_id: str, at_ms: int) -> None:
+        self._notifier.due(queue_id, at_ms)
