@@ -282,7 +282,7 @@ def consume(account, name: str, owners: Counter, stop: threading.Event, errors: 
     q.set_encoding(False)
     while not stop.is_set():
         try:
-            message = q.receive_message(5)
+            message = q.receive_message(10)
         except MNSServerException as exc:
             if exc.type != "MessageNotExist":
                 errors.append(exc)

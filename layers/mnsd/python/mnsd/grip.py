@@ -26,9 +26,10 @@ DEADLINE_HEADER = "Mns-Wait-Deadline"
 DUE_HEADER = "Mns-Wait-Due"
 MORE_HEADER = "Mns-Wait-More"
 CHANNEL_HEADER = "Mns-Wait-Channel"
-# Pushpin holds a response 5 s at least (`MINIMUM_RESPONSE_TIMEOUT`): a shorter rest of a wait the origin waits
-# itself, as without the tier.
-MIN_HOLD_MS = 5000
+# Pushpin holds a response 5 s at least (`MINIMUM_RESPONSE_TIMEOUT`): a rest of a wait shorter than 4.5 s the origin
+# waits itself, as without the tier (one of 4.5 to 5 s is held 5 s).
+MIN_HOLD_MS = 4500
+PUSHPIN_MIN_HOLD_SECONDS = 5
 
 
 def channel(queue_id: str) -> str:
@@ -80,7 +81,8 @@ class Held(Exception):  # noqa: N818 (an answer, not an error)
         return errors.MessageNotExist()
 
     def headers(self) -> dict[str, str]:
-        timeout = round((self.deadline_ms - self.now_ms) / 1000)  # whole seconds (the deadline leaves 2 s to spare)
+        # Whole seconds (the deadline leaves 2 s to spare before the platform's timeout).
+        timeout = max(PUSHPIN_MIN_HOLD_SECONDS, round((self.deadline_ms - self.now_ms) / 1000))
         held = {
             "Grip-Hold": "response",
             "Grip-Channel": self.channel,
