@@ -394,8 +394,8 @@ def main() -> None:
     parser.add_argument("--idle-consumers", type=int, default=40)
     parser.add_argument("--waiters", type=int, default=100)
     parser.add_argument("--messages", type=int, default=1000)
-    parser.add_argument("--lifecycle", type=int, default=4000)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--lifecycle", type=int, default=3200)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     use_local_aws_defaults()
 
