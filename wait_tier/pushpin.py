@@ -124,9 +124,7 @@ def start(config: PushpinConfig, bind: str | None = "127.0.0.1", timeout: float 
 
 
 def stop(process: subprocess.Popen[bytes], kill: bool = False) -> None:
-    """End Pushpin and its children (SIGKILL: as a crash would)."""
-    if process.poll() is not None:
-        return
+    """End Pushpin and its children (SIGKILL: as a crash would), even if its runner is gone already."""
     try:
         os.killpg(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
     except ProcessLookupError:
@@ -136,13 +134,19 @@ def stop(process: subprocess.Popen[bytes], kill: bool = False) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(10)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # its children (condure holds the port) gone too
-        try:
-            os.killpg(process.pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
+    for signum in (None, signal.SIGKILL):  # its children (condure holds the port) gone too: killed if they linger
+        if signum is not None:
+            try:
+                os.killpg(process.pid, signum)
+            except ProcessLookupError:
+                return
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(process.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
 
 
 def _accepts(host: str, port: int) -> bool:
