@@ -21,7 +21,6 @@ from mnsd.queues import fifo
 from mnsd.queues.model import Content, Message, QueueCounts, body_md5
 from mnsd.storage import ReadyScan, Storage
 from tests.storage.conftest import ENGINES
-from tests.storage.engines import end_lifetimes
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
@@ -81,19 +80,6 @@ def test_a_new_group_numbers_from_the_time_of_its_first_send(storage):
     assert storage.fifo_messages.sequence("q1", "g", 3, NOW) == NOW
     assert storage.fifo_messages.sequence("q1", "g", 1, NOW + 5) == NOW + 3  # the counter goes on, whatever the time
     assert storage.fifo_messages.sequence("q1", "h", 2, NOW + 7) == NOW + 7
-
-
-def test_a_group_counter_lives_its_lifetime_after_its_last_send(storage):
-    """`fifo.GROUP_LIFETIME_MS` (beyond the longest retention): kept until then, gone after (DynamoDB's TTL, SQLite's
-    sweep), and a group made anew numbers from its new first send's time, above all it gave before."""
-    assert fifo.GROUP_LIFETIME_MS > 7 * 86_400_000
-    assert storage.fifo_messages.sequence("q1", "g", 1, NOW) == NOW
-    last_send = NOW + fifo.GROUP_LIFETIME_MS - 1000
-    end_lifetimes(storage, last_send)
-    assert storage.fifo_messages.sequence("q1", "g", 1, last_send) == NOW + 1  # still its counter
-    later = fifo.group_expires_at(last_send) + 1000
-    end_lifetimes(storage, later)
-    assert storage.fifo_messages.sequence("q1", "g", 1, later) == fifo.first_position(later) == later
 
 
 def test_a_scan_offers_each_group_in_send_order(storage):

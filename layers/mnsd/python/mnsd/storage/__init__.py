@@ -29,8 +29,11 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
 FIFO messages (a FIFO queue's, in `Storage.fifo_messages`: `Message.fifo`, `MessageRef.group`) keep the order
 of their group, by the rules of `mnsd.queues.fifo` (each engine keeps only how it stores them):
 - `sequence` numbers a group's new messages (their `position`) above every earlier one of the group, a new group
-  from `fifo.first_position` (its first send's time), its counter kept `fifo.GROUP_LIFETIME_MS` after its last send;
-- a group is *held* while any of its messages is Inactive (in flight): a FIFO store's scan returns nothing of it.
+  from `fifo.first_position` (its first send's time); an emptied group (`fifo.forgettable`) is forgotten by the
+  engine's upkeep, and any group at the latest `fifo.GROUP_LIFETIME_MS` after its last send;
+- a group is *held* while any of its messages is Inactive (in flight: `fifo.Hold`), and no longer: a message given
+  back (re-timed to now or sooner than before) releases it when its last lease lapses; a FIFO store's scan returns
+  nothing of a held group.
   Otherwise its *head* is its lowest-positioned unexpired message; if the head is Active, a FIFO store's scan may
   return the group's Active messages from the head on, in position order, up to the first that is not Active;
 - a claim of a FIFO scan's candidates (`ReadyScan.claim`) takes, per group, a run that starts at the group's head,

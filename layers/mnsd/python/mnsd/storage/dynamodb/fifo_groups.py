@@ -10,22 +10,27 @@ the group item is created and read by any writer that does not know it (`mnsd.st
     n  the last position given (`sequence`; a group made anew numbers from its time of creation on, in ms, so
        above every message of a former one, which has expired, been deleted or been sent over 1,000 a second)
     q  messages stored: a send adds (at `sequence`), a delete, a dead-letter move and a delete kept for rewind
-       subtract, a rewind adds back. A group item whose `q` is 0 and that holds nothing is deleted, then its home,
-       by the scan that meets it, so the directory holds the groups that have messages (and those TTL has not
-       ended yet).
-    o, h  the run in flight: how many of its messages are not deleted yet, and until when it holds the group (the
-       latest visibility of any of them). The group is *held* while `o > 0` and `h > now`.
+       subtract, a rewind adds back. An emptied group item (`fifo.forgettable`: `q` 0, nothing kept or held) is
+       deleted, then its home, by the scan that meets it, so the directory holds the groups that have messages (and
+       those TTL has not ended yet); `q` counts a send's messages from its `sequence`, so none is on its way then.
+    t{position}  its hold (`fifo.Hold`): the next visible time of each message of its run in flight not deleted
+       yet. The group is *held* while any is later than now. A claim writes its run's in place of the former ones,
+       a visibility change its message's (shorter or longer: a message given back releases the group at its new
+       time), a delete or an expiry removes its message's. (`o`, `h`: how many and until when, on a group item whose
+       run was claimed before holds were kept per message: it holds the group until `h`.)
     k  messages deleted and kept for rewind (a delete kept adds, a rewind and turning rewind off subtract): a group
        item with kept messages is not deleted, so a rewind finds them.
-    c  bumped by a rewind, which also holds the group while it works (`p`, until when): a claim is conditioned on
-       the `c` its scan read, so a run built before a rewind brought earlier messages back is refused.
+    c  bumped by every change of the hold and by a rewind, which also pauses the group while it works (`p`, until
+       when): a claim is conditioned on the `c` its scan read (which found the hold lapsed), so a run built before
+       the group was claimed, re-timed or rewound is refused.
     x  its TTL: the longest retention after its last send.
     i  its home item's token (absent on group items from before homes, which live where they always did).
 
-Every write that changes what a group holds is one TransactWriteItems with its group item: a claim (the group
-item not held and `c` as read, each lease of the run as observed and Active; the group item then holds the run),
-a delete (`o` and `q` less), a visibility change that goes past `h` (`h` raised with it; one that shortens a
-visibility leaves `h`, so the group stays held until then), a dead-letter move, a delete kept for rewind. The
+Every write that changes what a group holds is one TransactWriteItems with its group item: a claim (`c` as read,
+no rewind pausing it, each lease of the run as observed and Active; the group item then holds the run), a delete
+(its hold entry removed, `q` less), a visibility change of a message of the hold (its entry re-timed, whether it
+goes past the others or not: the group is released when its last lease lapses; a delayed message's, outside the
+hold, is written alone), a dead-letter move, a delete kept for rewind. The
 head condition (no message before the run's first) is the scan's: the run starts at the first lease the scan
 read that is not deleted, kept or expired (a consistent read, after the group item); the claim refuses a run
 that does not start there. Every write of a group item is conditioned on its existing, so a write at a home that is
@@ -72,6 +77,7 @@ from mnsd.storage.dynamodb.directory import (
     GroupState,
     Home,
     group_item_key,
+    hold_attribute,
 )
 from mnsd.storage.dynamodb.layout import (
     LEASE,
@@ -93,11 +99,10 @@ _SEQUENCE_ATTEMPTS = 6  # of a send's counter that meets a home no longer its gr
 _COUNT_GROUPS = 64  # groups whose leases a count reads one by one; the others are counted from their group item
 _REWIND_HOLD_MS = 60_000  # how long a rewind holds a group at most (should it stop half way)
 _GROUP_EXISTS = "attribute_exists(n)"
-# A forgotten group: stores nothing, holds nothing, keeps nothing.
-_FORGETTABLE = (
-    "q <= :zero AND (o <= :zero OR h <= :now) AND (attribute_not_exists(p) OR p <= :now) "
-    "AND (attribute_not_exists(k) OR k <= :zero)"
-)
+# Not paused by a rewind, nor held by a run claimed before holds were kept per message (`o`, `h`).
+_UNPAUSED = "(attribute_not_exists(p) OR p <= :now) AND (attribute_not_exists(o) OR o <= :zero OR h <= :now)"
+# A forgotten group (`fifo.forgettable`): stores and keeps nothing, its hold as read (free) then.
+_FORGETTABLE = f"q <= :zero AND c = :c AND (attribute_not_exists(k) OR k <= :zero) AND {_UNPAUSED}"
 
 __all__ = ["MIN_DIRECTORY_WIDTH", "FifoGroups"]
 
@@ -107,11 +112,24 @@ _CountPlain = Callable[[str, int], dict[MessageState, float]]  # a partition's l
 
 @dataclass(frozen=True)
 class _Head:
-    """What a scan saw of a group: its rewind count then, the position of its first message, and its home."""
+    """What a scan saw of a free group: its changes then, the position of its first message, its home and its hold
+    (lapsed)."""
 
     changes: int
     position: int
     home: int
+    hold: fifo.Hold
+
+
+def _claimed(head: _Head, run: list[Message], now_ms: int) -> tuple[str, Item, str]:
+    """The group item's part of a claim (update, values, condition): the run's hold (`fifo.Hold.claimed`, its
+    messages as the claim leaves them) in place of the one before, `c` bumped; if the group is as the scan read it
+    (`c`: its hold lapsed), no rewind pauses it and no former run holds it."""
+    hold = fifo.Hold.claimed(run)
+    sets = ", ".join(f"{hold_attribute(position)} = :vis" for position in hold.leases)
+    gone = ", ".join(["o", "h", *(hold_attribute(p) for p in head.hold.leases if p not in hold.leases)])
+    values = _values(vis=run[0].visible_at, one=1, zero=0, now=now_ms, c=head.changes)
+    return f"SET {sets}, c = c + :one REMOVE {gone}", values, f"c = :c AND {_UNPAUSED}"
 
 
 def _values(**values: int) -> Item:
@@ -181,7 +199,7 @@ class GroupWrites:
         first = fifo.first_position(now_ms)
         state = {
             "n": {"N": str(first - 1 + count)},
-            **{name: {"N": str(value)} for name, value in (("q", count), ("o", 0), ("c", 0))},
+            **{name: {"N": str(value)} for name, value in (("q", count), ("c", 0))},
             "x": {"N": str(fifo.group_expires_at(now_ms) // 1000)},
         }
         d, items = self.directory.create_items(queue_id, group, seen, state)
@@ -269,12 +287,11 @@ class GroupWrites:
         return {"Update": self.group_request(ref.queue_id, ref.group, d, update, values, condition)}
 
     def release(self, ref: MessageRef, d: int, kept: bool = False) -> Item:
-        """The group item's part of a delete: one message fewer stored, one fewer of the run in flight (and, when
-        the message is `kept` for rewind, one more kept)."""
-        update = "SET o = if_not_exists(o, :zero) - :one, q = if_not_exists(q, :zero) - :one"
-        return self.group_update(
-            ref, d, update + (", k = if_not_exists(k, :zero) + :one" if kept else ""), _values(zero=0, one=1)
-        )
+        """The group item's part of a delete: one message fewer stored, out of the hold (`fifo.Hold.released`: if it
+        was in it), `c` bumped (and, when the message is `kept` for rewind, one more kept)."""
+        update = "SET q = if_not_exists(q, :zero) - :one, c = if_not_exists(c, :zero) + :one"
+        update += ", k = if_not_exists(k, :zero) + :one" if kept else ""
+        return self.group_update(ref, d, f"{update} REMOVE {hold_attribute(ref.position)}", _values(zero=0, one=1))
 
 
 class FifoGroups:
@@ -305,15 +322,9 @@ class FifoGroups:
         first = run[0]
         head = self._head(first.queue_id, first.message_group_id, now_ms, heads or {})
         if head is None or head.position != first.position:
-            return []  # a message before it remains (or the group is gone)
+            return []  # a message before it remains (or the group is gone, or held)
         after = [m.received(now_ms, visible_at) for m in run]
-        hold = self.writes.group_update(
-            first.ref,
-            head.home,
-            "SET o = :k, h = :vis",
-            _values(k=len(run), vis=visible_at, zero=0, now=now_ms, c=head.changes),
-            "(o <= :zero OR h <= :now) AND c = :c AND (attribute_not_exists(p) OR p <= :now)",
-        )
+        hold = self.writes.group_update(first.ref, head.home, *_claimed(head, after, now_ms))
         leases = [
             {
                 "Update": {
@@ -339,18 +350,21 @@ class FifoGroups:
         return self.writes.at_home(ref, lambda d: [{"Update": keep}, self.writes.release(ref, d, kept=True)])
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
-        """Re-time a lease; past the group's hold, the hold goes with it (one transaction), else the lease alone."""
+        """Re-time a lease, and its time in its group's hold with it, shorter or longer (`fifo.Hold.retimed`; one
+        transaction, `c` bumped); a lease outside the hold (a delayed message's) alone. A run claimed before holds were
+        kept per message adds its lease to the hold (its former hold stays until then)."""
         lease = held_lease(self.table, ref, version, now_ms)
         lease["UpdateExpression"] = "SET v = :vis, r = :next"
         lease["ExpressionAttributeValues"].update(_values(vis=visible_at, next=version + 1))
+        name = hold_attribute(ref.position)
 
-        def raise_hold(d: int) -> list[Item]:
-            hold = self.writes.group_update(
-                ref, d, "SET h = :vis", _values(vis=visible_at), f"{_GROUP_EXISTS} AND h < :vis"
-            )
+        def retime_hold(d: int) -> list[Item]:
+            update = f"SET {name} = :vis, c = if_not_exists(c, :zero) + :one"
+            condition = f"attribute_exists({name}) OR o > :zero"
+            hold = self.writes.group_update(ref, d, update, _values(vis=visible_at, zero=0, one=1), condition)
             return [{"Update": lease}, hold]
 
-        if self.writes.at_home(ref, raise_hold):
+        if self.writes.at_home(ref, retime_hold):
             return True
         return conditional(self.client.update_item, **lease) is not None
 
@@ -406,15 +420,19 @@ class FifoGroups:
             ExpressionAttributeValues=_values(now_s=now_ms // 1000),
         )
         if gone is not None:
+            position = MessageRef.from_key(group.queue_id, item["sk"]["S"]).position
+            update, values = "SET q = q - :one", _values(one=1)
+            if position in group.hold.leases:  # (out of its hold: `fifo.Hold.released`)
+                update = f"SET q = q - :one, c = c + :one REMOVE {hold_attribute(position)}"
             request = self.writes.group_request(
-                group.queue_id, group.name, group.home, "SET q = q - :one", _values(one=1), "attribute_exists(q)"
+                group.queue_id, group.name, group.home, update, values, "attribute_exists(q)"
             )
             conditional(self.client.update_item, **request)
 
     def _forget(self, group: GroupState, now_ms: int) -> None:
         """Delete a group item that stores nothing and holds nothing, with its home (a send since makes it anew)."""
         self.directory.unlearn(group.queue_id, group.name)
-        for delete in self.directory.forget_items(group, _FORGETTABLE, _values(zero=0, now=now_ms)):
+        for delete in self.directory.forget_items(group, _FORGETTABLE, _values(zero=0, now=now_ms, c=group.changes)):
             if self.writes.write(group.queue_id, self.client.delete_item, delete["Delete"], patient=False) is None:
                 return  # (changed since it was read; or its home already made anew by a send)
 
@@ -444,9 +462,9 @@ class FifoGroups:
             met.add(group.name)
             settled: GroupState | None = group
             if group.held(now_ms):
-                wake: int | None = max(group.held_until, group.paused_until)
+                wake: int | None = group.wakes_at()
             elif group.stored <= 0:
-                if group.kept <= 0:
+                if group.forgettable(now_ms):
                     self._forget(group, now_ms)
                 continue
             elif (settled := self._settled(group)) is None:
@@ -454,7 +472,7 @@ class FifoGroups:
             else:
                 run = self._run(settled, now_ms, wanted - len(found))
                 if run.head is not None:
-                    seen[(queue_id, group.name)] = _Head(settled.changes, run.head, settled.home)
+                    seen[(queue_id, group.name)] = _Head(settled.changes, run.head, settled.home, settled.hold)
                     self.directory.remember(queue_id, group.name, settled.home)
                 wake = run.wakes_at
                 found += run.messages
@@ -479,8 +497,10 @@ class FifoGroups:
         if state is None:
             self.directory.unlearn(queue_id, group)
             return None
+        if state.held(now_ms):
+            return None
         head = self._run(state, now_ms, 1).head
-        return None if head is None else _Head(state.changes, head, state.home)
+        return None if head is None else _Head(state.changes, head, state.home, state.hold)
 
     def held_groups(self, queue_id: str, now_ms: int, limit: int) -> list[str]:
         held = []
@@ -499,7 +519,7 @@ class FifoGroups:
             if n < _COUNT_GROUPS:
                 states = count_plain(group.partition, now_ms)
             else:
-                out = group.out if group.held(now_ms) else 0
+                out = group.in_flight(now_ms)
                 states = {MessageState.INACTIVE: out, MessageState.ACTIVE: max(0, group.stored - out)}
             for state, k in states.items():
                 found[state] += k
@@ -527,20 +547,24 @@ class FifoGroups:
         or after `since_ms`), then let it go with what is still in flight as its run and `c` bumped."""
         rewound = 0
         for group in list(self.directory.groups(queue_id, shuffled=False)):
-            hold = _values(until=now_ms + _REWIND_HOLD_MS, one=1)
-            d = self._update_group(group, "SET p = :until, c = c + :one", hold)
+            pause = _values(until=now_ms + _REWIND_HOLD_MS, one=1)
+            d = self._update_group(group, "SET p = :until, c = c + :one", pause)
             if d is None:
                 continue  # (forgotten since it was read: it kept nothing)
-            restored, revisited, out = 0, 0, 0
+            restored, revisited = 0, 0
+            hold: dict[int, int] = {}  # what stays in flight: the group's hold after (`fifo.Hold`)
             pages = dead_letters.lease_pages(self.client, self.table, [group.partition], dead_letters.REWIND_PROJECTION)
             for items, _ in pages:
                 for item in items:
                     outcome = dead_letters.rewind_lease(self.client, self.table, item, since_ms, now_ms, False)
                     restored += outcome == "restored"
                     revisited += outcome == "revisited"
-                    out += outcome == "in flight"
-            update = "SET o = :out, q = q + :restored, k = if_not_exists(k, :zero) - :restored, c = c + :one REMOVE p"
-            values = _values(out=out, restored=restored, one=1, zero=0)
+                    if outcome == "in flight":
+                        hold[MessageRef.from_key(queue_id, item["sk"]["S"]).position] = int(item["v"]["N"])
+            sets = "".join(f", {hold_attribute(p)} = :v{n}" for n, p in enumerate(hold))
+            gone = "".join(f", {hold_attribute(p)}" for p in group.hold.leases if p not in hold)
+            update = f"SET q = q + :restored, k = if_not_exists(k, :zero) - :restored, c = c + :one{sets} REMOVE p, o, h{gone}"
+            values = _values(restored=restored, one=1, zero=0, **{f"v{n}": v for n, v in enumerate(hold.values())})
             self.client.update_item(**self.writes.group_request(queue_id, group.name, d, update, values))
             rewound += restored + revisited
         return rewound

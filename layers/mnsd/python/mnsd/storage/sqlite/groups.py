@@ -15,19 +15,16 @@ probe per free group and the messages it returns, whatever the depth of the queu
 
 from __future__ import annotations
 
-import hashlib
 import random
 import sqlite3
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from mnsd.queues import fifo
 from mnsd.queues.model import Message
-from mnsd.storage.sqlite.database import COLUMNS, message_of
+from mnsd.storage.sqlite.database import COLUMNS, HASH_DIGITS, group_key, message_of
 
 HASHES = 1 << 32
-_HASH_DIGITS = 8
 
 # Row indexes of the columns a scan looks at (`database.COLUMNS`).
 _VISIBLE_AT, _GROUP_KEY = 4, 17
@@ -40,9 +37,10 @@ _GROUPS_SQL = (
 )
 _FROM_SQL = _GROUPS_SQL.format(after=">=")
 _AFTER_SQL = _GROUPS_SQL.format(after=">")
+# A group's messages received and hidden (Inactive): its hold (`fifo.Hold.of`), as far as it takes to see it.
 _HIDDEN_SQL = (
-    "SELECT 1 FROM messages INDEXED BY messages_received WHERE queue_id = ? AND fifo = 1 AND dequeue_count > 0 "
-    "AND group_key = ? AND visible_at > ? AND expires_at > ? LIMIT 1"
+    f"SELECT {COLUMNS} FROM messages INDEXED BY messages_received WHERE queue_id = ? AND fifo = 1 "
+    "AND dequeue_count > 0 AND group_key = ? AND visible_at > ? AND expires_at > ? LIMIT 1"
 )
 _BETWEEN_SQL = (
     "SELECT 1 FROM messages INDEXED BY messages_groups WHERE queue_id = ? AND fifo = 1 AND group_key = ? "
@@ -56,17 +54,16 @@ _SEQUENCE_SQL = (
     "INSERT INTO message_groups (queue_id, message_group_id, next_position, used_at) VALUES (?, ?, ?, ?) "
     "ON CONFLICT DO UPDATE SET next_position = next_position + ?, used_at = excluded.used_at RETURNING next_position"
 )
+# Emptied groups' counters (`fifo.forgettable`): no send for `fifo.SEND_SETTLE_MS` (a message numbered is not in
+# `messages` until its put), no unexpired message stored or kept. (A message hidden is stored: nothing holds them.)
+_EMPTIED_SQL = (
+    "DELETE FROM message_groups WHERE (queue_id, message_group_id) IN (SELECT g.queue_id, g.message_group_id "
+    "FROM message_groups AS g INDEXED BY message_groups_used WHERE g.used_at <= ? AND NOT EXISTS (SELECT 1 FROM "
+    "messages INDEXED BY messages_groups WHERE queue_id = g.queue_id AND fifo = 1 "
+    "AND group_key = group_key(g.message_group_id) AND expires_at > ?) AND NOT EXISTS (SELECT 1 FROM kept_messages "
+    "WHERE queue_id = g.queue_id AND message_group_id = g.message_group_id AND expires_at > ?) LIMIT ?)"
+)
 _LOWEST = -(1 << 63)
-
-
-@lru_cache(maxsize=4096)
-def group_key(group: str) -> str:
-    """How a FIFO message names its group in the indexes: its hash first (the same in every process)."""
-    return f"{_hash(group)}{group}"
-
-
-def _hash(group: str) -> str:
-    return hashlib.blake2b(group.encode("utf-8"), digest_size=_HASH_DIGITS // 2).hexdigest()
 
 
 def sequence(connection: sqlite3.Connection, queue_id: str, group: str, count: int, now_ms: int) -> int:
@@ -79,19 +76,16 @@ def sequence(connection: sqlite3.Connection, queue_id: str, group: str, count: i
 
 
 def forget_counters(connection: sqlite3.Connection, now_ms: int, limit: int) -> None:
-    """Delete counters past their lifetime (`fifo.group_expires_at` their last send): they number no stored
-    message any more."""
-    connection.execute(
-        "DELETE FROM message_groups WHERE (queue_id, message_group_id) IN (SELECT queue_id, message_group_id "
-        "FROM message_groups WHERE used_at < ? LIMIT ?)",
-        (now_ms - fifo.GROUP_LIFETIME_MS, limit),
-    )
+    """Delete the counters of emptied groups (`fifo.forgettable`: what is stored or kept is read from the rows, a
+    send on its way waited for); a group past its lifetime (`fifo.GROUP_LIFETIME_MS`) has no unexpired message."""
+    now_s = now_ms // 1000
+    connection.execute(_EMPTIED_SQL, (now_ms - fifo.SEND_SETTLE_MS, now_s, now_s, limit))
 
 
 def free_runs(connection: sqlite3.Connection, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
     """Up to `wanted` messages: the runs of free groups (`fifo.head_run`), group after group, from a random group
     on round to the one before it."""
-    start = f"{random.randrange(HASHES):0{_HASH_DIGITS}x}"
+    start = f"{random.randrange(HASHES):0{HASH_DIGITS}x}"
     now_s = now_ms // 1000
     found: list[Message] = []
     for lower, upper in ((start, "g"), ("", start)):  # hex digits sort below "g"
@@ -121,8 +115,9 @@ def _group_messages(head: tuple[Any, ...], rows: Iterator[tuple[Any, ...]]) -> I
 
 
 def _hidden(connection: sqlite3.Connection, queue_id: str, key: str, now_ms: int) -> bool:
-    """Whether a message of the group is in flight (received, not yet visible again): the group is held."""
-    return connection.execute(_HIDDEN_SQL, (queue_id, key, now_ms, now_ms // 1000)).fetchone() is not None
+    """Whether the group is held (`fifo.Hold`): its hold read from its rows, as far as one message in flight."""
+    rows = connection.execute(_HIDDEN_SQL, (queue_id, key, now_ms, now_ms // 1000)).fetchall()
+    return fifo.Hold.of(map(message_of, rows), now_ms).held(now_ms)
 
 
 def may_follow(connection: sqlite3.Connection, previous: Message | None, message: Message, now_ms: int) -> bool:
@@ -139,4 +134,4 @@ def may_follow(connection: sqlite3.Connection, previous: Message | None, message
 
 def held_groups(connection: sqlite3.Connection, queue_id: str, now_ms: int, limit: int) -> list[str]:
     rows = connection.execute(_HELD_SQL, (queue_id, now_ms, now_ms // 1000, limit)).fetchall()
-    return [key[_HASH_DIGITS:] for (key,) in rows]
+    return [key[HASH_DIGITS:] for (key,) in rows]

@@ -26,7 +26,7 @@ from mnsd.log.changes import MessageChange
 from mnsd.queues.model import Backlog, Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
 from mnsd.storage import ReadyScan
 from mnsd.storage.sqlite import changes, groups
-from mnsd.storage.sqlite.database import COLUMNS, Database, message_of
+from mnsd.storage.sqlite.database import COLUMNS, Database, group_key, message_of
 
 PRIORITIES = range(1, 17)
 # Per priority, an index range of the messages already visible (priorities are asked in turn, highest
@@ -106,7 +106,7 @@ def _row(message: Message) -> tuple[Any, ...]:
         message.message_group_id,
         int(message.logging),
         int(message.fifo),
-        groups.group_key(message.message_group_id) if message.fifo else "",
+        group_key(message.message_group_id) if message.fifo else "",
     )
 
 
