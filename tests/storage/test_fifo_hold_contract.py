@@ -57,7 +57,7 @@ def test_deleting_the_lease_that_held_longest_releases_the_group_at_the_others_t
     send(storage, "a", "a", "a")
     one, two = take(storage, NOW + 10, 2, THIRTY_S)
     give_back(storage, one, NOW + 20, 1)
-    assert storage.fifo_messages.delete(two.ref, two.version, NOW + 30)
+    assert storage.fifo_messages.delete_many([(two.ref, two.version)], NOW + 30)[0]
     assert runs(storage, NOW + 1019) == {}
     assert runs(storage, NOW + 1020) == {"a": ["M00000", "M00002"]}
 
@@ -78,7 +78,7 @@ def test_a_delayed_message_retimed_or_deleted_by_its_send_handle_leaves_the_hold
     other = fifo_message(storage, "a", 2, delay_ms=5000)
     storage.fifo_messages.put([delayed, other])
     (head,) = take(storage, NOW + 10, 1, THIRTY_S)
-    assert storage.fifo_messages.delete(delayed.ref, delayed.version, NOW + 20)
+    assert storage.fifo_messages.delete_many([(delayed.ref, delayed.version)], NOW + 20)[0]
     assert storage.fifo_messages.change_visibility(other.ref, other.version, NOW + 20, NOW + 40_000)
     assert runs(storage, NOW + 6000) == {}
     assert storage.fifo_messages.held_groups("q1", NOW + 6000, 10) == ["a"]
@@ -133,7 +133,7 @@ def test_an_emptied_group_is_forgotten_and_numbers_anew(storage):
     (DynamoDB once forgot it at once, SQLite after `fifo.GROUP_LIFETIME_MS`)."""
     (head,) = send(storage, "a")
     (claimed,) = take(storage, NOW + 10, 1, THIRTY_S)
-    assert storage.fifo_messages.delete(claimed.ref, claimed.version, NOW + 20)
+    assert storage.fifo_messages.delete_many([(claimed.ref, claimed.version)], NOW + 20)[0]
     settled = NOW + fifo.SEND_SETTLE_MS
     upkeep(storage, settled)
     assert storage.fifo_messages.sequence("q1", "a", 1, settled) == fifo.first_position(settled) == settled

@@ -115,7 +115,7 @@ class DeadLetterService(QueueServiceBase):
         queue = self.registry.get(account_id, queue_name)
         given = MessageInput(body, 0, 8, user_properties, system_properties, message_group_id=group)
         now_ms = ms(self.clock.now())
-        (message_id,) = self.messages.of(queue).new_ids(queue.queue_id, 1, now_ms, sent=False)
+        (message_id,) = self.messages.of(queue).new_ids(queue.queue_id, 1, now_ms)
         (position,) = self.arrivals.positions(queue, [group], now_ms)
         message = self.arrivals.new_message(queue, given, now_ms, message_id, position)
         if self.arrivals.store(queue, [message], now_ms, sent=False):
@@ -139,7 +139,7 @@ class DeadLetterService(QueueServiceBase):
         moved = 0
         while moved < MAX_REDRIVE:
             wanted = min(MAX_REDRIVE_SCAN, len(stay) + REDRIVE_PAGE)
-            found = [m for m in store.scan_ready(queue.queue_id, now_ms, wanted).messages if m.message_id not in stay]
+            found = [m for m in store.peek_ready(queue.queue_id, now_ms, wanted) if m.message_id not in stay]
             if not found:
                 break
             store.load_bodies(found)

@@ -21,12 +21,6 @@ from mnsd.settings import Settings
 
 MAX_WAIT_SECONDS = 30
 VISIBILITY_RANGE = (0, 43200)
-# How many Active messages a receive looks at per message it wants (and at least): consumers pick at
-# random among them, so concurrent receives rarely race for the same lease. A page of 16 small index
-# items costs what a page of 1 does (half a read unit).
-CANDIDATES_PER_MESSAGE = 4
-MIN_CANDIDATES = 16
-MAX_CANDIDATES = 64
 CLAIM_ROUNDS = 10
 
 
@@ -41,11 +35,6 @@ class SendResult:
 class Received:
     message: Message
     receipt_handle: str
-
-
-def _candidates(count: int) -> int:
-    """How many Active messages a receive of `count` looks at."""
-    return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
 
 
 @dataclass(eq=False)  # a service: compared by identity
@@ -141,8 +130,9 @@ class MessageService:
         now_ms = ms(now)
         fifo = queue.attributes.fifo
         store = self.messages.of(queue)
-        scan = store.scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count)
-        # A FIFO queue's candidates are its groups' runs, in order; the others are taken by priority, at random.
+        scan = store.scan_ready(queue.queue_id, now_ms, count)
+        # A FIFO queue's candidates are its groups' runs, in order; the others are taken by priority, at random
+        # (`mnsd.storage.candidates`: consumers spread over them).
         candidates = scan.messages if fifo else sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         seen = len(candidates)
         policy = queue.attributes.dlq_policy
@@ -155,7 +145,7 @@ class MessageService:
 
     def peek(self, queue: Queue, count: int) -> list[Message]:
         store = self.messages.of(queue)
-        found = store.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
+        found = store.peek_ready(queue.queue_id, ms(self.clock.now()), count)
         store.load_bodies(found)
         found = [m for m in found if m.body is not None]  # (one deleted since it was read stays unloaded)
         if not found:

@@ -331,14 +331,11 @@ class ReceiverService:
 
     # --- their messages ------------------------------------------------------------------------
 
-    def copies(
-        self, queue: Queue, originals: list[Message], now_ms: int, sent: bool = True
-    ) -> dict[str, list[Message]]:
-        """Each receiver's copy of each new message of the queue, by the message's id (`sent`: by producers, as
-        `MessageStore.new_ids` counts them)."""
+    def copies(self, queue: Queue, originals: list[Message], now_ms: int) -> dict[str, list[Message]]:
+        """Each receiver's copy of each new message of the queue, by the message's id."""
         found: dict[str, list[Message]] = {m.message_id: [] for m in originals}
         for receiver in queue.receivers:
-            ids = self.messages.of(queue).new_ids(receiver.queue_id, len(originals), now_ms, sent)
+            ids = self.messages.of(queue).new_ids(receiver.queue_id, len(originals), now_ms)
             for message, message_id, position in zip(
                 originals, ids, self._positions(queue, receiver, originals, now_ms), strict=True
             ):
@@ -385,7 +382,7 @@ class ReceiverService:
                 queue, _replaced(queue, dataclasses.replace(receiver, copy_cursor=cursor))
             ):
                 continue  # another caller took this page (or the receivers changed): read them again
-            ids = store.new_ids(receiver.queue_id, len(page), now_ms, sent=False)
+            ids = store.new_ids(receiver.queue_id, len(page), now_ms)
             copies = [copy_of(m, receiver.queue_id, message_id) for m, message_id in zip(page, ids, strict=True)]
             if store.put(copies):
                 raise errors.InternalError()
