@@ -84,6 +84,28 @@ def test_a_group_counter_unused_past_any_retention_is_forgotten_and_numbers_on_a
     assert engine.fifo_messages.sequence("q1", "g", 1, later) > first + 4
 
 
+def test_a_sweep_looks_at_a_bounded_number_of_counters_and_goes_round(engine):
+    """Emptied groups' counters are forgotten `limit` looked at per sweep, from where the last one stopped; one whose
+    group still stores a message stays."""
+    for group in "abcde":
+        engine.fifo_messages.sequence("q1", group, 1, NOW)
+    engine.fifo_messages.put([fifo_message(engine, "z", 0)])
+    later = NOW + fifo.SEND_SETTLE_MS
+
+    def counters() -> list[str]:
+        with engine.database.read() as connection:
+            return [g for (g,) in connection.execute("SELECT message_group_id FROM message_groups ORDER BY 1")]
+
+    engine.messages.sweep_expired(later, limit=2)
+    assert counters() == ["c", "d", "e", "z"]
+    engine.messages.sweep_expired(later, limit=2)
+    assert counters() == ["e", "z"]
+    engine.messages.sweep_expired(later, limit=2)
+    assert counters() == ["z"]
+    engine.messages.sweep_expired(later, limit=2)  # (from the first again)
+    assert counters() == ["z"]
+
+
 def test_kept_fifo_messages_keep_their_group_and_place(engine):
     message = fifo_message(engine, "a", 0)
     engine.fifo_messages.put([message])

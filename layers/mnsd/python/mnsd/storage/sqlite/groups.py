@@ -56,13 +56,22 @@ _SEQUENCE_SQL = (
 )
 # Emptied groups' counters (`fifo.forgettable`): no send for `fifo.SEND_SETTLE_MS` (a message numbered is not in
 # `messages` until its put), no unexpired message stored or kept. (A message hidden is stored: nothing holds them.)
-_EMPTIED_SQL = (
-    "DELETE FROM message_groups WHERE (queue_id, message_group_id) IN (SELECT g.queue_id, g.message_group_id "
-    "FROM message_groups AS g INDEXED BY message_groups_used WHERE g.used_at <= ? AND NOT EXISTS (SELECT 1 FROM "
-    "messages INDEXED BY messages_groups WHERE queue_id = g.queue_id AND fifo = 1 "
-    "AND group_key = group_key(g.message_group_id) AND expires_at > ?) AND NOT EXISTS (SELECT 1 FROM kept_messages "
-    "WHERE queue_id = g.queue_id AND message_group_id = g.message_group_id AND expires_at > ?) LIMIT ?)"
+# The counters a sweep looks at next: settled (no send for `fifo.SEND_SETTLE_MS`: a message numbered is not in
+# `messages` until its put), in the order of their last send, from where the last sweep stopped.
+_SETTLED_SQL = (
+    "SELECT used_at, queue_id, message_group_id FROM message_groups INDEXED BY message_groups_used "
+    "WHERE used_at <= ? AND (used_at, queue_id, message_group_id) > (?, ?, ?) "
+    "ORDER BY used_at, queue_id, message_group_id LIMIT ?"
 )
+# A settled counter forgotten if its group is emptied (`fifo.forgettable`): no unexpired message stored or kept (a
+# message in flight is stored: nothing else holds a group).
+_EMPTIED_SQL = (
+    "DELETE FROM message_groups WHERE queue_id = ?1 AND message_group_id = ?2 AND NOT EXISTS (SELECT 1 FROM messages "
+    "INDEXED BY messages_groups WHERE queue_id = ?1 AND fifo = 1 AND group_key = ?3 AND expires_at > ?4) "
+    "AND NOT EXISTS (SELECT 1 FROM kept_messages WHERE queue_id = ?1 AND message_group_id = ?2 AND expires_at > ?4)"
+)
+Cursor = tuple[int, str, str]  # (last send, queue id, group) of the last counter a sweep looked at
+_START: Cursor = (-(1 << 63), "", "")
 _LOWEST = -(1 << 63)
 
 
@@ -75,11 +84,14 @@ def sequence(connection: sqlite3.Connection, queue_id: str, group: str, count: i
     return int(following) - count
 
 
-def forget_counters(connection: sqlite3.Connection, now_ms: int, limit: int) -> None:
-    """Delete the counters of emptied groups (`fifo.forgettable`: what is stored or kept is read from the rows, a
-    send on its way waited for); a group past its lifetime (`fifo.GROUP_LIFETIME_MS`) has no unexpired message."""
+def forget_counters(connection: sqlite3.Connection, now_ms: int, limit: int, after: Cursor | None) -> Cursor | None:
+    """Delete the counters of emptied groups (`fifo.forgettable`) among the next `limit` settled ones after `after`
+    (None: from the first); where the next sweep goes on from (None: from the first again). A group past its
+    lifetime (`fifo.GROUP_LIFETIME_MS`) has no unexpired message: it is forgotten so."""
     now_s = now_ms // 1000
-    connection.execute(_EMPTIED_SQL, (now_ms - fifo.SEND_SETTLE_MS, now_s, now_s, limit))
+    settled = connection.execute(_SETTLED_SQL, (now_ms - fifo.SEND_SETTLE_MS, *(after or _START), limit)).fetchall()
+    connection.executemany(_EMPTIED_SQL, [(queue_id, group, group_key(group), now_s) for _, queue_id, group in settled])
+    return tuple(settled[-1]) if len(settled) == limit else None
 
 
 def free_runs(connection: sqlite3.Connection, queue_id: str, now_ms: int, wanted: int) -> list[Message]:

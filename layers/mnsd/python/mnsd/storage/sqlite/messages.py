@@ -115,6 +115,7 @@ class SqliteMessageStore:
 
     def __init__(self, database: Database) -> None:
         self.db = database
+        self._counters_after: groups.Cursor | None = None  # where the sweep of FIFO groups' counters goes on from
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -261,7 +262,7 @@ class SqliteMessageStore:
             logged = [changes.expired(message_of(row), now_ms) for row in rows if row[15]]
             if logged:
                 changes.record(connection, logged)
-            groups.forget_counters(connection, now_ms, limit)
+            self._counters_after = groups.forget_counters(connection, now_ms, limit, self._counters_after)
         return len(rows)
 
     # --- reads --------------------------------------------------------------------------------
