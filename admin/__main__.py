@@ -14,7 +14,7 @@ from admin.client import ApiError, Credentials, MnsClient, ReceiverSettings
 from admin.keys import AdminError, KeyBook, KeyList, KeysFile, SecretKeys, read_policy
 from mnsd.access.keys import KEY_CACHE_SECONDS, KEYS_FILE_CHECK_SECONDS, AccessKey, parse_keys
 from mnsd.errors import MnsError
-from mnsd.queues.alarms import QueueAlarms
+from mnsd.model.alarms import QueueAlarms
 from mnsd.settings import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,

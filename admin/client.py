@@ -16,9 +16,9 @@ from email.utils import formatdate
 from urllib.parse import quote
 
 from mnsd.access.authentication import sign, string_to_sign
-from mnsd.access.policy import Policy
 from mnsd.errors import MalformedXML
 from mnsd.http import HttpRequest
+from mnsd.model.policy import Policy
 from mnsd.wire import codec
 
 MNS_VERSION = "2015-06-06"

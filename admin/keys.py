@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mnsd.access.keys import AccessKey, create_keys_file, format_keys, parse_keys
-from mnsd.access.policy import Policy, PolicyError
+from mnsd.model.policy import Policy, PolicyError
 
 ALPHANUMERIC = string.ascii_letters + string.digits
 KEY_ID_LENGTH = 24

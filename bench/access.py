@@ -39,7 +39,7 @@ from typing import Any
 from urllib.parse import quote
 
 from bench._common import ROOT, md_table, median, pct, write_result
-from mnsd.access.policy import grant_document
+from mnsd.model.policy import grant_document
 
 ACCOUNT, OTHER = "1000000000000001", "2000000000000002"
 REGION = "cn-hangzhou"
@@ -119,7 +119,7 @@ def access_keys() -> list[Any]:
 
     keys = [AccessKey(ACCOUNT, "ROOTKEY", "ROOTSECRET"), AccessKey(OTHER, "OTHERROOT", "OTHERSECRET")]
     if has_access_control():
-        from mnsd.access.policy import Policy
+        from mnsd.model.policy import Policy
 
         keys.append(AccessKey(ACCOUNT, "POLICYKEY", "POLICYSECRET", Policy.parse(KEY_POLICY)))
     return keys

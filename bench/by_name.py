@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mnsd.names import is_receiver_address
+from mnsd.model.names import is_receiver_address
 from mnsd.queues import addresses
 from mnsd.wire import requests
 
 if TYPE_CHECKING:
     from mnsd.errors import MnsError
+    from mnsd.inputs import MessageInput
+    from mnsd.model.messages import Message
+    from mnsd.model.queues import Queue, QueueAttributeChanges
     from mnsd.queues.messages import Received, SendResult
-    from mnsd.queues.model import Message, MessageInput, Queue, QueueAttributeChanges
     from mnsd.queues.receivers import ReceiverService
     from mnsd.services import Services
 

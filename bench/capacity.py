@@ -46,7 +46,7 @@ from bench.simulator.dynamodb import Partition
 from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 if TYPE_CHECKING:
-    from mnsd.queues.model import MessageInput
+    from mnsd.inputs import MessageInput
 
 ACCOUNT = "1000000000000001"
 QUEUE = "capacity"
@@ -162,8 +162,8 @@ def queue_partitions(loads: dict[Partition, list[float]], table: str, queue_id: 
 def seeded_ids(rng: random.Random) -> None:
     """Message and queue ids from a seeded generator instead of `secrets`, so that a run (the stripes its
     messages land in) can be repeated exactly."""
-    from mnsd.queues import model as queue_model
     from mnsd.queues import receivers as queue_receivers
+    from mnsd.storage import ids as message_ids
     from mnsd.storage.dynamodb import placer
 
     seeded = types.SimpleNamespace(
@@ -173,7 +173,7 @@ def seeded_ids(rng: random.Random) -> None:
     )
     for module in (
         queue_receivers,
-        queue_model,
+        message_ids,
         placer,
     ):  # receiver and queue ids; message ids; the stripe each id names
         module.secrets = seeded  # type: ignore[attr-defined]
@@ -191,7 +191,8 @@ class Simulation:
         receivers: int = 0,
         hold: tuple[float, float] = HOLD,
     ) -> None:
-        from mnsd.queues.model import MessageInput, QueueAttributeChanges
+        from mnsd.inputs import MessageInput
+        from mnsd.model.queues import QueueAttributeChanges
         from mnsd.queues.receivers import ReceiverInput
 
         self.rng = random.Random(seed)

@@ -56,7 +56,7 @@ def fresh(stripes: int | None = None, pinned: bool = False) -> tuple[Any, FakeDy
 
 
 def inputs(n: int) -> list[Any]:
-    from mnsd.queues.model import MessageInput
+    from mnsd.inputs import MessageInput
 
     return [MessageInput(body=BODY, delay_seconds=None, priority=8)] * n
 
@@ -88,7 +88,7 @@ def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool
     leases in flight turn a quiet queue's index on; with `settle`, it is then left to settle
     (`Settings.index_settle_seconds`) and receives build it, as on a live queue."""
     from mnsd import errors
-    from mnsd.queues.model import QueueAttributeChanges
+    from mnsd.model.queues import QueueAttributeChanges
 
     queues.create_queue(ACCOUNT, name, QueueAttributeChanges(visibility_timeout="43200"))
     if index:

@@ -26,7 +26,7 @@ QUEUE = "fifo-give-back"
 
 
 def _queue(groups: int) -> tuple[QueuesByName, SimulatedDynamoDB, SimulatedClock]:
-    from mnsd.queues.model import QueueAttributeChanges
+    from mnsd.model.queues import QueueAttributeChanges
 
     clock = SimulatedClock()
     client = SimulatedDynamoDB(now=clock.now, record_calls=False)
@@ -42,7 +42,7 @@ def _usage(client: SimulatedDynamoDB) -> tuple[float, float, float]:
 
 def lifecycle(kind: str, messages: int, groups: int) -> dict[str, float]:
     """Per message: DynamoDB requests, WCU and RCU of the whole lifecycle, and of its visibility changes."""
-    from mnsd.queues.model import MessageInput
+    from mnsd.inputs import MessageInput
 
     queues, client, clock = _queue(groups)
     back = 0

@@ -101,7 +101,7 @@ def populated_server(queues: int) -> Iterator[Any]:
     account (`bench-0000`, ...) with 3 messages each, one of them in flight."""
     from local_runtime.engine import SQLITE, EngineChoice
     from local_runtime.server import LocalServer
-    from mnsd.queues.model import MessageInput
+    from mnsd.inputs import MessageInput
     from mnsd.settings import Settings
 
     with tempfile.TemporaryDirectory() as data:

@@ -117,8 +117,9 @@ def transitions_table() -> str:
     from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
     from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 
+    from mnsd.inputs import PublishInput
+    from mnsd.model.topics import SubscriptionInput
     from mnsd.push.signing import generate_signing_material
-    from mnsd.topics.model import PublishInput, SubscriptionInput
 
     class InstantTime:  # moto's Retry intervals and Wait states, recorded instead of slept
         @staticmethod

@@ -49,7 +49,7 @@ def json_body(length: int) -> str:
 
 def edge_body(services) -> str:
     """A base64 body whose inline lease item is as large as the store allows inline (976-992 B at send)."""
-    from mnsd.queues.model import Message
+    from mnsd.model.messages import Message
     from mnsd.storage.capacity import item_size
 
     rng = random.Random(3)
@@ -84,7 +84,7 @@ def setup():
 
 
 def run_row(services, recorder, account, body: str, batch: int, send_batch: int, messages: int):
-    from mnsd.queues.model import MessageInput
+    from mnsd.inputs import MessageInput
 
     queues = QueuesByName(services)
     qname = f"q{random.randrange(10**9)}"

@@ -35,7 +35,7 @@ READ_PER_MILLION = 0.125  # DynamoDB on demand, per million read request units (
 
 def send(queues: Any, account: str, name: str, total: int, fifo: bool = False, pause: float = 0.01) -> None:
     """`total` messages in batches of 16, `pause` seconds apart (0.01: 1,600 messages/s, which grows a queue)."""
-    from mnsd.queues.model import MessageInput
+    from mnsd.inputs import MessageInput
 
     for start in range(0, total, BATCH):
         count = min(BATCH, total - start)
@@ -71,7 +71,7 @@ def deep(total: int, pause: float = 0.01) -> Any:
 
 
 def fifo_queue(queues: Any) -> int:
-    from mnsd.queues.model import QueueAttributeChanges
+    from mnsd.model.queues import QueueAttributeChanges
 
     queues.create_queue(ACCOUNT, "ordered", QueueAttributeChanges(queue_type="fifo"))
     send(queues, ACCOUNT, "ordered", 1000, fifo=True)
@@ -161,9 +161,9 @@ def cpu(queues_count: int) -> tuple[float, float, int]:
 
     from local_runtime.tables import create_tables
     from mnsd.clock import SystemClock
-    from mnsd.monitoring.handler import NoKeys
+    from mnsd.entry.monitoring import NoKeys
+    from mnsd.inputs import MessageInput
     from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
-    from mnsd.queues.model import MessageInput
     from mnsd.services import build_services, client_config
     from mnsd.settings import Settings
 

@@ -1,3 +1,3 @@
-from mnsd.request.lambda_handler import make_handler
+from mnsd.entry.lambda_handler import make_handler
 
 handler = make_handler("list_subscriptions")

@@ -1,5 +1,5 @@
 """Every minute (EventBridge): the gauges of the monitored queues into CloudWatch, and the queues' alarms."""
 
-from mnsd.monitoring.handler import make_sampler_handler
+from mnsd.entry.monitoring import make_sampler_handler
 
 handler = make_sampler_handler()

@@ -27,7 +27,7 @@ def _health(name: str) -> cloudwatch.Metric:
 
 
 DROPPED_DELIVERIES = _health("DroppedDeliveries")  # the push code's
-SAMPLER_BEHIND = _health("QueuesNotSampled")  # the metrics sampler's (`mnsd.monitoring.handler`): queues left unsampled
+SAMPLER_BEHIND = _health("QueuesNotSampled")  # the metrics sampler's (`mnsd.entry.monitoring`): queues left unsampled
 
 
 class Alarms(Construct):

@@ -25,8 +25,8 @@ from mnsd.metrics import (
 )
 from mnsd.metrics.minutes import gauge_values
 from mnsd.metrics.process import ProcessMetrics
+from mnsd.model.topics import Topic
 from mnsd.services import Services
-from mnsd.topics.model import Topic
 
 METRICS_PATH = "/metrics"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

@@ -1,7 +1,7 @@
 """Serve the MNS API on 127.0.0.1 through the same Lambda handlers, on the embedded engine (or moto).
 
 Each HTTP request becomes the API Gateway (HTTP API 2.0) event that AWS would deliver, goes to the
-handler of the matching route (built by `mnsd.request.lambda_handler.make_handler`, exactly as in
+handler of the matching route (built by `mnsd.entry.lambda_handler.make_handler`, exactly as in
 `functions/`), and the handler's result becomes the HTTP response.
 """
 
@@ -45,6 +45,7 @@ from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.keys import StaticKeyStore, create_keys_file
 from mnsd.clock import SystemClock, ms
+from mnsd.entry.lambda_handler import make_handler
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.metrics import TeeMetrics
 from mnsd.metrics.process import ProcessMetrics
@@ -53,7 +54,6 @@ from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.queues.notifier import LocalNotifier
 from mnsd.request import api
-from mnsd.request.lambda_handler import make_handler
 from mnsd.request.routes import ROUTES
 from mnsd.services import Services, build_services
 from mnsd.settings import RECEIPT_SECRET, Settings

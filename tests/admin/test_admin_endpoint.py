@@ -25,8 +25,8 @@ from admin.__main__ import main
 from admin.client import ApiError, MnsClient
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.access.keys import KEYS_FILE_CHECK_SECONDS
-from mnsd.access.policy import grant_document
 from mnsd.http import HttpRequest
+from mnsd.model.policy import grant_document
 from mnsd.wire import codec
 
 OWNER = ("1000000000000001", "OWNERKEY", "OWNERSECRET")

@@ -18,7 +18,7 @@ from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
-from mnsd.access.policy import grant_document
+from mnsd.model.policy import grant_document
 
 REGION = "cn-hangzhou"
 ACCOUNT_HOST = re.compile(r"\d+\.mns\.localhost\Z")

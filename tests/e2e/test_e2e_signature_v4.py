@@ -14,7 +14,7 @@ from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, assert_mns_error, loca
 from signers import V4Request, V4Signer
 from test_e2e_security_tokens import MESSAGES_ONLY
 
-from mnsd.access.policy import grant_document
+from mnsd.model.policy import grant_document
 
 REGION = "cn-hangzhou"  # the local server's (MNS_REGION's default)
 XMLNS_BODY = 'xmlns="http://mns.aliyuncs.com/doc/v1"'

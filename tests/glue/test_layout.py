@@ -11,7 +11,7 @@ import pytest
 from bench.export_generator import ddb_item
 from glue_jobs.schemas import MESSAGE_ATTRIBUTES, MESSAGE_SCHEMA, META_SCHEMA
 from glue_jobs.transforms import backlog_snapshot
-from mnsd.queues.model import MessageState
+from mnsd.model.messages import MessageState
 from mnsd.storage.dynamodb import layout
 from tests.glue.helpers import HOUR, T0, export_of, rows_by
 

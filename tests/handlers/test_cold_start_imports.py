@@ -15,8 +15,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from mnsd.entry import lambda_handler
 from mnsd.metrics import NoMetrics
-from mnsd.request import lambda_handler
 from mnsd.request.routes import ROUTES
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ from local_runtime.server import LocalServer
 from local_runtime.tables import create_tables
 from mnsd import services
 from mnsd.access.authentication import sign, string_to_sign
-from mnsd.request.lambda_handler import request_from_event
+from mnsd.entry.lambda_handler import request_from_event
 from mnsd.settings import Settings
 
 EVENTS = Path(__file__).resolve().parent.parent / "events"

@@ -19,7 +19,7 @@ from bench.capacity import SimulatedClock
 from bench.capacity_figures import drain, indexed
 from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.tables import create_tables
-from mnsd.queues.model import MessageInput
+from mnsd.inputs import MessageInput
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from tests.integration.placements import placement

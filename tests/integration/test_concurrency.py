@@ -22,7 +22,8 @@ from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd import errors
 from mnsd.clock import SystemClock
-from mnsd.queues.model import MessageInput, QueueAttributeChanges, QueueCounts
+from mnsd.inputs import MessageInput
+from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb.conditions import condition_failed

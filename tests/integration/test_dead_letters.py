@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from mnsd import errors
-from mnsd.queues.model import DlqPolicyInput, MessageInput, Property, QueueAttributeChanges
+from mnsd.inputs import MessageInput
+from mnsd.model.messages import Property
+from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from tests.integration.conftest import ACCOUNT
 
 

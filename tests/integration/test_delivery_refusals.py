@@ -7,9 +7,9 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from mnsd.model.topics import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.push.delivery import Deliverer
 from mnsd.settings import Settings
-from mnsd.topics.model import Subscription, SubscriptionAttributes, TopicMessage
 
 REGION = "cn-hangzhou"
 

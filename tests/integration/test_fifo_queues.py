@@ -7,7 +7,8 @@ import pytest
 
 from bench.by_name import QueuesByName
 from mnsd import errors
-from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges
+from mnsd.inputs import MessageInput
+from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage

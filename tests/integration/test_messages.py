@@ -6,7 +6,9 @@ import pytest
 
 from mnsd import errors
 from mnsd.clock import ms
-from mnsd.queues.model import MessageInput, Property, QueueCounts, body_md5
+from mnsd.inputs import MessageInput
+from mnsd.model.messages import Property, body_md5
+from mnsd.model.queues import QueueCounts
 from mnsd.storage.capacity import item_size
 from mnsd.wire.codec import parse
 from mnsd.wire.requests import queue_attribute_changes

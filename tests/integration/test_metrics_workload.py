@@ -29,11 +29,11 @@ from local_runtime.metrics import MetricsPage
 from local_runtime.server import LocalContext, api_gateway_event, compile_routes
 from local_runtime.tables import create_tables
 from mnsd.access.authentication import sign, string_to_sign
+from mnsd.entry.lambda_handler import make_handler
 from mnsd.http import HttpRequest
 from mnsd.metrics import Labels, Metric
 from mnsd.metrics.emf import EmfMetrics
 from mnsd.metrics.process import ProcessMetrics
-from mnsd.request.lambda_handler import make_handler
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage

@@ -31,7 +31,7 @@ from mnsd.metrics import (
 from mnsd.metrics.cloudwatch import CloudWatchMinutes, metric_queries
 from mnsd.metrics.emf import EmfMetrics
 from mnsd.metrics.minutes import MINUTE_MS, MINUTE_SERIES, MinuteWindow
-from mnsd.queues.model import Queue, QueueAttributes
+from mnsd.model.queues import Queue, QueueAttributes
 from mnsd.request import api
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings

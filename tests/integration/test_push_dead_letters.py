@@ -14,7 +14,7 @@ import test_push
 from test_push import ACCOUNT, REGION, Push
 
 from mnsd import errors
-from mnsd.push.handlers import make_push_worker_handler
+from mnsd.entry.push import make_push_worker_handler
 from mnsd.push.records import DEAD_LETTERED
 from mnsd.push.workflow import definition, delivery_reference
 from mnsd.queues.messages import Received
@@ -121,7 +121,7 @@ def test_without_an_enabled_policy_an_exhausted_push_is_dropped(push, push_endpo
 
 
 def test_a_policy_set_after_subscribing_applies_to_the_retries_under_way(push, push_endpoint, recorded_waits):
-    from mnsd.topics.model import DlqPolicyInput, SubscriptionChanges
+    from mnsd.model.topics import DlqPolicyInput, SubscriptionChanges
 
     push_endpoint.status_for = lambda n: 500
     push.services.queues.create_queue(ACCOUNT, "dlq", None)

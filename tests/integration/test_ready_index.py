@@ -7,7 +7,8 @@ import pytest
 
 from bench.by_name import QueuesByName
 from mnsd import errors
-from mnsd.queues.model import MessageInput, QueueAttributeChanges, QueueCounts
+from mnsd.inputs import MessageInput
+from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.storage.dynamodb import layout, stripe_counts
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mnsd import errors
-from mnsd.queues.model import MessageInput, QueueCounts
+from mnsd.inputs import MessageInput
+from mnsd.model.queues import QueueCounts
 
 ACCOUNT = "1000000000000001"
 

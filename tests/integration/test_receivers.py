@@ -12,14 +12,10 @@ from bench.by_name import QueuesByName
 from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.server import SerializedClient
 from mnsd import errors
+from mnsd.inputs import MessageInput
+from mnsd.model.messages import Property
+from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
 from mnsd.queues import receivers as receivers_module
-from mnsd.queues.model import (
-    DlqPolicyInput,
-    MessageInput,
-    Property,
-    QueueAttributeChanges,
-    QueueCounts,
-)
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import build_services
 from mnsd.settings import Settings

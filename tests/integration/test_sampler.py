@@ -14,11 +14,12 @@ from moto import mock_aws
 from bench.by_name import QueuesByName
 from local_runtime.server import LocalContext
 from local_runtime.tables import create_tables
+from mnsd.entry.monitoring import Monitor, NoKeys, make_sampler_handler
+from mnsd.inputs import MessageInput
 from mnsd.metrics.emf import EmfMetrics
+from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from mnsd.monitoring.alarms import AlarmReconciler, CloudWatchAlarms
-from mnsd.monitoring.handler import Monitor, NoKeys, make_sampler_handler
 from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
-from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings

@@ -17,16 +17,17 @@ from moto import mock_aws
 from local_runtime.push import create_push_workflow
 from local_runtime.server import LocalContext
 from local_runtime.tables import create_tables
+from mnsd.entry.monitoring import Monitor, NoKeys, make_sampler_handler
+from mnsd.inputs import PublishInput
 from mnsd.metrics.emf import EmfMetrics
+from mnsd.model.topics import SubscriptionInput, TopicAttributeChanges
 from mnsd.monitoring.alarms import AlarmReconciler, CloudWatchAlarms
-from mnsd.monitoring.handler import Monitor, NoKeys, make_sampler_handler
 from mnsd.monitoring.retries import PendingRetries, RetryLimits
 from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
 from mnsd.push.stepfunctions import StepFunctionsWorkflow
 from mnsd.push.workflow import delivery_reference, execution_input, execution_name
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
-from mnsd.topics.model import PublishInput, SubscriptionInput, TopicAttributeChanges
 from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"

@@ -8,7 +8,8 @@ import collections
 import pytest
 
 from mnsd import errors
-from mnsd.queues.model import MessageInput, QueueAttributeChanges
+from mnsd.inputs import MessageInput
+from mnsd.model.queues import QueueAttributeChanges
 from mnsd.storage.dynamodb.layout import stripe_of
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS
 from tests.integration.placements import grow, placement

@@ -268,7 +268,7 @@ def test_the_double_bills_as_the_recording_client_over_moto(moto_client):
 def test_the_queue_engine_bills_the_same_on_both(moto_client, clock):
     """One service lifecycle (send, receive, delete, counts) on each; the same calls and units."""
     from local_runtime.tables import create_tables
-    from mnsd.queues.model import MessageInput
+    from mnsd.inputs import MessageInput
     from mnsd.services import build_services
     from mnsd.settings import Settings
 

@@ -9,7 +9,8 @@ import pytest
 
 from bench.by_name import QueuesByName
 from mnsd import errors
-from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges, QueueCounts
+from mnsd.inputs import MessageInput
+from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb import layout

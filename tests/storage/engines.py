@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from mnsd.queues.model import Message
-from mnsd.storage import MessageStore, Storage
+from mnsd.model.messages import Message
+from mnsd.model.ports import MessageStore
+from mnsd.storage import Storage
 from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
 from mnsd.storage.dynamodb.placement import Placement
 from mnsd.storage.dynamodb.striped import StripedMessageStore

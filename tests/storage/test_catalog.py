@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from mnsd.accounts import AccountService
-from mnsd.queues.model import Queue, QueueAttributes
-from mnsd.storage.catalog import AccountAttributes, Catalog
-from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
+from mnsd.catalog import AccountAttributes, Catalog
+from mnsd.model.queues import Queue, QueueAttributes
+from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, TopicAttributes
 
 
 def test_queues(storage):

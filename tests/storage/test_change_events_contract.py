@@ -12,9 +12,9 @@ from moto.dynamodbstreams.models import dynamodbstreams_backends
 
 from local_runtime.streams import MOTO_ACCOUNT, lambda_record
 from mnsd.log.changes import MessageChange
-from mnsd.queues.model import Message
+from mnsd.model.messages import Message
+from mnsd.model.ports import MessageStore
 from mnsd.settings import Settings
-from mnsd.storage import MessageStore
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.sqlite import sqlite_storage
 from tests.storage.test_contract import NOW, message

@@ -9,9 +9,10 @@ import pytest
 
 from mnsd.log.metrics import LogEvent, LogRead
 from mnsd.log.oplog import LogRecord
-from mnsd.queues.model import Content, Message, MessageState, Property, QueueCounts, body_md5
+from mnsd.model.messages import Content, Message, MessageState, Property, body_md5
+from mnsd.model.queues import QueueCounts
+from mnsd.model.topics import TOPIC_RETENTION_SECONDS, TopicMessage
 from mnsd.storage import Storage
-from mnsd.topics.model import TOPIC_RETENTION_SECONDS, TopicMessage
 from tests.storage.engines import claim_one, reads_index
 
 NOW = 1_700_000_000_000  # ms

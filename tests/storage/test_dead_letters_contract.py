@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-from mnsd.queues.model import Message, Property, QueueCounts
+from mnsd.model.messages import Message, Property
+from mnsd.model.queues import QueueCounts
 from mnsd.storage import Storage
 from tests.storage.engines import claim_one
 from tests.storage.test_contract import NOW, message, ready_ids

@@ -1,8 +1,8 @@
 """The storage contract for FIFO messages (FIFO queues): every engine keeps each group's order.
 
 A group is held while any of its messages is in flight; otherwise its run (its Active messages from its head
-on) may be claimed, whole or its first part, in one atomic step (`mnsd.storage` says it in full). The rules are
-`mnsd.queues.fifo`'s: each is pinned here on every engine, the two on which the engines once disagreed (a run with
+on) may be claimed, whole or its first part, in one atomic step (`mnsd.model.ports` says it in full). The rules are
+`mnsd.model.fifo`'s: each is pinned here on every engine, the two on which the engines once disagreed (a run with
 a candidate not Active, a new group's first position) included.
 """
 
@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from mnsd.queues import fifo
-from mnsd.queues.model import Content, Message, QueueCounts, body_md5
-from mnsd.storage import ReadyScan, Storage
+from mnsd.model import fifo
+from mnsd.model.messages import Content, Message, body_md5
+from mnsd.model.ports import ReadyScan
+from mnsd.model.queues import QueueCounts
+from mnsd.storage import Storage
 from tests.storage.conftest import ENGINES
 from tests.storage.engines import claim_one
 

@@ -1,4 +1,4 @@
-"""The storage contract of a FIFO group's hold and lifetime (`mnsd.queues.fifo.Hold`, `fifo.forgettable`), on every
+"""The storage contract of a FIFO group's hold and lifetime (`mnsd.model.fifo.Hold`, `fifo.forgettable`), on every
 engine: a group is held while a message of its run in flight is hidden, and only that long; a message given back
 (its visibility changed to now or to a second from now, as consumers "nack") releases its group when its new time
 comes, the group's head first again; an emptied group is forgotten by the engine's upkeep and numbers anew.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd.queues import fifo
-from mnsd.queues.model import Content, Message, body_md5
+from mnsd.model import fifo
+from mnsd.model.messages import Content, Message, body_md5
 from mnsd.queues.receivers import copy_of
 from mnsd.storage import Storage
 from tests.storage.engines import end_lifetimes

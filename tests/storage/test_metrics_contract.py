@@ -3,11 +3,13 @@ of its oldest message that is neither delayed, expired nor kept for rewind), and
 
 from __future__ import annotations
 
-from mnsd.queues.model import Backlog, Content, Message, Queue, QueueAttributes, QueueCounts, body_md5, new_message_id
+from mnsd import catalog as catalog_module
+from mnsd.catalog import Catalog
+from mnsd.model.messages import Content, Message, body_md5
+from mnsd.model.queues import Backlog, Queue, QueueAttributes, QueueCounts
+from mnsd.model.topics import Subscription, SubscriptionAttributes
 from mnsd.storage import Storage
-from mnsd.storage import catalog as catalog_module
-from mnsd.storage.catalog import Catalog
-from mnsd.topics.model import Subscription, SubscriptionAttributes
+from mnsd.storage.ids import new_message_id
 from tests.storage.engines import claim_one
 
 NOW = 1_700_000_000_000  # ms

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from mnsd.queues.model import Message, Property, Queue, QueueAttributes, Receiver
+from mnsd.catalog import Catalog
+from mnsd.model.messages import Message, Property
+from mnsd.model.queues import Queue, QueueAttributes, Receiver
 from mnsd.storage import Storage
-from mnsd.storage.catalog import Catalog
 from tests.storage.test_contract import NOW, RETENTION, message
 
 BIG = "x" * 3000  # stored apart from its lease on DynamoDB

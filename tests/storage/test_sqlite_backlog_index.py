@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnsd.queues.model import Backlog, QueueCounts
+from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.sqlite import sqlite_storage
 from mnsd.storage.sqlite.database import REPLACED_INDEX
 from mnsd.storage.sqlite.messages import _BACKLOG_SQL

@@ -12,8 +12,9 @@ import pytest
 from local_runtime.upgrade import upgrade
 from mnsd.log.metrics import LogEvent
 from mnsd.log.oplog import LogRecord
-from mnsd.queues import fifo
-from mnsd.queues.model import Message, QueueCounts
+from mnsd.model import fifo
+from mnsd.model.messages import Message
+from mnsd.model.queues import QueueCounts
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.oplog import log_item

@@ -17,8 +17,8 @@ from typing import Any
 from local_runtime.server import compile_routes, match_route
 from mnsd.access import authentication as auth
 from mnsd.access.keys import AccessKey
-from mnsd.access.policy import Policy
 from mnsd.http import HttpRequest
+from mnsd.model.policy import Policy
 from mnsd.request import api
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings

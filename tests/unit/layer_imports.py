@@ -39,7 +39,7 @@ def module_name(path: Path, layer: Path = LAYER) -> str:
 
 
 def module_path(name: str, layer: Path = LAYER) -> Path:
-    """The file of a layer module, relative to the layer's parent (`mnsd/storage/__init__.py`)."""
+    """The file of a layer module, relative to the layer's parent (`mnsd/model/ports.py`)."""
     parts = name.split(".")[1:]
     package = layer.joinpath(*parts)
     path = package / "__init__.py" if package.is_dir() else package.with_suffix(".py")

@@ -8,7 +8,7 @@ import json
 
 from access_calls import ACCOUNT, OTHER, OTHER_ROOT, ROOT, World, policy, resource
 
-from mnsd.access.policy import grant_document
+from mnsd.model.policy import grant_document
 
 OWNER_HOST = f"{ACCOUNT}.mns.cn-hangzhou.aliyuncs.com"
 RECEIVE = "/messages?numOfMessages=16&waitseconds=0"

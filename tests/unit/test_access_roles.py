@@ -8,7 +8,7 @@ from pathlib import Path
 from access_calls import ROOT, World
 
 from mnsd.access.keys import AccessKey
-from mnsd.access.policy import Policy
+from mnsd.model.policy import Policy
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SEND = "<Message><MessageBody>m</MessageBody></Message>"

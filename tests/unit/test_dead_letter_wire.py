@@ -5,7 +5,7 @@ import json
 import pytest
 
 from mnsd import errors
-from mnsd.queues.model import DlqPolicy, QueueAttributes
+from mnsd.model.queues import DlqPolicy, QueueAttributes
 from mnsd.wire import codec, requests, responses
 
 
@@ -51,7 +51,7 @@ def test_bad_values_are_invalid_arguments(inner):
 
 
 def test_get_queue_attributes_answers_the_policy_as_json_text_and_rewind_when_on():
-    from mnsd.queues.model import Queue
+    from mnsd.model.queues import Queue
 
     attributes = QueueAttributes().updated_from(changes(NESTED + "<RewindPeriod>600</RewindPeriod>"))
     root = codec.parse(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from mnsd.log.changes import MessageChange, MessageEvent
+from mnsd.model.topics import TopicMessage
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_change, message_changes, published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
-from mnsd.topics.model import TopicMessage
 
 LEASE = "L08" + "1700000000000" + "MSG1"
 

@@ -1,11 +1,11 @@
-"""The rules of a FIFO queue's groups (`mnsd.queues.fifo`) as pure functions: no engine involved."""
+"""The rules of a FIFO queue's groups (`mnsd.model.fifo`) as pure functions: no engine involved."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from mnsd.queues import fifo
-from mnsd.queues.model import Message
+from mnsd.model import fifo
+from mnsd.model.messages import Message
 
 NOW = 1_700_000_000_000
 

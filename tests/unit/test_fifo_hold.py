@@ -1,4 +1,4 @@
-"""A group's hold (`mnsd.queues.fifo.Hold`): kept by its changes (as the DynamoDB engine keeps it on a group item)
+"""A group's hold (`mnsd.model.fifo.Hold`): kept by its changes (as the DynamoDB engine keeps it on a group item)
 it always says what the group's messages show (as the SQLite engine reads it from its rows)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from mnsd.queues import fifo
+from mnsd.model import fifo
 from tests.unit.test_fifo import NOW, message
 
 

@@ -15,7 +15,7 @@ from tests.unit.layer_imports import Import, edges_within, foreign_imports, impo
 
 ENGINES = ("mnsd.storage.dynamodb", "mnsd.storage.sqlite")
 # The modules outside an engine that may import it, each with its reason. Nothing else: the rest of the layer
-# works with the storage Protocols (`mnsd.storage`) and engine-neutral records.
+# works with the storage Protocols (`mnsd.model.ports`) and engine-neutral records.
 ENGINE_IMPORTERS = {
     "mnsd.services": "builds the services' storage: the one place that picks an engine",
 }

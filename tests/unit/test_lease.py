@@ -2,7 +2,7 @@
 
 import pytest
 
-from mnsd.queues.model import Message, MessageRef, MessageState, lease_state
+from mnsd.model.messages import Message, MessageRef, MessageState, lease_state
 
 NOW = 1_700_000_000_000
 

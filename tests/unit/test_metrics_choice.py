@@ -10,19 +10,20 @@ from collections.abc import Iterator
 import pytest
 
 from mnsd import errors
+from mnsd.inputs import MessageInput, PublishInput
 from mnsd.metrics import MESSAGES_PUBLISHED, MESSAGES_SENT, MetricsSink, monitored, queue_labels, topic_labels
 from mnsd.metrics.emf import EmfMetrics
 from mnsd.metrics.process import ProcessMetrics
+from mnsd.model.queues import QueueAttributeChanges, QueueAttributes
+from mnsd.model.topics import SubscriptionInput, TopicAttributeChanges
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Outcome
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushCounters, PushRecords
-from mnsd.queues.model import MessageInput, QueueAttributeChanges, QueueAttributes
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
-from mnsd.topics.model import PublishInput, SubscriptionInput, TopicAttributeChanges
 from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"

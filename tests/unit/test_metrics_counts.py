@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mnsd import errors
+from mnsd.inputs import MessageInput, PublishInput
 from mnsd.metrics import (
     EMPTY_RECEIVES,
     MESSAGES_DEAD_LETTERED,
@@ -29,18 +30,18 @@ from mnsd.metrics import (
     topic_labels,
 )
 from mnsd.metrics.process import ProcessMetrics
+from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
+from mnsd.model.topics import Subscription, SubscriptionInput, TopicMessage
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer, Outcome, QueueEndpoints
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushCounters, PushRecords
 from mnsd.push.retry_worker import RetryWorker
 from mnsd.push.workflow import delivery_reference
-from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges, RateLimitInput
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
-from mnsd.topics.model import PublishInput, Subscription, SubscriptionInput, TopicMessage
 from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"

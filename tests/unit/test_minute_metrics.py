@@ -15,11 +15,12 @@ from local_runtime.minutes import OFFSET_MS, GaugeSampler, sample_gauges, until_
 from mnsd import errors
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.http import HttpRequest
+from mnsd.inputs import MessageInput
 from mnsd.metrics import MESSAGES_VISIBLE, TeeMetrics, queue_labels
 from mnsd.metrics.minutes import MinuteWindow
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.metrics.ring import MinuteRing, RecordedMinutes
-from mnsd.queues.model import DlqPolicyInput, MessageInput, QueueAttributeChanges
+from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.request import api
 from mnsd.services import Services, build_services

@@ -23,7 +23,7 @@ from mnsd.metrics import (
 from mnsd.metrics.minutes import MINUTE_SERIES, WINDOW_MINUTES, MinuteWindow, NoMinutes
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.metrics.ring import MinuteRing, RecordedMinutes
-from mnsd.queues.model import Backlog, Queue, QueueAttributes, QueueCounts
+from mnsd.model.queues import Backlog, Queue, QueueAttributes, QueueCounts
 from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"

@@ -2,9 +2,9 @@
 
 import pytest
 
+from mnsd.entry.push import make_oplog_handler
 from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.log.oplog import LogRecord, QueueEventLog, queue_record
-from mnsd.push.handlers import make_oplog_handler
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.oplog import DynamoOperationLog, log_item, record_of
 from tests.unit.test_dynamodb_changes import event as change_of

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from mnsd.entry.push import make_first_attempt_handler
 from mnsd.metrics import NoMetrics
+from mnsd.model.messages import Property
+from mnsd.model.topics import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.push.attempt_queue import (
     MAX_BATCH_ENTRIES,
     MAX_REQUEST_BYTES,
@@ -17,11 +20,8 @@ from mnsd.push.attempt_queue import (
 )
 from mnsd.push.delivery import Outcome
 from mnsd.push.fanout import Fanout
-from mnsd.push.handlers import make_first_attempt_handler
 from mnsd.push.records import PushCounters
 from mnsd.push.workflow import execution_name
-from mnsd.queues.model import Property
-from mnsd.topics.model import Subscription, SubscriptionAttributes, TopicMessage
 
 ACCOUNT = "1000000000000001"
 REGION = "cn-hangzhou"

@@ -16,19 +16,19 @@ from loopback import LoopbackListener
 from stub_http import QuietHandler, serving
 
 from mnsd import errors
+from mnsd.entry.push import make_fanout_handler
 from mnsd.metrics import NoMetrics
+from mnsd.model.endpoints import allowed_networks, is_public, permitted, refuse_internal_endpoint
+from mnsd.model.topics import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.push import delivery
 from mnsd.push import http as push_http
-from mnsd.push.address import allowed_networks, is_public, permitted, refuse_internal_endpoint
 from mnsd.push.delivery import Deliverer, content_md5, http_push, sms_text
 from mnsd.push.dispatch import LocalDispatcher
-from mnsd.push.handlers import make_fanout_handler
 from mnsd.push.records import PushCounters
 from mnsd.push.signing import generate_signing_material, sign, string_to_sign
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
-from mnsd.topics.model import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.wire import codec as xmlcodec
 from mnsd.wire.notifications import notification_body
 

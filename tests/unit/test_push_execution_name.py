@@ -6,9 +6,9 @@ from __future__ import annotations
 import hashlib
 import re
 
+from mnsd.model.topics import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.push.workflow import execution_name, retry_suffix, subscription_suffix, suffix_of
-from mnsd.queues.model import new_message_id
-from mnsd.topics.model import Subscription, SubscriptionAttributes, TopicMessage
+from mnsd.storage.ids import new_message_id
 
 ACCOUNT = "1000000000000001"
 OTHER = "1000000000000002"

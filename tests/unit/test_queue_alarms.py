@@ -3,7 +3,7 @@
 import pytest
 
 from mnsd import errors
-from mnsd.queues.alarms import QueueAlarms, alarms_document
+from mnsd.model.alarms import QueueAlarms, alarms_document
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:oncall"
 

@@ -16,8 +16,8 @@ from mnsd.metrics import (
     queue_labels,
 )
 from mnsd.metrics.process import ProcessMetrics
+from mnsd.model.queues import Backlog, Queue, QueueAttributes, QueueCounts
 from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
-from mnsd.queues.model import Backlog, Queue, QueueAttributes, QueueCounts
 from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"

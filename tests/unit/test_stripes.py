@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd.queues.model import MessageRef, new_message_id
+from mnsd.model.messages import MessageRef
 from mnsd.storage.dynamodb.layout import partition_of, queue_id_of, stripe_of, stripe_partition
 from mnsd.storage.dynamodb.stripes import (
     COOLDOWN_SECONDS,
@@ -15,6 +15,7 @@ from mnsd.storage.dynamodb.stripes import (
     StripeGrowth,
     stripes_for,
 )
+from mnsd.storage.ids import new_message_id
 from tests.clocks import ManualClock
 
 START = 1000.0

@@ -1,7 +1,7 @@
 import pytest
 
 from mnsd import errors
-from mnsd.topics.model import (
+from mnsd.model.topics import (
     BACKOFF_RETRY,
     HTTP,
     MAIL,

@@ -1,7 +1,7 @@
 import pytest
 
 from mnsd import errors
-from mnsd.names import check_queue_name
+from mnsd.model.names import check_queue_name
 from mnsd.validation import int_in_range, mns_bool
 
 

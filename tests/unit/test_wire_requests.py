@@ -4,16 +4,11 @@ import pytest
 
 from mnsd import errors
 from mnsd.http import HttpRequest
-from mnsd.queues.model import (
-    MessageInput,
-    Property,
-    PropertyInput,
-    QueueAttributeChanges,
-    QueueAttributes,
-)
-from mnsd.topics.model import (
+from mnsd.inputs import MessageInput, PropertyInput, PublishInput
+from mnsd.model.messages import Property
+from mnsd.model.queues import QueueAttributeChanges, QueueAttributes
+from mnsd.model.topics import (
     DlqPolicyInput,
-    PublishInput,
     SubscriptionAttributes,
     SubscriptionChanges,
     SubscriptionInput,

@@ -1,9 +1,10 @@
 """Entities encoded as MNS response elements: the exact bytes the SDKs parse."""
 
 from mnsd import errors
+from mnsd.model.messages import Message, Property
+from mnsd.model.queues import Queue, QueueAttributes, QueueCounts
+from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
 from mnsd.queues.messages import Received, SendResult
-from mnsd.queues.model import Message, Property, Queue, QueueAttributes, QueueCounts
-from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
 from mnsd.wire import codec, responses
 from mnsd.wire.codec import Node, encode
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mnsd.storage.catalog import AccountAttributes, Catalog
+from mnsd.catalog import AccountAttributes, Catalog
 
 
 class AccountService:

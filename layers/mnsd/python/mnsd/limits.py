@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from mnsd import errors
 from mnsd.clock import Clock
-from mnsd.storage import RateCounter
+from mnsd.model.ports import RateCounter
 
 
 class Limits:

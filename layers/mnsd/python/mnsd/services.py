@@ -19,6 +19,7 @@ from mnsd.access.keys import (
 from mnsd.access.resources import CatalogPolicies
 from mnsd.access.tokens import SecurityTokens
 from mnsd.accounts import AccountService
+from mnsd.catalog import Catalog
 from mnsd.clock import Clock, SystemClock
 from mnsd.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
 from mnsd.limits import Limits
@@ -27,7 +28,10 @@ from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.metrics.cloudwatch import CloudWatchMinutes
 from mnsd.metrics.emf import EmfMetrics
 from mnsd.metrics.minutes import MinuteHistory, NoMinutes
-from mnsd.names import check_queue_name, check_topic_name
+from mnsd.model.names import check_queue_name, check_topic_name
+from mnsd.model.ports import TopicMessageStore
+from mnsd.model.queues import Queue
+from mnsd.model.topics import Topic
 from mnsd.push.assembly import Push, build_push
 from mnsd.push.delivery import QueueEndpoints
 from mnsd.push.fanout import Fanout
@@ -38,16 +42,13 @@ from mnsd.queues.control import QueueControl
 from mnsd.queues.dead_letters import DeadLetterService
 from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.messages import MessageService
-from mnsd.queues.model import Queue
 from mnsd.queues.notifier import Notifier, PollingNotifier
 from mnsd.queues.receipts import ReceiptCodec
 from mnsd.queues.receivers import ReceiverService
 from mnsd.queues.stores import MessageStores
 from mnsd.registry import Kind, Registry
 from mnsd.settings import Settings, get_settings
-from mnsd.storage import Storage, TopicMessageStore
-from mnsd.storage.catalog import Catalog
-from mnsd.topics.model import Topic
+from mnsd.storage import Storage
 from mnsd.topics.service import Dispatcher, StreamDispatcher, TopicService
 
 # Every AWS client of a function: botocore's own retries (adaptive: throttling and transient errors, with a

@@ -13,8 +13,8 @@ from typing import Protocol
 
 from mnsd import errors
 from mnsd.access.permissions import QUEUE_MESSAGES, Permission, permission_for
-from mnsd.access.policy import Decision, Policy
 from mnsd.access.principal import Principal
+from mnsd.model.policy import Decision, Policy
 
 
 class ResourcePolicies(Protocol):

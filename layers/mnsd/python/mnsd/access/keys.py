@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mnsd.access.policy import Policy, PolicyError
 from mnsd.access.principal import Principal
+from mnsd.model.policy import Policy, PolicyError
 
 # How long a function trusts the access keys it read: a revoked key stops working within this time.
 KEY_CACHE_SECONDS = 60.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnsd.access.policy import ROOT_PRINCIPAL, Policy
+from mnsd.model.policy import ROOT_PRINCIPAL, Policy
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ import threading
 from functools import lru_cache
 
 from mnsd.access.permissions import QUEUE
-from mnsd.access.policy import Policy
-from mnsd.names import split_address
-from mnsd.storage.catalog import Catalog
+from mnsd.catalog import Catalog
+from mnsd.model.names import split_address
+from mnsd.model.policy import Policy
 
 MAX_CACHED = 10_000
 

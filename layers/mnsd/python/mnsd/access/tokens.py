@@ -31,7 +31,7 @@ from typing import Any
 
 from mnsd import errors
 from mnsd.access.keys import AccessKey
-from mnsd.access.policy import Policy, PolicyError
+from mnsd.model.policy import Policy, PolicyError
 
 TOKEN_KEY_CONTEXT = b"mns-security-token-v1"
 VERSION = 1

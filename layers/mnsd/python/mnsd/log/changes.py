@@ -1,5 +1,5 @@
 """Change events: what happened to a queue message, in the domain's words (a topic message's one event, its
-publication, is `mnsd.topics.model.TopicMessagePublished`).
+publication, is `mnsd.model.topics.TopicMessagePublished`).
 
 Each storage engine turns its own change feed into these (the DynamoDB engine its tables' stream records,
 `mnsd.storage.dynamodb.changes`; the SQLite engine its change table, `mnsd.storage.sqlite.messages`); the

@@ -128,7 +128,7 @@ PUSH_RETRIES_PENDING = Metric(
     "Pushes waiting for a retry (running retry executions)",
 )
 
-# --- gauges, read from the engine (`mnsd.queues.model.Backlog`) ---------------------------------------------
+# --- gauges, read from the engine (`mnsd.model.queues.Backlog`) ---------------------------------------------
 
 MESSAGES_VISIBLE = Metric(
     "ApproximateNumberOfMessagesVisible", COUNT, "mns_messages_visible", "Active messages (ActiveMessages)"

@@ -16,7 +16,7 @@ from typing import Any
 from mnsd.metrics import NAMESPACE, Metric
 from mnsd.metrics.emf import DIMENSIONS
 from mnsd.metrics.minutes import MINUTE_COUNTS, MINUTE_MS, MINUTE_SERIES, Minute, MinuteWindow, minutes_of, zeros
-from mnsd.queues.model import Queue
+from mnsd.model.queues import Queue
 
 PERIOD_SECONDS = 60
 

@@ -28,7 +28,7 @@ from mnsd.metrics import (
     QUEUE_GAUGES,
     Metric,
 )
-from mnsd.queues.model import Backlog, Queue
+from mnsd.model.queues import Backlog, Queue
 
 MINUTE_MS = 60_000
 WINDOW_MINUTES = 60

@@ -26,7 +26,7 @@ from mnsd.metrics.minutes import (
     minutes_of,
     zeros,
 )
-from mnsd.queues.model import Backlog, Queue
+from mnsd.model.queues import Backlog, Queue
 
 _WIDTH = len(MINUTE_SERIES)
 _COLUMN = {metric: i for i, metric in enumerate(MINUTE_SERIES)}

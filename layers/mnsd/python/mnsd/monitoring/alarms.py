@@ -1,4 +1,4 @@
-"""The CloudWatch alarms queues ask for (their `Alarms` attribute, `mnsd.queues.alarms`), kept in step by the sampler.
+"""The CloudWatch alarms queues ask for (their `Alarms` attribute, `mnsd.model.alarms`), kept in step by the sampler.
 
 Each alarm a queue asks for is one CloudWatch metric alarm on the queue's metrics (namespace `MNS`, dimensions
 `AccountId` and `QueueName`), named `{prefix}{account}/{queue}/{kind}`: the prefix is the stack's, and the function's
@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from mnsd.clock import Clock
 from mnsd.metrics import MESSAGES_DEAD_LETTERED, MESSAGES_VISIBLE, NAMESPACE, OLDEST_MESSAGE_AGE, Metric
 from mnsd.metrics.emf import DIMENSIONS
-from mnsd.queues.model import Queue
+from mnsd.model.queues import Queue
 
 PERIOD_SECONDS = 60
 MAX_NAME = 255  # CloudWatch's longest alarm name

@@ -18,11 +18,11 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from mnsd.catalog import Catalog
 from mnsd.clock import Clock
 from mnsd.metrics import PUSH_RETRIES_PENDING, MetricsSink, monitored, topic_labels
+from mnsd.model.topics import Subscription
 from mnsd.push.workflow import subscription_suffix, suffix_of
-from mnsd.storage.catalog import Catalog
-from mnsd.topics.model import Subscription
 
 logger = Logger(service="mns")
 

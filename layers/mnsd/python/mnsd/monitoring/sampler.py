@@ -28,7 +28,7 @@ from mnsd.metrics import (
     MetricsSink,
     queue_labels,
 )
-from mnsd.queues.model import Backlog, Queue
+from mnsd.model.queues import Backlog, Queue
 
 logger = Logger(service="mns")
 

@@ -1,5 +1,5 @@
 from mnsd.http import HttpResponse
-from mnsd.names import is_receiver_address
+from mnsd.model.names import is_receiver_address
 from mnsd.request.call import Call, no_content
 from mnsd.wire import requests
 

@@ -9,6 +9,8 @@ from typing import Any
 from mnsd.clock import Clock
 from mnsd.log.oplog import OperationLog
 from mnsd.metrics import MetricsSink, NoMetrics
+from mnsd.model.ports import TopicMessageStore
+from mnsd.model.topics import QueueGrants
 from mnsd.push.attempt_queue import AttemptQueue, QueuedFirstAttempt
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer, QueueEndpoints
@@ -19,8 +21,6 @@ from mnsd.push.retry_worker import RetryWorker
 from mnsd.push.stepfunctions import StepFunctionsWorkflow
 from mnsd.queues.dead_letters import DeadLetterService
 from mnsd.settings import Settings
-from mnsd.storage import TopicMessageStore
-from mnsd.topics.model import QueueGrants
 from mnsd.topics.service import TopicService
 
 

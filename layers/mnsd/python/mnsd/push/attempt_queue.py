@@ -23,10 +23,10 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from mnsd.model.messages import Property
+from mnsd.model.topics import HTTP, MAIL, SMS, Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.workflow import execution_name
-from mnsd.queues.model import Property
-from mnsd.topics.model import HTTP, MAIL, SMS, Subscription, SubscriptionAttributes, TopicMessage
 
 QUEUED_KINDS = frozenset({HTTP, MAIL, SMS})  # endpoints outside the service: an attempt may take its 5 s
 MAX_BATCH_ENTRIES = 10  # SendMessageBatch: at most 10 entries...

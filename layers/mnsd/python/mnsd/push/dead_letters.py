@@ -12,10 +12,10 @@ from aws_lambda_powertools import Logger
 from mnsd import errors
 from mnsd.log.oplog import LogRecord
 from mnsd.metrics import PUSHES_DEAD_LETTERED, PUSHES_DROPPED, MetricsSink, NoMetrics
+from mnsd.model.messages import DLQ_TYPE_SUBSCRIPTION, Message, dead_letter_marks
+from mnsd.model.topics import Subscription, TopicMessage
 from mnsd.push.records import PushCounters, PushRecords, count_push
 from mnsd.queues.dead_letters import DeadLetterService
-from mnsd.queues.model import DLQ_TYPE_SUBSCRIPTION, Message, dead_letter_marks
-from mnsd.topics.model import Subscription, TopicMessage
 from mnsd.wire.notifications import notification_body
 
 logger = Logger(service="mns")

@@ -16,8 +16,8 @@ from collections.abc import Callable, Hashable, Sequence
 
 from aws_lambda_powertools import Logger
 
+from mnsd.model.topics import Subscription, TopicMessage
 from mnsd.push.fanout import Fanout
-from mnsd.topics.model import Subscription, TopicMessage
 
 logger = Logger(service="mns")
 Job = Callable[[], object]

@@ -12,11 +12,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from mnsd.model.topics import Subscription, TopicMessage
 from mnsd.push.attempt_queue import AttemptQueue
 from mnsd.push.delivery import Outcome
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushRecords
-from mnsd.topics.model import Subscription, TopicMessage
 from mnsd.topics.service import TopicService
 
 MAX_PARALLEL_DELIVERIES = 32  # attempts of one message at once; a batch fans out its messages concurrently too

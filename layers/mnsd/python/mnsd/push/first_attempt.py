@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mnsd.metrics import MetricsSink, NoMetrics
+from mnsd.model.topics import Subscription, TopicMessage
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer, Outcome
 from mnsd.push.records import PushCounters, PushRecords, count_attempt
 from mnsd.push.stepfunctions import RetryWorkflow
 from mnsd.push.workflow import delivery_reference, execution_input, execution_name
-from mnsd.topics.model import Subscription, TopicMessage
 
 
 @dataclass(eq=False)  # a service: compared by identity

@@ -12,8 +12,8 @@ from aws_lambda_powertools import Logger
 from mnsd.clock import Clock, ms
 from mnsd.log.oplog import LogRecord, OperationLog
 from mnsd.metrics import PUSHES_DELIVERED, PUSHES_FAILED, Metric, MetricsSink, topic_labels
+from mnsd.model.topics import Subscription, TopicMessage
 from mnsd.push.delivery import Outcome
-from mnsd.topics.model import Subscription, TopicMessage
 
 DEAD_LETTERED = "dead_letter"  # the outcome of a drop record whose push went to the dead-letter queue
 logger = Logger(service="mns")

@@ -12,13 +12,13 @@ from aws_lambda_powertools import Logger
 from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.metrics import MetricsSink, NoMetrics
+from mnsd.model.ports import TopicMessageStore
+from mnsd.model.topics import TOPIC_RETENTION_SECONDS, Subscription, TopicMessage
 from mnsd.push.dead_letters import DeadLetters
 from mnsd.push.delivery import Deliverer
 from mnsd.push.records import PushRecords, count_attempt
 from mnsd.push.stepfunctions import RetryWorkflow
 from mnsd.push.workflow import DELIVERY_FAILED, attempt_number
-from mnsd.storage import TopicMessageStore
-from mnsd.topics.model import TOPIC_RETENTION_SECONDS, Subscription, TopicMessage
 from mnsd.topics.service import TopicService
 
 logger = Logger(service="mns")

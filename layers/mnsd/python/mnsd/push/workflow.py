@@ -28,7 +28,7 @@ import hashlib
 import json
 from typing import Any
 
-from mnsd.topics.model import BACKOFF_RETRY, EXPONENTIAL_DECAY_RETRY, Subscription, TopicMessage
+from mnsd.model.topics import BACKOFF_RETRY, EXPONENTIAL_DECAY_RETRY, Subscription, TopicMessage
 
 BACKOFF_RETRIES = 3
 BACKOFF_WAIT_SECONDS = (10, 20)  # inclusive

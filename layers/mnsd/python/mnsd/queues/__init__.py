@@ -1,2 +1,2 @@
-"""Queues and their messages: the domain entities, the queue services (control, messages, dead letters), the
-queue path resolved at the edge (`addresses`), receipt handles and long-poll wake-ups."""
+"""The queue services (control, messages, dead letters, receivers) over the model (`mnsd.model`), the queue path
+resolved at the edge (`addresses`), receipt handles and long-poll wake-ups."""

@@ -23,8 +23,9 @@ from mnsd.metrics import (
     MetricsSink,
     queue_labels,
 )
-from mnsd.names import receiver_address
-from mnsd.queues.model import Message, Queue
+from mnsd.model.messages import Message
+from mnsd.model.names import receiver_address
+from mnsd.model.queues import Queue
 
 
 class QueueActivity:

@@ -1,5 +1,5 @@
 """Where a request's queue path leads, decided once, at the edge: a queue by its name, or one of a queue's
-receivers by its address `{queue}.{receiver}` (`mnsd.names`), as a queue of its own (`mnsd.queues.receivers.view`).
+receivers by its address `{queue}.{receiver}` (`mnsd.model.names`), as a queue of its own (`mnsd.queues.receivers.view`).
 
 Operations resolve the path here and hand the services a `Queue`; nothing past this module tells a queue from a
 receiver by its name. What only a queue's own name may be given to (sending, redriving, deleting the queue) is
@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnsd import errors
-from mnsd.names import is_receiver_address
-from mnsd.queues.model import Queue
+from mnsd.catalog import Catalog
+from mnsd.model.names import is_receiver_address
+from mnsd.model.queues import Queue
 from mnsd.queues.receivers import ReceiverService
 from mnsd.registry import Registry
-from mnsd.storage.catalog import Catalog
 
 # What to do instead of giving a receiver's address where only a queue's name goes.
 SEND = "Send to the queue: each of its receivers gets every message sent to it."

@@ -6,9 +6,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from mnsd.queues import fifo
+from mnsd.inputs import MessageInput
+from mnsd.model import fifo
+from mnsd.model.messages import Content, Message, Property
+from mnsd.model.queues import Queue
 from mnsd.queues.activity import QueueActivity
-from mnsd.queues.model import Content, Message, MessageInput, Property, Queue
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.receivers import ReceiverService
 from mnsd.queues.stores import MessageStores

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mnsd.clock import ms
-from mnsd.names import check_queue_name
+from mnsd.model.names import check_queue_name
+from mnsd.model.queues import Backlog, Queue, QueueAttributeChanges, QueueAttributes, QueueCounts, queue_type
 from mnsd.queues.dlq_targets import DeadLetterTargets
-from mnsd.queues.model import Backlog, Queue, QueueAttributeChanges, QueueAttributes, QueueCounts, queue_type
 from mnsd.queues.receivers import ReceiverService, view
 from mnsd.queues.stores import QueueServiceBase
 from mnsd.registry import Registry

@@ -8,22 +8,21 @@ from dataclasses import dataclass
 
 from mnsd import errors
 from mnsd.clock import ms
-from mnsd.queues import fifo
+from mnsd.inputs import MessageInput
+from mnsd.model import fifo
+from mnsd.model.messages import (
+    DLQ_SOURCE_ARN,
+    DLQ_TYPE_QUEUE,
+    Message,
+    Property,
+    dead_letter_marks,
+    without_dead_letter_marks,
+)
+from mnsd.model.queues import DlqPolicy, Queue
 from mnsd.queues.activity import QueueActivity
 from mnsd.queues.addresses import QueueAddresses
 from mnsd.queues.arrivals import DEAD_LETTER_GROUP, Arrivals
 from mnsd.queues.control import queue_arn
-from mnsd.queues.model import (
-    DLQ_SOURCE_ARN,
-    DLQ_TYPE_QUEUE,
-    DlqPolicy,
-    Message,
-    MessageInput,
-    Property,
-    Queue,
-    dead_letter_marks,
-    without_dead_letter_marks,
-)
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.stores import QueueServiceBase
 from mnsd.registry import Registry

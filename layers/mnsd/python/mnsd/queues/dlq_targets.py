@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnsd import errors
-from mnsd.names import check_queue_name
-from mnsd.queues.model import DlqPolicy
-from mnsd.storage.catalog import Catalog
+from mnsd.catalog import Catalog
+from mnsd.model.names import check_queue_name
+from mnsd.model.queues import DlqPolicy
 
 
 @dataclass(frozen=True)

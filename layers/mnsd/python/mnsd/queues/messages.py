@@ -9,11 +9,13 @@ from dataclasses import dataclass
 
 from mnsd import errors
 from mnsd.clock import Clock, ms
+from mnsd.inputs import MessageInput
 from mnsd.limits import Limits
+from mnsd.model.messages import Message, MessageRef
+from mnsd.model.queues import Queue
 from mnsd.queues.activity import QueueActivity
 from mnsd.queues.arrivals import Arrivals
 from mnsd.queues.dead_letters import DeadLetterService
-from mnsd.queues.model import Message, MessageInput, MessageRef, Queue
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.receipts import Receipt, ReceiptCodec
 from mnsd.queues.stores import MessageStores
@@ -132,7 +134,7 @@ class MessageService:
         store = self.messages.of(queue)
         scan = store.scan_ready(queue.queue_id, now_ms, count)
         # A FIFO queue's candidates are its groups' runs, in order; the others are taken by priority, at random
-        # (`mnsd.storage.candidates`: consumers spread over them).
+        # (`mnsd.model.ports.candidates`: consumers spread over them).
         candidates = scan.messages if fifo else sorted(scan.messages, key=lambda m: (m.priority, random.random()))
         seen = len(candidates)
         policy = queue.attributes.dlq_policy

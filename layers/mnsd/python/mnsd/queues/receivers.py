@@ -9,7 +9,7 @@ own, and the queue keeps working as its own receiver. A FIFO queue's receiver nu
 own counters (`ReceiverService.copies`), so it keeps every group's order on its own, as the queue does: a group in
 flight in one receiver holds nothing back in the queue or another receiver.
 
-A receiver is reached through the queue routes by its address `{queue}.{receiver}` (`mnsd.names`), as a `Queue`
+A receiver is reached through the queue routes by its address `{queue}.{receiver}` (`mnsd.model.names`), as a `Queue`
 (`view`): its incarnation, the queue's attributes with its own VisibilityTimeout, PollingWaitSeconds and DlqPolicy
 where it sets them, named by its address (so ARNs and the DLQSourceArn of its dead letters name it).
 
@@ -29,24 +29,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnsd import errors
+from mnsd.catalog import Catalog
 from mnsd.clock import Clock, ms
-from mnsd.names import check_queue_name, check_receiver_address, check_receiver_name, receiver_address
-from mnsd.queues import fifo
-from mnsd.queues.dlq_targets import DeadLetterTargets
-from mnsd.queues.model import (
+from mnsd.model import fifo
+from mnsd.model.messages import Message
+from mnsd.model.names import check_queue_name, check_receiver_address, check_receiver_name, receiver_address
+from mnsd.model.queues import (
     INT_ATTRIBUTES,
     DlqPolicyInput,
-    Message,
     Queue,
     QueueAttributeChanges,
     QueueCounts,
     Receiver,
     dlq_policy,
 )
+from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.stores import MessageStores
 from mnsd.registry import Registry
-from mnsd.storage.catalog import Catalog
 from mnsd.validation import int_in_range, strict_int
 
 MAX_RECEIVERS = 16  # per queue

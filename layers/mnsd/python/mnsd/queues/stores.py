@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mnsd.catalog import Catalog
 from mnsd.clock import Clock
-from mnsd.queues.model import Queue
+from mnsd.model.ports import FifoMessageStore, MessageStore, StandardMessageStore
+from mnsd.model.queues import Queue
 from mnsd.settings import Settings
-from mnsd.storage import FifoMessageStore, MessageStore, StandardMessageStore
-from mnsd.storage.catalog import Catalog
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from mnsd.request.paging import list_request
 from mnsd.wire import codec as xmlcodec
 
 if TYPE_CHECKING:
-    from mnsd.queues.model import Queue
+    from mnsd.model.queues import Queue
     from mnsd.services import Services
 
 Listed = TypeVar("Listed")

@@ -1,1 +1,1 @@
-"""Topics, subscriptions and publishing: the domain entities and the topic service."""
+"""The topic service: topics, subscriptions and publishing, over the model (`mnsd.model.topics`)."""

@@ -12,20 +12,18 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from mnsd import errors
+from mnsd.catalog import Catalog
 from mnsd.clock import Clock, ms
+from mnsd.inputs import PublishInput, json_attribute, properties
 from mnsd.metrics import MESSAGES_PUBLISHED, MetricsSink, NoMetrics, topic_labels
-from mnsd.names import check_subscription_name, check_topic_name
-from mnsd.push.address import refuse_internal_endpoint
-from mnsd.queues.model import message_group_id, properties
-from mnsd.registry import Registry, created, decode_marker, next_marker
-from mnsd.settings import Settings
-from mnsd.storage import TopicMessageStore
-from mnsd.storage.catalog import Catalog
-from mnsd.topics.model import (
+from mnsd.model.endpoints import refuse_internal_endpoint
+from mnsd.model.messages import message_group_id
+from mnsd.model.names import check_subscription_name, check_topic_name
+from mnsd.model.ports import TopicMessageStore
+from mnsd.model.topics import (
     MAX_TAG_LENGTH,
     QUEUE,
     QUEUE_ENDPOINT_REFUSAL,
-    PublishInput,
     QueueGrants,
     Subscription,
     SubscriptionAttributes,
@@ -35,11 +33,12 @@ from mnsd.topics.model import (
     TopicAttributeChanges,
     TopicAttributes,
     TopicMessage,
-    json_attribute,
     notify_strategy,
     parse_endpoint,
     subscription_attributes,
 )
+from mnsd.registry import Registry, created, decode_marker, next_marker
+from mnsd.settings import Settings
 
 
 class Dispatcher(Protocol):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mnsd.topics.model import JSON, SIMPLIFIED, XML, Subscription, TopicMessage
+from mnsd.model.topics import JSON, SIMPLIFIED, XML, Subscription, TopicMessage
 from mnsd.wire import codec
 
 # The content type of an HTTP push in each format.

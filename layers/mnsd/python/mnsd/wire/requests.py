@@ -10,24 +10,18 @@ import re
 from mnsd import errors
 from mnsd.access.tokens import DEFAULT_DURATION, MAX_DURATION, MIN_DURATION, TokenRequest, token_policy
 from mnsd.http import HttpRequest
-from mnsd.queues.messages import MAX_WAIT_SECONDS, VISIBILITY_RANGE
-from mnsd.queues.model import (
+from mnsd.inputs import (
     MAX_BATCH,
-    DlqPolicyInput,
     MessageInput,
     MessageRequest,
     PropertyInput,
-    QueueAttributeChanges,
-    RateLimitInput,
+    PublishInput,
     message_batch,
     message_input,
 )
-from mnsd.topics.model import (
-    PublishInput,
-    SubscriptionChanges,
-    SubscriptionInput,
-    TopicAttributeChanges,
-)
+from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
+from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
+from mnsd.queues.messages import MAX_WAIT_SECONDS, VISIBILITY_RANGE
 from mnsd.validation import int_in_range, strict_int
 from mnsd.wire.codec import Element
 

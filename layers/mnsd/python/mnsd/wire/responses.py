@@ -11,9 +11,10 @@ from mnsd.access.tokens import TemporaryCredentials
 from mnsd.log.metrics import HourlyCounts
 from mnsd.metrics import monitored
 from mnsd.metrics.minutes import WINDOW_MINUTES, Minute
+from mnsd.model.messages import Message, Property
+from mnsd.model.queues import Queue, QueueCounts
+from mnsd.model.topics import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
 from mnsd.queues.messages import Received, SendResult
-from mnsd.queues.model import Message, Property, Queue, QueueCounts
-from mnsd.topics.model import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
 from mnsd.wire.codec import Node, Value
 
 Fields = list[tuple[str, Value]]

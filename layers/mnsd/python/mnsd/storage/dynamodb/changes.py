@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from mnsd.log.changes import MessageChange, MessageEvent
+from mnsd.model.topics import TopicMessagePublished
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.topic_messages import from_item
-from mnsd.topics.model import TopicMessagePublished
 
 StreamRecord = dict[str, Any]  # one record of a DynamoDB stream event (DynamoDB JSON images)
 

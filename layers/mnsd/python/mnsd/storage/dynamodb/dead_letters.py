@@ -20,7 +20,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.queues.model import Message, MessageRef
+from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     LEASE,

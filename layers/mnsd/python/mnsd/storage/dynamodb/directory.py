@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mnsd.queues import fifo
+from mnsd.model import fifo
 from mnsd.storage.dynamodb.layout import Item, group_partition, number
 from mnsd.storage.dynamodb.placement import Placement
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd.queues.model import Message
+from mnsd.model.messages import Message
 from mnsd.storage.dynamodb.layout import LEASE, VISIBLE_AT, Item, message_of, stripe_partition
 
 MAX_QUERIES = 16  # pages of leases one call reads at most (each up to the page's limit, or 1 MB)

@@ -61,9 +61,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from mnsd.queues import fifo
-from mnsd.queues.model import Backlog, Message, MessageRef, MessageState, QueueCounts
-from mnsd.storage import ReadyScan, candidates
+from mnsd.model import fifo
+from mnsd.model.messages import Message, MessageRef, MessageState
+from mnsd.model.ports import ReadyScan, candidates
+from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb import dead_letters, group_reads, group_rewind
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.directory import MIN_DIRECTORY_WIDTH, GroupDirectory, hold_attribute

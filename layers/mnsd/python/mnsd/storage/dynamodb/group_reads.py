@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mnsd.queues import fifo
-from mnsd.queues.model import Message, MessageRef, MessageState, QueueCounts
+from mnsd.model import fifo
+from mnsd.model.messages import Message, MessageRef, MessageState
+from mnsd.model.queues import QueueCounts
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.directory import GroupState, hold_attribute
 from mnsd.storage.dynamodb.group_writes import GroupWrites, numbers

@@ -4,7 +4,7 @@ rebuilt from what stays in flight; and the kept messages dropped when rewind is 
 
 from __future__ import annotations
 
-from mnsd.queues.model import MessageRef
+from mnsd.model.messages import MessageRef
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.directory import GroupState, hold_attribute

@@ -11,8 +11,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.queues import fifo
-from mnsd.queues.model import MessageRef
+from mnsd.model import fifo
+from mnsd.model.messages import MessageRef
 from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
 from mnsd.storage.dynamodb.directory import GroupDirectory, Home, group_item_key, hold_attribute
 from mnsd.storage.dynamodb.layout import Item

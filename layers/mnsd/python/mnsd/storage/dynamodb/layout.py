@@ -34,9 +34,10 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-from mnsd.queues.model import Message, MessageRef, MessageState, Property, lease_state, message_id_time
+from mnsd.model.messages import Message, MessageRef, MessageState, Property, lease_state
 from mnsd.storage.capacity import KB, item_size
 from mnsd.storage.dynamodb.placement import MAX_STRIPES
+from mnsd.storage.ids import message_id_time
 
 Item = dict[str, Any]  # an item in DynamoDB JSON ({"S": ...}, {"N": ...}, ...)
 
@@ -157,7 +158,7 @@ def number(item: Item, name: str) -> int | None:
 
 
 def state_of(item: Item, now_ms: int) -> MessageState:
-    """The state of a lease item at `now_ms` (the rule of `mnsd.queues.model.lease_state`).
+    """The state of a lease item at `now_ms` (the rule of `mnsd.model.messages.lease_state`).
 
     A lease always has `v`, `d` and `x` (an index item `w` for `v`); should one lack them, the message counts
     as receivable since its enqueue (no `v`), never received (no `d`) and never expiring (no `x`).

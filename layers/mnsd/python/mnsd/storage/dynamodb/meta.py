@@ -1,5 +1,5 @@
 """The control-plane table on DynamoDB: `pk` the record's scope (`{account}#{kind}`, see
-`mnsd.storage.catalog`), `sk` the resource name, so listing with a prefix and paging is one Query.
+`mnsd.catalog`), `sk` the resource name, so listing with a prefix and paging is one Query.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.storage import Record
+from mnsd.model.ports import Record
 from mnsd.storage.dynamodb import queries
 from mnsd.storage.dynamodb.conditions import condition_failed
 

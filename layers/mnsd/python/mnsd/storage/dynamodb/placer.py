@@ -12,10 +12,11 @@ import secrets
 from collections.abc import Callable
 
 from mnsd.clock import Clock, ms
-from mnsd.queues.model import Message, new_message_id
+from mnsd.model.messages import Message
 from mnsd.storage.dynamodb.placement import Placement, Spread
 from mnsd.storage.dynamodb.queue_records import Placements
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE, StripeGrowth
+from mnsd.storage.ids import new_message_id
 
 # One step of building a queue's ready index: (queue id, spread, cursor, now_ms, budget) -> where to go on from.
 IndexBuilder = Callable[[str, Spread, str, int, int], "str | None"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mnsd.queues.model import Backlog, MessageState, QueueCounts
+from mnsd.model.messages import MessageState
+from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb.layout import INDEX_KEY, Item, enqueued_at, state_of, stripe_partition
 from mnsd.storage.dynamodb.message_table import MessageTable
 from mnsd.storage.dynamodb.placement import Spread

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnsd.queues.model import Message, MessageState
+from mnsd.model.messages import Message, MessageState
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.layout import (
     INDEX_KEY,

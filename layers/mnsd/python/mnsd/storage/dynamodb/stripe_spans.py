@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from mnsd.queues.model import Message
+from mnsd.model.messages import Message
 from mnsd.storage.dynamodb.placement import Spread
 
 # Receives read a stripe at its head in this share of reads, from its newest ready lease down in as many, and

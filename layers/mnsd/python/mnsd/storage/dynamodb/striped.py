@@ -22,8 +22,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.queues.model import Backlog, Message, MessageRef, MessageState, QueueCounts
-from mnsd.storage import Claim, ReadyScan, candidates
+from mnsd.model.messages import Message, MessageRef, MessageState
+from mnsd.model.ports import Claim, ReadyScan, candidates
+from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb import dead_letters, enqueued
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
@@ -44,7 +45,7 @@ from mnsd.storage.dynamodb.stripes import CONTENDED_SPREAD
 
 
 class StripedMessageStore:
-    """`mnsd.storage.MessageStore` for standard queues (and their receivers)."""
+    """`mnsd.model.ports.MessageStore` for standard queues (and their receivers)."""
 
     def __init__(self, client: Any, table: str, placer: Placer) -> None:
         self.items = MessageTable(client, table)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mnsd.model.topics import TOPIC_RETENTION_SECONDS, TopicMessage
 from mnsd.storage.dynamodb import queries
 from mnsd.storage.dynamodb.layout import body_attributes, body_of, parse_properties, properties
-from mnsd.topics.model import TOPIC_RETENTION_SECONDS, TopicMessage
 
 
 def to_item(message: TopicMessage) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mnsd.log.changes import MessageChange, MessageEvent
-from mnsd.queues.model import Message
+from mnsd.model.messages import Message
 from mnsd.storage.sqlite.database import Database
 
 CHANGE_TABLE = "message_events"

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mnsd.queues.model import Message, Property
+from mnsd.model.messages import Message, Property
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 10_000

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from mnsd.queues import fifo
-from mnsd.queues.model import Message, MessageState
+from mnsd.model import fifo
+from mnsd.model.messages import Message, MessageState
 from mnsd.storage.sqlite import groups
 from mnsd.storage.sqlite.messages import SqliteMessageStore, claim_lease
 

@@ -20,8 +20,8 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-from mnsd.queues import fifo
-from mnsd.queues.model import Message
+from mnsd.model import fifo
+from mnsd.model.messages import Message
 from mnsd.storage.sqlite.database import COLUMNS, HASH_DIGITS, group_key, message_of
 
 HASHES = 1 << 32

@@ -23,8 +23,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mnsd.log.changes import MessageChange
-from mnsd.queues.model import Backlog, Message, MessageRef, MessageState, Property, QueueCounts, new_message_id
-from mnsd.storage import ReadyScan, candidates
+from mnsd.model.messages import Message, MessageRef, MessageState, Property
+from mnsd.model.ports import ReadyScan, candidates
+from mnsd.model.queues import Backlog, QueueCounts
+from mnsd.storage.ids import new_message_id
 from mnsd.storage.sqlite import changes, groups
 from mnsd.storage.sqlite.database import COLUMNS, Database, group_key, message_of
 
@@ -111,7 +113,7 @@ def _row(message: Message) -> tuple[Any, ...]:
 
 
 class SqliteMessageStore:
-    """`mnsd.storage.MessageStore` for standard queues (and their receivers); the base of the FIFO store."""
+    """`mnsd.model.ports.MessageStore` for standard queues (and their receivers); the base of the FIFO store."""
 
     def __init__(self, database: Database) -> None:
         self.db = database

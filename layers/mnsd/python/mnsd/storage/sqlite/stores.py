@@ -10,10 +10,10 @@ from typing import Any
 
 from mnsd.log.metrics import LogRead, event_of
 from mnsd.log.oplog import LogRecord
-from mnsd.queues.model import Property
-from mnsd.storage import Record
+from mnsd.model.messages import Property
+from mnsd.model.ports import Record
+from mnsd.model.topics import TOPIC_RETENTION_SECONDS, TopicMessage
 from mnsd.storage.sqlite.database import Database
-from mnsd.topics.model import TOPIC_RETENTION_SECONDS, TopicMessage
 
 # A record by its scope and name (the table's `partition` column holds the scope).
 _SELECT_RECORD = "SELECT record FROM meta WHERE partition = ? AND name = ?"

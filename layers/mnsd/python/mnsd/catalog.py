@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from mnsd.clock import Clock, SystemClock
-from mnsd.queues.model import Queue, QueueAttributes, Receiver
+from mnsd.model.ports import MetaTable, Record
+from mnsd.model.queues import Queue, QueueAttributes, Receiver
+from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, TopicAttributes
 from mnsd.registry import Records
-from mnsd.storage import MetaTable, Record
-from mnsd.topics.model import Subscription, SubscriptionAttributes, Topic, TopicAttributes
 
 QUEUE = "queue"
 TOPIC = "topic"

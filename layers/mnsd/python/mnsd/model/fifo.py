@@ -1,5 +1,5 @@
 """The rules of a FIFO queue's groups, in one place: the queue service and every storage engine apply them, each
-engine keeping only how it stores and reads them (`mnsd.storage` states the contract, `tests/storage/
+engine keeping only how it stores and reads them (`mnsd.model.ports` states the contract, `tests/storage/
 test_fifo_contract.py` holds every engine to it).
 
 A FIFO message belongs to a group (`Message.message_group_id`) and has a place in it (`Message.position`):
@@ -34,7 +34,8 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from mnsd.queues.model import INT_ATTRIBUTES, Message, MessageState
+from mnsd.model.messages import Message, MessageState
+from mnsd.model.queues import INT_ATTRIBUTES
 
 _LONGEST_RETENTION_S = next(a.high for a in INT_ATTRIBUTES if a.field == "message_retention_period")
 # How long a group's counter is kept after its last send: a day past the longest retention (7 days).

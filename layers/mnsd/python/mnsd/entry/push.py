@@ -14,8 +14,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from mnsd import settings
 from mnsd.log.changes import MessageChange
+from mnsd.model.topics import TopicMessagePublished
 from mnsd.services import Services, default_services
-from mnsd.topics.model import TopicMessagePublished
 
 logger = Logger(service="mns")
 metrics = Metrics(namespace="MNS", service="mns")

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from dataclasses import dataclass
 from typing import Protocol
 
 from mnsd import errors
-from mnsd.access.policy import resource_policy_document
-from mnsd.names import check_queue_name
-from mnsd.queues.model import DlqPolicyInput, Property, PropertyInput, body_md5
+from mnsd.model.messages import Property, body_md5
+from mnsd.model.names import check_queue_name
+from mnsd.model.policy import resource_policy_document
+from mnsd.model.queues import DlqPolicyInput
 from mnsd.validation import int_in_range, mns_bool
 
 TOPIC_RETENTION_SECONDS = 86400  # topic messages are kept one day, whatever their delivery
@@ -52,7 +52,7 @@ class TopicAttributeChanges:
 class TopicAttributes:
     maximum_message_size: int = 65536
     logging_enabled: bool = False
-    policy: str = ""  # the resource policy granting other accounts (JSON, `mnsd.access.policy`); "": none
+    policy: str = ""  # the resource policy granting other accounts (JSON, `mnsd.model.policy`); "": none
     # Live metrics on AWS (`mnsd.metrics.monitored`): the topic's and its subscriptions' counts; None: the default.
     metrics_enabled: bool | None = None
 
@@ -261,28 +261,3 @@ class TopicMessagePublished:
 
     message: TopicMessage
     position: str
-
-
-@dataclass(frozen=True)
-class PublishInput:
-    """A PublishMessage request as given: texts, None where absent; `TopicService.publish` checks it."""
-
-    body: str | None = None
-    tag: str | None = None
-    direct_mail: str | None = None  # the DirectMail message attribute: JSON text
-    direct_sms: str | None = None  # the DirectSMS message attribute: JSON text
-    user_properties: tuple[PropertyInput, ...] = ()
-    message_group_id: str | None = None
-
-
-def json_attribute(text: str | None, name: str) -> dict | None:
-    """A message attribute holding JSON (DirectMail, DirectSMS), parsed."""
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        raise errors.InvalidArgument(f"The {name} attribute should be a JSON object.") from None
-    if not isinstance(value, dict):
-        raise errors.InvalidArgument(f"The {name} attribute should be a JSON object.")
-    return value

@@ -21,11 +21,11 @@ from mnsd.access.keys import AccessKey
 from mnsd.clock import SystemClock
 from mnsd.metrics import monitored
 from mnsd.metrics.emf import EmfMetrics
+from mnsd.model.names import is_receiver_address
+from mnsd.model.queues import Queue
 from mnsd.monitoring.alarms import AlarmChanges, AlarmReconciler, CloudWatchAlarms
 from mnsd.monitoring.retries import PendingRetries, RetryRun
 from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits, SampleRun
-from mnsd.names import is_receiver_address
-from mnsd.queues.model import Queue
 from mnsd.services import Services, boto3_clients, build_services, client_config
 from mnsd.settings import get_settings
 
