@@ -46,7 +46,9 @@ from mnsd.storage.dynamodb.placement import Placement
 MIN_DIRECTORY_WIDTH = 8  # the fewest directory partitions of a FIFO queue (and those of group items older than homes)
 DIRECTORY_PER_STRIPE = 1  # directory partitions per stripe of the queue's placement (see `GroupDirectory.width`)
 GROUP = "G"
-HOLD = "t"  # a group item's hold: `t{position}`, the next visible time of that message of its run in flight
+HOLD = "t_"  # a group item's hold: `t_{position}`, the next visible time of that message of its run in flight
+_DIGITS = string.digits + string.ascii_letters
+_BASE = len(_DIGITS)
 HOME = "#H"  # the sort key of a group's home item, in the group's partition (before its leases)
 _DIRECTORY_PAGE = 100  # group items a receive reads per Query
 _START_CHARACTERS = string.printable[:94]  # where a shuffled read may start (`G` + one)
@@ -93,15 +95,32 @@ class Home:
 
 
 def hold_attribute(position: int) -> str:
-    """The group item's attribute holding the next visible time of its run's message at `position` (`fifo.Hold`)."""
-    return f"{HOLD}{position}"
+    """The group item's attribute holding the next visible time of its run's message at `position` (`fifo.Hold`):
+    `t_` and the position in base 62 (short: a group item is read on every receive that meets it)."""
+    digits = []
+    while True:
+        position, digit = divmod(position, _BASE)
+        digits.append(_DIGITS[digit])
+        if not position:
+            return HOLD + "".join(reversed(digits))
+
+
+def hold_value(position: int, visible_at: int) -> Item:
+    """What a hold attribute stores: the message's next visible time less its position (a few digits: a position is
+    about its send's time in ms)."""
+    return {"N": str(visible_at - position)}
 
 
 def hold_of(item: Item) -> fifo.Hold:
-    """The hold a group item records (its `t{position}` attributes)."""
-    return fifo.Hold(
-        {int(name[1:]): int(value["N"]) for name, value in item.items() if name[:1] == HOLD and name[1:].isdigit()}
-    )
+    """The hold a group item records (its `hold_attribute`s)."""
+    leases = {}
+    for name, value in item.items():
+        if name.startswith(HOLD):
+            position = 0
+            for digit in name[len(HOLD) :]:
+                position = position * _BASE + _DIGITS.index(digit)
+            leases[position] = int(value["N"]) + position
+    return fifo.Hold(leases)
 
 
 @dataclass(frozen=True)
@@ -112,7 +131,7 @@ class GroupState:
     name: str
     home: int
     stored: int  # q
-    hold: fifo.Hold  # t{position}...
+    hold: fifo.Hold  # t_{position}...
     changes: int  # c
     paused_until: int  # p
     kept: int  # k

@@ -13,7 +13,8 @@ the group item is created and read by any writer that does not know it (`mnsd.st
        subtract, a rewind adds back. An emptied group item (`fifo.forgettable`: `q` 0, nothing kept or held) is
        deleted, then its home, by the scan that meets it, so the directory holds the groups that have messages (and
        those TTL has not ended yet); `q` counts a send's messages from its `sequence`, so none is on its way then.
-    t{position}  its hold (`fifo.Hold`): the next visible time of each message of its run in flight not deleted
+    t_{position}  its hold (`fifo.Hold`; the position in base 62, `directory.hold_attribute`): the next visible time
+       (less the position) of each message of its run in flight not deleted
        yet. The group is *held* while any is later than now. A claim writes its run's in place of the former ones,
        a visibility change its message's (shorter or longer: a message given back releases the group at its new
        time), a delete or an expiry removes its message's. (`o`, `h`: how many and until when, on a group item whose
@@ -67,7 +68,7 @@ from mnsd.model.ports import ReadyScan, candidates
 from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb import dead_letters, group_reads, group_rewind
 from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.directory import MIN_DIRECTORY_WIDTH, GroupDirectory, hold_attribute
+from mnsd.storage.dynamodb.directory import MIN_DIRECTORY_WIDTH, GroupDirectory, hold_attribute, hold_value
 from mnsd.storage.dynamodb.group_reads import UNPAUSED, Head, Heads
 from mnsd.storage.dynamodb.group_writes import GroupWrites, numbers
 from mnsd.storage.dynamodb.layout import Item, held_lease, keep_held_lease, lease_item_key, message_items
@@ -83,9 +84,10 @@ def _claimed(head: Head, run: list[Message], now_ms: int) -> tuple[str, Item, st
     messages as the claim leaves them) in place of the one before, `c` bumped; if the group is as the scan read it
     (`c`: its hold lapsed), no rewind pauses it and no former run holds it."""
     hold = fifo.Hold.claimed(run)
-    sets = ", ".join(f"{hold_attribute(position)} = :vis" for position in hold.leases)
+    sets = ", ".join(f"{hold_attribute(position)} = :h{n}" for n, position in enumerate(hold.leases))
     gone = ", ".join(["o", "h", *(hold_attribute(p) for p in head.hold.leases if p not in hold.leases)])
-    values = numbers(vis=run[0].visible_at, one=1, zero=0, now=now_ms, c=head.changes)
+    values = numbers(one=1, zero=0, now=now_ms, c=head.changes)
+    values.update({f":h{n}": hold_value(p, visible_at) for n, (p, visible_at) in enumerate(hold.leases.items())})
     return f"SET {sets}, c = c + :one REMOVE {gone}", values, f"c = :c AND {UNPAUSED}"
 
 
@@ -185,10 +187,10 @@ class FifoGroups:
         name = hold_attribute(ref.position)
 
         def retime_hold(d: int) -> list[Item]:
-            update = f"SET {name} = :vis, c = if_not_exists(c, :zero) + :one"
+            update = f"SET {name} = :held, c = if_not_exists(c, :zero) + :one"
             condition = f"attribute_exists({name}) OR o > :zero"
-            hold = self.writes.group_update(ref, d, update, numbers(vis=visible_at, zero=0, one=1), condition)
-            return [{"Update": lease}, hold]
+            values = {**numbers(zero=0, one=1), ":held": hold_value(ref.position, visible_at)}
+            return [{"Update": lease}, self.writes.group_update(ref, d, update, values, condition)]
 
         if self.writes.at_home(ref, retime_hold):
             return True

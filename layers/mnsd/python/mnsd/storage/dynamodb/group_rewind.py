@@ -7,7 +7,7 @@ from __future__ import annotations
 from mnsd.model.messages import MessageRef
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.directory import GroupState, hold_attribute
+from mnsd.storage.dynamodb.directory import GroupState, hold_attribute, hold_value
 from mnsd.storage.dynamodb.group_writes import GROUP_EXISTS, GroupWrites, numbers
 from mnsd.storage.dynamodb.layout import Item
 
@@ -52,7 +52,8 @@ def rewind(writes: GroupWrites, queue_id: str, since_ms: int, now_ms: int) -> in
         update = (
             f"SET q = q + :restored, k = if_not_exists(k, :zero) - :restored, c = c + :one{sets} REMOVE p, o, h{gone}"
         )
-        values = numbers(restored=restored, one=1, zero=0, **{f"v{n}": v for n, v in enumerate(hold.values())})
+        values = numbers(restored=restored, one=1, zero=0)
+        values.update({f":v{n}": hold_value(p, v) for n, (p, v) in enumerate(hold.items())})
         writes.client.update_item(**writes.group_request(queue_id, group.name, d, update, values))
         rewound += restored + revisited
     return rewound
