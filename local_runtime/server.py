@@ -481,7 +481,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             body = read_body(self.headers, self.rfile)
         except errors.MnsError as error:
             self.close_connection = True
-            self._answer(api.refuse(error, host), started)
+            self._answer(api.refuse(error, host, dict(self.headers.items())), started)
             self._drain()
             return
         if (self.command, self.path.partition("?")[0]) in self.loopback_paths and not is_loopback(
@@ -526,7 +526,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             _content_length(self.headers.get("Content-Length"))
         except errors.MnsError as error:
             self.close_connection = True
-            self._answer(api.refuse(error, self.headers.get("Host")), time.perf_counter())
+            self._answer(api.refuse(error, self.headers.get("Host"), dict(self.headers.items())), time.perf_counter())
             return False
         return super().handle_expect_100()
 

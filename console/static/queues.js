@@ -3,6 +3,7 @@
 import { HourlyChart, MinuteCharts } from "./charts.js";
 import { fromBase64, toBase64 } from "./mns.js";
 import { BodyField, DeleteSection, Facts, FormEnd, ListPage, PageHead, onOff, useSearch } from "./resources.js";
+import { Tags } from "./tags.js";
 import {
   Check,
   ErrorBox,
@@ -345,6 +346,8 @@ export function QueuePage({ client, name, navigate }) {
     html`<${HourlyChart} id="queue-chart" title=${`Queue ${name}: sends, receives and deletes per hour`}
       load=${loadMetrics} logging=${q.LoggingEnabled === "True"}
       series=${CHART_SERIES} />`}
+
+    ${q && html`<${Tags} client=${client} kind="queue" name=${name} />`}
 
     <h2>Attributes</h2>
     ${q && html`<${QueueAttributesForm} client=${client} name=${name} current=${q} onDone=${() => queue.reload(true)} />`}

@@ -14,6 +14,7 @@ import {
   removal,
   useSearch,
 } from "./resources.js";
+import { Tags } from "./tags.js";
 import {
   Check,
   Choice,
@@ -183,6 +184,8 @@ export function TopicPage({ client, account, name, navigate }) {
 
     <h2>Publish a test message</h2>
     <${PublishForm} client=${client} topic=${name} onDone=${() => topic.reload(true)} />
+
+    ${t && html`<${Tags} client=${client} kind="topic" name=${name} />`}
 
     <${DeleteSection} action=${action} label="Delete topic" question=${`Delete topic ${name} and its subscriptions?`}
       remove=${() => client.topics.delete(name)} navigate=${navigate} back="#/topics" />

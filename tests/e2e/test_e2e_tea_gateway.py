@@ -7,24 +7,14 @@ import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
-from alibabacloud_gateway_mns.client import Client as MnsGateway
-from alibabacloud_gateway_spi.client import Client as SpiClient
 from alibabacloud_tea_openapi.client import Client
-from alibabacloud_tea_openapi.models import Config, OpenApiRequest, Params
+from alibabacloud_tea_openapi.models import Config, OpenApiRequest
 from alibabacloud_tea_util.models import RuntimeOptions
 from conftest import ACCOUNT_A
 from Tea.exceptions import TeaException
+from tea_clients import gateway, params
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
-
-
-def gateway() -> MnsGateway:
-    """The gateway as its constructor means to make it: the published 0.0.3's constructor fails on its own
-    generated code (`undefined._sign_prefix = ...`, a NameError), so the three words it sets are set here."""
-    made = MnsGateway.__new__(MnsGateway)
-    SpiClient.__init__(made)
-    made._sign_prefix, made._sign_suffix, made._auth_prefix = "aliyun_v4", "aliyun_v4_request", "MNS4-HMAC-SHA256"
-    return made
 
 
 class TeaMns:
@@ -45,18 +35,10 @@ class TeaMns:
         self.client._product_id = "mns"
 
     def call(self, action: str, method: str, path: str, body: dict | None = None, query: dict | None = None) -> dict:
-        params = Params(
-            action=action,
-            version="2015-06-06",
-            protocol="HTTP",
-            pathname=path,
-            method=method,
-            auth_type="AK",
-            style="ROA",
-            req_body_type="xml",
-            body_type="string",
+        request = OpenApiRequest(body=body, query=query or {})
+        return self.client.call_api(
+            params(action, "2015-06-06", method, path, "xml", "string"), request, RuntimeOptions()
         )
-        return self.client.call_api(params, OpenApiRequest(body=body, query=query or {}), RuntimeOptions())
 
 
 def element(response: dict, tag: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from conftest import ACCOUNT_B, RawClient
+from conftest import ACCOUNT_A, ACCOUNT_B, RawClient
 from mns.mns_common import TopicHelper
 from mns.mns_exception import MNSServerException
 from mns.subscription import SubscriptionMeta
@@ -202,6 +202,23 @@ def test_subscribe_endpoint_invalid(topic, raw_a, tname, mns_error, endpoint_tex
     )
 
 
+@pytest.mark.parametrize(
+    ("endpoint_text", "kind"),
+    [
+        (f"acs:fc:{REGION}:{ACCOUNT}:services/s/functions/f", "fc"),
+        (f"acs:eventbridge:{REGION}:{ACCOUNT}:eventbus/default", "eventbus"),
+        ("push:123456", "mpush"),
+    ],
+)
+def test_subscribe_to_a_push_kind_no_aws_service_serves_is_refused_saying_why(
+    topic, raw_a, tname, mns_error, endpoint_text, kind
+):
+    r = raw_a.request("PUT", f"/topics/{tname}/subscriptions/s", subscription_xml(Endpoint=endpoint_text))
+    mns_error(r, 400, "EndpointInvalid")
+    assert f"Push kind {kind} is not served" in r.body.decode() and "HTTP endpoint" in r.body.decode()
+    assert raw_a.request("GET", f"/topics/{tname}/subscriptions/s").status == 404  # nothing was kept
+
+
 def test_subscribe_without_endpoint(topic, raw_a, tname, mns_error):
     r = raw_a.request("PUT", f"/topics/{tname}/subscriptions/s", subscription_xml(FilterTag="t"))
     mns_error(r, 400, "EndpointInvalid")
@@ -293,7 +310,7 @@ def test_publish_malformed_xml(topic, raw_a, tname, mns_error, body):
     mns_error(raw_a.request("POST", f"/topics/{tname}/messages", body), 400, "MalformedXML")
 
 
-@pytest.mark.parametrize("attribute", ["DirectMail", "DirectSMS"])
+@pytest.mark.parametrize("attribute", ["DirectMail", "DirectSMS", "DM", "DYSMS"])  # DM, DYSMS: Java SDK 2.x's
 @pytest.mark.parametrize("value", ["{not json", "[1, 2]", "42"])
 def test_publish_direct_attribute_not_a_json_object(topic, raw_a, tname, mns_error, attribute, value):
     inner = f"<MessageAttributes><{attribute}>{value}</{attribute}></MessageAttributes>"
@@ -305,6 +322,17 @@ def test_publish_direct_mail_json_accepted_raw(account_a, raw_a, tname):
     mail = '{"Subject":"S","AccountName":"a@b.com","ReplyToAddress":0,"AddressType":0,"IsHtml":0}'
     inner = f"<MessageAttributes><DirectMail>{mail}</DirectMail></MessageAttributes>"
     r = raw_a.request("POST", f"/topics/{tname}/messages", message_xml("x", inner))
+    assert r.status == 201, r.body
+    account_a.get_topic(tname).delete()
+
+
+def test_publish_java2_dm_and_dysms_accepted_signed_v4(account_a, endpoint, tname):
+    """Java SDK 2.x's attributes, as its serializer writes them and its V4 signer signs them."""
+    account_a.get_topic(tname).create(TopicMeta())
+    raw_v4 = RawClient(endpoint, ACCOUNT_A[1], ACCOUNT_A[2], region=REGION)
+    dm, dysms = '{"MailAddress":"a@example.com","Subject":"S","IsHtml":0}', '{"PhoneNumber":"13800000000"}'
+    inner = f"<MessageAttributes><DYSMS>{dysms}</DYSMS><DM>{dm}</DM></MessageAttributes>"
+    r = raw_v4.request("POST", f"/topics/{tname}/messages", message_xml("x", inner))
     assert r.status == 201, r.body
     account_a.get_topic(tname).delete()
 

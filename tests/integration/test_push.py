@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
+from email.utils import formatdate
 from functools import lru_cache
 
 import boto3
@@ -17,12 +20,15 @@ import pytest
 from moto import mock_aws
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+from signers import V4Request, V4Signer
 
 from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.server import SerializedClient
 from local_runtime.tables import create_tables
+from mnsd.http import HttpRequest, HttpResponse
 from mnsd.push.signing import generate_signing_material
 from mnsd.push.workflow import TASK_HEARTBEAT_SECONDS, delivery_reference
+from mnsd.request import api
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.wire import codec, requests
@@ -413,3 +419,72 @@ def test_a_redirect_is_not_a_delivery(push, push_endpoint):
     _, outcomes = push.publish(topic)
     assert not outcomes["s"].delivered and outcomes["s"].status == 302
     assert len(push_endpoint.hits) == 1
+
+
+# --- Java SDK 2.x's DM and DYSMS attributes, from its signed request to SES and SNS ----------------------------------
+
+
+def java2_publish(push: Push, topic: str, body: str, attributes: str) -> HttpResponse:
+    """PublishMessage as Java SDK 2.x sends it: its `TopicMessageSerializer`'s XML (the attributes' element made
+    without a namespace, each attribute Gson's JSON of `DmAttributes` / `DysmsAttributes`), its headers, and its
+    `MNS4-HMAC-SHA256` signature (`tests/signers.py`), through the API's request path."""
+    xml = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="no"?>'
+        f'<Message xmlns="http://mns.aliyuncs.com/doc/v1"><MessageBody>{body}</MessageBody>'
+        f"<MessageAttributes>{attributes}</MessageAttributes></Message>"
+    ).encode()
+    path = f"/topics/{topic}/messages"
+    now = time.time()
+    headers = {
+        "host": "127.0.0.1:8080",
+        "date": formatdate(now, usegmt=True),
+        "content-type": "text/xml;charset=UTF-8",
+        "x-mns-version": "2015-06-06",
+    }
+    signed = V4Request("POST", path, datetime.fromtimestamp(now, UTC), headers=dict(headers))
+    headers["authorization"] = V4Signer().authorization("KEYID", "SECRET", signed, REGION)
+    request = HttpRequest("POST", path, "", headers, xml, {"topic": topic})
+    return api.handle("post_topic_messages", request, push.services)
+
+
+def test_java2_dm_and_dysms_are_delivered_by_a_mail_and_an_sms_subscription(push):
+    from moto.ses.models import ses_backends
+    from moto.sns.models import sns_backends
+
+    push.clients("ses").verify_email_identity(EmailAddress="sender@example.com")
+    topic = push.topic()
+    push.subscribe(topic, "mail", "mail:directmail:someone@example.com")
+    push.subscribe(topic, "sms", "sms:directsms:anonymous")
+    dm = '{"MailAddress":"sender@example.com","Subject":"Hi","IsHtml":1}'
+    dysms = '{"PhoneNumber":"13800000000"}'
+    answer = java2_publish(push, topic, "&lt;b&gt;order shipped&lt;/b&gt;", f"<DYSMS>{dysms}</DYSMS><DM>{dm}</DM>")
+    assert answer.status == 201, answer.body
+    message_id = ET.fromstring(answer.body).findtext("{http://mns.aliyuncs.com/doc/v1}MessageId")
+    topic_id = push.topics.get_topic(ACCOUNT, topic).topic_id
+    message = push.services.topics.messages.get(topic_id, message_id, int(time.time() * 1000))
+    outcomes = push.fanout.fan_out(message)  # what the topic message table's stream starts on AWS
+    assert outcomes["mail"].delivered and outcomes["sms"].delivered, outcomes
+    (sent,) = ses_backends[MOTO_ACCOUNT]["us-east-1"].sent_messages
+    assert (sent.source, sent.subject, sent.body) == ("sender@example.com", "Hi", "<b>order shipped</b>")
+    assert sent.destinations["ToAddresses"] == ["someone@example.com"]
+    assert sorted(sns_backends[MOTO_ACCOUNT]["us-east-1"].sms_messages.values()) == [
+        ("13800000000", "<b>order shipped</b>")
+    ]
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        "<DM>{not json</DM>",
+        "<DYSMS>[1, 2]</DYSMS>",
+        '<DYSMS>{"PhoneNumber":"abcdefg"}</DYSMS>',  # what the Java SDK's own check refuses
+        '<DM>{"MailAddress":"a@example.com"}</DM><DirectMail>{"AccountName":"b@example.com","Subject":"x"}</DirectMail>',
+    ],
+)
+def test_java2_attributes_that_are_malformed_are_refused(push, attributes):
+    topic = push.topic()
+    push.subscribe(topic, "mail", "mail:directmail:someone@example.com")
+    answer = java2_publish(push, topic, "body", attributes)
+    assert answer.status == 400
+    assert ET.fromstring(answer.body).findtext("{http://mns.aliyuncs.com/doc/v1}Code") == "InvalidArgument"
+    assert push.executions() == []

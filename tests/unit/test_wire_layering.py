@@ -11,6 +11,8 @@ WIRE_USERS = {
     "mnsd.operations": "each operation reads its request and writes its answer",
     "mnsd.request.call": "parses the request body, writes the response",
     "mnsd.request.api": "writes errors as MNS answers them",
+    "mnsd.request.planes": "picks the data plane (XML or JSON) a message call is on",
+    "mnsd.jsonwire.requests": "the query parameters and batch limits are the same on both planes (`counted_handles`)",
     "mnsd.push.delivery": "a push carries a notification (XML, JSON or the body) encoded by wire.notifications",
     "mnsd.push.dead_letters": "a push given up goes to the dead-letter queue as the notification it would have been",
 }
@@ -18,6 +20,14 @@ WIRE_USERS = {
 CODEC_USERS = {
     "mnsd.wire": "the codec's home",
     "mnsd.request.call": "parses the request body, encodes the response element",
+}
+
+
+# Who may import the JSON plane (`mnsd.jsonwire`, SMQProxy 2026-04-09).
+JSON_USERS = {
+    "mnsd.jsonwire": "the format itself",
+    "mnsd.request.planes": "picks the data plane (XML or JSON) a message call is on",
+    "mnsd.request.api": "writes errors as JSON on the JSON plane",
 }
 
 
@@ -34,6 +44,11 @@ def test_the_domain_does_not_import_the_wire_format():
     assert not outside, "\n" + "".join(f"{where(i)}\n" for i in outside)
 
 
+def test_the_domain_does_not_import_the_json_plane():
+    outside = [i for i in imports_of("mnsd.jsonwire") if not within(i.importer, JSON_USERS)]
+    assert not outside, "\n" + "".join(f"{where(i)}\n" for i in outside)
+
+
 def test_only_wire_and_the_request_path_use_the_xml_codec():
     outside = [i for i in imports_of("mnsd.wire.codec") if not within(i.importer, CODEC_USERS)]
     assert not outside, "\n" + "".join(f"{where(i)}\n" for i in outside)
@@ -46,4 +61,5 @@ def test_the_check_sees_wire_imports_from_outside_wire_and_modules_in_subfolders
 
 
 def test_the_allowed_users_exist():
-    assert all(any(within(m, {user: ""}) for m in import_graph()) for user in {**WIRE_USERS, **CODEC_USERS})
+    users = {**WIRE_USERS, **CODEC_USERS, **JSON_USERS}
+    assert all(any(within(m, {user: ""}) for m in import_graph()) for user in users)

@@ -23,3 +23,8 @@ class AccountService:
     def set_logging_bucket(self, account_id: str, bucket: str) -> None:
         current = self.catalog.account_attributes(account_id)
         self.catalog.set_account_attributes(account_id, replace(current, logging_bucket=bucket))
+
+    def set_logging(self, account_id: str, bucket: str, store: str) -> None:
+        """The OpenAPI's SetAccountAttributes: the bucket (its ProjectName, "" to stop) and the store name beside it."""
+        current = self.catalog.account_attributes(account_id)
+        self.catalog.set_account_attributes(account_id, replace(current, logging_bucket=bucket, log_store=store))

@@ -42,6 +42,10 @@ LIST_PAGE = 1000
 @dataclass(frozen=True)
 class AccountAttributes:
     logging_bucket: str = ""
+    log_store: str = ""  # the OpenAPI's LogStoreName beside the bucket (its ProjectName)
+    # The account's public endpoint (`mnsd.endpoints`): whether it serves, and its source-address allow-list (JSON).
+    endpoint_enabled: bool = True
+    endpoint_acl: str = ""
 
 
 Named = TypeVar("Named", Queue, Topic, Subscription)

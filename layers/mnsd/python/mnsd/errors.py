@@ -18,6 +18,15 @@ class MnsError(Exception):
         super().__init__(self.message)
 
 
+class OpenApiError(MnsError):
+    """A refusal only the Mns-open OpenAPI answers (`mnsd.rpc`), with the code Alibaba Cloud's API gateway answers
+    (`InvalidAccessKeyId.NotFound`, `SignatureNonceUsed`, ...), in its JSON; never an answer of the XML API."""
+
+
+def openapi_error(code: str, status: int, message: str) -> type[OpenApiError]:
+    return type(code.replace(".", ""), (OpenApiError,), {"code": code, "status": status, "default_message": message})
+
+
 def _error(name: str, status: int, message: str) -> type[MnsError]:
     return type(name, (MnsError,), {"code": name, "status": status, "default_message": message})
 

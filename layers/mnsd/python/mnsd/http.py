@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from functools import cached_property
 from urllib.parse import parse_qsl
@@ -18,6 +19,9 @@ class HttpRequest:
     # When the request reached the API (epoch seconds; API Gateway's `requestContext.timeEpoch`): the
     # platform's 30 s integration timeout counts from then, not from when the function started.
     received_at: float | None = None
+    # The client's address as the front end saw it (API Gateway's `requestContext.http.sourceIp`): the account's
+    # endpoint allow-list (`mnsd.endpoints`) is checked against it.
+    source_ip: str | None = None
 
     @property
     def raw_uri(self) -> str:
@@ -37,6 +41,25 @@ class HttpRequest:
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
+
+    def host_account(self) -> str | None:
+        """The account whose resources a call is on, when the host names one: MNS hosts start with the account id
+        (`{AccountId}.mns.{region}.aliyuncs.com`), and so do ours (`{AccountId}.{domain}`, `{AccountId}.mns.localhost`).
+        An IP address names none."""
+        host = self.header("host") or ""
+        name = host if host.endswith("]") else host.rpartition(":")[0] or host
+        label, dot, _ = name.partition(".")
+        if not dot or not label.isdigit() or _is_address(name):
+            return None
+        return label
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass

@@ -111,6 +111,8 @@ class PublishInput:
     direct_sms: str | None = None  # the DirectSMS message attribute: JSON text
     user_properties: tuple[PropertyInput, ...] = ()
     message_group_id: str | None = None
+    dm: str | None = None  # the DM message attribute (Java SDK 2.x's DirectMail): JSON text
+    dysms: str | None = None  # the DYSMS message attribute (Java SDK 2.x's DirectSMS): JSON text
 
 
 def json_attribute(text: str | None, name: str) -> dict | None:

@@ -21,6 +21,7 @@ from mnsd.access.tokens import SecurityTokens
 from mnsd.accounts import AccountService
 from mnsd.catalog import Catalog
 from mnsd.clock import Clock, SystemClock
+from mnsd.endpoints import EndpointService
 from mnsd.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
 from mnsd.limits import Limits
 from mnsd.log.oplog import OperationLog, QueueEventLog
@@ -100,12 +101,20 @@ class Services:
     metrics: MetricsSink = field(default_factory=NoMetrics)  # what the services count (`mnsd.metrics`)
     minutes: MinuteHistory = field(default_factory=NoMinutes)  # a queue's last hour by minute (`mnsd.metrics.minutes`)
     _push: Push | None = field(default=None, repr=False)
+    _endpoints: EndpointService | None = field(default=None, repr=False)
     _queue_events: QueueEventLog | None = field(default=None, repr=False)
 
     def queue_events(self) -> QueueEventLog:
         if self._queue_events is None:
             self._queue_events = QueueEventLog(self.catalog, self.oplog)
         return self._queue_events
+
+    @property
+    def endpoints(self) -> EndpointService:
+        """The accounts' endpoints and their source-address allow-lists (`mnsd.endpoints`)."""
+        if self._endpoints is None:
+            self._endpoints = EndpointService(self.catalog)
+        return self._endpoints
 
     def push(self) -> Push:
         """Delivery: built on first use, by the functions that deliver (fan-out, push worker)."""

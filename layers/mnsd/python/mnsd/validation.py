@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from mnsd import errors
@@ -32,3 +33,23 @@ def mns_bool(element: str, text: str | None) -> bool:
     if value not in ("true", "false"):
         raise errors.InvalidArgument(f"The value of {element} should be True or False.")
     return value == "true"
+
+
+def json_text(value: object) -> str | None:
+    """A value of a JSON object as the text an XML element would hold (booleans `True`/`False`)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def json_object(name: str, text: str, expected: str = "a JSON object") -> dict[str, object]:
+    """A structured value given as JSON text (a DlqPolicy, a TenantRateLimitPolicy), refused unless an object."""
+    try:
+        given = json.loads(text)
+    except ValueError:
+        given = None
+    if not isinstance(given, dict):
+        raise errors.InvalidArgument(f"The value of {name} should be {expected}.")
+    return given

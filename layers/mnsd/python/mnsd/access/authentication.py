@@ -87,7 +87,7 @@ def _credential(request: HttpRequest) -> V2Credential | signature_v4.V4Credentia
     return V2Credential(key_id, signature)
 
 
-def _access_key(key_id: str, keys: KeyStore) -> tuple[str, Principal]:
+def access_key(key_id: str, keys: KeyStore) -> tuple[str, Principal]:
     """A long-term key's secret and who it is."""
     key = keys.lookup(key_id)
     if key is None:
@@ -95,7 +95,7 @@ def _access_key(key_id: str, keys: KeyStore) -> tuple[str, Principal]:
     return key.secret, key.principal()
 
 
-def _temporary_key(
+def temporary_key(
     key_id: str, token: str, keys: KeyStore, tokens: SecurityTokens | None, now: float
 ) -> tuple[str, Principal]:
     """Temporary credentials: the token's secret and who it is (its parent key's policy, narrowed by its own).
@@ -130,7 +130,7 @@ def authenticate(
     credential = _credential(request)
     token = request.header("security-token")
     key_id = credential.key_id
-    secret, principal = _temporary_key(key_id, token, keys, tokens, now) if token else _access_key(key_id, keys)
+    secret, principal = temporary_key(key_id, token, keys, tokens, now) if token else access_key(key_id, keys)
     date = RequestDate.of(request)
     if isinstance(credential, signature_v4.V4Credential):
         credential.check_scope(region, date.time)

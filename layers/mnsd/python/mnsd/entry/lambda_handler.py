@@ -54,6 +54,7 @@ def request_from_event(event: dict[str, Any]) -> HttpRequest:
         body=raw,
         path_params=dict(event.get("pathParameters") or {}),
         received_at=time_epoch / 1000 if isinstance(time_epoch, int | float) else None,
+        source_ip=event["requestContext"].get("http", {}).get("sourceIp"),
     )
 
 

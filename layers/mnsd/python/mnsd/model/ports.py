@@ -264,3 +264,9 @@ class RateCounter(Protocol):
     def take(self, key: str, second: int, limit: int) -> bool:
         """Count one request of `key` in epoch second `second`; False (and not counted) once `limit` are counted."""
         ...
+
+
+class SignatureNonces(Protocol):
+    def first_use(self, key: str, expires: int) -> bool:
+        """Record a signature nonce until epoch second `expires`; False if it was recorded already (a replay)."""
+        ...

@@ -10,7 +10,8 @@ from typing import Any
 from mnsd import errors
 from mnsd.model.alarms import QueueAlarms, alarms_document
 from mnsd.model.policy import resource_policy_document
-from mnsd.validation import int_in_range, mns_bool
+from mnsd.model.tags import TagChanges, applied
+from mnsd.validation import int_in_range, json_text, mns_bool
 
 # QueueType (the OpenAPI's `normal | fifo`): chosen when a queue is created, never changed.
 QUEUE_TYPES = ("normal", "fifo")
@@ -62,6 +63,7 @@ class QueueAttributeChanges:
     queue_type: str | None = None  # given at creation; a change is refused
     metrics_enabled: str | None = None  # True, False, or "" (the stack's default again)
     alarms: str | None = None  # JSON (`mnsd.model.alarms`), "" to remove them
+    tags: TagChanges | None = None  # the OpenAPI's tags (`mnsd.model.tags`)
 
 
 def metrics_choice(element: str, text: str) -> bool | None:
@@ -75,6 +77,11 @@ class RateLimitInput:
 
     enabled: str | None = None
     max_receives_per_second: str | None = None
+
+    @classmethod
+    def from_json(cls, given: dict[str, object]) -> RateLimitInput:
+        """As the JSON object GetQueueAttributes answers (and the OpenAPI sends) gives it."""
+        return cls(json_text(given.get("Enabled")), json_text(given.get("MaxReceivesPerSecond")))
 
 
 MAX_RECEIVES_PER_SECOND_RANGE = (1, 100000)
@@ -94,6 +101,15 @@ class DlqPolicyInput:
     enabled: str | None = None
     dead_letter_target_queue: str | None = None
     max_receive_count: str | None = None
+
+    @classmethod
+    def from_json(cls, given: dict[str, object]) -> DlqPolicyInput:
+        """As the JSON object GetQueueAttributes answers (and the OpenAPI sends) gives it."""
+        return cls(
+            json_text(given.get("Enabled")),
+            json_text(given.get("DeadLetterTargetQueue")),
+            json_text(given.get("MaxReceiveCount")),
+        )
 
 
 MAX_RECEIVE_COUNT_RANGE = (1, 1000)
@@ -137,6 +153,9 @@ class QueueAttributes:
     # default; and the CloudWatch alarms it asks for (`mnsd.model.alarms`, canonical JSON; "": none).
     metrics_enabled: bool | None = None
     alarms: str = ""
+    # Resource tags (`mnsd.model.tags`: canonical JSON, "": none); not compared, so a create naming no tags finds a
+    # tagged queue equal.
+    tags: str = dataclasses.field(default="", compare=False)
 
     @property
     def fifo(self) -> bool:
@@ -182,7 +201,7 @@ class QueueAttributes:
             updated = dataclasses.replace(updated, max_receives_per_second=max_receives_per_second(given.rate_limit))
         if given.queue_type is not None and queue_type(given.queue_type) != self.queue_type:
             raise errors.InvalidArgument("The QueueType of a queue cannot be changed.")
-        updated = _with_monitoring(updated, given)
+        updated = _with_tags(_with_monitoring(updated, given), given)
         if given.rewind_period is not None:
             retention = updated.message_retention_period
             period = int_in_range("RewindPeriod", given.rewind_period, 0, retention, "seconds")
@@ -190,6 +209,12 @@ class QueueAttributes:
         elif updated.rewind_period > updated.message_retention_period:
             raise errors.InvalidArgument("The value of RewindPeriod should not be larger than MessageRetentionPeriod.")
         return updated
+
+
+def _with_tags(attributes: QueueAttributes, given: QueueAttributeChanges) -> QueueAttributes:
+    return (
+        attributes if given.tags is None else dataclasses.replace(attributes, tags=applied(attributes.tags, given.tags))
+    )
 
 
 def _with_monitoring(attributes: QueueAttributes, given: QueueAttributeChanges) -> QueueAttributes:

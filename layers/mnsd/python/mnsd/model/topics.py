@@ -12,6 +12,7 @@ from mnsd.model.messages import Property, body_md5
 from mnsd.model.names import check_queue_name
 from mnsd.model.policy import resource_policy_document
 from mnsd.model.queues import DlqPolicyInput
+from mnsd.model.tags import TagChanges, applied
 from mnsd.validation import int_in_range, mns_bool
 
 TOPIC_RETENTION_SECONDS = 86400  # topic messages are kept one day, whatever their delivery
@@ -29,6 +30,22 @@ _MAIL_ENDPOINT = re.compile(r"mail:directmail:(?P<address>[^@\s]+@[^@\s]+\.[^@\s
 _SMS_ENDPOINT = re.compile(r"sms:directsms:(?P<phone>anonymous|\+?\d{5,20})\Z")
 _HTTP_ENDPOINT = re.compile(r"https?://[^/\s?#]+(?P<path>/[^\s#]*)?\Z", re.IGNORECASE)
 RESERVED_PATH_PREFIX = "/mns-reserved-"
+# What the push kinds no AWS service stands behind deliver to, and why each is refused (`mnsd.model.push_kinds`).
+UNSERVED_KINDS = {
+    "fc": "Alibaba Cloud Function Compute functions are not on AWS: subscribe an HTTP endpoint (a Lambda function "
+    "URL, or the function's HTTP trigger) instead.",
+    "eventbus": "Alibaba Cloud EventBridge buses are not on AWS: subscribe an HTTP endpoint (an Amazon EventBridge "
+    "API destination's receiver, say) or a queue instead.",
+    "mpush": "Alibaba Cloud Mobile Push apps are not on AWS: subscribe an HTTP endpoint or a queue instead.",
+    "kafka": "Alibaba Cloud Kafka instances are not on AWS: subscribe an HTTP endpoint or a queue instead.",
+}
+# The Endpoint texts of those kinds: the resource names Alibaba Cloud gives them, and MNS's PushEndpoint.
+_UNSERVED_ENDPOINTS = (
+    ("acs:fc:", "fc"),
+    ("acs:eventbridge:", "eventbus"),
+    ("push:", "mpush"),
+    ("acs:alikafka:", "kafka"),
+)
 QUEUE_ENDPOINT_REFUSAL = "A QueueEndpoint must name a queue of the topic's account and region."
 
 
@@ -46,6 +63,7 @@ class TopicAttributeChanges:
     logging_enabled: str | None = None
     policy: str | None = None  # the resource policy (JSON), "" to remove it
     metrics_enabled: str | None = None  # True, False, or "" (the stack's default again)
+    tags: TagChanges | None = None  # the OpenAPI's tags (`mnsd.model.tags`)
 
 
 @dataclass(frozen=True)
@@ -55,6 +73,7 @@ class TopicAttributes:
     policy: str = ""  # the resource policy granting other accounts (JSON, `mnsd.model.policy`); "": none
     # Live metrics on AWS (`mnsd.metrics.monitored`): the topic's and its subscriptions' counts; None: the default.
     metrics_enabled: bool | None = None
+    tags: str = dataclasses.field(default="", compare=False)  # as a queue's (`mnsd.model.tags`)
 
     def updated_from(self, given: TopicAttributeChanges) -> TopicAttributes:
         """These attributes with the given ones applied, each checked."""
@@ -68,8 +87,9 @@ class TopicAttributes:
         chosen = self.metrics_enabled
         if given.metrics_enabled is not None:
             chosen = None if not given.metrics_enabled.strip() else mns_bool("MetricsEnabled", given.metrics_enabled)
+        tags = self.tags if given.tags is None else applied(self.tags, given.tags)
         return dataclasses.replace(
-            self, maximum_message_size=size, logging_enabled=logging, policy=policy, metrics_enabled=chosen
+            self, maximum_message_size=size, logging_enabled=logging, policy=policy, metrics_enabled=chosen, tags=tags
         )
 
 
@@ -111,7 +131,8 @@ def parse_endpoint(text: str, region: str, account_id: str) -> Endpoint:
         return Endpoint(MAIL, found["address"])
     if found := _SMS_ENDPOINT.match(text):
         return Endpoint(SMS, found["phone"])
-    raise errors.EndpointInvalid()
+    kind = next((kind for prefix, kind in _UNSERVED_ENDPOINTS if text.lower().startswith(prefix)), None)
+    raise errors.EndpointInvalid(f"Push kind {kind} is not served: {UNSERVED_KINDS[kind]}" if kind else None)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,10 @@
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, no_content, xml_response
-from mnsd.wire import requests, responses
+from mnsd.request.call import Call, no_content
 
 
 def batch_delete_message(call: Call) -> HttpResponse:
-    handles = requests.receipt_handles(call.xml())
+    handles = call.plane.receipt_handles()
     failures = call.services.messages.batch_delete(call.queue(), handles)
     if not failures:
         return no_content()
-    return xml_response(*responses.delete_failures(failures))
+    return call.plane.delete_failures(failures)

@@ -1,9 +1,9 @@
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, xml_response
-from mnsd.wire import requests, responses
+from mnsd.request.call import Call
+from mnsd.wire import requests
 
 
 def change_message_visibility(call: Call) -> HttpResponse:
     handle, seconds = requests.visibility_change(call.request)
     new_handle, next_visible = call.services.messages.change_visibility(call.queue(), handle, seconds)
-    return xml_response(responses.visibility_changed(new_handle, next_visible))
+    return call.plane.visibility_changed(new_handle, next_visible)

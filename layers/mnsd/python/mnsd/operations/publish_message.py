@@ -1,8 +1,7 @@
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, xml_response
-from mnsd.wire import requests, responses
+from mnsd.request.call import Call
 
 
 def publish_message(call: Call) -> HttpResponse:
-    message = call.services.topics.publish(call.account_id, call.path("topic"), requests.publish_input(call.xml()))
-    return xml_response(responses.published(message), status=201)
+    message = call.services.topics.publish(call.account_id, call.path("topic"), call.plane.publish_input())
+    return call.plane.published(message)

@@ -1,9 +1,9 @@
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, xml_response
-from mnsd.wire import requests, responses
+from mnsd.request.call import Call
+from mnsd.wire import requests
 
 
 def receive_message(call: Call) -> HttpResponse:
     wait = requests.wait_seconds(call.request)
     (received,) = call.services.messages.receive(call.queue(), 1, wait, call.request.received_at)
-    return xml_response(responses.received(received))
+    return call.plane.received(received)

@@ -217,7 +217,11 @@ class Deliverer:
     def _to_mail(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         mail = message.direct_mail
         if not mail or not mail.get("AccountName") or "Subject" not in mail:
-            return Outcome(False, detail="the message has no DirectMail attribute", permanent=True)
+            return Outcome(
+                False,
+                detail="the message has no DirectMail (or DM) attribute naming a sender and a subject",
+                permanent=True,
+            )
         address = subscription.endpoint(self.settings.region).target
         content = {"Data": message.body, "Charset": "UTF-8"}
         request: dict[str, Any] = {
@@ -239,7 +243,7 @@ class Deliverer:
     def _to_sms(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         sms = message.direct_sms
         if not sms:
-            return Outcome(False, detail="the message has no DirectSMS attribute", permanent=True)
+            return Outcome(False, detail="the message has no DirectSMS (or DYSMS) attribute", permanent=True)
         phone = subscription.endpoint(self.settings.region).target
         params = sms.get("SmsParams") or {}
         if isinstance(params, str):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
+from collections.abc import Mapping
 
 from aws_lambda_powertools import Logger
 
@@ -11,12 +11,15 @@ from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.permissions import Permission, permission_for
 from mnsd.http import HttpRequest, HttpResponse
+from mnsd.jsonwire import responses as json_responses
+from mnsd.request import planes
 from mnsd.request.call import Call, xml_response
 from mnsd.request.routes import ACTIONS, ROUTES, Operation, Route
+from mnsd.rpc import api as rpc_api
 from mnsd.services import Services
 from mnsd.wire import responses
 
-MNS_VERSION = "2015-06-06"
+MNS_VERSION = planes.XML_VERSION
 MAX_REQUEST_BYTES = 256 * 1024
 
 logger = Logger(service="mns")
@@ -30,9 +33,15 @@ def error_response(error: errors.MnsError, request_id: str, host_id: str, accept
     """The error in XML, or in JSON to a client that accepts JSON and not XML (Alibaba's Tea gateway for MNS sends
     `accept: application/json` and reads a JSON error's `Code`; no MNS SDK sends an Accept header)."""
     if accept and "json" in accept and "xml" not in accept:
-        body = responses.error_json(error, request_id, host_id)
-        return HttpResponse(error.status, body, {"Content-Type": "application/json;charset=utf-8"})
+        body = json_responses.error(error, request_id, host_id)
+        return HttpResponse(error.status, body, {"Content-Type": json_responses.CONTENT_TYPE})
     return xml_response(responses.error_node(error, request_id, host_id), status=error.status)
+
+
+def _error_answer(error: errors.MnsError, request_id: str, host: str, request: HttpRequest) -> HttpResponse:
+    """A call's error: in JSON on the JSON plane (`mnsd.request.planes`), else as `error_response` says."""
+    accept = "application/json" if planes.is_json(request) else request.header("accept")
+    return error_response(error, request_id, host, accept)
 
 
 def host_id(host: str | None, forwarded_proto: str | None = None) -> str:
@@ -40,14 +49,17 @@ def host_id(host: str | None, forwarded_proto: str | None = None) -> str:
     return f"{forwarded_proto or 'http'}://{host or 'mns'}"
 
 
-def refuse(error: errors.MnsError, host: str | None = None) -> HttpResponse:
-    """The MNS answer to a request refused before it reached a route (by the HTTP front end)."""
+def refuse(error: errors.MnsError, host: str | None = None, headers: Mapping[str, str] | None = None) -> HttpResponse:
+    """The MNS answer to a request refused before it reached a route (by the HTTP front end): on the plane its
+    `headers`, when known, put it on (`mnsd.request.planes`), else in XML."""
     request_id = new_request_id()
-    return _stamped(error_response(error, request_id, host_id(host)), request_id)
+    said = HttpRequest("", "/", "", {name.lower(): value for name, value in (headers or {}).items()})
+    answer = _error_answer(error, request_id, host_id(host), said)
+    return _stamped(answer, request_id, planes.codec_of(said).version)
 
 
-def _stamped(response: HttpResponse, request_id: str) -> HttpResponse:
-    response.headers.update({"x-mns-request-id": request_id, "x-mns-version": MNS_VERSION})
+def _stamped(response: HttpResponse, request_id: str, version: str = MNS_VERSION) -> HttpResponse:
+    response.headers.update({"x-mns-request-id": request_id, "x-mns-version": version})
     return response
 
 
@@ -59,6 +71,8 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
             raise errors.InvalidRequestURL()
         if len(request.body) > MAX_REQUEST_BYTES:
             raise errors.InvalidArgument(f"The request body should not be larger than {MAX_REQUEST_BYTES} bytes.")
+        if route_name in rpc_api.RPC_ROUTES and rpc_api.serves(request):
+            return _stamped(rpc_api.handle(request, services, request_id, host), request_id)
         route = ROUTES[route_name]
         if route.public:
             call = Call(request, None, "", services)
@@ -68,41 +82,24 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
                 request, services.keys, services.clock.now(), services.tokens, region=services.settings.region
             )
             services.limits.admit_request(principal.account_id)
-            call = Call(request, principal, _owner(request) or principal.account_id, services)
+            call = Call(request, principal, request.host_account() or principal.account_id, services)
+            services.endpoints.admit(call.owner, request.source_ip)
+            if not route.json:
+                planes.refuse_on_json(request)
             operation = route.select(call)
             services.authorizer.authorize(principal, _permission(operation, route, call), call.owner)
             response = operation(call)
     except errors.MnsError as error:
-        response = error_response(error, request_id, host, request.header("accept"))
+        response = _error_answer(error, request_id, host, request)
     except Exception:
         logger.exception("unhandled error", extra={"request_id": request_id, "route": route_name})
-        response = error_response(errors.InternalError(), request_id, host, request.header("accept"))
-    return _stamped(response, request_id)
+        response = _error_answer(errors.InternalError(), request_id, host, request)
+    return _stamped(response, request_id, planes.codec_of(request).version)
 
 
 def _has_empty_segment(path: str) -> bool:
     """`//queues`, `/queues//m`, `/queues/`: no resource has an empty name (`/`, the account, is the root)."""
     return path != "/" and "" in path.split("/")[1:]
-
-
-def _owner(request: HttpRequest) -> str | None:
-    """The account whose resources a call is on, when the host names one: MNS hosts start with the account id
-    (`{AccountId}.mns.{region}.aliyuncs.com`), and so do ours (`{AccountId}.{domain}`, `{AccountId}.mns.localhost`).
-    An IP address names none."""
-    host = request.header("host") or ""
-    name = host if host.endswith("]") else host.rpartition(":")[0] or host
-    label, dot, _ = name.partition(".")
-    if not dot or not label.isdigit() or _is_address(name):
-        return None
-    return label
-
-
-def _is_address(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
 
 
 def _permission(operation: Operation, route: Route, call: Call) -> Permission:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from mnsd import errors
 from mnsd.access.principal import Principal
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.request.paging import list_request
+from mnsd.request.planes import Plane, plane_of
 from mnsd.wire import codec as xmlcodec
+from mnsd.wire.plane import parsed_body, xml_response
 
 if TYPE_CHECKING:
     from mnsd.model.queues import Queue
@@ -26,6 +27,7 @@ class Call:
     owner: str  # the account whose resources the call is on: the host's, else the caller's
     services: Services
     _xml: xmlcodec.Element | None = field(default=None, repr=False)
+    _plane: Plane[Any, Any] | None = field(default=None, repr=False)
 
     @property
     def account_id(self) -> str:
@@ -47,10 +49,15 @@ class Call:
     def xml(self) -> xmlcodec.Element:
         """The request body, parsed once."""
         if self._xml is None:
-            if not self.request.body.strip():
-                raise errors.MalformedXML()
-            self._xml = xmlcodec.parse(self.request.body)
+            self._xml = parsed_body(self.request.body)
         return self._xml
+
+    @property
+    def plane(self) -> Plane[Any, Any]:
+        """The data plane the call is on (XML or JSON, `mnsd.request.planes`): a message operation's body and answer."""
+        if self._plane is None:
+            self._plane = plane_of(self.request)
+        return self._plane
 
     def xml_if_any(self) -> xmlcodec.Element | None:
         return self.xml() if self.request.body.strip() else None
@@ -64,10 +71,6 @@ class Call:
     def location(self, path: str) -> dict[str, str]:
         """The `Location` header of a resource at `path` (`/queues/{name}`) of the endpoint called."""
         return {"Location": f"{self.endpoint()}{path}"}
-
-
-def xml_response(root: xmlcodec.Node, status: int = 200) -> HttpResponse:
-    return HttpResponse(status, xmlcodec.encode(root), {"Content-Type": "text/xml;charset=utf-8"})
 
 
 def no_content(headers: dict[str, str] | None = None) -> HttpResponse:

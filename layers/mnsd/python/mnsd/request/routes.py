@@ -116,6 +116,8 @@ class Route:
     public: bool = False
     # Reads the queues' CloudWatch metrics (GetMetricData: the console's minute chart, `mnsd.metrics.cloudwatch`).
     reads_metrics: bool = False
+    # Serves the JSON plane too (SMQProxy 2026-04-09: the message operations, `mnsd.request.planes`).
+    json: bool = False
 
 
 def _flag(call: Call, name: str) -> bool:
@@ -178,14 +180,20 @@ def _get_queue(call: Call) -> Operation:
 
 
 def _send(call: Call) -> Operation:
-    return batch_send_message if _root(call, "Message", "Messages") == "Messages" else send_message
+    return batch_send_message if call.plane.root("Message", "Messages") == "Messages" else send_message
 
 
 def _delete_messages(call: Call) -> Operation:
     if _has(call, "ReceiptHandle"):
         return delete_message
-    _root(call, "ReceiptHandles")
+    call.plane.root("ReceiptHandles")
     return batch_delete_message
+
+
+def _publish(call: Call) -> Operation:
+    if call.request.body.strip():
+        call.plane.root("Message")
+    return publish_message
 
 
 def _account(operation: Operation, root: str | None = None, flag: str = "accountmeta") -> Callable[[Call], Operation]:
@@ -212,8 +220,16 @@ ROUTES: dict[str, Route] = {
         # ListAccessKeys reads the credentials secret, which every route's function reads (to authenticate).
         Route("get_account", "GET", "/", _get_account, ("meta.read",)),
         Route("put_account", "PUT", "/", _account(set_account_attributes, "Account"), ("meta.write",)),
-        # IssueSecurityToken (`?securitytoken=true`): reads only the access keys and the receipt secret.
-        Route("post_account", "POST", "/", _account(issue_security_token, "SecurityToken", flag="securitytoken")),
+        # IssueSecurityToken (`?securitytoken=true`): reads only the access keys and the receipt secret. The same
+        # route serves the Mns-open OpenAPI (`mnsd.rpc`: queues, topics, subscriptions, tags, the account's settings
+        # and endpoint, its signatures' nonces), which `request.api` hands the route's OpenAPI calls to.
+        Route(
+            "post_account",
+            "POST",
+            "/",
+            _account(issue_security_token, "SecurityToken", flag="securitytoken"),
+            ("meta.read_write", "messages.read", "topic_messages.read"),
+        ),
         Route("list_queues", "GET", "/queues", lambda call: list_queue, ("meta.read",)),
         Route(
             "put_queue",
@@ -238,6 +254,7 @@ ROUTES: dict[str, Route] = {
             "/queues/{queue}/messages",
             _send,
             ("meta.read", "meta.update", "messages.write"),
+            json=True,
         ),
         Route(
             "get_messages",
@@ -250,6 +267,7 @@ ROUTES: dict[str, Route] = {
             ),
             ("meta.read", "meta.update", "messages.read_write"),
             long_poll=True,
+            json=True,
         ),
         Route(
             "delete_messages",
@@ -257,6 +275,7 @@ ROUTES: dict[str, Route] = {
             "/queues/{queue}/messages",
             _delete_messages,
             ("meta.read", "messages.write"),
+            json=True,
         ),
         Route(
             "put_messages",
@@ -264,6 +283,7 @@ ROUTES: dict[str, Route] = {
             "/queues/{queue}/messages",
             lambda call: change_message_visibility,
             ("meta.read", "messages.write"),
+            json=True,
         ),
         # A queue's receivers (`mnsd.queues.receivers`): their messages are reached through the routes above, at
         # the address `{queue}.{receiver}`. Creating one may copy the queue's earlier messages to it.
@@ -315,8 +335,9 @@ ROUTES: dict[str, Route] = {
             "post_topic_messages",
             "POST",
             "/topics/{topic}/messages",
-            _with_root("Message")(publish_message),
+            _publish,
             ("meta.read", "topic_messages.write"),
+            json=True,
         ),
         Route(
             "list_subscriptions",

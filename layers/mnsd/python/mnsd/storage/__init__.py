@@ -14,9 +14,11 @@ from mnsd.model.ports import (
     MetaTable,
     OperationLogStore,
     RateCounter,
+    SignatureNonces,
     StandardMessageStore,
     TopicMessageStore,
 )
+from mnsd.storage.nonces import ProcessNonces
 from mnsd.storage.rates import ProcessRateCounter
 
 
@@ -31,3 +33,4 @@ class Storage:
     topic_messages: TopicMessageStore
     log: OperationLogStore
     rates: RateCounter = field(default_factory=ProcessRateCounter, kw_only=True)  # requests per second, for limits
+    nonces: SignatureNonces = field(default_factory=ProcessNonces, kw_only=True)  # the OpenAPI signatures' nonces

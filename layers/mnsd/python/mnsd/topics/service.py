@@ -14,7 +14,7 @@ from typing import Protocol
 from mnsd import errors
 from mnsd.catalog import Catalog
 from mnsd.clock import Clock, ms
-from mnsd.inputs import PublishInput, json_attribute, properties
+from mnsd.inputs import PublishInput, properties
 from mnsd.metrics import MESSAGES_PUBLISHED, MetricsSink, NoMetrics, topic_labels
 from mnsd.model.endpoints import refuse_internal_endpoint
 from mnsd.model.messages import message_group_id
@@ -39,6 +39,7 @@ from mnsd.model.topics import (
 )
 from mnsd.registry import Registry, created, decode_marker, next_marker
 from mnsd.settings import Settings
+from mnsd.topics.attributes import direct_mail, direct_sms
 
 
 class Dispatcher(Protocol):
@@ -173,8 +174,8 @@ class TopicService:
             body=body,
             tag=tag,
             publish_time=now_ms,
-            direct_mail=json_attribute(given.direct_mail, "DirectMail"),
-            direct_sms=json_attribute(given.direct_sms, "DirectSMS"),
+            direct_mail=direct_mail(given),
+            direct_sms=direct_sms(given),
             user_properties=properties(given.user_properties, "PropertyValue"),
             logging_enabled=topic.attributes.logging_enabled,
             metrics_enabled=topic.attributes.metrics_enabled,

@@ -4,7 +4,6 @@ it looks up the queue."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from mnsd import errors
@@ -22,7 +21,7 @@ from mnsd.inputs import (
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
 from mnsd.queues.messages import MAX_WAIT_SECONDS, VISIBILITY_RANGE
-from mnsd.validation import int_in_range, strict_int
+from mnsd.validation import int_in_range, json_object, strict_int
 from mnsd.wire.codec import Element
 
 
@@ -98,6 +97,7 @@ _QUEUE_ATTRIBUTES = (
 )
 _TOPIC_ATTRIBUTES = ("MaximumMessageSize", "LoggingEnabled", "Policy", "MetricsEnabled")
 _DLQ_POLICY = ("Enabled", "DeadLetterTargetQueue", "MaxReceiveCount")
+_ELEMENTS_OR_JSON = "its elements or a JSON object"
 
 
 def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
@@ -107,6 +107,7 @@ def queue_attribute_changes(xml: Element | None) -> QueueAttributeChanges:
     return QueueAttributeChanges(
         dlq_policy=dlq_policy_input(xml.child("DlqPolicy")),
         rate_limit=rate_limit_input(xml.child("TenantRateLimitPolicy")),
+        tags=None,  # the XML API has none (the OpenAPI's `mnsd.rpc`)
         **wire_values(xml, *_QUEUE_ATTRIBUTES),
     )
 
@@ -116,8 +117,7 @@ def rate_limit_input(xml: Element | None) -> RateLimitInput | None:
     if xml is None:
         return None
     if not xml.children and xml.text.strip():
-        given = _json_object("TenantRateLimitPolicy", xml.text)
-        return RateLimitInput(_json_text(given.get("Enabled")), _json_text(given.get("MaxReceivesPerSecond")))
+        return RateLimitInput.from_json(json_object("TenantRateLimitPolicy", xml.text, _ELEMENTS_OR_JSON))
     return RateLimitInput(xml.value("Enabled"), xml.value("MaxReceivesPerSecond"))
 
 
@@ -134,27 +134,8 @@ def dlq_policy_input(xml: Element | None) -> DlqPolicyInput | None:
     return DlqPolicyInput(**wire_values(xml, *_DLQ_POLICY))
 
 
-def _json_text(value: object) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def _json_object(element: str, text: str) -> dict[str, object]:
-    try:
-        given = json.loads(text)
-    except ValueError:
-        given = None
-    if not isinstance(given, dict):
-        raise errors.InvalidArgument(f"The value of {element} should be its elements or a JSON object.")
-    return given
-
-
 def _dlq_policy_json(text: str) -> DlqPolicyInput:
-    given = _json_object("DlqPolicy", text)
-    return DlqPolicyInput(**{_snake_case(name): _json_text(given.get(name)) for name in _DLQ_POLICY})
+    return DlqPolicyInput.from_json(json_object("DlqPolicy", text, _ELEMENTS_OR_JSON))
 
 
 def rewind_time(request: HttpRequest) -> int:
@@ -174,7 +155,7 @@ def topic_attribute_changes(xml: Element | None) -> TopicAttributeChanges:
     """The attributes a `<Topic>` body (CreateTopic, SetTopicAttributes) gives; none without a body."""
     if xml is None:
         return TopicAttributeChanges()
-    return TopicAttributeChanges(**wire_values(xml, *_TOPIC_ATTRIBUTES))
+    return TopicAttributeChanges(tags=None, **wire_values(xml, *_TOPIC_ATTRIBUTES))
 
 
 def subscription_input(xml: Element) -> SubscriptionInput:
@@ -193,15 +174,18 @@ def subscription_changes(xml: Element) -> SubscriptionChanges:
 
 
 def publish_input(xml: Element) -> PublishInput:
-    """The `<Message>` body of PublishMessage."""
-    attributes = xml.child("MessageAttributes")
+    """The `<Message>` body of PublishMessage. `<MessageAttributes>` holds `<DirectMail>` and `<DirectSMS>` (the
+    Python SDK's and Java SDK 1.x's), or `<DM>` and `<DYSMS>` (Java SDK 2.x's), each JSON text."""
+    attributes = xml.child("MessageAttributes") or Element("MessageAttributes")
     return PublishInput(
         body=xml.value("MessageBody"),
         tag=xml.value("MessageTag"),
-        direct_mail=attributes.value("DirectMail") if attributes is not None else None,
-        direct_sms=attributes.value("DirectSMS") if attributes is not None else None,
         user_properties=_properties(xml, "UserProperties", "PropertyValue"),
         message_group_id=xml.value("MessageGroupId"),
+        direct_mail=attributes.value("DirectMail"),
+        direct_sms=attributes.value("DirectSMS"),
+        dm=attributes.value("DM"),
+        dysms=attributes.value("DYSMS"),
     )
 
 

@@ -250,12 +250,6 @@ def subscription_list(
     return Node("Subscriptions", [*entries, ("NextMarker", next_marker)])
 
 
-def error_json(error: errors.MnsError, request_id: str, host_id: str) -> bytes:
-    """The error, as JSON, for a client that asks for JSON (`mnsd.request.api.error_response`)."""
-    fields = {"Code": error.code, "Message": error.message, "RequestId": request_id, "HostId": host_id}
-    return json.dumps(fields).encode("utf-8")
-
-
 def account_node(logging_bucket: str) -> Node:
     """GetAccountAttributes."""
     return Node("Account", [("LoggingBucket", logging_bucket)])

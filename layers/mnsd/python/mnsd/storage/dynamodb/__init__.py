@@ -20,6 +20,7 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
     of queues (growth, the send width, the ready index)."""
     from mnsd.storage.dynamodb.fifo_groups import FifoGroups
     from mnsd.storage.dynamodb.meta import DynamoMetaTable
+    from mnsd.storage.dynamodb.nonces import DynamoNonces
     from mnsd.storage.dynamodb.oplog import DynamoOperationLog
     from mnsd.storage.dynamodb.placement import MAX_STRIPES
     from mnsd.storage.dynamodb.placer import Placer
@@ -41,4 +42,5 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
         topic_messages=DynamoTopicMessageStore(client, settings.topic_message_table),
         log=DynamoOperationLog(client, settings.log_table),
         rates=DynamoRateCounter(client, settings.meta_table),
+        nonces=DynamoNonces(client, settings.meta_table),
     )
