@@ -26,6 +26,7 @@ from bench.by_name import QueuesByName
 from bench.capacity import SimulatedClock, make_services
 from bench.simulator.dynamodb import SimulatedDynamoDB
 from mnsd.metrics import NoMetrics
+from mnsd.model.kinds import kind_of
 
 BODY = "x" * 700  # a 1 KB message
 BATCH = 16
@@ -124,7 +125,7 @@ def units() -> list[list[object]]:
             requests[table] += 1
         total = sum(by_table.values())
         placer = services.storage.messages.placer
-        stripes = max(1 if q.attributes.fifo else placer.of(q.queue_id).stripes for q in every)
+        stripes = max(1 if kind_of(q).fifo else placer.of(q.queue_id).stripes for q in every)
         rows.append(
             [
                 label + (f" ({stripes} stripes)" if stripes > 1 else ""),

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from mnsd.model import fifo
+from mnsd.model.kinds import FIFO
 from mnsd.model.messages import Content, Message, body_md5
-from mnsd.queues.receivers import copy_of
 from mnsd.storage import Storage
 from tests.storage.engines import end_lifetimes
 from tests.storage.test_fifo_contract import NOW, RETENTION, fifo_message, runs, send, take
@@ -103,10 +103,8 @@ def test_a_receivers_copy_given_back_releases_its_group_in_that_receiver_alone(s
     """A receiver's copies are FIFO messages of its own incarnation: giving one back releases the receiver's group,
     while the queue's own group stays held by its own run."""
     originals = send(storage, "a", "a")
-    copies = [
-        copy_of(m, "q1-r1", f"C{n:05d}", storage.fifo_messages.sequence("q1-r1", "a", 1, NOW))
-        for n, m in enumerate(originals)
-    ]
+    counter = lambda group, count: storage.fifo_messages.sequence("q1-r1", group, count, NOW)  # noqa: E731
+    copies = FIFO.placed([FIFO.copied(m, "q1-r1", f"C{n:05d}") for n, m in enumerate(originals)], counter)
     assert storage.fifo_messages.put(copies) == set()
     take(storage, NOW + 10, 1, THIRTY_S)  # the queue's head, 30 s
     offered = storage.fifo_messages.scan_ready("q1-r1", NOW + 10, 10)

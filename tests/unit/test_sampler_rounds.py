@@ -44,8 +44,8 @@ class SlowStore:
         enqueued_ms = int((self.clock.now() - 90) * 1000)
         return Backlog(QueueCounts(len(queue.name), 2, 1), enqueued_ms)
 
-    def held_groups(self, queue: Queue) -> int:
-        return 7
+    def held_groups(self, queue: Queue) -> int | None:
+        return 7 if queue.attributes.queue_type == "fifo" else None  # (as `QueueControl` answers)
 
 
 class FlushCounting(ProcessMetrics):

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 
 from mnsd import errors
-from mnsd.model.messages import Property, body_md5, message_group_id
+from mnsd.model.messages import Property, body_md5
 from mnsd.validation import int_in_range
 
 MAX_BATCH = 16
@@ -61,16 +61,6 @@ class MessageInput:
     @property
     def body_md5(self) -> str:
         return body_md5(self.body)
-
-    def check_fifo(self) -> None:
-        """Whether a FIFO queue takes this message: with a valid MessageGroupId, without its own delay or priority."""
-        if not self.message_group_id:
-            raise errors.InvalidArgument("A message sent to a fifo queue needs a MessageGroupId.")
-        if self.delay_seconds is not None:
-            raise errors.InvalidArgument("A fifo queue takes no DelaySeconds per message (the queue's applies).")
-        if self.priority_given:
-            raise errors.InvalidArgument("A fifo queue takes no Priority: its messages keep their send order.")
-        message_group_id(self.message_group_id)
 
 
 def message_input(given: MessageRequest) -> MessageInput:

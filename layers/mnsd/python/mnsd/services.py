@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict
 
 from mnsd.access.authorizer import Authorizer
 from mnsd.access.keys import (
@@ -78,7 +78,7 @@ def boto3_clients() -> Callable[[str], Any]:
     return lru_cache(maxsize=None)(client)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Services:
     settings: Settings
     keys: KeyStore
@@ -120,21 +120,31 @@ class Services:
         """Delivery: built on first use, by the functions that deliver (fan-out, push worker)."""
         if self._push is None:
             self._push = build_push(
-                self.settings,
-                self.topics,
-                self.topic_messages,
-                QueueEndpoints(self.addresses, self.messages),
-                self.dead_letters,
-                self.oplog,
-                self.clock,
-                self.clients,
-                self.authorizer,
-                self.metrics,
+                settings=self.settings,
+                topics=self.topics,
+                messages=self.topic_messages,
+                queues=QueueEndpoints(self.addresses, self.messages),
+                dead_letter_queues=self.dead_letters,
+                oplog=self.oplog,
+                clock=self.clock,
+                clients=self.clients,
+                grants=self.authorizer,
+                metrics=self.metrics,
             )
         return self._push
 
     def fanout(self) -> Fanout:
         return self.push().fanout
+
+
+class QueueParts(TypedDict):
+    """What the services over queues' records and their messages stand on (`QueueControl`, `DeadLetterService`),
+    named once as they are built."""
+
+    catalog: Catalog
+    messages: MessageStores
+    clock: Clock
+    settings: Settings
 
 
 def build_services(
@@ -165,40 +175,61 @@ def build_services(
     waits = notifier or PollingNotifier(clock)
     queue_records = Registry(Kind(check_queue_name, catalog.queues, settings.max_queues, QUEUE_REFUSALS, Queue), clock)
     dlq_targets = DeadLetterTargets(catalog)
-    stores = MessageStores(storage.messages, storage.fifo_messages)
-    receivers = ReceiverService(catalog, stores, clock, waits, queue_records, dlq_targets)
-    addresses = QueueAddresses(queue_records, catalog, receivers)
-    activity = QueueActivity(metrics)
-    arrivals = Arrivals(stores, waits, receivers, activity)
-    queues = QueueControl(catalog, stores, clock, settings, queue_records, receivers, dlq_targets)
-    dead_letters = DeadLetterService(
-        catalog, stores, clock, settings, waits, queue_records, addresses, arrivals, activity
+    stores = MessageStores(standard=storage.messages, fifo=storage.fifo_messages)
+    receivers = ReceiverService(
+        catalog=catalog, messages=stores, clock=clock, notifier=waits, registry=queue_records, dlq_targets=dlq_targets
     )
-    messages = MessageService(stores, receipts, clock, settings, waits, arrivals, dead_letters, activity, limits)
-    fan_out = dispatcher or StreamDispatcher()
+    addresses = QueueAddresses(registry=queue_records, catalog=catalog, receivers=receivers)
+    activity = QueueActivity(metrics)
+    arrivals = Arrivals(messages=stores, notifier=waits, receivers=receivers, activity=activity)
+    parts = QueueParts(catalog=catalog, messages=stores, clock=clock, settings=settings)
+    queues = QueueControl(**parts, registry=queue_records, receivers=receivers, dlq_targets=dlq_targets)
+    dead_letters = DeadLetterService(
+        **parts, arrivals=arrivals, notifier=waits, activity=activity, registry=queue_records, addresses=addresses
+    )
+    messages = MessageService(
+        messages=stores,
+        receipts=receipts,
+        clock=clock,
+        settings=settings,
+        notifier=waits,
+        arrivals=arrivals,
+        dead_letters=dead_letters,
+        activity=activity,
+        limits=limits,
+    )
     topic_records = Registry(Kind(check_topic_name, catalog.topics, settings.max_topics, TOPIC_REFUSALS, Topic), clock)
-    topics = TopicService(catalog, storage.topic_messages, clock, settings, fan_out, topic_records, authorizer, metrics)
+    topics = TopicService(
+        catalog=catalog,
+        messages=storage.topic_messages,
+        clock=clock,
+        settings=settings,
+        dispatcher=dispatcher or StreamDispatcher(),
+        registry=topic_records,
+        grants=authorizer,
+        metrics=metrics,
+    )
     return Services(
-        settings,
-        keys or key_store(settings, clients, clock),
-        clock,
-        storage,
-        catalog,
-        queues,
-        messages,
-        dead_letters,
-        receivers,
-        addresses,
-        topics,
-        storage.topic_messages,
-        storage.log,
-        clients,
-        AccountService(catalog),
-        authorizer,
-        SecurityTokens(settings.receipt_secret),
-        limits,
-        metrics,
-        minutes or NoMinutes(),
+        settings=settings,
+        keys=keys or key_store(settings, clients, clock),
+        clock=clock,
+        storage=storage,
+        catalog=catalog,
+        queues=queues,
+        messages=messages,
+        dead_letters=dead_letters,
+        receivers=receivers,
+        addresses=addresses,
+        topics=topics,
+        topic_messages=storage.topic_messages,
+        oplog=storage.log,
+        clients=clients,
+        accounts=AccountService(catalog),
+        authorizer=authorizer,
+        tokens=SecurityTokens(settings.receipt_secret),
+        limits=limits,
+        metrics=metrics,
+        minutes=minutes or NoMinutes(),
     )
 
 

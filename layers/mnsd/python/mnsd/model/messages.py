@@ -113,7 +113,7 @@ class Content:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
-    fifo: bool = False  # a FIFO queue's message: delivered in its group's order (`position` is its place there)
+    fifo: bool = False  # a FIFO queue's message, so marked by its kind (`QueueKind.placed`): `position` is its place in its group
 
 
 def _carried(source: Content | Message) -> dict[str, Any]:
@@ -141,7 +141,7 @@ class Message:
     system_properties: tuple[Property, ...] = ()
     message_group_id: str = ""
     logging: bool = False  # the queue's LoggingEnabled at send: its events go to the operation log
-    fifo: bool = False  # a FIFO queue's message: delivered in its group's order (`position` is its place there)
+    fifo: bool = False  # a FIFO queue's message, so marked by its kind (`QueueKind.placed`): `position` is its place in its group
 
     @classmethod
     def enqueued(
@@ -204,15 +204,12 @@ class Message:
         now_ms: int,
         system_properties: tuple[Property, ...],
         logging: bool,
-        position: int | None = None,
     ) -> Message:
         """This message as a new one of another queue (a dead letter, or one redriven back): receivable now,
-        never received, its body, priority, user properties, group and end of retention kept; in its group's order there when the
-        target is a FIFO queue, at `position` in its group."""
-        content = dataclasses.replace(
-            self.content, system_properties=system_properties, logging=logging, fifo=position is not None
-        )
-        return Message.enqueued(queue_id, message_id, now_ms, now_ms, self.expires_at, content, position)
+        never received, its body, priority, user properties, group and end of retention kept; to be placed there by
+        the target's kind (`mnsd.model.kinds.QueueKind.placed`)."""
+        content = dataclasses.replace(self.content, system_properties=system_properties, logging=logging)
+        return Message.enqueued(queue_id, message_id, now_ms, now_ms, self.expires_at, content)
 
     def retimed(self, version: int, now_ms: int, visible_at: int) -> Message:
         """This message with its next visible time moved by the holder of the handle for `version`."""

@@ -179,7 +179,7 @@ class MessageStore(Protocol):
 
 class StandardMessageStore(MessageStore, Protocol):
     """A standard queue's messages (and its receivers'), and what a receiver created with an earlier StartTime copies
-    of them. (A FIFO queue's receivers start when created: `mnsd.queues.receivers.FIFO_START`.)"""
+    of them. (A FIFO queue's receivers start when created: `mnsd.model.kinds.FIFO_START`.)"""
 
     def enqueued_since(
         self, queue_id: str, since_ms: int, until_ms: int, now_ms: int, after: str | None, limit: int

@@ -158,10 +158,6 @@ class QueueAttributes:
     tags: str = dataclasses.field(default="", compare=False)
 
     @property
-    def fifo(self) -> bool:
-        return self.queue_type == "fifo"
-
-    @property
     def metrics_chosen(self) -> bool | None:
         """The queue's choice of being monitored: a queue with alarms is (they read its metrics); else its
         MetricsEnabled (None: the stack's default decides)."""

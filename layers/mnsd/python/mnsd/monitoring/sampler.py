@@ -38,7 +38,7 @@ class Backlogs(Protocol):
 
     def backlog(self, queue: Queue) -> Backlog: ...
 
-    def held_groups(self, queue: Queue) -> int: ...
+    def held_groups(self, queue: Queue) -> int | None: ...  # None: a queue without groups
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class BacklogSampler:
             if self.clock.now() >= deadline:
                 raise _Late()
             try:
-                held = self.queues.held_groups(queue) if queue.attributes.fifo else None
+                held = self.queues.held_groups(queue)
                 return Gauges(self.queues.backlog(queue), ms(self.clock.now()), held)
             except Exception:
                 logger.exception("gauges not read", extra={"account": queue.account_id, "queue": queue.name})

@@ -6,7 +6,7 @@ from mnsd.wire import responses
 def get_queue_attributes(call: Call) -> HttpResponse:
     queues = call.services.queues
     queue = call.queue()
-    held = queues.held_groups(queue) if queue.attributes.fifo else None
+    held = queues.held_groups(queue)
     return xml_response(
         responses.queue_node(
             queue, queues.queue_counts(queue), held, metrics_default=call.services.settings.metrics_default

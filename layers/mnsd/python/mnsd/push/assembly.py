@@ -34,6 +34,7 @@ class Push:
 
 
 def build_push(
+    *,
     settings: Settings,
     topics: TopicService,
     messages: TopicMessageStore,

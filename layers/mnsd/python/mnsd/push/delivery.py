@@ -24,6 +24,7 @@ from aws_lambda_powertools import Logger
 from mnsd import errors
 from mnsd.inputs import MessageInput
 from mnsd.model.endpoints import AddressRefused, allowed_networks
+from mnsd.model.kinds import kind_of
 from mnsd.model.queues import Queue
 from mnsd.model.topics import HTTP, MAIL, QUEUE, SIMPLIFIED, SMS, QueueGrants, Subscription, TopicMessage
 from mnsd.push import http as push_http
@@ -185,7 +186,9 @@ class Deliverer:
         body = notification_body(subscription, message)
         queues = self._queue_endpoints()
         queue = queues.queue(owner, endpoint.target)
-        group = message.message_group_id or self._default_group(queue, subscription)
+        # (a FIFO queue takes a message published without a group in the subscription's own, so it keeps the order
+        # its deliveries arrive in)
+        group = kind_of(queue).group(message.message_group_id, subscription.name)
         result = queues.send(queue, MessageInput(body, None, 8, message_group_id=group))
         if result.error is not None:
             return Outcome(False, detail=f"{result.error.code}: {result.error.message}")
@@ -195,12 +198,6 @@ class Deliverer:
         if self.queues is None:  # (a deliverer made for the other kinds of endpoint)
             raise errors.InternalError("This deliverer has no queues to deliver to.")
         return self.queues
-
-    @staticmethod
-    def _default_group(queue: Queue, subscription: Subscription) -> str:
-        """The group a message published without one takes in a FIFO queue endpoint: the subscription's own, so
-        that queue keeps the order its deliveries arrive in; none for a standard queue."""
-        return subscription.name if queue.attributes.fifo else ""
 
     def _to_http(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         url, headers, body = http_push(subscription, message, self.settings)

@@ -23,7 +23,7 @@ REDRIVE = "Redrive the queue: a receiver's messages are copies of the queue's."
 DELETE = "Delete a receiver with DELETE /queues/{queue}/receivers/{receiver}."
 
 
-@dataclass(eq=False)  # a service: compared by identity
+@dataclass(eq=False, kw_only=True)  # a service: compared by identity
 class QueueAddresses:
     registry: Registry[Queue]  # the queues' records
     catalog: Catalog

@@ -1,13 +1,12 @@
 """New messages of a queue, whoever sends them (producers, a dead-letter move, a redrive, a push given up): their
-ids and places in their groups, and their storing with each receiver's copy, waking the long polls."""
+ids and places (as their queue's kind places them), and their storing with each receiver's copy, waking the long polls."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from mnsd.inputs import MessageInput
-from mnsd.model import fifo
+from mnsd.model.kinds import kind_of
 from mnsd.model.messages import Content, Message, Property
 from mnsd.model.queues import Queue
 from mnsd.queues.activity import QueueActivity
@@ -15,30 +14,28 @@ from mnsd.queues.notifier import Notifier
 from mnsd.queues.receivers import ReceiverService
 from mnsd.queues.stores import MessageStores
 
-# The group a FIFO queue puts a message without one in: a dead letter of a push given up, or of a standard queue.
-DEAD_LETTER_GROUP = "dead-letters"
 
-
-@dataclass(eq=False)  # a service's part: compared by identity
+@dataclass(eq=False, kw_only=True)  # a service's part: compared by identity
 class Arrivals:
     messages: MessageStores  # a queue's store: `messages.of(queue)`
     notifier: Notifier  # wakes long polls
     receivers: ReceiverService
     activity: QueueActivity
 
-    def positions(self, queue: Queue, groups: list[str], now_ms: int) -> list[int | None]:
-        """A FIFO queue's places for new messages of these groups, in the order given (None for another queue)."""
-        if not queue.attributes.fifo:
-            return [None] * len(groups)
-        return list(
-            fifo.positions(
-                groups, lambda group, count: self.messages.fifo.sequence(queue.queue_id, group, count, now_ms)
-            )
+    def placed(self, queue: Queue, messages: list[Message], now_ms: int) -> list[Message]:
+        """New messages of the queue at their places in it, as its kind places them (`QueueKind.placed`)."""
+        return kind_of(queue).placed(messages, self.messages.counter(queue.queue_id, now_ms))
+
+    def new_messages(
+        self, queue: Queue, inputs: list[MessageInput], now_ms: int, message_ids: list[str]
+    ) -> list[Message]:
+        """Messages sent to the queue at `now_ms`, with these ids, placed (not yet stored)."""
+        return self.placed(
+            queue, [self._enqueued(queue, m, now_ms, id_) for m, id_ in zip(inputs, message_ids, strict=True)], now_ms
         )
 
-    def new_message(
-        self, queue: Queue, message: MessageInput, now_ms: int, message_id: str, position: int | None = None
-    ) -> Message:
+    @staticmethod
+    def _enqueued(queue: Queue, message: MessageInput, now_ms: int, message_id: str) -> Message:
         delay = queue.attributes.delay_seconds if message.delay_seconds is None else message.delay_seconds
         available = now_ms + delay * 1000
         content = Content(
@@ -49,19 +46,18 @@ class Arrivals:
             message.system_properties,
             message.message_group_id,
             queue.attributes.logging_enabled,
-            fifo=position is not None,
         )
         expires_at = now_ms // 1000 + queue.attributes.message_retention_period
-        return Message.enqueued(queue.queue_id, message_id, now_ms, available, expires_at, content, position)
+        return Message.enqueued(queue.queue_id, message_id, now_ms, available, expires_at, content)
 
     def moved(self, message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
-        """`message` as a new message of `target` (`Message.moved`): in its group's order there if it is FIFO."""
+        """`message` as a new message of `target` (`Message.moved`), placed there."""
         (message_id,) = self.messages.of(target).new_ids(target.queue_id, 1, now_ms)
-        group = message.message_group_id or DEAD_LETTER_GROUP
-        (position,) = self.positions(target, [group], now_ms)
         logging = target.attributes.logging_enabled
-        moved = message.moved(target.queue_id, message_id, now_ms, system_properties, logging, position)
-        return dataclasses.replace(moved, message_group_id=group) if position is not None else moved
+        (moved,) = self.placed(
+            target, [message.moved(target.queue_id, message_id, now_ms, system_properties, logging)], now_ms
+        )
+        return moved
 
     def store(self, queue: Queue, messages: list[Message], now_ms: int, sent: bool = True) -> set[str]:
         """Store new messages of the queue and its receivers' copies of them in one `put`, and wake their long polls;

@@ -5,19 +5,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from mnsd.clock import ms
+from mnsd.catalog import Catalog
+from mnsd.clock import Clock, ms
+from mnsd.model.kinds import KINDS, kind_of
 from mnsd.model.names import check_queue_name
 from mnsd.model.queues import Backlog, Queue, QueueAttributeChanges, QueueAttributes, QueueCounts, queue_type
 from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.receivers import ReceiverService, view
-from mnsd.queues.stores import QueueServiceBase
+from mnsd.queues.stores import MessageStores
 from mnsd.registry import Registry
+from mnsd.settings import Settings
 
 HELD_GROUPS_SHOWN = 1000  # GetQueueAttributes' MessageGroupsInFlight counts this many at most
 
 
-@dataclass(eq=False)  # a service: compared by identity
-class QueueControl(QueueServiceBase):
+@dataclass(eq=False, kw_only=True)  # a service: compared by identity
+class QueueControl:
+    catalog: Catalog
+    messages: MessageStores  # a queue's store: `messages.of(queue)`
+    clock: Clock
+    settings: Settings
     registry: Registry[Queue]  # the control-plane path queues and topics share
     receivers: ReceiverService
     dlq_targets: DeadLetterTargets
@@ -32,7 +39,7 @@ class QueueControl(QueueServiceBase):
         given = given or QueueAttributeChanges()
         chosen = QueueAttributes(queue_type=queue_type(given.queue_type)) if given.queue_type else QueueAttributes()
         attributes = chosen.updated_from(given)
-        self.dlq_targets.check(account_id, name, attributes.dlq_policy, attributes.fifo)
+        self.dlq_targets.check(account_id, name, attributes.dlq_policy, KINDS[attributes.queue_type])
         return self.registry.create(account_id, name, attributes)
 
     def get_queue(self, account_id: str, name: str) -> Queue:
@@ -47,7 +54,7 @@ class QueueControl(QueueServiceBase):
         def changed(queue: Queue) -> QueueAttributes:
             attributes = queue.attributes.updated_from(given)
             if given.dlq_policy is not None:
-                self.dlq_targets.check(account_id, name, attributes.dlq_policy, attributes.fifo)
+                self.dlq_targets.check(account_id, name, attributes.dlq_policy, KINDS[attributes.queue_type])
             return attributes
 
         before, after = self.registry.set_attributes(account_id, name, changed)
@@ -70,9 +77,12 @@ class QueueControl(QueueServiceBase):
                 yield queue
                 yield from (view(queue, receiver) for receiver in queue.receivers)
 
-    def held_groups(self, queue: Queue) -> int:
-        """How many of a FIFO queue's groups have a message in flight (up to `HELD_GROUPS_SHOWN`)."""
-        return len(self.messages.fifo.held_groups(queue.queue_id, ms(self.clock.now()), HELD_GROUPS_SHOWN))
+    def held_groups(self, queue: Queue) -> int | None:
+        """How many of a FIFO queue's groups have a message in flight (up to `HELD_GROUPS_SHOWN`); None for a queue
+        whose kind shows none (`QueueKind.held_groups`)."""
+        return kind_of(queue).held_groups(
+            lambda: len(self.messages.fifo.held_groups(queue.queue_id, ms(self.clock.now()), HELD_GROUPS_SHOWN))
+        )
 
     def queue_arn(self, queue: Queue) -> str:
         return queue_arn(self.settings.region, queue)

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnsd import errors
-from mnsd.clock import ms
+from mnsd.catalog import Catalog
+from mnsd.clock import Clock, ms
 from mnsd.inputs import MessageInput
-from mnsd.model import fifo
+from mnsd.model.kinds import DEAD_LETTER_GROUP, kind_of
 from mnsd.model.messages import (
     DLQ_SOURCE_ARN,
     DLQ_TYPE_QUEUE,
@@ -21,11 +22,12 @@ from mnsd.model.messages import (
 from mnsd.model.queues import DlqPolicy, Queue
 from mnsd.queues.activity import QueueActivity
 from mnsd.queues.addresses import QueueAddresses
-from mnsd.queues.arrivals import DEAD_LETTER_GROUP, Arrivals
+from mnsd.queues.arrivals import Arrivals
 from mnsd.queues.control import queue_arn
 from mnsd.queues.notifier import Notifier
-from mnsd.queues.stores import QueueServiceBase
+from mnsd.queues.stores import MessageStores
 from mnsd.registry import Registry
+from mnsd.settings import Settings
 
 # A redrive moves at most this many messages per request (the answer says how many; call again for more)
 # and looks at most this far into the dead-letter queue past the messages it cannot move.
@@ -34,39 +36,27 @@ MAX_REDRIVE_SCAN = 1000
 REDRIVE_PAGE = 64
 
 
-@dataclass(eq=False)  # a service: compared by identity
-class DeadLetterService(QueueServiceBase):
+@dataclass(eq=False, kw_only=True)  # a service: compared by identity
+class DeadLetterService:
+    messages: MessageStores  # a queue's store: `messages.of(queue)`
+    arrivals: Arrivals  # where moved messages land
     notifier: Notifier
-    registry: Registry[Queue]  # the queues' records
-    addresses: QueueAddresses
-    arrivals: Arrivals
     activity: QueueActivity
+    catalog: Catalog  # a policy's target
+    registry: Registry[Queue]  # the queues' records
+    addresses: QueueAddresses  # a redrive's sources
+    clock: Clock
+    settings: Settings
 
     # --- at a receive ---------------------------------------------------------------------------
 
     def at_receive(self, queue: Queue, policy: DlqPolicy, candidates: list[Message], now_ms: int) -> list[Message]:
         """A receive's candidates with those whose next receive would exceed MaxReceiveCount moved to the policy's
         target; what may still be claimed. (The target gone, nothing moves and every candidate stays.)"""
-        if queue.attributes.fifo:
-            return self._runs_after_dead_letters(queue, policy, candidates, now_ms)
-        spent = [m for m in candidates if fifo.spent(m, policy.max_receive_count)]
-        if spent and self._dead_letter(queue, policy, [[m] for m in spent], now_ms):
-            return [m for m in candidates if not fifo.spent(m, policy.max_receive_count)]
-        return candidates
-
-    def _runs_after_dead_letters(
-        self, queue: Queue, policy: DlqPolicy, candidates: list[Message], now_ms: int
-    ) -> list[Message]:
-        """A FIFO queue's runs with their spent messages dealt with (`fifo.dead_letter_split`): a run's spent head
-        moves to the policy's target, in order, and its group waits for a later receive; another run is cut before
-        its first spent message."""
-        if not any(fifo.spent(m, policy.max_receive_count) for m in candidates):
-            return candidates
-        splits = [fifo.dead_letter_split(run, policy.max_receive_count) for run in fifo.runs(candidates)]
-        moves = [moved for moved, _ in splits if moved]
+        moves, kept = kind_of(queue).dead_letter_split(candidates, policy.max_receive_count)
         if moves and not self._dead_letter(queue, policy, moves, now_ms):
             return candidates
-        return [message for _, kept in splits for message in kept]
+        return kept
 
     def _dead_letter(self, queue: Queue, policy: DlqPolicy, groups: list[list[Message]], now_ms: int) -> bool:
         """Move each group's messages (a FIFO group's spent head; else one message each) to the policy's target in
@@ -114,9 +104,8 @@ class DeadLetterService(QueueServiceBase):
         queue = self.registry.get(account_id, queue_name)
         given = MessageInput(body, 0, 8, user_properties, system_properties, message_group_id=group)
         now_ms = ms(self.clock.now())
-        (message_id,) = self.messages.of(queue).new_ids(queue.queue_id, 1, now_ms)
-        (position,) = self.arrivals.positions(queue, [group], now_ms)
-        message = self.arrivals.new_message(queue, given, now_ms, message_id, position)
+        ids = self.messages.of(queue).new_ids(queue.queue_id, 1, now_ms)
+        (message,) = self.arrivals.new_messages(queue, [given], now_ms, ids)
         if self.arrivals.store(queue, [message], now_ms, sent=False):
             raise errors.InternalError()
         return message

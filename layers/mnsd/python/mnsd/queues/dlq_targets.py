@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from mnsd import errors
 from mnsd.catalog import Catalog
+from mnsd.model.kinds import QueueKind, kind_of
 from mnsd.model.names import check_queue_name
 from mnsd.model.queues import DlqPolicy
 
@@ -15,7 +16,7 @@ from mnsd.model.queues import DlqPolicy
 class DeadLetterTargets:
     catalog: Catalog
 
-    def check(self, account_id: str, name: str, policy: DlqPolicy | None, fifo: bool) -> None:
+    def check(self, account_id: str, name: str, policy: DlqPolicy | None, kind: QueueKind) -> None:
         """A DlqPolicy's target is another queue of the same account and QueueType, existing now (as in SQS: a FIFO
         queue's dead letters keep their groups, a standard queue's have none)."""
         if policy is None:
@@ -26,5 +27,5 @@ class DeadLetterTargets:
         target = self.catalog.get_queue(account_id, policy.target)
         if target is None:
             raise errors.QueueNotExist()
-        if target.attributes.fifo != fifo:
+        if kind_of(target) is not kind:
             raise errors.InvalidArgument("The DeadLetterTargetQueue should be of the queue's own QueueType.")

@@ -4,13 +4,13 @@ long-poll receive, peek, delete and change of visibility, each given the `Queue`
 from __future__ import annotations
 
 import dataclasses
-import random
 from dataclasses import dataclass
 
 from mnsd import errors
 from mnsd.clock import Clock, ms
 from mnsd.inputs import MessageInput
 from mnsd.limits import Limits
+from mnsd.model.kinds import kind_of
 from mnsd.model.messages import Message, MessageRef
 from mnsd.model.queues import Queue
 from mnsd.queues.activity import QueueActivity
@@ -39,7 +39,7 @@ class Received:
     receipt_handle: str
 
 
-@dataclass(eq=False)  # a service: compared by identity
+@dataclass(eq=False, kw_only=True)  # a service: compared by identity
 class MessageService:
     messages: MessageStores  # a queue's store: `messages.of(queue)`
     receipts: ReceiptCodec
@@ -53,19 +53,14 @@ class MessageService:
 
     def send(self, queue: Queue, inputs: list[MessageInput]) -> list[SendResult]:
         """Store messages, and each receiver's copies; every message is validated before any is written."""
-        limit = queue.attributes.maximum_message_size
+        limit, kind = queue.attributes.maximum_message_size, kind_of(queue)
         for message in inputs:
             if len(message.body.encode("utf-8")) > limit:
                 raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
-            if queue.attributes.fifo:
-                message.check_fifo()
+            kind.check_sent(message)
         now_ms = ms(self.clock.now())
         ids = self.messages.of(queue).new_ids(queue.queue_id, len(inputs), now_ms)
-        positions = self.arrivals.positions(queue, [m.message_group_id for m in inputs], now_ms)
-        stored = [
-            self.arrivals.new_message(queue, message, now_ms, id_, position)
-            for message, id_, position in zip(inputs, ids, positions, strict=True)
-        ]
+        stored = self.arrivals.new_messages(queue, inputs, now_ms, ids)
         failed = self.arrivals.store(queue, stored, now_ms)
         return [
             SendResult(
@@ -130,12 +125,9 @@ class MessageService:
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
-        fifo = queue.attributes.fifo
         store = self.messages.of(queue)
-        scan = store.scan_ready(queue.queue_id, now_ms, count)
-        # A FIFO queue's candidates are its groups' runs, in order; the others are taken by priority, at random
-        # (`mnsd.model.ports.candidates`: consumers spread over them).
-        candidates = scan.messages if fifo else sorted(scan.messages, key=lambda m: (m.priority, random.random()))
+        scan = store.scan_ready(queue.queue_id, now_ms, count)  # (its candidates: `mnsd.model.ports.candidates`)
+        candidates = kind_of(queue).candidates(scan.messages)
         seen = len(candidates)
         policy = queue.attributes.dlq_policy
         if policy is not None:

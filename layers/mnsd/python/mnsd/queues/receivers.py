@@ -3,7 +3,7 @@
 A receiver is its own incarnation of the queue's messages in the message store (`Receiver.queue_id`, made as a
 queue's is), kept on its queue's record (at most `MAX_RECEIVERS`); deleting the queue deletes them, and their
 messages are left to TTL as the queue's are. A send stores, in the same `MessageStore.put`, the queue's messages and
-one copy of each per receiver (`ReceiverService.copies`): its own id, the same content, delay, place in queue order
+one copy of each per receiver (`ReceiverService.copies`, `QueueKind.copied`): its own id, the same content, delay, place in queue order
 and end of retention. So a receiver has its own leases: visibility, receive counts, dead letters and counts are its
 own, and the queue keeps working as its own receiver. A FIFO queue's receiver numbers each group's copies from its
 own counters (`ReceiverService.copies`), so it keeps every group's order on its own, as the queue does: a group in
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from mnsd import errors
 from mnsd.catalog import Catalog
 from mnsd.clock import Clock, ms
-from mnsd.model import fifo
+from mnsd.model.kinds import STANDARD, kind_of
 from mnsd.model.messages import Message
 from mnsd.model.names import check_queue_name, check_receiver_address, check_receiver_name, receiver_address
 from mnsd.model.queues import (
@@ -54,10 +54,6 @@ COPY_PAGE = 500  # messages copied per page of an earlier StartTime
 COPY_PER_CALL = 5000  # messages one create copies at most (an identical create goes on)
 COPY_SECONDS = 4.0  # and for this long at most (within the shortest function timeout, 10 s)
 ATTEMPTS = 3  # conditional writes of a queue's receivers tried before giving up (others changed them meanwhile)
-FIFO_START = (
-    "A receiver of a FIFO queue starts when it is created: a StartTime before then would put the messages sent "
-    "earlier after those sent since in their groups."
-)
 SETTABLE = "Only VisibilityTimeout, PollingWaitSeconds and DlqPolicy can be set on a receiver."
 
 
@@ -108,25 +104,6 @@ def view(queue: Queue, receiver: Receiver) -> Queue:
     )
 
 
-def copy_of(message: Message, queue_id: str, message_id: str, position: int | None = None) -> Message:
-    """A receiver's copy of a message of its queue: never received, with the message's content, enqueue time, place
-    in queue order (so its delay) and end of retention; a FIFO queue's, at `position` in its group's order in the
-    receiver (each receiver numbers its groups itself, as the queue does), receivable when the message is."""
-    if position is not None:
-        return Message.enqueued(
-            queue_id,
-            message_id,
-            message.enqueue_time,
-            message.visible_at,
-            message.expires_at,
-            message.content,
-            position,
-        )
-    return Message.enqueued(
-        queue_id, message_id, message.enqueue_time, message.position, message.expires_at, message.content
-    )
-
-
 def _int_setting(field: str, text: str | None) -> int | None:
     """A receiver's VisibilityTimeout or PollingWaitSeconds as given, checked against the queue attribute's range."""
     if text is None:
@@ -171,7 +148,7 @@ def _replaced(queue: Queue, receiver: Receiver) -> tuple[Receiver, ...]:
     return tuple(receiver if r.name == receiver.name else r for r in queue.receivers)
 
 
-@dataclass(eq=False)  # a service: compared by identity
+@dataclass(eq=False, kw_only=True)  # a service: compared by identity
 class ReceiverService:
     catalog: Catalog
     messages: MessageStores  # a receiver's store is its queue's: `messages.of(queue)`
@@ -240,11 +217,10 @@ class ReceiverService:
                     raise errors.ReceiverAlreadyExist()
                 created = False
                 return None
-            if queue.attributes.fifo and start < int(now):
-                raise errors.InvalidArgument(FIFO_START)
+            earlier = kind_of(queue).receiver_start(start, now) and given.start_time is not None
             if len(queue.receivers) >= MAX_RECEIVERS:
                 raise errors.ReceiverNumExceededLimit()
-            receiver = self._new(queue, name, given, start, now)
+            receiver = self._new(queue, name, given, earlier, start, now)
             created = True
             return (*queue.receivers, receiver)
 
@@ -262,13 +238,11 @@ class ReceiverService:
             raise errors.out_of_range("StartTime", low, high, "seconds")
         return start
 
-    def _new(self, queue: Queue, name: str, given: ReceiverInput, start: int, now: float) -> Receiver:
-        """A new receiver of the queue (its attributes checked), its incarnation mapped to its address."""
-        now_ms = ms(now)
-        # (else it starts now, to the millisecond; a FIFO queue's always does: `FIFO_START`)
-        earlier = given.start_time is not None and start * 1000 < now_ms and not queue.attributes.fifo
+    def _new(self, queue: Queue, name: str, given: ReceiverInput, earlier: bool, start: int, now: float) -> Receiver:
+        """A new receiver of the queue (its attributes checked), its incarnation mapped to its address; `earlier`:
+        it copies the messages enqueued from its StartTime on (else it starts now, to the millisecond)."""
         receiver = Receiver(
-            name, secrets.token_urlsafe(12), now_ms, start, int(now), copy_cursor="" if earlier else None
+            name, secrets.token_urlsafe(12), ms(now), start, int(now), copy_cursor="" if earlier else None
         )
         receiver = with_settings(receiver, given)
         if given.dlq_policy is not None:
@@ -280,7 +254,7 @@ class ReceiverService:
         """A receiver's own DlqPolicy targets another queue of the account, existing now (not the receiver's own:
         a dead letter sent there would come back to every receiver of it)."""
         policy = view(queue, receiver).attributes.dlq_policy if receiver.dlq_target else None
-        self.dlq_targets.check(queue.account_id, queue.name, policy, queue.attributes.fifo)
+        self.dlq_targets.check(queue.account_id, queue.name, policy, kind_of(queue))
 
     def get(self, account_id: str, queue_name: str, name: str) -> ReceiverState:
         check_receiver_name(name)
@@ -334,21 +308,17 @@ class ReceiverService:
     def copies(self, queue: Queue, originals: list[Message], now_ms: int) -> dict[str, list[Message]]:
         """Each receiver's copy of each new message of the queue, by the message's id."""
         found: dict[str, list[Message]] = {m.message_id: [] for m in originals}
+        kind = kind_of(queue)
         for receiver in queue.receivers:
             ids = self.messages.of(queue).new_ids(receiver.queue_id, len(originals), now_ms)
-            for message, message_id, position in zip(
-                originals, ids, self._positions(queue, receiver, originals, now_ms), strict=True
-            ):
-                found[message.message_id].append(copy_of(message, receiver.queue_id, message_id, position))
+            # (a FIFO queue's receiver places them by its own group counters, so it keeps every group's order itself)
+            copies = kind.placed(
+                [kind.copied(m, receiver.queue_id, id_) for m, id_ in zip(originals, ids, strict=True)],
+                self.messages.counter(receiver.queue_id, now_ms),
+            )
+            for message, copy in zip(originals, copies, strict=True):
+                found[message.message_id].append(copy)
         return found
-
-    def _positions(self, queue: Queue, receiver: Receiver, originals: list[Message], now_ms: int) -> list[int | None]:
-        """Where a FIFO queue's new messages go in the receiver's groups (from the receiver's own counters, so each
-        keeps every group's order on its own); None for another queue's."""
-        if not queue.attributes.fifo:
-            return [None] * len(originals)
-        groups = [m.message_group_id for m in originals]
-        return list(fifo.positions(groups, lambda g, n: self.messages.fifo.sequence(receiver.queue_id, g, n, now_ms)))
 
     def notify(self, queue: Queue) -> None:
         """Messages were stored for the queue's receivers: wake their long polls."""
@@ -383,7 +353,7 @@ class ReceiverService:
             ):
                 continue  # another caller took this page (or the receivers changed): read them again
             ids = store.new_ids(receiver.queue_id, len(page), now_ms)
-            copies = [copy_of(m, receiver.queue_id, message_id) for m, message_id in zip(page, ids, strict=True)]
+            copies = [STANDARD.copied(m, receiver.queue_id, id_) for m, id_ in zip(page, ids, strict=True)]
             if store.put(copies):
                 raise errors.InternalError()
             if copies:

@@ -1,35 +1,25 @@
 """Which store holds a queue's messages: a FIFO queue's (and its receivers') are in the FIFO store
-(`mnsd.storage.FifoMessageStore`, which keeps each group's order), every other queue's in the standard one. Chosen
-here only.
-And what a service over queues' records and their messages starts with (`QueueServiceBase`)."""
+(`mnsd.model.ports.FifoMessageStore`, which keeps each group's order), every other queue's in the standard one, as
+the queue's kind chooses (`QueueKind.chosen_store`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnsd.catalog import Catalog
-from mnsd.clock import Clock
+from mnsd.model.kinds import Counter, kind_of
 from mnsd.model.ports import FifoMessageStore, MessageStore, StandardMessageStore
 from mnsd.model.queues import Queue
-from mnsd.settings import Settings
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MessageStores:
     standard: StandardMessageStore  # standard queues' (and their receivers')
     fifo: FifoMessageStore  # FIFO queues' (and their receivers')
 
     def of(self, queue: Queue) -> MessageStore:
         """The store of a queue's messages, by its kind."""
-        return self.fifo if queue.attributes.fifo else self.standard
+        return kind_of(queue).chosen_store(self.standard, self.fifo)
 
-
-@dataclass(eq=False)  # a service: compared by identity
-class QueueServiceBase:
-    """The fields a service over queues' records and their messages starts with (`QueueControl`,
-    `DeadLetterService`); each service's own fields follow them."""
-
-    catalog: Catalog
-    messages: MessageStores  # a queue's store: `messages.of(queue)`
-    clock: Clock
-    settings: Settings
+    def counter(self, queue_id: str, now_ms: int) -> Counter:
+        """The group counters of a FIFO queue's (or receiver's) incarnation, read at `now_ms` (`QueueKind.placed`)."""
+        return lambda group, count: self.fifo.sequence(queue_id, group, count, now_ms)

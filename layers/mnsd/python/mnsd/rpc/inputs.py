@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mnsd import errors
 from mnsd.model.push_kinds import endpoint_of
-from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
+from mnsd.model.queues import INT_ATTRIBUTES, DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.tags import TagChanges
 from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
 from mnsd.rpc.call import RpcCall
@@ -40,11 +40,7 @@ def new_tags(call: RpcCall) -> TagChanges | None:
 def queue_changes(call: RpcCall, *, creating: bool) -> QueueAttributeChanges:
     refuse_encryption(call)
     return QueueAttributeChanges(
-        delay_seconds=call.text("DelaySeconds"),
-        maximum_message_size=call.text("MaximumMessageSize"),
-        message_retention_period=call.text("MessageRetentionPeriod"),
-        visibility_timeout=call.text("VisibilityTimeout"),
-        polling_wait_seconds=call.text("PollingWaitSeconds"),
+        **{attribute.field: call.text(attribute.element) for attribute in INT_ATTRIBUTES},
         logging_enabled=call.flag("EnableLogging"),
         dlq_policy=dlq_policy(call),
         rate_limit=_rate_limit(call),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd.model.queues import Queue, QueueCounts
+from mnsd.model.queues import INT_ATTRIBUTES, Queue, QueueCounts
 from mnsd.model.tags import tag_map
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, Subscription, Topic
 
@@ -27,8 +27,7 @@ def _kept(create_time: int, last_modify_time: int, tag_document: str) -> View:
 
 
 # The attributes answered as they are kept, under their wire names (`notify_strategy`: NotifyStrategy).
-_QUEUE_ATTRIBUTES: tuple[str, ...] = ("queue_type", "delay_seconds", "maximum_message_size", "message_retention_period")
-_QUEUE_ATTRIBUTES += ("visibility_timeout", "polling_wait_seconds", "logging_enabled")
+_QUEUE_ATTRIBUTES = ("queue_type", *(attribute.field for attribute in INT_ATTRIBUTES), "logging_enabled")
 _SUBSCRIPTION_ATTRIBUTES = ("endpoint", "notify_strategy", "notify_content_format", "filter_tag")
 
 

@@ -53,7 +53,7 @@ class StreamDispatcher:
         pass
 
 
-@dataclass(eq=False)  # a service: compared by identity
+@dataclass(eq=False, kw_only=True)  # a service: compared by identity
 class TopicService:
     catalog: Catalog
     messages: TopicMessageStore

@@ -18,7 +18,7 @@ from mnsd.inputs import (
     message_batch,
     message_input,
 )
-from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
+from mnsd.model.queues import INT_ATTRIBUTES, DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
 from mnsd.queues.messages import MAX_WAIT_SECONDS, VISIBILITY_RANGE
 from mnsd.validation import int_in_range, json_object, strict_int
@@ -83,11 +83,7 @@ def counted_handles(handles: list[str]) -> list[str]:
 
 # The plain elements of a `<Queue>` and of a `<Topic>` body (their nested policies are read apart).
 _QUEUE_ATTRIBUTES = (
-    "DelaySeconds",
-    "MaximumMessageSize",
-    "MessageRetentionPeriod",
-    "VisibilityTimeout",
-    "PollingWaitSeconds",
+    *(attribute.element for attribute in INT_ATTRIBUTES),
     "LoggingEnabled",
     "RewindPeriod",
     "Policy",

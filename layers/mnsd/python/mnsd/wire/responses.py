@@ -11,8 +11,9 @@ from mnsd.access.tokens import TemporaryCredentials
 from mnsd.log.metrics import HourlyCounts
 from mnsd.metrics import monitored
 from mnsd.metrics.minutes import WINDOW_MINUTES, Minute
+from mnsd.model.kinds import kind_of
 from mnsd.model.messages import Message, Property
-from mnsd.model.queues import Queue, QueueCounts
+from mnsd.model.queues import INT_ATTRIBUTES, Queue, QueueCounts
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
 from mnsd.queues.messages import Received, SendResult
 from mnsd.wire.codec import Node, Value
@@ -123,14 +124,10 @@ def queue_node(
         ("QueueName", queue.name),
         ("CreateTime", queue.create_time),
         ("LastModifyTime", queue.last_modify_time),
-        ("DelaySeconds", a.delay_seconds),
-        ("MaximumMessageSize", a.maximum_message_size),
-        ("MessageRetentionPeriod", a.message_retention_period),
-        ("VisibilityTimeout", a.visibility_timeout),
-        ("PollingWaitSeconds", a.polling_wait_seconds),
+        *((attribute.element, getattr(a, attribute.field)) for attribute in INT_ATTRIBUTES),
         ("LoggingEnabled", a.logging_enabled),
         ("MetricsEnabled", monitored(a.metrics_chosen, metrics_default)),
-        ("QueueType", a.queue_type),
+        ("QueueType", kind_of(queue).name),
     ]
     policy = a.dlq_policy
     if policy is not None:
