@@ -142,10 +142,10 @@ def make_services(client: Any, clock: SimulatedClock, stripes: int | None = None
 
 def no_real_sleeps() -> None:
     """The engine backs off throttled writes with `time.sleep`: in simulated time that is no wait."""
-    from mnsd.storage.dynamodb import fifo_groups, message_table
+    from mnsd.storage.dynamodb import group_writes, message_table
 
     simulated = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time, monotonic=time.monotonic)
-    for module in (message_table, fifo_groups):
+    for module in (message_table, group_writes):
         if hasattr(module, "time"):
             setattr(module, "time", simulated)  # noqa: B010 (any module of the engine that sleeps)
 
@@ -335,7 +335,7 @@ class Simulation:
         queue_id = self.services.addresses.resolve(ACCOUNT, QUEUE).queue_id
         self.run.final_stripes = self.queues.messages.placer.of(queue_id).stripes
         if self.groups:
-            directory = getattr(self.services.storage.fifo_messages.groups, "directory", None)
+            directory = getattr(self.services.storage.fifo_messages, "directory", None)
             self.run.directory = directory.width(queue_id) if directory is not None else 8  # (8: before it grew)
         self.run.units = (sum(self.client.usage.wcu.values()), sum(self.client.usage.rcu.values()))
         return self.run

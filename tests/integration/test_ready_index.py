@@ -93,8 +93,8 @@ def test_receives_that_read_leases_they_cannot_take_turn_the_index_on_and_build_
     queue = service.get_queue(ACCOUNT, "q")
     assert placement(service).spread.reads_index(0)
     send(service, 1)
-    scan = service.messages.scan_ready(queue.queue_id, int(clock.now() * 1000), 2)
-    assert len(scan.messages) == 1 and scan.wasted == 0
+    found = service.messages.reads.scan(queue.queue_id, int(clock.now() * 1000), 2, placement(service).spread, 2)
+    assert len(found.messages) == 1 and found.wasted == 0  # (the engine's own reads: what a receive's scan reads)
     assert service.queue_counts(queue) == QueueCounts(active=1, inactive=INDEX_WASTE + 3)
     # A held message still comes back when its visibility ends, found through the index.
     service.change_visibility(ACCOUNT, "q", claimed.receipt_handle, 1)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from mnsd.model.messages import Message
+from mnsd.model.ports import MessageStore
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
 from mnsd.storage.dynamodb.placement import Placement
@@ -40,3 +42,10 @@ def end_lifetimes(storage: Storage, now_ms: int) -> None:
     for item in items:
         if TTL_ATTRIBUTE in item and int(item[TTL_ATTRIBUTE]["N"]) <= now_ms // 1000:
             messages.client.delete_item(TableName=messages.table, Key={"pk": item["pk"], "sk": item["sk"]})
+
+
+def claim_one(store: MessageStore, message: Message, now_ms: int, visible_at: int) -> Message | None:
+    """One message claimed on its own, as a receive claims what it found: through a scan of its queue
+    (`ReadyScan.claim`, the one claim path); None if its lease is no longer as observed and Active."""
+    claimed = store.scan_ready(message.queue_id, now_ms, 1).claim([message], 1, now_ms, visible_at)
+    return claimed[0] if claimed else None

@@ -37,7 +37,7 @@ def operations(store: MessageStore, changes: Changes) -> list[MessageChange]:
     (two, three) = scan.messages
     (two,) = scan.claim([two], 1, NOW + 10, NOW + 1000)  # a first receive
     assert store.change_visibility(two.ref, two.version, NOW + 20, NOW + 5000)
-    assert store.delete(two.ref, two.version + 1, NOW + 30)
+    assert store.delete_many([(two.ref, two.version + 1)], NOW + 30)[0]
     scan = store.scan_ready("q1", NOW + 3000, 10)
     (one,) = scan.claim(scan.messages[:1], 1, NOW + 3000, NOW + 4000)
     assert store.change_visibility(one.ref, one.version, NOW + 3001, NOW + 3002)
@@ -46,7 +46,7 @@ def operations(store: MessageStore, changes: Changes) -> list[MessageChange]:
     assert store.delete_keeping([(one.ref, one.version)], NOW + 3003) == [True]
     assert store.rewind("q1", NOW, NOW + 3004) == 1  # a kept message restored: no event
     store.put([logged(4)])
-    source = next(m for m in store.scan_ready("q1", NOW + 3005, 10).messages if m.message_id == "M00004")
+    source = next(m for m in store.peek_ready("q1", NOW + 3005, 10) if m.message_id == "M00004")
     assert store.move(source, NOW + 3005, dataclasses.replace(source, queue_id="dlq", message_id="D1", version=0))
     return changes()
 

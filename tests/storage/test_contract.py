@@ -13,7 +13,7 @@ from mnsd.model.messages import Content, Message, MessageState, Property, body_m
 from mnsd.model.queues import QueueCounts
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, TopicMessage
 from mnsd.storage import Storage
-from tests.storage.engines import reads_index
+from tests.storage.engines import claim_one, reads_index
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
@@ -26,7 +26,7 @@ def message(n: int, queue_id: str = "q1", priority: int = 8, delay_ms: int = 0, 
 
 
 def ready_ids(storage: Storage, now: int, wanted: int = 100, queue_id: str = "q1") -> list[str]:
-    return [m.message_id for m in storage.messages.scan_ready(queue_id, now, wanted).messages]
+    return [m.message_id for m in storage.messages.peek_ready(queue_id, now, wanted)]
 
 
 # --- messages -----------------------------------------------------------------------------------
@@ -62,8 +62,8 @@ def test_a_claim_applies_the_received_rule_and_hides_the_message(storage):
     original = message(1, body="hello", priority=5)
     original.user_properties = (Property("k", "v", "STRING"),)
     storage.messages.put([original])
-    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
-    claimed = storage.messages.claim(seen, NOW + 10, NOW + 30_010)
+    (seen,) = storage.messages.peek_ready("q1", NOW + 10, 10)
+    claimed = claim_one(storage.messages, seen, NOW + 10, NOW + 30_010)
     assert claimed is not None
     assert (claimed.version, claimed.dequeue_count, claimed.first_dequeue_time) == (1, 1, NOW + 10)
     assert claimed.visible_at == NOW + 30_010
@@ -72,42 +72,42 @@ def test_a_claim_applies_the_received_rule_and_hides_the_message(storage):
     assert ready_ids(storage, NOW + 20) == []
     assert storage.messages.counts("q1", NOW + 20) == QueueCounts(0, 1, 0)
     # Visible again: a second receive counts, keeps the first dequeue time.
-    (again,) = storage.messages.scan_ready("q1", NOW + 30_010, 10).messages
-    second = storage.messages.claim(again, NOW + 30_010, NOW + 60_000)
+    (again,) = storage.messages.peek_ready("q1", NOW + 30_010, 10)
+    second = claim_one(storage.messages, again, NOW + 30_010, NOW + 60_000)
     assert second is not None
     assert (second.version, second.dequeue_count, second.first_dequeue_time) == (2, 2, NOW + 10)
 
 
 def test_a_stale_claim_fails(storage):
     storage.messages.put([message(1)])
-    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
-    assert storage.messages.claim(seen, NOW + 10, NOW + 1000) is not None
-    assert storage.messages.claim(seen, NOW + 10, NOW + 1000) is None  # same observed version
-    assert storage.messages.claim(seen, NOW + 2000, NOW + 3000) is None  # visible again, but version moved
+    (seen,) = storage.messages.peek_ready("q1", NOW + 10, 10)
+    assert claim_one(storage.messages, seen, NOW + 10, NOW + 1000) is not None
+    assert claim_one(storage.messages, seen, NOW + 10, NOW + 1000) is None  # same observed version
+    assert claim_one(storage.messages, seen, NOW + 2000, NOW + 3000) is None  # visible again, but version moved
 
 
 def test_delete_needs_the_current_version_while_hidden(storage):
     storage.messages.put([message(1), message(2)])
-    first, second = storage.messages.scan_ready("q1", NOW + 10, 10).messages
-    one = storage.messages.claim(first, NOW + 10, NOW + 1000)
-    two = storage.messages.claim(second, NOW + 10, NOW + 1000)
+    first, second = storage.messages.peek_ready("q1", NOW + 10, 10)
+    one = claim_one(storage.messages, first, NOW + 10, NOW + 1000)
+    two = claim_one(storage.messages, second, NOW + 10, NOW + 1000)
     assert one is not None and two is not None
-    assert not storage.messages.delete(one.ref, 0, NOW + 20)  # an older handle
-    assert storage.messages.delete(one.ref, 1, NOW + 20)
-    assert not storage.messages.delete(one.ref, 1, NOW + 20)  # single use
-    assert not storage.messages.delete(two.ref, 1, NOW + 1000)  # visible again: the handle is dead
+    assert not storage.messages.delete_many([(one.ref, 0)], NOW + 20)[0]  # an older handle
+    assert storage.messages.delete_many([(one.ref, 1)], NOW + 20)[0]
+    assert not storage.messages.delete_many([(one.ref, 1)], NOW + 20)[0]  # single use
+    assert not storage.messages.delete_many([(two.ref, 1)], NOW + 1000)[0]  # visible again: the handle is dead
     assert ready_ids(storage, NOW + 1000) == ["M00002"]
 
 
 def test_change_visibility_retimes_and_renews_the_lease(storage):
     storage.messages.put([message(1)])
-    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
-    claimed = storage.messages.claim(seen, NOW + 10, NOW + 1000)
+    (seen,) = storage.messages.peek_ready("q1", NOW + 10, 10)
+    claimed = claim_one(storage.messages, seen, NOW + 10, NOW + 1000)
     assert claimed is not None
     assert storage.messages.change_visibility(claimed.ref, 1, NOW + 20, NOW + 60_000)
     assert not storage.messages.change_visibility(claimed.ref, 1, NOW + 20, NOW + 60_000)  # old handle
     assert ready_ids(storage, NOW + 5000) == []  # the first timeout passed, the new one holds
-    assert storage.messages.delete(claimed.ref, 2, NOW + 5000)
+    assert storage.messages.delete_many([(claimed.ref, 2)], NOW + 5000)[0]
 
 
 def test_change_visibility_of_a_delayed_message(storage):
@@ -119,17 +119,17 @@ def test_change_visibility_of_a_delayed_message(storage):
 
 def test_expired_messages_are_neither_returned_claimed_nor_counted(storage):
     storage.messages.put([message(1), message(2, delay_ms=10_000)])
-    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
+    (seen,) = storage.messages.peek_ready("q1", NOW + 10, 10)
     after = (NOW // 1000 + RETENTION + 1) * 1000
     assert ready_ids(storage, after) == []
-    assert storage.messages.claim(seen, after, after + 1000) is None
+    assert claim_one(storage.messages, seen, after, after + 1000) is None
     assert storage.messages.counts("q1", after) == QueueCounts(0, 0, 0)
 
 
 def test_counts(storage):
     storage.messages.put([message(n) for n in range(5)] + [message(10 + n, delay_ms=9000) for n in range(3)])
-    for seen in storage.messages.scan_ready("q1", NOW + 100, 2).messages:
-        assert storage.messages.claim(seen, NOW + 100, NOW + 5000) is not None
+    for seen in storage.messages.peek_ready("q1", NOW + 100, 2):
+        assert claim_one(storage.messages, seen, NOW + 100, NOW + 5000) is not None
     assert storage.messages.counts("q1", NOW + 100) == QueueCounts(3, 2, 3)
 
 
@@ -137,11 +137,11 @@ def test_incarnations_do_not_see_each_other(storage):
     storage.messages.put([message(1, queue_id="old"), message(2, queue_id="new")])
     assert ready_ids(storage, NOW + 10, queue_id="new") == ["M00002"]
     assert storage.messages.counts("old", NOW + 10) == QueueCounts(1, 0, 0)
-    (seen,) = storage.messages.scan_ready("old", NOW + 10, 10).messages
-    claimed = storage.messages.claim(seen, NOW + 10, NOW + 1000)
+    (seen,) = storage.messages.peek_ready("old", NOW + 10, 10)
+    claimed = claim_one(storage.messages, seen, NOW + 10, NOW + 1000)
     assert claimed is not None
     other = message(1, queue_id="new").ref
-    assert not storage.messages.delete(other, 1, NOW + 20)
+    assert not storage.messages.delete_many([(other, 1)], NOW + 20)[0]
 
 
 def test_large_bodies_and_properties_round_trip(storage):
@@ -150,8 +150,8 @@ def test_large_bodies_and_properties_round_trip(storage):
     original.system_properties = (Property("DedupId", "a", "STRING"),)
     original.message_group_id = "group"
     storage.messages.put([original])
-    (seen,) = storage.messages.scan_ready("q1", NOW + 10, 10).messages
-    claimed = storage.messages.claim(seen, NOW + 10, NOW + 1000)
+    (seen,) = storage.messages.peek_ready("q1", NOW + 10, 10)
+    claimed = claim_one(storage.messages, seen, NOW + 10, NOW + 1000)
     assert claimed is not None
     storage.messages.load_bodies([claimed])
     assert claimed.body == big
@@ -173,7 +173,7 @@ def test_racing_consumers_each_message_has_one_owner(storage):
             if not scan.messages:
                 return
             for seen in scan.messages:
-                if storage.messages.claim(seen, NOW + 100, NOW + 60_000) is not None:
+                if claim_one(storage.messages, seen, NOW + 100, NOW + 60_000) is not None:
                     with lock:
                         owners.setdefault(seen.message_id, []).append(worker)
 
@@ -266,17 +266,17 @@ def test_operation_log_writes_are_idempotent(storage):
 
 def test_a_scan_returns_no_more_than_it_was_asked_for(storage):
     storage.messages.put([message(n) for n in range(4)])
-    (first,) = storage.messages.scan_ready("q1", NOW + 10, 1).messages
-    assert storage.messages.claim(first, NOW + 10, NOW + 1000) is not None
+    (first,) = storage.messages.peek_ready("q1", NOW + 10, 1)
+    assert claim_one(storage.messages, first, NOW + 10, NOW + 1000) is not None
     # (read from the head, the second page is wider than the first)
-    assert len(storage.messages.scan_ready("q1", NOW + 20, 1).messages) == 1
+    assert len(storage.messages.peek_ready("q1", NOW + 20, 1)) == 1
 
 
 def test_a_scan_claim_stops_at_count_and_skips_what_others_took(storage):
     storage.messages.put([message(n) for n in range(6)])
     scan = storage.messages.scan_ready("q1", NOW + 10, 10)
     seen = scan.messages
-    assert storage.messages.claim(seen[1], NOW + 10, NOW + 1000) is not None  # another consumer's
+    assert claim_one(storage.messages, seen[1], NOW + 10, NOW + 1000) is not None  # another consumer's
     claimed = scan.claim(seen, 3, NOW + 10, NOW + 1000)
     assert all(m.version == 1 and m.dequeue_count == 1 for m in claimed)
     ids = [m.message_id for m in claimed]

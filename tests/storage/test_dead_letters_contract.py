@@ -8,6 +8,7 @@ import threading
 from mnsd.model.messages import Message, Property
 from mnsd.model.queues import QueueCounts
 from mnsd.storage import Storage
+from tests.storage.engines import claim_one
 from tests.storage.test_contract import NOW, message, ready_ids
 
 
@@ -29,7 +30,7 @@ def dead_letter(source: Message, n: int, queue_id: str = "dlq") -> Message:
 
 def loaded(storage: Storage, queue_id: str, now: int, wanted: int = 10) -> list[Message]:
     """The ready messages whole (a scan may leave bodies and properties to `load_bodies`)."""
-    found = storage.messages.scan_ready(queue_id, now, wanted).messages
+    found = storage.messages.peek_ready(queue_id, now, wanted)
     storage.messages.load_bodies(found)
     return found
 
@@ -47,7 +48,7 @@ def test_a_move_removes_the_source_and_stores_the_target_with_body_and_propertie
     original = message(1, body=big)
     original.user_properties = (Property("k", "v", "STRING"),)
     storage.messages.put([original, message(2)])
-    seen = storage.messages.scan_ready("q1", NOW + 100, 10).messages
+    seen = storage.messages.peek_ready("q1", NOW + 100, 10)
     storage.messages.load_bodies(seen)
     first = next(m for m in seen if m.message_id == "M00001")
     assert storage.messages.move(first, NOW + 100, dead_letter(first, 1))
@@ -64,12 +65,12 @@ def test_a_move_removes_the_source_and_stores_the_target_with_body_and_propertie
 def test_a_move_of_a_lease_no_longer_as_observed_changes_nothing(storage):
     storage.messages.put([message(1)])
     (seen,) = loaded(storage, "q1", NOW + 10)
-    assert storage.messages.claim(seen, NOW + 10, NOW + 1000) is not None
+    assert claim_one(storage.messages, seen, NOW + 10, NOW + 1000) is not None
     # Stale version (another consumer received it), and an in-flight message: both refused.
     assert not storage.messages.move(seen, NOW + 2000, dead_letter(seen, 1))
     (held,) = loaded(storage, "q1", NOW + 2000)
     assert not storage.messages.move(held, NOW + 500, dead_letter(held, 2))  # hidden at NOW + 500
-    assert storage.messages.scan_ready("dlq", NOW + 3000, 10).messages == []
+    assert storage.messages.peek_ready("dlq", NOW + 3000, 10) == []
     assert ready_ids(storage, NOW + 2000) == ["M00001"]
 
 
@@ -92,7 +93,7 @@ def test_concurrent_moves_of_one_message_store_exactly_one_dead_letter(storage):
     for thread in threads:
         thread.join(timeout=60)
     assert sorted(outcomes) == [False] * 7 + [True]
-    assert len(storage.messages.scan_ready("dlq", NOW + 100, 100).messages) == 1
+    assert len(storage.messages.peek_ready("dlq", NOW + 100, 100)) == 1
     assert ready_ids(storage, NOW + 100) == []
 
 
@@ -132,7 +133,7 @@ def test_a_kept_message_is_neither_ready_nor_counted_and_its_handle_is_spent(sto
     assert storage.messages.delete_keeping([(one.ref, one.version), (two.ref, 0)], NOW + 20) == [True, False]
     assert storage.messages.counts("q1", NOW + 20) == QueueCounts(0, 1, 0)
     assert ready_ids(storage, NOW + 5000) == ["M00002"]  # the kept one never comes back by itself
-    assert not storage.messages.delete(one.ref, one.version, NOW + 30)
+    assert not storage.messages.delete_many([(one.ref, one.version)], NOW + 30)[0]
     assert storage.messages.delete_keeping([(one.ref, one.version)], NOW + 30) == [False]
     assert not storage.messages.change_visibility(one.ref, one.version, NOW + 30, NOW + 9000)
 
@@ -148,7 +149,7 @@ def test_rewind_makes_kept_and_in_flight_messages_since_t_receivable(storage):
     assert sorted(ready_ids(storage, NOW + 30)) == ["M00002", "M00003", "M00004", "M00005"]
     assert storage.messages.counts("q1", NOW + 30) == QueueCounts(4, 0, 0)
     # Old receipt handles no longer work: the rewound leases have a new version.
-    assert not storage.messages.delete(by_id["M00003"].ref, by_id["M00003"].version, NOW + 31)
+    assert not storage.messages.delete_many([(by_id["M00003"].ref, by_id["M00003"].version)], NOW + 31)[0]
     again = claimed(storage, NOW + 40, NOW + 9000)
     assert sorted(m.message_id for m in again) == ["M00002", "M00003", "M00004", "M00005"]
     assert all(m.dequeue_count == 2 for m in again)

@@ -23,7 +23,7 @@ from mnsd.model.ports import ReadyScan
 from mnsd.model.queues import QueueCounts
 from mnsd.storage import Storage
 from tests.storage.conftest import ENGINES
-from tests.storage.engines import end_lifetimes
+from tests.storage.engines import claim_one
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
@@ -48,7 +48,7 @@ def send(storage: Storage, *groups: str, queue_id: str = "q1") -> list[Message]:
 def runs(storage: Storage, now: int, wanted: int = 100, queue_id: str = "q1") -> dict[str, list[str]]:
     """What a FIFO scan offers, by group: message ids in the order given."""
     found: dict[str, list[str]] = defaultdict(list)
-    for message in storage.fifo_messages.scan_ready(queue_id, now, wanted).messages:
+    for message in storage.fifo_messages.peek_ready(queue_id, now, wanted):
         found[message.message_group_id].append(message.message_id)
     return dict(found)
 
@@ -83,19 +83,6 @@ def test_a_new_group_numbers_from_the_time_of_its_first_send(storage):
     assert storage.fifo_messages.sequence("q1", "g", 3, NOW) == NOW
     assert storage.fifo_messages.sequence("q1", "g", 1, NOW + 5) == NOW + 3  # the counter goes on, whatever the time
     assert storage.fifo_messages.sequence("q1", "h", 2, NOW + 7) == NOW + 7
-
-
-def test_a_group_counter_lives_its_lifetime_after_its_last_send(storage):
-    """`fifo.GROUP_LIFETIME_MS` (beyond the longest retention): kept until then, gone after (DynamoDB's TTL, SQLite's
-    sweep), and a group made anew numbers from its new first send's time, above all it gave before."""
-    assert fifo.GROUP_LIFETIME_MS > 7 * 86_400_000
-    assert storage.fifo_messages.sequence("q1", "g", 1, NOW) == NOW
-    last_send = NOW + fifo.GROUP_LIFETIME_MS - 1000
-    end_lifetimes(storage, last_send)
-    assert storage.fifo_messages.sequence("q1", "g", 1, last_send) == NOW + 1  # still its counter
-    later = fifo.group_expires_at(last_send) + 1000
-    end_lifetimes(storage, later)
-    assert storage.fifo_messages.sequence("q1", "g", 1, later) == fifo.first_position(later) == later
 
 
 def test_a_scan_offers_each_group_in_send_order(storage):
@@ -134,7 +121,7 @@ def test_a_run_is_claimed_whole_or_not_at_all(storage):
     offered = offer(storage, NOW + 10)
     first, second, third = offered.messages
     # Another consumer took the head: a run built on the old head is refused, none of it claimed.
-    assert storage.fifo_messages.claim(first, NOW + 10, VISIBLE) is not None
+    assert claim_one(storage.fifo_messages, first, NOW + 10, VISIBLE) is not None
     assert offered.claim([first, second, third], 3, NOW + 10, VISIBLE) == []
     assert storage.fifo_messages.counts("q1", NOW + 10) == QueueCounts(2, 1, 0)
 
@@ -193,7 +180,9 @@ def test_a_lapsed_head_comes_back_before_anything_after_it(storage):
     again = [m for m in offered.messages if m.message_group_id == "a"]
     (head,) = offered.claim(again, 1, NOW + 1000, NOW + 2000)
     assert (head.message_id, head.dequeue_count) == ("M00000", 2)
-    assert not storage.fifo_messages.delete(claimed[0].ref, claimed[0].version, NOW + 1500)  # the old handle is dead
+    assert not storage.fifo_messages.delete_many([(claimed[0].ref, claimed[0].version)], NOW + 1500)[
+        0
+    ]  # the old handle is dead
 
 
 def test_a_group_stays_held_while_any_of_its_run_is_in_flight(storage):
@@ -202,7 +191,7 @@ def test_a_group_stays_held_while_any_of_its_run_is_in_flight(storage):
     # The head made visible again at once, the others still in flight: the group stays held.
     assert storage.fifo_messages.change_visibility(one.ref, one.version, NOW + 20, NOW + 20)
     assert runs(storage, NOW + 30) == {}
-    assert storage.fifo_messages.delete(two.ref, two.version, NOW + 30)
+    assert storage.fifo_messages.delete_many([(two.ref, two.version)], NOW + 30)[0]
     assert runs(storage, NOW + 40) == {}
     assert runs(storage, NOW + 1000) == {"a": ["M00000", "M00002"]}
 
@@ -285,7 +274,7 @@ def test_blocked_groups_never_hide_a_free_one(storage):
     groups = [f"g{n:02d}" for n in range(50)]
     send(storage, *[g for g in groups for _ in range(3)])
     offered = offer(storage, NOW + 10, wanted=1000)
-    for message in offered.messages:
+    for message in storage.fifo_messages.peek_ready("q1", NOW + 10, 1000):  # (a receive's scan offers at most 64)
         if message.message_group_id != "g49":
             offered.claim([message], 1, NOW + 10, VISIBLE)
     for _ in range(5):
@@ -327,7 +316,7 @@ def _consume(storage: Storage, ledger: _Ledger, seed: int, now: int, visibility:
     local = random.Random(seed)
     idle = 0
     while idle < 3:
-        offered = storage.fifo_messages.scan_ready("q1", now, 16, enough=4)
+        offered = storage.fifo_messages.scan_ready("q1", now, 4)
         claimed = offered.claim(offered.messages, local.randint(1, 4), now, now + visibility)
         if not claimed:
             idle += 1
@@ -343,7 +332,7 @@ def _consume(storage: Storage, ledger: _Ledger, seed: int, now: int, visibility:
             continue  # let the run lapse
         for message in claimed:
             ticket = ledger.next()
-            if storage.fifo_messages.delete(message.ref, message.version, now):
+            if storage.fifo_messages.delete_many([(message.ref, message.version)], now)[0]:
                 with ledger.lock:
                     ledger.deletes.append((ticket, message.message_group_id, message.position, message.message_id))
 

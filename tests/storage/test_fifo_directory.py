@@ -22,7 +22,7 @@ from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.dynamodb.directory import HOME, MIN_DIRECTORY_WIDTH
-from mnsd.storage.dynamodb.fifo import DynamoFifoMessages
+from mnsd.storage.dynamodb.fifo_groups import FifoGroups
 from mnsd.storage.dynamodb.placement import Placement
 from tests.storage.test_fifo_contract import NOW, VISIBLE, fifo_message
 
@@ -57,8 +57,8 @@ def container(client, stripes: int = 1) -> Storage:
     return storage
 
 
-def messages_of(storage: Storage) -> DynamoFifoMessages:
-    assert isinstance(storage.fifo_messages, DynamoFifoMessages)
+def messages_of(storage: Storage) -> FifoGroups:
+    assert isinstance(storage.fifo_messages, FifoGroups)
     return storage.fifo_messages
 
 
@@ -82,10 +82,10 @@ def send(storage: Storage, group: str, n: int):
 
 def test_the_width_is_read_from_the_placement(client):
     messages = messages_of(container(client))
-    assert messages.groups.directory.width("q1") == MIN_DIRECTORY_WIDTH  # a quiet queue keeps the 8 it always had
+    assert messages.directory.width("q1") == MIN_DIRECTORY_WIDTH  # a quiet queue keeps the 8 it always had
     for stripes, width in ((8, 8), (64, 64), (100, 128), (128, 128)):
         messages.placer.placements.unrecorded = Placement(stripes=stripes)
-        assert messages.groups.directory.width("q1") == width
+        assert messages.directory.width("q1") == width
 
 
 def test_an_empty_poll_of_a_quiet_queue_reads_its_8_directory_partitions():
@@ -93,7 +93,7 @@ def test_an_empty_poll_of_a_quiet_queue_reads_its_8_directory_partitions():
     create_tables(fake, Settings())
     storage = container(fake)
     before = fake.usage.requests["Query"]
-    assert storage.fifo_messages.scan_ready("q1", NOW, 16, enough=16).messages == []
+    assert storage.fifo_messages.peek_ready("q1", NOW, 16) == []
     assert fake.usage.requests["Query"] - before == MIN_DIRECTORY_WIDTH
 
 
@@ -113,9 +113,9 @@ def test_two_racing_creators_of_one_group_end_with_one_group_item(client):
     group = _moving_group()
     narrow, wide = container(client), container(client, stripes=WIDE)
     # Both found no home; the narrow one makes the group first.
-    assert messages_of(wide).groups.directory.locate("q1", group) is None
+    assert messages_of(wide).directory.locate("q1", group) is None
     assert narrow.fifo_messages.sequence("q1", group, 1, NOW) == NOW
-    assert messages_of(wide).groups.writes.create("q1", group, 1, NOW, None) is False  # refused: it exists
+    assert messages_of(wide).writes.create("q1", group, 1, NOW, None) is False  # refused: it exists
     assert wide.fifo_messages.sequence("q1", group, 1, NOW) == NOW + 1  # found, numbered on
     assert group_items(client, group) == [f"q1#D{zlib.crc32(group.encode()) % 8}"]
 
@@ -142,13 +142,13 @@ def test_a_send_after_its_group_was_forgotten_and_made_anew_elsewhere(client):
     group = _moving_group()
     narrow, wide = container(client), container(client, stripes=WIDE)
     first = send(narrow, group, 0)  # narrow remembers the home at 8
-    scan = narrow.fifo_messages.scan_ready("q1", NOW + 10, 16, enough=16)
+    scan = narrow.fifo_messages.scan_ready("q1", NOW + 10, 16)
     (offered,) = scan.messages
     (claimed,) = scan.claim([offered], 1, NOW + 10, VISIBLE)
-    assert narrow.fifo_messages.delete(claimed.ref, claimed.version, NOW + 20)
+    assert narrow.fifo_messages.delete_many([(claimed.ref, claimed.version)], NOW + 20)[0]
     assert first.message_id == claimed.message_id
     # Another container's scan forgets the empty group (the narrow one still remembers its home).
-    assert wide.fifo_messages.scan_ready("q1", NOW + 30, 16, enough=16).messages == []
+    assert wide.fifo_messages.peek_ready("q1", NOW + 30, 16) == []
     assert group_items(client, group) == [] and home_of(client, group) is None
     later = NOW + 40
     assert wide.fifo_messages.sequence("q1", group, 1, later) == later  # made anew, at its home at 64
@@ -164,13 +164,13 @@ def test_a_scan_moves_a_free_group_to_its_home_at_the_grown_width_and_it_works_t
     old, new = zlib.crc32(group.encode()) % 8, zlib.crc32(group.encode()) % WIDE
     assert group_items(client, group) == [f"q1#D{old}"]
     grown = container(client, stripes=WIDE)
-    scan = grown.fifo_messages.scan_ready("q1", NOW + 10, 16, enough=16)
+    scan = grown.fifo_messages.scan_ready("q1", NOW + 10, 16)
     offered = scan.messages
     assert [m.message_id for m in offered] == [m.message_id for m in sent]
     assert group_items(client, group) == [f"q1#D{new}"] and home_of(client, group) == new
     (claimed,) = scan.claim(offered, 1, NOW + 10, VISIBLE)
     # The narrow container remembers the old home: its delete finds the new one.
-    assert narrow.fifo_messages.delete(claimed.ref, claimed.version, NOW + 20)
+    assert narrow.fifo_messages.delete_many([(claimed.ref, claimed.version)], NOW + 20)[0]
     assert narrow.fifo_messages.sequence("q1", group, 1, NOW + 30) == NOW + 2
     assert grown.fifo_messages.counts("q1", NOW + 30).active == 1
     assert group_items(client, group) == [f"q1#D{new}"]
@@ -181,11 +181,11 @@ def test_a_held_group_is_never_moved(client):
     narrow = container(client)
     send(narrow, group, 0)
     send(narrow, group, 1)
-    scan = narrow.fifo_messages.scan_ready("q1", NOW + 10, 1, enough=1)
+    scan = narrow.fifo_messages.scan_ready("q1", NOW + 10, 1)
     (claimed,) = scan.claim(scan.messages, 1, NOW + 10, VISIBLE)
     grown = container(client, stripes=WIDE)
     old = f"q1#D{zlib.crc32(group.encode()) % 8}"
-    assert grown.fifo_messages.scan_ready("q1", NOW + 20, 16, enough=16).messages == []  # held
+    assert grown.fifo_messages.peek_ready("q1", NOW + 20, 16) == []  # held
     assert group_items(client, group) == [old]
     assert grown.fifo_messages.change_visibility(claimed.ref, claimed.version, NOW + 20, VISIBLE + 1000)
     assert group_items(client, group) == [old]
@@ -193,8 +193,8 @@ def test_a_held_group_is_never_moved(client):
     held = grown.fifo_messages.held_groups("q1", NOW + 20, 10)
     assert held == [group]
     next_version = claimed.version + 1
-    assert grown.fifo_messages.delete(claimed.ref, next_version, NOW + 30)
-    assert len(grown.fifo_messages.scan_ready("q1", NOW + 40, 16, enough=16).messages) == 1
+    assert grown.fifo_messages.delete_many([(claimed.ref, next_version)], NOW + 30)[0]
+    assert len(grown.fifo_messages.peek_ready("q1", NOW + 40, 16)) == 1
     assert group_items(client, group) == [f"q1#D{zlib.crc32(group.encode()) % WIDE}"]
 
 
@@ -216,7 +216,7 @@ def test_a_group_item_from_before_homes_is_found_and_moved(client):
     message = fifo_message(grown, group, 9)  # (numbered NOW + 6)
     assert grown.fifo_messages.put([message]) == set()
     assert group_items(client, group) == [f"q1#D{old}"] and home_of(client, group) is None
-    offered = grown.fifo_messages.scan_ready("q1", NOW + 10, 16, enough=16).messages
+    offered = grown.fifo_messages.peek_ready("q1", NOW + 10, 16)
     assert [m.message_id for m in offered] == [message.message_id]
     new = zlib.crc32(group.encode()) % WIDE
     assert group_items(client, group) == [f"q1#D{new}"] and home_of(client, group) == new

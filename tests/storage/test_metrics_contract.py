@@ -10,6 +10,7 @@ from mnsd.model.queues import Backlog, Queue, QueueAttributes, QueueCounts
 from mnsd.model.topics import Subscription, SubscriptionAttributes
 from mnsd.storage import Storage
 from mnsd.storage.ids import new_message_id
+from tests.storage.engines import claim_one
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
@@ -23,7 +24,7 @@ def sent(enqueued: int, delay_ms: int = 0, queue_id: str = "q1", retention: int 
 
 
 def claim(storage: Storage, message: Message, now: int, visible_at: int) -> Message:
-    claimed = storage.messages.claim(message, now, visible_at)
+    claimed = claim_one(storage.messages, message, now, visible_at)
     assert claimed is not None
     return claimed
 
@@ -50,7 +51,7 @@ def test_deleting_the_oldest_makes_the_next_one_the_oldest(storage):
     storage.messages.put([first, second])
     held = claim(storage, first, NOW - 1000, NOW + 30_000)
     assert storage.messages.backlog("q1", NOW).oldest_enqueue_time == NOW - 5000
-    assert storage.messages.delete(held.ref, held.version, NOW)
+    assert storage.messages.delete_many([(held.ref, held.version)], NOW)[0]
     assert storage.messages.backlog("q1", NOW) == Backlog(QueueCounts(1, 0, 0), NOW - 2000)
 
 
@@ -87,9 +88,9 @@ def test_a_fifo_queue_has_its_oldest_across_groups(storage):
     head_a, next_a, head_b = fifo_message("a", NOW - 6000), fifo_message("a", NOW - 2000), fifo_message("b", NOW - 4000)
     storage.fifo_messages.put([head_a, next_a, head_b])
     assert storage.fifo_messages.backlog("q1", NOW) == Backlog(QueueCounts(3, 0, 0), NOW - 6000)
-    taken = storage.fifo_messages.claim(head_a, NOW, NOW + 30_000)
+    taken = claim_one(storage.fifo_messages, head_a, NOW, NOW + 30_000)
     assert taken is not None
-    assert storage.fifo_messages.delete(taken.ref, taken.version, NOW)
+    assert storage.fifo_messages.delete_many([(taken.ref, taken.version)], NOW)[0]
     assert storage.fifo_messages.backlog("q1", NOW) == Backlog(QueueCounts(2, 0, 0), NOW - 4000)
 
 

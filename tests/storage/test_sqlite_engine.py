@@ -21,6 +21,7 @@ from mnsd.storage.dynamodb.oplog import log_item
 from mnsd.storage.sqlite import DATABASE_FILE, changes, groups, sqlite_storage
 from mnsd.storage.sqlite.database import ADDED_MESSAGE_COLUMNS, AS_STORED, COLUMNS, MESSAGE_COLUMNS
 from mnsd.storage.sqlite.messages import _READY_SQL
+from tests.storage.engines import claim_one
 from tests.storage.test_contract import NOW, RETENTION, message
 from tests.storage.test_fifo_contract import VISIBLE, fifo_message
 
@@ -84,10 +85,32 @@ def test_a_group_counter_unused_past_any_retention_is_forgotten_and_numbers_on_a
     assert engine.fifo_messages.sequence("q1", "g", 1, later) > first + 4
 
 
+def test_a_sweep_looks_at_a_bounded_number_of_counters_and_goes_round(engine):
+    """Emptied groups' counters are forgotten `limit` looked at per sweep, from where the last one stopped; one whose
+    group still stores a message stays."""
+    for group in "abcde":
+        engine.fifo_messages.sequence("q1", group, 1, NOW)
+    engine.fifo_messages.put([fifo_message(engine, "z", 0)])
+    later = NOW + fifo.SEND_SETTLE_MS
+
+    def counters() -> list[str]:
+        with engine.database.read() as connection:
+            return [g for (g,) in connection.execute("SELECT message_group_id FROM message_groups ORDER BY 1")]
+
+    engine.messages.sweep_expired(later, limit=2)
+    assert counters() == ["c", "d", "e", "z"]
+    engine.messages.sweep_expired(later, limit=2)
+    assert counters() == ["e", "z"]
+    engine.messages.sweep_expired(later, limit=2)
+    assert counters() == ["z"]
+    engine.messages.sweep_expired(later, limit=2)  # (from the first again)
+    assert counters() == ["z"]
+
+
 def test_kept_fifo_messages_keep_their_group_and_place(engine):
     message = fifo_message(engine, "a", 0)
     engine.fifo_messages.put([message])
-    claimed = engine.fifo_messages.claim(message, NOW + 10, VISIBLE)
+    claimed = claim_one(engine.fifo_messages, message, NOW + 10, VISIBLE)
     assert claimed is not None
     assert engine.fifo_messages.delete_keeping([(claimed.ref, claimed.version)], NOW + 20) == [True]
     with engine.database.read() as connection:
@@ -112,13 +135,13 @@ def test_a_database_an_older_version_made_gets_the_fifo_columns_and_keeps_its_me
     older.close()
 
     engine = sqlite_storage(tmp_path)
-    assert [m for m in engine.messages.scan_ready("q1", NOW + 10, 10).messages] == [kept]
+    assert [m for m in engine.messages.peek_ready("q1", NOW + 10, 10)] == [kept]
     fifo = fifo_message(engine, "a", 2)
     engine.fifo_messages.put([fifo])
-    assert engine.fifo_messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]
+    assert engine.fifo_messages.peek_ready("q1", NOW + 10, 10) == [fifo]
     engine.database.close()
     again = sqlite_storage(tmp_path)  # opened once more: nothing left to add
-    assert again.fifo_messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]
+    assert again.fifo_messages.peek_ready("q1", NOW + 10, 10) == [fifo]
     again.database.close()
 
 
@@ -141,18 +164,18 @@ def test_a_database_that_named_the_fifo_column_ordered_has_it_renamed_and_keeps_
         )
     assert "fifo" in columns and "ordered" not in columns
     assert "WHERE fifo = 1" in indexes and "ordered" not in indexes
-    assert again.fifo_messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]
-    assert again.messages.scan_ready("q1", NOW + 10, 10).messages == [fifo]  # (one table: a scan of another kind)
+    assert again.fifo_messages.peek_ready("q1", NOW + 10, 10) == [fifo]
+    assert again.messages.peek_ready("q1", NOW + 10, 10) == [fifo]  # (one table: a scan of another kind)
     again.database.close()
 
 
 def test_the_change_table_gives_the_operation_log_every_queue_event(engine):
     logged = dataclasses.replace(message(1), logging=True)
     engine.messages.put([logged, message(2)])  # the second queue does not log
-    claimed = engine.messages.claim(logged, NOW + 10, NOW + 1000)
+    claimed = claim_one(engine.messages, logged, NOW + 10, NOW + 1000)
     assert claimed is not None
     assert engine.messages.change_visibility(claimed.ref, 1, NOW + 20, NOW + 5000)
-    assert engine.messages.delete(claimed.ref, 2, NOW + 30)
+    assert engine.messages.delete_many([(claimed.ref, 2)], NOW + 30)[0]
     expiring = dataclasses.replace(message(3), logging=True)
     engine.messages.put([expiring])
     engine.sweep_expired((NOW // 1000 + RETENTION + 10) * 1000)

@@ -56,7 +56,7 @@ def test_sqlite_records_of_a_move_are_a_delete_in_the_source_and_a_send_in_the_t
     store = storage.messages
     store.put([logged(1)])
     events(store)
-    (seen,) = store.scan_ready("q1", NOW + 10, 10).messages
+    (seen,) = store.peek_ready("q1", NOW + 10, 10)
     target = dataclasses.replace(seen, queue_id="dlq", message_id="D1", version=0)
     assert store.move(seen, NOW + 10, target)
     assert events(store) == [("delete", "M00001"), ("send", "D1")]

@@ -43,10 +43,10 @@ def claimed(storage):
 
 
 def test_a_condition_that_did_not_hold_is_a_refusal(storage, claimed):
-    storage.fifo_messages.groups.client.transact_write_items, calls = failing(
+    storage.fifo_messages.client.transact_write_items, calls = failing(
         "TransactionCanceledException", ["ConditionalCheckFailed", "None"]
     )
-    assert storage.fifo_messages.delete(claimed.ref, claimed.version, NOW + 20) is False
+    assert storage.fifo_messages.delete_many([(claimed.ref, claimed.version)], NOW + 20)[0] is False
     assert len(calls) == 1
 
 
@@ -58,22 +58,22 @@ def test_a_condition_that_did_not_hold_is_a_refusal(storage, claimed):
     ],
 )
 def test_a_throttled_or_conflicting_delete_is_retried_then_raised(storage, claimed, code, reasons):
-    storage.fifo_messages.groups.client.transact_write_items, calls = failing(code, reasons)
+    storage.fifo_messages.client.transact_write_items, calls = failing(code, reasons)
     with pytest.raises(ClientError):
-        storage.fifo_messages.delete(claimed.ref, claimed.version, NOW + 20)
+        storage.fifo_messages.delete_many([(claimed.ref, claimed.version)], NOW + 20)[0]
     assert len(calls) == 4
 
 
 def test_a_throttled_claim_is_given_up_at_once(storage):
     send(storage, "b")
     offered = offer(storage, NOW + 10)
-    storage.fifo_messages.groups.client.transact_write_items, calls = failing("ThrottlingException")
+    storage.fifo_messages.client.transact_write_items, calls = failing("ThrottlingException")
     assert offered.claim(offered.messages, 1, NOW + 10, VISIBLE) == []
     assert len(calls) == 1
 
 
 def test_another_error_is_raised_at_once(storage, claimed):
-    storage.fifo_messages.groups.client.transact_write_items, calls = failing("ValidationException")
+    storage.fifo_messages.client.transact_write_items, calls = failing("ValidationException")
     with pytest.raises(ClientError):
-        storage.fifo_messages.delete(claimed.ref, claimed.version, NOW + 20)
+        storage.fifo_messages.delete_many([(claimed.ref, claimed.version)], NOW + 20)[0]
     assert len(calls) == 1

@@ -5,15 +5,20 @@ test_fifo_contract.py` holds every engine to it).
 A FIFO message belongs to a group (`Message.message_group_id`) and has a place in it (`Message.position`):
 - **positions**: a group's counter gives each new message the next position; a group made anew (its first send,
   or one after its counter was forgotten) numbers from `first_position`, the time of that send in ms;
-- **lifetime**: an engine keeps a group's counter `GROUP_LIFETIME_MS` after its last send (`group_expires_at`),
-  longer than any message of it is retained, so a group made anew numbers above every message of a former one;
+- **lifetime**: a group's counter lives while the group has messages (see *an emptied group* below);
 - **head and run**: a group's *head* is its lowest-positioned unexpired message (expired ones hold nothing back);
   its *run* is its Active messages from the head on, up to the first that is not Active (`head_run`);
 - **runs of a receive**: a receive's candidates are cut into one run per group, in the order given (`runs`); a
   run is claimed whole or not at all, and only if every one of its candidates is Active as observed
   (`claimable`, `claim_runs`);
-- **a lapse**: a group is held while any message of its run in flight is hidden; when the last of them becomes
-  visible again, its head (the run's first) is the group's head again, before anything after it;
+- **the hold**: a group is held while any message of its run in flight is hidden (`Hold`), and only that long: a
+  message given back (its visibility changed to now, or shortened) or deleted stops holding it at once, so the group
+  is released when its last lease lapses, is shortened past or is deleted; its head (the run's first, if not deleted)
+  is the group's head again, before anything after it. A delayed message holds nothing, whatever its send's
+  receipt handle does to it;
+- **an emptied group** (it stores, keeps for rewind and holds nothing: `forgettable`) is forgotten by its engine's
+  upkeep; a send then makes it anew (`first_position`). Whatever an engine counts of a group, it forgets it at the
+  latest `GROUP_LIFETIME_MS` after its last send (`group_expires_at`);
 - **dead letters**: a run's spent head (its first messages that reached MaxReceiveCount) moves to the dead-letter
   queue in order, and its group waits for a later receive; any other run is cut before its first spent message
   (`dead_letter_split`). A moved message leaves its group: the one after it becomes the head.
@@ -26,8 +31,8 @@ Where the engines once disagreed, one behaviour was chosen (docs/decisions.md, "
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from mnsd.model.messages import Message, MessageState
 from mnsd.model.queues import INT_ATTRIBUTES
@@ -35,6 +40,9 @@ from mnsd.model.queues import INT_ATTRIBUTES
 _LONGEST_RETENTION_S = next(a.high for a in INT_ATTRIBUTES if a.field == "message_retention_period")
 # How long a group's counter is kept after its last send: a day past the longest retention (7 days).
 GROUP_LIFETIME_MS = (_LONGEST_RETENTION_S + 86_400) * 1000
+# How long after a group's last send a message it numbered may still be on its way to the store (numbered by
+# `sequence`, not yet `put`): an engine that does not count such messages as stored keeps an emptied group this long.
+SEND_SETTLE_MS = 60_000
 
 
 def first_position(now_ms: int) -> int:
@@ -58,6 +66,54 @@ def positions(groups: list[str], sequence: Callable[[str, int], int]) -> list[in
 def group_expires_at(last_send_ms: int) -> int:
     """Until when (ms) an engine keeps a group's counter after its last send (`GROUP_LIFETIME_MS`)."""
     return last_send_ms + GROUP_LIFETIME_MS
+
+
+@dataclass(frozen=True)
+class Hold:
+    """What holds a group: the next visible time of each message of its run in flight not yet deleted, by position.
+
+    The group is held while any of them is hidden (`held`). A claim makes a new hold of its run (`claimed`); a
+    visibility change moves its message's time, shorter or longer (`retimed`: to now gives it back at once); a
+    delete, a dead-letter move or an expiry takes its message out (`released`). A message that is not in the run
+    (delayed, never received) changes nothing. An engine keeps it as it likes: the DynamoDB engine writes these
+    changes on the group's item, the SQLite engine reads it from its rows (`of`); both ask `held`."""
+
+    leases: Mapping[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, messages: Iterable[Message], now_ms: int) -> Hold:
+        """The hold a group's messages show at `now_ms`: those received and hidden (Inactive)."""
+        return cls({m.position: m.visible_at for m in messages if m.state_at(now_ms) is MessageState.INACTIVE})
+
+    @classmethod
+    def claimed(cls, run: Iterable[Message]) -> Hold:
+        """The hold of a run just claimed (its messages as the claim leaves them)."""
+        return cls({m.position: m.visible_at for m in run})
+
+    def held(self, now_ms: int) -> bool:
+        return any(visible_at > now_ms for visible_at in self.leases.values())
+
+    def until(self, now_ms: int) -> int | None:
+        """When the group is released if nothing changes (None: it is not held)."""
+        return max(self.leases.values()) if self.held(now_ms) else None
+
+    def hidden(self, now_ms: int) -> int:
+        """How many of its messages are hidden (in flight) now."""
+        return sum(1 for visible_at in self.leases.values() if visible_at > now_ms)
+
+    def retimed(self, position: int, visible_at: int) -> Hold:
+        if position not in self.leases:
+            return self
+        return Hold({**self.leases, position: visible_at})
+
+    def released(self, position: int) -> Hold:
+        return Hold({p: v for p, v in self.leases.items() if p != position})
+
+
+def forgettable(stored: int, kept: int, hold: Hold, now_ms: int) -> bool:
+    """Whether a group is emptied, and so forgotten by its engine's upkeep: it stores no message (those numbered and
+    on their way counted, or waited for `SEND_SETTLE_MS`), keeps none for rewind and holds nothing."""
+    return stored <= 0 and kept <= 0 and not hold.held(now_ms)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ A queue's messages live in one of two stores, chosen once per queue by its kind:
 `MessageStore`: standard queues and their receivers) and `Storage.fifo_messages` (a `FifoMessageStore`: FIFO
 queues, whose messages keep their groups' order). Each store speaks for its own queues; a move (dead-lettering,
 redrive) is asked of the source's store and writes the target, of either kind, in the target's shape. A receive
-claims what its scan found through the scan (`ReadyScan.claim`): what the scan saw reaches its claims there.
+claims what its scan found through the scan (`ReadyScan.claim`, the one claim path): what the scan saw reaches its
+claims there.
 
 Semantics every engine keeps (the contract suite, tests/storage, runs them against each engine):
 - a claim is atomic on the lease as observed (its version, and it being Active): of any number of
@@ -29,8 +30,11 @@ Semantics every engine keeps (the contract suite, tests/storage, runs them again
 FIFO messages (a FIFO queue's, in `Storage.fifo_messages`: `Message.fifo`, `MessageRef.group`) keep the order
 of their group, by the rules of `mnsd.model.fifo` (each engine keeps only how it stores them):
 - `sequence` numbers a group's new messages (their `position`) above every earlier one of the group, a new group
-  from `fifo.first_position` (its first send's time), its counter kept `fifo.GROUP_LIFETIME_MS` after its last send;
-- a group is *held* while any of its messages is Inactive (in flight): a FIFO store's scan returns nothing of it.
+  from `fifo.first_position` (its first send's time); an emptied group (`fifo.forgettable`) is forgotten by the
+  engine's upkeep, and any group at the latest `fifo.GROUP_LIFETIME_MS` after its last send;
+- a group is *held* while any of its messages is Inactive (in flight: `fifo.Hold`), and no longer: a message given
+  back (re-timed to now or sooner than before) releases it when its last lease lapses; a FIFO store's scan returns
+  nothing of a held group.
   Otherwise its *head* is its lowest-positioned unexpired message; if the head is Active, a FIFO store's scan may
   return the group's Active messages from the head on, in position order, up to the first that is not Active;
 - a claim of a FIFO scan's candidates (`ReadyScan.claim`) takes, per group, a run that starts at the group's head,
@@ -64,20 +68,34 @@ class Claim(Protocol):
     def __call__(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]: ...
 
 
+# How many candidates a receive's scan offers per message it claims (and at least, at most): consumers pick at random
+# among them, so concurrent receives rarely race for the same lease. A page of 16 small index items costs what a page
+# of 1 does on DynamoDB (half a read unit).
+CANDIDATES_PER_MESSAGE = 4
+MIN_CANDIDATES = 16
+MAX_CANDIDATES = 64
+
+
+def candidates(count: int) -> int:
+    """How many Active messages a receive's scan of `count` looks for (`MessageStore.scan_ready`)."""
+    return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
+
+
 @dataclass(frozen=True)
 class ReadyScan:
-    """Active messages found in queue order, and when the next inactive or delayed one becomes receivable; and the
-    way to claim them, bound by the engine to what its scan saw (`claim`)."""
+    """A receive's scan: Active messages found in queue order, and when the next inactive or delayed one becomes
+    receivable; and the one way to claim messages, bound by the engine to what its scan saw (`claim`)."""
 
     messages: list[Message]
     next_visible_at: int | None
-    wasted: int = 0  # leases read that could not be claimed (in flight, delayed, expired)
     claimer: Claim = field(kw_only=True, repr=False, compare=False)
 
     def claim(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        """Claim candidates (this scan's messages, or some of them, in the caller's order) until `count` are owned,
-        each as `MessageStore.claim` does. An engine may skip the rest of a partition's candidates once a claim
-        there was lost to another consumer, and may do the work a receive leaves (placing the queue) after them.
+        """Claim candidates (this scan's messages, or some of them, in the caller's order) until `count` are owned:
+        each `message.received(now_ms, visible_at)` if its lease is still as observed and Active (of any number of
+        concurrent claims of one message, exactly one succeeds). An engine may skip the rest of a partition's
+        candidates once a claim there was lost to another consumer, and may do the work a receive leaves (placing the
+        queue) after them.
 
         A FIFO queue's candidates (its scan's runs, in its order): per group, the first of its candidates up to
         `count` owned, as one run (see the module's docstring); a group's run refused leaves none of it claimed."""
@@ -85,16 +103,16 @@ class ReadyScan:
 
 
 class MessageStore(Protocol):
-    """A queue's messages, by queue incarnation (`queue_id`). How an engine places them (partitions, indexes) and
-    follows each queue's load is its own affair: it learns the load from the calls below.
+    """A queue's messages, by queue incarnation (`queue_id`): what the queue services ask of them. How an engine places
+    them (partitions, indexes) and follows each queue's load is its own affair: it learns the load from these calls.
 
     A store serves queues of one kind (`Storage.messages`: standard queues; `Storage.fifo_messages`: FIFO ones),
     chosen once per queue by the service. Only `move` writes another queue, possibly of the other kind (a dead
     letter, a redrive): it writes the target in the target's shape."""
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool = True) -> list[str]:
-        """Ids for `count` new messages of the queue (`mnsd.storage.ids.new_message_id`): `sent` by producers now
-        (they count in the queue's send rate), or else moved in by the service (dead letters, redrive)."""
+    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
+        """Ids for `count` new messages of the queue (`mnsd.storage.ids.new_message_id`), whoever sends them (they
+        count in the load the engine places the queue by)."""
         ...
 
     def put(self, messages: list[Message]) -> set[str]:
@@ -102,35 +120,31 @@ class MessageStore(Protocol):
         together); the ids of those that could not be stored."""
         ...
 
-    def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
-        """`message.received(now_ms, visible_at)` if the lease is still as observed and Active, else None: one lease
-        claimed on its own (a FIFO queue's: as a run of one, which must start at its group's head). A receive
-        claims through its scan instead (`ReadyScan.claim`)."""
-        ...
-
-    def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        """Delete a message whose lease is still the one a receipt handle (`version`) names."""
-        ...
-
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
-        """`delete` for each (ref, version); whether each was deleted."""
+        """Delete each (ref, version) whose lease is still the one a receipt handle (`version`) names, while it is
+        still hidden; whether each was deleted."""
         ...
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         ...
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
-        """Up to `wanted` Active, unexpired messages in queue order (bodies may be left unloaded). `enough` given:
-        a receive's scan, which the receive's claim follows (`ReadyScan.claim`); an engine of many partitions reads
-        further ones only while it has fewer than `enough`, and may read a wider page while consumers contend.
+    def scan_ready(self, queue_id: str, now_ms: int, count: int) -> ReadyScan:
+        """A receive's scan for `count` messages: about `candidates(count)` Active, unexpired messages in queue order
+        (bodies may be left unloaded), to be claimed through it (`ReadyScan.claim`). An engine of many partitions may
+        stop reading further ones once it has `count`, and may read a wider page while consumers contend.
 
         A FIFO queue's: the runs of free groups (see above), each run's messages together and in position order,
         the groups in any order (an engine may pick them at random, so consumers spread)."""
         ...
 
+    def peek_ready(self, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
+        """Up to `wanted` Active, unexpired messages in queue order, from every partition (bodies may be left unloaded):
+        what a peek shows and a redrive moves. A FIFO queue's: the runs of free groups, as `scan_ready`'s."""
+        ...
+
     def load_bodies(self, messages: list[Message]) -> None:
-        """Fill in the bodies (and what else) `scan_ready` or a claim left out."""
+        """Fill in the bodies (and what else) a scan or a claim left out."""
         ...
 
     def counts(self, queue_id: str, now_ms: int) -> QueueCounts:

@@ -52,7 +52,7 @@ class Arrivals:
 
     def moved(self, message: Message, target: Queue, now_ms: int, system_properties: tuple[Property, ...]) -> Message:
         """`message` as a new message of `target` (`Message.moved`), placed there."""
-        (message_id,) = self.messages.of(target).new_ids(target.queue_id, 1, now_ms, sent=False)
+        (message_id,) = self.messages.of(target).new_ids(target.queue_id, 1, now_ms)
         logging = target.attributes.logging_enabled
         (moved,) = self.placed(
             target, [message.moved(target.queue_id, message_id, now_ms, system_properties, logging)], now_ms
@@ -62,7 +62,7 @@ class Arrivals:
     def store(self, queue: Queue, messages: list[Message], now_ms: int, sent: bool = True) -> set[str]:
         """Store new messages of the queue and its receivers' copies of them in one `put`, and wake their long polls;
         the ids of the messages not stored, or whose copy was not (the sender is told to send them again)."""
-        copies = self.receivers.copies(queue, messages, now_ms, sent)
+        copies = self.receivers.copies(queue, messages, now_ms)
         failed = self.messages.of(queue).put(messages + [copy for m in messages for copy in copies[m.message_id]])
         lost = {
             m.message_id for m in messages if {m.message_id, *(c.message_id for c in copies[m.message_id])} & failed
@@ -80,6 +80,6 @@ class Arrivals:
         self.notifier.notify(queue.queue_id, len(moved))
         if not queue.receivers:
             return
-        copies = self.receivers.copies(queue, moved, now_ms, sent=False)
+        copies = self.receivers.copies(queue, moved, now_ms)
         self.messages.of(queue).put([copy for found in copies.values() for copy in found])
         self.receivers.notify(queue)

@@ -104,7 +104,7 @@ class DeadLetterService:
         queue = self.registry.get(account_id, queue_name)
         given = MessageInput(body, 0, 8, user_properties, system_properties, message_group_id=group)
         now_ms = ms(self.clock.now())
-        ids = self.messages.of(queue).new_ids(queue.queue_id, 1, now_ms, sent=False)
+        ids = self.messages.of(queue).new_ids(queue.queue_id, 1, now_ms)
         (message,) = self.arrivals.new_messages(queue, [given], now_ms, ids)
         if self.arrivals.store(queue, [message], now_ms, sent=False):
             raise errors.InternalError()
@@ -127,7 +127,7 @@ class DeadLetterService:
         moved = 0
         while moved < MAX_REDRIVE:
             wanted = min(MAX_REDRIVE_SCAN, len(stay) + REDRIVE_PAGE)
-            found = [m for m in store.scan_ready(queue.queue_id, now_ms, wanted).messages if m.message_id not in stay]
+            found = [m for m in store.peek_ready(queue.queue_id, now_ms, wanted) if m.message_id not in stay]
             if not found:
                 break
             store.load_bodies(found)

@@ -23,12 +23,6 @@ from mnsd.settings import Settings
 
 MAX_WAIT_SECONDS = 30
 VISIBILITY_RANGE = (0, 43200)
-# How many Active messages a receive looks at per message it wants (and at least): consumers pick at
-# random among them, so concurrent receives rarely race for the same lease. A page of 16 small index
-# items costs what a page of 1 does (half a read unit).
-CANDIDATES_PER_MESSAGE = 4
-MIN_CANDIDATES = 16
-MAX_CANDIDATES = 64
 CLAIM_ROUNDS = 10
 
 
@@ -43,11 +37,6 @@ class SendResult:
 class Received:
     message: Message
     receipt_handle: str
-
-
-def _candidates(count: int) -> int:
-    """How many Active messages a receive of `count` looks at."""
-    return min(MAX_CANDIDATES, max(MIN_CANDIDATES, count * CANDIDATES_PER_MESSAGE))
 
 
 @dataclass(eq=False, kw_only=True)  # a service: compared by identity
@@ -171,7 +160,7 @@ class MessageService:
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
         store = self.messages.of(queue)
-        scan = store.scan_ready(queue.queue_id, now_ms, _candidates(count), enough=count)
+        scan = store.scan_ready(queue.queue_id, now_ms, count)  # (its candidates: `mnsd.model.ports.candidates`)
         candidates = kind_of(queue).candidates(scan.messages)
         seen = len(candidates)
         policy = queue.attributes.dlq_policy
@@ -184,7 +173,7 @@ class MessageService:
 
     def peek(self, queue: Queue, count: int) -> list[Message]:
         store = self.messages.of(queue)
-        found = store.scan_ready(queue.queue_id, ms(self.clock.now()), count).messages
+        found = store.peek_ready(queue.queue_id, ms(self.clock.now()), count)
         store.load_bodies(found)
         found = [m for m in found if m.body is not None]  # (one deleted since it was read stays unloaded)
         if not found:

@@ -305,15 +305,12 @@ class ReceiverService:
 
     # --- their messages ------------------------------------------------------------------------
 
-    def copies(
-        self, queue: Queue, originals: list[Message], now_ms: int, sent: bool = True
-    ) -> dict[str, list[Message]]:
-        """Each receiver's copy of each new message of the queue, by the message's id (`sent`: by producers, as
-        `MessageStore.new_ids` counts them)."""
+    def copies(self, queue: Queue, originals: list[Message], now_ms: int) -> dict[str, list[Message]]:
+        """Each receiver's copy of each new message of the queue, by the message's id."""
         found: dict[str, list[Message]] = {m.message_id: [] for m in originals}
         kind = kind_of(queue)
         for receiver in queue.receivers:
-            ids = self.messages.of(queue).new_ids(receiver.queue_id, len(originals), now_ms, sent)
+            ids = self.messages.of(queue).new_ids(receiver.queue_id, len(originals), now_ms)
             # (a FIFO queue's receiver places them by its own group counters, so it keeps every group's order itself)
             copies = kind.placed(
                 [kind.copied(m, receiver.queue_id, id_) for m, id_ in zip(originals, ids, strict=True)],
@@ -355,7 +352,7 @@ class ReceiverService:
                 queue, _replaced(queue, dataclasses.replace(receiver, copy_cursor=cursor))
             ):
                 continue  # another caller took this page (or the receivers changed): read them again
-            ids = store.new_ids(receiver.queue_id, len(page), now_ms, sent=False)
+            ids = store.new_ids(receiver.queue_id, len(page), now_ms)
             copies = [STANDARD.copied(m, receiver.queue_id, id_) for m, id_ in zip(page, ids, strict=True)]
             if store.put(copies):
                 raise errors.InternalError()

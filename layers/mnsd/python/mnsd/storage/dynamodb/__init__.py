@@ -19,7 +19,7 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
     """The engine's stores (one message table: standard queues striped, FIFO queues by group; one `Placer` for both,
     which gives the ids of new messages and knows which leases the ready index keeps); `clock` times the placement
     of queues (growth, the send width, the ready index)."""
-    from mnsd.storage.dynamodb.fifo import DynamoFifoMessages
+    from mnsd.storage.dynamodb.fifo_groups import FifoGroups
     from mnsd.storage.dynamodb.meta import DynamoMetaTable
     from mnsd.storage.dynamodb.nonces import DynamoNonces
     from mnsd.storage.dynamodb.oplog import DynamoOperationLog
@@ -47,7 +47,7 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
         engine=ENGINE,
         meta=meta,
         messages=StripedMessageStore(client, settings.message_table, placer),
-        fifo_messages=DynamoFifoMessages(client, settings.message_table, placer),
+        fifo_messages=FifoGroups(client, settings.message_table, placer),
         topic_messages=DynamoTopicMessageStore(client, settings.topic_message_table),
         log=DynamoOperationLog(client, settings.log_table),
         rates=DynamoRateCounter(client, settings.meta_table),

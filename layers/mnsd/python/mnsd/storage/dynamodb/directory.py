@@ -39,17 +39,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mnsd.model import fifo
 from mnsd.storage.dynamodb.layout import Item, group_partition, number
 from mnsd.storage.dynamodb.placement import Placement
 
 MIN_DIRECTORY_WIDTH = 8  # the fewest directory partitions of a FIFO queue (and those of group items older than homes)
 DIRECTORY_PER_STRIPE = 1  # directory partitions per stripe of the queue's placement (see `GroupDirectory.width`)
 GROUP = "G"
+HOLD = "t_"  # a group item's hold: `t_{position}`, the next visible time of that message of its run in flight
+_DIGITS = string.digits + string.ascii_letters
+_BASE = len(_DIGITS)
 HOME = "#H"  # the sort key of a group's home item, in the group's partition (before its leases)
 _DIRECTORY_PAGE = 100  # group items a receive reads per Query
 _START_CHARACTERS = string.printable[:94]  # where a shuffled read may start (`G` + one)
 _REMEMBERED = 100_000  # homes a container remembers (then it starts afresh)
-_STATE = "nqohcpkxi"  # a group item's attributes besides its key (`fifo_groups`' module docstring; `i`: its home's)
+# A group item's attributes besides its key and its hold (`fifo_groups`' module docstring; `i`: its home's). A move is
+# conditioned on them as read: its hold changes only with `c`.
+_STATE = "nqohcpkxi"
 
 
 class Placements(Protocol):
@@ -88,6 +94,35 @@ class Home:
     token: str
 
 
+def hold_attribute(position: int) -> str:
+    """The group item's attribute holding the next visible time of its run's message at `position` (`fifo.Hold`):
+    `t_` and the position in base 62 (short: a group item is read on every receive that meets it)."""
+    digits = []
+    while True:
+        position, digit = divmod(position, _BASE)
+        digits.append(_DIGITS[digit])
+        if not position:
+            return HOLD + "".join(reversed(digits))
+
+
+def hold_value(position: int, visible_at: int) -> Item:
+    """What a hold attribute stores: the message's next visible time less its position (a few digits: a position is
+    about its send's time in ms)."""
+    return {"N": str(visible_at - position)}
+
+
+def hold_of(item: Item) -> fifo.Hold:
+    """The hold a group item records (its `hold_attribute`s)."""
+    leases = {}
+    for name, value in item.items():
+        if name.startswith(HOLD):
+            position = 0
+            for digit in name[len(HOLD) :]:
+                position = position * _BASE + _DIGITS.index(digit)
+            leases[position] = int(value["N"]) + position
+    return fifo.Hold(leases)
+
+
 @dataclass(frozen=True)
 class GroupState:
     """A group item as read: its group, its directory partition, its state, and the item itself (a move copies it)."""
@@ -96,23 +131,36 @@ class GroupState:
     name: str
     home: int
     stored: int  # q
-    out: int  # o
-    held_until: int  # h
+    hold: fifo.Hold  # t_{position}...
     changes: int  # c
     paused_until: int  # p
     kept: int  # k
     token: str  # i ("": from before homes)
     item: Item = field(compare=False, repr=False)
+    former_until: int = 0  # h, while o > 0: the hold of a run claimed before holds were kept per message
 
     @classmethod
     def of(cls, item: Item) -> GroupState:
         queue_id, d = item["pk"]["S"].rsplit("#D", 1)
         q, o, h, c, p, k = (number(item, name) or 0 for name in "qohcpk")
         token = str(item.get("i", {}).get("S", ""))
-        return cls(queue_id, item["sk"]["S"][1:], int(d), q, o, h, c, p, k, token, item)
+        return cls(queue_id, item["sk"]["S"][1:], int(d), q, hold_of(item), c, p, k, token, item, h if o > 0 else 0)
 
     def held(self, now_ms: int) -> bool:
-        return (self.out > 0 and self.held_until > now_ms) or self.paused_until > now_ms
+        return self.hold.held(now_ms) or self.former_until > now_ms or self.paused_until > now_ms
+
+    def wakes_at(self) -> int:
+        """When a held group is free again, if nothing changes."""
+        return max([*self.hold.leases.values(), self.former_until, self.paused_until])
+
+    def in_flight(self, now_ms: int) -> int:
+        """How many of its messages are hidden now (a run from before per-message holds: as it counted them)."""
+        former = number(self.item, "o") or 0 if self.former_until > now_ms else 0
+        return self.hold.hidden(now_ms) + former
+
+    def forgettable(self, now_ms: int) -> bool:
+        """Emptied (`fifo.forgettable`), and no rewind or former run holds it."""
+        return fifo.forgettable(self.stored, self.kept, self.hold, now_ms) and not self.held(now_ms)
 
     @property
     def partition(self) -> str:

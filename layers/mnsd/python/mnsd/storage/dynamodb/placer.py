@@ -37,13 +37,11 @@ class Placer:
         index (a FIFO queue's groups are read from the table)."""
         return not message.fifo and self.placements.of(message.queue_id).spread.indexing
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool) -> list[str]:
-        """Ids of `count` new messages of the queue, each naming a stripe among the first `send_width` at random;
-        `sent` ones count in the queue's send rate first, which may widen or grow it (so they spread at the rate
-        including them)."""
-        placement = self.placements.of(queue_id)
-        if sent:
-            placement = self._grow(queue_id, placement, sent=count)
+    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
+        """Ids of `count` new messages of the queue, each naming a stripe among the first `send_width` at random:
+        they count in the queue's send rate first (whoever sends them: a dead letter or a receiver's copy writes the
+        queue's stripes as a send does), which may widen or grow it (so they spread at the rate including them)."""
+        placement = self._grow(queue_id, self.placements.of(queue_id), sent=count)
         width = placement.send_width(now_ms)
         return [new_message_id(now_ms, secrets.randbelow(width) + 1) for _ in range(count)]
 

@@ -23,7 +23,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.model.messages import Message, MessageRef, MessageState
-from mnsd.model.ports import Claim, ReadyScan
+from mnsd.model.ports import Claim, ReadyScan, candidates
 from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb import dead_letters, enqueued
 from mnsd.storage.dynamodb.conditions import conditional
@@ -72,9 +72,9 @@ class StripedMessageStore:
 
     # --- writes -------------------------------------------------------------------------------
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool = True) -> list[str]:
+    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
         """Ids naming stripes of the queue's send width (`Placer.new_ids`)."""
-        return self.placer.new_ids(queue_id, count, now_ms, sent)
+        return self.placer.new_ids(queue_id, count, now_ms)
 
     def put(self, messages: list[Message]) -> set[str]:
         """Store new messages (with BatchWriteItem); the ids of those that could not be stored."""
@@ -113,11 +113,6 @@ class StripedMessageStore:
             return False
         return None if response is None else message_of(response["Attributes"])
 
-    def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
-        """Take the lease of an Active message as observed; None if another consumer changed it first."""
-        claimed = self._claim_some([message], 1, now_ms, visible_at)
-        return claimed[0] if claimed else None
-
     def _claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
         """Claim candidates in their order until `count` are owned. A lost claim means another consumer works
         the same page of that stripe: the rest of that stripe's candidates are left to it (the receive returns
@@ -142,12 +137,9 @@ class StripedMessageStore:
         return claimed
 
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
-        return [self.delete(ref, version, now_ms) for ref, version in leases]
-
-    def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        """Delete a message whose lease is still the one a receipt handle names (`Message.held_by`)."""
-        response = conditional(self.client.delete_item, **held_lease(self.table, ref, version, now_ms))
-        return response is not None
+        """Delete each message whose lease is still the one a receipt handle names (`Message.held_by`)."""
+        deletes = (held_lease(self.table, ref, version, now_ms) for ref, version in leases)
+        return [conditional(self.client.delete_item, **delete) is not None for delete in deletes]
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
@@ -159,22 +151,24 @@ class StripedMessageStore:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
-        """Up to `wanted` Active, unexpired messages (from the index, their leases only: `load_bodies` reads the
-        rest), by priority then position among those read (`StripeReads.scan`). A receive's scan (`enough` given)
-        reads the stripes of the send width a minute ago (`Placement.read_spread`) besides its sweeps, a page
-        `CONTENDED_SPREAD` times wider while this container's receives of the queue lose many claims, and binds what
-        it saw into its claim (`_ReceiveClaims`); others read every stripe."""
+    def scan_ready(self, queue_id: str, now_ms: int, count: int) -> ReadyScan:
+        """A receive's `candidates(count)` Active, unexpired messages (from the index, their leases only: `load_bodies`
+        reads the rest), by priority then position among those read (`StripeReads.scan`): the stripes of the send
+        width a minute ago (`Placement.read_spread`) besides its sweeps, until it has `count`, a page
+        `CONTENDED_SPREAD` times wider while this container's receives of the queue lose many claims; its claim
+        followed by the placement work the receive leaves (`_ReceiveClaims`)."""
+        wanted = candidates(count)
         placement = self.placer.of(queue_id)
-        if not enough:
-            found = self.reads.scan(queue_id, now_ms, wanted, placement.spread, wanted)
-            return ReadyScan(found.messages, found.next_visible_at, found.wasted, claimer=self._claim_some)
         page = wanted * CONTENDED_SPREAD if self.placer.growth.contended(queue_id) else wanted
-        found = self.reads.scan(queue_id, now_ms, page, placement.read_spread(now_ms), enough)
+        found = self.reads.scan(queue_id, now_ms, page, placement.read_spread(now_ms), count)
         seen = len(found.messages)
         scan = _ReceiveScan(queue_id, seen, seen < wanted, found.wasted)
         claims = _ReceiveClaims(self._claim_some, self.placer, self.index.build, scan)
-        return ReadyScan(found.messages, found.next_visible_at, found.wasted, claimer=claims)
+        return ReadyScan(found.messages, found.next_visible_at, claimer=claims)
+
+    def peek_ready(self, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
+        """Up to `wanted` Active, unexpired messages from every stripe (their leases only)."""
+        return self.reads.scan(queue_id, now_ms, wanted, self.placer.of(queue_id).spread, wanted).messages
 
     def load_bodies(self, messages: list[Message]) -> None:
         """Complete what `scan_ready` (leases as the index holds them) or `claim` (bodies out of line) left out."""

@@ -10,12 +10,14 @@ last moments before it (never corrupts the database). `MNS_SQLITE_SYNCHRONOUS=FU
 
 from __future__ import annotations
 
+import hashlib
 import json
 import queue
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,17 @@ BUSY_TIMEOUT_MS = 10_000
 AUTOCHECKPOINT_PAGES = 10_000
 # Connections on a file at most (each holds the database and its WAL open): a thread beyond waits for one.
 POOL_SIZE = 8
+
+HASH_DIGITS = 8
+
+
+@lru_cache(maxsize=4096)
+def group_key(group: str) -> str:
+    """How a FIFO message names its group in the indexes (column `group_key`, and the SQL function of that name):
+    its hash (`HASH_DIGITS` hex digits, the same in every process) first, then the group (groups.py says why)."""
+    digest = hashlib.blake2b(group.encode("utf-8"), digest_size=HASH_DIGITS // 2).hexdigest()
+    return f"{digest}{group}"
+
 
 # The message columns later versions added, each with its default: a database an older version made gets them
 # as it opens (its messages unordered). `group_key`: a FIFO message's group, placed by its hash (groups.py).
@@ -163,6 +176,7 @@ class Database:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
         connection.execute(f"PRAGMA synchronous = {self.synchronous}")
+        connection.create_function("group_key", 1, group_key, deterministic=True)
         with self._all_lock:
             self._all.append(connection)
         return connection

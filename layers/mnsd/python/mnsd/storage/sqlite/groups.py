@@ -15,19 +15,16 @@ probe per free group and the messages it returns, whatever the depth of the queu
 
 from __future__ import annotations
 
-import hashlib
 import random
 import sqlite3
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from mnsd.model import fifo
 from mnsd.model.messages import Message
-from mnsd.storage.sqlite.database import COLUMNS, message_of
+from mnsd.storage.sqlite.database import COLUMNS, HASH_DIGITS, group_key, message_of
 
 HASHES = 1 << 32
-_HASH_DIGITS = 8
 
 # Row indexes of the columns a scan looks at (`database.COLUMNS`).
 _VISIBLE_AT, _GROUP_KEY = 4, 17
@@ -40,9 +37,10 @@ _GROUPS_SQL = (
 )
 _FROM_SQL = _GROUPS_SQL.format(after=">=")
 _AFTER_SQL = _GROUPS_SQL.format(after=">")
+# A group's messages received and hidden (Inactive): its hold (`fifo.Hold.of`), as far as it takes to see it.
 _HIDDEN_SQL = (
-    "SELECT 1 FROM messages INDEXED BY messages_received WHERE queue_id = ? AND fifo = 1 AND dequeue_count > 0 "
-    "AND group_key = ? AND visible_at > ? AND expires_at > ? LIMIT 1"
+    f"SELECT {COLUMNS} FROM messages INDEXED BY messages_received WHERE queue_id = ? AND fifo = 1 "
+    "AND dequeue_count > 0 AND group_key = ? AND visible_at > ? AND expires_at > ? LIMIT 1"
 )
 _BETWEEN_SQL = (
     "SELECT 1 FROM messages INDEXED BY messages_groups WHERE queue_id = ? AND fifo = 1 AND group_key = ? "
@@ -56,17 +54,25 @@ _SEQUENCE_SQL = (
     "INSERT INTO message_groups (queue_id, message_group_id, next_position, used_at) VALUES (?, ?, ?, ?) "
     "ON CONFLICT DO UPDATE SET next_position = next_position + ?, used_at = excluded.used_at RETURNING next_position"
 )
+# Emptied groups' counters (`fifo.forgettable`): no send for `fifo.SEND_SETTLE_MS` (a message numbered is not in
+# `messages` until its put), no unexpired message stored or kept. (A message hidden is stored: nothing holds them.)
+# The counters a sweep looks at next: settled (no send for `fifo.SEND_SETTLE_MS`: a message numbered is not in
+# `messages` until its put), in the order of their last send, from where the last sweep stopped.
+_SETTLED_SQL = (
+    "SELECT used_at, queue_id, message_group_id FROM message_groups INDEXED BY message_groups_used "
+    "WHERE used_at <= ? AND (used_at, queue_id, message_group_id) > (?, ?, ?) "
+    "ORDER BY used_at, queue_id, message_group_id LIMIT ?"
+)
+# A settled counter forgotten if its group is emptied (`fifo.forgettable`): no unexpired message stored or kept (a
+# message in flight is stored: nothing else holds a group).
+_EMPTIED_SQL = (
+    "DELETE FROM message_groups WHERE queue_id = ?1 AND message_group_id = ?2 AND NOT EXISTS (SELECT 1 FROM messages "
+    "INDEXED BY messages_groups WHERE queue_id = ?1 AND fifo = 1 AND group_key = ?3 AND expires_at > ?4) "
+    "AND NOT EXISTS (SELECT 1 FROM kept_messages WHERE queue_id = ?1 AND message_group_id = ?2 AND expires_at > ?4)"
+)
+Cursor = tuple[int, str, str]  # (last send, queue id, group) of the last counter a sweep looked at
+_START: Cursor = (-(1 << 63), "", "")
 _LOWEST = -(1 << 63)
-
-
-@lru_cache(maxsize=4096)
-def group_key(group: str) -> str:
-    """How a FIFO message names its group in the indexes: its hash first (the same in every process)."""
-    return f"{_hash(group)}{group}"
-
-
-def _hash(group: str) -> str:
-    return hashlib.blake2b(group.encode("utf-8"), digest_size=_HASH_DIGITS // 2).hexdigest()
 
 
 def sequence(connection: sqlite3.Connection, queue_id: str, group: str, count: int, now_ms: int) -> int:
@@ -78,20 +84,20 @@ def sequence(connection: sqlite3.Connection, queue_id: str, group: str, count: i
     return int(following) - count
 
 
-def forget_counters(connection: sqlite3.Connection, now_ms: int, limit: int) -> None:
-    """Delete counters past their lifetime (`fifo.group_expires_at` their last send): they number no stored
-    message any more."""
-    connection.execute(
-        "DELETE FROM message_groups WHERE (queue_id, message_group_id) IN (SELECT queue_id, message_group_id "
-        "FROM message_groups WHERE used_at < ? LIMIT ?)",
-        (now_ms - fifo.GROUP_LIFETIME_MS, limit),
-    )
+def forget_counters(connection: sqlite3.Connection, now_ms: int, limit: int, after: Cursor | None) -> Cursor | None:
+    """Delete the counters of emptied groups (`fifo.forgettable`) among the next `limit` settled ones after `after`
+    (None: from the first); where the next sweep goes on from (None: from the first again). A group past its
+    lifetime (`fifo.GROUP_LIFETIME_MS`) has no unexpired message: it is forgotten so."""
+    now_s = now_ms // 1000
+    settled = connection.execute(_SETTLED_SQL, (now_ms - fifo.SEND_SETTLE_MS, *(after or _START), limit)).fetchall()
+    connection.executemany(_EMPTIED_SQL, [(queue_id, group, group_key(group), now_s) for _, queue_id, group in settled])
+    return tuple(settled[-1]) if len(settled) == limit else None
 
 
 def free_runs(connection: sqlite3.Connection, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
     """Up to `wanted` messages: the runs of free groups (`fifo.head_run`), group after group, from a random group
     on round to the one before it."""
-    start = f"{random.randrange(HASHES):0{_HASH_DIGITS}x}"
+    start = f"{random.randrange(HASHES):0{HASH_DIGITS}x}"
     now_s = now_ms // 1000
     found: list[Message] = []
     for lower, upper in ((start, "g"), ("", start)):  # hex digits sort below "g"
@@ -121,8 +127,9 @@ def _group_messages(head: tuple[Any, ...], rows: Iterator[tuple[Any, ...]]) -> I
 
 
 def _hidden(connection: sqlite3.Connection, queue_id: str, key: str, now_ms: int) -> bool:
-    """Whether a message of the group is in flight (received, not yet visible again): the group is held."""
-    return connection.execute(_HIDDEN_SQL, (queue_id, key, now_ms, now_ms // 1000)).fetchone() is not None
+    """Whether the group is held (`fifo.Hold`): its hold read from its rows, as far as one message in flight."""
+    rows = connection.execute(_HIDDEN_SQL, (queue_id, key, now_ms, now_ms // 1000)).fetchall()
+    return fifo.Hold.of(map(message_of, rows), now_ms).held(now_ms)
 
 
 def may_follow(connection: sqlite3.Connection, previous: Message | None, message: Message, now_ms: int) -> bool:
@@ -139,4 +146,4 @@ def may_follow(connection: sqlite3.Connection, previous: Message | None, message
 
 def held_groups(connection: sqlite3.Connection, queue_id: str, now_ms: int, limit: int) -> list[str]:
     rows = connection.execute(_HELD_SQL, (queue_id, now_ms, now_ms // 1000, limit)).fetchall()
-    return [key[_HASH_DIGITS:] for (key,) in rows]
+    return [key[HASH_DIGITS:] for (key,) in rows]

@@ -24,11 +24,11 @@ from typing import Any
 
 from mnsd.log.changes import MessageChange
 from mnsd.model.messages import Message, MessageRef, MessageState, Property
-from mnsd.model.ports import ReadyScan
+from mnsd.model.ports import ReadyScan, candidates
 from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.ids import new_message_id
 from mnsd.storage.sqlite import changes, groups
-from mnsd.storage.sqlite.database import COLUMNS, Database, message_of
+from mnsd.storage.sqlite.database import COLUMNS, Database, group_key, message_of
 
 PRIORITIES = range(1, 17)
 # Per priority, an index range of the messages already visible (priorities are asked in turn, highest
@@ -108,7 +108,7 @@ def _row(message: Message) -> tuple[Any, ...]:
         message.message_group_id,
         int(message.logging),
         int(message.fifo),
-        groups.group_key(message.message_group_id) if message.fifo else "",
+        group_key(message.message_group_id) if message.fifo else "",
     )
 
 
@@ -117,10 +117,11 @@ class SqliteMessageStore:
 
     def __init__(self, database: Database) -> None:
         self.db = database
+        self._counters_after: groups.Cursor | None = None  # where the sweep of FIFO groups' counters goes on from
 
     # --- writes -------------------------------------------------------------------------------
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int, sent: bool = True) -> list[str]:
+    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
         """One table holds every message: ids name no partition (slot 1)."""
         return [new_message_id(now_ms) for _ in range(count)]
 
@@ -133,10 +134,6 @@ class SqliteMessageStore:
             if logged:
                 changes.record(connection, logged)
         return set()
-
-    def claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None:
-        claimed = self._claim_some([message], 1, now_ms, visible_at)
-        return claimed[0] if claimed else None
 
     def _claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
         """One transaction: each candidate's conditional UPDATE (`Message.received`) until `count` are owned."""
@@ -158,9 +155,6 @@ class SqliteMessageStore:
         logged = [changes.received(after, now_ms) for after in claimed if after.logging]
         if logged:
             changes.record(connection, logged)
-
-    def delete(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        return self.delete_many([(ref, version)], now_ms)[0]
 
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         """One transaction: each message deleted if its lease is still the one its handle names."""
@@ -270,13 +264,15 @@ class SqliteMessageStore:
             logged = [changes.expired(message_of(row), now_ms) for row in rows if row[15]]
             if logged:
                 changes.record(connection, logged)
-            groups.forget_counters(connection, now_ms, limit)
+            self._counters_after = groups.forget_counters(connection, now_ms, limit, self._counters_after)
         return len(rows)
 
     # --- reads --------------------------------------------------------------------------------
 
-    def scan_ready(self, queue_id: str, now_ms: int, wanted: int, enough: int = 0) -> ReadyScan:
-        """One table holds every message, indexed by visibility: `enough` (a partition's worth) means nothing here."""
+    def scan_ready(self, queue_id: str, now_ms: int, count: int) -> ReadyScan:
+        """`candidates(count)` ready messages (one table holds every message, indexed by visibility), and when the
+        next becomes visible if they are fewer."""
+        wanted = candidates(count)
         with self.db.read() as connection:
             found = self._ready(connection, queue_id, now_ms, wanted)
             next_visible = None
@@ -286,6 +282,10 @@ class SqliteMessageStore:
                     (queue_id, now_ms),
                 ).fetchone()[0]
         return ReadyScan(found, next_visible, claimer=self._claim_some)
+
+    def peek_ready(self, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
+        with self.db.read() as connection:
+            return self._ready(connection, queue_id, now_ms, wanted)
 
     def _ready(self, connection: sqlite3.Connection, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
         """Up to `wanted` ready messages, priority by priority (each an index range of the messages visible)."""
