@@ -124,29 +124,52 @@ def start(config: PushpinConfig, bind: str | None = "127.0.0.1", timeout: float 
 
 
 def stop(process: subprocess.Popen[bytes], kill: bool = False) -> None:
-    """End Pushpin and its children (SIGKILL: as a crash would), even if its runner is gone already."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(10)
-    for signum in (None, signal.SIGKILL):  # its children (condure holds the port) gone too: killed if they linger
-        if signum is not None:
+    """End Pushpin and its children (SIGKILL: as a crash would), even if its runner is gone already. The runner
+    puts some of its services in process groups of their own: each child's group is signalled too."""
+    groups = {process.pid, *(_group(pid) for pid in _children(process.pid))}
+    for signum in (signal.SIGKILL if kill else signal.SIGTERM, signal.SIGKILL):
+        for group in groups:
             try:
-                os.killpg(process.pid, signum)
+                os.killpg(group, signum)
             except ProcessLookupError:
-                return
+                pass
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(process.pid, 0)
-            except ProcessLookupError:
-                return
+        while time.monotonic() < deadline and any(_alive(group) for group in groups):
             time.sleep(0.05)
+        if not any(_alive(group) for group in groups):
+            break
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _group(pid: int) -> int:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return pid
+
+
+def _alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _accepts(host: str, port: int) -> bool:
