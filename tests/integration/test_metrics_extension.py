@@ -44,7 +44,7 @@ def call(services: Services, route: str, method: str, path: str, query: str = ""
 
 
 def log(services: Services, account: str, kind: str, resource: str, event: str, time_ms: int, n: int, **fields):
-    services.oplog.write(
+    services.storage.log.write(
         [LogRecord(account, kind, resource, event, time_ms + i, f"m{i}", uuid.uuid4().hex, **fields) for i in range(n)]
     )
 

@@ -321,7 +321,7 @@ def test_a_log_outage_neither_fails_the_fan_out_nor_pushes_twice(push, push_endp
     def unavailable(records):
         raise RuntimeError("log table throttled")
 
-    monkeypatch.setattr(push.services.oplog, "write", unavailable)
+    monkeypatch.setattr(push.services.storage.log, "write", unavailable)
     _, outcomes = push.publish(topic)  # the stream batch would be retried if this raised
     assert outcomes["s"].delivered
     time.sleep(0.5)

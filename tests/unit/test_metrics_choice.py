@@ -92,7 +92,7 @@ def test_a_topics_push_results_follow_its_choice_when_the_message_was_published(
         services.topics.set_topic_attributes(ACCOUNT, "news", TopicAttributeChanges(metrics_enabled=""))
         later = services.topics.publish(ACCOUNT, "news", PublishInput(body="hi"))
         subscription = services.topics.get_subscription(ACCOUNT, "news", "sub")
-        records = PushRecords(services.oplog, services.clock, services.settings.region)
+        records = PushRecords(services.storage.log, services.clock, services.settings.region)
         letters = DeadLetters(services.dead_letters, records, PushCounters(), services.settings.region, sink)
         delivered = type("Delivered", (), {"deliver": lambda self, s, m: Outcome(True, 200)})()
         attempt = FirstAttempt(delivered, None, letters, records, PushCounters(), sink)  # type: ignore[arg-type]

@@ -232,12 +232,12 @@ def subscribed(services: Services, endpoint: str = ENDPOINT, dlq: bool = False) 
 
 
 def dead_letters(services: Services, counts: ProcessMetrics, queues: Any = None) -> DeadLetters:
-    records = PushRecords(services.oplog, services.clock, services.settings.region)
+    records = PushRecords(services.storage.log, services.clock, services.settings.region)
     return DeadLetters(queues or services.dead_letters, records, PushCounters(), services.settings.region, counts)
 
 
 def first_attempt(services: Services, counts: ProcessMetrics, outcome: Outcome, letters: DeadLetters) -> FirstAttempt:
-    records = PushRecords(services.oplog, services.clock, services.settings.region)
+    records = PushRecords(services.storage.log, services.clock, services.settings.region)
     return FirstAttempt(ScriptedDeliverer(outcome), RecordingWorkflow(), letters, records, PushCounters(), counts)
 
 
@@ -272,10 +272,10 @@ def test_a_push_given_up_counts_dead_lettered_or_dropped(services, counts):
 def test_a_retry_counts_its_result(services, counts, outcome, answer):
     subscription, message = subscribed(services)
     workflow = RecordingWorkflow()
-    records = PushRecords(services.oplog, services.clock, services.settings.region)
+    records = PushRecords(services.storage.log, services.clock, services.settings.region)
     worker = RetryWorker(
         services.topics,
-        services.topic_messages,
+        services.storage.topic_messages,
         ScriptedDeliverer(outcome),  # type: ignore[arg-type]
         workflow,
         dead_letters(services, counts),

@@ -24,13 +24,12 @@ from mnsd.clock import Clock, SystemClock
 from mnsd.endpoints import EndpointService
 from mnsd.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
 from mnsd.limits import Limits
-from mnsd.log.oplog import OperationLog, QueueEventLog
+from mnsd.log.oplog import QueueEventLog
 from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.metrics.cloudwatch import CloudWatchMinutes
 from mnsd.metrics.emf import EmfMetrics
 from mnsd.metrics.minutes import MinuteHistory, NoMinutes
 from mnsd.model.names import check_queue_name, check_topic_name
-from mnsd.model.ports import TopicMessageStore
 from mnsd.model.queues import Queue
 from mnsd.model.topics import Topic
 from mnsd.push.assembly import Push, build_push
@@ -96,8 +95,6 @@ class Services:
     receivers: ReceiverService
     addresses: QueueAddresses  # what a request's queue path names: a queue, or a receiver
     topics: TopicService
-    topic_messages: TopicMessageStore
-    oplog: OperationLog
     clients: Callable[[str], Any]
     accounts: AccountService
     authorizer: Authorizer
@@ -111,7 +108,7 @@ class Services:
 
     def queue_events(self) -> QueueEventLog:
         if self._queue_events is None:
-            self._queue_events = QueueEventLog(self.catalog, self.oplog)
+            self._queue_events = QueueEventLog(self.catalog, self.storage.log)
         return self._queue_events
 
     @property
@@ -127,10 +124,10 @@ class Services:
             self._push = build_push(
                 settings=self.settings,
                 topics=self.topics,
-                messages=self.topic_messages,
+                messages=self.storage.topic_messages,
                 queues=QueueEndpoints(self.addresses, self.messages),
                 dead_letter_queues=self.dead_letters,
-                oplog=self.oplog,
+                oplog=self.storage.log,
                 clock=self.clock,
                 clients=self.clients,
                 grants=self.authorizer,
@@ -226,8 +223,6 @@ def build_services(
         receivers=receivers,
         addresses=addresses,
         topics=topics,
-        topic_messages=storage.topic_messages,
-        oplog=storage.log,
         clients=clients,
         accounts=AccountService(catalog),
         authorizer=authorizer,

@@ -9,7 +9,7 @@ turning its own rows into `LogEvent`s. The aggregation (`queue_hourly`, `subscri
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol
 
 from mnsd.log.oplog import RETENTION_SECONDS, LogRecord
@@ -120,13 +120,8 @@ def subscription_hourly(events: Iterable[LogEvent], window: Window, subscription
 
 
 def event_of(record: LogRecord) -> LogEvent:
-    """The counted fields of a log record."""
-    return LogEvent(
-        time=record.time,
-        event=record.event,
-        message_id=record.message_id,
-        dequeue_count=record.dequeue_count,
-        subscription=record.subscription,
-        attempt=record.attempt,
-        outcome=record.outcome,
-    )
+    """The counted fields of a log record (each `LogEvent` field is the record's field of that name)."""
+    return LogEvent(**{name: getattr(record, name) for name in _EVENT_FIELDS})
+
+
+_EVENT_FIELDS = tuple(field.name for field in fields(LogEvent))
