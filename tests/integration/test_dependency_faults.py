@@ -6,8 +6,6 @@ were applied. Nothing acknowledged is lost, no request takes over 35 s, every er
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from bench.dependency_faults import REQUEST_LIMIT_SECONDS, run, sends_while_others_throttled, start_server
@@ -16,10 +14,11 @@ from bench.faults import THROTTLE, Faults
 
 @pytest.fixture(scope="module")
 def server():
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    started, account_of = start_server()
-    yield started, account_of
-    started.stop()
+    with pytest.MonkeyPatch.context() as env:  # (the in-process server prints no EMF; other tests of this worker do)
+        env.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+        started, account_of = start_server()
+        yield started, account_of
+        started.stop()
 
 
 @pytest.mark.parametrize(("fifo", "producers", "each", "consumers"), [(False, 3, 30, 3), (True, 2, 10, 2)])
