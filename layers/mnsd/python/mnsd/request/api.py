@@ -71,8 +71,9 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
             raise errors.InvalidRequestURL()
         if len(request.body) > MAX_REQUEST_BYTES:
             raise errors.InvalidArgument(f"The request body should not be larger than {MAX_REQUEST_BYTES} bytes.")
-        if route_name in rpc_api.RPC_ROUTES and rpc_api.serves(request):
-            return _stamped(rpc_api.handle(request, services, request_id, host), request_id)
+        params = rpc_api.params_of(request) if route_name in rpc_api.RPC_ROUTES else None
+        if params is not None:
+            return _stamped(rpc_api.handle(request, params, services, request_id, host), request_id)
         route = ROUTES[route_name]
         if route.public:
             call = Call(request, None, "", services)

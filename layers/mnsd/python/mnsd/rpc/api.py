@@ -28,15 +28,18 @@ MethodNotServed = errors.openapi_error(
 logger = Logger(service="mns")
 
 
-def serves(request: HttpRequest) -> bool:
-    return is_rpc_request(request, request_params(request))
+def params_of(request: HttpRequest) -> dict[str, str] | None:
+    """The request's parameters (query and form body merged) when it is the OpenAPI's, else None (read once)."""
+    params = request_params(request)
+    return params if is_rpc_request(request, params) else None
 
 
-def handle(request: HttpRequest, services: Services, request_id: str, host_id: str) -> HttpResponse:
+def handle(
+    request: HttpRequest, params: dict[str, str], services: Services, request_id: str, host_id: str
+) -> HttpResponse:
     try:
         if request.method.upper() != "POST":
             raise MethodNotServed()
-        params = request_params(request)
         name = request.header("x-acs-action") or params.get("Action") or ""
         version = request.header("x-acs-version") or params.get("Version")
         if version is not None and version != VERSION:
