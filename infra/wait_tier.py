@@ -34,10 +34,13 @@ from constructs import Construct
 from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION
 from mnsd import settings
+from wait_tier.waker import READY_PATH
 
 IMAGE = Path(__file__).resolve().parents[1] / "wait_tier"
 HOLD_PORT = 7999  # Pushpin: the receive route
 WAKE_PORT = 7990  # the waker: wakes
+# The task's health: the waker's readiness asked through Pushpin (the whole receive route of the task).
+HEALTH_PROBE = f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{HOLD_PORT}{READY_PATH}', timeout=2)"
 WAKE_PATH = "/wait-tier/wake"
 NAMESPACE = "mns-wait-tier.internal"
 # Per task: what holds thousands of idle connections (Pushpin's condure) and a small Python process.
@@ -138,12 +141,7 @@ class WaitTier(Construct):
             },
             secrets={"WAIT_TIER_KEY": ecs.Secret.from_secrets_manager(self.key)},
             health_check=ecs.HealthCheck(
-                command=[
-                    "CMD",
-                    "python3",
-                    "-c",
-                    f"import socket; socket.create_connection(('127.0.0.1', {WAKE_PORT}), 2)",
-                ],
+                command=["CMD", "python3", "-c", HEALTH_PROBE],
                 interval=Duration.seconds(15),
             ),
             stop_timeout=Duration.seconds(DRAIN_SECONDS + 10),

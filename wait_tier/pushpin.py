@@ -9,6 +9,7 @@ and the proxy is pointed at its sockets in the run directory.
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import os
 import shutil
 import signal
@@ -100,9 +101,12 @@ def installed() -> bool:
     return all(shutil.which(name) for name in ("pushpin", "condure", "zurl"))
 
 
-def start(config: PushpinConfig, bind: str | None = "127.0.0.1", timeout: float = 20.0) -> subprocess.Popen[bytes]:
-    """Pushpin running `config`, ready (its client and control ports accept connections); in its own process
-    group, so `stop` ends its runner's children too."""
+def start(
+    config: PushpinConfig, probe: str, bind: str | None = "127.0.0.1", timeout: float = 20.0
+) -> subprocess.Popen[bytes]:
+    """Pushpin running `config`, ready: a `GET probe` through its client port is answered by its route (condure
+    listens well before the proxy behind it is connected; a request taken then is dropped unanswered), and its
+    control port accepts connections. In its own process group, so `stop` ends its runner's children too."""
     path = config.write()
     command = ["pushpin", "--config", str(path), "--merge-output"]
     if bind is not None:
@@ -116,7 +120,7 @@ def start(config: PushpinConfig, bind: str | None = "127.0.0.1", timeout: float 
         if b"failed to bind" in (config.directory / "log" / "runner.log").read_bytes():
             stop(process)
             raise RuntimeError(f"pushpin could not listen on {config.port}: see {config.directory / 'log'}")
-        if _accepts(bind or "127.0.0.1", config.port) and _accepts(config.control_host, config.control_port):
+        if _answers(bind or "127.0.0.1", config.port, probe) and _accepts(config.control_host, config.control_port):
             return process
         time.sleep(0.1)
     stop(process)
@@ -178,3 +182,15 @@ def _accepts(host: str, port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def _answers(host: str, port: int, path: str) -> bool:
+    """Whether `GET path` is answered with a success through Pushpin (from its route, the waker)."""
+    connection = http.client.HTTPConnection(host, port, timeout=1)
+    try:
+        connection.request("GET", path)
+        return 200 <= connection.getresponse().status < 300
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()

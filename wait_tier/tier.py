@@ -10,7 +10,7 @@ from pathlib import Path
 from threading import Event
 
 from wait_tier import pushpin
-from wait_tier.waker import Pushpin, Waker, serve
+from wait_tier.waker import READY_PATH, Pushpin, Waker, serve
 
 
 @dataclass
@@ -42,7 +42,7 @@ class Tier:
         config = pushpin.PushpinConfig(
             self.directory, self.port, self.control_port, f"127.0.0.1:{self.waker_port}", self.key
         )
-        self._process = pushpin.start(config, bind=self.bind)
+        self._process = pushpin.start(config, READY_PATH, bind=self.bind)
         return self
 
     def stop(self, kill: bool = False) -> None:

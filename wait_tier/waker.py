@@ -34,6 +34,8 @@ CHANNEL_HEADER = "mns-wait-channel"
 RELAYED_HEADER = "x-wait-tier-relayed"
 # A wake posted to the waker itself, or to Pushpin on the API's wake route (Pushpin's route leads to the waker).
 WAKE_PATHS = ("/wake", "/wait-tier/wake")
+# Answered by the waker itself: asked through Pushpin, it shows the whole tier is up (start-up, the task's health).
+READY_PATH = "/wait-tier/ready"
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 # A hold whose queue was woken while the origin looked is asked again at once, this many times at most.
 MAX_REASKS = 3
@@ -245,7 +247,9 @@ Answer = tuple[int, str, list[tuple[str, str]], bytes]
 
 
 def answer(waker: Waker, method: str, path: str, headers: Message, body: bytes) -> Answer:
-    """The waker's answer to a request: a wake posted to it, or else the origin's answer, passed on."""
+    """The waker's answer to a request: a wake posted to it, its readiness, or else the origin's answer, passed on."""
+    if method == "GET" and path == READY_PATH:
+        return 204, "No Content", [], b""
     if method == "POST" and path in WAKE_PATHS:
         try:
             waker.wake(json.loads(body), relayed=RELAYED_HEADER in {k.lower() for k in headers})

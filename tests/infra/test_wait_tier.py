@@ -11,9 +11,10 @@ from aws_cdk.assertions import Match, Template
 
 from infra.lint import findings
 from infra.stack import MnsStack
-from infra.wait_tier import HOLD_PORT, TASKS, WAKE_PATH, enabled
+from infra.wait_tier import HEALTH_PROBE, HOLD_PORT, TASKS, WAKE_PATH, enabled
 from mnsd import settings
 from tests.infra.test_stack import logical_id, role_statements, synth
+from wait_tier.waker import READY_PATH
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +119,19 @@ def test_every_function_may_post_wakes_to_the_wake_route_and_nowhere_else(templa
         invokes = [s for s in role_statements(template, name) if s["Action"] == "execute-api:Invoke"]
         assert len(invokes) == 1
         assert json.dumps(invokes[0]["Resource"]).endswith(f'$default/POST{WAKE_PATH}"]]}}')
+
+
+def test_a_task_is_healthy_when_a_request_through_its_pushpin_is_answered(template: Template) -> None:
+    assert f":{HOLD_PORT}{READY_PATH}'" in HEALTH_PROBE
+    template.has_resource_properties(
+        "AWS::ECS::TaskDefinition",
+        {
+            "ContainerDefinitions": Match.array_with(
+                [
+                    Match.object_like(
+                        {"HealthCheck": Match.object_like({"Command": ["CMD", "python3", "-c", HEALTH_PROBE]})}
+                    )
+                ]
+            )
+        },
+    )

@@ -1,0 +1,79 @@
+"""Pushpin's readiness (`wait_tier.pushpin`): its client port accepting connections is not enough (condure listens
+before the proxy behind it is connected, and drops what it takes then); ready is a request answered by its route."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from wait_tier import pushpin
+from wait_tier.waker import READY_PATH, Pushpin, Waker, answer
+
+
+@contextmanager
+def dropping() -> Iterator[int]:
+    """A port that accepts connections and closes them unanswered, as condure does before its proxy is up."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def run() -> None:
+        listener.settimeout(0.05)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            conn.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+@contextmanager
+def answering(status: int) -> Iterator[int]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_port_that_accepts_and_drops_is_not_ready() -> None:
+    with dropping() as port:
+        assert pushpin._accepts("127.0.0.1", port)  # what the old check took for ready
+        assert not pushpin._answers("127.0.0.1", port, READY_PATH)
+
+
+def test_a_route_that_answers_with_a_success_is_ready_and_an_error_is_not() -> None:
+    with answering(204) as port:
+        assert pushpin._answers("127.0.0.1", port, READY_PATH)
+    with answering(502) as port:
+        assert not pushpin._answers("127.0.0.1", port, READY_PATH)
+
+
+def test_the_waker_answers_its_readiness_itself_without_asking_the_origin() -> None:
+    nowhere = "http://127.0.0.1:9"  # (nothing listens: asking it would answer 502)
+    waker = Waker(nowhere, Pushpin(nowhere))
+    status, _, _, body = answer(waker, "GET", READY_PATH, Message(), b"")
+    assert (status, body, waker.origin_calls) == (204, b"", 0)
