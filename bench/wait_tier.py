@@ -123,51 +123,71 @@ def measure_read_units() -> dict[str, float]:
 
 
 class TierRun:
-    """The local server (`python -m local_runtime`, SQLite) behind a tier in this process."""
+    """The local server (`python -m local_runtime`, SQLite) behind a tier (`python -m wait_tier`: Pushpin and the
+    waker in processes of their own, as on AWS where they run on their own tasks); the waker's counters are read
+    from its stats path."""
 
     def __init__(self, directory: Path) -> None:
         from bench._servers import free_port
-        from wait_tier.tier import Tier
 
         port, public, waker, control = (free_port() for _ in range(4))
         key = secrets.token_urlsafe(24)
-        self.tier = Tier(f"http://127.0.0.1:{port}", public, control, waker, key, directory / "pushpin")
+        self.direct = f"http://127.0.0.1:{port}"
+        self.url = f"http://127.0.0.1:{public}"
+        self.waker_url = f"http://127.0.0.1:{waker}"
+        python = str(ROOT / ".venv" / "bin" / "python")
         env = dict(
             os.environ,
             MNS_PORT=str(port),
             MNS_ENGINE="sqlite",
             MNS_DATA_DIR=str(directory / "data"),
             MNS_GRIP_KEY=key,
-            MNS_WAIT_TIER_WAKE_URL=self.tier.wake_url,
+            MNS_WAIT_TIER_WAKE_URL=f"{self.waker_url}/wake",
             POWERTOOLS_LOG_LEVEL="WARNING",
+        )
+        tier_env = dict(
+            os.environ,
+            WAIT_TIER_ORIGIN=self.direct,
+            WAIT_TIER_KEY=key,
+            WAIT_TIER_PORT=str(public),
+            WAIT_TIER_WAKER_PORT=str(waker),
+            WAIT_TIER_CONTROL_PORT=str(control),
+            WAIT_TIER_DIR=str(directory / "pushpin"),
         )
         self.log = open(directory / "server.log", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [str(ROOT / ".venv" / "bin" / "python"), "-m", "local_runtime"], cwd=ROOT, env=env, stdout=self.log,
-            stderr=self.log,
+            [python, "-m", "local_runtime"], cwd=ROOT, env=env, stdout=self.log, stderr=self.log
+        )
+        self.tier_proc = subprocess.Popen(
+            [python, "-m", "wait_tier"], cwd=ROOT, env=tier_env, stdout=self.log, stderr=self.log
         )  # fmt: skip
-        self.direct = f"http://127.0.0.1:{port}"
-        self.tier.start()
         deadline = time.monotonic() + 60
         while True:
             try:
                 self.account(self.direct).list_queue()
+                self.account().list_queue()
                 break
             except Exception:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
+                if time.monotonic() > deadline or self.proc.poll() is not None or self.tier_proc.poll() is not None:
                     raise
                 time.sleep(0.05)
 
-    @property
-    def waker(self) -> Any:
-        return self.tier.waker
+    def stats(self) -> dict[str, Any]:
+        """The waker's counters: origin calls, holds, and origin calls by why and what they got (`Waker.calls`)."""
+        import json
+        import urllib.request
+
+        from wait_tier.waker import STATS_PATH
+
+        with urllib.request.urlopen(self.waker_url + STATS_PATH, timeout=5) as answer:  # noqa: S310 (local)
+            return dict(json.loads(answer.read()))
 
     def account(self, url: str | None = None) -> Any:
         from mns.account import Account
 
         from mnsd.settings import DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET
 
-        return Account(url or self.tier.url, DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET)
+        return Account(url or self.url, DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET)
 
     def queue(self, name: str, url: str | None = None, create: bool = False) -> Any:
         from mns.queue import QueueMeta
@@ -181,9 +201,9 @@ class TierRun:
         return q
 
     def stop(self) -> None:
-        self.tier.stop()
-        self.proc.terminate()
-        self.proc.wait(30)
+        for proc in (self.tier_proc, self.proc):
+            proc.terminate()
+            proc.wait(30)
         self.log.close()
 
 
@@ -214,27 +234,39 @@ def idle_polls(run: TierRun, consumers: int, seconds: float) -> dict[str, float]
     for t in threads:
         t.start()
     time.sleep(warm)
-    counted["calls"] = run.waker.origin_calls
+    counted["calls"] = run.stats()["origin_calls"]
     time.sleep(seconds)
-    calls, made = run.waker.origin_calls - counted["calls"], polls["started"]
+    calls, made = run.stats()["origin_calls"] - counted["calls"], polls["started"]
     for t in threads:
         t.join(30)
     return {"polls": made, "origin_calls_per_poll": calls / made}
 
 
-def wakes(run: TierRun, waiters: int, messages: int) -> dict[str, float]:
+def spent(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
+    """The waker's origin calls between two `TierRun.stats`, by why and what they got (`Waker.calls`)."""
+    keys = set(before["calls"]) | set(after["calls"])
+    return {k: after["calls"].get(k, 0) - before["calls"].get(k, 0) for k in sorted(keys)}
+
+
+def wasted(calls: dict[str, int]) -> int:
+    """Origin calls that held a request the tier held already: a wake, Pushpin's check of a new subscription or a
+    re-ask that found nothing (a claim, and a fresh request's hold when nothing is receivable, are necessary)."""
+    return sum(n for k, n in calls.items() if k.endswith(".held") and not k.startswith("first."))
+
+
+def wakes(run: TierRun, waiters: int, messages: int) -> dict[str, Any]:
     """`waiters` receives held on one queue, `messages` sent (batches of 16) through the direct route: origin calls
-    of receives per message, every message received once."""
+    of receives per message (by why and what they got), every message received once."""
     from mns.mns_exception import MNSExceptionBase
     from mns.queue import Message
 
-    run.queue("busy", create=True)
+    name = f"busy{time.monotonic_ns()}"
+    run.queue(name, create=True)
     owners: Counter[str] = Counter()
     done = threading.Event()
-    receives = Counter[str]()
 
     def consume() -> None:
-        q, d = run.queue("busy"), run.queue("busy", run.direct)
+        q, d = run.queue(name), run.queue(name, run.direct)
         while not done.is_set():
             try:
                 m = q.receive_message(10)
@@ -243,28 +275,30 @@ def wakes(run: TierRun, waiters: int, messages: int) -> dict[str, float]:
             owners[m.message_body] += 1
             d.delete_message(m.receipt_handle)  # (deletes take the direct route, as on AWS)
 
-    threads = [threading.Thread(target=consume) for _ in range(waiters)]
-    before = run.waker.holds
+    threads = [threading.Thread(target=consume, daemon=True) for _ in range(waiters)]
+    before = run.stats()["holds"]
     for t in threads:
         t.start()
-    while run.waker.holds < before + waiters:
+    while run.stats()["holds"] < before + waiters:
         time.sleep(0.05)
     time.sleep(1.5)  # (past Pushpin's check of the channels it newly subscribed)
-    calls = run.waker.origin_calls
-    producer = run.queue("busy", run.direct)
+    first = run.stats()
+    producer = run.queue(name, run.direct)
     for start in range(0, messages, 16):
         producer.batch_send_message([Message(f"n{n}") for n in range(start, min(messages, start + 16))])
     deadline = time.monotonic() + 120
     while len(owners) < messages and time.monotonic() < deadline:
         time.sleep(0.05)
-    spent = run.waker.origin_calls - calls
+    time.sleep(1.5)  # (the consumers' last polls held, Pushpin's checks of new subscriptions made)
+    calls = spent(first, run.stats())
     done.set()
     for t in threads:
         t.join(15)
-    receives["lost"] = messages - len(owners)
     return {
-        "origin_calls_per_message": spent / messages,
-        "lost": receives["lost"],
+        "origin_calls_per_message": sum(calls.values()) / messages,
+        "wasted_per_message": wasted(calls) / messages,
+        "calls": calls,
+        "lost": messages - len(owners),
         "received_twice": sum(1 for c in owners.values() if c > 1),
     }
 
@@ -278,7 +312,7 @@ def wake_latency(run: TierRun, n: int) -> list[float]:
     found: list[float] = []
     for i in range(n):
         result: dict[str, float] = {}
-        holds = run.waker.holds
+        holds = run.stats()["holds"]
 
         def receive(into: dict[str, float]) -> None:
             run.queue("latency").receive_message(10)
@@ -286,7 +320,7 @@ def wake_latency(run: TierRun, n: int) -> list[float]:
 
         t = threading.Thread(target=receive, args=(result,))
         t.start()
-        while run.waker.holds <= holds:
+        while run.stats()["holds"] <= holds:
             time.sleep(0.005)
         time.sleep(0.2)
         sender.send_message(Message(f"l{i}"))
@@ -315,7 +349,7 @@ def lifecycle(run: TierRun, via_tier: bool, total: int) -> float:
             q.batch_send_message([Message("x" * 1024) for _ in range(16)])
 
     def consume() -> None:
-        q, d = run.queue(name, run.tier.url if via_tier else run.direct), run.queue(name, run.direct)
+        q, d = run.queue(name, run.url if via_tier else run.direct), run.queue(name, run.direct)
         while not done.is_set():
             try:
                 got = q.batch_receive_message(16, 1)
@@ -345,7 +379,7 @@ def receive_latency(run: TierRun, via_tier: bool, n: int) -> list[float]:
 
     name = f"lat{time.monotonic_ns()}"
     direct = run.queue(name, run.direct, create=True)
-    q = run.queue(name, run.tier.url if via_tier else run.direct)
+    q = run.queue(name, run.url if via_tier else run.direct)
     found = []
     for _ in range(n + 10):
         direct.send_message(Message("x"))

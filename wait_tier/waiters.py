@@ -27,6 +27,12 @@ SETTLE_MS = 50
 SEPARATOR = ".w"
 # A name is not given to another hold until this long after its wait ended (Pushpin's timeout is whole seconds).
 REUSE_AFTER_MS = 1500
+# Pushpin keeps a channel subscribed a minute after its last hold ended (`subscription_linger`; a margin kept), and
+# asks the origin again about 1 s after it subscribes a channel anew: within this of the hold.
+SUBSCRIBED_MS = 55_000
+CHECK_WITHIN_MS = 3000
+# Messages a wake left to the origin calls running then are owed this long (those calls end well within it).
+OWED_MS = 1000
 
 
 @dataclass
@@ -37,6 +43,8 @@ class Waiter:
     key: str = ""  # the client request's identity (`waker.request_key`): Pushpin asks again with the same request
     held_at: int = 0  # when the waker passed the hold on (ms)
     hinted: int = 0  # hints published to it
+    check_until: int = 0  # Pushpin subscribes its channel anew: it asks the origin again for it before then (ms)
+    takes: int = 1  # messages its receive takes at most (a batch receive's numOfMessages)
 
 
 def queue_channel(name: str) -> str:
@@ -49,19 +57,23 @@ class Waiters:
     now_ms: Callable[[], int]
     _held: dict[str, deque[Waiter]] = field(default_factory=dict)
     _woken: dict[str, tuple[Waiter, int]] = field(default_factory=dict)  # name -> (waiter, woken at ms)
-    _last_wake: dict[str, int] = field(default_factory=dict)
     _due: dict[str, int] = field(default_factory=dict)
     _names: dict[str, dict[str, int]] = field(default_factory=dict)  # channel -> {name in use: until ms}
-    _keys: dict[str, Waiter] = field(default_factory=dict)
-    _asking: dict[str, int] = field(default_factory=dict)  # channel -> woken waiters whose origin call runs
+    _keys: dict[str, list[Waiter]] = field(default_factory=dict)  # alike requests (`request_key`) held
+    _subscribed: dict[str, int] = field(default_factory=dict)  # name -> until when Pushpin keeps it subscribed
+    _asking: dict[str, int] = field(default_factory=dict)  # channel -> messages the origin calls running may take
+    _owed: dict[str, tuple[int, int]] = field(default_factory=dict)  # channel -> (messages, since ms): see `wake`
 
-    def hold(self, channel: str, deadline_ms: int, key: str = "") -> Waiter:
+    def hold(self, channel: str, deadline_ms: int, key: str = "", takes: int = 1) -> Waiter:
         now = self.now_ms()
         names = {n: until for n, until in self._names.get(channel, {}).items() if until > now}
         index = next(i for i in range(1, len(names) + 2) if f"{channel}{SEPARATOR}{i}" not in names)
-        waiter = Waiter(channel, f"{channel}{SEPARATOR}{index}", deadline_ms, key, now)
+        waiter = Waiter(channel, f"{channel}{SEPARATOR}{index}", deadline_ms, key, now, takes=max(1, takes))
+        if self._subscribed.get(waiter.name, 0) <= now:
+            waiter.check_until = now + CHECK_WITHIN_MS
+        self._subscribed[waiter.name] = deadline_ms + SUBSCRIBED_MS
         if key:
-            self._keys[key] = waiter
+            self._keys.setdefault(key, []).append(waiter)
         names[waiter.name] = deadline_ms + REUSE_AFTER_MS
         self._names[channel] = names
         self._held.setdefault(channel, deque()).append(waiter)
@@ -69,51 +81,107 @@ class Waiters:
 
     def answered(self, key: str) -> Waiter | None:
         """The origin is asked again for the request `key` (its wake arrived, or Pushpin checks a new subscription):
-        the waiter it was, if it was held (`asked` when that origin call is over)."""
-        waiter = self._keys.pop(key, None)
+        the waiter it was, if it was held (`asked` when that origin call is over). Requests alike (the same queue,
+        wait and signature: clients that sent them in the same second) are told apart by what can bring one back:
+        a wake, or Pushpin's check of a channel it newly subscribed. Else it is a new request, not held yet."""
+        alike = self._keys.get(key, [])
+        now = self.now_ms()
+        waiter = next((w for w in alike if self._woken.get(w.name, (None,))[0] is w), None)
+        waiter = waiter or next((w for w in alike if w.check_until > now), None)
         if waiter is None:
             return None
+        alike.remove(waiter)
+        if not alike:
+            del self._keys[key]
+        waiter.check_until = 0
+        self._subscribed[waiter.name] = now + SUBSCRIBED_MS
         self._woken.pop(waiter.name, None)
         self._names.get(waiter.channel, {}).pop(waiter.name, None)
         held = self._held.get(waiter.channel)
         if held and waiter in held:
             held.remove(waiter)
-        self._asking[waiter.channel] = self._asking.get(waiter.channel, 0) + 1
         return waiter
 
-    def asked(self, waiter: Waiter) -> None:
-        left = self._asking.get(waiter.channel, 1) - 1
+    def begin(self, channel: str, takes: int) -> None:
+        """An origin call of a receive of the queue starts (a woken waiter's, or a new request's): it may take up to
+        `takes` of the messages a wake is for (`end` when it is over)."""
+        self._asking[channel] = self._asking.get(channel, 0) + takes
+
+    def end(self, channel: str, takes: int) -> None:
+        left = self._asking.get(channel, takes) - takes
         if left > 0:
-            self._asking[waiter.channel] = left
+            self._asking[channel] = left
         else:
-            self._asking.pop(waiter.channel, None)
+            self._asking.pop(channel, None)
 
     def more(self, channel: str, count: int) -> list[Waiter]:
         """A receive that claimed saw `count` more messages receivable: the waiters to wake for them beyond those
-        already woken (hinted, or asking the origin now), which will claim them."""
-        pending = sum(1 for w, _ in self._woken.values() if w.channel == channel) + self._asking.get(channel, 0)
-        return self.wake(channel, count - pending) if count > pending else []
+        that will take them anyway: woken and not yet back, or asking the origin now. (They may be messages a wake
+        already counted: they are not owed twice.)"""
+        now = self.now_ms()
+        pending = sum(w.takes for w, _ in self._woken.values() if w.channel == channel)
+        woken, taken = self._pop(channel, count - pending - self._asking.get(channel, 0), now)
+        short = count - pending - taken
+        if short > 0:
+            owed = self._owing(channel, now)
+            self._owed[channel] = (max(owed, short), now)
+        return woken
 
     def wake(self, channel: str, count: int) -> list[Waiter]:
-        """Up to `count` waiters of the queue to ask the origin again (removed: a waiter is woken once)."""
+        """The waiters of the queue to ask the origin again for `count` messages made receivable now (removed: a
+        waiter is woken once), oldest first, each counted for the messages it takes.
+
+        The receives asking the origin about the queue now take the first ones: those that looked before the
+        messages were there end in a hold and look again (`stale`), the others claim them; only what they leave
+        wakes held waiters. What is left to them is owed, for a second: each of them that claims or looks again
+        pays one off, and what is owed is not counted on twice."""
         now = self.now_ms()
+        owed = self._owing(channel, now)
+        woken, taken = self._pop(channel, count - max(0, self._asking.get(channel, 0) - owed), now)
+        if count > taken:  # left to the receives asking now (or to none: then one that looks now looks again)
+            self._owed[channel] = (owed + count - taken, now)
+        return woken
+
+    def _owing(self, channel: str, now: int) -> int:
+        owed, since = self._owed.get(channel, (0, 0))
+        return owed if now - since <= OWED_MS else 0
+
+    def _pop(self, channel: str, count: int, now: int) -> tuple[list[Waiter], int]:
+        """Held waiters, oldest first, for `count` messages: them and the messages they take."""
         held = self._held.get(channel)
         woken: list[Waiter] = []
-        while held and len(woken) < count:
+        taken = 0
+        while held and taken < count:
             waiter = held.popleft()
             if waiter.deadline_ms > now:
                 woken.append(waiter)
+                taken += waiter.takes
                 self._woken[waiter.name] = (waiter, now)
         if held is not None and not held:
             del self._held[channel]
-        if len(woken) < count:
-            self._last_wake[channel] = now  # a wake that found too few waiters: one looking now must look again
-        return woken
+        return woken, taken
 
-    def woken_since(self, channel: str, since_ms: int) -> bool:
-        """Whether a wake of the queue since `since_ms` found fewer waiters than messages (a receive that looked
-        at the queue before it and now would hold may have missed them)."""
-        return self._last_wake.get(channel, -1) >= since_ms
+    def stale(self, channel: str, since_ms: int, takes: int) -> bool:
+        """Whether a receive whose origin call started at `since_ms` and found nothing must look again: a wake of
+        its queue since then left messages owed (it may have looked before they were there). Pays `takes` off."""
+        owed, at = self._owed.get(channel, (0, 0))
+        if owed <= 0 or at < since_ms:
+            return False
+        self._pay(channel, takes)
+        return True
+
+    def claimed(self, channel: str, count: int) -> None:
+        """A receive that was not woken for them claimed `count` messages: what is owed is paid (it took owed
+        messages, or older ones that a receive looking later would otherwise have taken)."""
+        if self._owed.get(channel, (0, 0))[0] > 0:
+            self._pay(channel, count)
+
+    def _pay(self, channel: str, count: int) -> None:
+        owed, at = self._owed[channel]
+        if owed > count:
+            self._owed[channel] = (owed - count, at)
+        else:
+            del self._owed[channel]
 
     def due(self, channel: str, at_ms: int) -> None:
         """A message of the queue becomes receivable at `at_ms`."""
@@ -159,6 +227,7 @@ class Waiters:
                 self._names[channel] = names
             else:
                 del self._names[channel]
-        self._keys = {k: w for k, w in self._keys.items() if w.deadline_ms + REUSE_AFTER_MS > now_ms}
-        horizon = now_ms - 60_000
-        self._last_wake = {c: at for c, at in self._last_wake.items() if at > horizon}
+        keys = {k: [w for w in alike if w.deadline_ms + REUSE_AFTER_MS > now_ms] for k, alike in self._keys.items()}
+        self._keys = {k: alike for k, alike in keys.items() if alike}
+        self._subscribed = {n: until for n, until in self._subscribed.items() if until > now_ms}
+        self._owed = {c: (owed, at) for c, (owed, at) in self._owed.items() if now_ms - at <= OWED_MS}

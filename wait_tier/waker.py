@@ -18,11 +18,13 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from wait_tier.origin import HOP_BY_HOP, Answer, Origin
 from wait_tier.waiters import Waiter, Waiters, queue_channel
 
 logger = logging.getLogger("wait_tier")
@@ -30,16 +32,20 @@ logger = logging.getLogger("wait_tier")
 DEADLINE_HEADER = "mns-wait-deadline"
 DUE_HEADER = "mns-wait-due"
 MORE_HEADER = "mns-wait-more"
+CLAIMED_HEADER = "mns-wait-claimed"
 CHANNEL_HEADER = "mns-wait-channel"
 RELAYED_HEADER = "x-wait-tier-relayed"
 # A wake posted to the waker itself, or to Pushpin on the API's wake route (Pushpin's route leads to the waker).
 WAKE_PATHS = ("/wake", "/wait-tier/wake")
 # Answered by the waker itself: asked through Pushpin, it shows the whole tier is up (start-up, the task's health).
 READY_PATH = "/wait-tier/ready"
-HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
+# Answered by the waker itself: its counters (`Waker.stats`), for the benchmarks (no request content, no keys).
+STATS_PATH = "/wait-tier/stats"
 # A hold whose queue was woken while the origin looked is asked again at once, this many times at most.
 MAX_REASKS = 3
 TICK_SECONDS = 0.02
+# Routes of receives whose queue channel the waker learnt from the origin's answers, kept at most.
+MAX_ROUTES = 10_000
 
 
 def now_ms() -> int:
@@ -82,10 +88,21 @@ class Waker:
     pushpin: Pushpin
     peers: Callable[[], list[str]] = lambda: []  # the other instances' wake URLs
     waiters: Waiters = field(default_factory=lambda: Waiters(now_ms))
+    origin_pool: Origin = field(init=False)
+    routes: dict[str, str] = field(default_factory=dict)  # a receive's route (`receive_route`) -> its queue channel
     lock: threading.Lock = field(default_factory=threading.Lock)
     unsettled: list[Waiter] = field(default_factory=list)
     origin_calls: int = 0
     holds: int = 0
+    # Origin calls by why they were made and what they got (`CALLS`): `<why>.<outcome>`.
+    calls: Counter[str] = field(default_factory=Counter)
+
+    def stats(self) -> dict[str, object]:
+        with self.lock:
+            return {"origin_calls": self.origin_calls, "holds": self.holds, "calls": dict(self.calls)}
+
+    def __post_init__(self) -> None:
+        self.origin_pool = Origin(self.origin)
 
     # -- wakes ---------------------------------------------------------------------------------------------
     def wake(self, document: dict[str, object], relayed: bool) -> None:
@@ -126,87 +143,71 @@ class Waker:
             self.tick()
 
     # -- the origin ------------------------------------------------------------------------------------------
-    def ask_origin(
-        self, method: str, path: str, headers: list[tuple[str, str]], body: bytes
-    ) -> tuple[int, str, list[tuple[str, str]], bytes]:
+    def ask_origin(self, method: str, path: str, headers: list[tuple[str, str]], body: bytes) -> Answer:
         """The answer to give Pushpin for a request: the origin's, with a hold given its own channel."""
         key = request_key(method, path, headers)
+        route, takes = receive_route(method, path, headers)
         headers = [(k, v) for k, v in headers if not k.lower().startswith("mns-wait-")]  # (the tier's own)
         with self.lock:
             woken = self.waiters.answered(key)  # (a held request Pushpin asks the origin again for)
+            asking = woken.channel if woken is not None else self.routes.get(route)
+            if asking is not None and takes:
+                self.waiters.begin(asking, takes)
         if woken is not None:
             headers.append((DEADLINE_HEADER, str(woken.deadline_ms)))
+        why = "first" if woken is None else "woken" if woken.hinted else "checked"
         reasks = 0
         while True:
             started = now_ms()
             try:
                 status, reason, answer, content = self._call(method, path, headers, body)
             finally:
-                if woken is not None:
-                    with self.lock:
-                        self.waiters.asked(woken)
-                    woken = None
+                with self.lock:
+                    if asking is not None and takes:
+                        self.waiters.end(asking, takes)
             channel = _header(answer, "grip-channel")
-            deadline = int(_header(answer, DEADLINE_HEADER) or 0)
+            queue = channel or _header(answer, CHANNEL_HEADER)
             with self.lock:
-                self._note_hints(answer, channel or _header(answer, CHANNEL_HEADER))
+                if route and queue:
+                    self._learn(route, queue_channel(queue))
+                self._note_hints(answer, queue, paying=why != "woken")
                 if _header(answer, "grip-hold") is None or channel is None:
+                    self.calls[f"{why}.answered"] += 1
                     return status, reason, _without_hints(answer), content
-                if reasks == MAX_REASKS or not self.waiters.woken_since(channel, started):
+                self.calls[f"{why}.held"] += 1
+                if reasks == MAX_REASKS or not self.waiters.stale(channel, started, takes or 1):
                     self.holds += 1
-                    return status, reason, _held(answer, self.waiters.hold(channel, deadline, key)), content
-            reasks += 1  # its queue was woken while the origin looked: look again
+                    deadline = int(_header(answer, DEADLINE_HEADER) or 0)
+                    waiter = self.waiters.hold(channel, deadline, key, takes or 1)
+                    return status, reason, _held(answer, waiter), content
+                asking, takes = channel, takes or 1  # its queue was woken while the origin looked: look again
+                self.waiters.begin(asking, takes)
+            reasks += 1
+            why = "reask"
 
-    def _note_hints(self, answer: list[tuple[str, str]], channel: str | None) -> None:
+    def _learn(self, route: str, channel: str) -> None:
+        if len(self.routes) >= MAX_ROUTES and route not in self.routes:
+            self.routes.clear()
+        self.routes[route] = channel
+
+    def _note_hints(self, answer: list[tuple[str, str]], channel: str | None, paying: bool) -> None:
         if channel is None:
             return
         channel = queue_channel(channel)
         due = _header(answer, DUE_HEADER)
         if due is not None and due.isdigit():
             self.waiters.due(channel, int(due))
+        claimed = _header(answer, CLAIMED_HEADER)
+        if claimed is not None and claimed.isdigit() and paying:  # (a woken waiter claims what it was woken for)
+            self.waiters.claimed(channel, int(claimed))
         more = _header(answer, MORE_HEADER)
         if more is not None and more.isdigit():
             threading.Thread(target=self._hint, args=(self.waiters.more(channel, int(more)),), daemon=True).start()
 
-    _local = threading.local()
-
-    def _call(
-        self, method: str, path: str, headers: list[tuple[str, str]], body: bytes
-    ) -> tuple[int, str, list[tuple[str, str]], bytes]:
-        target = urllib.parse.urlsplit(self.origin)
-        sent = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP and k.lower() != "content-length"]
-        if target.scheme == "https":  # a function URL answers to its own host only: the client's is passed on
-            host = next((v for k, v in sent if k.lower() == "host"), "")
-            sent = [(k, v) for k, v in sent if k.lower() != "host"] + [
-                ("Host", target.netloc),
-                ("X-Forwarded-Host", host),
-            ]
-        sent.append(("Content-Length", str(len(body))))
+    def _call(self, method: str, path: str, headers: list[tuple[str, str]], body: bytes) -> Answer:
         with self.lock:
             self.origin_calls += 1
-        for attempt in (1, 2):  # a kept-alive connection the origin closed meanwhile: once more on a new one
-            connection = self._connection(target, fresh=attempt == 2)
-            try:
-                connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-                for name, value in sent:
-                    connection.putheader(name, value)
-                connection.endheaders(body)
-                answer = connection.getresponse()
-                content = answer.read()
-                return answer.status, answer.reason, list(answer.getheaders()), content
-            except (http.client.HTTPException, ConnectionError):
-                connection.close()
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
-
-    def _connection(self, target: urllib.parse.SplitResult, fresh: bool) -> http.client.HTTPConnection:
-        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
-        if connection is None or fresh:
-            kind = http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
-            connection = kind(target.netloc, timeout=35)
-            self._local.connection = connection
-        return connection
+        return self.origin_pool.call(method, path, headers, body)
 
 
 def _header(headers: list[tuple[str, str]], name: str) -> str | None:
@@ -214,13 +215,28 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
 
 
 def _without_hints(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    hints = {DUE_HEADER, MORE_HEADER, CHANNEL_HEADER, DEADLINE_HEADER}
+    hints = {DUE_HEADER, MORE_HEADER, CHANNEL_HEADER, CLAIMED_HEADER, DEADLINE_HEADER}
     return [(k, v) for k, v in headers if k.lower() not in hints and k.lower() not in HOP_BY_HOP]
 
 
 def _held(headers: list[tuple[str, str]], waiter: Waiter) -> list[tuple[str, str]]:
     kept = [(k, v) for k, v in _without_hints(headers) if k.lower() != "grip-channel"]
     return [*kept, ("Grip-Channel", waiter.name)]
+
+
+def receive_route(method: str, path: str, headers: list[tuple[str, str]]) -> tuple[str, int]:
+    """A receive's route (its queue's, for one account and access key) and the messages it takes at most (0: not a
+    receive, or a peek, which takes none)."""
+    base, _, query = path.partition("?")
+    if method != "GET" or not base.endswith("/messages"):
+        return "", 0
+    params = urllib.parse.parse_qs(query)
+    if params.get("peekonly", [""])[0].lower() == "true":
+        return "", 0
+    count = params.get("numOfMessages", ["1"])[0]
+    auth = next((v for k, v in headers if k.lower() == "authorization"), "")
+    host = next((v for k, v in headers if k.lower() == "host"), "")
+    return f"{host} {auth.partition(':')[0]} {base}", int(count) if count.isdigit() and int(count) > 0 else 1
 
 
 def request_key(method: str, path: str, headers: list[tuple[str, str]]) -> str:
@@ -243,13 +259,12 @@ def read_body(headers: Message, stream: io.BufferedIOBase) -> bytes:
     return b"".join(chunks)
 
 
-Answer = tuple[int, str, list[tuple[str, str]], bytes]
-
-
 def answer(waker: Waker, method: str, path: str, headers: Message, body: bytes) -> Answer:
     """The waker's answer to a request: a wake posted to it, its readiness, or else the origin's answer, passed on."""
     if method == "GET" and path == READY_PATH:
         return 204, "No Content", [], b""
+    if method == "GET" and path == STATS_PATH:
+        return 200, "OK", [("Content-Type", "application/json")], json.dumps(waker.stats()).encode()
     if method == "POST" and path in WAKE_PATHS:
         try:
             waker.wake(json.loads(body), relayed=RELAYED_HEADER in {k.lower() for k in headers})

@@ -22,9 +22,11 @@ SIG_HEADER = "grip-sig"
 DEADLINE_HEADER = "Mns-Wait-Deadline"
 # The origin's hints to the tier's waker (`wait_tier.waiters`), removed by it before Pushpin reads the answer:
 # when the queue's next inactive or delayed message becomes receivable (ms), and whether a receive that got
-# messages saw more than it took (wake as many more waiters), and the queue's channel these are about.
+# messages saw more than it took (wake as many more waiters), how many it took, and the queue's channel these are
+# about.
 DUE_HEADER = "Mns-Wait-Due"
 MORE_HEADER = "Mns-Wait-More"
+CLAIMED_HEADER = "Mns-Wait-Claimed"
 CHANNEL_HEADER = "Mns-Wait-Channel"
 # Pushpin holds a response 5 s at least (`MINIMUM_RESPONSE_TIMEOUT`): a rest of a wait shorter than 4.5 s the origin
 # waits itself, as without the tier (one of 4.5 to 5 s is held 5 s).

@@ -147,6 +147,7 @@ class MessageService:
         if received:
             held.hints[grip.CHANNEL_HEADER] = grip.channel(queue.queue_id)
             held.hints[grip.DUE_HEADER] = str(min(r.message.visible_at for r in received))
+            held.hints[grip.CLAIMED_HEADER] = str(len(received))
             if candidates > len(received):
                 held.hints[grip.MORE_HEADER] = str(candidates - len(received))
         elif deadline - now_ms >= grip.MIN_HOLD_MS:
