@@ -373,13 +373,13 @@ def lifecycle(run: TierRun, via_tier: bool, total: int) -> float:
     return received["n"] / elapsed
 
 
-def receive_latency(run: TierRun, via_tier: bool, n: int) -> list[float]:
-    """ms of single receives of a message already there."""
+def receive_latency(run: TierRun, url: str, n: int) -> list[float]:
+    """ms of single receives of a message already there, sent to `url` (the server, the waker, or Pushpin)."""
     from mns.queue import Message
 
     name = f"lat{time.monotonic_ns()}"
     direct = run.queue(name, run.direct, create=True)
-    q = run.queue(name, run.url if via_tier else run.direct)
+    q = run.queue(name, url)
     found = []
     for _ in range(n + 10):
         direct.send_message(Message("x"))
@@ -388,6 +388,40 @@ def receive_latency(run: TierRun, via_tier: bool, n: int) -> list[float]:
         found.append((time.perf_counter() - t0) * 1000)
         direct.delete_message(m.receipt_handle)
     return found[10:]
+
+
+def _cpu_seconds(pid: int) -> tuple[str, float]:
+    """A process's name and the CPU it has used (user and system, s), from /proc (Linux)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat.rpartition(")")[2].split()
+    return stat[stat.index("(") + 1 : stat.rindex(")")], (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree(pid: int) -> list[int]:
+    found = [pid]
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            except OSError:
+                continue
+            if parent == pid:
+                found += _tree(int(entry.name))
+    return found
+
+
+def cpu_per_receive(run: TierRun, url: str, n: int) -> dict[str, float]:
+    """CPU ms per single receive (with its message's send and delete, both direct) of the server and of each of the
+    tier's processes (the waker, Pushpin's), receives sent to `url`."""
+    pids = {"server": [run.proc.pid], "tier": _tree(run.tier_proc.pid)}
+    named = {pid: f"{_cpu_seconds(pid)[0]}" if role == "tier" else role for role, ps in pids.items() for pid in ps}
+    before = {pid: _cpu_seconds(pid)[1] for pid in named}
+    receive_latency(run, url, n)
+    spent: dict[str, float] = {}
+    for pid, name in named.items():
+        name = name.replace("python", "waker")
+        spent[name] = spent.get(name, 0.0) + (_cpu_seconds(pid)[1] - before[pid]) * 1000 / (n + 10)
+    return spent
 
 
 # --- the model ------------------------------------------------------------------------------------------------
@@ -429,7 +463,8 @@ def main() -> None:
     parser.add_argument("--waiters", type=int, default=100)
     parser.add_argument("--messages", type=int, default=1000)
     parser.add_argument("--lifecycle", type=int, default=3200)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--wake-rounds", type=int, default=3, help="rounds of --waiters and --messages")
+    parser.add_argument("--rounds", type=int, default=5, help="lifecycle rounds each way, alternating")
     args = parser.parse_args()
     use_local_aws_defaults()
 
@@ -439,17 +474,23 @@ def main() -> None:
     try:
         idle = idle_polls(run, args.idle_consumers, args.idle_seconds)
         print("idle:", idle)
-        woken = wakes(run, args.waiters, args.messages)
-        print("wakes:", woken)
+        wake_rounds = []
+        for _ in range(args.wake_rounds):
+            wake_rounds.append(wakes(run, args.waiters, args.messages))
+            print("wakes:", wake_rounds[-1])
         latencies = wake_latency(run, 20)
         print("wake latency p50:", statistics.median(latencies))
         rates: dict[bool, list[float]] = {True: [], False: []}
-        receives: dict[bool, list[float]] = {True: [], False: []}
+        hops = {"direct": run.direct, "the waker alone": run.waker_url, "Pushpin and the waker": run.url}
+        receives: dict[str, list[float]] = {hop: [] for hop in hops}
         for _ in range(args.rounds):
             for via in (False, True):
                 rates[via].append(lifecycle(run, via, args.lifecycle))
-                receives[via] += receive_latency(run, via, 100)
-        print("lifecycle:", rates)
+                print("lifecycle", "tier" if via else "direct", f"{rates[via][-1]:.0f}")
+            for hop, url in hops.items():
+                receives[hop] += receive_latency(run, url, 100)
+        cpu = {hop: cpu_per_receive(run, url, 300) for hop, url in hops.items()}
+        print("cpu ms per receive:", cpu)
     finally:
         run.stop()
 
@@ -463,7 +504,16 @@ def main() -> None:
         for n in CONSUMERS
     ]  # fmt: skip
     break_even = next(n for n in range(1, 10_000) if fixed_total / n + tier_variable < today_total)
-    per_message_calls = woken["origin_calls_per_message"]
+    woken = {
+        "lost": sum(w["lost"] for w in wake_rounds),
+        "received_twice": sum(w["received_twice"] for w in wake_rounds),
+        "calls": Counter[str](),
+    }
+    for w in wake_rounds:
+        woken["calls"].update(w["calls"])
+    per_message_calls = statistics.median(w["origin_calls_per_message"] for w in wake_rounds)
+    wasted_per_message = statistics.median(w["wasted_per_message"] for w in wake_rounds)
+    ratio = statistics.median(rates[True]) / statistics.median(rates[False])
     per_message = (
         HTTP_API_REQUEST  # the wake's post to the API's wake route
         + per_message_calls * (LAMBDA_REQUEST + ORIGIN_CALL_SECONDS * RECEIVE_GB * LAMBDA_GB_SECOND_ARM)
@@ -512,45 +562,64 @@ Per message (not idle): one wake posted to the API ($1 per million) and
             "polls"
         ]:.0f} polls) after two polls each (Pushpin asks the origin once more when it first subscribes a channel) |
 | origin calls of receives per message, {args.waiters} receives held on one queue | {per_message_calls:.2f} | {
-        args.messages:,} messages sent in batches of 16 (direct route); lost: {woken["lost"]:.0f}, received twice: {
-        woken["received_twice"]:.0f} |
+        args.messages:,} messages sent in batches of 16 (direct route), median of {args.wake_rounds} rounds; lost: {
+        woken["lost"]:.0f}, received twice: {woken["received_twice"]:.0f} |
+| of which wasted (a held request asking again and finding nothing) | {wasted_per_message:.2f} | the same rounds |
 | send to a held receive's answer, p50 / p99 (ms) | {statistics.median(latencies) * 1000:.0f} / {
         pct(latencies, 99) * 1000:.0f} | 20 sends, each to one held receive |
+
+Origin calls of the {args.wake_rounds} rounds with {args.waiters} held receives, by why they were made and what they
+got (`first`: a client's request; `woken`: a held one asked again after its wake; `checked`: Pushpin's check of a
+channel it newly subscribed; `reask`: a look again after a wake that came while the origin looked; `answered`: a
+claim, `held`: nothing receivable). Necessary: a claim per message (the `answered` ones) and a hold for a client's
+request that finds the queue empty (`first.held`); the other `held` ones are wasted:
+{", ".join(f"{k} {n}" for k, n in sorted(woken["calls"].items()))}.
 
 Assumed (not measured on AWS): an origin call is billed {ORIGIN_CALL_SECONDS * 1000:.0f} ms at 256 MB; logs
 ${LOGS_MONTH:.2f} a month. Doubling the origin call's duration adds ${tier["Lambda duration"]:.3f} per consumer-month.
 
 ## A busy queue through the tier and directly (same server, same run)
 
+The tier runs as its own processes (`python -m wait_tier`: Pushpin, zurl and the waker), as on AWS.
 Lifecycle: 4 producers and 4 consumers (batches of 16, 1 s waits, 1 KB bodies), {args.lifecycle:,} messages a round;
 consumers receive through the tier or directly, everything else goes directly (as on AWS, where only the receive
-route goes through the tier); rounds alternate. Single receives of a message already there: {100 * args.rounds}
-each way.
+route goes through the tier); rounds alternate. Through the tier: **{ratio:.2f}** of the direct route's median.
 
 {
         md_table(
+            ["route of the receives", "lifecycle msg/s (each round)", "median msg/s"],
             [
-                "route of the receives",
-                "lifecycle msg/s (each round)",
-                "median msg/s",
-                "receive p50 ms",
-                "receive p99 ms",
-            ],
-            [
-                [
-                    label,
-                    " ".join(f"{r:,.0f}" for r in rates[via]),
-                    f"{statistics.median(rates[via]):,.0f}",
-                    f"{statistics.median(receives[via]):.1f}",
-                    f"{pct(receives[via], 99):.1f}",
-                ]
+                [label, " ".join(f"{r:,.0f}" for r in rates[via]), f"{statistics.median(rates[via]):,.0f}"]
                 for label, via in (("direct", False), ("through the tier", True))
             ],
         )
     }
 
-Locally the tier (Pushpin, zurl and the waker) shares the machine's 2 cores with the server and the clients; on
-AWS it runs on its own tasks, and a receive of a busy queue is one origin call either way.
+Single receives of a message already there, {100 * args.rounds} on each route (between the lifecycle rounds): where
+a receive's time goes, hop by hop (the waker alone: a request sent to the waker's port, without Pushpin).
+
+{
+        md_table(
+            ["route", "receive p50 ms", "receive p99 ms"],
+            [[hop, f"{statistics.median(ms):.1f}", f"{pct(ms, 99):.1f}"] for hop, ms in receives.items()],
+        )
+    }
+
+CPU per single receive of a message already there (ms, with its send and delete on the direct route; the server's
+wake post to the waker after each send is in both), by process, 300 receives on each route:
+
+{
+        md_table(
+            ["route", *sorted({p for spent in cpu.values() for p in spent})],
+            [
+                [hop, *(f"{cpu[hop].get(p, 0):.2f}" for p in sorted({p for spent in cpu.values() for p in spent}))]
+                for hop in cpu
+            ],
+        )
+    }
+
+Locally the tier shares the machine's 2 cores with the server and the clients; on AWS it runs on its own tasks,
+and a receive of a busy queue is one origin call either way.
 """
     write_result("wait_tier", "The wait tier: cost per idle consumer, wakes, and a busy queue through it", body)
 

@@ -82,7 +82,7 @@ class PushpinConfig:
     sig_key: str
     control_host: str = "127.0.0.1"
     max_connections: int = 50000
-    log_level: int = 2
+    log_level: int = 1  # warnings and errors: at 2 (info) every request is logged, through the runner
 
     def write(self) -> Path:
         for sub in ("run", "log"):

@@ -5,11 +5,13 @@ each hold a channel of its own (`<queue channel>.w<n>`), so a wake for `count` m
 `count` waiters only, oldest first, not for every waiter of a busy queue. The names are reused, lowest free first:
 Pushpin asks the origin again once when it subscribes a channel it had not (so that nothing published while it
 subscribed is missed), and keeps a channel subscribed a minute after its last hold; fresh names for every hold
-would double the origin calls of an idle consumer. What could lose a wake is covered here:
+would double the origin calls of an idle consumer. Pushpin asks again with the very request it holds, and two
+clients' requests alike (`answered`) are told apart by what can bring a held one back. What could lose a wake is
+covered here:
 - a woken waiter that does not come back to the origin within `CONFIRM_SECONDS` (its client gone, the hint lost,
   or published before Pushpin subscribed the hold) is replaced by the next waiter;
-- a hold whose origin call started before a wake of its queue that found too few waiters is asked again at once
-  (`woken_since`): the origin may have looked before the message was there;
+- a wake counts on the receives asking the origin about its queue now and owes them what it leaves to them; one of
+  them that looked before the messages were there and would hold is asked again at once (`stale`);
 - a time when a message becomes receivable (end of a delay, of a visibility timeout) wakes one waiter then; one
   that claims and saw more (`more`) wakes the next.
 """
@@ -120,7 +122,8 @@ class Waiters:
         already counted: they are not owed twice.)"""
         now = self.now_ms()
         pending = sum(w.takes for w, _ in self._woken.values() if w.channel == channel)
-        woken, taken = self._pop(channel, count - pending - self._asking.get(channel, 0), now)
+        pending += self._asking.get(channel, 0)  # (asking after they were there: they see them)
+        woken, taken = self._pop(channel, count - pending, now)
         short = count - pending - taken
         if short > 0:
             owed = self._owing(channel, now)

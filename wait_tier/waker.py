@@ -201,8 +201,9 @@ class Waker:
         if claimed is not None and claimed.isdigit() and paying:  # (a woken waiter claims what it was woken for)
             self.waiters.claimed(channel, int(claimed))
         more = _header(answer, MORE_HEADER)
-        if more is not None and more.isdigit():
-            threading.Thread(target=self._hint, args=(self.waiters.more(channel, int(more)),), daemon=True).start()
+        woken = self.waiters.more(channel, int(more)) if more is not None and more.isdigit() else []
+        if woken:  # (published from a thread of its own: the answer waits for no one)
+            threading.Thread(target=self._hint, args=(woken,), daemon=True).start()
 
     def _call(self, method: str, path: str, headers: list[tuple[str, str]], body: bytes) -> Answer:
         with self.lock:
