@@ -276,10 +276,12 @@ def test_an_answer_lost_after_a_claim_loses_no_message(run, account, make_queue,
     assert messages[0].dequeue_count == 2
 
 
-def consume(account, name: str, owners: Counter, stop: threading.Event, errors: list) -> None:
-    """A consumer: receive (held by the tier), delete, again; network errors (the tier restarting) retried."""
+def consume(account, name: str, owners: Counter, stop: threading.Event, errors: list, deleter=None) -> None:
+    """A consumer: receive (held by the tier), delete (through `deleter`'s client if given: the direct route), again;
+    network errors (the tier restarting) retried."""
     q = account().get_queue(name)
     q.set_encoding(False)
+    deletes = q if deleter is None else deleter().get_queue(name)
     while not stop.is_set():
         try:
             message = q.receive_message(10)
@@ -294,14 +296,15 @@ def consume(account, name: str, owners: Counter, stop: threading.Event, errors: 
             continue
         owners[message.message_body] += 1
         try:
-            q.delete_message(message.receipt_handle)
+            deletes.delete_message(message.receipt_handle)
         except MNSExceptionBase as exc:
             errors.append(exc)
 
 
-def run_consumers(account, name: str, count: int, owners: Counter, errors: list):
+def run_consumers(account, name: str, count: int, owners: Counter, errors: list, deleter=None):
     stop = threading.Event()
-    threads = [threading.Thread(target=consume, args=(account, name, owners, stop, errors)) for _ in range(count)]
+    args = (account, name, owners, stop, errors, deleter)
+    threads = [threading.Thread(target=consume, args=args, daemon=True) for _ in range(count)]
     for t in threads:
         t.start()
     return stop, threads
@@ -348,25 +351,11 @@ def test_a_hundred_held_receives_waste_few_origin_calls_per_message(run, account
     direct = Account(run.origin, ACCOUNT_A[1], ACCOUNT_A[2]).get_queue(q.queue_name)
     direct.set_encoding(False)
     owners: Counter = Counter()
-    stop = threading.Event()
-
-    def consume() -> None:
-        mine, deleter = account().get_queue(q.queue_name), Account(run.origin, ACCOUNT_A[1], ACCOUNT_A[2])
-        mine.set_encoding(False)
-        deletes = deleter.get_queue(q.queue_name)  # (deletes take the direct route, as on AWS)
-        while not stop.is_set():
-            try:
-                message = mine.receive_message(10)
-            except MNSExceptionBase:
-                continue
-            owners[message.message_body] += 1
-            deletes.delete_message(message.receipt_handle)
-
+    errors: list = []
     waker = run.tier.waker
     before = holds(run.tier)
-    threads = [threading.Thread(target=consume, daemon=True) for _ in range(100)]
-    for t in threads:
-        t.start()
+    origin = lambda: Account(run.origin, ACCOUNT_A[1], ACCOUNT_A[2])  # noqa: E731 (deletes take the direct route)
+    stop, _ = run_consumers(account, q.queue_name, 100, owners, errors, deleter=origin)
     until_held(run.tier, before + 100, timeout=60)
     time.sleep(1.5)  # (past Pushpin's checks of the channels it newly subscribed)
     first = dict(waker.calls)
@@ -376,6 +365,7 @@ def test_a_hundred_held_receives_waste_few_origin_calls_per_message(run, account
     time.sleep(1.0)  # (the consumers' last polls held)
     calls = {k: n - first.get(k, 0) for k, n in waker.calls.items()}
     stop.set()
+    assert errors == []
     assert set(owners) == {f"w{n}" for n in range(1000)}  # 0 lost
     assert max(owners.values()) == 1  # one owner each
     claims = sum(n for k, n in calls.items() if k.endswith(".answered"))

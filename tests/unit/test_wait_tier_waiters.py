@@ -138,8 +138,7 @@ def test_a_batch_receive_held_is_woken_for_as_many_messages_as_it_takes() -> Non
 def test_alike_requests_held_are_told_apart_by_what_brings_one_back() -> None:
     clock = Clock()
     waiters = Waiters(clock)
-    first = waiters.hold("mns.q", clock.ms + 20_000, key="same")
-    second = waiters.hold("mns.q", clock.ms + 20_000, key="same")
+    first, second = (waiters.hold("mns.q", clock.ms + 20_000, key="same") for _ in range(2))
     clock.ms += CHECK_WITHIN_MS + 1  # past Pushpin's checks of the new channels
     assert waiters.answered("same") is None  # a third client's request alike: a new one, not a held one
     assert waiters.wake("mns.q", 1) == [first]
