@@ -4,11 +4,13 @@ Measured here:
 1. DynamoDB read units (moto, recording client, DynamoDB's size rules) of one idle long poll without the tier
    (the function waits and queries every 0.5 s until 28 s have passed) and of one origin call with it (one
    look at the queue, then a hold); and of the claim of one message.
-2. Through Debian's Pushpin and the waker in front of the local server (SQLite): the origin calls per idle poll
-   (consumers polling empty queues with 10 s waits), per message with 100 receives held on one queue, and the
-   latency from a send to the held receive's answer.
-3. Side by side in one run, against the same server: a lifecycle (producers and consumers, batches of 16) and
-   single receive latency, receives through the tier and directly.
+2. Through Debian's Pushpin and the waker (`python -m wait_tier`, processes of their own, as on AWS) in front of the
+   local server (SQLite): the origin calls per idle poll (consumers polling empty queues with 10 s waits), per
+   message with 100 receives held on one queue (by why they were made and what they got, from the waker's counters:
+   the wasted ones apart), and the latency from a send to the held receive's answer.
+3. Side by side in one run, against the same server: a lifecycle (producers and consumers, batches of 16; rounds
+   alternating), and single receive latency and CPU per process directly, through the waker alone, and through
+   Pushpin and the waker: where a receive's time goes, hop by hop.
 
 Then $ per idle consumer-month at 10, 100 and 1,000 consumers over 20 queues, today's mode against the tier, at
 list prices. The figures that are not measured (the tier's fixed cost, the billed duration of an origin call)
