@@ -49,7 +49,7 @@ pushpin:
 	@command -v pushpin >/dev/null || { echo "pushpin could not be installed" >&2; exit 1; }
 
 test: $(STAMP) $(NODE_STAMP) lint browser pushpin
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -n 2 --dist worksteal --durations=25 tests
 
 # The console's browser tests drive Debian's chromium through chromedriver: installed here when missing.
 browser:

@@ -5,8 +5,10 @@
   error the SDKs retry) by a refuser thread, then closed.
 - Threads: a request is handled by one of at most `MAX_WORKERS` worker threads, started as the load asks and kept.
   A kept-alive connection between two requests holds no thread: one watcher thread waits for its next request
-  (`handler.IDLE_TIMEOUT_SECONDS` at most, then closes it) and hands it to a worker when its bytes arrive. A long poll holds
-  its worker while it waits (`local_runtime.waits` bounds how many wait at once).
+  (`handler.IDLE_TIMEOUT_SECONDS` at most, then closes it) and hands it to a worker when its bytes arrive. A worker
+  with nothing else waiting for it first lingers `LINGER_SECONDS` on the connection it served: a client's next request
+  that follows at once (an SDK's loop) is served without the two hand-overs. A long poll holds its worker while it
+  waits (`local_runtime.waits` bounds how many wait at once).
 - A client that went away (reset, broken pipe, timed out) only ends its connection: it is no error.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import queue
 import resource
+import select
 import selectors
 import socket
 import threading
@@ -32,6 +35,8 @@ MAX_CONNECTIONS = 1024
 REFUSALS_WAITING = 16  # connections past the limit waiting for their 503 (within RESERVED_FILES); past these, closed
 REFUSAL_SECONDS = 2.0  # how long a refused connection's request may take to arrive
 LISTEN_BACKLOG = 1024  # connections waiting to be accepted (the standard library's 5 refuses bursts of clients)
+# How long a worker waits for the next request of the connection it served, when no other connection waits for it.
+LINGER_SECONDS = 0.02
 _CLIENT_GONE = (ConnectionError, TimeoutError)
 
 
@@ -70,6 +75,15 @@ class Connection:
     def pending(self) -> bool:
         """Whether the next request's bytes are already read (pipelined): no wait on the socket would see them."""
         return bool(self.handler.buffered_bytes())
+
+    def next_within(self, seconds: float) -> bool:
+        """Whether the next request (or the connection's end) arrives within `seconds` (poll: `select` cannot watch
+        a descriptor past 1,023)."""
+        if self.pending():
+            return True
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN)
+        return bool(poller.poll(seconds * 1000))
 
     def close(self) -> None:
         try:
@@ -224,6 +238,8 @@ class LocalHttpServer(HTTPServer):
                     return
                 self._queued -= 1
             keep = connection.serve_one()
+            while keep and self._queued == 0 and connection.next_within(LINGER_SECONDS):
+                keep = connection.serve_one()
             with self._lock:  # idle again before the connection can come back: its next request needs no new worker
                 self._idle_workers += 1
             if not keep:

@@ -199,8 +199,6 @@ class RawClient:
         *,
         headers: dict | None = None,
         sign_request: bool = True,
-        key_id: str | None = None,
-        secret: str | None = None,
         date: str | None = None,
         md5: str | None = None,
         host: str | None = None,
@@ -217,12 +215,10 @@ class RawClient:
             all_headers["Content-MD5"] = md5
         if sign_request and self.region:
             signed = V4Request(method, resource, parsedate_to_datetime(date), headers=dict(all_headers))
-            all_headers["Authorization"] = V4Signer().authorization(
-                key_id or self.key_id, secret or self.secret, signed, self.region
-            )
+            all_headers["Authorization"] = V4Signer().authorization(self.key_id, self.secret, signed, self.region)
         elif sign_request:
-            sig = v2_signature(secret or self.secret, method, md5, content_type, date, hdrs, resource)
-            all_headers["Authorization"] = f"MNS {key_id or self.key_id}:{sig}"
+            sig = v2_signature(self.secret, method, md5, content_type, date, hdrs, resource)
+            all_headers["Authorization"] = f"MNS {self.key_id}:{sig}"
         conn = http.client.HTTPConnection(self.host, self.port, timeout=40)
         try:
             conn.putrequest(method, resource, skip_host=True, skip_accept_encoding=True)

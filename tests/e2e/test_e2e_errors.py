@@ -5,6 +5,7 @@ from __future__ import annotations
 from email.utils import formatdate
 
 import pytest
+from conftest import ACCOUNT_A, RawClient
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
@@ -194,14 +195,15 @@ def test_oversized_request_body(raw_a, seeded, qname):
     assert r.error_code() in ("InvalidArgument", "MalformedXML")
 
 
-def test_bad_signature(raw_a, seeded, qname, mns_error):
-    mns_error(raw_a.request("GET", f"/queues/{qname}", secret="WRONG"), 403, "SignatureDoesNotMatch")
-    r = raw_a.request("PUT", f"/queues/{qname}?metaoverride=true", queue_xml(VisibilityTimeout=99), secret="WRONG")
+def test_bad_signature(endpoint, seeded, qname, mns_error):
+    wrong = RawClient(endpoint, ACCOUNT_A[1], "WRONG")
+    mns_error(wrong.request("GET", f"/queues/{qname}"), 403, "SignatureDoesNotMatch")
+    r = wrong.request("PUT", f"/queues/{qname}?metaoverride=true", queue_xml(VisibilityTimeout=99))
     mns_error(r, 403, "SignatureDoesNotMatch")
 
 
-def test_unknown_key(raw_a, seeded, qname, mns_error):
-    r = raw_a.request("GET", f"/queues/{qname}", key_id="NOSUCHKEY")
+def test_unknown_key(endpoint, seeded, qname, mns_error):
+    r = RawClient(endpoint, "NOSUCHKEY", ACCOUNT_A[2]).request("GET", f"/queues/{qname}")
     mns_error(r, 403, "InvalidAccessKeyId")
     assert r.xml().find("{http://mns.aliyuncs.com/doc/v1}Message").text == "The access Id you provided does not exist."
 

@@ -236,3 +236,30 @@ def test_a_client_that_went_away_is_no_error_and_its_worker_serves_on(capsys):
         httpd.server_close()
     printed = capsys.readouterr()
     assert "Traceback" not in printed.err + printed.out and "Error" not in printed.err + printed.out
+
+
+def test_a_clients_next_request_that_follows_at_once_is_served_by_the_same_worker(monkeypatch):
+    """A worker lingers on the connection it served: back-to-back requests of one kept-alive client are not handed
+    to the watcher and back between each two (the cost of the bounded server over a thread per connection)."""
+    handler = type("Handler", (requests.RequestHandler,), {"dispatch": StubDispatch(), "quiet": True})
+    httpd = connections.LocalHttpServer(("127.0.0.1", 0), handler, max_workers=2)
+    watched = []
+    watch = httpd._idle.watch
+    monkeypatch.setattr(httpd._idle, "watch", lambda connection: (watched.append(connection), watch(connection)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        connection = http.client.HTTPConnection(*httpd.server_address[:2], timeout=5)
+        for _ in range(20):
+            connection.request("GET", "/queues")
+            answer = connection.getresponse()
+            assert (answer.status, answer.read()) == (204, b"")
+        assert len(watched) <= 3  # (its arrival; a pause of the client's longer than the linger, rarely)
+        time.sleep(connections.LINGER_SECONDS * 3)
+        assert len(watched) <= 4  # after the linger, the idle connection is the watcher's, not a worker's
+        connection.request("GET", "/queues")
+        answer = connection.getresponse()
+        assert (answer.status, answer.read()) == (204, b"")
+        connection.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
