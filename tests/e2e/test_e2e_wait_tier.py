@@ -340,6 +340,7 @@ def test_a_hundred_held_receives_and_a_thousand_messages_each_received_once(run,
     print(f"origin calls (receives and deletes) through the tier per message: {receives / 1000:.2f}")
 
 
+@pytest.mark.slow
 def test_a_hundred_held_receives_waste_few_origin_calls_per_message(run, account, make_queue):
     """100 single receives held on one queue, 1,000 messages sent in batches of 16. Each message needs one origin
     call, its claim; a consumer that polls again after it needs one more, a hold, when the queue is empty then.
