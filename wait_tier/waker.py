@@ -39,8 +39,10 @@ RELAYED_HEADER = "x-wait-tier-relayed"
 WAKE_PATHS = ("/wake", "/wait-tier/wake")
 # Answered by the waker itself: asked through Pushpin, it shows the whole tier is up (start-up, the task's health).
 READY_PATH = "/wait-tier/ready"
-# Answered by the waker itself: its counters (`Waker.stats`), for the benchmarks (no request content, no keys).
+# Answered by the waker itself on its own port: its counters (`Waker.stats`), for the benchmarks (no request content,
+# no keys); asked through Pushpin (which signs what it passes on), refused like any unknown path.
 STATS_PATH = "/wait-tier/stats"
+GRIP_SIG_HEADER = "grip-sig"
 # A hold whose queue was woken while the origin looked is asked again at once, this many times at most.
 MAX_REASKS = 3
 TICK_SECONDS = 0.02
@@ -264,7 +266,7 @@ def answer(waker: Waker, method: str, path: str, headers: Message, body: bytes) 
     """The waker's answer to a request: a wake posted to it, its readiness, or else the origin's answer, passed on."""
     if method == "GET" and path == READY_PATH:
         return 204, "No Content", [], b""
-    if method == "GET" and path == STATS_PATH:
+    if method == "GET" and path == STATS_PATH and GRIP_SIG_HEADER not in {k.lower() for k in headers}:
         return 200, "OK", [("Content-Type", "application/json")], json.dumps(waker.stats()).encode()
     if method == "POST" and path in WAKE_PATHS:
         try:

@@ -3,6 +3,7 @@ before the proxy behind it is connected, and drops what it takes then); ready is
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from wait_tier import pushpin
-from wait_tier.waker import READY_PATH, Pushpin, Waker, answer
+from wait_tier.waker import READY_PATH, STATS_PATH, Pushpin, Waker, answer
 
 
 @contextmanager
@@ -77,3 +78,15 @@ def test_the_waker_answers_its_readiness_itself_without_asking_the_origin() -> N
     waker = Waker(nowhere, Pushpin(nowhere))
     status, _, _, body = answer(waker, "GET", READY_PATH, Message(), b"")
     assert (status, body, waker.origin_calls) == (204, b"", 0)
+
+
+def test_the_wakers_counters_are_answered_on_its_own_port_only_not_through_pushpin() -> None:
+    nowhere = "http://127.0.0.1:9"
+    waker = Waker(nowhere, Pushpin(nowhere))
+    status, _, _, body = answer(waker, "GET", STATS_PATH, Message(), b"")
+    assert status == 200 and json.loads(body)["origin_calls"] == 0
+    through = Message()
+    through["Grip-Sig"] = "a.b.c"  # (Pushpin signs every request it passes on)
+    status, _, _, body = answer(waker, "GET", STATS_PATH, through, b"")
+    assert status == 502 and b"origin_calls" not in body  # passed on to the origin (unreachable here), not answered
+    assert waker.origin_calls == 1
