@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
+import threading
 
 import pytest
 
@@ -237,3 +238,34 @@ def test_log_records_an_older_version_kept_as_dynamodb_items_are_kept_once(tmp_p
     read = engine.log.read("A", "topic", "t", NOW, NOW, 10, subscription="s")
     assert read.events == [LogEvent(NOW, "push", "M1", subscription="s", attempt=2, outcome="success")]
     engine.database.close()
+
+
+def test_threads_share_a_bounded_pool_of_connections(tmp_path):
+    """However many threads read at once, the file is open POOL_SIZE times at most: the others wait for a connection
+    given back, and a thread's nested blocks use the one it holds."""
+    from mnsd.storage.sqlite.database import POOL_SIZE, Database
+
+    database = Database(tmp_path / "pool.db")
+    threads = POOL_SIZE + 4
+    inside, release = threading.Semaphore(0), threading.Event()
+    seen: list[int] = []
+
+    def read() -> None:
+        with database.read() as connection, database.read() as nested:
+            seen.append(int(connection is nested))
+            connection.execute("SELECT 1").fetchone()
+            inside.release()
+            release.wait(10)
+
+    workers = [threading.Thread(target=read) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for _ in range(POOL_SIZE):
+        assert inside.acquire(timeout=10)
+    assert not inside.acquire(timeout=0.2)  # the rest wait: every connection is held
+    assert len(database._all) <= POOL_SIZE
+    release.set()
+    for worker in workers:
+        worker.join(10)
+    assert seen == [1] * threads and len(database._all) <= POOL_SIZE
+    database.close()
