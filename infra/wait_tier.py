@@ -47,6 +47,8 @@ NAMESPACE = "mns-wait-tier.internal"
 CPU = 256
 MEMORY_MIB = 512
 TASKS = 2
+MAX_TASKS = 8  # tasks while busy (infra.wait_tier's CPU scaling)
+CPU_TARGET_PERCENT = 50
 # A stopping task's in-flight origin answers finish before it exits (its held waits are dropped: clients poll again).
 DRAIN_SECONDS = 5
 
@@ -161,6 +163,15 @@ class WaitTier(Construct):
             assign_public_ip=True,  # (no NAT gateway: ECR, Secrets Manager, Cloud Map and the function URL)
             security_groups=[self.task_group],
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC),
+        )
+        # A busy queue's receives cost the tier CPU (Pushpin's hops and the waker: about 5 ms a receive, measured
+        # locally in bench/results/wait_tier.md), so a task of 0.25 vCPU passes some tens of them a second: more
+        # tasks while the CPU is busy, back to two when it is not (a task stopped drops only waits).
+        self.service.auto_scale_task_count(min_capacity=TASKS, max_capacity=MAX_TASKS).scale_on_cpu_utilization(
+            "Cpu",
+            target_utilization_percent=CPU_TARGET_PERCENT,
+            scale_out_cooldown=Duration.seconds(60),
+            scale_in_cooldown=Duration.minutes(5),
         )
         # One Cloud Map service (ECS registers a service once): the API reaches Pushpin there for both routes
         # (Pushpin passes the wakes on to the waker, its origin), and the waker finds the other tasks there.

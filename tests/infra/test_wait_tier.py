@@ -11,7 +11,7 @@ from aws_cdk.assertions import Match, Template
 
 from infra.lint import findings
 from infra.stack import MnsStack
-from infra.wait_tier import HEALTH_PROBE, HOLD_PORT, TASKS, WAKE_PATH, enabled
+from infra.wait_tier import CPU_TARGET_PERCENT, HEALTH_PROBE, HOLD_PORT, MAX_TASKS, TASKS, WAKE_PATH, enabled
 from mnsd import settings
 from tests.infra.test_stack import logical_id, role_statements, synth
 from wait_tier.waker import READY_PATH
@@ -133,5 +133,24 @@ def test_a_task_is_healthy_when_a_request_through_its_pushpin_is_answered(templa
                     )
                 ]
             )
+        },
+    )
+
+
+def test_the_tasks_scale_out_on_cpu_from_two_and_back(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalableTarget",
+        {"MinCapacity": TASKS, "MaxCapacity": MAX_TASKS, "ScalableDimension": "ecs:service:DesiredCount"},
+    )
+    template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingScalingPolicyConfiguration": Match.object_like(
+                {
+                    "TargetValue": CPU_TARGET_PERCENT,
+                    "PredefinedMetricSpecification": {"PredefinedMetricType": "ECSServiceAverageCPUUtilization"},
+                }
+            ),
         },
     )
