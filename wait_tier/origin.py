@@ -22,10 +22,14 @@ class Origin:
     url: str  # scheme://host[:port]
     _idle: list[http.client.HTTPConnection] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _target: urllib.parse.SplitResult = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._target = urllib.parse.urlsplit(self.url)  # (once, not per request)
 
     def call(self, method: str, path: str, headers: list[tuple[str, str]], body: bytes) -> Answer:
         """The origin's answer to the request (its hop-by-hop headers dropped, its body sent with a length)."""
-        target = urllib.parse.urlsplit(self.url)
+        target = self._target
         sent = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP and k.lower() != "content-length"]
         if target.scheme == "https":  # a function URL answers to its own host only: the client's is passed on
             host = next((v for k, v in sent if k.lower() == "host"), "")
