@@ -332,9 +332,9 @@ def wake_latency(run: TierRun, n: int) -> list[float]:
     return found
 
 
-def lifecycle(run: TierRun, via_tier: bool, total: int) -> float:
-    """4 producers and 4 consumers (batches of 16, 1 s polls) move `total` messages: messages per second. The
-    consumers receive through the tier or directly; everything else takes the direct route (as on AWS)."""
+def lifecycle(run: TierRun, via_tier: bool, total: int, consumers: int = 4) -> float:
+    """4 producers and `consumers` consumers (batches of 16, 1 s polls) move `total` messages: messages per second.
+    The consumers receive through the tier or directly; everything else takes the direct route (as on AWS)."""
     from mns.mns_exception import MNSExceptionBase
     from mns.queue import Message
 
@@ -365,7 +365,7 @@ def lifecycle(run: TierRun, via_tier: bool, total: int) -> float:
 
     started = time.perf_counter()
     threads = [threading.Thread(target=produce, args=(w,)) for w in range(4)]
-    threads += [threading.Thread(target=consume) for _ in range(4)]
+    threads += [threading.Thread(target=consume) for _ in range(consumers)]
     for t in threads:
         t.start()
     done.wait(180)
@@ -373,6 +373,39 @@ def lifecycle(run: TierRun, via_tier: bool, total: int) -> float:
     for t in threads:
         t.join(15)
     return received["n"] / elapsed
+
+
+class Connects:
+    """Counts the TCP connections the MNS Python SDK opens (it keeps one alive unless the answer says close)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> Connects:
+        from mns.mns_http import MNSHTTPConnection
+
+        self._connect = MNSHTTPConnection.connect
+        counted = self
+
+        def connect(connection: Any) -> None:
+            counted.count += 1
+            self._connect(connection)
+
+        MNSHTTPConnection.connect = connect
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from mns.mns_http import MNSHTTPConnection
+
+        MNSHTTPConnection.connect = self._connect
+
+
+def receive_connections(run: TierRun, url: str, n: int) -> int:
+    """Connections the SDK opened for `n` + 10 single receives sent to `url` (the sends and deletes go directly, over
+    their own client's kept-alive connection, not counted)."""
+    with Connects() as counted:
+        receive_latency(run, url, n)
+    return counted.count - 1
 
 
 def receive_latency(run: TierRun, url: str, n: int) -> list[float]:
@@ -493,6 +526,8 @@ def main() -> None:
                 receives[hop] += receive_latency(run, url, 100)
         cpu = {hop: cpu_per_receive(run, url, 300) for hop, url in hops.items()}
         print("cpu ms per receive:", cpu)
+        connects = {hop: receive_connections(run, url, 100) for hop, url in hops.items()}
+        print("connections for 110 receives:", connects)
     finally:
         run.stop()
 
@@ -585,7 +620,10 @@ ${LOGS_MONTH:.2f} a month. Doubling the origin call's duration adds ${tier["Lamb
 The tier runs as its own processes (`python -m wait_tier`: Pushpin, zurl and the waker), as on AWS.
 Lifecycle: 4 producers and 4 consumers (batches of 16, 1 s waits, 1 KB bodies), {args.lifecycle:,} messages a round;
 consumers receive through the tier or directly, everything else goes directly (as on AWS, where only the receive
-route goes through the tier); rounds alternate. Through the tier: **{ratio:.2f}** of the direct route's median.
+route goes through the tier); rounds alternate. Through the tier: **{ratio:.2f}** of the direct route's median
+(round by round, each tier round against the direct round before it: {
+        " ".join(f"{t / d:.2f}" for t, d in zip(rates[True], rates[False], strict=True))
+    }).
 
 {
         md_table(
@@ -598,12 +636,18 @@ route goes through the tier); rounds alternate. Through the tier: **{ratio:.2f}*
     }
 
 Single receives of a message already there, {100 * args.rounds} on each route (between the lifecycle rounds): where
-a receive's time goes, hop by hop (the waker alone: a request sent to the waker's port, without Pushpin).
+a receive's time goes, hop by hop (the waker alone: a request sent to the waker's port, without Pushpin). Pushpin's
+condure (1.9.1) closes the client's connection after every answer to a request that says `Content-Length: 0`, as the
+Python SDK's GETs do (the request's empty body is never read, so the answer counts as early): each receive through
+Pushpin opens a new connection (counted with the SDK's own connection class).
 
 {
         md_table(
-            ["route", "receive p50 ms", "receive p99 ms"],
-            [[hop, f"{statistics.median(ms):.1f}", f"{pct(ms, 99):.1f}"] for hop, ms in receives.items()],
+            ["route", "receive p50 ms", "receive p99 ms", "client connections for 110 receives"],
+            [
+                [hop, f"{statistics.median(ms):.1f}", f"{pct(ms, 99):.1f}", f"{connects[hop]}"]
+                for hop, ms in receives.items()
+            ],
         )
     }
 

@@ -164,8 +164,8 @@ class WaitTier(Construct):
             security_groups=[self.task_group],
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC),
         )
-        # A busy queue's receives cost the tier CPU (Pushpin's hops and the waker: about 5 ms a receive, measured
-        # locally in bench/results/wait_tier.md), so a task of 0.25 vCPU passes some tens of them a second: more
+        # A busy queue's receives cost the tier CPU (Pushpin's hops and the waker: about 3 ms a receive, measured
+        # locally in bench/results/wait_tier.md), so a task of 0.25 vCPU passes fewer than a hundred a second: more
         # tasks while the CPU is busy, back to two when it is not (a task stopped drops only waits).
         self.service.auto_scale_task_count(min_capacity=TASKS, max_capacity=MAX_TASKS).scale_on_cpu_utilization(
             "Cpu",

@@ -65,9 +65,13 @@ def _post_json(url: str, document: object, headers: dict[str, str] | None = None
 
 @dataclass
 class Pushpin:
-    """Pushpin's control endpoint (`/publish/`)."""
+    """Pushpin's control endpoint (`/publish/`), posted to over kept-alive connections (`Origin`'s pool)."""
 
     control_url: str
+    _control: Origin = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._control = Origin(self.control_url.rstrip("/"))
 
     def hint(self, waiters: list[Waiter]) -> None:
         """Ask Pushpin to ask the origin again for each waiter: `hint` on its channel (no id: Pushpin drops a
@@ -81,7 +85,15 @@ class Pushpin:
             }
             for w in waiters
         ]
-        _post_json(self.control_url.rstrip("/") + "/publish/", {"items": items})
+        headers = [("Host", urllib.parse.urlsplit(self.control_url).netloc), ("Content-Type", "application/json")]
+        try:
+            status, reason, _, _ = self._control.call(
+                "POST", "/publish/", headers, json.dumps({"items": items}).encode()
+            )
+        except http.client.HTTPException as error:
+            raise OSError(f"publish failed: {error}") from error
+        if status >= 300:
+            raise OSError(f"publish refused: {status} {reason}")
 
 
 @dataclass(eq=False)

@@ -237,10 +237,10 @@ def tier_wakes(settings: Settings, notifier: Notifier) -> Notifier:
     """`notifier`, telling the wait tier too where the settings name its wake endpoint (`mnsd.grip`)."""
     if not settings.wait_tier_wake_url:
         return notifier
-    from mnsd.queues.tier_wakes import TierWakes, aws_signer, http_post
+    from mnsd.queues.tier_wakes import KeptAlivePost, TierWakes, aws_signer
 
     url = settings.wait_tier_wake_url
-    return TierWakes(notifier, http_post(url, aws_signer() if ".execute-api." in url else None))
+    return TierWakes(notifier, KeptAlivePost(url, aws_signer() if ".execute-api." in url else None))
 
 
 def key_store(settings: Settings, clients: Callable[[str], Any], clock: Clock) -> KeyStore:

@@ -3,15 +3,18 @@ a known time, is posted to the tier's wake endpoint as `{"channel", "count"}` or
 
 A wake that does not arrive (the tier restarting, the network) loses no message: it stays receivable, and the
 waiters the wake missed ask again when their hold times out (at most the client's wait). So a post is tried once,
-briefly, and its failure only logged: the operation that made the message receivable has succeeded.
+briefly (once more on a new connection if the kept-alive one had been closed), and its failure only logged: the
+operation that made the message receivable has succeeded. A wake posted twice only wakes a waiter more.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
-import urllib.request
+import threading
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,34 +26,64 @@ logger = logging.getLogger(__name__)
 POST_TIMEOUT_SECONDS = 1.0
 
 Post = Callable[[bytes], None]
+Sign = Callable[[str, bytes, dict[str, str]], dict[str, str]]  # (url, body, headers) -> the headers to add
 
 
-def http_post(url: str, sign: Callable[[urllib.request.Request], None] | None = None) -> Post:
-    """A post of a wake document to `url` (signed by `sign` first: SigV4 for an IAM route on AWS)."""
+class KeptAlivePost:
+    """Posts of wake documents to `url` (signed by `sign` first: SigV4 for an IAM route on AWS), over one kept-alive
+    connection per thread: a connection per wake cost every send a TCP handshake (and on AWS a TLS one) before its
+    answer, and the tier a connection to accept."""
 
-    def post(body: bytes) -> None:
-        request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
-        if sign is not None:
-            sign(request)
-        with urllib.request.urlopen(request, timeout=POST_TIMEOUT_SECONDS) as answer:  # noqa: S310 (the stack's URL)
-            answer.read()
+    def __init__(self, url: str, sign: Sign | None = None) -> None:
+        self.url, self._sign = url, sign
+        self._target = urllib.parse.urlsplit(url)
+        self._path = self._target.path or "/"
+        self._local = threading.local()
 
-    return post
+    def __call__(self, body: bytes) -> None:
+        headers = {"Host": self._target.netloc, "Content-Type": "application/json", "Content-Length": str(len(body))}
+        if self._sign is not None:
+            headers.update(self._sign(self.url, body, headers))
+        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
+        reused = connection is not None
+        while True:
+            if connection is None:
+                connection = self._connect()
+            try:
+                connection.request("POST", self._path, body, headers)
+                answer = connection.getresponse()
+                answer.read()
+            except (http.client.HTTPException, OSError) as error:
+                connection.close()
+                self._local.connection = connection = None
+                if reused:  # the tier closed an idle one (or a frozen Lambda's went stale): once more, anew
+                    reused = False
+                    continue
+                raise OSError(f"wake post failed: {error}") from error
+            self._local.connection = None if answer.will_close else connection
+            if answer.will_close:
+                connection.close()
+            if answer.status >= 300:
+                raise OSError(f"wake refused: {answer.status} {answer.reason}")
+            return
+
+    def _connect(self) -> http.client.HTTPConnection:
+        kind = http.client.HTTPSConnection if self._target.scheme == "https" else http.client.HTTPConnection
+        return kind(self._target.netloc, timeout=POST_TIMEOUT_SECONDS)
 
 
-def aws_signer() -> Callable[[urllib.request.Request], None]:
+def aws_signer() -> Sign:
     """SigV4 for the API's IAM-authorized wake route, with the function's own credentials (botocore, in Lambda)."""
 
-    def sign(request: urllib.request.Request) -> None:
+    def sign(url: str, body: bytes, headers: dict[str, str]) -> dict[str, str]:
         import botocore.session
         from botocore.auth import SigV4Auth
         from botocore.awsrequest import AWSRequest
 
         credentials = botocore.session.get_session().get_credentials()
-        signed = AWSRequest(method="POST", url=request.full_url, data=request.data, headers=dict(request.headers))
+        signed = AWSRequest(method="POST", url=url, data=body, headers=dict(headers))
         SigV4Auth(credentials, "execute-api", os.environ.get("AWS_REGION", "us-east-1")).add_auth(signed)
-        for name, value in signed.headers.items():
-            request.add_header(name, value)
+        return dict(signed.headers.items())
 
     return sign
 
