@@ -20,6 +20,7 @@ Answer = tuple[int, str, list[tuple[str, str]], bytes]
 @dataclass(eq=False)
 class Origin:
     url: str  # scheme://host[:port]
+    timeout: float = TIMEOUT_SECONDS  # (per connection attempt and read)
     _idle: list[http.client.HTTPConnection] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _target: urllib.parse.SplitResult = field(init=False)
@@ -67,7 +68,7 @@ class Origin:
 
     def _new(self, target: urllib.parse.SplitResult) -> http.client.HTTPConnection:
         kind = http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
-        return kind(target.netloc, timeout=TIMEOUT_SECONDS)
+        return kind(target.netloc, timeout=self.timeout)
 
     def _give_back(self, connection: http.client.HTTPConnection) -> None:
         with self._lock:

@@ -48,6 +48,8 @@ MAX_REASKS = 3
 TICK_SECONDS = 0.02
 # Routes of receives whose queue channel the waker learnt from the origin's answers, kept at most.
 MAX_ROUTES = 10_000
+# A publish waits no longer than this (the timer thread publishes too: a hung Pushpin must not hold timed wakes).
+CONTROL_TIMEOUT_SECONDS = 2
 
 
 def now_ms() -> int:
@@ -71,7 +73,7 @@ class Pushpin:
     _control: Origin = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._control = Origin(self.control_url.rstrip("/"))
+        self._control = Origin(self.control_url.rstrip("/"), timeout=CONTROL_TIMEOUT_SECONDS)
 
     def hint(self, waiters: list[Waiter]) -> None:
         """Ask Pushpin to ask the origin again for each waiter: `hint` on its channel (no id: Pushpin drops a

@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 from wait_tier import pushpin
-from wait_tier.waker import READY_PATH, STATS_PATH, Pushpin, Waker, answer
+from wait_tier.waiters import Waiter
+from wait_tier.waker import CONTROL_TIMEOUT_SECONDS, READY_PATH, STATS_PATH, Pushpin, Waker, answer
 
 
 @contextmanager
@@ -102,3 +106,44 @@ def test_pushpins_proxy_neither_inspects_requests_nor_reports_connection_stats(t
     config.read(written)
     assert config["proxy"]["handler_inspect_spec"] == ""
     assert config["proxy"]["stats_spec"] == ""
+
+
+def test_hints_are_published_over_one_kept_alive_connection_and_a_hung_pushpin_times_out() -> None:
+    published: list[list[str]] = []
+    connections = []
+
+    class Control(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            connections.append(self.client_address)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+            items = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["items"]
+            published.append([item["channel"] for item in items])
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    control = ThreadingHTTPServer(("127.0.0.1", 0), Control)
+    threading.Thread(target=control.serve_forever, daemon=True).start()
+    try:
+        hints = Pushpin(f"http://127.0.0.1:{control.server_address[1]}")
+        for n in range(3):
+            hints.hint([Waiter("mns.q", f"mns.q.w{n}", 0)])
+        assert published == [["mns.q.w0"], ["mns.q.w1"], ["mns.q.w2"]]
+        assert len(connections) == 1
+    finally:
+        control.shutdown()
+        control.server_close()
+    with socket.socket() as hung:  # accepts (the backlog) and never answers
+        hung.bind(("127.0.0.1", 0))
+        hung.listen()
+        started = time.monotonic()
+        with pytest.raises(OSError):
+            Pushpin(f"http://127.0.0.1:{hung.getsockname()[1]}").hint([Waiter("mns.q", "mns.q.w0", 0)])
+        assert time.monotonic() - started < CONTROL_TIMEOUT_SECONDS + 1
