@@ -332,9 +332,9 @@ def wake_latency(run: TierRun, n: int) -> list[float]:
     return found
 
 
-def lifecycle(run: TierRun, via_tier: bool, total: int, consumers: int = 4) -> float:
-    """4 producers and `consumers` consumers (batches of 16, 1 s polls) move `total` messages: messages per second.
-    The consumers receive through the tier or directly; everything else takes the direct route (as on AWS)."""
+def lifecycle(run: TierRun, via_tier: bool, total: int) -> float:
+    """4 producers and 4 consumers (batches of 16, 1 s polls) move `total` messages: messages per second. The
+    consumers receive through the tier or directly; everything else takes the direct route (as on AWS)."""
     from mns.mns_exception import MNSExceptionBase
     from mns.queue import Message
 
@@ -365,7 +365,7 @@ def lifecycle(run: TierRun, via_tier: bool, total: int, consumers: int = 4) -> f
 
     started = time.perf_counter()
     threads = [threading.Thread(target=produce, args=(w,)) for w in range(4)]
-    threads += [threading.Thread(target=consume) for _ in range(consumers)]
+    threads += [threading.Thread(target=consume) for _ in range(4)]
     for t in threads:
         t.start()
     done.wait(180)

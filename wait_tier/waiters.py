@@ -83,7 +83,7 @@ class Waiters:
 
     def answered(self, key: str) -> Waiter | None:
         """The origin is asked again for the request `key` (its wake arrived, or Pushpin checks a new subscription):
-        the waiter it was, if it was held (`asked` when that origin call is over). Requests alike (the same queue,
+        the waiter it was, if it was held. Requests alike (the same queue,
         wait and signature: clients that sent them in the same second) are told apart by what can bring one back:
         a wake, or Pushpin's check of a channel it newly subscribed. Else it is a new request, not held yet."""
         alike = self._keys.get(key, [])

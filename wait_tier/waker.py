@@ -71,9 +71,11 @@ class Pushpin:
 
     control_url: str
     _control: Origin = field(init=False, repr=False)
+    _host: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._control = Origin(self.control_url.rstrip("/"), timeout=CONTROL_TIMEOUT_SECONDS)
+        self._host = urllib.parse.urlsplit(self.control_url).netloc  # (once, not per publish)
 
     def hint(self, waiters: list[Waiter]) -> None:
         """Ask Pushpin to ask the origin again for each waiter: `hint` on its channel (no id: Pushpin drops a
@@ -87,7 +89,7 @@ class Pushpin:
             }
             for w in waiters
         ]
-        headers = [("Host", urllib.parse.urlsplit(self.control_url).netloc), ("Content-Type", "application/json")]
+        headers = [("Host", self._host), ("Content-Type", "application/json")]
         try:
             status, reason, _, _ = self._control.call(
                 "POST", "/publish/", headers, json.dumps({"items": items}).encode()

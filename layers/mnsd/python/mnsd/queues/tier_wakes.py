@@ -60,9 +60,10 @@ class KeptAlivePost:
                     reused = False
                     continue
                 raise OSError(f"wake post failed: {error}") from error
-            self._local.connection = None if answer.will_close else connection
             if answer.will_close:
                 connection.close()
+                connection = None
+            self._local.connection = connection
             if answer.status >= 300:
                 raise OSError(f"wake refused: {answer.status} {answer.reason}")
             return
