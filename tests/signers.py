@@ -108,10 +108,12 @@ def v2_signature(secret: str, method: str, md5: str, content_type: str, date: st
     return base64.b64encode(hmac.new(secret.encode(), to_sign.encode(), hashlib.sha1).digest()).decode()
 
 
-def openapi_v1_query(key: tuple[str, str], action: str, params: dict[str, str], **given: str) -> dict[str, str]:
+def openapi_v1_query(
+    key: tuple[str, str], action: str, params: dict[str, str], leave_out: tuple[str, ...] = (), **given: str
+) -> dict[str, str]:
     """The query of a Mns-open OpenAPI call signed v1 by the core SDK's own composer (`aliyunsdkcore`), its
     parameters `params` in the form body; `given` replaces or adds query parameters before signing (`Timestamp`,
-    `SignatureNonce`, `SecurityToken`)."""
+    `SignatureNonce`, `SecurityToken`), and the parameters named in `leave_out` are neither sent nor signed."""
     import uuid
 
     from aliyunsdkcore.auth.composer import rpc_signature_composer
@@ -119,14 +121,25 @@ def openapi_v1_query(key: tuple[str, str], action: str, params: dict[str, str], 
     query = {"Action": action, "Version": "2022-01-19", "Format": "JSON", "AccessKeyId": key[0]}
     query.update(SignatureMethod="HMAC-SHA1", SignatureVersion="1.0", SignatureNonce=uuid.uuid4().hex)
     query.update({"Timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), **given})
+    for name in leave_out:
+        query.pop(name, None)
     text = rpc_signature_composer.__compose_string_to_sign("POST", {**query, **params})
     query["Signature"] = rpc_signature_composer.__get_signature(text, key[1])
     return query
 
 
-def openapi_acs3_headers(key: tuple[str, str], host: str, action: str, query: dict[str, str], **given: str) -> dict:
-    """The headers of a bodiless Mns-open OpenAPI call signed ACS3-HMAC-SHA256 by the Tea client's own
-    `get_authorization`; `given` headers replace or add to them before signing (`x-acs-date`)."""
+def openapi_acs3_headers(
+    key: tuple[str, str],
+    host: str,
+    action: str,
+    query: dict[str, str],
+    body: bytes = b"",
+    leave_out: tuple[str, ...] = (),
+    **given: str,
+) -> dict:
+    """The headers of a Mns-open OpenAPI call signed ACS3-HMAC-SHA256 by the Tea client's own `get_authorization`
+    (bodiless unless `body`); `given` headers replace or add to them before signing (`x-acs-date`), and those named
+    in `leave_out` are neither signed nor sent (a test adds them back unsigned)."""
     import uuid
     from types import SimpleNamespace
 
@@ -136,7 +149,9 @@ def openapi_acs3_headers(key: tuple[str, str], host: str, action: str, query: di
     headers.update(
         {"x-acs-date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "x-acs-signature-nonce": uuid.uuid4().hex}
     )
-    headers.update({"x-acs-content-sha256": hashlib.sha256(b"").hexdigest(), **given})
+    headers.update({"x-acs-content-sha256": hashlib.sha256(body).hexdigest(), **given})
+    for name in leave_out:
+        headers.pop(name, None)
     signed = SimpleNamespace(method="POST", pathname="/", query=query, headers=headers)
     payload = headers["x-acs-content-sha256"]
     return {**headers, "Authorization": Utils.get_authorization(signed, "ACS3-HMAC-SHA256", payload, key[0], key[1])}

@@ -57,21 +57,41 @@ def now_iso(world: World) -> str:
     return datetime.fromtimestamp(world.clock.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def v1(world: World, key: AccessKey, action: str, params: dict[str, str], host: str = "127.0.0.1:8080", **given: str):
+def v1(
+    world: World,
+    key: AccessKey,
+    action: str,
+    params: dict[str, str],
+    host: str = "127.0.0.1:8080",
+    unsigned: dict[str, str] | None = None,
+    leave_out: tuple[str, ...] = (),
+    **given: str,
+):
     """A POST signed v1 by the core SDK's composer (`signers`), the action's parameters in a form body, dated by the
-    world's clock; `given` query parameters replace the signer's."""
-    query = openapi_v1_query((key.key_id, key.secret), action, params, **{"Timestamp": now_iso(world), **given})
-    headers = {"host": host, "content-type": "application/x-www-form-urlencoded"}
+    world's clock; `given` query parameters replace the signer's, `leave_out` ones are not sent, and `unsigned`
+    headers are sent beside the signed parameters (the SDKs send `x-acs-action` and `x-acs-version` so)."""
+    given = {"Timestamp": now_iso(world), **given}
+    query = openapi_v1_query((key.key_id, key.secret), action, params, leave_out, **given)
+    headers = {"host": host, "content-type": "application/x-www-form-urlencoded", **(unsigned or {})}
     return handle(world, HttpRequest("POST", "/", urlencode(query), headers, urlencode(params).encode()))
 
 
-def acs3(world: World, key: AccessKey, action: str, query: dict[str, str], **changed: str) -> tuple[int, dict]:
-    """A POST signed ACS3-HMAC-SHA256 by the Tea client's `get_authorization`; `changed` headers after signing."""
+def acs3(
+    world: World,
+    key: AccessKey,
+    action: str,
+    query: dict[str, str],
+    body: bytes = b"",
+    leave_out: tuple[str, ...] = (),
+    **changed: str,
+) -> tuple[int, dict]:
+    """A POST signed ACS3-HMAC-SHA256 by the Tea client's `get_authorization`; the headers in `leave_out` left out of
+    the signature, `changed` headers set after signing."""
     headers = openapi_acs3_headers(
-        (key.key_id, key.secret), "127.0.0.1:8080", action, query, **{"x-acs-date": now_iso(world)}
+        (key.key_id, key.secret), "127.0.0.1:8080", action, query, body, leave_out, **{"x-acs-date": now_iso(world)}
     )
     sent = {name.lower(): value for name, value in {**headers, **changed}.items()}  # as the front end gives them
-    return handle(world, HttpRequest("POST", "/", urlencode(query), sent, b""))
+    return handle(world, HttpRequest("POST", "/", urlencode(query), sent, body))
 
 
 def handle(world: World, request: HttpRequest) -> tuple[int, dict]:
@@ -245,3 +265,82 @@ def test_list_filters_by_type_and_tag(world):
     assert v1(world, ROOT, "ListTopic", {"TopicType": "normal"})[1]["Data"]["Total"] >= 1
     assert v1(world, ROOT, "ListQueue", {"QueueType": "fifo"})[1]["Data"]["Total"] == 0
     assert v1(world, ROOT, "ListQueue", {"Tag.1.Key": "no-such", "Tag.1.Value": "x"})[1]["Data"]["Total"] == 0
+
+
+def _queue_is_there(world: World) -> bool:
+    return v1(world, ROOT, "GetQueueAttributes", {"QueueName": "q"})[0] == 200
+
+
+def test_an_acs3_signature_must_cover_the_action_the_version_and_the_host():
+    """Alibaba's V3 rule: every common header present (`x-acs-*`) and `host` are signed. A signature that leaves
+    out the action header cannot have it added: signed to read a queue, it does not delete it."""
+    world = World()
+    added = {"x-acs-action": "DeleteQueue"}
+    status, body = acs3(world, ROOT, "GetQueueAttributes", {"QueueName": "q"}, leave_out=("x-acs-action",), **added)
+    assert (status, body["Code"]) == (400, "IncompleteSignature") and "x-acs-action" in body["Message"]
+    assert _queue_is_there(world)
+    query = {"Action": "GetQueueAttributes", "QueueName": "q"}  # the action signed in the query: the header differs
+    status, body = acs3(world, ROOT, "GetQueueAttributes", query, leave_out=("x-acs-action",), **added)
+    assert (status, body["Code"]) == (400, "SignatureDoesNotMatch")
+    assert _queue_is_there(world)
+    status, body = acs3(world, ROOT, "ListQueue", {}, leave_out=("host",), host=f"{OTHER}.mns.localhost:8080")
+    assert (status, body["Code"]) == (400, "IncompleteSignature") and "host" in body["Message"]
+    status, body = acs3(world, ROOT, "ListQueue", {}, leave_out=("x-acs-version",), **{"x-acs-version": "2022-01-19"})
+    assert (status, body["Code"]) == (400, "IncompleteSignature") and "x-acs-version" in body["Message"]
+    assert acs3(world, ROOT, "ListQueue", {})[0] == 200  # everything signed: served
+
+
+def test_an_acs3_form_body_is_read_only_under_a_signed_content_type():
+    world = World()
+    form = b"QueueName=q"
+    typed = {"content-type": "application/x-www-form-urlencoded"}
+    status, body = acs3(world, ROOT, "GetQueueAttributes", {}, form, **typed)
+    assert (status, body["Code"]) == (400, "IncompleteSignature") and "content-type" in body["Message"]
+    status, body = acs3(world, ROOT, "GetQueueAttributes", {}, form, **typed, leave_out=("content-type",))
+    assert status == 400
+    signed = openapi_acs3_headers(
+        (ROOT.key_id, ROOT.secret),
+        "127.0.0.1:8080",
+        "GetQueueAttributes",
+        {},
+        form,
+        **typed,
+        **{"x-acs-date": now_iso(world)},
+    )
+    status, body = handle(world, HttpRequest("POST", "/", "", {k.lower(): v for k, v in signed.items()}, form))
+    assert status == 200 and body["Data"]["QueueName"] == "q"
+
+
+def test_a_v1_action_is_the_signed_parameter_never_the_unsigned_header():
+    """v1 signs the parameters: a request signed for GetQueueAttributes with `x-acs-action: DeleteQueue` beside them
+    is refused (the SDKs send the header equal to the parameter, which is served), and the queue stays."""
+    world = World()
+    read = {"QueueName": "q"}
+    status, body = v1(world, ROOT, "GetQueueAttributes", read, unsigned={"x-acs-action": "DeleteQueue"})
+    assert (status, body["Code"]) == (400, "SignatureDoesNotMatch") and "DeleteQueue" in body["Message"]
+    assert _queue_is_there(world)
+    status, body = v1(world, ROOT, "DeleteQueue", read, leave_out=("Action",), unsigned={"x-acs-action": "DeleteQueue"})
+    assert (status, body["Code"]) == (400, "MissingParameter") and "Action" in body["Message"]
+    assert _queue_is_there(world)
+    status, body = v1(world, ROOT, "GetQueueAttributes", read, unsigned={"x-acs-version": "2015-06-06"})
+    assert (status, body["Code"]) == (400, "SignatureDoesNotMatch")
+    sdk_headers = {"x-acs-action": "GetQueueAttributes", "x-acs-version": "2022-01-19"}
+    assert v1(world, ROOT, "GetQueueAttributes", read, unsigned=sdk_headers)[0] == 200
+
+
+def test_an_action_named_twice_differently_is_refused_under_either_signature():
+    world = World()
+    status, body = acs3(world, ROOT, "GetQueueAttributes", {"Action": "DeleteQueue", "QueueName": "q"})
+    assert (status, body["Code"]) == (400, "SignatureDoesNotMatch")
+    assert _queue_is_there(world)
+    assert acs3(world, ROOT, "GetQueueAttributes", {"Action": "GetQueueAttributes", "QueueName": "q"})[0] == 200
+
+
+@pytest.mark.parametrize("signature", ["%C3%A9t%C3%A9", "%00%FF", "%F0%9F%98%80", "%C3%A9" * 300])
+def test_a_v1_signature_of_any_bytes_is_a_signature_that_does_not_match(world, signature):
+    query = openapi_v1_query((ROOT.key_id, ROOT.secret), "ListQueue", {}, Timestamp=now_iso(world))
+    signed = urlencode(query)
+    raw = signed.replace(urlencode({"Signature": query["Signature"]}), f"Signature={signature}")
+    assert raw != signed
+    status, body = handle(world, HttpRequest("POST", "/", raw, {"host": "127.0.0.1:8080"}))
+    assert (status, body["Code"], body["Success"]) == (400, "SignatureDoesNotMatch", False)

@@ -14,6 +14,7 @@ from mnsd import errors
 from mnsd.access import signature_v4
 from mnsd.access.keys import KeyStore
 from mnsd.access.principal import Principal
+from mnsd.access.signature_match import matches
 from mnsd.access.tokens import SecurityTokens
 from mnsd.http import HttpRequest
 
@@ -69,7 +70,7 @@ class V2Credential:
     signature: str
 
     def matches(self, secret: str, request: HttpRequest, date: RequestDate) -> bool:
-        return hmac.compare_digest(sign(secret, string_to_sign(request, date.text)), self.signature)
+        return matches(sign(secret, string_to_sign(request, date.text)), self.signature)
 
 
 def _credential(request: HttpRequest) -> V2Credential | signature_v4.V4Credential:

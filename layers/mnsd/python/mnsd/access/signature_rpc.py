@@ -33,6 +33,7 @@ from mnsd import errors
 from mnsd.access.authentication import access_key, temporary_key
 from mnsd.access.keys import KeyStore
 from mnsd.access.principal import Principal
+from mnsd.access.signature_match import matches
 from mnsd.access.tokens import SecurityTokens
 from mnsd.http import HttpRequest
 
@@ -87,6 +88,11 @@ def is_rpc_request(request: HttpRequest, params: Mapping[str, str]) -> bool:
     return bool(
         request.header("x-acs-action") or "Action" in params or "Signature" in params or authorization.startswith(ACS3)
     )
+
+
+def _is_acs3(request: HttpRequest) -> bool:
+    """Whether the request says it is signed ACS3 (else it is read as v1)."""
+    return (request.header("authorization") or "").startswith("ACS3")
 
 
 def _time(text: str | None, name: str) -> datetime:
@@ -150,14 +156,50 @@ def _acs3(request: HttpRequest) -> tuple[str, str | None, str, datetime, _Check]
     payload_hash = (request.header("x-acs-content-sha256") or "").lower()
     if payload_hash != hashlib.sha256(request.body).hexdigest():
         raise SignatureDoesNotMatch("The request body does not match its x-acs-content-sha256.")
+    unsigned = [name for name in _acs3_must_sign(request) if name not in signed]
+    if unsigned:
+        raise REFUSED["IncompleteSignature"](
+            f"SignedHeaders must name every common header the request carries: {', '.join(unsigned)} is not signed."
+        )
     time = _time(request.header("x-acs-date"), "x-acs-date")
     nonce = request.header("x-acs-signature-nonce") or ""
     text = acs3_string_to_sign(request, signed, payload_hash)
 
     def check(secret: str) -> bool:
-        return hmac.compare_digest(acs3_signature(secret, text), found["signature"].lower())
+        return matches(acs3_signature(secret, text), found["signature"].lower())
 
     return found["key"], request.header("x-acs-security-token"), nonce, time, check
+
+
+def _acs3_must_sign(request: HttpRequest) -> list[str]:
+    """What an ACS3 signature must cover of this request (Alibaba's V3 rule: every common header present but
+    Authorization): `host`, which names the account; every `x-acs-*` header (the action, the version, the
+    credentials); and the Content-Type of a body, which decides whether the body's parameters are read."""
+    names = ["host", *(name for name in request.headers if name.startswith("x-acs-"))]
+    if request.body and request.header("content-type") is not None:
+        names.append("content-type")
+    return names
+
+
+def requested(request: HttpRequest, params: Mapping[str, str]) -> tuple[str, str | None]:
+    """The action and the API version a request names, as its signature covers them, or its refusal.
+
+    ACS3 signs the `x-acs-action` and `x-acs-version` headers (`_acs3` refuses them unsigned) and the query and body
+    where `Action` and `Version` may come too; v1 signs the parameters only, so there the headers (which the SDKs
+    send beside them) are read only to refuse one that says otherwise. Named twice, differently: refused."""
+    acs3 = _is_acs3(request)
+    named = []
+    for header, param in (("x-acs-action", "Action"), ("x-acs-version", "Version")):
+        said, signed = request.header(header), params.get(param)
+        if said is not None and signed is not None and said != signed:
+            raise SignatureDoesNotMatch(f"The {header} header names {said!r}; the {param} parameter names {signed!r}.")
+        named.append(signed if signed is not None or not acs3 else said)
+    action, version = named
+    if not action:
+        raise MissingParameter(
+            'The input parameter "Action" that is mandatory for processing this request is not supplied.'
+        )
+    return action, version
 
 
 def _v1(request: HttpRequest, params: Mapping[str, str]) -> tuple[str, str | None, str, datetime, _Check]:
@@ -172,7 +214,7 @@ def _v1(request: HttpRequest, params: Mapping[str, str]) -> tuple[str, str | Non
     text = v1_string_to_sign(request.method, params)
 
     def check(secret: str) -> bool:
-        return hmac.compare_digest(v1_signature(secret, text), params["Signature"])
+        return matches(v1_signature(secret, text), params["Signature"])
 
     return params["AccessKeyId"], params.get("SecurityToken"), params["SignatureNonce"], time, check
 
@@ -187,8 +229,7 @@ def authenticate_rpc(
 ) -> Principal:
     """Who signed an OpenAPI request (either signature), with the key store, tokens and policies of the XML plane;
     or the OpenAPI's refusal."""
-    authorization = request.header("authorization") or ""
-    key_id, token, nonce, time, check = _acs3(request) if authorization.startswith("ACS3") else _v1(request, params)
+    key_id, token, nonce, time, check = _acs3(request) if _is_acs3(request) else _v1(request, params)
     try:
         secret, principal = temporary_key(key_id, token, keys, tokens, now) if token else access_key(key_id, keys)
     except errors.MnsError as error:

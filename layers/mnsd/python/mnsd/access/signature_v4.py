@@ -20,9 +20,10 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from urllib.parse import quote, unquote
+from urllib.parse import parse_qsl, quote, unquote
 
 from mnsd import errors
+from mnsd.access.signature_match import matches
 from mnsd.http import HttpRequest
 
 PRODUCT = "mns"
@@ -69,8 +70,14 @@ class V4Credential:
             )
 
     def matches(self, secret: str, request: HttpRequest, request_time: datetime) -> bool:
+        unsigned = query_read_otherwise(request.raw_query)
+        if unsigned is not None:
+            raise errors.SignatureDoesNotMatch(
+                f"The query parameter {unsigned!r} is read otherwise than the V4 signature covers it: send each "
+                "parameter once, without spaces around its name or value and without '+' for a space."
+            )
         expected = signature(secret, self, request, request_time)
-        return hmac.compare_digest(expected, self.signature.lower())
+        return matches(expected, self.signature.lower())
 
 
 def parse(authorization: str) -> V4Credential | None:
@@ -95,6 +102,26 @@ def parse(authorization: str) -> V4Credential | None:
 def _encode(text: str, keep: str = "") -> str:
     """Percent-encoding of UTF-8 with only letters, digits and `-_.~` (and `keep`) left as they are."""
     return quote(text, safe=keep)
+
+
+def query_read_otherwise(raw_query: str) -> str | None:
+    """The first query parameter the service would read otherwise than the canonical request signs it, if any.
+
+    The canonical request trims names and values, lower-cases names, keeps `+` as it is and keeps one value of a
+    name; the routes read the query as a form (`mnsd.http.HttpRequest.query`: `+` a space, nothing trimmed, the
+    first value of a name). Where the two differ, a signed `?peekonly=true` could be read as a receive (a name
+    sent again before it, or with a space around it): such a query is refused, not guessed at."""
+    seen: set[str] = set()
+    for part in raw_query.split("&"):
+        if not part:
+            continue
+        name, _, value = part.partition("=")
+        signed = (unquote(name).strip().lower(), unquote(value).strip())
+        read = [(key.lower(), given) for key, given in parse_qsl(part, keep_blank_values=True)]
+        if read != [signed] or signed[0] in seen:
+            return signed[0]
+        seen.add(signed[0])
+    return None
 
 
 def canonical_request(request: HttpRequest) -> str:

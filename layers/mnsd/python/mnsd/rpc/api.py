@@ -12,7 +12,7 @@ from aws_lambda_powertools import Logger
 
 from mnsd import errors
 from mnsd.access.permissions import permission_for
-from mnsd.access.signature_rpc import authenticate_rpc, is_rpc_request
+from mnsd.access.signature_rpc import authenticate_rpc, is_rpc_request, requested
 from mnsd.http import HttpRequest, HttpResponse
 from mnsd.rpc.actions import VersionInvalid, action_of
 from mnsd.rpc.call import VERSION, RpcCall, request_params
@@ -40,8 +40,7 @@ def handle(
     try:
         if request.method.upper() != "POST":
             raise MethodNotServed()
-        name = request.header("x-acs-action") or params.get("Action") or ""
-        version = request.header("x-acs-version") or params.get("Version")
+        name, version = requested(request, params)
         if version is not None and version != VERSION:
             raise VersionInvalid(f"Specified parameter Version {version} is not valid: this API is {VERSION}.")
         action = action_of(name)
