@@ -1,5 +1,5 @@
 """The queue calls by account and queue name, each resolving the name as an API operation does at the edge
-(`mnsd.queues.addresses`, `mnsd.request.call.Call.queue`): what the benchmarks' scripted producers and consumers, and
+(`mnsd.queues.addresses`, `mnsd.calls.call.Call.queue`): what the benchmarks' scripted producers and consumers, and
 the service-level tests, call. Queue control (`QueueControl`: create, attributes, counts) is passed through."""
 
 from __future__ import annotations

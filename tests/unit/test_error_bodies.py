@@ -13,7 +13,7 @@ from strict_xml import NotAnErrorMessage, parse_error
 from stub_http import QuietHandler, serving
 
 from mnsd import errors
-from mnsd.request import api
+from mnsd.request import door
 
 NODE_READER = Path(__file__).parent.parent / "node" / "read_errors.js"
 
@@ -36,7 +36,7 @@ ERRORS = every_error()
 
 
 def body_of(kind: type[errors.MnsError]) -> tuple[int, bytes, dict[str, str]]:
-    response = api.error_response(kind(), "5F2A6B3C4D5E6F708192A3B4", "http://1000000000000001.mns.localhost")
+    response = door.error_response(kind(), "5F2A6B3C4D5E6F708192A3B4", "http://1000000000000001.mns.localhost")
     return response.status, response.body, response.headers
 
 
@@ -101,7 +101,7 @@ def test_every_error_reads_in_the_node_sdk():
     [(None, False), ("*/*", False), ("application/json", True), ("text/xml, application/json", False)],
 )
 def test_an_error_is_json_only_to_a_client_that_asks_for_json_and_not_xml(accept, json_body):
-    response = api.error_response(errors.QueueNotExist(), "RID", "http://h", accept)
+    response = door.error_response(errors.QueueNotExist(), "RID", "http://h", accept)
     if json_body:
         assert response.headers["Content-Type"].startswith("application/json")
         assert json.loads(response.body) == {

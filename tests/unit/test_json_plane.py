@@ -10,11 +10,12 @@ import pytest
 
 from mnsd import errors
 from mnsd.access import authentication as auth
+from mnsd.calls import planes
 from mnsd.http import HttpRequest
 from mnsd.inputs import PropertyInput, PublishInput
 from mnsd.jsonwire import requests, responses
 from mnsd.model.messages import Property
-from mnsd.request import api, planes
+from mnsd.request import api
 from mnsd.topics.attributes import direct_mail, direct_sms
 from mnsd.wire import codec
 from mnsd.wire import requests as xml_requests

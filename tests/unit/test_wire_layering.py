@@ -9,9 +9,9 @@ from tests.unit.layer_imports import Import, import_graph, where
 WIRE_USERS = {
     "mnsd.wire": "the format itself",
     "mnsd.operations": "each operation reads its request and writes its answer",
-    "mnsd.request.call": "parses the request body, writes the response",
-    "mnsd.request.api": "writes errors as MNS answers them",
-    "mnsd.request.planes": "picks the data plane (XML or JSON) a message call is on",
+    "mnsd.calls.call": "parses the request body, writes the response",
+    "mnsd.request.door": "writes errors as MNS answers them",
+    "mnsd.calls.planes": "picks the data plane (XML or JSON) a message call is on",
     "mnsd.jsonwire.requests": "the query parameters and batch limits are the same on both planes (`counted_handles`)",
     "mnsd.push.delivery": "a push carries a notification (XML, JSON or the body) encoded by wire.notifications",
     "mnsd.push.dead_letters": "a push given up goes to the dead-letter queue as the notification it would have been",
@@ -19,15 +19,15 @@ WIRE_USERS = {
 # Who may use the codec itself (XML in and out); everyone else goes through `wire.requests` / `wire.responses`.
 CODEC_USERS = {
     "mnsd.wire": "the codec's home",
-    "mnsd.request.call": "parses the request body, encodes the response element",
+    "mnsd.calls.call": "parses the request body, encodes the response element",
 }
 
 
 # Who may import the JSON plane (`mnsd.jsonwire`, SMQProxy 2026-04-09).
 JSON_USERS = {
     "mnsd.jsonwire": "the format itself",
-    "mnsd.request.planes": "picks the data plane (XML or JSON) a message call is on",
-    "mnsd.request.api": "writes errors as JSON on the JSON plane",
+    "mnsd.calls.planes": "picks the data plane (XML or JSON) a message call is on",
+    "mnsd.request.door": "writes errors as JSON on the JSON plane",
 }
 
 

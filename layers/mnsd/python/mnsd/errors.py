@@ -1,6 +1,6 @@
 """The MNS error model: every error the service answers with, carrying its wire code and HTTP status.
 
-Operations raise these; `mnsd.request.api` renders them once, as the MNS `<Error>` body.
+Operations raise these; the request pipeline (`mnsd.pipeline.steps`) renders them once, in the plane's error shape.
 """
 
 from __future__ import annotations

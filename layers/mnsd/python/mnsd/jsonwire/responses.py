@@ -114,5 +114,5 @@ def published(message: TopicMessage) -> Fields:
 
 
 def error(error: errors.MnsError, request_id: str, host_id: str) -> bytes:
-    """An error, as JSON (`mnsd.request.api.error_response`): the XML `<Error>`'s four fields."""
+    """An error, as JSON (`mnsd.request.door.error_response`): the XML `<Error>`'s four fields."""
     return encode({"Code": error.code, "Message": error.message, "RequestId": request_id, "HostId": host_id})

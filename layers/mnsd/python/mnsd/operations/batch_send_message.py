@@ -1,6 +1,6 @@
+from mnsd.calls.call import Call
 from mnsd.http import HttpResponse
 from mnsd.queues import addresses
-from mnsd.request.call import Call
 
 
 def batch_send_message(call: Call) -> HttpResponse:

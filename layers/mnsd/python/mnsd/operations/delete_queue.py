@@ -1,6 +1,6 @@
+from mnsd.calls.call import Call, no_content
 from mnsd.http import HttpResponse
 from mnsd.queues import addresses
-from mnsd.request.call import Call, no_content
 
 
 def delete_queue(call: Call) -> HttpResponse:

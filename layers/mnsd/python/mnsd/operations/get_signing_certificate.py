@@ -1,6 +1,6 @@
 from mnsd import errors
+from mnsd.calls.call import Call
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call
 
 
 def get_signing_certificate(call: Call) -> HttpResponse:

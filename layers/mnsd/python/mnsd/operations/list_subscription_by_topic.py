@@ -1,6 +1,6 @@
+from mnsd.calls.call import Call, xml_response
+from mnsd.calls.paging import list_request
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, xml_response
-from mnsd.request.paging import list_request
 from mnsd.wire import responses
 
 

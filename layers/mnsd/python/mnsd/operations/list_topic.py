@@ -1,5 +1,5 @@
+from mnsd.calls.call import Call, account_listing
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, account_listing
 from mnsd.wire import responses
 
 

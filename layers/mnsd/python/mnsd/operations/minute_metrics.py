@@ -4,9 +4,9 @@ the signing tenant only. Authorized as GetQueueAttributes (`mnsd.access.permissi
 
 from __future__ import annotations
 
+from mnsd.calls.call import Call, xml_response
 from mnsd.http import HttpResponse
 from mnsd.metrics.minutes import MinuteWindow
-from mnsd.request.call import Call, xml_response
 from mnsd.wire import responses
 
 

@@ -1,5 +1,5 @@
+from mnsd.calls.call import Call, hinted
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, hinted
 from mnsd.wire import requests
 
 

@@ -1,6 +1,6 @@
+from mnsd.calls.call import Call, xml_response
 from mnsd.http import HttpResponse
 from mnsd.queues import addresses
-from mnsd.request.call import Call, xml_response
 from mnsd.wire import responses
 
 

@@ -1,5 +1,5 @@
+from mnsd.calls.call import Call, no_content
 from mnsd.http import HttpResponse
-from mnsd.request.call import Call, no_content
 from mnsd.wire import requests
 
 

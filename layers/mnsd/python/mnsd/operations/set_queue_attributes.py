@@ -1,6 +1,6 @@
+from mnsd.calls.call import Call, no_content
 from mnsd.http import HttpResponse
 from mnsd.model.names import is_receiver_address
-from mnsd.request.call import Call, no_content
 from mnsd.wire import requests
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnsd import errors
+from mnsd.calls.call import Call
 from mnsd.http import HttpResponse
 from mnsd.operations.batch_delete_message import batch_delete_message
 from mnsd.operations.batch_peek_message import batch_peek_message
@@ -51,7 +52,6 @@ from mnsd.operations.set_topic_attributes import set_topic_attributes
 from mnsd.operations.subscribe import subscribe
 from mnsd.operations.unsubscribe import unsubscribe
 from mnsd.push.signing import CERTIFICATE_PATH
-from mnsd.request.call import Call
 
 Operation = Callable[[Call], HttpResponse]
 
@@ -116,7 +116,7 @@ class Route:
     public: bool = False
     # Reads the queues' CloudWatch metrics (GetMetricData: the console's minute chart, `mnsd.metrics.cloudwatch`).
     reads_metrics: bool = False
-    # Serves the JSON plane too (SMQProxy 2026-04-09: the message operations, `mnsd.request.planes`).
+    # Serves the JSON plane too (SMQProxy 2026-04-09: the message operations, `mnsd.calls.planes`).
     json: bool = False
 
 
@@ -222,7 +222,7 @@ ROUTES: dict[str, Route] = {
         Route("put_account", "PUT", "/", _account(set_account_attributes, "Account"), ("meta.write",)),
         # IssueSecurityToken (`?securitytoken=true`): reads only the access keys and the receipt secret. The same
         # route serves the Mns-open OpenAPI (`mnsd.rpc`: queues, topics, subscriptions, tags, the account's settings
-        # and endpoint, its signatures' nonces), which `request.api` hands the route's OpenAPI calls to.
+        # and endpoint, its signatures' nonces), whose calls `request.api` hands to the OpenAPI's door (`rpc.door`).
         Route(
             "post_account",
             "POST",

@@ -5,7 +5,7 @@
   `PublishInput`, `SubscriptionInput`, ...).
 - `responses`: entities and results written as response elements (attributes, messages, lists, batch
   results, errors).
-- `plane`: what the XML data plane adds to those to serve a message call (`mnsd.request.planes`); the JSON data
+- `plane`: what the XML data plane adds to those to serve a message call (`mnsd.calls.planes`); the JSON data
   plane (SMQProxy 2026-04-09) is `mnsd.jsonwire`, beside this package.
 
 The rules for values (ranges, choices, required elements, sizes) are the domain's: the inputs carry

@@ -1,5 +1,5 @@
 """What the XML data plane (MNS 2015-06-06) adds to `requests` and `responses` to serve a message call
-(`mnsd.request.planes`): the body parsed, its root element checked, an element answered."""
+(`mnsd.calls.planes`): the body parsed, its root element checked, an element answered."""
 
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mnsd import grip
 from mnsd.access.principal import Principal
+from mnsd.calls.paging import list_request
+from mnsd.calls.planes import Plane, plane_of
 from mnsd.http import HttpRequest, HttpResponse
-from mnsd.request.paging import list_request
-from mnsd.request.planes import Plane, plane_of
 from mnsd.wire import codec as xmlcodec
 from mnsd.wire.plane import parsed_body, xml_response
 
@@ -59,7 +59,7 @@ class Call:
 
     @property
     def plane(self) -> Plane[Any, Any]:
-        """The data plane the call is on (XML or JSON, `mnsd.request.planes`): a message operation's body and answer."""
+        """The data plane the call is on (XML or JSON, `mnsd.calls.planes`): a message operation's body and answer."""
         if self._plane is None:
             self._plane = plane_of(self.request)
         return self._plane
