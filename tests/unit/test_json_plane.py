@@ -15,6 +15,7 @@ from mnsd.http import HttpRequest
 from mnsd.inputs import PropertyInput, PublishInput
 from mnsd.jsonwire import requests, responses
 from mnsd.model.messages import Property
+from mnsd.queues.messages import SendResult
 from mnsd.request import api
 from mnsd.topics.attributes import direct_mail, direct_sms
 from mnsd.wire import codec
@@ -231,3 +232,15 @@ def test_property_inputs_are_the_xml_plane_s():
     assert requests.user_properties({"UserProperties": {"n": {"DataType": "NUMBER", "StringValue": "1"}}}) == (
         PropertyInput("n", "1", "NUMBER"),
     )
+
+
+@pytest.mark.parametrize("codec", [planes.XML, planes.JSON], ids=["xml", "json"])
+def test_a_batchs_status_is_the_planes_the_same_on_both(codec):
+    """The batch statuses are decided once, by the `Plane`: a send 201, or 500 when any message failed; a delete's
+    failures 400 when every one is a bad receipt handle, else 404."""
+    plane = planes.Plane(request({}), codec)
+    ok = SendResult(stored(message_id="A"), None)
+    assert plane.sent_batch([ok]).status == 201
+    assert plane.sent_batch([ok, SendResult(stored(), None, errors.InternalError())]).status == 500
+    assert plane.delete_failures([("h1", errors.ReceiptHandleError())]).status == 400
+    assert plane.delete_failures([("h1", errors.ReceiptHandleError()), ("h2", errors.MessageNotExist())]).status == 404

@@ -49,20 +49,20 @@ class Writers(Protocol[AnswerT]):
     """A plane's writers of results into answers (`mnsd.wire.responses`, `mnsd.jsonwire.responses`)."""
 
     def sent(self, result: SendResult) -> AnswerT: ...
-    def sent_batch(self, results: Sequence[SendResult]) -> tuple[AnswerT, int]: ...
+    def sent_batch(self, results: Sequence[SendResult]) -> AnswerT: ...
     def received(self, message: Received) -> AnswerT: ...
     def received_batch(self, messages: Sequence[Received]) -> AnswerT: ...
     def message_node(self, message: Message, receipt_handle: str | None = None) -> AnswerT: ...
     def peeked_batch(self, messages: Sequence[Message]) -> AnswerT: ...
     def visibility_changed(self, receipt_handle: str, next_visible_time: int) -> AnswerT: ...
-    def delete_failures(self, failures: Sequence[tuple[str, errors.MnsError]]) -> tuple[AnswerT, int]: ...
+    def delete_failures(self, failures: Sequence[tuple[str, errors.MnsError]]) -> AnswerT: ...
     def published(self, message: TopicMessage) -> AnswerT: ...
 
 
 @dataclass(frozen=True)
 class Codec(Generic[Body, Answer]):
     """One plane's format: its body parsed, its root checked (`root(body, expected)`), its inputs read, its answers
-    written and sent (`answer(written, status)`)."""
+    written and sent (`answer(written, status)`). The statuses are the `Plane`'s, the same on every plane."""
 
     version: str
     parse: Callable[[bytes], Body]
@@ -112,7 +112,9 @@ class Plane(Generic[Body, Answer]):
         return self.codec.answer(self.codec.write.sent(result), 201)
 
     def sent_batch(self, results: Sequence[SendResult]) -> HttpResponse:
-        return self.codec.answer(*self.codec.write.sent_batch(results))
+        """BatchSendMessage: 500 when any message failed (each one's error is in the answer), 201 otherwise."""
+        status = 500 if any(result.error is not None for result in results) else 201
+        return self.codec.answer(self.codec.write.sent_batch(results), status)
 
     def received(self, result: Received) -> HttpResponse:
         return self.codec.answer(self.codec.write.received(result), 200)
@@ -130,7 +132,9 @@ class Plane(Generic[Body, Answer]):
         return self.codec.answer(self.codec.write.visibility_changed(receipt_handle, next_visible_time), 200)
 
     def delete_failures(self, failures: Sequence[tuple[str, errors.MnsError]]) -> HttpResponse:
-        return self.codec.answer(*self.codec.write.delete_failures(failures))
+        """BatchDeleteMessage's failures: 400 when every one is a bad receipt handle, 404 otherwise."""
+        only_bad_handles = all(isinstance(error, errors.ReceiptHandleError) for _, error in failures)
+        return self.codec.answer(self.codec.write.delete_failures(failures), 400 if only_bad_handles else 404)
 
     def published(self, message: TopicMessage) -> HttpResponse:
         return self.codec.answer(self.codec.write.published(message), 201)

@@ -80,27 +80,26 @@ def sent(result: SendResult) -> Fields:
     return fields
 
 
-def sent_batch(results: Sequence[SendResult]) -> tuple[Fields, int]:
-    """BatchSendMessage and its status: each message's result, or its `ErrorCode` and `ErrorMessage`; 500 when any
-    failed, as on the XML plane, with the first failure's code as the answer's `Code` (what a Tea client raises)."""
+def sent_batch(results: Sequence[SendResult]) -> Fields:
+    """BatchSendMessage: each message's result, or its `ErrorCode` and `ErrorMessage`; when any failed, the first
+    failure's code as the answer's `Code` (what a Tea client raises). The status: `mnsd.calls.planes.Plane`."""
     entries: list[Fields] = [
         {"ErrorCode": r.error.code, "ErrorMessage": r.error.message} if r.error is not None else sent(r)
         for r in results
     ]
     failed = [r.error for r in results if r.error is not None]
     if not failed:
-        return {"Messages": entries}, 201
+        return {"Messages": entries}
     summary = f"{len(failed)} of {len(results)} messages were not sent; each one's error is in Messages."
-    return {"Code": failed[0].code, "Message": summary, "Messages": entries}, 500
+    return {"Code": failed[0].code, "Message": summary, "Messages": entries}
 
 
-def delete_failures(failures: Sequence[tuple[str, errors.MnsError]]) -> tuple[Fields, int]:
-    """BatchDeleteMessage's failures, with the XML plane's status (400 when all are bad handles, 404 otherwise), and
-    the first failure's code as the answer's `Code`."""
+def delete_failures(failures: Sequence[tuple[str, errors.MnsError]]) -> Fields:
+    """BatchDeleteMessage's failures, and the first failure's code as the answer's `Code`. The status:
+    `mnsd.calls.planes.Plane`."""
     entries = [{"ErrorCode": e.code, "ErrorMessage": e.message, "ReceiptHandle": h} for h, e in failures]
-    only_bad_handles = all(isinstance(e, errors.ReceiptHandleError) for _, e in failures)
     summary = f"{len(failures)} receipt handles were not deleted; each one's error is in Errors."
-    return {"Code": failures[0][1].code, "Message": summary, "Errors": entries}, 400 if only_bad_handles else 404
+    return {"Code": failures[0][1].code, "Message": summary, "Errors": entries}
 
 
 def visibility_changed(receipt_handle: str, next_visible_time: int) -> Fields:

@@ -79,8 +79,8 @@ def _sent_group(message: Message) -> Fields:
     return [("MessageGroupId", message.message_group_id)] if message.fifo else []
 
 
-def sent_batch(results: Sequence[SendResult]) -> tuple[Node, int]:
-    """BatchSendMessage and its status: 500 when any message failed, 201 otherwise."""
+def sent_batch(results: Sequence[SendResult]) -> Node:
+    """BatchSendMessage: each message's result, or its error (the status: `mnsd.calls.planes.Plane.sent_batch`)."""
     nodes = [
         Node("Message", [("ErrorCode", r.error.code), ("ErrorMessage", r.error.message)])
         if r.error is not None
@@ -90,18 +90,16 @@ def sent_batch(results: Sequence[SendResult]) -> tuple[Node, int]:
         )
         for r in results
     ]
-    status = 500 if any(r.error is not None for r in results) else 201
-    return Node("Messages", [("Message", n) for n in nodes]), status
+    return Node("Messages", [("Message", n) for n in nodes])
 
 
-def delete_failures(failures: Sequence[tuple[str, errors.MnsError]]) -> tuple[Node, int]:
-    """BatchDeleteMessage's failures and its status: 400 when all are bad handles, 404 otherwise."""
+def delete_failures(failures: Sequence[tuple[str, errors.MnsError]]) -> Node:
+    """BatchDeleteMessage's failures (the status: `mnsd.calls.planes.Plane.delete_failures`)."""
     nodes: Fields = [
         ("Error", Node("Error", [("ErrorCode", e.code), ("ErrorMessage", e.message), ("ReceiptHandle", h)]))
         for h, e in failures
     ]
-    only_bad_handles = all(isinstance(e, errors.ReceiptHandleError) for _, e in failures)
-    return Node("Errors", nodes), 400 if only_bad_handles else 404
+    return Node("Errors", nodes)
 
 
 def visibility_changed(receipt_handle: str, next_visible_time: int) -> Node:
