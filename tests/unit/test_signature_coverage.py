@@ -81,3 +81,26 @@ def test_a_v4_query_as_the_sdks_send_it_is_served():
     world = World()
     assert _v4(world, "numOfMessages=2&peekonly=true", XML_PLANE)[0] == 200
     assert _v4(world, "peekonly=true&numOfMessages=2", JSON_PLANE)[0] == 200
+
+
+@pytest.mark.parametrize("plane", [XML_PLANE, JSON_PLANE], ids=["xml", "json"])
+@pytest.mark.parametrize("text", ["\u00e9", "\x00\xff" * 50, "\U0001f600"])
+def test_every_other_signature_field_of_any_characters_is_a_4xx_in_the_planes_error(plane, text):
+    """The key id, the token, the date and the V4 scope, not only the signature (these held before: kept so)."""
+    world = World()
+    date = formatdate(world.clock.now(), usegmt=True)
+    scope = f"{date_day(world)}/{REGION}/mns/aliyun_v4_request"
+    sent = [
+        {"authorization": f"MNS {text}:abc", "date": date},
+        {"authorization": f"MNS {ROOT.key_id}:abc", "date": date, "security-token": text},
+        {"authorization": f"MNS {ROOT.key_id}:abc", "date": text},
+        {"authorization": f"MNS4-HMAC-SHA256 Credential={text}/{scope},Signature=ab", "date": date},
+        {
+            "authorization": f"MNS4-HMAC-SHA256 Credential={ROOT.key_id}/{text}/{REGION}/mns/x,Signature=ab",
+            "date": date,
+        },
+    ]
+    for headers in sent:
+        status, code, kind = _send(world, "GET", "/queues/q", "", {"host": "127.0.0.1:8080", **plane, **headers})
+        assert 400 <= status < 500 and code, headers
+        assert ("json" in kind) is (plane is JSON_PLANE)
