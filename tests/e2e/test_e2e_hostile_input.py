@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from conftest import ACCOUNT_A, RawClient
@@ -29,29 +31,34 @@ def json_plane(endpoint) -> RawClient:
     return RawClient(endpoint, ACCOUNT_A[1], ACCOUNT_A[2], region="cn-hangzhou")
 
 
-def json_call(client: RawClient, method: str, path: str, body: str):
+def json_call(client: RawClient, method: str, path: str, body: str | bytes):
     answer = client.request(
         method, path, body, headers={"x-mns-version": JSON_VERSION}, content_type="application/json;charset=utf-8"
     )
     return answer.status, json.loads(answer.body) if answer.body else {}
 
 
-def made(raw_a: RawClient, kind: str):
+@contextmanager
+def made(raw_a: RawClient, kind: str) -> Iterator[str]:
     """A new queue or topic's name (made on the XML plane), deleted after."""
     name = f"hostile-{uuid.uuid4().hex[:10]}"
     assert raw_a.request("PUT", f"/{kind}s/{name}", f"<{kind.title()}/>").status == 201
-    yield name
-    raw_a.request("DELETE", f"/{kind}s/{name}")
+    try:
+        yield name
+    finally:
+        raw_a.request("DELETE", f"/{kind}s/{name}")
 
 
 @pytest.fixture
 def qname_made(raw_a):
-    yield from made(raw_a, "queue")
+    with made(raw_a, "queue") as name:
+        yield name
 
 
 @pytest.fixture
 def tname_made(raw_a):
-    yield from made(raw_a, "topic")
+    with made(raw_a, "topic") as name:
+        yield name
 
 
 @pytest.mark.parametrize(
