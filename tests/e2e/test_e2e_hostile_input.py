@@ -109,3 +109,9 @@ def test_deep_json_in_an_openapi_parameter_is_an_invalid_argument(endpoint, para
     assert (status, answer.get("Code")) == (400, "InvalidArgument"), answer
     status, _ = v1_call(endpoint, ACCOUNT_A[1], ACCOUNT_A[2], "GetQueueAttributes", {"QueueName": name})
     assert status == 404  # refused whole: no queue made
+
+
+@pytest.mark.parametrize("element", ["Policy", "Alarms", "TenantRateLimitPolicy", "DlqPolicy"])
+def test_deep_json_in_a_queue_attribute_on_the_xml_plane_is_an_invalid_argument(raw_a, qname_made, mns_error, element):
+    body = f"<Queue><{element}>{deep_object()}</{element}></Queue>"
+    mns_error(raw_a.request("PUT", f"/queues/{qname_made}?metaoverride=true", body), 400, "InvalidArgument")
