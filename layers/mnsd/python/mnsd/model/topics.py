@@ -219,6 +219,7 @@ def subscription_attributes(given: SubscriptionInput, region: str, account_id: s
     if not endpoint:
         raise errors.EndpointInvalid("The Endpoint is required.")
     kind = parse_endpoint(endpoint, region, account_id).kind
+    as_given = (given.endpoint_given or "").strip()
     tag = given.filter_tag
     if tag is not None and not 1 <= len(tag) <= MAX_TAG_LENGTH:
         raise errors.InvalidArgument("The length of filter tag should be between 1 and 16.")
@@ -234,7 +235,7 @@ def subscription_attributes(given: SubscriptionInput, region: str, account_id: s
         filter_tag=tag or "",
         notify_strategy=BACKOFF_RETRY if not strategy else notify_strategy(strategy),
         notify_content_format=fmt,
-        endpoint_given=(given.endpoint_given or "").strip() if given.endpoint_given != endpoint else "",
+        endpoint_given=as_given if as_given != endpoint.strip() else "",
     ).with_dlq_policy(given.dlq_policy)
 
 
