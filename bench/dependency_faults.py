@@ -1,5 +1,5 @@
 """The local server on `MNS_ENGINE=moto` with DynamoDB faults injected at its client's botocore layer (`bench.faults`):
-every acknowledged message still received, no request over 35 s, every error a retryable MNS error; and a request
+every acknowledged message still received, no request over 30 s, every error a retryable MNS error; and a request
 that meets no throttling answers as fast while others' are throttled.
 
 Producers send (each message's body unique; a send answered 503 is sent again, as an application retries), consumers
@@ -24,7 +24,7 @@ from bench.faults import THROTTLE, Faults
 
 VISIBILITY_SECONDS = 60
 RETRYABLE = {"ServiceUnavailable"}  # (503: the Java SDK retries it on its own)
-REQUEST_LIMIT_SECONDS = 35.0
+REQUEST_LIMIT_SECONDS = 30.0  # (API Gateway answers 504 at 30 s)
 
 
 @dataclass

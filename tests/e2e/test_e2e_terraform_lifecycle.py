@@ -16,6 +16,7 @@ from typing import Any
 
 from conftest import ACCOUNT_A
 from mns.account import Account
+from mns.topic import TopicMessage
 from mns_open_clients import v1_call
 
 KEY, SECRET = ACCOUNT_A[1], ACCOUNT_A[2]
@@ -261,3 +262,82 @@ def test_the_endpoint_and_an_acl_entry_live_through_the_providers_lifecycle(endp
     provider.ok("RevokeEndpointAcl", **entry)
     data = provider.ok("GetEndpointAttribute", EndpointType="public")["Data"]
     assert data["CidrList"] == []  # the entry's read finds it gone
+
+
+def read_subscriptions(provider: Provider, topic: str) -> list[dict[str, Any]]:
+    """`alicloud_message_service_subscriptions`: ListSubscriptionByTopic's rows mapped as the data source maps them
+    (`object["SubscriptionURL"]` among them), pages read until one is short."""
+    rows, page = [], 1
+    while True:
+        data = provider.ok("ListSubscriptionByTopic", TopicName=topic, PageNum=page, PageSize=50)["Data"]
+        rows += [
+            {
+                "id": f"{row['TopicName']}:{row['SubscriptionName']}",
+                "endpoint": row["Endpoint"],
+                "notify_strategy": row["NotifyStrategy"],
+                "topic_owner": row["TopicOwner"],
+                "subscription_url": row["SubscriptionURL"],
+                "create_time": int(row["CreateTime"]),
+            }
+            for row in data["PageData"]
+        ]
+        if len(data["PageData"]) < 50:
+            return rows
+        page += 1
+
+
+def test_a_subscription_to_a_bare_queue_name_reads_back_as_configured(endpoint):
+    """The provider's example: `push_type = "queue"`, `endpoint = alicloud_message_service_queue.x.queue_name`. The
+    Endpoint read back is the one configured (a full `acs:mns:` form would be a change planned on every run)."""
+    provider = Provider(endpoint)
+    topic, queue = f"tf-t-{uuid.uuid4().hex[:10]}", f"tf-q-{uuid.uuid4().hex[:10]}"
+    provider.ok("CreateQueue", QueueName=queue)
+    provider.ok("CreateTopic", TopicName=topic)
+    config = {
+        "topic_name": topic,
+        "subscription_name": "to-queue",
+        "endpoint": queue,
+        "filter_tag": "",
+        "notify_content_format": "SIMPLIFIED",
+        "notify_strategy": "BACKOFF_RETRY",
+    }
+    created = provider.ok(
+        "Subscribe",
+        TopicName=topic,
+        SubscriptionName="to-queue",
+        NotifyStrategy="BACKOFF_RETRY",
+        NotifyContentFormat="SIMPLIFIED",
+        Endpoint=queue,
+        PushType="queue",
+    )
+    assert created["Status"] == "Success" and created["Code"] == 200
+    state = read_subscription(provider, topic, "to-queue")
+    assert state is not None and plan(state, config) == {}
+    assert read_subscription(provider, topic, "to-queue") == state  # refresh: the same state again
+
+    config["notify_strategy"] = "EXPONENTIAL_DECAY_RETRY"
+    provider.ok(
+        "SetSubscriptionAttributes",
+        TopicName=topic,
+        SubscriptionName="to-queue",
+        NotifyStrategy="EXPONENTIAL_DECAY_RETRY",
+    )
+    assert plan(read_subscription(provider, topic, "to-queue") or {}, config) == {}
+
+    [row] = read_subscriptions(provider, topic)
+    assert (row["id"], row["endpoint"], row["topic_owner"]) == (f"{topic}:to-queue", queue, ACCOUNT_A[0])
+    assert row["subscription_url"].endswith(f"/topics/{topic}/subscriptions/to-queue")
+    status, body = provider.rpc("ListSubscriptionByTopic", TopicName=topic, EndpointValue=queue)
+    assert status == 200 and [s["SubscriptionName"] for s in body["Data"]["PageData"]] == ["to-queue"]
+
+    # delivered to the queue it names, as a subscription made with the full form is
+    Account(endpoint, KEY, SECRET).get_topic(topic).publish_message(TopicMessage("to the queue"))
+    target = Account(endpoint, KEY, SECRET).get_queue(queue)
+    target.set_encoding(False)
+    received = target.receive_message(5)
+    assert received.message_body == "to the queue"
+
+    provider.ok("Unsubscribe", TopicName=topic, SubscriptionName="to-queue")
+    assert read_subscription(provider, topic, "to-queue") is None
+    provider.ok("DeleteTopic", TopicName=topic)
+    provider.ok("DeleteQueue", QueueName=queue)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd import errors
+from mnsd import deadlines, errors
 from mnsd.inputs import MessageInput
 from mnsd.model.queues import QueueCounts
 
@@ -29,11 +29,11 @@ def test_a_poll_reaching_the_function_late_claims_nothing(queue, clock):
     assert got.message.body == "kept" and got.message.dequeue_count == 1
 
 
-def test_the_wait_ends_max_poll_seconds_after_the_request_arrived(queue, clock):
+def test_the_wait_ends_at_the_last_claim_after_the_request_arrived(queue, clock):
     arrived = clock.now() - 10  # ten seconds of cold start before the service is called
     with pytest.raises(errors.MessageNotExist):
         queue.receive(ACCOUNT, "q", 1, 30, received_at=arrived)
-    assert clock.now() - arrived == pytest.approx(28.0)
+    assert clock.now() - arrived == pytest.approx(deadlines.LAST_CLAIM_SECONDS)
 
 
 def test_a_short_wait_counts_from_the_request_too(queue, clock):
@@ -48,7 +48,7 @@ def test_a_message_arriving_before_the_deadline_is_received(queue, clock):
     arrived = clock.now() - 20
     (got,) = queue.receive(ACCOUNT, "q", 1, 30, received_at=arrived)
     assert got.message.body == "later"
-    assert clock.now() - arrived <= 28.0
+    assert clock.now() - arrived <= deadlines.LAST_CLAIM_SECONDS
 
 
 def test_a_request_time_ahead_of_the_clock_counts_as_now(queue, clock):
@@ -62,4 +62,14 @@ def test_without_a_request_time_the_wait_starts_at_the_call(queue, clock):
     start = clock.now()
     with pytest.raises(errors.MessageNotExist):
         queue.receive(ACCOUNT, "q", 1, 30)
-    assert clock.now() - start == pytest.approx(28.0)
+    assert clock.now() - start == pytest.approx(deadlines.LAST_CLAIM_SECONDS)
+
+
+def test_a_longer_configured_wait_still_claims_nothing_after_the_last_claim(make, clock):
+    service = make(max_poll_seconds=28)  # (the default before the retries' time was counted in)
+    service.create_queue(ACCOUNT, "q", None)
+    arrived = clock.now()
+    with pytest.raises(errors.MessageNotExist):
+        service.receive(ACCOUNT, "q", 1, 30, received_at=arrived)
+    assert clock.now() - arrived == pytest.approx(deadlines.LAST_CLAIM_SECONDS)
+    assert deadlines.request_seconds(True, 28) + deadlines.ATTEMPT_SECONDS <= 30

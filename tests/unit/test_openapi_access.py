@@ -187,7 +187,7 @@ def test_errors_and_answers_are_json_envelopes(world):
     status, body = v1(
         world, ROOT, "GetQueueAttributes", {"QueueName": "q", "RegionId": "cn-hangzhou", "ClientToken": "x"}
     )
-    assert (status, body["Code"], body["Success"], body["Status"]) == (200, 200, True, "200")
+    assert (status, body["Code"], body["Success"], body["Status"]) == (200, 200, True, "Success")
     assert body["Data"]["DlqPolicy"]["MaxReceiveCount"] == "0"
     status, body = v1(world, ROOT, "CreateQueue", {"QueueName": "q4", "EnableSSE": "true"})
     assert (status, body["Code"]) == (400, "InvalidArgument")

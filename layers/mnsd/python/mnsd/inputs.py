@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
-from mnsd import errors
+from mnsd import errors, jsontext
 from mnsd.model.messages import Property, body_md5
 from mnsd.validation import int_in_range
 
@@ -110,7 +109,7 @@ def json_attribute(text: str | None, name: str) -> dict | None:
     if text is None:
         return None
     try:
-        value = json.loads(text)
+        value = jsontext.loads(text)
     except ValueError:
         raise errors.InvalidArgument(f"The {name} attribute should be a JSON object.") from None
     if not isinstance(value, dict):

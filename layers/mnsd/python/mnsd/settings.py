@@ -73,8 +73,9 @@ class Settings:
     keys_file: str = ""
     max_queues: int = 1000
     max_topics: int = 1000
-    # API Gateway cuts a request at 30 s: a long poll must answer before that.
-    max_poll_seconds: float = 28.0
+    # API Gateway cuts a request at 30 s: a long poll must answer before that, retries included (no claim starts
+    # later than `mnsd.deadlines.LAST_CLAIM_SECONDS` after the request arrived, whatever this says).
+    max_poll_seconds: float = 24.0
     poll_interval_ms: int = 500
     # Partitions a new queue's messages spread over, and the most a busy queue grows to (DynamoDB engine:
     # `mnsd.storage.dynamodb.stripes`).

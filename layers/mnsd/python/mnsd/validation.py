@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from mnsd import errors
+from mnsd import errors, jsontext
 
 # An integer as MNS reads one: ASCII digits, an optional minus sign, nothing else. (Python's int() also takes
 # "1_0", "+5 ", surrounding blanks and other scripts' digits such as "٥": MNS refuses them all.)
@@ -47,7 +47,7 @@ def json_text(value: object) -> str | None:
 def json_object(name: str, text: str, expected: str = "a JSON object") -> dict[str, object]:
     """A structured value given as JSON text (a DlqPolicy, a TenantRateLimitPolicy), refused unless an object."""
     try:
-        given = json.loads(text)
+        given = jsontext.loads(text)
     except ValueError:
         given = None
     if not isinstance(given, dict):

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from mnsd import errors
+from mnsd import errors, jsontext
 from mnsd.inputs import MessageInput, MessageRequest, PropertyInput, PublishInput, message_batch, message_input
 from mnsd.wire.requests import counted_handles
 
@@ -29,10 +29,7 @@ def parse(body: bytes) -> Body:
     """The request's JSON object (an empty body is an empty object)."""
     if not body.strip():
         return {}
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        raise errors.InvalidArgument("The JSON you provided was not well-formed.") from None
+    parsed = jsontext.parse_json(body, "The JSON you provided")
     if not isinstance(parsed, dict):
         raise errors.InvalidArgument("The JSON you provided should be an object.")
     return parsed

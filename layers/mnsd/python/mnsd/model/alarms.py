@@ -17,7 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from mnsd import errors
+from mnsd import errors, jsontext
 
 ELEMENT = "Alarms"
 OLDEST_MESSAGE_AGE_RANGE = (1, 1_209_600)  # s (twice the longest retention: any age a queue can reach)
@@ -59,7 +59,7 @@ class QueueAlarms:
         if not text.strip():
             return cls()
         try:
-            given = json.loads(text)
+            given = jsontext.loads(text)
         except ValueError:
             given = None
         if not isinstance(given, dict):

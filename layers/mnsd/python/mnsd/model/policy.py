@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from mnsd import errors
+from mnsd import errors, jsontext
 
 MAX_POLICY_BYTES = 6144  # RAM's limit on one policy document
 ALLOW, DENY = "Allow", "Deny"
@@ -115,7 +115,7 @@ class Policy:
         if len(text.encode("utf-8")) > MAX_POLICY_BYTES:
             raise PolicyError(f"a policy is at most {MAX_POLICY_BYTES} bytes")
         try:
-            parsed = json.loads(text)
+            parsed = jsontext.loads(text)
         except ValueError as exc:
             raise PolicyError(f"not JSON: {exc}") from exc
         if not isinstance(parsed, dict) or parsed.get("Version") != "1":

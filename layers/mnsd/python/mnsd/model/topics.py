@@ -144,6 +144,7 @@ class SubscriptionInput:
     notify_strategy: str | None = None
     notify_content_format: str | None = None
     dlq_policy: DlqPolicyInput | None = None
+    endpoint_given: str | None = None  # Mns-open's Endpoint as written, where `endpoint` is its full form
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,15 @@ class SubscriptionAttributes:
     # subscription's account). A disabled policy keeps the queue it names.
     dlq_enabled: bool = False
     dlq_target_queue: str = ""
+    # The Endpoint as Mns-open's Subscribe was given it, where that differs from `endpoint` (a bare queue name, read
+    # back so on that plane, as Alibaba's does and Terraform compares); "" otherwise. Not compared: the same
+    # subscription made on either plane is the same subscription.
+    endpoint_given: str = dataclasses.field(default="", compare=False)
+
+    @property
+    def shown_endpoint(self) -> str:
+        """The Endpoint as Mns-open reads it back: as it was given."""
+        return self.endpoint_given or self.endpoint
 
     @property
     def dead_letter_queue(self) -> str | None:
@@ -209,6 +219,7 @@ def subscription_attributes(given: SubscriptionInput, region: str, account_id: s
     if not endpoint:
         raise errors.EndpointInvalid("The Endpoint is required.")
     kind = parse_endpoint(endpoint, region, account_id).kind
+    as_given = (given.endpoint_given or "").strip()
     tag = given.filter_tag
     if tag is not None and not 1 <= len(tag) <= MAX_TAG_LENGTH:
         raise errors.InvalidArgument("The length of filter tag should be between 1 and 16.")
@@ -224,6 +235,7 @@ def subscription_attributes(given: SubscriptionInput, region: str, account_id: s
         filter_tag=tag or "",
         notify_strategy=BACKOFF_RETRY if not strategy else notify_strategy(strategy),
         notify_content_format=fmt,
+        endpoint_given=as_given if as_given != endpoint.strip() else "",
     ).with_dlq_policy(given.dlq_policy)
 
 

@@ -12,7 +12,6 @@ import base64
 import email.utils
 import hashlib
 import http.client
-import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from urllib.parse import urlsplit
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors
+from mnsd import errors, jsontext
 from mnsd.inputs import MessageInput
 from mnsd.model.endpoints import AddressRefused, allowed_networks
 from mnsd.model.kinds import kind_of
@@ -244,7 +243,10 @@ class Deliverer:
         phone = subscription.endpoint(self.settings.region).target
         params = sms.get("SmsParams") or {}
         if isinstance(params, str):
-            params = json.loads(params or "{}")
+            try:
+                params = jsontext.loads(params or "{}")
+            except ValueError:
+                return Outcome(False, detail="the SmsParams of DirectSMS are not JSON", permanent=True)
         multi = sms.get("Type") == "multiContent"
         if phone != "anonymous":
             if multi:

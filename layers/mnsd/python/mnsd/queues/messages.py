@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from mnsd import errors, grip
+from mnsd import deadlines, errors, grip
 from mnsd.clock import Clock, ms
 from mnsd.inputs import MessageInput
 from mnsd.limits import Limits
@@ -109,7 +109,7 @@ class MessageService:
         """The messages claimed by a receive, waiting as `receive` says; none when the wait ended first."""
         wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
         started = self.clock.now() if received_at is None else min(received_at, self.clock.now())
-        last_claim = started + self.settings.max_poll_seconds
+        last_claim = started + deadlines.last_claim_seconds(self.settings.max_poll_seconds)
         deadline = min(started + wait, last_claim)
         contended_rounds = 0
         while True:
@@ -138,7 +138,7 @@ class MessageService:
         now = self.clock.now()
         wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
         arrived = ms(now if received_at is None else min(received_at, now))
-        deadline = held.deadline(arrived, wait, self.settings.max_poll_seconds)
+        deadline = held.deadline(arrived, wait, deadlines.last_claim_seconds(self.settings.max_poll_seconds))
         for _ in range(CLAIM_ROUNDS + 1):  # rounds lost to other consumers: look again at once
             received, candidates, next_visible = self._claim_ready(queue, count, self.clock.now())
             if received or not candidates:

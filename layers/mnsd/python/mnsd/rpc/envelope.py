@@ -31,7 +31,7 @@ def success(request_id: str, data: Any = None) -> HttpResponse:
     body: dict[str, Any] = {
         "RequestId": request_id,
         "Code": 200,
-        "Status": "200",
+        "Status": "Success",  # (Alibaba's examples of every action; `Code` is the number 200)
         "Message": "operation success",
         "Success": True,
     }

@@ -71,8 +71,8 @@ def _refuse_unmapped(call: RpcCall, *names: str) -> None:
 
 def endpoint(call: RpcCall) -> str:
     """The Endpoint in the form the XML plane keeps: a bare queue name, mail address or phone number of its PushType
-    written in full; an Endpoint already in full kept exactly as written (it is read back so). The PushTypes served,
-    and why the others are refused: `mnsd.model.push_kinds`."""
+    written in full; an Endpoint already in full kept exactly as written. The PushTypes served, and why the others are
+    refused: `mnsd.model.push_kinds`. (The Endpoint as given is kept beside it and read back on this plane.)"""
     push_type, value = call.required("PushType"), call.required("Endpoint")
     return endpoint_of(push_type, value, call.services.settings.region, call.owner)
 
@@ -81,6 +81,7 @@ def subscription_input(call: RpcCall) -> SubscriptionInput:
     _refuse_unmapped(call, "StsRoleArn", "DmAttributes", "DysmsAttributes", "KafkaAttributes")
     return SubscriptionInput(
         endpoint=endpoint(call),
+        endpoint_given=call.required("Endpoint"),
         filter_tag=call.text("MessageTag"),
         notify_strategy=call.text("NotifyStrategy"),
         notify_content_format=call.text("NotifyContentFormat"),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnsd.model.queues import QueueAttributeChanges
-from mnsd.model.tags import TagChanges
+from mnsd.model.tags import TagChanges, applied
 from mnsd.model.topics import TopicAttributeChanges
 from mnsd.rpc import inputs
 from mnsd.rpc.call import RpcCall
@@ -31,6 +31,9 @@ class Kind:
 
     def create(self, call: RpcCall) -> Callable[[str, str, Any], bool]:
         return getattr(self.service(call), f"create_{self.noun}")
+
+    def get(self, call: RpcCall) -> Callable[[str, str], Any]:
+        return getattr(self.service(call), f"get_{self.noun}")
 
     def update(self, call: RpcCall) -> Callable[[str, str, Any], None]:
         return getattr(self.service(call), f"set_{self.noun}_attributes")
@@ -72,6 +75,10 @@ def deleter(kind: Kind) -> Serve:
 
 
 def retag(call: RpcCall, kind: Kind, names: list[str], changes: TagChanges) -> None:
-    """TagResources and UntagResources: the same change of tags on each record named."""
+    """TagResources and UntagResources: the same change of tags on each record named, the whole call checked first
+    (every record there, every one's tags within their rules after the change) so that a refused call changes none.
+    (A record deleted or retagged by another call between the check and the writes can still refuse a later write.)"""
+    for name in dict.fromkeys(names):
+        applied(kind.get(call)(call.owner, name).attributes.tags, changes)
     for name in names:
         kind.update(call)(call.owner, name, kind.tagged(tags=changes))

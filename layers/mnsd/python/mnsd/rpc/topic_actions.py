@@ -66,7 +66,7 @@ def list_subscription_by_topic(call: RpcCall) -> Any:
     found = [
         s
         for s in listing.every(list_page, call.owner, call.text("SubscriptionName") or "")
-        if not endpoint_value or s.attributes.endpoint == endpoint_value
+        if not endpoint_value or endpoint_value in (s.attributes.endpoint, s.attributes.shown_endpoint)
     ]
     base = f"{call.endpoint()}/topics/{topic}/subscriptions"
     entries = [

@@ -28,7 +28,7 @@ def _kept(create_time: int, last_modify_time: int, tag_document: str) -> View:
 
 # The attributes answered as they are kept, under their wire names (`notify_strategy`: NotifyStrategy).
 _QUEUE_ATTRIBUTES = ("queue_type", *(attribute.field for attribute in INT_ATTRIBUTES), "logging_enabled")
-_SUBSCRIPTION_ATTRIBUTES = ("endpoint", "notify_strategy", "notify_content_format", "filter_tag")
+_SUBSCRIPTION_ATTRIBUTES = ("notify_strategy", "notify_content_format", "filter_tag")
 
 
 def _wired(attributes: object, names: tuple[str, ...]) -> View:
@@ -85,7 +85,8 @@ def subscription_view(s: Subscription) -> View:
     names = {"SubscriptionName": s.name, "TopicName": s.topic_name, "TopicOwner": s.account_id}
     times = {"CreateTime": s.create_time, "LastModifyTime": s.last_modify_time}
     dlq = {"Enabled": a.dlq_enabled, "DeadLetterTargetQueue": a.dlq_target_queue}
-    return {**names, **_wired(a, _SUBSCRIPTION_ATTRIBUTES), **times, "DlqPolicy": dlq}
+    wired = {"Endpoint": a.shown_endpoint, **_wired(a, _SUBSCRIPTION_ATTRIBUTES)}
+    return {**names, **wired, **times, "DlqPolicy": dlq}
 
 
 def page(entries: list[View], page_num: int, page_size: int, total: int) -> View:

@@ -85,9 +85,9 @@ def pause_seconds(attempt: int) -> float:
     return random.random() * min(MAX_PAUSE_SECONDS, BASE_PAUSE_SECONDS * 2**attempt)
 
 
-def call_seconds() -> float:
+def call_seconds(monotonic: Callable[[], float] = time.monotonic) -> float:
     """How long a call may be tried: what the request's budget leaves (less the time to answer), else `CALL_SECONDS`."""
-    left = deadlines.remaining()
+    left = deadlines.remaining(monotonic)
     return CALL_SECONDS if left is None else left - MARGIN_SECONDS
 
 
@@ -100,10 +100,12 @@ class RetryingClient:
         client: Any,
         on_throttled: Callable[[Request], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client = client
         self._on_throttled = on_throttled
         self._sleep = sleep
+        self._monotonic = monotonic
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)
@@ -114,7 +116,7 @@ class RetryingClient:
     def _call(self, operation: str, method: Callable[..., Any], **request: Any) -> Any:
         if operation == "transact_write_items":
             request.setdefault("ClientRequestToken", uuid.uuid4().hex)
-        deadline = time.monotonic() + call_seconds()
+        deadline = self._monotonic() + call_seconds(self._monotonic)
         lost = False  # an attempt was sent and its answer lost: it may have been applied
         attempt = 0
         while True:
@@ -133,7 +135,7 @@ class RetryingClient:
                         return {"UnprocessedItems": {}}
             except NotConnected as exc:  # never sent
                 failure = exc
-            left = deadline - time.monotonic()
+            left = deadline - self._monotonic()
             if left <= 0:
                 raise Unavailable.of(failure, operation) from failure
             self._sleep(min(pause_seconds(attempt), left))  # (the last attempt at the deadline)
