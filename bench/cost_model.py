@@ -56,14 +56,17 @@ TIER_READ_UNITS_PER_CALL = 0.5
 @dataclass
 class Operation:
     """What one kind of API request (send, receive, delete) did over a run: requests, their DynamoDB calls, and
-    the bytes of each request's payload (the larger of request and answer), for the HTTP API's metering."""
+    the requests the HTTP API meters (one per 512 KB of a request's payload, the larger of request and answer)."""
 
     requests: int = 0
     dynamodb_calls: int = 0
-    payload_bytes: list[int] = field(default_factory=list)
+    metered_requests: int = 0
 
-    def metered_requests(self) -> int:
-        return sum(max(1, math.ceil(size / HTTP_API_METERED_BYTES)) for size in self.payload_bytes)
+    def count(self, calls: int, payload_bytes: int) -> None:
+        """One request more, with its DynamoDB calls and payload."""
+        self.requests += 1
+        self.dynamodb_calls += calls
+        self.metered_requests += max(1, math.ceil(payload_bytes / HTTP_API_METERED_BYTES))
 
 
 @dataclass
@@ -104,7 +107,7 @@ def per_million(usage: Usage, tier: bool = False) -> dict[str, float]:
     for name, op in usage.operations.items():
         if not op.requests:
             continue
-        api += op.metered_requests() * HTTP_API_REQUEST
+        api += op.metered_requests * HTTP_API_REQUEST
         seconds = lambda_seconds(name, op.dynamodb_calls / op.requests)
         lambda_cost += op.requests * (LAMBDA_REQUEST + seconds * MEMORY_MB[name] / 1024 * LAMBDA_ARM_GB_SECOND)
     parts = {

@@ -264,10 +264,7 @@ class Bench:
         try:
             return fn(ACCOUNT, *args)
         finally:
-            counted = usage.operations[op]
-            counted.requests += 1
-            counted.dynamodb_calls += len(self.recorder.calls) - start
-            counted.payload_bytes.append(payload)
+            usage.operations[op].count(len(self.recorder.calls) - start, payload)
 
 
 def cases(bodies: list[str], batches: list[int], queues: list[str]) -> list[Case]:

@@ -12,8 +12,7 @@ from bench.cost_model import Operation, Usage
 def usage(**counts: float) -> Usage:
     used = Usage(messages=1_000_000, **counts)  # type: ignore[arg-type]
     for op in used.operations.values():  # one request of each kind per message, no DynamoDB call, small payloads
-        op.requests = 1_000_000
-        op.payload_bytes = [1024] * op.requests
+        op.requests = op.metered_requests = 1_000_000
     return used
 
 
@@ -24,8 +23,10 @@ def test_dynamodb_on_demand_is_priced_per_unit_table_and_index_alike():
 
 
 def test_http_api_requests_are_metered_per_512_kb():
-    op = Operation(requests=3, payload_bytes=[100, 512 * 1024, 512 * 1024 + 1])
-    assert op.metered_requests() == 4
+    op = Operation()
+    for size in (100, 512 * 1024, 512 * 1024 + 1):
+        op.count(2, size)
+    assert (op.requests, op.dynamodb_calls, op.metered_requests) == (3, 6, 4)
     assert cost_model.per_million(usage())["HTTP API"] == pytest.approx(3.00)  # send, receive, delete: $1 each
 
 
