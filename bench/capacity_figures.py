@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import cost_model
+from bench.bodies import json_like
 from bench.by_name import QueuesByName
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
 from bench.cost_model import Usage
-from bench.message_cost import json_like
 from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 BATCH = 16

@@ -23,16 +23,14 @@ the operation log's stream consumer (filtered to LoggingEnabled queues), the wai
 from __future__ import annotations
 
 import argparse
-import base64
-import json
 import random
-import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from bench import cost_model
 from bench._common import md_table, write_result
+from bench.bodies import BODIES
 from bench.capacity import ACCOUNT, SimulatedClock, no_real_sleeps
 from bench.cost_model import Usage
 from bench.recording import recorded_moto_services
@@ -46,40 +44,6 @@ RECEIVE_ENVELOPE_BYTES = 500
 DELETE_HANDLE_BYTES = 120
 
 
-def incompressible(size: int, rng: random.Random) -> str:
-    """`size` characters of base64 of random bytes (what a client's base64-encoded binary or encrypted body is)."""
-    return base64.b64encode(rng.randbytes(size))[:size].decode()
-
-
-def json_like(size: int, rng: random.Random) -> str:
-    """A JSON document of about `size` bytes: an order with its lines, ids, names and amounts (compresses about
-    as much as real JSON events do, not as a repeated character)."""
-    words = ["alpha", "bravo", "delta", "omega", "north", "south", "parcel", "invoice", "express", "standard"]
-    order: dict[str, Any] = {
-        "orderId": f"ORD-{rng.randrange(10**11):011d}",
-        "customer": {"id": rng.randrange(10**9), "name": f"{rng.choice(words).title()} {rng.choice(words).title()}"},
-        "createdAt": f"2026-11-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:{rng.randrange(60):02d}:00Z",
-        "lines": [],
-    }
-    while len(json.dumps(order)) < size - 120:
-        order["lines"].append(
-            {
-                "sku": "".join(rng.choices(string.ascii_uppercase + string.digits, k=10)),
-                "qty": rng.randrange(1, 20),
-                "price": round(rng.uniform(1, 500), 2),
-                "note": rng.choice(words),
-            }
-        )
-    text = json.dumps(order)
-    return text + " " * (size - len(text)) if len(text) < size else text[:size]
-
-
-BODIES: dict[str, Callable[[random.Random], str]] = {
-    "64 B": lambda rng: incompressible(64, rng),
-    "1 KB JSON-like": lambda rng: json_like(1024, rng),
-    "1 KB incompressible": lambda rng: incompressible(1024, rng),
-    "60 KB incompressible": lambda rng: incompressible(60 * 1024, rng),
-}
 QUEUES = ("standard, quiet", "standard, indexed", "FIFO, one group")
 
 
@@ -332,6 +296,35 @@ def table(results: list[tuple[Case, Usage, bool]]) -> str:
     return md_table(headers, rows)
 
 
+def summary(results: list[tuple[Case, Usage, bool]]) -> str:
+    """One row per queue and body: write units and all-in $ per million, one at a time and batched by 16, beside
+    SQS's (the README's table)."""
+    by_key = {(case.queue, case.body, case.batch): usage for case, usage, _ in results}
+    rows = []
+    for queue, body in dict.fromkeys((case.queue, case.body) for case, _, _ in results):
+        size = len(BODIES[body](random.Random(0)))
+        row: list[object] = [queue.replace("standard, ", ""), body]
+        for batch in (1, BATCH):
+            usage = by_key.get((queue, body, batch))
+            if usage is None:
+                row += ["", ""]
+                continue
+            units = usage.per_message(usage.write_units + usage.index_write_units)
+            row += [f"{units:.2f}", f"**{money(sum(cost_model.per_million(usage).values()))}**"]
+        sqs = [money(cost_model.sqs_per_million(size, batch, "FIFO" in queue)) for batch in (1, BATCH)]
+        rows.append([*row, " / ".join(sqs)])
+    headers = [
+        "queue",
+        "body",
+        "write units / message, one at a time",
+        "$ per million, one at a time",
+        "write units / message, batches of 16",
+        "$ per million, batches of 16",
+        "SQS (one at a time / batches of 10)",
+    ]
+    return md_table(headers, rows)
+
+
 def break_even_lines() -> str:
     even = cost_model.break_even_utilisation()
     at = {u: cost_model.provisioned_per_million(cost_model.PROVISIONED_WCU_HOUR, u) for u in (0.3, 0.5, 0.7)}
@@ -360,6 +353,10 @@ Per message, over its life (send, receive, delete), measured through the service
 with the recording client (DynamoDB's size rules: table writes, the ready index's writes, reads); $ per million
 messages all-in (HTTP API, Lambda requests and duration, DynamoDB on demand, storage), and with the wait tier's
 share (its wakes and wasted origin calls, not its fixed cost); SQS's list price for the same traffic.
+
+{summary(results)}
+
+Every case, with reads, DynamoDB calls and the parts of the bill:
 
 {table(results)}
 

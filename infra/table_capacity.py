@@ -52,29 +52,23 @@ class Provisioned:
             return None
         values = {}
         for field in fields(cls):
-            value = context("capacity" + context_key(field.name)[0].upper() + context_key(field.name)[1:])
+            value = context(context_key(f"capacity_{field.name}"))  # capacityMinRead, ...
             if value is not None:
                 values[field.name] = int(str(value))
         return cls(**values)
 
     def scale(self, table: dynamodb.Table, indexes: tuple[str, ...] = ()) -> None:
         """Target tracking of the table's (and its `indexes`') read and write utilisation."""
-        scalers = [
-            (table.auto_scale_read_capacity, table.auto_scale_write_capacity, {}),
-            *(
-                (
-                    table.auto_scale_global_secondary_index_read_capacity,
-                    table.auto_scale_global_secondary_index_write_capacity,
-                    {"index_name": index},
-                )
-                for index in indexes
-            ),
-        ]
-        for read, write, named in scalers:
-            reads = read(**named, min_capacity=self.min_read, max_capacity=self.max_read)
-            reads.scale_on_utilization(target_utilization_percent=self.target_percent)
-            writes = write(**named, min_capacity=self.min_write, max_capacity=self.max_write)
-            writes.scale_on_utilization(target_utilization_percent=self.target_percent)
+        reads = {"min_capacity": self.min_read, "max_capacity": self.max_read}
+        writes = {"min_capacity": self.min_write, "max_capacity": self.max_write}
+        scalable = [table.auto_scale_read_capacity(**reads), table.auto_scale_write_capacity(**writes)]
+        for index in indexes:
+            scalable += [
+                table.auto_scale_global_secondary_index_read_capacity(index, **reads),
+                table.auto_scale_global_secondary_index_write_capacity(index, **writes),
+            ]
+        for target in scalable:
+            target.scale_on_utilization(target_utilization_percent=self.target_percent)
 
 
 def table_billing(capacity: Provisioned | None) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import zlib
 import pytest
 
 from bench import cost_model
-from bench.message_cost import BATCH, BODIES, Bench, Case
+from bench.bodies import BODIES
+from bench.message_cost import BATCH, Bench, Case
 from bench.recording import Recorder, RecordingClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
