@@ -64,7 +64,7 @@ def within_budget(call):
             answer = call()[0].error
         except errors.MnsError as refusal:
             answer = refusal
-    assert time.monotonic() - started < BUDGET_SECONDS + 0.5
+    assert time.monotonic() - started < 2 * BUDGET_SECONDS  # (the deadline, then a few quick last tries)
     return answer
 
 
