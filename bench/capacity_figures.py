@@ -17,6 +17,7 @@ server's threads do); `--claim-containers` gives each its own (own caches and gr
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import threading
 import time
@@ -24,28 +25,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bench import cost_model
+from bench.bodies import json_like
 from bench.by_name import QueuesByName
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
+from bench.cost_model import Usage
 from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 BATCH = 16
 CALL_SECONDS = 0.005  # simulated duration of one DynamoDB call in `claims`
-BODY = "x" * 700  # a 1 KB message: lease and body inline within one write unit
-
-# List prices, us-east-1 (state every one in the output).
-API_PER_MILLION = 1.00  # HTTP API, per million requests (first 300 M)
-LAMBDA_REQUEST_PER_MILLION = 0.20
-LAMBDA_ARM_GB_SECOND = 0.0000133334
-LAMBDA_MEMORY_MB = 256  # infra/api.py: every route but the long-poll one at 256 MB; the receive route's default too
-WRITE_PER_MILLION = 0.625  # DynamoDB on demand, per million write request units
-READ_PER_MILLION = 0.125  # per million read request units
-SQS_PER_MILLION = 0.40  # SQS standard, per million requests (a batch of up to 10 is one request)
-# Duration of one API request on Lambda: not measured on AWS here. Estimated from bench/lambda_cost's
-# measurement (2.65 ms of caller CPU per DynamoDB call at a full vCPU, so 18.3 ms at 256 MB's share)
-# plus an assumed 5 ms DynamoDB round trip per call and 5 ms of request handling (decode, signature, encode).
-CPU_PER_CALL_MS = 18.3
-LATENCY_PER_CALL_MS = 5.0
-HANDLER_MS = 5.0
+# A 1 KB JSON-like body (an order with its lines): compresses about 2x, as real JSON events do (700 repeated
+# characters compressed to 15 bytes and understated every stored body).
+BODY = json_like(1024, random.Random(1))
 
 
 def fresh(stripes: int | None = None, pinned: bool = False) -> tuple[Any, FakeDynamoDB, SimulatedClock]:
@@ -336,30 +327,23 @@ def lifecycle_lines(figures: dict[str, dict[str, float]]) -> list[str]:
 
 
 def cost_lines(figures: dict[str, dict[str, float]]) -> list[str]:
+    """All-in $ per million messages of each lifecycle, by `bench/cost_model.py` (bench/message_cost.py measures
+    every body size and queue kind through the engine on moto)."""
     lines = [
-        "Prices (us-east-1 list): HTTP API $1.00 per million requests; Lambda arm64 $0.0000133334 per GB-s and "
-        f"$0.20 per million requests at {LAMBDA_MEMORY_MB} MB (infra/api.py); DynamoDB on demand $0.625 per million "
-        "write request units, $0.125 per million read request units; SQS standard $0.40 per million requests.",
-        f"Lambda duration per API request (estimated, not measured on AWS): {HANDLER_MS} ms handling + per DynamoDB "
-        f"call {CPU_PER_CALL_MS} ms CPU at {LAMBDA_MEMORY_MB} MB (bench/lambda_cost) + {LATENCY_PER_CALL_MS} ms "
-        "round trip.",
-        "per million 1 KB messages | API Gateway | Lambda | DynamoDB | total | SQS standard",
+        cost_model.prices_line(),
+        "per million 1 KB JSON-like messages | HTTP API | Lambda | DynamoDB | total | SQS standard",
     ]
-    gb = LAMBDA_MEMORY_MB / 1024
     for label, f in figures.items():
-        api_requests = f["api"] * 1e6
-        calls_per_request = f["requests"] / f["api"]
-        duration_s = (HANDLER_MS + calls_per_request * (CPU_PER_CALL_MS + LATENCY_PER_CALL_MS)) / 1000
-        api_cost = api_requests / 1e6 * API_PER_MILLION
-        lambda_cost = (
-            api_requests / 1e6 * LAMBDA_REQUEST_PER_MILLION + api_requests * duration_s * gb * LAMBDA_ARM_GB_SECOND
-        )
-        dynamo_cost = f["wcu"] * WRITE_PER_MILLION + f["rcu"] * READ_PER_MILLION
-        sqs_requests = 3 if f["api"] >= 1 else 3 / 10  # send, receive, delete; batches of 10 at most
+        batch = 1 if f["api"] >= 1 else BATCH
+        usage = Usage(messages=1_000_000, write_units=f["wcu"] * 1e6, read_units=f["rcu"] * 1e6)
+        for op in usage.operations.values():  # (the DynamoDB calls spread evenly over the three requests)
+            op.requests = op.metered_requests = round(f["api"] / 3 * 1e6)
+            op.dynamodb_calls = round(f["requests"] / 3 * 1e6)
+        parts = cost_model.per_million(usage)
+        dynamodb = parts["DynamoDB writes"] + parts["DynamoDB reads"]
         lines.append(
-            f"{label} | ${api_cost:.2f} | ${lambda_cost:.2f} ({duration_s * 1000:.0f} ms per request) | "
-            f"${dynamo_cost:.2f} | ${api_cost + lambda_cost + dynamo_cost:.2f} | "
-            f"${sqs_requests * SQS_PER_MILLION:.2f} ({'unbatched' if sqs_requests == 3 else 'batched by 10'})"
+            f"{label} | ${parts['HTTP API']:.2f} | ${parts['Lambda']:.2f} | ${dynamodb:.2f} | "
+            f"${sum(parts.values()):.2f} | ${cost_model.sqs_per_million(len(BODY), batch, False):.2f}"
         )
     return lines
 

@@ -5,8 +5,9 @@ Units follow DynamoDB's rules via `mnsd.storage.capacity`:
   BatchWriteItem    per item, as PutItem / DeleteItem
   UpdateItem        write units of max(size before, size after)
   DeleteItem        write units of the deleted item (1 if absent)
-  TransactWriteItems  twice the units of each Put / Update / Delete as above (a cancelled
-                    transaction is billed the same and recorded as a failed condition)
+  TransactWriteItems  twice the units of each Put / Update / Delete / ConditionCheck as above (a cancelled
+                    transaction is billed the same and recorded as a failed condition); its index writes as
+                    below, once (counted as standard writes: an assumption, DynamoDB's guide is silent)
   failed conditional writes consume as if they had succeeded (size of the item present)
   GetItem           read units of the item (1 if absent); ConsistentRead = full, else half
   BatchGetItem      per item, eventually consistent unless asked
@@ -41,6 +42,7 @@ class Call:
     failed_condition: bool = False
     detail: str = ""
     index_wcu: float = 0.0  # writes of the table's global secondary indexes (not in `wcu`)
+    index: str = ""  # the index a Query read (none: the table)
 
 
 @dataclass
@@ -111,10 +113,6 @@ class RecordingClient:
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _size_of(self, table: str, key: dict[str, Any]) -> int | None:
-        item = self._raw.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
-        return None if item is None else item_size(item)
-
     @staticmethod
     def _key_of(item: dict[str, Any]) -> dict[str, Any]:
         return {"pk": item["pk"], "sk": item["sk"]}
@@ -182,23 +180,30 @@ class RecordingClient:
         return self._write_one("DeleteItem", self._raw.delete_item, kwargs, kwargs["Key"], lambda: None)
 
     def transact_write_items(self, **kwargs: Any) -> Any:
-        sizes = []
-        table = ""
+        actions = []
         for action in kwargs["TransactItems"]:
             (kind, request), *_ = action.items()
             table = request["TableName"]
             key = self._key_of(request["Item"]) if kind == "Put" else request["Key"]
-            before = self._size_of(table, key) or 0
-            sizes.append(max(before, item_size(request["Item"])) if kind == "Put" else before)
+            actions.append((kind, request, table, key, self._item(table, key)))
         try:
             result, failed = self._raw.transact_write_items(**kwargs), False
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
                 raise
             result, failed = exc, True
+        sizes, index_wcu = [], 0.0
+        for kind, request, table, key, old in actions:
+            new = old if failed or kind == "ConditionCheck" else request["Item"] if kind == "Put" else None
+            if kind == "Update" and not failed:
+                new = self._item(table, key)
+            sizes.append(max(_size(old) or 0, _size(new) or 0))
+            index_wcu += self._index_wcu(table, old, new)
         wcu = 2 * sum(write_units(size) for size in sizes)
         detail = f"{len(sizes)} items, sizes {sizes}"
-        self.recorder.calls.append(Call("TransactWriteItems", table, len(sizes), 0, wcu, 0, failed, detail))
+        call = Call("TransactWriteItems", actions[-1][2] if actions else "", len(sizes), 0, wcu, 0, failed, detail)
+        call.index_wcu = index_wcu
+        self.recorder.calls.append(call)
         if failed:
             raise result
         return result
@@ -251,6 +256,7 @@ class RecordingClient:
                 rcu,
                 False,
                 f"{len(evaluated)} items evaluated, {total} B",
+                index=kwargs.get("IndexName", ""),
             )
         )
         return result

@@ -13,7 +13,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.capacity import Capacity
+from infra.capacity import ROUTE_MEMORY, Capacity
 from infra.functions import LOG_RETENTION, Functions, grant_metric_reads
 from mnsd.request.routes import Route
 
@@ -116,7 +116,7 @@ class Api(Construct):
                 # every authenticated call may count itself against the account's and the queue's limits
                 grants=route.grants if route.public else (*route.grants, "meta.count"),
                 timeout=LONG_POLL_TIMEOUT if route.long_poll else Duration.seconds(10),
-                memory_size=capacity.receive_memory if route.long_poll else 256,
+                memory_size=capacity.receive_memory if route.long_poll else ROUTE_MEMORY,
                 reserved_concurrency=capacity.reservation(capacity.receive_concurrency) if route.long_poll else None,
             )
             if route.reads_metrics:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, fields
 # AWS keeps this much of a Region's concurrency unreserved; a reservation that would go below is refused.
 MIN_UNRESERVED = 100
 POLL_MEMORY_SIZES = (128, 256, 512, 1024)
+ROUTE_MEMORY = 256  # MB of every API route's function but the long-poll one's (`receive_memory`)
 # The least and greatest maximum concurrency of an SQS event source.
 SQS_MAXIMUM_CONCURRENCY = (2, 1000)
 

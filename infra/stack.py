@@ -18,6 +18,7 @@ from infra.nag import acknowledge_reviewed_findings
 from infra.push import PushDelivery, SigningKey
 from infra.secrets import Secrets
 from infra.storage import Buckets
+from infra.table_capacity import Provisioned
 from infra.tables import Tables
 from infra.wait_tier import WaitTier, enabled
 from mnsd import settings
@@ -32,7 +33,8 @@ class MnsStack(Stack):
     domainName + certificateArn (serve the API at the root of that host) and alarmEmail, and the customer-managed
     key of `infra.encryption.Encryption` (kmsKeyArn, or createKmsKey=true), and metricsDefault (true: a queue or
     topic that never set MetricsEnabled is monitored; false: only those that chose it), and waitTier (`grip`: long
-    polls wait in the wait tier of `infra.wait_tier`, not in Lambda)."""
+    polls wait in the wait tier of `infra.wait_tier`, not in Lambda), and capacity (`provisioned`: the tables and
+    the ready index provisioned with auto-scaling, `infra.table_capacity`; on demand by default)."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
@@ -47,6 +49,7 @@ class MnsStack(Stack):
             "Tables",
             deletion_protection=str(context("deletionProtection")).lower() == "true",
             encryption=self.encryption,
+            capacity=Provisioned.from_context(context),
         )
         self.buckets = Buckets(self, "Buckets", encryption=self.encryption)
         self.secrets = Secrets(self, "Secrets", encryption=self.encryption)

@@ -7,6 +7,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from infra.encryption import Encryption
+from infra.table_capacity import Provisioned, index_billing, table_billing
 from local_runtime.tables import TTL_ATTRIBUTE
 from mnsd import settings
 from mnsd.storage.dynamodb import layout
@@ -21,8 +22,9 @@ TABLE_ENVIRONMENT = {
 
 
 class Tables(Construct):
-    """On demand, PITR on (exports need it), TTL on `x` everywhere but the control plane; the message table
-    has the ready index (partition `pk`, sort `v`, a few small attributes projected).
+    """On demand (with `capacity`, provisioned with auto-scaling: `infra.table_capacity`), PITR on (exports need
+    it), TTL on `x` everywhere but the control plane; the message table has the ready index (partition `pk`, sort
+    `v`, a few small attributes projected).
 
     `by_name` maps the names used in `Route.grants` to the tables. Streams: the message table's feeds the
     operation log (old and new images), the topic message table's the fan-out (new images). The log table
@@ -31,13 +33,19 @@ class Tables(Construct):
     """
 
     def __init__(
-        self, scope: Construct, id: str, *, deletion_protection: bool, encryption: Encryption | None = None
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        deletion_protection: bool,
+        encryption: Encryption | None = None,
+        capacity: Provisioned | None = None,
     ) -> None:
         super().__init__(scope, id)
         common: dict[str, Any] = {  # the constructor keywords every table shares
             "partition_key": dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
             "sort_key": dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
-            "billing_mode": dynamodb.BillingMode.PAY_PER_REQUEST,
+            **table_billing(capacity),
             "point_in_time_recovery_specification": dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
@@ -60,6 +68,7 @@ class Tables(Construct):
             sort_key=dynamodb.Attribute(name=layout.INDEX_KEY, type=dynamodb.AttributeType.NUMBER),
             projection_type=dynamodb.ProjectionType.INCLUDE,
             non_key_attributes=list(layout.INDEX_ATTRIBUTES),
+            **index_billing(capacity),
         )
         self.topic_messages = dynamodb.Table(
             self,
@@ -77,6 +86,8 @@ class Tables(Construct):
         }
         for table in self.by_name.values():  # and so their streams
             (encryption or Encryption()).encrypt_table(table)
+            if capacity is not None:
+                capacity.scale(table, (layout.READY_INDEX,) if table is self.messages else ())
 
     def environment(self) -> dict[str, str]:
         """Every table's name in the variable the layer's settings read."""

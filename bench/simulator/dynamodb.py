@@ -465,9 +465,9 @@ class SimulatedDynamoDB:
                     r,
                     failed,
                     detail,
-                    index_w,
-                    throttled,
-                    tuple(p for p, _, _ in charges),
+                    index_wcu=index_w,
+                    throttled=throttled,
+                    partitions=tuple(p for p, _, _ in charges),
                 )
             )
 

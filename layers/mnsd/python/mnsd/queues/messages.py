@@ -66,7 +66,7 @@ class MessageService:
             SendResult(
                 message,
                 self._handle(message) if message.visible_at > now_ms else None,
-                errors.InternalError() if message.message_id in failed else None,
+                errors.ServiceUnavailable() if message.message_id in failed else None,  # (throttled: retryable)
             )
             for message in stored
         ]

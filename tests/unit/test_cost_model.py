@@ -1,0 +1,73 @@
+"""The arithmetic of the message cost benchmark (`bench/cost_model.py`): prices applied to counted work, SQS's
+chunked requests, the break-even utilisation of provisioned capacity."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import cost_model
+from bench.cost_model import Operation, Usage
+
+
+def usage(**counts: float) -> Usage:
+    used = Usage(messages=1_000_000, **counts)  # type: ignore[arg-type]
+    for op in used.operations.values():  # one request of each kind per message, no DynamoDB call, small payloads
+        op.requests = op.metered_requests = 1_000_000
+    return used
+
+
+def test_dynamodb_on_demand_is_priced_per_unit_table_and_index_alike():
+    parts = cost_model.per_million(usage(write_units=3e6, index_write_units=4e6, read_units=2e6))
+    assert parts["DynamoDB writes"] == pytest.approx(7 * 0.625)
+    assert parts["DynamoDB reads"] == pytest.approx(2 * 0.125)
+
+
+def test_http_api_requests_are_metered_per_512_kb():
+    op = Operation()
+    for size in (100, 512 * 1024, 512 * 1024 + 1):
+        op.count(2, size)
+    assert (op.requests, op.dynamodb_calls, op.metered_requests) == (3, 6, 4)
+    assert cost_model.per_million(usage())["HTTP API"] == pytest.approx(3.00)  # send, receive, delete: $1 each
+
+
+def test_lambda_bills_requests_and_the_modelled_duration_at_each_routes_memory():
+    parts = cost_model.per_million(usage())
+    gb = {op: memory / 1024 for op, memory in cost_model.MEMORY_MB.items()}
+    duration = sum(cost_model.HANDLER_MS / 1000 * gb[op] * cost_model.LAMBDA_ARM_GB_SECOND * 1e6 for op in gb)
+    assert parts["Lambda"] == pytest.approx(3 * 0.20 + duration)
+    # each DynamoDB call adds its CPU at the function's share of a vCPU and a round trip
+    share = cost_model.MEMORY_MB["send"] / cost_model.VCPU_MEMORY_MB
+    expected = (cost_model.HANDLER_MS + 2 * (cost_model.CPU_PER_CALL_FULL_VCPU_MS / share + 5.0)) / 1000
+    assert cost_model.lambda_seconds("send", 2) == pytest.approx(expected)
+
+
+def test_storage_is_priced_for_the_time_a_message_stays():
+    parts = cost_model.per_million(usage(stored_bytes=1024**3 / 1e6))  # a GB for a million messages
+    assert parts["storage"] == pytest.approx(0.25 * cost_model.RESIDENCE_HOURS / 730)
+
+
+def test_the_wait_tier_adds_its_wakes_and_wasted_origin_calls():
+    plain, tier = cost_model.per_million(usage(wakes=1_000_000)), cost_model.per_million(usage(wakes=1_000_000), True)
+    assert "wait tier" not in plain
+    assert tier["wait tier"] > 1.00  # a wake per message is an HTTP API request, $1 per million, and some calls
+
+
+@pytest.mark.parametrize(
+    ("body", "batch", "fifo", "expected"),
+    [
+        (1024, 1, False, 1.20),  # send, receive, delete: 3 requests
+        (1024, 16, False, 0.12),  # batches of 10: 0.3 requests a message
+        (1024, 16, True, 0.15),
+        (60 * 1024, 16, False, 0.84),  # 600 KB a batch: 10 chunks to send, 10 to receive, 1 delete
+        (60 * 1024, 1, False, 1.20),
+    ],
+)
+def test_sqs_bills_requests_of_ten_messages_per_64_kb_chunk(body, batch, fifo, expected):
+    assert cost_model.sqs_per_million(body, batch, fifo) == pytest.approx(expected)
+
+
+def test_provisioned_capacity_breaks_even_with_on_demand_near_29_percent_used():
+    even = cost_model.break_even_utilisation()
+    assert even["writes"] == pytest.approx(0.00065 * 1e6 / 3600 / 0.625)
+    assert 0.28 < even["writes"] < 0.30 and even["reads"] == pytest.approx(even["writes"])
+    assert cost_model.provisioned_per_million(0.00065, even["writes"]) == pytest.approx(0.625)
