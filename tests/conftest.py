@@ -1,7 +1,8 @@
 """Fixtures shared by every test layer."""
 
 import pytest
-from push_receiver import HangingEndpoint, PushEndpoint
+
+from tests.push_receiver import HangingEndpoint, PushEndpoint
 
 # What boto3 finds under moto: placeholder keys and a region, so no client made in a test signs with a
 # developer's own keys or asks for a region.

@@ -11,11 +11,12 @@ import uuid
 
 import duckdb
 import pytest
-from conftest import ACCOUNT_A
-from local_server import PYTHON, ROOT
 from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
+
+from tests.e2e.servers import ACCOUNT_A
+from tests.local_server import PYTHON, ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -8,10 +8,11 @@ import threading
 import time
 
 import pytest
-from conftest import text_queue
 from mns.message_property import MessagePropertyValue, MessageSystemPropertyValue, PropertyType, SystemPropertyType
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
+
+from tests.e2e.resources import text_queue
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

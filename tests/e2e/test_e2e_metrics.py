@@ -7,10 +7,11 @@ import time
 import urllib.request
 
 import pytest
-from conftest import ACCOUNT_A, text_queue
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
+from tests.e2e.resources import text_queue
+from tests.e2e.servers import ACCOUNT_A
 from tests.prometheus_text import QUEUE_COUNTERS, parse
 
 COUNTERS = QUEUE_COUNTERS

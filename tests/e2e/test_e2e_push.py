@@ -16,13 +16,15 @@ import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import local_server, text_queue
-from loopback import LoopbackListener
 from mns.account import Account
 from mns.mns_common import TopicHelper
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
-from push_receiver import PushEndpoint, verify_push_signature
+
+from tests.e2e.resources import text_queue
+from tests.e2e.servers import local_server
+from tests.loopback import LoopbackListener
+from tests.push_receiver import PushEndpoint, verify_push_signature
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
 ACCOUNT = "1000000000000001"

@@ -6,12 +6,14 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import NS, text_queue
 from mns.mns_common import TopicHelper
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage
+
+from tests.e2e.raw_http import NS
+from tests.e2e.resources import text_queue
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

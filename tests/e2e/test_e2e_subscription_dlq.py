@@ -15,12 +15,15 @@ import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, assert_mns_error, fresh_topic, local_server, text_queue
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase
 from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage
+
+from tests.e2e.raw_http import NS, RawClient, assert_mns_error
+from tests.e2e.resources import fresh_topic, text_queue
+from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, local_server
 
 ACCOUNT = ACCOUNT_A[0]
 REGION = "cn-hangzhou"

@@ -13,7 +13,6 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import assert_deleted_and_deletes_again, list_pages, text_queue
 from mns.message_property import MessagePropertyValue, PropertyType
 from mns.mns_common import TopicHelper
 from mns.mns_exception import MNSServerException
@@ -21,6 +20,8 @@ from mns.mns_request import ListTopicRequest, ListTopicResponse
 from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import Base64TopicMessage, DirectMailInfo, DirectSMSInfo, TopicMessage, TopicMeta
+
+from tests.e2e.resources import assert_deleted_and_deletes_again, list_pages, text_queue
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

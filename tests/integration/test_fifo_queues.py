@@ -12,7 +12,7 @@ from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
-from tests.integration.conftest import ACCOUNT, make_service
+from tests.integration.services import ACCOUNT, make_service
 
 FIFO = QueueAttributeChanges(queue_type="fifo", visibility_timeout="10")
 

@@ -20,8 +20,8 @@ from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
-from tests.integration.conftest import ACCOUNT, make_service
 from tests.integration.receiving import receive_all
+from tests.integration.services import ACCOUNT, make_service
 
 
 @pytest.fixture(params=["dynamodb", "dynamodb-fake", "sqlite"])

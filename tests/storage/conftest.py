@@ -17,9 +17,7 @@ from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.sqlite import sqlite_storage
-from tests.storage.engines import indexed_queues
-
-ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-file", "sqlite-memory"]
+from tests.storage.engines import ENGINES, indexed_queues
 
 
 @pytest.fixture(params=ENGINES)
