@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.by_name import QueuesByName
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
-from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
+from tests.by_name import QueuesByName
+from tests.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 BATCH = 16
 CALL_SECONDS = 0.005  # simulated duration of one DynamoDB call in `claims`

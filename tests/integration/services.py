@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bench.by_name import QueuesByName
 from local_runtime.tables import create_tables
 from mnsd.services import build_services
 from mnsd.settings import Settings
+from tests.by_name import QueuesByName
 
 ACCOUNT = "1000000000000001"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from bench.dependency_faults import REQUEST_LIMIT_SECONDS, run, sends_while_others_throttled, start_server
-from bench.faults import THROTTLE, Faults
+from tests.faults import THROTTLE, Faults
 
 
 @pytest.fixture(scope="module")

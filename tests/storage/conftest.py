@@ -10,13 +10,13 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.sqlite import sqlite_storage
+from tests.simulator.dynamodb import SimulatedDynamoDB
 from tests.storage.engines import ENGINES, indexed_queues
 
 
@@ -32,7 +32,7 @@ def storage(request, tmp_path) -> Storage:
             yield dynamodb_storage(client, settings)
         return
     if request.param.startswith("dynamodb-fake"):
-        # The benchmarks' in-memory DynamoDB (bench/simulator/dynamodb.py): the contract holds on it as on moto.
+        # The benchmarks' in-memory DynamoDB (tests/simulator/dynamodb.py): the contract holds on it as on moto.
         client = SerializedClient(SimulatedDynamoDB())
         settings = Settings()
         create_tables(client, settings)
