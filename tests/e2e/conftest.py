@@ -15,6 +15,7 @@ from mns.queue import QueueMeta
 from tests.e2e.raw_http import RawClient, assert_mns_error
 from tests.e2e.resources import fresh_topic
 from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, ENGINES, local_server
+from tests.local_server import ServerClock
 
 
 @pytest.fixture(scope="session", params=ENGINES)
@@ -23,9 +24,17 @@ def engine(request) -> str:
 
 
 @pytest.fixture(scope="session")
-def endpoint(tmp_path_factory, engine):
+def server_clock(tmp_path_factory, engine) -> ServerClock:
+    """The shared server's clock: a test moves it forward instead of waiting for a visibility timeout or a delay,
+    a few seconds at a time (about 15 s in a whole run): a test that compares the server's times with its own
+    reads the server's with `server_clock.now()`."""
+    return ServerClock(tmp_path_factory.mktemp(f"clock-{engine}") / "offset")
+
+
+@pytest.fixture(scope="session")
+def endpoint(tmp_path_factory, engine, server_clock):
     with local_server(
-        tmp_path_factory, engine, "shared", MNS_EXPORT_DIR=str(tmp_path_factory.mktemp("exports"))
+        tmp_path_factory, engine, "shared", server_clock, MNS_EXPORT_DIR=str(tmp_path_factory.mktemp("exports"))
     ) as url:
         yield url
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tests.local_server import free_port, start_server, stop_server
+from tests.local_server import ServerClock, free_port, start_server, stop_server
 
 ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
 ACCOUNT_B = ("2000000000000002", "KEYB", "SECRETB")
@@ -31,12 +31,14 @@ ENGINES = os.environ.get("MNS_E2E_ENGINES", "sqlite,moto").split(",")
 
 
 @contextmanager
-def local_server(tmp_path_factory, engine: str, name: str, **extra: str) -> Iterator[str]:
+def local_server(
+    tmp_path_factory, engine: str, name: str, clock: ServerClock | None = None, **extra: str
+) -> Iterator[str]:
     """A server of its own on `engine` (its data and log in fresh folders named after `name`), for the block:
-    its endpoint URL. `extra` is added to its environment."""
+    its endpoint URL. `extra` is added to its environment; with `clock` the server runs on it."""
     port = free_port()
     data = str(tmp_path_factory.mktemp(f"{name}-data-{engine}"))
-    env = server_env(port, MNS_ENGINE=engine, MNS_DATA_DIR=data, **extra)
+    env = server_env(port, MNS_ENGINE=engine, MNS_DATA_DIR=data, **(clock.env() if clock else {}), **extra)
     proc = start_server(env, port, tmp_path_factory.mktemp(f"{name}-server") / "server.log")
     try:
         yield f"http://127.0.0.1:{port}"
