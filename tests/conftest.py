@@ -14,6 +14,15 @@ AWS_TEST_ENVIRONMENT = {
 }
 
 
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the items by their parametrized session fixtures
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files that hold a long case (`slow`) run first, each file's items in their order: the parallel workers
+    (`make test`) start on the long cases and share out the short ones at the end, instead of one worker running a
+    long case alone while the other has finished."""
+    long = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in long)
+
+
 @pytest.fixture
 def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     """Placeholder AWS keys and a region in the environment, for the test's duration."""
