@@ -3,8 +3,9 @@
 A server in a test's own process takes an `OffsetClock` (`LocalServer(clock=...)`), which the test moves forward;
 `MNS_CLOCK_FILE=<path>` runs `python -m local_runtime` on `FileClock`: the wall clock plus the seconds the file
 holds, which a test in another process raises. Either way time moves on without the test waiting: visibility
-timeouts, delays and the push retry schedule all follow it. A file rather than an endpoint: nothing is served that moves the time, and the server
-holds no state a test could not see. Unset (`make run`, AWS), the clock is `SystemClock`.
+timeouts, delays and the push retry schedule all follow it. A file rather than an endpoint: nothing is served that
+moves the time, and the server holds no state a test could not see. Unset (`make run`, AWS), the clock is
+`SystemClock`.
 """
 
 from __future__ import annotations
