@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from bench.by_name import QueuesByName
-from bench.simulator.dynamodb import Partition
-from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
+from tests.by_name import QueuesByName
+from tests.simulator.dynamodb import Partition
+from tests.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 if TYPE_CHECKING:
     from mnsd.inputs import MessageInput

@@ -27,10 +27,10 @@ from typing import Any
 
 from bench import cost_model
 from bench.bodies import json_like
-from bench.by_name import QueuesByName
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
 from bench.cost_model import Usage
-from bench.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
+from tests.by_name import QueuesByName
+from tests.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 BATCH = 16
 CALL_SECONDS = 0.005  # simulated duration of one DynamoDB call in `claims`

@@ -3,7 +3,7 @@
     python -m bench.message_cost [--rounds N] [--body B] [--batch N] [--queue Q]   (all cases: bench/results)
 
 Measured through the services over the DynamoDB engine on moto (in process, simulated clock), every DynamoDB call
-billed by DynamoDB's size rules by the recording client (`bench/recording.py`: table writes, the ready index's
+billed by DynamoDB's size rules by the recording client (`tests/recording.py`: table writes, the ready index's
 writes, reads), for each body (64 B, 1 KB JSON-like, 1 KB incompressible, 60 KB incompressible), sent and
 received one at a time and by batches of 16, deleted alike (one by one, or in one batch delete), on:
 
@@ -33,8 +33,8 @@ from bench._common import md_table, write_result
 from bench.bodies import BODIES
 from bench.capacity import ACCOUNT, SimulatedClock, no_real_sleeps
 from bench.cost_model import Usage
-from bench.recording import recorded_moto_services
 from mnsd.storage.capacity import item_size
+from tests.recording import recorded_moto_services
 
 BATCH = 16
 HELD_TO_INDEX = 112  # messages held in flight to make a queue busy (a receive reading past 100 indexes it)
@@ -80,7 +80,7 @@ class Bench:
     def __init__(self, seed: int = 7) -> None:
         import boto3
 
-        from bench.by_name import QueuesByName
+        from tests.by_name import QueuesByName
 
         random.seed(seed)  # (the engine's random page starts)
         self.rng = random.Random(seed)

@@ -1,7 +1,7 @@
 """What the metrics sampler costs (`mnsd.monitoring`): DynamoDB read units per monitored queue per run (a run a minute),
 and the sampler's own CPU per queue, which sizes its Lambda function.
 
-Read units: the real services and sampler over the in-memory DynamoDB double (`bench/simulator`, billed by DynamoDB's
+Read units: the real services and sampler over the in-memory DynamoDB double (`tests/simulator`, billed by DynamoDB's
 size rules, checked against moto by the test suite), one account per shape of queue, each run in a container whose
 caches of the queue records have expired (as a minute after the last run). The listing (every account's queue
 records and the account map) is counted in the figure per queue.
@@ -22,11 +22,11 @@ from typing import Any
 
 from bench._common import md_table, use_local_aws_defaults, write_result
 from bench._servers import free_port
-from bench.by_name import QueuesByName
 from bench.capacity import SimulatedClock, make_services
-from bench.simulator.dynamodb import SimulatedDynamoDB
 from mnsd.metrics import NoMetrics
 from mnsd.model.kinds import kind_of
+from tests.by_name import QueuesByName
+from tests.simulator.dynamodb import SimulatedDynamoDB
 
 BODY = "x" * 700  # a 1 KB message
 BATCH = 16

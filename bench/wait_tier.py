@@ -82,11 +82,11 @@ def tier_fixed_month() -> dict[str, float]:
 
 
 def measure_read_units() -> dict[str, float]:
-    from bench.by_name import QueuesByName
     from bench.capacity import SimulatedClock
-    from bench.recording import recorded_moto_services
     from mnsd import grip
     from mnsd.inputs import MessageInput
+    from tests.by_name import QueuesByName
+    from tests.recording import recorded_moto_services
 
     clock = SimulatedClock(start=time.time())
     mock, services, recorder = recorded_moto_services(clock)

@@ -132,6 +132,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     """One connection's requests: read within bounds, dispatched, answered; every refusal in MNS shape."""
 
     dispatch: Dispatch
+    now: Callable[[], float] = staticmethod(time.time)  # the server's clock
     loopback_paths: frozenset[tuple[str, str]] = frozenset()  # (method, path) answered to loopback clients only
     quiet = False
     protocol_version = "HTTP/1.1"
@@ -182,7 +183,7 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         started = time.perf_counter()
-        received_at = time.time()
+        received_at = self.now()  # API Gateway's timeEpoch, on the server's clock
         host = self.headers.get("Host")
         if self.refusal is not None:
             self.close_connection = True
@@ -280,7 +281,14 @@ def request_handler(
     console: Responder,
     authorize_tool: Callable[[HttpRequest], None] = lambda request: None,
     local_pages: dict[tuple[str, str], LocalPage] | None = None,
+    now: Callable[[], float] = time.time,
 ) -> type[BaseHTTPRequestHandler]:
+    """The request handler class of a server; `now` is the server's clock (when a request arrived)."""
     dispatch = Dispatch(routes, handlers, local_tools, console, authorize_tool, local_pages or {})
-    attributes = {"dispatch": dispatch, "quiet": quiet, "loopback_paths": frozenset(dispatch.local_pages)}
+    attributes = {
+        "dispatch": dispatch,
+        "quiet": quiet,
+        "loopback_paths": frozenset(dispatch.local_pages),
+        "now": staticmethod(now),
+    }
     return type("BoundRequestHandler", (RequestHandler,), attributes)

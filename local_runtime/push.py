@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from local_runtime import moto_fixes
 from local_runtime.background import BackgroundLoop
 from local_runtime.report import ErrorReport
+from mnsd.clock import Clock, SystemClock
 from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, TASK_HEARTBEAT_SECONDS, definition_json
 from mnsd.services import Services
 
@@ -31,6 +31,7 @@ IDLE_POLL_SECONDS = 0.2  # an idle worker polls less (moto calls take the backen
 # Local only (tests, demos): the retry schedule's waits last this fraction of their seconds, e.g. 0.01 runs
 # BACKOFF_RETRY's 10-20 s waits in 0.1-0.2 s. The state machine and its schedule are unchanged.
 TIME_SCALE = "MNS_PUSH_TIME_SCALE"
+WAIT_TICK_SECONDS = 0.05  # how often a Wait state on a clock other than the system's looks at it again
 
 
 def time_scale(env: Mapping[str, str]) -> float:
@@ -47,23 +48,26 @@ def time_scale(env: Mapping[str, str]) -> float:
     return scale
 
 
-def compress_waits(scale: float) -> None:
-    """Make moto's Wait states and Retry intervals, process-wide, last `scale` times their seconds."""
-    if scale == 1:
+def clock_waits(clock: Clock, scale: float) -> None:
+    """Make moto's Wait states and Retry intervals, process-wide, last `scale` times their seconds on `clock` (the
+    system's, or a test's `FileClock`: a wait ends once the clock has passed it, however the clock got there)."""
+    if scale == 1 and isinstance(clock, SystemClock):
         return
     from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
     from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 
-    class ScaledTime:
+    class ClockTime:
         @staticmethod
         def sleep(seconds: float) -> None:
-            time.sleep(seconds * scale)
+            clock.sleep(seconds * scale)
 
     def wait_interval(self: Any, env: Any, wait_seconds: float) -> None:
-        if wait_seconds > 0:
-            env.program_state_event.wait(wait_seconds * scale)  # set when the execution stops
+        until = clock.now() + wait_seconds * scale
+        while (left := until - clock.now()) > 0:
+            if env.program_state_event.wait(min(left, WAIT_TICK_SECONDS)):  # set when the execution stops
+                return
 
-    retrier_decl.time = ScaledTime  # type: ignore[assignment]
+    retrier_decl.time = ClockTime  # type: ignore[assignment]
     WaitFunction._wait_interval = wait_interval  # type: ignore[method-assign]
 
 

@@ -26,7 +26,7 @@ from local_runtime.handler import request_handler
 from local_runtime.metrics import METRICS_PATH, MetricsPage
 from local_runtime.minutes import GaugeSampler
 from local_runtime.moto_client import SerializedClient, local_client
-from local_runtime.push import LocalPushWorker, compress_waits, create_push_workflow, time_scale
+from local_runtime.push import LocalPushWorker, clock_waits, create_push_workflow, time_scale
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
 from local_runtime.upgrade import upgrade
@@ -34,7 +34,7 @@ from local_runtime.waits import BoundedWaits
 from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.keys import StaticKeyStore
-from mnsd.clock import SystemClock, ms
+from mnsd.clock import Clock, SystemClock, ms
 from mnsd.entry.lambda_handler import make_handler
 from mnsd.http import HttpRequest
 from mnsd.metrics import TeeMetrics
@@ -62,6 +62,7 @@ class LocalServer:
         quiet: bool = False,
         engine: EngineChoice | None = None,
         max_connections: int | None = None,
+        clock: Clock | None = None,
     ) -> None:
         routes = compile_routes()
         handlers: dict[str | None, Handler] = {
@@ -70,13 +71,13 @@ class LocalServer:
         tools = {("POST", EXPORT_PATH): self.export}
         self.operator = StaticKeyStore(settings.credentials).default
         self.counts = ProcessMetrics()  # what the services count, served on `GET /metrics` with the engine's gauges
-        self.clock = SystemClock()
+        self.clock = clock or SystemClock()  # every rule's time, and the push retries' waits
         self.ring = MinuteRing(self.clock)  # the last hour by minute, per queue (the console's minute chart)
         pages: dict[tuple[str, str], LocalPage] = {
             ("GET", METRICS_PATH): MetricsPage(lambda: self.services, self.counts)
         }
         handler = request_handler(
-            routes, handlers, quiet, tools, console_responder(settings), self.authorize_operator, pages
+            routes, handlers, quiet, tools, console_responder(settings), self.authorize_operator, pages, self.clock.now
         )
         self.httpd = LocalHttpServer((host, port), handler, max_connections)
         self._mock: Any = None
@@ -106,7 +107,7 @@ class LocalServer:
         else:
             create_tables(clients("dynamodb"), settings)
         state_machine_arn, queue_url = create_push_workflow(clients)
-        compress_waits(time_scale(os.environ))
+        clock_waits(self.clock, time_scale(os.environ))
         key, certificate = generate_signing_material()
         settings = dataclasses.replace(
             settings,

@@ -8,6 +8,7 @@ import signal
 import sys
 
 from console.assets import PREFIX as CONSOLE_PATH
+from local_runtime.clock import clock_from_env
 from local_runtime.connections import MAX_WORKERS
 from local_runtime.engine import SQLITE, EngineChoice, receipt_secret
 from local_runtime.server import LocalServer
@@ -28,7 +29,7 @@ def main() -> None:
     if settings.keys_file:
         create_keys_file(settings.keys_file)  # with no key: `python -m admin --keys-file ...` adds them
     port = int(os.environ.get("MNS_PORT", "8080"))
-    server = LocalServer(settings, port=port, engine=engine)
+    server = LocalServer(settings, port=port, engine=engine, clock=clock_from_env(os.environ))
     key = StaticKeyStore(settings.credentials).default
     print(f"MNS API listening on {server.endpoint}", flush=True)
     print(f"  console:           {server.endpoint}{CONSOLE_PATH}/", flush=True)

@@ -1,7 +1,8 @@
 """Fixtures shared by every test layer."""
 
 import pytest
-from push_receiver import HangingEndpoint, PushEndpoint
+
+from tests.push_receiver import HangingEndpoint, PushEndpoint
 
 # What boto3 finds under moto: placeholder keys and a region, so no client made in a test signs with a
 # developer's own keys or asks for a region.
@@ -11,6 +12,15 @@ AWS_TEST_ENVIRONMENT = {
     "AWS_SESSION_TOKEN": "testing",
     "AWS_DEFAULT_REGION": "us-east-1",
 }
+
+
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the items by their parametrized session fixtures
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files that hold a long case (`slow`) run first, each file's items in their order: the parallel workers
+    (`make test`) start on the long cases and share out the short ones at the end, instead of one worker running a
+    long case alone while the other has finished."""
+    long = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in long)
 
 
 @pytest.fixture

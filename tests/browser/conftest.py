@@ -14,12 +14,13 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from console_page import ACCOUNT, LIMITED, LIMITED_POLICY, REGION, Console
-from local_server import free_port, start_server, stop_server
 from mns.account import Account
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.browser.console_page import ACCOUNT, LIMITED, LIMITED_POLICY, REGION, Console
+from tests.local_server import free_port, start_server, stop_server
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")

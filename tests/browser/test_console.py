@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from console_page import ACCOUNT, LIMITED, REGION, Console
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase
 from mns.queue import Message, QueueMeta
@@ -13,6 +12,8 @@ from mns.topic import TopicMeta
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
+
+from tests.browser.console_page import ACCOUNT, LIMITED, REGION, Console
 
 
 def make_queue(account: Account, name: str, logging: bool = False):

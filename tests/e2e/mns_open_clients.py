@@ -15,7 +15,8 @@ from alibabacloud_tea_openapi import utils_models
 from aliyunsdkcore.acs_exception.exceptions import ServerException
 from aliyunsdkcore.client import AcsClient
 from aliyunsdkcore.request import CommonRequest, RpcRequest
-from signers import openapi_acs3_headers, openapi_v1_query
+
+from tests.signers import openapi_acs3_headers, openapi_v1_query
 
 VERSION = "2022-01-19"
 

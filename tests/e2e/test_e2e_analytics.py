@@ -11,11 +11,12 @@ import uuid
 
 import duckdb
 import pytest
-from conftest import ACCOUNT_A
-from local_server import PYTHON, ROOT
 from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
+
+from tests.e2e.servers import ACCOUNT_A
+from tests.local_server import PYTHON, ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +26,7 @@ def parquet(folder, job: str) -> list[dict]:
     return [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
 
 
-def test_operation_metrics_equal_the_operations_performed(account_a, endpoint, push_endpoint, tmp_path):
+def test_operation_metrics_equal_the_operations_performed(account_a, endpoint, push_endpoint, tmp_path, server_clock):
     name = "an-" + uuid.uuid4().hex[:12]
     meta = QueueMeta()
     meta.set_logging_enabled(True)
@@ -35,7 +36,7 @@ def test_operation_metrics_equal_the_operations_performed(account_a, endpoint, p
         queue.send_message(Message(f"m{i}"))
     first = [queue.receive_message(1) for _ in range(3)]  # three first receives
     queue.change_message_visibility(first[0].receipt_handle, 1)
-    time.sleep(1.2)
+    server_clock.advance(1.2)
     again = queue.receive_message(3)  # the redelivery of first[0], the only Active message
     assert again.dequeue_count == 2 and again.message_id == first[0].message_id
     for handle in (again.receipt_handle, first[1].receipt_handle, first[2].receipt_handle):

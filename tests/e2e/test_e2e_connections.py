@@ -8,10 +8,10 @@ import socket
 import time
 
 import pytest
-from strict_xml import parse_error
 
 from bench.connection_churn import active_messages, create_queue, local_server, sends, soak, usage
 from local_runtime.connections import MAX_WORKERS, RESERVED_FILES
+from tests.strict_xml import parse_error
 
 pytestmark = pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/fd"), reason="reads /proc")
 

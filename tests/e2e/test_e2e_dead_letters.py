@@ -10,10 +10,12 @@ import time
 import uuid
 
 import pytest
-from conftest import ACCOUNT_A, NS, assert_mns_error
 from mns.message_property import MessagePropertyValue, PropertyType
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
+
+from tests.e2e.raw_http import NS, assert_mns_error
+from tests.e2e.servers import ACCOUNT_A
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -269,7 +271,7 @@ def redrive(raw_a, name: str):
     return raw_a.request("PUT", f"/queues/{name}?redrive=true")
 
 
-def test_redrive_moves_dead_letters_back_to_their_source(raw_a, make_queue):
+def test_redrive_moves_dead_letters_back_to_their_source(raw_a, make_queue, server_clock):
     dlq = make_queue()
     source = make_queue(f"<VisibilityTimeout>1</VisibilityTimeout>{dlq_xml(dlq.queue_name, 1)}")
     for n in range(3):
@@ -277,7 +279,7 @@ def test_redrive_moves_dead_letters_back_to_their_source(raw_a, make_queue):
         msg.add_user_property("n", MessagePropertyValue(PropertyType.NUMBER, n))
         source.send_message(msg)
     assert len(source.batch_receive_message(16, 1)) == 3
-    time.sleep(1.1)
+    server_clock.advance(1.1)
     assert receive_all(source, 0) == []  # all three moved on this receive
     assert dlq.get_attributes().active_messages == 3
     resp = redrive(raw_a, dlq.queue_name)
@@ -319,13 +321,13 @@ def drain(q) -> list[str]:
     return bodies
 
 
-def test_rewind_after_deletes_replays_exactly_the_messages_enqueued_since_t(raw_a, make_queue):
+def test_rewind_after_deletes_replays_exactly_the_messages_enqueued_since_t(raw_a, make_queue, server_clock):
     q = make_queue("<RewindPeriod>600</RewindPeriod>")
     assert attributes(raw_a, q.queue_name).find(NS + "RewindPeriod").text == "600"
     for n in range(3):
         q.send_message(Message(f"before{n}"))
-    t = math.ceil(time.time()) + 1
-    time.sleep(max(0.0, t - time.time()) + 0.05)
+    t = math.ceil(server_clock.now()) + 1
+    server_clock.advance(t - server_clock.now() + 0.05)  # the server's next second but one
     for n in range(4):
         q.send_message(Message(f"after{n}"))
     assert len(drain(q)) == 7
@@ -340,9 +342,9 @@ def test_rewind_after_deletes_replays_exactly_the_messages_enqueued_since_t(raw_
     assert sorted(drain(q)) == ["after0", "after1", "after2", "after3"]
 
 
-def test_turning_rewind_off_drops_what_was_kept(raw_a, make_queue):
+def test_turning_rewind_off_drops_what_was_kept(raw_a, make_queue, server_clock):
     q = make_queue("<RewindPeriod>600</RewindPeriod>")
-    t = int(time.time())
+    t = int(server_clock.now())
     q.send_message(Message("one"))
     assert drain(q) == ["one"]
     off = raw_a.request("PUT", f"/queues/{q.queue_name}?metaoverride=true", queue_xml("<RewindPeriod>0</RewindPeriod>"))
@@ -357,9 +359,9 @@ def test_turning_rewind_off_drops_what_was_kept(raw_a, make_queue):
     assert receive_all(q, 0) == []  # what was kept before went with the switch-off
 
 
-def test_rewind_errors(raw_a, make_queue):
+def test_rewind_errors(raw_a, make_queue, server_clock):
     q = make_queue("<MessageRetentionPeriod>600</MessageRetentionPeriod><RewindPeriod>120</RewindPeriod>")
-    now = int(time.time())
+    now = int(server_clock.now())
     assert rewind(raw_a, q.queue_name, now - 100).status == 204
     assert_mns_error(rewind(raw_a, q.queue_name, now + 30), 400, "InvalidArgument")  # in the future
     assert_mns_error(rewind(raw_a, q.queue_name, now - 300), 400, "InvalidArgument")  # before now - RewindPeriod

@@ -5,9 +5,11 @@ from __future__ import annotations
 from email.utils import formatdate
 
 import pytest
-from conftest import ACCOUNT_A, RawClient
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
+
+from tests.e2e.raw_http import RawClient
+from tests.e2e.servers import ACCOUNT_A
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -4,9 +4,10 @@ field: the creation is a signed raw request), then used by the unchanged SDK; a 
 from __future__ import annotations
 
 import pytest
-from conftest import text_queue
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
+
+from tests.e2e.resources import text_queue
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

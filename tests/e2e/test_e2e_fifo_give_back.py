@@ -9,7 +9,8 @@ import time
 import pytest
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
-from test_e2e_fifo import create_fifo
+
+from tests.e2e.test_e2e_fifo import create_fifo
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -11,10 +11,12 @@ import uuid
 from typing import Any
 
 import pytest
-from conftest import ACCOUNT_A, RawClient, assert_mns_error
-from mns_open_clients import v1_call
-from strict_xml import parse_error
-from test_e2e_hostile_input import JSON_VERSION, made
+
+from tests.e2e.mns_open_clients import v1_call
+from tests.e2e.raw_http import RawClient, assert_mns_error
+from tests.e2e.servers import ACCOUNT_A
+from tests.e2e.test_e2e_hostile_input import JSON_VERSION, made
+from tests.strict_xml import parse_error
 
 JSON_TYPE = "application/json;charset=utf-8"
 CASES = 60  # per plane and engine: a few seconds in all

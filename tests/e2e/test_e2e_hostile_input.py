@@ -11,8 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from conftest import ACCOUNT_A, RawClient
-from mns_open_clients import v1_call
+
+from tests.e2e.mns_open_clients import v1_call
+from tests.e2e.raw_http import RawClient
+from tests.e2e.servers import ACCOUNT_A
 
 JSON_VERSION = "2026-04-09"
 DEEP = 5000  # far past Python's recursion limit (1000), well within a request's size

@@ -10,9 +10,11 @@ import time
 import urllib.parse
 
 import pytest
-from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, RawResponse
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
+
+from tests.e2e.raw_http import NS, RawClient, RawResponse
+from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
 
 XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 

@@ -8,10 +8,11 @@ import threading
 import time
 
 import pytest
-from conftest import text_queue
 from mns.message_property import MessagePropertyValue, MessageSystemPropertyValue, PropertyType, SystemPropertyType
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
+
+from tests.e2e.resources import text_queue
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -81,13 +82,13 @@ def test_batch_send_receive_peek_delete(queue, base64_mode):
     assert exc.value.type == "MessageNotExist"
 
 
-def test_batch_delete_partial_failure(queue):
+def test_batch_delete_partial_failure(queue, server_clock):
     queue.send_message(Message("x"))
     good = queue.receive_message().receipt_handle
     queue.send_message(Message("y"))
     other = queue.receive_message()
     queue.change_message_visibility(other.receipt_handle, 1)
-    time.sleep(1.2)
+    server_clock.advance(1.2)
     stale = other.receipt_handle
     fresh = queue.receive_message()  # re-delivery invalidates the stale handle
     assert fresh.message_id == other.message_id and fresh.dequeue_count == 2
@@ -102,14 +103,19 @@ def test_batch_delete_partial_failure(queue):
     assert a.active_messages + a.inactive_messages == 1  # the good one was deleted
 
 
-def test_change_visibility_and_stale_handle(queue):
+@pytest.mark.parametrize("passing", ["on the clock", pytest.param("in real time", marks=pytest.mark.slow)])
+def test_change_visibility_and_stale_handle(queue, server_clock, passing):
+    """The visibility timeout's second passes on the server's clock (and, once, in real time)."""
     queue.set_encoding(False)
     queue.send_message(Message("vis"))
     first = queue.receive_message()
     changed = queue.change_message_visibility(first.receipt_handle, 1)
     assert changed.receipt_handle and changed.receipt_handle != first.receipt_handle
     assert int(changed.next_visible_time) > 0  # the SDK leaves this one a string
-    time.sleep(1.2)
+    if passing == "in real time":
+        time.sleep(1.2)
+    else:
+        server_clock.advance(1.2)
     second = queue.receive_message()
     assert second.dequeue_count == 2
     assert second.first_dequeue_time == first.first_dequeue_time
@@ -202,26 +208,32 @@ def test_long_poll_wakes_on_send(queue, new_account_a):
     assert 0.9 <= result["elapsed"] <= 2.2, result
 
 
-def test_long_poll_receives_delayed_message(queue):
-    queue.set_encoding(False)
-    queue.send_message(Message("delayed", delay_seconds=2))
+def polled_while_the_clock_moves(queue, server_clock, seconds: float):
+    """What a 5 s long poll gets while the server's clock moves `seconds` on, 0.3 s into the poll, and how long the
+    poll took (real seconds)."""
+    threading.Timer(0.3, server_clock.advance, [seconds]).start()
     t0 = time.monotonic()
     got = queue.receive_message(5)
-    elapsed = time.monotonic() - t0
+    return got, time.monotonic() - t0
+
+
+def test_long_poll_receives_delayed_message(queue, server_clock):
+    """The waiting poll gets the message once the server's time reaches it (not 3 s of real time later)."""
+    queue.set_encoding(False)
+    queue.send_message(Message("delayed", delay_seconds=3))
+    got, elapsed = polled_while_the_clock_moves(queue, server_clock, 3)
     assert got.message_body == "delayed"
-    assert 1.5 <= elapsed <= 3.5, elapsed
+    assert 0.25 <= elapsed <= 2.5, elapsed
 
 
-def test_long_poll_sees_visibility_expiry(queue):
+def test_long_poll_sees_visibility_expiry(queue, server_clock):
     queue.set_encoding(False)
     queue.send_message(Message("again"))
     first = queue.receive_message()
-    queue.change_message_visibility(first.receipt_handle, 2)
-    t0 = time.monotonic()
-    got = queue.receive_message(5)
-    elapsed = time.monotonic() - t0
+    queue.change_message_visibility(first.receipt_handle, 3)
+    got, elapsed = polled_while_the_clock_moves(queue, server_clock, 3)
     assert got.message_id == first.message_id and got.dequeue_count == 2
-    assert 1.5 <= elapsed <= 3.5, elapsed
+    assert 0.25 <= elapsed <= 2.5, elapsed
 
 
 def test_long_poll_times_out_with_message_not_exist(queue):

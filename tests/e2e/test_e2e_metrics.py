@@ -3,14 +3,14 @@ SDK just did and the gauges read from the engine; a new receiver and an idle que
 
 from __future__ import annotations
 
-import time
 import urllib.request
 
 import pytest
-from conftest import ACCOUNT_A, text_queue
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
+from tests.e2e.resources import text_queue
+from tests.e2e.servers import ACCOUNT_A
 from tests.prometheus_text import QUEUE_COUNTERS, parse
 
 COUNTERS = QUEUE_COUNTERS
@@ -27,7 +27,7 @@ def of(found: dict, family: str, queue: str) -> float:
     return found[family].value(account=ACCOUNT_A[0], queue=queue)
 
 
-def test_metrics_count_what_the_sdk_did_and_read_the_gauges(endpoint, account_a, raw_a, qname):
+def test_metrics_count_what_the_sdk_did_and_read_the_gauges(endpoint, account_a, raw_a, qname, server_clock):
     idle = text_queue(account_a, qname + "-idle")
     queue = text_queue(account_a, qname)
     assert raw_a.request("PUT", f"/queues/{qname}/receivers/audit").status == 201
@@ -36,16 +36,16 @@ def test_metrics_count_what_the_sdk_did_and_read_the_gauges(endpoint, account_a,
     delayed = Message("later")
     delayed.set_delayseconds(600)
     queue.send_message(delayed)
-    sent_at = time.time()
+    sent_at = server_clock.now()
     received = queue.batch_receive_message(16, wait_seconds=1)
     assert sorted(m.message_body for m in received) == ["alpha", "b1", "b2", "b3"]
     queue.delete_message(received[0].receipt_handle)
     queue.batch_delete_message([m.receipt_handle for m in received[1:3]])
     with pytest.raises(MNSServerException):
         queue.receive_message(wait_seconds=0)
-    time.sleep(1.0)
+    server_clock.advance(1.0)  # the oldest message a second old
     found = scrape(endpoint)
-    scraped_at = time.time()
+    scraped_at = server_clock.now()
 
     expected = {
         "mns_messages_sent_total": 5,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from mns.account import Account
 from mns.mns_exception import MNSClientNetworkException, MNSServerException
-from stub_http import QuietHandler, serving
+
+from tests.stub_http import QuietHandler, serving
 
 ANSWERS = {
     "lambda throttled": (500, b'{"message":"Internal Server Error"}'),

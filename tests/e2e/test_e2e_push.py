@@ -2,7 +2,8 @@
 
 Every HTTP push is checked as the SDK's sample endpoint checks it: the certificate is fetched from
 the URL in `x-mns-signing-cert-url` and the RSA-SHA1 signature verified. Retry schedules are
-observed in real time: the state machine they come from runs inside the server (moto).
+observed on the server's clock, which the test moves (and once in real time): the state machine they come from
+runs inside the server (moto), its waits on that clock.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import local_server, text_queue
-from loopback import LoopbackListener
 from mns.account import Account
 from mns.mns_common import TopicHelper
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
-from push_receiver import PushEndpoint, verify_push_signature
+
+from tests.e2e.resources import text_queue
+from tests.e2e.servers import local_server
+from tests.local_server import ServerClock
+from tests.loopback import LoopbackListener
+from tests.push_receiver import PushEndpoint, verify_push_signature
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
 ACCOUNT = "1000000000000001"
@@ -106,29 +110,88 @@ def test_lower_case_copies_verify_with_both_sample_endpoints(tmp_path_factory, e
     assert {name for name in hit.headers if name.lower() == "date"} == {"Date", "date"}
 
 
-def test_exponential_decay_retry_hits_a_failing_endpoint_after_1_2_4_8_seconds(topic, push_endpoint):
+@pytest.fixture(scope="module")
+def clocked(tmp_path_factory, engine):
+    """A server of its own on a clock the test moves (`ServerClock`): the retry schedule's waits follow it, so a
+    schedule of seconds is observed without waiting for it. (Its own: the shared server's clock moves a second
+    or two at a time only.)"""
+    clock = ServerClock(tmp_path_factory.mktemp(f"push-clock-{engine}") / "offset")
+    with local_server(tmp_path_factory, engine, "push-clock", clock) as url:
+        yield Account(url, ACCOUNT_KEY[0], ACCOUNT_KEY[1]), clock
+
+
+@pytest.fixture
+def clocked_topic(clocked, tname):
+    account, _ = clocked
+    topic = account.get_topic(tname)
+    topic.create(TopicMeta())
+    yield topic
+    topic.delete()
+
+
+def next_retry(endpoint: PushEndpoint, clock: ServerClock, after: float, earliest: float, latest: float) -> float:
+    """The server's time of the endpoint's next hit, due between `earliest` and `latest` seconds after `after` (the
+    server's time of the last hit). The test gives the server half a second to start the retry's wait, moves the
+    clock to just short of `earliest`, runs it at twice real time up to `latest` and in real time after that; the
+    caller checks the gaps between the hits' times, which say whether a retry came early or late."""
+    count = len(endpoint.hits)
+    time.sleep(0.5)  # the failed attempt answered, its execution waiting for the retry
+    clock.advance(max(0.0, after + earliest - 0.3 - clock.now()))
+    clock.run_until(lambda: len(endpoint.hits) > count, until=after + latest)
+    hits = endpoint.wait_for(count + 1, timeout=30)  # (a loaded machine's delivery)
+    assert len(hits) == count + 1, f"no retry by {latest} s"
+    return clock.at(hits[-1].at)
+
+
+def test_exponential_decay_retry_hits_a_failing_endpoint_after_1_2_4_8_seconds(clocked, clocked_topic, push_endpoint):
+    _, clock = clocked
     push_endpoint.status_for = lambda n: 500 if n <= 4 else 204
-    subscribe(topic, "s", push_endpoint.url("/hook"), strategy="EXPONENTIAL_DECAY_RETRY")
-    topic.publish_message(TopicMessage("retry me"))
-    hits = push_endpoint.wait_for(5, timeout=30)
-    assert [h.status for h in hits] == [500, 500, 500, 500, 204]
-    gaps = [later.at - earlier.at for earlier, later in zip(hits, hits[1:], strict=False)]
+    subscribe(clocked_topic, "s", push_endpoint.url("/hook"), strategy="EXPONENTIAL_DECAY_RETRY")
+    clocked_topic.publish_message(TopicMessage("retry me"))
+    (first,) = push_endpoint.wait_for(1, timeout=10)
+    at = [clock.at(first.at)]
+    for expected in (1, 2, 4, 8):
+        at.append(next_retry(push_endpoint, clock, at[-1], expected - 0.2, expected))
+    assert [h.status for h in push_endpoint.hits] == [500, 500, 500, 500, 204]
+    gaps = [later - earlier for earlier, later in zip(at, at[1:], strict=False)]
     for gap, expected in zip(gaps, [1, 2, 4, 8], strict=True):
         assert expected - 0.2 <= gap <= expected + 1.5, gaps
-    time.sleep(2.5)  # the success ends the execution: no further attempt
+    clock.advance(20)  # past the next retry (16 s) had there been one: the success ended the execution
+    time.sleep(1.0)  # (what a wrong attempt would take to arrive)
     assert len(push_endpoint.hits) == 5
 
 
 @pytest.mark.slow
-def test_backoff_retry_tries_an_always_failing_endpoint_exactly_4_times_10_to_20_seconds_apart(topic, push_endpoint):
-    push_endpoint.status_for = lambda n: 500
-    subscribe(topic, "s", push_endpoint.url("/hook"), strategy="BACKOFF_RETRY")
-    topic.publish_message(TopicMessage("never delivered"))
-    hits = push_endpoint.wait_for(4, timeout=75)
-    assert len(hits) == 4
+def test_exponential_decay_retry_keeps_its_first_waits_in_real_time(topic, push_endpoint):
+    """The schedule above on the system's clock, once, to its third attempt (the shared server's clock does not
+    move in this test)."""
+    push_endpoint.status_for = lambda n: 500 if n <= 2 else 204
+    subscribe(topic, "s", push_endpoint.url("/hook"), strategy="EXPONENTIAL_DECAY_RETRY")
+    topic.publish_message(TopicMessage("retry me"))
+    hits = push_endpoint.wait_for(3, timeout=30)
+    assert [h.status for h in hits] == [500, 500, 204]
     gaps = [later.at - earlier.at for earlier, later in zip(hits, hits[1:], strict=False)]
+    for gap, expected in zip(gaps, [1, 2], strict=True):
+        assert expected - 0.2 <= gap <= expected + 1.5, gaps
+    time.sleep(1.0)  # the success ends the execution: no further attempt
+    assert len(push_endpoint.hits) == 3
+
+
+def test_backoff_retry_tries_an_always_failing_endpoint_exactly_4_times_10_to_20_seconds_apart(
+    clocked, clocked_topic, push_endpoint
+):
+    _, clock = clocked
+    push_endpoint.status_for = lambda n: 500
+    subscribe(clocked_topic, "s", push_endpoint.url("/hook"), strategy="BACKOFF_RETRY")
+    clocked_topic.publish_message(TopicMessage("never delivered"))
+    (first,) = push_endpoint.wait_for(1, timeout=10)
+    at = [clock.at(first.at)]
+    for _ in range(3):
+        at.append(next_retry(push_endpoint, clock, at[-1], 9.8, 20))
+    gaps = [later - earlier for earlier, later in zip(at, at[1:], strict=False)]
     assert all(9.8 <= gap <= 21.5 for gap in gaps), gaps
-    time.sleep(21)  # a fifth attempt would come within 20 s
+    clock.advance(21)  # a fifth attempt would come within 20 s
+    time.sleep(1.0)  # (what a wrong attempt would take to arrive)
     assert len(push_endpoint.hits) == 4
 
 

@@ -12,7 +12,8 @@ import uuid
 import pytest
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
-from push_receiver import delivery_delays
+
+from tests.push_receiver import delivery_delays
 
 PUBLISHES = 30
 INTERVAL = 0.5  # 2 publishes a second

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import assert_deleted_and_deletes_again, list_pages
 from mns.account import AccountMeta
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
+
+from tests.e2e.resources import assert_deleted_and_deletes_again, list_pages
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

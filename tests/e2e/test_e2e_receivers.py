@@ -3,15 +3,15 @@ knows no receivers), then reached by the unchanged official SDK as `account.get_
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from conftest import NS, text_queue
 from mns.mns_common import TopicHelper
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage
+
+from tests.e2e.raw_http import NS
+from tests.e2e.resources import text_queue
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -46,7 +46,7 @@ def drain(queue, expected: int) -> list:
     return got
 
 
-def test_the_sdk_receives_deletes_and_reads_a_receiver_by_its_address(account_a, raw_a, qname, mns_error):
+def test_the_sdk_receives_deletes_and_reads_a_receiver_by_its_address(account_a, raw_a, qname, mns_error, server_clock):
     plain = text_queue(account_a, qname)
     create_receiver(raw_a, qname, "audit", "<VisibilityTimeout>5</VisibilityTimeout>")
     create_receiver(raw_a, qname, "billing")
@@ -58,10 +58,10 @@ def test_the_sdk_receives_deletes_and_reads_a_receiver_by_its_address(account_a,
     audit.set_encoding(False)
     peeked = audit.peek_message()
     assert peeked.message_body in bodies and peeked.dequeue_count == 0
-    before = int(time.time() * 1000)
+    before = int(server_clock.now() * 1000)
     received = drain(audit, 40)
     assert sorted(m.message_body for m in received) == sorted(bodies)
-    assert all(before + 4_000 <= m.next_visible_time <= int(time.time() * 1000) + 5_000 for m in received)
+    assert all(before + 4_000 <= m.next_visible_time <= int(server_clock.now() * 1000) + 5_000 for m in received)
     renewed = audit.change_message_visibility(received[0].receipt_handle, 60)
     audit.delete_message(renewed.receipt_handle)
     audit.batch_delete_message([m.receipt_handle for m in received[1:16]])
@@ -105,9 +105,11 @@ def test_the_sdk_receives_deletes_and_reads_a_receiver_by_its_address(account_a,
     mns_error(raw_a.request("GET", f"/queues/{qname}/receivers"), 404, "QueueNotExist")
 
 
-def test_create_again_conflicts_and_a_start_time_replays_what_the_queue_holds(account_a, raw_a, qname, mns_error):
+def test_create_again_conflicts_and_a_start_time_replays_what_the_queue_holds(
+    account_a, raw_a, qname, mns_error, server_clock
+):
     plain = text_queue(account_a, qname)
-    start = int(time.time()) - 1
+    start = int(server_clock.now()) - 1
     for n in range(5):
         plain.send_message(Message(f"early-{n}"))
     create_receiver(raw_a, qname, "late")

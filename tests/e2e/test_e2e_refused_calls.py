@@ -8,7 +8,8 @@ import uuid
 from typing import Any
 
 import pytest
-from test_e2e_terraform_lifecycle import Provider
+
+from tests.e2e.test_e2e_terraform_lifecycle import Provider
 
 KINDS = {"queue": ("QueueName", "GetQueueAttributes"), "topic": ("TopicName", "GetTopicAttributes")}
 

@@ -11,12 +11,14 @@ import signal
 import subprocess
 
 import pytest
-from conftest import ACCOUNT_A, free_port, server_env, start_server
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase
 from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMeta
+
+from tests.e2e.servers import ACCOUNT_A, server_env
+from tests.local_server import free_port, start_server
 
 
 def stop(proc: subprocess.Popen, how: str) -> None:

@@ -8,13 +8,14 @@ import time
 import uuid
 
 import pytest
-from conftest import ACCOUNT_A, NS, RawClient, assert_mns_error, local_server
 from mns.account import Account
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
 
 from mnsd.access.keys import AccessKey
 from mnsd.access.tokens import SecurityTokens, TokenRequest
+from tests.e2e.raw_http import NS, RawClient, assert_mns_error
+from tests.e2e.servers import ACCOUNT_A, local_server
 
 RECEIPT_SECRET = "e2e-security-token-receipt-secret"  # the server's: lets the test seal an already expired token
 MESSAGES_ONLY = {

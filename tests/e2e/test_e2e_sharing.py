@@ -11,7 +11,6 @@ import socket
 import time
 
 import pytest
-from conftest import ACCOUNT_A, ACCOUNT_B
 from mns.account import Account
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
@@ -19,6 +18,7 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
 from mnsd.model.policy import grant_document
+from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
 
 REGION = "cn-hangzhou"
 ACCOUNT_HOST = re.compile(r"\d+\.mns\.localhost\Z")

@@ -10,11 +10,12 @@ import uuid
 from email.utils import formatdate, parsedate_to_datetime
 
 import pytest
-from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, assert_mns_error, local_server
-from signers import V4Request, V4Signer
-from test_e2e_security_tokens import MESSAGES_ONLY
 
 from mnsd.model.policy import grant_document
+from tests.e2e.raw_http import NS, RawClient, assert_mns_error
+from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, local_server
+from tests.e2e.test_e2e_security_tokens import MESSAGES_ONLY
+from tests.signers import V4Request, V4Signer
 
 REGION = "cn-hangzhou"  # the local server's (MNS_REGION's default)
 XMLNS_BODY = 'xmlns="http://mns.aliyuncs.com/doc/v1"'

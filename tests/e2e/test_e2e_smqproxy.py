@@ -12,13 +12,15 @@ import uuid
 
 import pytest
 from alibabacloud_smqproxy20260409 import models
-from conftest import ACCOUNT_A, ACCOUNT_B, text_queue
 from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMeta
-from tea_clients import smqproxy, smqproxy_call
-from test_e2e_fifo import create_fifo
-from test_e2e_security_tokens import issue, policy_body
+
+from tests.e2e.resources import text_queue
+from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
+from tests.e2e.tea_clients import smqproxy, smqproxy_call
+from tests.e2e.test_e2e_fifo import create_fifo
+from tests.e2e.test_e2e_security_tokens import issue, policy_body
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the classic SDK's counts, read beside
 

@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, assert_mns_error, fresh_topic, local_server, text_queue
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase
 from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage
+
+from tests.e2e.raw_http import NS, RawClient, assert_mns_error
+from tests.e2e.resources import fresh_topic, text_queue
+from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, local_server
+from tests.local_server import ServerClock
 
 ACCOUNT = ACCOUNT_A[0]
 REGION = "cn-hangzhou"
@@ -28,12 +33,18 @@ TIME_SCALE = "0.0002"  # BACKOFF_RETRY waits 2-4 ms, EXPONENTIAL_DECAY_RETRY 17 
 
 
 @pytest.fixture(scope="module")
-def fast_endpoint(tmp_path_factory, engine):
-    """A server of its own whose push retries wait TIME_SCALE of their seconds."""
+def dlq_clock(tmp_path_factory, engine) -> ServerClock:
+    return ServerClock(tmp_path_factory.mktemp(f"dlq-clock-{engine}") / "offset")
+
+
+@pytest.fixture(scope="module")
+def fast_endpoint(tmp_path_factory, engine, dlq_clock):
+    """A server of its own whose push retries wait TIME_SCALE of their seconds, on a clock a test may run faster."""
     with local_server(
         tmp_path_factory,
         engine,
         "dlq",
+        dlq_clock,
         MNS_PUSH_TIME_SCALE=TIME_SCALE,
         # The push worker's info lines (a retry not attempted, a delivery dead-lettered) go to the server log.
         POWERTOOLS_LOG_LEVEL=os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO"),
@@ -252,14 +263,23 @@ def test_another_accounts_queue_is_not_a_target(fast_endpoint, topic, push_endpo
 
 
 @pytest.mark.slow
-def test_exponential_decay_retry_dead_letters_after_its_176th_retry(raw, topic, dlq, push_endpoint):
-    """A day of waits compressed to 17 s, and 177 attempts through the server's moto."""
+def test_exponential_decay_retry_dead_letters_after_its_176th_retry(raw, topic, dlq, push_endpoint, dlq_clock):
+    """A day of waits compressed to 17 s of the server's clock, which the test runs at ten times real time, and 177
+    attempts through the server's moto."""
     push_endpoint.status_for = lambda n: 500
     resp = subscribe(
         raw, topic, "s", push_endpoint.url("/hook"), policy(dlq.queue_name), NotifyStrategy="EXPONENTIAL_DECAY_RETRY"
     )
     assert resp.status == 201, resp.body
     published = topic.publish_message(TopicMessage("a day of failures"))
-    received = receive_dead_letter(dlq, wait=240)
+    run = dlq_clock.now() + 120  # the clock runs until the last attempt, 120 s of it at the most
+    mover = threading.Thread(
+        target=dlq_clock.run_until, args=(lambda: len(push_endpoint.hits) >= 177, run), kwargs={"step": 0.45}
+    )
+    mover.start()
+    try:
+        received = receive_dead_letter(dlq, wait=240)
+    finally:
+        mover.join()
     assert len(push_endpoint.hits) == 177, "a retry was not attempted: see the server log"
     assert origin_of(received)["DLQOriginMessageId"] == published.message_id

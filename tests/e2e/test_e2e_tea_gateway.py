@@ -10,9 +10,10 @@ import pytest
 from alibabacloud_tea_openapi.client import Client
 from alibabacloud_tea_openapi.models import Config, OpenApiRequest
 from alibabacloud_tea_util.models import RuntimeOptions
-from conftest import ACCOUNT_A
 from Tea.exceptions import TeaException
-from tea_clients import gateway, params
+
+from tests.e2e.servers import ACCOUNT_A
+from tests.e2e.tea_clients import gateway, params
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
 

@@ -14,10 +14,11 @@ import json
 import uuid
 from typing import Any
 
-from conftest import ACCOUNT_A
 from mns.account import Account
 from mns.topic import TopicMessage
-from mns_open_clients import v1_call
+
+from tests.e2e.mns_open_clients import v1_call
+from tests.e2e.servers import ACCOUNT_A
 
 KEY, SECRET = ACCOUNT_A[1], ACCOUNT_A[2]
 # `IsExpectedErrors` lists of the provider's Describe functions: a read that ends with one of these forgets the resource.

@@ -8,11 +8,13 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from conftest import ACCOUNT_A, ACCOUNT_B, RawClient
 from mns.mns_common import TopicHelper
 from mns.mns_exception import MNSServerException
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
+
+from tests.e2e.raw_http import RawClient
+from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -9,11 +9,9 @@ import base64
 import hashlib
 import json
 import re
-import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import assert_deleted_and_deletes_again, list_pages, text_queue
 from mns.message_property import MessagePropertyValue, PropertyType
 from mns.mns_common import TopicHelper
 from mns.mns_exception import MNSServerException
@@ -21,6 +19,8 @@ from mns.mns_request import ListTopicRequest, ListTopicResponse
 from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import Base64TopicMessage, DirectMailInfo, DirectSMSInfo, TopicMessage, TopicMeta
+
+from tests.e2e.resources import assert_deleted_and_deletes_again, list_pages, text_queue
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -33,10 +33,6 @@ RECEIVE_WAIT = 5  # long poll: returns as soon as the delivery lands
 
 def md5u(text: str) -> str:
     return hashlib.md5(text.encode("utf-8")).hexdigest().upper()
-
-
-def now_s() -> int:
-    return int(time.time())
 
 
 @pytest.fixture
@@ -129,13 +125,13 @@ def test_logging_enabled(account_a, tname, logging):
     t.delete()
 
 
-def test_get_topic_attributes_all_fields(account_a, raw_a, tname):
-    before = now_s()
+def test_get_topic_attributes_all_fields(account_a, raw_a, tname, server_clock):
+    before = int(server_clock.now())
     t = account_a.get_topic(tname)
     t.create(TopicMeta(maximum_message_size=4096, logging_enabled=True))
     a = t.get_attributes()
     assert a.topic_name == tname
-    assert before - 1 <= a.create_time <= now_s() + 1  # seconds
+    assert before - 1 <= a.create_time <= int(server_clock.now()) + 1  # seconds
     assert a.last_modify_time == a.create_time
     assert (a.maximum_message_size, a.message_retention_period, a.logging_enabled) == (4096, 86400, True)
     assert a.message_count == 0
@@ -326,18 +322,18 @@ def test_subscribe_explicit_defaults_equal_omitted_ones(topic, endpoint, tname):
     assert url == f"{endpoint}/topics/{tname}/subscriptions/s"
 
 
-def test_get_subscription_attributes_defaults(topic, tname):
-    before = now_s()
+def test_get_subscription_attributes_defaults(topic, tname, server_clock):
+    before = int(server_clock.now())
     subscribe(topic, "s-1", "http://127.0.0.1:9/notify")
     a = topic.get_subscription("s-1").get_attributes()
     assert (a.subscription_name, a.topic_name, a.topic_owner) == ("s-1", tname, ACCOUNT)
     assert a.endpoint == "http://127.0.0.1:9/notify"
     assert (a.notify_strategy, a.notify_content_format, a.filter_tag) == ("BACKOFF_RETRY", "XML", "")
-    assert before - 1 <= a.create_time <= now_s() + 1
+    assert before - 1 <= a.create_time <= int(server_clock.now()) + 1
     assert a.last_modify_time == a.create_time
 
 
-def test_get_subscription_attributes_wire(topic, raw_a, tname, inbox):
+def test_get_subscription_attributes_wire(topic, raw_a, tname, inbox, server_clock):
     _, queue_endpoint = inbox
     subscribe(topic, "s", queue_endpoint, "EXPONENTIAL_DECAY_RETRY", "JSON", "tag-1")
     r = raw_a.request("GET", f"/topics/{tname}/subscriptions/s")
@@ -346,7 +342,7 @@ def test_get_subscription_attributes_wire(topic, raw_a, tname, inbox):
     assert root.tag == NS + "Subscription"
     fields = {child.tag[len(NS) :]: child.text for child in root}
     created = fields.pop("CreateTime")
-    assert fields.pop("LastModifyTime") == created and abs(int(created) - now_s()) <= 2
+    assert fields.pop("LastModifyTime") == created and abs(int(created) - int(server_clock.now())) <= 2
     assert fields == {
         "SubscriptionName": "s",
         "Subscriber": ACCOUNT,
@@ -540,15 +536,15 @@ NOTIFICATIONS = {
 
 
 @pytest.mark.parametrize("content_format", list(NOTIFICATIONS))
-def test_delivery_notification(topic, inbox, tname, content_format):
+def test_delivery_notification(topic, inbox, tname, content_format, server_clock):
     subscribed_as, decode, body = NOTIFICATIONS[content_format]
     queue, queue_endpoint = inbox
     subscribe(topic, f"s{content_format}", queue_endpoint, content_format=subscribed_as)
-    before = int(time.time() * 1000)
+    before = int(server_clock.now() * 1000)
     m = topic.publish_message(TopicMessage(body, "news"))
     fields = decode(receive_one(queue))
     publish_time = int(fields.pop("PublishTime"))
-    assert before - 1000 <= publish_time <= time.time() * 1000 + 1000
+    assert before - 1000 <= publish_time <= server_clock.now() * 1000 + 1000
     assert fields == {
         "TopicOwner": ACCOUNT,
         "TopicName": tname,

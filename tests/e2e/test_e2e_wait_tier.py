@@ -12,15 +12,16 @@ import uuid
 from collections import Counter
 
 import pytest
-from conftest import ACCOUNT_A, NS, RawClient, assert_mns_error, server_env
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase, MNSServerException
 from mns.queue import Message
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
-from tier_run import TierRun, holds, receive_later, tier_server, until_held
 
 from mnsd import grip
+from tests.e2e.raw_http import NS, RawClient, assert_mns_error
+from tests.e2e.servers import ACCOUNT_A, server_env
+from tests.e2e.tier_run import TierRun, holds, receive_later, tier_server, until_held
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -13,10 +13,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from local_server import free_port, start_server, stop_server
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase, MNSServerException
 
+from tests.local_server import free_port, start_server, stop_server
 from wait_tier import pushpin
 from wait_tier.tier import Tier
 

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from bench.export_generator import ddb_item
 from glue_jobs.schemas import MESSAGE_ATTRIBUTES, MESSAGE_SCHEMA, META_SCHEMA
 from glue_jobs.transforms import backlog_snapshot
 from mnsd.model.messages import MessageState
 from mnsd.storage.dynamodb import layout
+from tests.export_generator import ddb_item
 from tests.glue.helpers import HOUR, T0, export_of, rows_by
 
 T = T0 + HOUR + 456

@@ -15,7 +15,6 @@ from pathlib import Path
 import boto3
 import pytest
 from moto import mock_aws
-from signers import V4Request, V4Signer
 
 from local_runtime.server import LocalServer
 from local_runtime.tables import create_tables
@@ -23,6 +22,7 @@ from mnsd import services
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.entry.lambda_handler import request_from_event
 from mnsd.settings import Settings
+from tests.signers import V4Request, V4Signer
 
 EVENTS = Path(__file__).resolve().parent.parent / "events"
 ACCOUNT, KEY_ID, SECRET = "1000000000000001", "EVENTKEY", "EVENTSECRET"

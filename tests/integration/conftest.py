@@ -1,16 +1,13 @@
+"""Integration fixtures: the services over moto on a clock the test moves (`tests.integration.services`)."""
+
 from __future__ import annotations
 
 import boto3
 import pytest
 from moto import mock_aws
 
-from bench.by_name import QueuesByName
-from local_runtime.tables import create_tables
-from mnsd.services import build_services
-from mnsd.settings import Settings
 from tests.clocks import ManualClock
-
-ACCOUNT = "1000000000000001"
+from tests.integration.services import make_service
 
 
 @pytest.fixture
@@ -27,14 +24,6 @@ def dynamodb(aws_env):
 @pytest.fixture
 def clock():
     return ManualClock()
-
-
-def make_service(dynamodb, clock, **overrides):
-    overrides.setdefault("poll_interval_ms", 200)
-    overrides.setdefault("credentials", f"{ACCOUNT}:KEYID:SECRET")
-    settings = Settings(**overrides)
-    create_tables(dynamodb, settings)
-    return QueuesByName(build_services(settings, dynamodb=dynamodb, clock=clock))
 
 
 @pytest.fixture

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from bench.by_name import QueuesByName
 from bench.capacity import SimulatedClock
 from bench.capacity_figures import drain, indexed
-from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.tables import create_tables
 from mnsd.inputs import MessageInput
 from mnsd.services import build_services
 from mnsd.settings import Settings
+from tests.by_name import QueuesByName
 from tests.integration.placements import placement
+from tests.simulator.dynamodb import SimulatedDynamoDB
 
 ACCOUNT = "1000000000000001"
 BATCH = 16

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from bench.by_name import QueuesByName
 from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd import errors
@@ -27,6 +26,7 @@ from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb.conditions import condition_failed
+from tests.by_name import QueuesByName
 from tests.integration.placements import placement
 from tests.wrappers import Wrapping
 

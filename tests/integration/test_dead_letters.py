@@ -8,7 +8,7 @@ from mnsd import errors
 from mnsd.inputs import MessageInput
 from mnsd.model.messages import Property
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
-from tests.integration.conftest import ACCOUNT
+from tests.integration.services import ACCOUNT
 
 
 def dlq(target: str, count: int | str) -> QueueAttributeChanges:

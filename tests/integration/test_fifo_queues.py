@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from bench.by_name import QueuesByName
 from mnsd import errors
 from mnsd.inputs import MessageInput
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
-from tests.integration.conftest import ACCOUNT, make_service
+from tests.by_name import QueuesByName
+from tests.integration.services import ACCOUNT, make_service
 
 FIFO = QueueAttributeChanges(queue_type="fifo", visibility_timeout="10")
 

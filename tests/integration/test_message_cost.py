@@ -12,10 +12,10 @@ import pytest
 from bench import cost_model
 from bench.bodies import BODIES
 from bench.message_cost import BATCH, Bench, Case
-from bench.recording import Recorder, RecordingClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb.layout import INDEX_KEY
+from tests.recording import Recorder, RecordingClient
 
 
 def test_bodies_compress_as_named():

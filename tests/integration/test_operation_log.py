@@ -9,14 +9,20 @@ from mns.account import Account
 from mns.queue import Message, QueueMeta
 from mns.topic import TopicMessage, TopicMeta
 
+from local_runtime.clock import OffsetClock
 from local_runtime.server import LocalServer
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb.changes import message_changes
 
 
 @pytest.fixture(scope="module")
-def server():
-    started = LocalServer(Settings.from_env({}), port=0, quiet=True).start_background()
+def clock() -> OffsetClock:
+    return OffsetClock()
+
+
+@pytest.fixture(scope="module")
+def server(clock):
+    started = LocalServer(Settings.from_env({}), port=0, quiet=True, clock=clock).start_background()
     yield started
     started.stop()
 
@@ -46,12 +52,12 @@ def created_logging(resource, meta):
     return resource
 
 
-def test_every_message_event_of_a_logging_queue_is_recorded(server, account):
+def test_every_message_event_of_a_logging_queue_is_recorded(server, account, clock):
     queue = created_logging(account.get_queue("logged"), QueueMeta())
     sent = queue.send_message(Message("one"))
     received = queue.receive_message(1)
     changed = queue.change_message_visibility(received.receipt_handle, 1)
-    time.sleep(1.1)
+    clock.advance(1.1)
     again = queue.receive_message(3)
     queue.delete_message(again.receipt_handle)
     records = log_of(server, "1000000000000001#queue#logged", 5)

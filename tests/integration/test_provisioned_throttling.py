@@ -10,12 +10,12 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-from bench.by_name import QueuesByName
 from mnsd import deadlines, errors
 from mnsd.inputs import MessageInput
 from mnsd.services import build_services
 from mnsd.settings import Settings
-from tests.integration.conftest import ACCOUNT, make_service
+from tests.by_name import QueuesByName
+from tests.integration.services import ACCOUNT, make_service
 from tests.wrappers import Wrapping
 
 BUDGET_SECONDS = 1.0

@@ -20,7 +20,6 @@ import pytest
 from moto import mock_aws
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
-from signers import V4Request, V4Signer
 
 from local_runtime.moto_client import SerializedClient
 from local_runtime.push import LocalPushWorker, create_push_workflow
@@ -32,6 +31,7 @@ from mnsd.request import api
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.wire import codec, requests
+from tests.signers import V4Request, V4Signer
 
 ACCOUNT = "1000000000000001"
 REGION = "cn-hangzhou"

@@ -10,14 +10,14 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-import test_push
-from test_push import ACCOUNT, REGION, Push
 
 from mnsd import errors
 from mnsd.entry.push import make_push_worker_handler
 from mnsd.push.records import DEAD_LETTERED
 from mnsd.push.workflow import definition, delivery_reference
 from mnsd.queues.messages import Received
+from tests.integration import test_push
+from tests.integration.test_push import ACCOUNT, REGION, Push
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
 # The push harness's fixtures (services over moto with the workflow running; moto's waits recorded).

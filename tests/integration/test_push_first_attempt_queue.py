@@ -19,7 +19,6 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from push_receiver import PushEndpoint, delivery_delays
 
 from local_runtime.moto_client import SerializedClient
 from local_runtime.push import create_push_workflow
@@ -32,6 +31,7 @@ from mnsd.settings import Settings
 from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.wire import codec, requests
+from tests.push_receiver import PushEndpoint, delivery_delays
 
 ACCOUNT = "1000000000000001"
 SIGNING = generate_signing_material()

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from bench.by_name import QueuesByName
 from mnsd import errors
 from mnsd.inputs import MessageInput
 from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.storage.dynamodb import layout, stripe_counts
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE
+from tests.by_name import QueuesByName
 from tests.integration.placements import grow, placement
 from tests.integration.receiving import receive_all
 

@@ -8,8 +8,6 @@ import collections
 
 import pytest
 
-from bench.by_name import QueuesByName
-from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.moto_client import SerializedClient
 from mnsd import errors
 from mnsd.inputs import MessageInput
@@ -20,8 +18,10 @@ from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import build_services
 from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
-from tests.integration.conftest import ACCOUNT, make_service
+from tests.by_name import QueuesByName
 from tests.integration.receiving import receive_all
+from tests.integration.services import ACCOUNT, make_service
+from tests.simulator.dynamodb import SimulatedDynamoDB
 
 
 @pytest.fixture(params=["dynamodb", "dynamodb-fake", "sqlite"])

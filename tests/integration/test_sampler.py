@@ -11,7 +11,6 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from bench.by_name import QueuesByName
 from local_runtime.dispatch import LocalContext
 from local_runtime.tables import create_tables
 from mnsd.entry.monitoring import Monitor, NoKeys, make_sampler_handler
@@ -23,6 +22,7 @@ from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
 from mnsd.settings import Settings
+from tests.by_name import QueuesByName
 from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"

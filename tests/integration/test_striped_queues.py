@@ -7,7 +7,6 @@ import dataclasses
 
 import pytest
 
-from bench.by_name import QueuesByName
 from mnsd import errors
 from mnsd.inputs import MessageInput
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
@@ -16,6 +15,7 @@ from mnsd.settings import Settings
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.layout import stripe_of
+from tests.by_name import QueuesByName
 from tests.integration.placements import grow, placement
 from tests.integration.receiving import receive_all
 from tests.wrappers import Wrapping
@@ -451,8 +451,8 @@ def test_dead_letters_redrive_and_rewind_on_striped_queues(make, dynamodb, clock
 def test_a_burst_grows_the_queue_before_any_send_is_refused(clock):
     """On the DynamoDB double, which refuses a partition's requests past 1,000 WCU in a second, as DynamoDB
     does without burst capacity: a queue that starts at 5,000 messages/s grows with the rate it sees."""
-    from bench.simulator.dynamodb import SimulatedDynamoDB
     from local_runtime.tables import create_tables
+    from tests.simulator.dynamodb import SimulatedDynamoDB
 
     double = SimulatedDynamoDB(now=clock.now, throttle=True)
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")

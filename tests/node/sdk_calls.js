@@ -29,15 +29,20 @@ async function main() {
   let handle = "";
   let handles = [];
 
-  await run("createQueue", async () => assert.strictEqual((await client.createQueue(queue)).code, 201));
-  await run("setQueueAttributes", async () => {
-    await client.setQueueAttributes(queue, { VisibilityTimeout: 40 });
-    assert.strictEqual((await client.getQueueAttributes(queue)).body.VisibilityTimeout, "40");
-  });
-  await run("listQueue", async () => {
-    const listed = (await client.listQueue(undefined, 10, queue)).body;
-    assert.deepStrictEqual([].concat(listed).map((q) => q.QueueURL.split("/").pop()), [queue]);
-  });
+  // create, set and read back one attribute, list by prefix: the same three calls for a queue and a topic
+  const controlCalls = async (kind, name, attribute, value) => {
+    await run(`create${kind}`, async () => assert.strictEqual((await client[`create${kind}`](name)).code, 201));
+    await run(`set${kind}Attributes`, async () => {
+      await client[`set${kind}Attributes`](name, { [attribute]: value });
+      assert.strictEqual((await client[`get${kind}Attributes`](name)).body[attribute], String(value));
+    });
+    await run(`list${kind}`, async () => {
+      const listed = (await client[`list${kind}`](undefined, 10, name)).body;
+      assert.deepStrictEqual([].concat(listed).map((r) => r[`${kind}URL`].split("/").pop()), [name]);
+    });
+  };
+
+  await controlCalls("Queue", queue, "VisibilityTimeout", 40);
   await run("sendMessage", async () => assert.strictEqual((await client.sendMessage(queue, { MessageBody: "one" })).code, 201));
   await run("peekMessage", async () => assert.strictEqual((await client.peekMessage(queue)).body.MessageBody, "one"));
   await run("receiveMessage", async () => {
@@ -70,15 +75,7 @@ async function main() {
     assert.strictEqual((await client.deleteQueue(queue)).code, 204);
     assert.strictEqual(await refused(() => client.getQueueAttributes(queue)), "MNSQueueNotExistError");
   });
-  await run("createTopic", async () => assert.strictEqual((await client.createTopic(topic)).code, 201));
-  await run("setTopicAttributes", async () => {
-    await client.setTopicAttributes(topic, { MaximumMessageSize: 1024 });
-    assert.strictEqual((await client.getTopicAttributes(topic)).body.MaximumMessageSize, "1024");
-  });
-  await run("listTopic", async () => {
-    const listed = (await client.listTopic(undefined, 10, topic)).body;
-    assert.deepStrictEqual([].concat(listed).map((t) => t.TopicURL.split("/").pop()), [topic]);
-  });
+  await controlCalls("Topic", topic, "MaximumMessageSize", 1024);
   await run("publishMessage", async () => assert.strictEqual((await client.publishMessage(topic, { MessageBody: "hi" })).code, 201));
 }
 

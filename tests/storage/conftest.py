@@ -10,16 +10,14 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.sqlite import sqlite_storage
-from tests.storage.engines import indexed_queues
-
-ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-file", "sqlite-memory"]
+from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.storage.engines import ENGINES, indexed_queues
 
 
 @pytest.fixture(params=ENGINES)
@@ -34,7 +32,7 @@ def storage(request, tmp_path) -> Storage:
             yield dynamodb_storage(client, settings)
         return
     if request.param.startswith("dynamodb-fake"):
-        # The benchmarks' in-memory DynamoDB (bench/simulator/dynamodb.py): the contract holds on it as on moto.
+        # The benchmarks' in-memory DynamoDB (tests/simulator/dynamodb.py): the contract holds on it as on moto.
         client = SerializedClient(SimulatedDynamoDB())
         settings = Settings()
         create_tables(client, settings)

@@ -11,6 +11,9 @@ from mnsd.storage.dynamodb.placement import Placement
 from mnsd.storage.dynamodb.striped import StripedMessageStore
 from mnsd.storage.sqlite import SqliteStorage
 
+# The engines the contract suite runs against, each behind the `storage` fixture (conftest.py).
+ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-file", "sqlite-memory"]
+
 # One stripe, its writes keeping the ready index since the epoch, the index built: what the engine keeps for such
 # a queue.
 INDEXED = Placement(stripes=1, index_since=1, plain_stripes=0)

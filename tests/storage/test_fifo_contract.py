@@ -22,8 +22,7 @@ from mnsd.model.messages import Content, Message, body_md5
 from mnsd.model.ports import ReadyScan
 from mnsd.model.queues import QueueCounts
 from mnsd.storage import Storage
-from tests.storage.conftest import ENGINES
-from tests.storage.engines import claim_one
+from tests.storage.engines import ENGINES, claim_one
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s

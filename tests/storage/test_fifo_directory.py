@@ -15,7 +15,6 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
@@ -24,6 +23,7 @@ from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.dynamodb.directory import HOME, MIN_DIRECTORY_WIDTH
 from mnsd.storage.dynamodb.fifo_groups import FifoGroups
 from mnsd.storage.dynamodb.placement import Placement
+from tests.simulator.dynamodb import SimulatedDynamoDB
 from tests.storage.test_fifo_contract import NOW, VISIBLE, fifo_message
 
 WIDE = 64

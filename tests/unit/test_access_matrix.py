@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from access_calls import ROOT, World, policy, resource
 
 from mnsd.request import routes
+from tests.unit.access_calls import ROOT, World, policy, resource
 
 NOW = int(time.time())
 HANDLE = "bad-handle"

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 
-from access_calls import ACCOUNT, OTHER, OTHER_ROOT, ROOT, World, policy, resource
-
 from mnsd.model.policy import grant_document
+from tests.unit.access_calls import ACCOUNT, OTHER, OTHER_ROOT, ROOT, World, policy, resource
 
 OWNER_HOST = f"{ACCOUNT}.mns.cn-hangzhou.aliyuncs.com"
 RECEIVE = "/messages?numOfMessages=16&waitseconds=0"

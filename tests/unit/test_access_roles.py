@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from access_calls import ROOT, World
-
 from mnsd.access.keys import AccessKey
 from mnsd.model.policy import Policy
+from tests.unit.access_calls import ROOT, World
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SEND = "<Message><MessageBody>m</MessageBody></Message>"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from access_calls import ACCOUNT, OTHER, OTHER_ROOT, ROOT, World, policy, resource
+
+from tests.unit.access_calls import ACCOUNT, OTHER, OTHER_ROOT, ROOT, World, policy, resource
 
 OWNER_HOST = f"{ACCOUNT}.mns.cn-hangzhou.aliyuncs.com"
 TODAYS_REFUSAL = "The OwnerId that your Access Key Id associated to is forbidden for this operation."

@@ -4,12 +4,12 @@ from datetime import UTC, datetime
 from email.utils import formatdate
 
 import pytest
-from signers import V4Request, V4Signer
 
 from mnsd import errors
 from mnsd.access import authentication as auth
 from mnsd.access.keys import StaticKeyStore
 from mnsd.http import HttpRequest
+from tests.signers import V4Request, V4Signer
 
 KEYS = StaticKeyStore("acct1:KEYID:SECRET")
 NOW = 1_700_000_000.0

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from mns.mns_xml_handler import ErrorDecoder
-from strict_xml import NotAnErrorMessage, parse_error
-from stub_http import QuietHandler, serving
 
 from mnsd import errors
 from mnsd.request import door
+from tests.strict_xml import NotAnErrorMessage, parse_error
+from tests.stub_http import QuietHandler, serving
 
 NODE_READER = Path(__file__).parent.parent / "node" / "read_errors.js"
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from bench.simulator.dynamodb import SimulatedDynamoDB
 from local_runtime.tables import create_tables
 from mnsd.settings import Settings
 from mnsd.storage.dynamodb import dynamodb_storage
+from tests.simulator.dynamodb import SimulatedDynamoDB
 from tests.storage.test_fifo_contract import NOW, VISIBLE, offer, send, take
 
 

@@ -8,7 +8,8 @@ import threading
 from collections import Counter
 
 import pytest
-from access_calls import OTHER_ROOT, ROOT, Answer, HandClock, World
+
+from tests.unit.access_calls import OTHER_ROOT, ROOT, Answer, HandClock, World
 
 LIMIT = 5
 MESSAGES = 40

@@ -18,10 +18,11 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from local_server import PYTHON, ROOT, free_port, start_server, stop_server
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from signers import v2_signature
+
+from tests.local_server import PYTHON, ROOT, free_port, start_server, stop_server
+from tests.signers import v2_signature
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 EXTRAS = PROJECT["optional-dependencies"]

@@ -10,14 +10,14 @@ from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 import pytest
-from access_calls import ACCOUNT, OTHER, ROOT, ROUTES, World, policy, resource
-from signers import openapi_acs3_headers, openapi_v1_query
 
 from local_runtime.dispatch import match_route
 from mnsd.access.keys import AccessKey
 from mnsd.access.signature_rpc import v1_signature, v1_string_to_sign
 from mnsd.http import HttpRequest
 from mnsd.request import api
+from tests.signers import openapi_acs3_headers, openapi_v1_query
+from tests.unit.access_calls import ACCOUNT, OTHER, ROOT, ROUTES, World, policy, resource
 
 # action -> (its parameters in the world, the resource path it is authorized on)
 ACTIONS = {

@@ -12,8 +12,6 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
-from loopback import LoopbackListener
-from stub_http import QuietHandler, serving
 
 from mnsd import errors
 from mnsd.entry.push import make_fanout_handler
@@ -31,6 +29,8 @@ from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.wire import codec as xmlcodec
 from mnsd.wire.notifications import notification_body
+from tests.loopback import LoopbackListener
+from tests.stub_http import QuietHandler, serving
 
 KEY, CERT = generate_signing_material()
 MESSAGE = TopicMessage("1000000000000001", "t", "tid", "MSGID", "a & <b>", "tag", 1449556920975)

@@ -4,12 +4,12 @@ saying why (`mnsd.model.push_kinds`)."""
 from __future__ import annotations
 
 import pytest
-from access_calls import ROOT, World
-from test_openapi_access import v1
 
 from mnsd import errors
 from mnsd.model.push_kinds import endpoint_of
 from mnsd.model.topics import HTTP, MAIL, QUEUE, SMS, parse_endpoint
+from tests.unit.access_calls import ROOT, World
+from tests.unit.test_openapi_access import v1
 
 REGION, ACCOUNT = "cn-hangzhou", "1000000000000001"
 

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from email.utils import formatdate
 
 import pytest
-from access_calls import NS, REGION, ROOT, ROUTES, World
-from signers import V4Request, V4Signer
 
 from local_runtime.dispatch import match_route
 from mnsd.http import HttpRequest
 from mnsd.request import api
+from tests.signers import V4Request, V4Signer
+from tests.unit.access_calls import NS, REGION, ROOT, ROUTES, World
 
 JSON_PLANE = {"x-mns-version": "2026-04-09"}
 XML_PLANE = {"x-mns-version": "2015-06-06"}

@@ -7,10 +7,10 @@ import base64
 from datetime import UTC, datetime
 
 import pytest
-from signers import V4Request, V4Signer, java_url_encode
 
 from mnsd.access import signature_v4
 from mnsd.http import HttpRequest
+from tests.signers import V4Request, V4Signer, java_url_encode
 
 
 def _time(text: str) -> datetime:

@@ -4,7 +4,7 @@
 
 $build = getenv('MNS_PHP_SDK_BUILD') ?: ((getenv('XDG_CACHE_HOME') ?: getenv('HOME') . '/.cache') . '/mns-sdks/php');
 if (!is_file("$build/sdk/AliyunMNS/Client.php")) {
-    fwrite(STDERR, "AliyunMNS SDK not found under $build/sdk: run bench/clients/run.sh (it runs shared/clients/php/build.sh)\n");
+    fwrite(STDERR, "AliyunMNS SDK not found under $build/sdk: run tests/clients/run.sh (it runs shared/clients/php/build.sh)\n");
     exit(2);
 }
 require_once '/usr/share/php/GuzzleHttp/autoload.php';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Drives Alibaba's own MNS SDKs against this repository's server (`make run`), as their samples use them:
 #
-#   bench/clients/run.sh [PORT [PYTHON_PUSH_PORT]]      (free ports are picked when not given)
+#   tests/clients/run.sh [PORT [PYTHON_PUSH_PORT]]      (free ports are picked when not given)
 #
 # Checks (each prints `PASS name` / `FAIL name: reason` per case, then `N passed, M failed`):
 #   java_v2, java_v4  java/Check.java: the Java SDK 2.0.0 (aliyun-sdk-mns), signatures V2, then V4
@@ -20,8 +20,8 @@
 # 2. starts the default server, runs the six checks, stops it; starts the lower-case-copies server, runs python_push,
 #    stops it;
 # 3. prints each check's summary line and a total.
-# Everything built or fetched goes to bench/clients/.build/ (git-ignored; a dot folder so that mypy, whose `files`
-# include bench/, does not walk into the SDK sources unpacked there); logs in .build/logs/.
+# Everything built or fetched goes to tests/clients/.build/ (git-ignored; a dot folder so that pytest and mypy do
+# not walk into the SDK sources unpacked there); logs in .build/logs/.
 # Exit status: 0 when every case passed, 1 when some failed, 2 when the run itself could not be made.
 #
 # Env: MNS_JAVA_SDK_MIRROR, MNS_PHP_SDK_MIRROR, MNS_GO_SDK_MIRROR, MNS_PYTHON_SDK_MIRROR (the SDKs' bare git mirrors;

@@ -1,0 +1,1 @@
+"""The tests, one package: every helper is imported by its name here (`tests.<folder>.<module>`)."""

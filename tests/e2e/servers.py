@@ -1,0 +1,46 @@
+"""The local runtime for end-to-end tests: its two accounts, its environment, a server of a test's own."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from tests.local_server import ServerClock, free_port, start_server, stop_server
+
+ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
+ACCOUNT_B = ("2000000000000002", "KEYB", "SECRETB")
+
+
+def server_env(port: int, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        MNS_PORT=str(port),
+        MNS_CREDENTIALS=",".join(":".join(a) for a in (ACCOUNT_A, ACCOUNT_B)),
+        MNS_ACCOUNT_ID=ACCOUNT_A[0],
+        MNS_ACCESS_KEY_ID=ACCOUNT_A[1],
+        MNS_ACCESS_KEY_SECRET=ACCOUNT_A[2],
+        MNS_PUSH_ALLOWED_NETWORKS="127.0.0.0/8,::1/128",  # the test push endpoints listen on 127.0.0.1
+        **extra,
+    )
+    return env
+
+
+# Every e2e test runs against each storage engine of the local runtime (MNS_E2E_ENGINES narrows it).
+ENGINES = os.environ.get("MNS_E2E_ENGINES", "sqlite,moto").split(",")
+
+
+@contextmanager
+def local_server(
+    tmp_path_factory, engine: str, name: str, clock: ServerClock | None = None, **extra: str
+) -> Iterator[str]:
+    """A server of its own on `engine` (its data and log in fresh folders named after `name`), for the block:
+    its endpoint URL. `extra` is added to its environment; with `clock` the server runs on it."""
+    port = free_port()
+    data = str(tmp_path_factory.mktemp(f"{name}-data-{engine}"))
+    env = server_env(port, MNS_ENGINE=engine, MNS_DATA_DIR=data, **(clock.env() if clock else {}), **extra)
+    proc = start_server(env, port, tmp_path_factory.mktemp(f"{name}-server") / "server.log")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_server(proc)
