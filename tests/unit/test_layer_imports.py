@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.layer_imports import Import, edges_within, foreign_imports, import_graph, loops, where
+from tests.unit.layer_rooms import floors, room_graph, room_loops
 
 ENGINES = ("mnsd.storage.dynamodb", "mnsd.storage.sqlite")
 # The modules outside an engine that may import it, each with its reason. Nothing else: the rest of the layer
@@ -35,6 +36,13 @@ def test_an_engine_is_imported_only_from_inside_it_and_by_the_services_that_buil
     graph = import_graph()
     foreign = [i for engine in ENGINES for i in foreign_imports(graph, engine) if i.importer not in ENGINE_IMPORTERS]
     assert not foreign, "\n" + "".join(f"{where(i)}\n" for i in foreign)
+
+
+def test_no_two_rooms_of_the_layer_import_each_other():
+    """A room (a folder under the layer, or a module at its root) stands above every room it imports: two rooms that
+    reach each other through imports would put an arrow running back up (`python -m tests.unit.layer_rooms` draws
+    the rooms, docs/layout.md)."""
+    assert room_loops(room_graph()) == []
 
 
 def test_the_allowed_engine_importers_exist():
@@ -75,6 +83,14 @@ def test_every_import_is_seen_in_every_folder(layer):
         "mnsd.engine.store": ["mnsd.engine"],
         "mnsd.top": ["mnsd.engine", "mnsd.pkg.c"],
     }
+
+
+def test_rooms_that_reach_each_other_are_a_loop_and_the_others_stand_in_floors(layer):
+    rooms = room_graph(import_graph(layer))
+    assert rooms == {"mnsd": set(), "a": {"pkg"}, "pkg": {"a", "engine"}, "engine": set(), "top": {"pkg", "engine"}}
+    assert room_loops(rooms) == [["a", "pkg"]]
+    assert room_loops({"top": {"pkg"}, "pkg": {"engine"}, "engine": set()}) == []
+    assert floors({"top": {"pkg"}, "pkg": {"engine"}, "engine": set()}) == {"engine": 1, "pkg": 2, "top": 3}
 
 
 def test_a_loop_through_a_type_only_or_a_function_import_is_found(layer):
