@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # serves without PySpark, the CDK or the test tools; any other target upgrades the same .venv to `dev`.
 SERVE_STAMP := $(VENV)/.installed-serve
 
-.PHONY: pushpin run test unit integration e2e infra lint format bench clean synth bootstrap deploy destroy admin analytics browser browser-tests console-vendor console-screenshots
+.PHONY: run test unit integration e2e infra lint format bench clean synth bootstrap deploy destroy admin analytics browser browser-tests console-vendor console-screenshots
 
 # The CDK CLI, pinned in package.json; jsii and the CLI quiet about versions (Node 20 is what the machines have).
 NODE_STAMP := node_modules/.installed
@@ -32,23 +32,15 @@ PUSH_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128
 # Keys beyond the default one (with policies), beside the data: `make admin ARGS="--keys-file .mns/keys.json create-account"`.
 KEYS_DIR := $(if $(filter :memory:,$(MNS_DATA_DIR)),.mns,$(or $(MNS_DATA_DIR),.mns))
 MNS_KEYS_FILE ?= $(KEYS_DIR)/keys.json
-# `make run WAIT_TIER=pushpin`: the same server behind the wait tier (Debian's Pushpin, installed when missing;
-# docs/wait_tier.md): clients call Pushpin on MNS_PORT (8080), the server answers directly on the port after it.
+# `make run WAIT_TIER=holder`: the same server behind the wait tier (the holder of wait_tier/, in a process of its
+# own; docs/wait_tier.md): clients call it on MNS_PORT (8080), the server answers directly on the port after it.
+# (`pushpin`, the tier's former name, is taken for `holder`.)
 WAIT_TIER ?=
-RUN_MODULE := $(if $(filter pushpin,$(WAIT_TIER)),local_runtime.behind_pushpin,local_runtime)
-run: $(SERVE_STAMP) $(if $(filter pushpin,$(WAIT_TIER)),pushpin)
+RUN_MODULE := $(if $(filter holder pushpin,$(WAIT_TIER)),local_runtime.behind_holder,local_runtime)
+run: $(SERVE_STAMP)
 	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' MNS_KEYS_FILE='$(MNS_KEYS_FILE)' $(BIN)/python -m $(RUN_MODULE)
 
-# The wait tier's end-to-end tests run the server behind Debian's pushpin (with its condure and zurl).
-pushpin:
-	@if command -v pushpin >/dev/null && command -v condure >/dev/null && command -v zurl >/dev/null; then :; \
-	elif command -v apt-get >/dev/null; then \
-		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq pushpin; \
-	else echo "pushpin is needed for the wait tier (tests/e2e/test_e2e_wait_tier.py) and apt-get is missing" >&2; exit 1; fi
-	@command -v pushpin >/dev/null || { echo "pushpin could not be installed" >&2; exit 1; }
-
-test: $(STAMP) $(NODE_STAMP) lint browser pushpin
+test: $(STAMP) $(NODE_STAMP) lint browser
 	$(BIN)/python -m pytest -n 2 --dist worksteal --durations=25 tests
 
 # The console's browser tests drive Debian's chromium through chromedriver: installed here when missing.
@@ -86,7 +78,7 @@ unit: $(STAMP)
 integration: $(STAMP)
 	$(BIN)/python -m pytest tests/integration
 
-e2e: $(STAMP) pushpin
+e2e: $(STAMP)
 	$(BIN)/python -m pytest tests/e2e
 
 # The template (cdk-nag and cfn-lint included), the layer's bundling and the key admin command.

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, IgnoreMode, RemovalPolicy, Stack
 from aws_cdk import aws_apigatewayv2 as apigw
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
@@ -34,12 +34,22 @@ from constructs import Construct
 from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION
 from mnsd import settings
-from wait_tier.waker import READY_PATH
+from mnsd.waiting.contract import READY_PATH
 
-IMAGE = Path(__file__).resolve().parents[1] / "wait_tier"
-HOLD_PORT = 7999  # Pushpin: the receive route
-WAKE_PORT = 7990  # the waker: wakes
-# The task's health: the waker's readiness asked through Pushpin (the whole receive route of the task).
+# The image is built from the repository with wait_tier/Dockerfile, from the holder and the one file of the layer it
+# imports (the contract it shares with the service), and nothing else.
+ROOT = Path(__file__).resolve().parents[1]
+DOCKERFILE = "wait_tier/Dockerfile"
+IMAGE_FILES = (
+    "wait_tier/*.py",
+    "wait_tier/Dockerfile",
+    "layers/mnsd/python/mnsd/__init__.py",
+    "layers/mnsd/python/mnsd/waiting/__init__.py",
+    "layers/mnsd/python/mnsd/waiting/contract.py",
+)
+HOLD_PORT = 7999  # the holder: the receive route and the API's wake route
+WAKE_PORT = 7990  # the holder: wakes relayed between tasks
+# The task's health: the holder's readiness on the receive route's port.
 HEALTH_PROBE = f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{HOLD_PORT}{READY_PATH}', timeout=2)"
 WAKE_PATH = "/wait-tier/wake"
 NAMESPACE = "mns-wait-tier.internal"
@@ -110,7 +120,7 @@ class WaitTier(Construct):
     def integration(self, origin: lambda_.Function) -> apigw.HttpRouteIntegration:
         """The receive route's integration: the tier, asking `origin` (the receive function) through its URL."""
         url = origin.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
-        origin.add_environment(settings.GRIP_KEY_SECRET_ARN, self.key.secret_arn)
+        origin.add_environment(settings.WAIT_TIER_KEY_SECRET_ARN, self.key.secret_arn)
         self.key.grant_read(origin)
         self.hold = self._service(url.url)
         return integrations.HttpServiceDiscoveryIntegration("Int-wait-tier", self.hold, vpc_link=self.link)
@@ -131,12 +141,18 @@ class WaitTier(Construct):
         )  # fmt: skip
         container = task.add_container(
             "Tier",
-            image=ecs.ContainerImage.from_asset(str(IMAGE), platform=ecr_assets.Platform.LINUX_ARM64),
+            image=ecs.ContainerImage.from_asset(
+                str(ROOT),
+                file=DOCKERFILE,
+                exclude=["*", *(f"!{path}" for path in IMAGE_FILES)],
+                ignore_mode=IgnoreMode.DOCKER,
+                platform=ecr_assets.Platform.LINUX_ARM64,
+            ),
             logging=ecs.LogDriver.aws_logs(stream_prefix="tier", log_group=logs_group),
             environment={
                 "WAIT_TIER_ORIGIN": origin_url.rstrip("/"),
                 "WAIT_TIER_PORT": str(HOLD_PORT),
-                "WAIT_TIER_WAKER_PORT": str(WAKE_PORT),
+                "WAIT_TIER_WAKE_PORT": str(WAKE_PORT),
                 "WAIT_TIER_CLOUDMAP_NAMESPACE": NAMESPACE,
                 "WAIT_TIER_CLOUDMAP_SERVICE": "hold",
                 "WAIT_TIER_DRAIN_SECONDS": str(DRAIN_SECONDS),

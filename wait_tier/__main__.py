@@ -1,51 +1,62 @@
-"""`python -m wait_tier`: one tier instance, as the container runs it (settings from the environment):
-WAIT_TIER_ORIGIN, WAIT_TIER_KEY, WAIT_TIER_PORT (7999), WAIT_TIER_WAKER_PORT (7990), WAIT_TIER_CONTROL_PORT (5561),
-WAIT_TIER_BIND (127.0.0.1), WAIT_TIER_DIR, and the peers: WAIT_TIER_PEERS (wake URLs) or
-WAIT_TIER_CLOUDMAP_NAMESPACE with WAIT_TIER_CLOUDMAP_SERVICE (and AWS_REGION); WAIT_TIER_DRAIN_SECONDS (0) between
-SIGTERM and the stop."""
+"""`python -m wait_tier`: one holder, as the container runs it (settings from the environment): WAIT_TIER_ORIGIN,
+WAIT_TIER_KEY, WAIT_TIER_PORT (7999: clients), WAIT_TIER_WAKE_PORT (7990: wakes, counters), WAIT_TIER_BIND
+(127.0.0.1), and the other instances: WAIT_TIER_PEERS (wake URLs) or WAIT_TIER_CLOUDMAP_NAMESPACE with
+WAIT_TIER_CLOUDMAP_SERVICE (and AWS_REGION); WAIT_TIER_DRAIN_SECONDS (0) between SIGTERM and the stop."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import resource
 import signal
-import tempfile
-import threading
-import time
-from pathlib import Path
+
+from aiohttp import web
 
 from wait_tier import peers
-from wait_tier.tier import Tier
+from wait_tier.holder import Holder, applications
+from wait_tier.origin import Origin
+
+BACKLOG = 4096  # (a fleet's consumers connect at once)
 
 
-def main() -> None:
-    env = os.environ
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    waker_port = int(env.get("WAIT_TIER_WAKER_PORT", "7990"))
+async def serve(env: dict[str, str]) -> None:
+    wake_port = int(env.get("WAIT_TIER_WAKE_PORT", "7990"))
     if env.get("WAIT_TIER_CLOUDMAP_NAMESPACE"):
         found = peers.cloud_map(
-            env["WAIT_TIER_CLOUDMAP_NAMESPACE"], env["WAIT_TIER_CLOUDMAP_SERVICE"], waker_port, env["AWS_REGION"]
+            env["WAIT_TIER_CLOUDMAP_NAMESPACE"], env["WAIT_TIER_CLOUDMAP_SERVICE"], wake_port, env["AWS_REGION"]
         )
     else:
         found = peers.fixed(env.get("WAIT_TIER_PEERS", ""))
-    tier = Tier(
-        origin=env["WAIT_TIER_ORIGIN"],
-        port=int(env.get("WAIT_TIER_PORT", "7999")),
-        control_port=int(env.get("WAIT_TIER_CONTROL_PORT", "5561")),
-        waker_port=waker_port,
-        key=env["WAIT_TIER_KEY"],
-        directory=Path(env.get("WAIT_TIER_DIR") or tempfile.mkdtemp(prefix="wait-tier-")),
-        bind=env.get("WAIT_TIER_BIND", "127.0.0.1"),
-        peers=found,
-    ).start()
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
-    logging.getLogger("wait_tier").info("holding on %s, origin %s", tier.url, tier.origin)
-    done.wait()
+    holder = Holder(Origin(env["WAIT_TIER_ORIGIN"], env["WAIT_TIER_KEY"]), found)
+    bind = env.get("WAIT_TIER_BIND", "127.0.0.1")
+    runners = []
+    # (handler_cancellation: a held receive whose client went away leaves its channel at once)
+    for app, port in zip(applications(holder), (int(env.get("WAIT_TIER_PORT", "7999")), wake_port), strict=True):
+        runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
+        await runner.setup()
+        await web.TCPSite(runner, bind, port, backlog=BACKLOG, reuse_address=True).start()
+        runners.append(runner)
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, done.set)
+    logging.getLogger("wait_tier").info(
+        "holding on %s:%s, origin %s", bind, env.get("WAIT_TIER_PORT"), holder.origin.url
+    )
+    await done.wait()
     # In-flight answers of the origin finish; what is held is dropped (its clients poll again).
-    time.sleep(float(env.get("WAIT_TIER_DRAIN_SECONDS", "0")))
-    tier.stop()
+    await asyncio.sleep(float(env.get("WAIT_TIER_DRAIN_SECONDS", "0")))
+    for runner in runners:
+        await runner.cleanup()
+    await holder.close()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)  # a connection held per waiting client
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    asyncio.run(serve(dict(os.environ)))
 
 
 if __name__ == "__main__":

@@ -1,84 +1,98 @@
-"""The waker's origin (the local server, or the receive function's URL): requests passed on over kept-alive
-connections shared by all the waker's threads (Pushpin's zurl opens new connections to the waker often; a
-connection per waker thread would open as many to the origin)."""
+"""The holder's origin (the local server, or the receive function's URL on AWS): requests passed on over
+kept-alive connections (aiohttp's pool), each signed with the tier's key (`contract.SIG_HEADER`)."""
 
 from __future__ import annotations
 
-import http.client
-import threading
+import time
 import urllib.parse
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
-# Connections kept idle at most (more run at once when needed; those beyond are closed after their answer).
-KEEP = 64
-TIMEOUT_SECONDS = 35
+import aiohttp
+from multidict import CIMultiDict
 
-Answer = tuple[int, str, list[tuple[str, str]], bytes]
+from mnsd.waiting import contract
+
+DROPPED = {
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-connection",
+    "content-length",
+}
+# Requests at the origin at once, at most (more wait for a connection: a burst of first polls does not open a
+# connection each to the function URL).
+CONNECTIONS = 64
+TIMEOUT_SECONDS = 35  # (a request the tier signed never waits at the origin; this bounds a hung one)
+RESIGN_SECONDS = 600  # a signature lives an hour (`contract.sign`): a fresh one every ten minutes
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    reason: str
+    headers: CIMultiDict[str]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name)
+
+    def claimed(self) -> int:
+        """Messages a receive claimed (`contract.CLAIMED_HEADER`)."""
+        claimed = self.headers.get(contract.CLAIMED_HEADER, "")
+        return int(claimed) if claimed.isdigit() else 0
+
+    def for_client(self) -> list[tuple[str, str]]:
+        """Its headers without the contract's (the holder's server sets the length)."""
+        return passed(self.headers.items())
+
+
+def passed(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Headers passed on, either way: without the hop-by-hop ones, the length (set anew) and the contract's (a client's
+    are dropped: only the tier speaks the contract with the origin)."""
+    return [(k, v) for k, v in headers if k.lower() not in DROPPED and not k.lower().startswith(contract.PREFIX)]
+
+
 class Origin:
-    url: str  # scheme://host[:port]
-    timeout: float = TIMEOUT_SECONDS  # (per connection attempt and read)
-    _idle: list[http.client.HTTPConnection] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _target: urllib.parse.SplitResult = field(init=False)
+    def __init__(self, url: str, key: str) -> None:
+        self.url, self._key = url.rstrip("/"), key
+        self._target = urllib.parse.urlsplit(self.url)
+        self._session: aiohttp.ClientSession | None = None
+        self._signed = ("", 0.0)
 
-    def __post_init__(self) -> None:
-        self._target = urllib.parse.urlsplit(self.url)  # (once, not per request)
+    def _signature(self) -> str:
+        token, at = self._signed
+        now = time.time()
+        if now - at > RESIGN_SECONDS:
+            self._signed = token, at = contract.sign(self._key, now), now
+        return token
 
-    def call(self, method: str, path: str, headers: list[tuple[str, str]], body: bytes) -> Answer:
-        """The origin's answer to the request (its hop-by-hop headers dropped, its body sent with a length)."""
-        target = self._target
-        sent = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP and k.lower() != "content-length"]
-        if target.scheme == "https":  # a function URL answers to its own host only: the client's is passed on
-            host = next((v for k, v in sent if k.lower() == "host"), "")
-            sent = [(k, v) for k, v in sent if k.lower() != "host"] + [
-                ("Host", target.netloc),
-                ("X-Forwarded-Host", host),
-            ]
-        sent.append(("Content-Length", str(len(body))))
-        connection, reused = self._take(target)
-        while True:
-            try:
-                connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-                for name, value in sent:
-                    connection.putheader(name, value)
-                connection.endheaders(body)
-                answer = connection.getresponse()
-                content = answer.read()
-            except (http.client.HTTPException, ConnectionError):
-                connection.close()
-                if not reused:
-                    raise
-                connection, reused = self._new(target), False  # the origin closed a kept-alive one meanwhile
-                continue
-            if answer.will_close:
-                connection.close()
-            else:
-                self._give_back(connection)
-            return answer.status, answer.reason, list(answer.getheaders()), content
+    async def call(
+        self, method: str, path: str, headers: Iterable[tuple[str, str]], body: bytes, deadline_ms: int | None = None
+    ) -> Answer:
+        """The origin's answer to a client's request (`deadline_ms`: the client's, when the holder asks again)."""
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=CONNECTIONS, enable_cleanup_closed=True)
+            timeout = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
+            self._session = aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False)
+        sent = CIMultiDict(passed(headers))
+        if self._target.scheme == "https":  # a function URL answers to its own host only: the client's is passed on
+            sent["X-Forwarded-Host"] = sent.pop("Host", "")
+            sent["Host"] = self._target.netloc
+        sent[contract.SIG_HEADER] = self._signature()
+        if deadline_ms is not None:
+            sent[contract.DEADLINE_HEADER] = str(deadline_ms)
+        # aiohttp adds none of its own headers: an MNS signature covers Content-Type, and the client sent what it signed.
+        skip = [h for h in ("User-Agent", "Accept", "Accept-Encoding", "Content-Type") if h not in sent]
+        async with self._session.request(
+            method, self.url + path, headers=sent, data=body, allow_redirects=False, skip_auto_headers=skip
+        ) as answer:
+            content = await answer.read()
+            return Answer(answer.status, answer.reason or "", CIMultiDict(answer.headers), content)
 
-    def _take(self, target: urllib.parse.SplitResult) -> tuple[http.client.HTTPConnection, bool]:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop(), True
-        return self._new(target), False
-
-    def _new(self, target: urllib.parse.SplitResult) -> http.client.HTTPConnection:
-        kind = http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
-        return kind(target.netloc, timeout=self.timeout)
-
-    def _give_back(self, connection: http.client.HTTPConnection) -> None:
-        with self._lock:
-            if len(self._idle) < KEEP:
-                self._idle.append(connection)
-                return
-        connection.close()
-
-    def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for connection in idle:
-            connection.close()
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()

@@ -1,58 +1,72 @@
-"""One instance of the wait tier: the waker and its Pushpin, started and stopped together."""
+"""One holder in a process of its own (`python -m wait_tier`), as `make run WAIT_TIER=holder`, the end-to-end tests
+and the benchmark start it: started, asked for its counters, stopped (or killed, as a crash)."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
-from collections.abc import Callable
+import sys
+import time
+import urllib.request
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from pathlib import Path
-from threading import Event
+from typing import IO, Any
 
-from wait_tier import pushpin
-from wait_tier.waker import READY_PATH, Pushpin, Waker, serve
+from mnsd.waiting import contract
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def local_url(port: int, path: str = "") -> str:
+    return f"http://127.0.0.1:{port}{path}"
 
 
 @dataclass
 class Tier:
-    origin: str  # the service's URL (the local server, or the receive function's URL)
-    port: int  # clients reach Pushpin here
-    control_port: int  # Pushpin's `/publish/`
-    waker_port: int  # `POST /wake`, and Pushpin's origin
-    key: str  # Grip-Sig's key (the origin verifies it)
-    directory: Path
-    bind: str = "127.0.0.1"
-    peers: Callable[[], list[str]] = lambda: []
-    waker: Waker | None = field(default=None, init=False)
-    wake_url: str = field(default="", init=False)  # where the service posts wakes
-    _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
-    _server: tuple[ThreadingHTTPServer, Event] | None = field(default=None, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.wake_url = f"http://127.0.0.1:{self.waker_port}/wake"
+    origin: str  # the service's URL
+    port: int  # clients call this
+    wake_port: int  # wakes and counters
+    key: str  # the key the origin verifies the tier's requests with
+    log: IO[bytes] | None = None
+    process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        """Where clients call the holder (and, with `contract.WAKE_PATH` on `wake_port`, where wakes are posted)."""
+        return local_url(self.port)
 
-    def start(self) -> Tier:
-        control = f"http://127.0.0.1:{self.control_port}"
-        self.waker = Waker(self.origin, Pushpin(control), self.peers)
-        self._server = serve(self.waker, self.bind, self.waker_port)
-        config = pushpin.PushpinConfig(
-            self.directory, self.port, self.control_port, f"127.0.0.1:{self.waker_port}", self.key
+    def start(self, timeout: float = 30.0) -> Tier:
+        env = dict(
+            os.environ,
+            WAIT_TIER_ORIGIN=self.origin,
+            WAIT_TIER_KEY=self.key,
+            WAIT_TIER_PORT=str(self.port),
+            WAIT_TIER_WAKE_PORT=str(self.wake_port),
+            PYTHONPATH=os.pathsep.join([str(ROOT / "layers" / "mnsd" / "python"), str(ROOT)]),
         )
-        self._process = pushpin.start(config, READY_PATH, bind=self.bind)
-        return self
+        out = self.log if self.log is not None else subprocess.DEVNULL
+        self.process = subprocess.Popen([sys.executable, "-m", "wait_tier"], env=env, stdout=out, stderr=out)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + contract.READY_PATH, timeout=1):  # noqa: S310 (local)
+                    return self
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the wait tier did not start") from None
+                time.sleep(0.05)
+
+    def stats(self) -> dict[str, Any]:
+        """The holder's counters (`Holder.stats`)."""
+        with urllib.request.urlopen(local_url(self.wake_port, contract.STATS_PATH), timeout=5) as answer:  # noqa: S310 (local)
+            return dict(json.loads(answer.read()))
 
     def stop(self, kill: bool = False) -> None:
-        """Stop Pushpin (SIGKILL when `kill`: a crash) and the waker; what they held is gone."""
-        if self._process is not None:
-            pushpin.stop(self._process, kill=kill)
-            self._process = None
-        if self._server is not None:
-            server, stop = self._server
-            stop.set()
-            server.shutdown()
-            server.server_close()
-            self._server = None
+        """Stop the holder (SIGKILL when `kill`: a crash); what it held is gone."""
+        if self.process is None:
+            return
+        self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        self.process.wait(30)
+        self.process = None

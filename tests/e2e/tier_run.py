@@ -1,6 +1,6 @@
-"""The local server behind the wait tier (Debian's Pushpin and the waker, `wait_tier/`), for the end-to-end tests
-and the benchmarks: the server in its own process, the tier in this one (so a test can kill it, count its origin
-calls, or lose its hints)."""
+"""The local server behind the wait tier (the holder, `wait_tier/`, in a process of its own, as `make run
+WAIT_TIER=holder` runs it), for the end-to-end tests: a test can kill the holder, read its counters, or move its
+wake port (the server's wakes are then lost)."""
 
 from __future__ import annotations
 
@@ -16,44 +16,46 @@ from pathlib import Path
 from mns.account import Account
 from mns.mns_exception import MNSExceptionBase, MNSServerException
 
+from mnsd.waiting.contract import WAKE_PATH
 from tests.local_server import free_port, start_server, stop_server
-from wait_tier import pushpin
-from wait_tier.tier import Tier
+from wait_tier.tier import Tier, local_url
 
 
 @dataclass
 class TierRun:
     tier: Tier
     origin: str  # the server's own URL: the direct route (no hold)
-    key: str  # the Grip-Sig key
+    key: str  # the tier's key
 
     @property
     def url(self) -> str:
         return self.tier.url
 
-    def restart(self, kill: bool = True) -> None:
-        """The tier stopped (killed: as a crash) and started again: all it held is dropped. Clients reach the new
-        instance on a new port, as they reach a new task on AWS (condure cannot bind the old port again while the
-        connections it had linger in TIME_WAIT); the waker keeps its port, which the server posts wakes to."""
+    def stats(self) -> dict:
+        return self.tier.stats()
+
+    def restart(self, kill: bool = True, wake_port: int | None = None) -> None:
+        """The holder stopped (killed: as a crash) and started again on the same port: all it held is dropped. With
+        `wake_port`, it takes wakes there from now on (the server keeps posting to the port it was given)."""
         self.tier.stop(kill=kill)
-        self.tier.port = free_port()
+        if wake_port is not None:
+            self.tier.wake_port = wake_port
         self.tier.start()
 
 
 @contextmanager
 def tier_server(directory: Path, env: Callable[..., dict[str, str]], **extra: str) -> Iterator[TierRun]:
-    """A server (SQLite, its data in `directory`) behind a tier of its own; `env(port, **extra)` its environment."""
-    if not pushpin.installed():
-        raise RuntimeError("Debian's pushpin is needed (`make pushpin` installs it)")
-    port, public, waker, control = (free_port() for _ in range(4))
+    """A server (SQLite, its data in `directory`) behind a holder of its own; `env(port, **extra)` its environment."""
+    port, public, wakes = (free_port() for _ in range(3))
     key = secrets.token_urlsafe(24)
-    tier = Tier(f"http://127.0.0.1:{port}", public, control, waker, key, directory / "pushpin")
+    log = open(directory / "tier.log", "wb")  # noqa: SIM115
+    tier = Tier(f"http://127.0.0.1:{port}", public, wakes, key, log)
     server_env = env(
         port,
         MNS_ENGINE="sqlite",
         MNS_DATA_DIR=str(directory / "data"),
-        MNS_GRIP_KEY=key,
-        MNS_WAIT_TIER_WAKE_URL=tier.wake_url,
+        MNS_WAIT_TIER_KEY=key,
+        MNS_WAIT_TIER_WAKE_URL=local_url(wakes, WAKE_PATH),
         **extra,
     )
     proc = start_server(server_env, port, directory / "server.log")
@@ -63,6 +65,7 @@ def tier_server(directory: Path, env: Callable[..., dict[str, str]], **extra: st
             yield TierRun(tier, f"http://127.0.0.1:{port}", key)
         finally:
             tier.stop()
+            log.close()
     finally:
         stop_server(proc)
 
@@ -86,17 +89,14 @@ def receive_later(account: Callable[[], Account], queue: str, wait: int, batch: 
     return future
 
 
-def holds(tier: Tier) -> int:
-    """How many holds the tier's waker has given a channel so far."""
-    assert tier.waker is not None
-    return tier.waker.holds
+def holds(run: TierRun) -> int:
+    """How many holds the holder has made so far."""
+    return int(run.stats()["holds"])
 
 
-def until_held(tier: Tier, target: int, timeout: float = 10.0) -> None:
-    """Wait until the waker has seen `target` holds in all, and Pushpin subscribed them (a few tens of ms later)."""
-    assert tier.waker is not None
+def until_held(run: TierRun, target: int, timeout: float = 10.0) -> None:
+    """Wait until the holder has made `target` holds in all."""
     deadline = time.monotonic() + timeout
-    while tier.waker.holds < target:
-        assert time.monotonic() < deadline, f"{tier.waker.holds} holds, wanted {target}"
+    while (seen := holds(run)) < target:
+        assert time.monotonic() < deadline, f"{seen} holds, wanted {target}"
         time.sleep(0.01)
-    time.sleep(0.1)

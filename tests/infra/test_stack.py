@@ -842,4 +842,4 @@ def test_without_the_wait_tier_flag_the_template_has_no_trace_of_it(template: Te
     for kind in ("AWS::ECS::Service", "AWS::EC2::VPC", "AWS::ApiGatewayV2::VpcLink", "AWS::Lambda::Url"):
         template.resource_count_is(kind, 0)
     text = json.dumps(template.to_json())
-    assert "WaitTier" not in text and "MNS_WAIT_TIER" not in text and "MNS_GRIP_KEY" not in text
+    assert "WaitTier" not in text and "MNS_WAIT_TIER" not in text and "MNS_WAIT_TIER_KEY" not in text

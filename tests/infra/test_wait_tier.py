@@ -13,8 +13,8 @@ from infra.lint import findings
 from infra.stack import MnsStack
 from infra.wait_tier import CPU_TARGET_PERCENT, HEALTH_PROBE, HOLD_PORT, MAX_TASKS, TASKS, WAKE_PATH, enabled
 from mnsd import settings
+from mnsd.waiting.contract import READY_PATH
 from tests.infra.test_stack import logical_id, role_statements, synth
-from wait_tier.waker import READY_PATH
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,7 @@ def test_the_tasks_are_reached_from_the_vpc_link_only(template: Template) -> Non
     assert "SecurityGroupIngress" not in props  # no open rule
 
 
-def test_only_the_receive_function_and_the_tasks_read_the_grip_key(template: Template) -> None:
+def test_only_the_receive_function_and_the_tasks_read_the_wait_tier_key(template: Template) -> None:
     key = logical_id(template, "AWS::SecretsManager::Secret", "Mns/WaitTier/GripKey/Resource")
     readers = [
         name
@@ -107,7 +107,7 @@ def test_only_the_receive_function_and_the_tasks_read_the_grip_key(template: Tem
         f["Properties"] for f in template.find_resources("AWS::Lambda::Function").values()
         if f["Properties"]["Handler"] == "get_messages.handler"
     )  # fmt: skip
-    assert receive["Environment"]["Variables"][settings.GRIP_KEY_SECRET_ARN] == {"Ref": key}
+    assert receive["Environment"]["Variables"][settings.WAIT_TIER_KEY_SECRET_ARN] == {"Ref": key}
 
 
 def test_every_function_may_post_wakes_to_the_wake_route_and_nowhere_else(template: Template) -> None:
@@ -154,3 +154,31 @@ def test_the_tasks_scale_out_on_cpu_from_two_and_back(template: Template) -> Non
             ),
         },
     )
+
+
+def test_the_image_carries_the_holder_and_the_layers_contract_and_every_module_they_import(
+    synthesized: tuple[MnsStack, Template, Path],
+) -> None:
+    """The tier imports the layer's contract module (`mnsd.waiting.contract`): the image's build context holds it,
+    and every module of this repository the holder imports, and no more of the layer."""
+    _, _, outdir = synthesized
+    assets = json.loads((outdir / "Mns.assets.json").read_text())["dockerImages"]
+    (image,) = assets.values()
+    context = outdir / image["source"]["directory"]
+    files = {str(p.relative_to(context)) for p in context.rglob("*") if p.is_file()}
+    assert "layers/mnsd/python/mnsd/waiting/contract.py" in files
+    assert not any(
+        f.startswith("layers/") and not f.startswith("layers/mnsd/python/mnsd/waiting/")
+        for f in files - {"layers/mnsd/python/mnsd/__init__.py"}
+    )
+    imported = {
+        line.split()[1]
+        for f in files
+        if f.startswith("wait_tier/") and f.endswith(".py")
+        for line in (context / f).read_text().splitlines()
+        if line.startswith(("from mnsd", "from wait_tier", "import mnsd"))
+    }
+    for module in imported:
+        path = module.replace(".", "/")
+        root = "layers/mnsd/python/" if module.startswith("mnsd") else ""
+        assert {f"{root}{path}.py", f"{root}{path}/__init__.py"} & files, module

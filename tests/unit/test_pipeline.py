@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mnsd import errors, grip
+from mnsd import errors
 from mnsd.access.permissions import Permission
 from mnsd.access.principal import Principal
 from mnsd.http import HttpRequest, HttpResponse
@@ -153,12 +153,3 @@ def test_a_fault_of_the_servers_own_is_internal_error_in_the_doors_shape():
     response = run(door, log)
     assert (response.status, response.body) == (500, b"InternalError")
     assert response.headers["x-mns-request-id"] == "RID"
-
-
-def test_a_receive_the_wait_tier_holds_answers_its_timeout_with_the_holds_headers():
-    log: list[str] = []
-    door = RecordingDoor(log)
-    door.fails = {"serve": grip.Held("channel-1", 30_000, 10_000, None)}
-    response = run(door, log)
-    assert (response.status, response.body) == (404, b"MessageNotExist")
-    assert response.headers["Grip-Hold"] == "response" and response.headers["Grip-Channel"] == "channel-1"

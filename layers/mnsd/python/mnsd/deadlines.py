@@ -23,6 +23,10 @@ ATTEMPT_SECONDS = 3.0
 LONG_POLL_RETRY_SECONDS = 3.0
 # so no claim starts later than this after the request arrived (24 s), whatever `Settings.max_poll_seconds` says.
 LAST_CLAIM_SECONDS = ANSWER_SECONDS - ATTEMPT_SECONDS - LONG_POLL_RETRY_SECONDS
+# A receive the wait tier holds is answered by the tier when its wait ends, with no call to make: it is held this
+# long at most (a margin for the tier's own answer), and asked again only before `LAST_CLAIM_SECONDS`
+# (`mnsd.waiting.contract.LAST_ASK_MS`).
+HOLD_SECONDS = ANSWER_SECONDS - 2.0
 
 _deadline: ContextVar[float | None] = ContextVar("mns_deadline", default=None)
 

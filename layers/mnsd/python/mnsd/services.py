@@ -234,10 +234,10 @@ def build_services(
 
 
 def tier_wakes(settings: Settings, notifier: Notifier) -> Notifier:
-    """`notifier`, telling the wait tier too where the settings name its wake endpoint (`mnsd.grip`)."""
+    """`notifier`, telling the wait tier too where the settings name its wake endpoint (`mnsd.waiting`)."""
     if not settings.wait_tier_wake_url:
         return notifier
-    from mnsd.queues.tier_wakes import KeptAlivePost, TierWakes, aws_signer
+    from mnsd.waiting.wakes import KeptAlivePost, TierWakes, aws_signer
 
     url = settings.wait_tier_wake_url
     return TierWakes(notifier, KeptAlivePost(url, aws_signer() if ".execute-api." in url else None))
@@ -261,7 +261,7 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
 
     (The access keys are read by `key_store`, which reads them again as they age.)
     """
-    arns = (settings.receipt_secret_arn, settings.signing_key_secret_arn, settings.grip_key_secret_arn)
+    arns = (settings.receipt_secret_arn, settings.signing_key_secret_arn, settings.wait_tier_key_secret_arn)
     if not any(arns):
         return settings
     if secretsmanager is None:
@@ -276,7 +276,7 @@ def resolve_secrets(settings: Settings, secretsmanager: Any = None) -> Settings:
         settings,
         receipt_secret=read(settings.receipt_secret_arn, settings.receipt_secret),
         signing_key=read(settings.signing_key_secret_arn, settings.signing_key),
-        grip_key=read(settings.grip_key_secret_arn, settings.grip_key),
+        wait_tier_key=read(settings.wait_tier_key_secret_arn, settings.wait_tier_key),
     )
 
 

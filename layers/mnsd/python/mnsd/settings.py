@@ -44,10 +44,10 @@ PUSH_HEADER_NAMES = "MNS_PUSH_HEADER_NAMES"
 RECEIPT_SECRET_ARN = "MNS_RECEIPT_SECRET_ARN"
 CREDENTIALS_SECRET_ARN = "MNS_CREDENTIALS_SECRET_ARN"
 SIGNING_KEY_SECRET_ARN = "MNS_SIGNING_KEY_SECRET_ARN"
-# The wait tier (`mnsd.grip`, `wait_tier/`): the key its Grip-Sig is signed with (or the secret holding it), and
+# The wait tier (`mnsd.waiting`, `wait_tier/`): the key its requests are signed with (or the secret holding it), and
 # where wakes are posted (unset: the tier is off; a receive never holds).
-GRIP_KEY = "MNS_GRIP_KEY"
-GRIP_KEY_SECRET_ARN = "MNS_GRIP_KEY_SECRET_ARN"
+WAIT_TIER_KEY = "MNS_WAIT_TIER_KEY"
+WAIT_TIER_KEY_SECRET_ARN = "MNS_WAIT_TIER_KEY_SECRET_ARN"
 WAIT_TIER_WAKE_URL = "MNS_WAIT_TIER_WAKE_URL"
 # Live metrics on AWS (`mnsd.metrics`): whether a queue or topic that never set MetricsEnabled is monitored
 # (`true`/`false`, CDK context `metricsDefault`), the CloudWatch alarms the sampler keeps (`mnsd.monitoring.alarms`):
@@ -113,8 +113,8 @@ class Settings:
     metrics_default: bool = True
     alarm_prefix: str = "MNS-queue-alarm/"  # the stack names its own (`{stack}-queue-alarm/`)
     alarm_topic_arn: str = ""
-    grip_key: str = ""
-    grip_key_secret_arn: str = ""
+    wait_tier_key: str = ""
+    wait_tier_key_secret_arn: str = ""
     wait_tier_wake_url: str = ""
 
     @classmethod
@@ -159,8 +159,8 @@ VARIABLES = {
     "metrics_default": METRICS_DEFAULT,
     "alarm_prefix": ALARM_PREFIX,
     "alarm_topic_arn": ALARM_TOPIC_ARN,
-    "grip_key": GRIP_KEY,
-    "grip_key_secret_arn": GRIP_KEY_SECRET_ARN,
+    "wait_tier_key": WAIT_TIER_KEY,
+    "wait_tier_key_secret_arn": WAIT_TIER_KEY_SECRET_ARN,
     "wait_tier_wake_url": WAIT_TIER_WAKE_URL,
 }
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mnsd import grip
+from mnsd import errors
 from mnsd.access.principal import Principal
 from mnsd.calls.paging import list_request
 from mnsd.calls.planes import Plane, plane_of
@@ -21,12 +21,19 @@ if TYPE_CHECKING:
 Listed = TypeVar("Listed")
 
 
+def _raised(error: errors.MnsError) -> HttpResponse:
+    raise error
+
+
 @dataclass
 class Call:
     request: HttpRequest
     principal: Principal | None  # who calls (None only on public routes)
     owner: str  # the account whose resources the call is on: the host's, else the caller's
     services: Services
+    # The answer an error gets on this call (its door's, `mnsd.pipeline.steps.Door.error`: its request id and plane), for an operation
+    # that answers with one it does not raise (a receive the wait tier holds: `mnsd.waiting.receive`).
+    error_answer: Callable[[errors.MnsError], HttpResponse] = field(default=_raised, repr=False)
     _xml: xmlcodec.Element | None = field(default=None, repr=False)
     _plane: Plane[Any, Any] | None = field(default=None, repr=False)
 
@@ -46,10 +53,6 @@ class Call:
         """The queue the path's `{queue}` names, where only a queue's own name goes (a receiver's address refused,
         saying what to do `instead`)."""
         return self.services.addresses.queue(self.account_id, self.path("queue"), instead)
-
-    def held_wait(self) -> grip.HeldWait | None:
-        """The wait tier's hold of this receive, if it came through the tier (`mnsd.grip`)."""
-        return grip.held_wait(self.request.headers, self.services.settings.grip_key, self.services.clock.now())
 
     def xml(self) -> xmlcodec.Element:
         """The request body, parsed once."""
@@ -76,13 +79,6 @@ class Call:
     def location(self, path: str) -> dict[str, str]:
         """The `Location` header of a resource at `path` (`/queues/{name}`) of the endpoint called."""
         return {"Location": f"{self.endpoint()}{path}"}
-
-
-def hinted(response: HttpResponse, held: grip.HeldWait | None) -> HttpResponse:
-    """A receive's answer with what it tells the wait tier about its queue (`mnsd.grip`), if it came through it."""
-    if held is not None:
-        response.headers.update(held.hints)
-    return response
 
 
 def no_content(headers: dict[str, str] | None = None) -> HttpResponse:

@@ -47,7 +47,7 @@ def tracer() -> Tracer | None:
 
 def request_from_event(event: dict[str, Any], route_path: str | None = None) -> HttpRequest:
     """The request of an HTTP API event, or of a function URL's (the wait tier asks the receive function through
-    its URL, `mnsd.grip`): no route matched it, so its path parameters come from `route_path`, and the host the
+    its URL, `mnsd.waiting`): no route matched it, so its path parameters come from `route_path`, and the host the
     client called comes in `X-Forwarded-Host`."""
     body = event.get("body") or ""
     raw = base64.b64decode(body) if event.get("isBase64Encoded") else body.encode("utf-8")

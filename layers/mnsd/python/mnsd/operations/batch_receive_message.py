@@ -1,10 +1,9 @@
-from mnsd.calls.call import Call, hinted
+from mnsd.calls.call import Call
 from mnsd.http import HttpResponse
+from mnsd.waiting.receive import receive
 from mnsd.wire import requests
 
 
 def batch_receive_message(call: Call) -> HttpResponse:
-    count, wait = requests.batch_size(call.request), requests.wait_seconds(call.request)
-    held = call.held_wait()
-    received = call.services.messages.receive(call.queue(), count, wait, call.request.received_at, held)
-    return hinted(call.plane.received_batch(received), held)
+    wait, count = requests.wait_seconds(call.request), requests.batch_size(call.request)
+    return receive(call, count, wait, call.plane.received_batch)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors, grip
+from mnsd import errors
 from mnsd.access.permissions import Permission
 from mnsd.access.principal import Principal
 from mnsd.http import HttpRequest, HttpResponse
@@ -66,9 +66,6 @@ def run(door: Door, services: Services, request_id: str) -> HttpResponse:
     """The request through every step to its answer, stamped with its request id and version."""
     try:
         response = _served(door, services)
-    except grip.Held as held:  # the wait tier holds the request; this answer is the one it gives at the timeout
-        response = door.error(held.timeout_answer())
-        response.headers.update(held.headers())
     except errors.MnsError as error:
         response = door.error(error)
     except Exception:

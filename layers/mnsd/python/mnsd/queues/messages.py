@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from mnsd import deadlines, errors, grip
+from mnsd import deadlines, errors
 from mnsd.clock import Clock, ms
 from mnsd.inputs import MessageInput
 from mnsd.limits import Limits
@@ -37,6 +37,26 @@ class SendResult:
 class Received:
     message: Message
     receipt_handle: str
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A receive through the wait tier that claimed: its messages, how many more receivable ones it saw and left
+    (the tier wakes as many held receives), and when the first claimed lease ends (a receive is woken then)."""
+
+    received: list[Received]
+    more: int
+    due_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A receive through the wait tier that found nothing receivable: its client waits until `until_ms` (past it,
+    the tier answers at once), unless a wake comes first; `due_ms`, when a delayed or invisible message becomes
+    receivable before then (the tier wakes a receive at that time)."""
+
+    until_ms: int
+    due_ms: int | None
 
 
 @dataclass(eq=False, kw_only=True)  # a service: compared by identity
@@ -75,12 +95,7 @@ class MessageService:
         return self.receipts.encode(Receipt(message.queue_id, message.ref.key, message.version, message.visible_at))
 
     def receive(
-        self,
-        queue: Queue,
-        count: int,
-        wait_seconds: int | None,
-        received_at: float | None = None,
-        held: grip.HeldWait | None = None,
+        self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None = None
     ) -> list[Received]:
         """Claim up to `count` Active messages, long-polling until one is receivable or the wait ends.
 
@@ -89,21 +104,46 @@ class MessageService:
         Gateway gives up on the request 30 s after it arrived, and a message claimed then would stay
         invisible behind its 504.
         """
+        self._admit(queue)
+        received = self._poll(queue, count, wait_seconds, received_at)
+        if not received:
+            self.activity.empty_receive(queue)
+            raise errors.MessageNotExist()
+        self.activity.received(queue, len(received))
+        return received
+
+    def receive_or_hold(
+        self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None, deadline_ms: int | None
+    ) -> Claimed | Hold:
+        """A receive through the wait tier (`mnsd.waiting`): what it claims now, or how long the tier holds it.
+
+        The client stops waiting `wait_seconds` after it first arrived (`deadline_ms` when the tier asks again for
+        a receive it holds), and never later than `deadlines.HOLD_SECONDS` after it: the tier answers a hold's end
+        itself, without a claim (it asks again no later than the last claim `receive` allows)."""
+        self._admit(queue)
+        now = self.clock.now()
+        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
+        arrived = ms(now if received_at is None else min(received_at, now))
+        until = min(arrived + wait * 1000 if deadline_ms is None else deadline_ms, arrived + ms(deadlines.HOLD_SECONDS))
+        for _ in range(CLAIM_ROUNDS + 1):  # rounds lost to other consumers: look again at once
+            received, candidates, next_visible = self._claim_ready(queue, count, self.clock.now())
+            if received or not candidates:
+                break
+        if received:
+            self.activity.received(queue, len(received))
+            due = min(r.message.visible_at for r in received)
+            return Claimed(received, max(0, candidates - len(received)), due)
+        if until <= ms(self.clock.now()):
+            self.activity.empty_receive(queue)
+        return Hold(until, next_visible if next_visible is not None and next_visible < until else None)
+
+    def _admit(self, queue: Queue) -> None:
         if self.limits is not None:
             try:
                 self.limits.admit_receive(queue.queue_id, queue.attributes.max_receives_per_second)
             except errors.QpsLimitExceeded:
                 self.activity.refused_receive(queue)
                 raise
-        if held is None:
-            received = self._poll(queue, count, wait_seconds, received_at)
-        else:
-            received = self._claim_or_hold(queue, count, wait_seconds, received_at, held)
-        if not received:
-            self.activity.empty_receive(queue)
-            raise errors.MessageNotExist()
-        self.activity.received(queue, len(received))
-        return received
 
     def _poll(self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None) -> list[Received]:
         """The messages claimed by a receive, waiting as `receive` says; none when the wait ended first."""
@@ -130,33 +170,6 @@ class MessageService:
                 pause = min(pause, max(0.001, next_visible / 1000 - now))
             self.notifier.wait(queue.queue_id, pause)
             contended_rounds = 0
-
-    def _claim_or_hold(
-        self, queue: Queue, count: int, wait_seconds: int | None, received_at: float | None, held: grip.HeldWait
-    ) -> list[Received]:
-        """What a receive through the wait tier claims now; `grip.Held` when none and its client waits on."""
-        now = self.clock.now()
-        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
-        arrived = ms(now if received_at is None else min(received_at, now))
-        deadline = held.deadline(arrived, wait, deadlines.last_claim_seconds(self.settings.max_poll_seconds))
-        for _ in range(CLAIM_ROUNDS + 1):  # rounds lost to other consumers: look again at once
-            received, candidates, next_visible = self._claim_ready(queue, count, self.clock.now())
-            if received or not candidates:
-                break
-        now_ms = ms(self.clock.now())
-        if received:
-            held.hints[grip.CHANNEL_HEADER] = grip.channel(queue.queue_id)
-            held.hints[grip.DUE_HEADER] = str(min(r.message.visible_at for r in received))
-            held.hints[grip.CLAIMED_HEADER] = str(len(received))
-            if candidates > len(received):
-                held.hints[grip.MORE_HEADER] = str(candidates - len(received))
-        elif deadline - now_ms >= grip.MIN_HOLD_MS:
-            raise grip.Held(grip.channel(queue.queue_id), deadline, now_ms, next_visible)
-        elif held.first_deadline_ms is None:  # too short to hold: wait here, as without the tier
-            return self._poll(queue, count, wait_seconds, received_at)
-        elif deadline > now_ms:
-            return self._poll(queue, count, (deadline - now_ms) // 1000, None)
-        return received
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)

@@ -2,7 +2,7 @@
 
 In Lambda a waiting receive cannot be told that another function stored a message, so it sleeps
 until its next poll (`PollingNotifier`). In one process (the local runtime) a send wakes the
-receives waiting on that queue at once (`LocalNotifier`). Behind the wait tier (`mnsd.grip`), the tier holds
+receives waiting on that queue at once (`LocalNotifier`). Behind the wait tier (`mnsd.waiting`), the tier holds
 the waiting receives and is told of each message made receivable, now or at a known time (`TierWakes`).
 """
 

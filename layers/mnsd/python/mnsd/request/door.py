@@ -64,7 +64,7 @@ class RouteDoor:
         return True
 
     def work(self, principal: Principal | None, owner: str, services: Services) -> Work:
-        call = Call(self.request, principal, owner, services)
+        call = Call(self.request, principal, owner, services, self.error)
         if principal is None:
             public = self.route.select(call)
             return Work((), lambda: public(call))

@@ -1,4 +1,4 @@
-"""The wakes the service posts to the wait tier (`mnsd.queues.tier_wakes`): now with a count, later with a time,
+"""The wakes the service posts to the wait tier (`mnsd.waiting.wakes`): now with a count, later with a time,
 and a post that fails changes nothing for the operation that made the message receivable."""
 
 import json
@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from mnsd.queues.notifier import PollingNotifier, wake
-from mnsd.queues.tier_wakes import KeptAlivePost, TierWakes, aws_signer
+from mnsd.waiting.wakes import KeptAlivePost, TierWakes, aws_signer
 from tests.clocks import ManualClock
 
 

@@ -1,5 +1,5 @@
-"""Wakes for the receives the wait tier holds (`mnsd.grip`, `wait_tier/`): each message made receivable, now or at
-a known time, is posted to the tier's wake endpoint as `{"channel", "count"}` or `{"channel", "at"}`.
+"""Wakes for the receives the wait tier holds (`wait_tier/`): each message made receivable, now or at a known time,
+is posted to the tier's wake endpoint (`contract.wake_document`: `{"channel", "count"}` or `{"channel", "at"}`).
 
 A wake that does not arrive (the tier restarting, the network) loses no message: it stays receivable, and the
 waiters the wake missed ask again when their hold times out (at most the client's wait). So a post is tried once,
@@ -18,8 +18,8 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mnsd import grip
 from mnsd.queues.notifier import Notifier
+from mnsd.waiting import contract
 
 logger = logging.getLogger(__name__)
 
@@ -101,11 +101,11 @@ class TierWakes:
 
     def notify(self, queue_id: str, count: int = 1) -> None:
         self.inner.notify(queue_id, count)
-        self._send({"channel": grip.channel(queue_id), "count": count})
+        self._send(contract.wake_document(queue_id, count=count))
 
     def due(self, queue_id: str, at_ms: int) -> None:
         self.inner.due(queue_id, at_ms)
-        self._send({"channel": grip.channel(queue_id), "at": at_ms})
+        self._send(contract.wake_document(queue_id, at_ms=at_ms))
 
     def _send(self, wake: dict[str, object]) -> None:
         try:

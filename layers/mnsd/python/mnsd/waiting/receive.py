@@ -1,0 +1,47 @@
+"""A receive's answer, with or without the wait tier: a request the tier signed (`contract.SIG_HEADER`) gets the
+service's outcome in the contract's headers (`MessageService.receive_or_hold`); any other waits at the origin, as
+without the tier. A signature that does not verify is refused."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mnsd import errors
+from mnsd.http import HttpResponse
+from mnsd.queues.messages import Claimed, Hold, Received
+from mnsd.calls.call import Call
+from mnsd.waiting import contract
+
+Render = Callable[[list[Received]], HttpResponse]
+
+
+def receive(call: Call, count: int, wait_seconds: int | None, render: Render) -> HttpResponse:
+    """The answer to a receive of up to `count` messages (`render` makes a claim's answer)."""
+    queue, request, messages = call.queue(), call.request, call.services.messages
+    token, key = request.header(contract.SIG_HEADER), call.services.settings.wait_tier_key
+    if token is None or not key:  # (no key: the tier is off, the header means nothing)
+        return render(messages.receive(queue, count, wait_seconds, request.received_at))
+    if not contract.verify(token, key, call.services.clock.now()):
+        raise errors.AccessDenied(f"The {contract.SIG_HEADER} header is not signed by this service's wait tier.")
+    deadline = request.header(contract.DEADLINE_HEADER) or ""
+    outcome = messages.receive_or_hold(
+        queue, count, wait_seconds, request.received_at, int(deadline) if deadline.isdigit() else None
+    )
+    answer = render(outcome.received) if isinstance(outcome, Claimed) else call.error_answer(errors.MessageNotExist())
+    answer.headers.update(tier_headers(contract.channel(queue.queue_id), outcome))
+    return answer
+
+
+def tier_headers(channel: str, outcome: Claimed | Hold) -> dict[str, str]:
+    """What the tier reads of a receive's outcome (and removes before its client sees the answer)."""
+    headers = {contract.CHANNEL_HEADER: channel}
+    if isinstance(outcome, Hold):
+        headers[contract.HOLD_HEADER] = str(outcome.until_ms)
+        if outcome.due_ms is not None:
+            headers[contract.DUE_HEADER] = str(outcome.due_ms)
+        return headers
+    headers[contract.CLAIMED_HEADER] = str(len(outcome.received))
+    headers[contract.DUE_HEADER] = str(outcome.due_ms)
+    if outcome.more:
+        headers[contract.MORE_HEADER] = str(outcome.more)
+    return headers
