@@ -7,14 +7,13 @@ consumers, a busy queue's wakes) are in `test_e2e_wait_tier_loads.py`."""
 from __future__ import annotations
 
 import statistics
-import threading
 import time
 import uuid
 from collections import Counter
 
 import pytest
 from mns.account import Account
-from mns.mns_exception import MNSExceptionBase, MNSServerException
+from mns.mns_exception import MNSServerException
 from mns.queue import Message
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
@@ -22,7 +21,7 @@ from mns.topic import TopicMessage, TopicMeta
 from mnsd.waiting import contract
 from tests.e2e.raw_http import NS, RawClient, assert_mns_error
 from tests.e2e.servers import ACCOUNT_A, server_env
-from tests.e2e.tier_run import TierRun, holds, receive_later, tier_server, until_held
+from tests.e2e.tier_run import TierRun, holds, receive_later, run_consumers, tier_server, until_held, wait_for
 from tests.local_server import free_port
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -264,46 +263,6 @@ def test_a_lost_wake_loses_no_message(run, account, make_queue):
     finally:
         run.restart(kill=False, wake_port=wake_port)
     assert q.receive_message(1).message_body == "still there"  # the next poll has it
-
-
-def consume(account, name: str, owners: Counter, stop: threading.Event, errors: list, deleter=None) -> None:
-    """A consumer: receive (held by the tier), delete (through `deleter`'s client if given: the direct route), again;
-    network errors (the tier restarting) retried."""
-    q = account().get_queue(name)
-    q.set_encoding(False)
-    deletes = q if deleter is None else deleter().get_queue(name)
-    while not stop.is_set():
-        try:
-            message = q.receive_message(10)
-        except MNSServerException as exc:
-            if exc.type != "MessageNotExist":
-                errors.append(exc)
-            continue
-        except MNSExceptionBase:
-            time.sleep(0.2)
-            q = account().get_queue(name)
-            q.set_encoding(False)
-            continue
-        owners[message.message_body] += 1
-        try:
-            deletes.delete_message(message.receipt_handle)
-        except MNSExceptionBase as exc:
-            errors.append(exc)
-
-
-def run_consumers(account, name: str, count: int, owners: Counter, errors: list, deleter=None):
-    stop = threading.Event()
-    args = (account, name, owners, stop, errors, deleter)
-    threads = [threading.Thread(target=consume, args=args, daemon=True) for _ in range(count)]
-    for t in threads:
-        t.start()
-    return stop, threads
-
-
-def wait_for(owners: Counter, total: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while len(owners) < total and time.monotonic() < deadline:
-        time.sleep(0.1)
 
 
 @pytest.mark.slow

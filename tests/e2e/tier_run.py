@@ -7,6 +7,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -78,7 +79,7 @@ def receive_later(account: Callable[[], Account], queue: str, wait: int, batch: 
         q = account().get_queue(queue)
         q.set_encoding(False)
         try:
-            got = q.batch_receive_message(batch, wait) if batch else [q.receive_message(wait)]
+            got = q.batch_receive_message(batch, wait) if batch else [q.receive_message(10)]
             future.set_result((got, time.time()))
         except MNSServerException as exc:
             future.set_result(([], time.time()) if exc.type == "MessageNotExist" else exc)
@@ -100,3 +101,47 @@ def until_held(run: TierRun, target: int, timeout: float = 10.0) -> None:
     while (seen := holds(run)) < target:
         assert time.monotonic() < deadline, f"{seen} holds, wanted {target}"
         time.sleep(0.01)
+
+
+def consume(
+    account, name: str, owners: Counter, stop: threading.Event, errors: list, deleter=None, at: dict | None = None
+) -> None:
+    """A consumer: receive (held by the tier), delete (through `deleter`'s client if given: the direct route), again;
+    network errors (the tier restarting) retried. `at`: when each message was first received."""
+    q = account().get_queue(name)
+    q.set_encoding(False)
+    deletes = q if deleter is None else deleter().get_queue(name)
+    while not stop.is_set():
+        try:
+            message = q.receive_message(10)
+        except MNSServerException as exc:
+            if exc.type != "MessageNotExist":
+                errors.append(exc)
+            continue
+        except MNSExceptionBase:
+            time.sleep(0.2)
+            q = account().get_queue(name)
+            q.set_encoding(False)
+            continue
+        owners[message.message_body] += 1
+        if at is not None:
+            at.setdefault(message.message_body, time.time())
+        try:
+            deletes.delete_message(message.receipt_handle)
+        except MNSExceptionBase as exc:
+            errors.append(exc)
+
+
+def run_consumers(account, name: str, count: int, owners: Counter, errors: list, deleter=None, at=None):
+    stop = threading.Event()
+    args = (account, name, owners, stop, errors, deleter, at)
+    threads = [threading.Thread(target=consume, args=args, daemon=True) for _ in range(count)]
+    for t in threads:
+        t.start()
+    return stop, threads
+
+
+def wait_for(owners: Counter, total: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while len(owners) < total and time.monotonic() < deadline:
+        time.sleep(0.1)

@@ -19,16 +19,17 @@ def receive(call: Call, count: int, wait_seconds: int | None, render: Render) ->
     """The answer to a receive of up to `count` messages (`render` makes a claim's answer)."""
     queue, request, messages = call.queue(), call.request, call.services.messages
     token, key = request.header(contract.SIG_HEADER), call.services.settings.wait_tier_key
-    if token is None or not key:  # (no key: the tier is off, the header means nothing)
-        return render(messages.receive(queue, count, wait_seconds, request.received_at))
-    if not contract.verify(token, key, call.services.clock.now()):
+    through_tier = token is not None and bool(key)  # (no key: the tier is off, the header means nothing)
+    if through_tier and not contract.verify(str(token), key, call.services.clock.now()):
         raise errors.AccessDenied(f"The {contract.SIG_HEADER} header is not signed by this service's wait tier.")
-    deadline = request.header(contract.DEADLINE_HEADER) or ""
+    channel, deadline = contract.channel(queue.queue_id), request.header(contract.DEADLINE_HEADER) or ""
+    if not through_tier:
+        return render(messages.receive(queue, count, wait_seconds, request.received_at))
     outcome = messages.receive_or_hold(
         queue, count, wait_seconds, request.received_at, int(deadline) if deadline.isdigit() else None
     )
     answer = render(outcome.received) if isinstance(outcome, Claimed) else call.error_answer(errors.MessageNotExist())
-    answer.headers.update(tier_headers(contract.channel(queue.queue_id), outcome))
+    answer.headers.update(tier_headers(channel, outcome))
     return answer
 
 
