@@ -72,7 +72,7 @@ def tier_fixed_month() -> dict[str, float]:
         "Cloud Map (namespace, 2 instances, lookups)": CLOUD_MAP_NAMESPACE_MONTH
         + TASKS * CLOUD_MAP_INSTANCE_MONTH
         + TASKS * (MONTH_SECONDS / 30) * CLOUD_MAP_LOOKUP,
-        "Secrets Manager (the Grip-Sig key)": SECRET_MONTH,
+        "Secrets Manager (the tier's key)": SECRET_MONTH,
         "CloudWatch Logs (tasks, VPC flow logs)": LOGS_MONTH,
     }
 

@@ -1,14 +1,14 @@
-"""The wait tier (`-c waitTier=grip`, docs/wait_tier.md): Pushpin and the waker (`wait_tier/`) on ECS Fargate
+"""The wait tier (`-c waitTier=grip`, docs/wait_tier.md): the holder (`wait_tier/`, one process) on ECS Fargate
 (arm64, two tasks, rolling deploys), in front of the receive route through an HTTP API VPC link, so a long poll
 with nothing to receive waits in the tier and not in a billed Lambda invocation.
 
 - The receive route (`GET /queues/{queue}/messages`, receive and peek) goes to the tier through the VPC link
   (Cloud Map names the tasks); the tier asks the receive function through its function URL, signing each request
-  with a key of its own secret (`Grip-Sig`), which the function verifies: a request without it is served as
+  with a key of its own secret (`mnsd.waiting.contract.SIG_HEADER`), which the function verifies: a request without it is served as
   without the tier, one with a forged one is refused.
 - Whatever makes a message receivable posts a wake to `POST /wait-tier/wake` on the same API (IAM-authorized:
-  only the stack's functions may), which reaches one task's Pushpin, which passes it to its waker; that waker
-  passes it on to the other tasks' wakers (found in Cloud Map).
+  only the stack's functions may), which reaches one task's holder; it passes it on to the other tasks (found in
+  Cloud Map) on their wake port.
 - The tasks have public addresses and no inbound rule but from the VPC link: no NAT gateway to pay for.
 """
 
@@ -53,7 +53,7 @@ WAKE_PORT = 7990  # the holder: wakes relayed between tasks
 HEALTH_PROBE = f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{HOLD_PORT}{READY_PATH}', timeout=2)"
 WAKE_PATH = "/wait-tier/wake"
 NAMESPACE = "mns-wait-tier.internal"
-# Per task: what holds thousands of idle connections (Pushpin's condure) and a small Python process.
+# Per task: one asyncio process holding thousands of idle connections.
 CPU = 256
 MEMORY_MIB = 512
 TASKS = 2
@@ -80,7 +80,7 @@ class WaitTier(Construct):
         self.key = secretsmanager.Secret(
             self,
             "GripKey",
-            description="Signs the wait tier's requests to the receive function (Grip-Sig)",
+            description="Signs the wait tier's requests to the receive function",
             generate_secret_string=secretsmanager.SecretStringGenerator(exclude_punctuation=True, password_length=48),
         )
         self.encryption.encrypt_secret(self.key)
@@ -180,7 +180,7 @@ class WaitTier(Construct):
             security_groups=[self.task_group],
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC),
         )
-        # A busy queue's receives cost the tier CPU (Pushpin's hops and the waker: about 3 ms a receive, measured
+        # A busy queue's receives cost the tier CPU (the holder's pass to the origin: about 1 ms a receive, measured
         # locally in bench/results/wait_tier.md), so a task of 0.25 vCPU passes fewer than a hundred a second: more
         # tasks while the CPU is busy, back to two when it is not (a task stopped drops only waits).
         self.service.auto_scale_task_count(min_capacity=TASKS, max_capacity=MAX_TASKS).scale_on_cpu_utilization(
@@ -189,8 +189,8 @@ class WaitTier(Construct):
             scale_out_cooldown=Duration.seconds(60),
             scale_in_cooldown=Duration.minutes(5),
         )
-        # One Cloud Map service (ECS registers a service once): the API reaches Pushpin there for both routes
-        # (Pushpin passes the wakes on to the waker, its origin), and the waker finds the other tasks there.
+        # One Cloud Map service (ECS registers a service once): the API reaches the holder there for both routes,
+        # and each holder finds the other tasks there.
         hold = self.namespace.create_service(
             "Hold", name="hold", dns_record_type=servicediscovery.DnsRecordType.SRV, dns_ttl=Duration.seconds(10),
             custom_health_check=servicediscovery.HealthCheckCustomConfig(failure_threshold=1),
@@ -225,14 +225,14 @@ class WaitTier(Construct):
             (
                 self,
                 "AwsSolutions-IAM5[Resource::*]",
-                "servicediscovery:DiscoverInstances (the waker finds the other tasks; the action has no resource-level "
+                "servicediscovery:DiscoverInstances (the holder finds the other tasks; the action has no resource-level "
                 "permission) and ecr:GetAuthorizationToken (the task execution role pulling the image; likewise).",
             ),
             (
                 self,
                 "AwsSolutions-ECS2",
                 "The container's environment is its configuration (ports, the origin URL, the Cloud Map names); its "
-                "only secret, the Grip-Sig key, comes from Secrets Manager.",
+                "only secret, the tier's key, comes from Secrets Manager.",
             ),
             (
                 self,
@@ -244,7 +244,7 @@ class WaitTier(Construct):
             (
                 self,
                 "AwsSolutions-SMG4",
-                "The Grip-Sig key is shared by the tasks and the receive function, which read it at start: a new key "
+                "The tier's key is shared by the tasks and the receive function, which read it at start: a new key "
                 "is rolled out by a deploy (replacing the secret), not rotated behind their back.",
             ),
         ]

@@ -1,1 +1,2 @@
-"""The wait tier: Pushpin holding long-poll receives outside Lambda's meter, and its waker (`docs/wait_tier.md`)."""
+"""The wait tier: the holder, one asyncio process holding long-poll receives outside Lambda's meter
+(`docs/wait_tier.md`; the layer's side is `mnsd.waiting`)."""

@@ -242,7 +242,7 @@ def test_a_forged_signature_is_refused_and_the_tiers_own_is_held(run, make_queue
     )
     assert_mns_error(forged_through, 404, "MessageNotExist")
     assert not any(h.startswith(contract.PREFIX) for h in forged_through.headers)
-    # Without Grip-Sig the server waits itself, as it does without the tier.
+    # Without the tier's signature the server waits itself, as it does without the tier.
     started = time.time()
     assert_mns_error(direct.request("GET", f"/queues/{q.queue_name}/messages?waitseconds=1"), 404, "MessageNotExist")
     assert time.time() - started >= 0.9

@@ -1,6 +1,6 @@
 """The template with the wait tier (`-c waitTier=grip`, infra/wait_tier.py): cdk-nag and cfn-lint clean, the receive
 route through a VPC link to two arm64 Fargate tasks deployed rolling, wakes on an IAM route only the functions may
-call, the Grip-Sig key readable by the receive function and the tasks only. (Without the flag the template has no
+call, the tier's key readable by the receive function and the tasks only. (Without the flag the template has no
 trace of it: tests/infra/test_stack.py.)"""
 
 import json
@@ -121,7 +121,7 @@ def test_every_function_may_post_wakes_to_the_wake_route_and_nowhere_else(templa
         assert json.dumps(invokes[0]["Resource"]).endswith(f'$default/POST{WAKE_PATH}"]]}}')
 
 
-def test_a_task_is_healthy_when_a_request_through_its_pushpin_is_answered(template: Template) -> None:
+def test_a_task_is_healthy_when_its_holder_answers_on_the_receive_routes_port(template: Template) -> None:
     assert f":{HOLD_PORT}{READY_PATH}'" in HEALTH_PROBE
     template.has_resource_properties(
         "AWS::ECS::TaskDefinition",
