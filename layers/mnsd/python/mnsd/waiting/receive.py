@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mnsd import errors
+from mnsd.calls.call import Call
 from mnsd.http import HttpResponse
 from mnsd.queues.messages import Claimed, Hold, Received
-from mnsd.calls.call import Call
 from mnsd.waiting import contract
 
 Render = Callable[[list[Received]], HttpResponse]
