@@ -55,13 +55,17 @@ class Channel:
         else:
             self.woken_asking -= takes
 
-    def stale(self, begun: int, counted: bool) -> bool:
+    def stale(self, begun: int, counted: bool, takes: int = 1) -> bool:
         """Whether a free receive that found nothing looked before a wake that may have been for it (it began when
         the holder had counted `begun` wakes): ask again. One `counted` among the askers (its channel was known)
-        waits only for wakes that left it something owed; one that was not (a route's first receive), for any."""
-        if counted:
-            return self.owed > 0 and begun < self.last_owing
-        return begun < self.last_wake
+        asks again only for what is still owed, and takes its share of it (`takes`: two receives do not ask again
+        for one message); one that was not counted (a route's first receive) asks again after any wake."""
+        if not counted:
+            return begun < self.last_wake
+        if self.owed == 0 or begun >= self.last_owing:
+            return False
+        self.owed -= min(self.owed, takes)
+        return True
 
     def settle(self) -> list[Waiter]:
         """What is owed when no free receive is at the origin any more wakes held receives."""

@@ -141,7 +141,9 @@ class Holder:
                     channel.end(takes, free, answer.claimed() if answer else 0)
                     self._wake(channel.settle())
             queue = self._learn(route, answer)
-            if queue is None or not (held and free and reask < MAX_REASKS and queue.stale(begun, channel is queue)):
+            if queue is None or not (
+                held and free and reask < MAX_REASKS and queue.stale(begun, channel is queue, takes)
+            ):
                 return answer
             known, why = queue.name, "reask"
         raise AssertionError("unreached: the last round returns")
