@@ -13,8 +13,10 @@ service is relayed to the other instances (`peers`) on their wake port, which al
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import logging
+import secrets
 import time
 import urllib.parse
 from collections import Counter
@@ -36,9 +38,11 @@ RELAYED_HEADER = "X-Wait-Tier-Relayed"
 RELAY_TIMEOUT_SECONDS = 2
 # Receive routes whose channel the holder learnt from the origin's answers, kept at most.
 MAX_ROUTES = 10_000
+# The answer when the origin cannot be reached: MNS's error shape (the SDKs read all four fields), a retryable 500.
 ORIGIN_FAILED = (
-    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error xmlns="http://mns.aliyuncs.com/doc/v1/"><Code>InternalError</Code>'
-    b"<Message>The wait tier could not reach the service: try again.</Message></Error>"
+    '<?xml version="1.0" encoding="UTF-8"?>\n<Error xmlns="http://mns.aliyuncs.com/doc/v1/"><Code>InternalError</Code>'
+    "<Message>The wait tier could not reach the service: try again.</Message><RequestId>{id}</RequestId>"
+    "<HostId>{host}</HostId></Error>"
 )
 
 
@@ -116,7 +120,11 @@ class Holder:
                 answer = await self._ask(request.method, request.path_qs, headers, body, route, takes, until)
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             logger.warning("origin unreachable: %s", error)
-            return web.Response(status=500, body=ORIGIN_FAILED, content_type="text/xml")
+            request_id = secrets.token_hex(12).upper()
+            body = ORIGIN_FAILED.format(id=request_id, host=html.escape(f"http://{request.host}"))
+            return web.Response(
+                status=500, text=body, content_type="text/xml", headers={"x-mns-request-id": request_id}
+            )
         return web.Response(status=answer.status, reason=answer.reason, headers=answer.for_client(), body=answer.body)
 
     async def _ask(

@@ -23,6 +23,7 @@ from tests.e2e.raw_http import NS, RawClient, assert_mns_error
 from tests.e2e.servers import ACCOUNT_A, server_env
 from tests.e2e.tier_run import TierRun, holds, receive_later, run_consumers, tier_server, until_held, wait_for
 from tests.local_server import free_port
+from wait_tier.tier import Tier
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -320,3 +321,15 @@ def test_the_tier_killed_and_restarted_mid_run_loses_nothing(run, account, make_
     assert set(owners) == {f"k{n}" for n in range(300)}  # 0 lost
     # A message is received again only if its delete was lost to the restart (then its visibility timed out).
     assert sum(owners.values()) - 300 <= len(errors), (sum(owners.values()), errors)
+
+
+def test_an_origin_the_tier_cannot_reach_is_a_retryable_internal_error_in_mns_shape(tmp_path):
+    tier = Tier(f"http://127.0.0.1:{free_port()}", free_port(), free_port(), "key").start()  # no origin listens
+    try:
+        q = Account(tier.url, ACCOUNT_A[1], ACCOUNT_A[2]).get_queue("anything")
+        with pytest.raises(MNSServerException) as exc:
+            q.receive_message(1)
+        assert exc.value.type == "InternalError"
+        assert exc.value.req_id
+    finally:
+        tier.stop()
