@@ -180,9 +180,9 @@ class WaitTier(Construct):
             security_groups=[self.task_group],
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC),
         )
-        # A busy queue's receives cost the tier CPU (the holder's pass to the origin: about 1 ms a receive, measured
-        # locally in bench/results/wait_tier.md), so a task of 0.25 vCPU passes fewer than a hundred a second: more
-        # tasks while the CPU is busy, back to two when it is not (a task stopped drops only waits).
+        # A busy queue's receives cost the tier CPU (the holder's pass to the origin and its send's wake: about 0.8 ms
+        # a receive, measured locally in bench/results/wait_tier.md), so a task of 0.25 vCPU passes some hundreds a
+        # second: more tasks while the CPU is busy, back to two when it is not (a task stopped drops only waits).
         self.service.auto_scale_task_count(min_capacity=TASKS, max_capacity=MAX_TASKS).scale_on_cpu_utilization(
             "Cpu",
             target_utilization_percent=CPU_TARGET_PERCENT,

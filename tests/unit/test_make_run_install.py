@@ -199,3 +199,13 @@ def test_the_banner_names_the_console_and_it_answers(tmp_path: Path) -> None:
         connection.close()
     finally:
         stop_server(proc)
+
+
+def test_run_with_the_wait_tier_serves_behind_the_holder_and_nothing_installs_pushpin(make_dir: Path) -> None:
+    for name in ("holder", "pushpin"):  # (the tier's former name, taken for the holder)
+        plan = subprocess.run(
+            ["make", "-n", "run", f"WAIT_TIER={name}"], cwd=make_dir, capture_output=True, text=True, check=True
+        ).stdout
+        assert "-m local_runtime.behind_holder" in plan and "apt-get" not in plan, plan
+    assert "behind_holder" not in planned(make_dir, "run")
+    assert "pushpin" not in planned(make_dir, "e2e") and "apt-get" not in planned(make_dir, "e2e")
