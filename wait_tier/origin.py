@@ -77,7 +77,9 @@ class Origin:
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=CONNECTIONS, enable_cleanup_closed=True)
             timeout = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
-            self._session = aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False)
+            self._session = aiohttp.ClientSession(  # (no cookie jar: one client's cookies are not another's)
+                connector=connector, timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
+            )
         sent = CIMultiDict(passed(headers))
         if self._target.scheme == "https":  # a function URL answers to its own host only: the client's is passed on
             sent["X-Forwarded-Host"] = sent.pop("Host", "")
