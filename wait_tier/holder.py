@@ -121,9 +121,9 @@ class Holder:
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             logger.warning("origin unreachable: %s", error)
             request_id = secrets.token_hex(12).upper()
-            body = ORIGIN_FAILED.format(id=request_id, host=html.escape(f"http://{request.host}"))
+            failed = ORIGIN_FAILED.format(id=request_id, host=html.escape(f"http://{request.host}"))
             return web.Response(
-                status=500, text=body, content_type="text/xml", headers={"x-mns-request-id": request_id}
+                status=500, text=failed, content_type="text/xml", headers={"x-mns-request-id": request_id}
             )
         return web.Response(status=answer.status, reason=answer.reason, headers=answer.for_client(), body=answer.body)
 
