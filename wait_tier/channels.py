@@ -8,7 +8,9 @@ the wake asks again at once (`stale`), and what is still owed when the last of t
 (`settle`). The rest of a wake goes to held receives, oldest first, as many as take the messages (a batch receive
 takes up to its numOfMessages). A claim that saw more receivable messages than it took (`more`) wakes held
 receives only for what the receives at the origin now do not cover. A time when a message becomes receivable (a
-delay's end, a visibility timeout's: `due`) wakes one held receive then (`fire`).
+delay's end, a visibility timeout's: `due`) wakes one held receive then (`fire`). A held receive past its last
+ask (`Waiter.last_ask_ms`: its claim would start too late for its answer to reach the client in time) is woken no
+more; the wake goes to the next.
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ class Waiter:
 
     takes: int  # messages it takes at most
     until_ms: int  # when its client stops waiting
+    last_ask_ms: int | None = None  # after this it is not woken (the origin's last claim): None, until `until_ms`
     signal: Any = None  # what the holder sets to wake it
+
+    def askable(self, now_ms: int) -> bool:
+        return now_ms <= (self.until_ms if self.last_ask_ms is None else self.last_ask_ms)
 
 
 @dataclass
@@ -67,12 +73,12 @@ class Channel:
         self.owed -= min(self.owed, takes)
         return True
 
-    def settle(self) -> list[Waiter]:
+    def settle(self, now_ms: int) -> list[Waiter]:
         """What is owed when no free receive is at the origin any more wakes held receives."""
         if self.free_asking > 0 or self.owed == 0:
             return []
         owed, self.owed = self.owed, 0
-        return self._take(owed)
+        return self._take(owed, now_ms)
 
     # -- held receives ---------------------------------------------------------------------------------------------
     def hold(self, waiter: Waiter) -> None:
@@ -90,7 +96,7 @@ class Channel:
         return not self.held and not self.free_asking and not self.woken_asking and not self.dues
 
     # -- wakes -------------------------------------------------------------------------------------------------------
-    def wake(self, count: int, seq: int) -> list[Waiter]:
+    def wake(self, count: int, seq: int, now_ms: int) -> list[Waiter]:
         """`count` messages became receivable (the holder's `seq`-th wake): owed to the free receives at the origin,
         the rest to held ones."""
         owed = min(count, max(0, self.free_asking - self.owed))
@@ -98,11 +104,11 @@ class Channel:
         if owed:
             self.owed += owed
             self.last_owing = seq
-        return self._take(count - owed)
+        return self._take(count - owed, now_ms)
 
-    def more(self, count: int) -> list[Waiter]:
+    def more(self, count: int, now_ms: int) -> list[Waiter]:
         """A claim saw `count` receivable messages it left: held receives for what those at the origin do not take."""
-        return self._take(count - self.free_asking - self.woken_asking)
+        return self._take(count - self.free_asking - self.woken_asking, now_ms)
 
     def due(self, at_ms: int) -> bool:
         """A message becomes receivable at `at_ms`; whether that time is new (the holder sets a timer for it)."""
@@ -116,20 +122,19 @@ class Channel:
         """One held receive for each due time passed."""
         passed = bisect.bisect_right(self.dues, now_ms)
         del self.dues[:passed]
-        return self._take_receives(passed)
+        return self._take(passed, now_ms, each=True)
 
-    def _take(self, messages: int) -> list[Waiter]:
-        """Held receives, oldest first, as many as take `messages`."""
+    def _take(self, messages: int, now_ms: int, each: bool = False) -> list[Waiter]:
+        """Held receives, oldest first, as many as take `messages` (`each`: one a message, whatever it takes), past
+        any that may no longer ask the origin (they stay held until their wait ends)."""
         woken: list[Waiter] = []
+        late: list[Waiter] = []
         while messages > 0 and self.held:
             waiter = self.held.popleft()
+            if not waiter.askable(now_ms):
+                late.append(waiter)
+                continue
             woken.append(waiter)
-            messages -= waiter.takes
-        return woken
-
-    def _take_receives(self, count: int) -> list[Waiter]:
-        woken: list[Waiter] = []
-        while count > 0 and self.held:
-            woken.append(self.held.popleft())
-            count -= 1
+            messages -= 1 if each else waiter.takes
+        self.held.extendleft(reversed(late))
         return woken

@@ -3,7 +3,8 @@ a receive the origin answers with a hold (`contract.HOLD_HEADER`: nothing receiv
 connection here, on its queue's channel (`channels.Channel`), until a wake lets it ask the origin again or its
 client's wait ends (then it gets the answer the origin gave with the hold). A held receive is the client's own
 request on its own connection: it is never taken for another, and never held past the deadline of its first
-arrival (nor past `MAX_HOLD_MS` after it: the HTTP API cuts every request at 30 s).
+arrival (nor past `contract.MAX_HOLD_MS` after it: the HTTP API cuts every request at 30 s), and asked again
+only before `contract.LAST_ASK_MS` after it.
 
 Wakes (`contract.WAKE_PATH`, posted by the service: `mnsd.waiting.wakes`) come on either port; one posted by the
 service is relayed to the other instances (`peers`) on their wake port, which also serves the counters
@@ -32,7 +33,6 @@ from wait_tier.origin import Answer, Origin
 
 logger = logging.getLogger("wait_tier")
 
-MAX_HOLD_MS = 28_500  # after the client's arrival at the holder
 MAX_REASKS = 2  # a free receive asked again at once because it looked before a wake (`Channel.stale`)
 RELAYED_HEADER = "X-Wait-Tier-Relayed"
 RELAY_TIMEOUT_SECONDS = 2
@@ -113,8 +113,8 @@ class Holder:
         try:
             answer = await self._ask(request.method, request.path_qs, headers, body, route, takes)
             while (hold := answer.header(contract.HOLD_HEADER)) is not None and takes:
-                until = min(int(hold) if hold.isdigit() else 0, arrived + MAX_HOLD_MS)
-                woken = await self._hold(answer, takes, until)
+                until = min(int(hold) if hold.isdigit() else 0, arrived + contract.MAX_HOLD_MS)
+                woken = await self._hold(answer, Waiter(takes, until, arrived + contract.LAST_ASK_MS))
                 if not woken:
                     break
                 answer = await self._ask(request.method, request.path_qs, headers, body, route, takes, until)
@@ -147,7 +147,7 @@ class Holder:
             finally:
                 if channel:  # (a failed call claimed nothing the holder knows of)
                     channel.end(takes, free, answer.claimed() if answer else 0)
-                    self._wake(channel.settle())
+                    self._wake(channel.settle(now_ms()))
             queue = self._learn(route, answer)
             if queue is None or not (
                 held and free and reask < MAX_REASKS and queue.stale(begun, channel is queue, takes)
@@ -171,17 +171,16 @@ class Holder:
             self._due(channel, int(due))
         more = answer.header(contract.MORE_HEADER)
         if more is not None and more.isdigit():
-            self._wake(channel.more(int(more)))
+            self._wake(channel.more(int(more), now_ms()))
         return channel
 
-    async def _hold(self, answer: Answer, takes: int, until_ms: int) -> bool:
-        """Hold the receive on its channel until a wake (True) or `until_ms` (False)."""
-        rest = until_ms - now_ms()
+    async def _hold(self, answer: Answer, waiter: Waiter) -> bool:
+        """Hold the receive on its channel until a wake (True) or its wait's end (False)."""
+        rest = waiter.until_ms - now_ms()
         if rest <= 0:
             return False
         channel = self.channel(str(answer.header(contract.CHANNEL_HEADER)))
-        woken = asyncio.Event()
-        waiter = Waiter(takes, until_ms, woken)
+        woken = waiter.signal = asyncio.Event()
         channel.hold(waiter)
         self.holds += 1
         try:
@@ -202,7 +201,7 @@ class Holder:
                 self._due(channel, int(document["at"]))
             else:
                 self.wakes += 1
-                self._wake(channel.wake(max(1, int(document.get("count", 1))), self.wakes))
+                self._wake(channel.wake(max(1, int(document.get("count", 1))), self.wakes, now_ms()))
         except (ValueError, KeyError, TypeError):
             return web.Response(status=400, text="bad wake\n")
         if RELAYED_HEADER not in request.headers:

@@ -10,6 +10,7 @@ from contextlib import closing
 import pytest
 from multidict import CIMultiDict
 
+from mnsd import deadlines
 from mnsd.inputs import MessageInput
 from mnsd.queues.messages import Claimed, Hold
 from mnsd.services import Services, build_services
@@ -124,3 +125,10 @@ def test_the_tiers_signature_verifies_with_its_key_until_it_expires() -> None:
 def test_a_wake_names_the_queues_channel() -> None:
     assert contract.wake_document("q:1/x", count=3) == {"channel": "mns.q_1_x", "count": 3}
     assert contract.wake_document("q", at_ms=7) == {"channel": "mns.q", "at": 7}
+
+
+def test_the_tiers_times_keep_a_held_receive_within_the_platforms_30_s() -> None:
+    """A woken receive asks the origin before the origin's last claim; a hold ends before the HTTP API's cut (the
+    origin's own bound, from when the request reached it, no later than the tier's)."""
+    assert contract.LAST_ASK_MS < deadlines.LAST_CLAIM_SECONDS * 1000
+    assert deadlines.HOLD_SECONDS * 1000 <= contract.MAX_HOLD_MS < deadlines.ANSWER_SECONDS * 1000 - 1000
