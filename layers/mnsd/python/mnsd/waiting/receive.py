@@ -5,17 +5,39 @@ without the tier. A signature that does not verify is refused."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from mnsd import errors
-from mnsd.calls.call import Call
-from mnsd.http import HttpResponse
-from mnsd.queues.messages import Claimed, Hold, Received
+from mnsd.clock import Clock
+from mnsd.http import HttpRequest, HttpResponse
+from mnsd.model.queues import Queue
+from mnsd.queues.messages import Claimed, Hold, MessageService, Received
+from mnsd.settings import Settings
 from mnsd.waiting import contract
 
 Render = Callable[[list[Received]], HttpResponse]
 
 
-def receive(call: Call, count: int, wait_seconds: int | None, render: Render) -> HttpResponse:
+class _Services(Protocol):
+    messages: MessageService
+    settings: Settings
+    clock: Clock
+
+
+class ReceiveCall(Protocol):
+    """What a receive's answer needs of its call (`mnsd.calls.call.Call`, named here by its shape only: the call's
+    room stands on the services, which post the tier's wakes from this room)."""
+
+    @property
+    def request(self) -> HttpRequest: ...
+    @property
+    def services(self) -> _Services: ...
+    @property
+    def error_answer(self) -> Callable[[errors.MnsError], HttpResponse]: ...
+    def queue(self) -> Queue: ...
+
+
+def receive(call: ReceiveCall, count: int, wait_seconds: int | None, render: Render) -> HttpResponse:
     """The answer to a receive of up to `count` messages (`render` makes a claim's answer)."""
     queue, request, messages = call.queue(), call.request, call.services.messages
     token, key = request.header(contract.SIG_HEADER), call.services.settings.wait_tier_key
