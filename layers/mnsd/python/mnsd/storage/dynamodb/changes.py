@@ -42,7 +42,7 @@ def message_change(record: StreamRecord) -> MessageChange | None:
     first_dequeue = _number(image, "f")
     common = {
         "queue_id": layout.queue_id_of(image[layout.PARTITION_KEY]["S"]),
-        "message_id": image["id"]["S"],
+        "message_id": layout.message_id_of(image),
         "change_id": record["eventID"],
         "enqueue_time": enqueue_time,
     }

@@ -19,10 +19,12 @@ from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
 from mnsd.storage.dynamodb.layout import (
     BODY,
+    BODY_APART,
     Item,
     body_of,
     lease_item_key,
     lease_key,
+    md5_of,
     message_id_of,
     message_of,
     partition_of,
@@ -96,6 +98,7 @@ class MessageTable:
             item = bodies.get((partition_of(message.ref), BODY + message.message_id))
             if item is not None:
                 message.body = body_of(item)
+                message.body_md5 = message.body_md5 if message.body_md5 != BODY_APART else md5_of(item, message.body)
 
     def lease_page(
         self, partition: str, limit: int, start: Item | None = None, forward: bool = True, projection: str = ""
