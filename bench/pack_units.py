@@ -1,13 +1,14 @@
 """Write and read units a message costs on the DynamoDB engine, send + receive + delete, through the real services.
 
-    python -m bench.pack_units [--messages N]
+    python -m bench.pack_units [--messages N] [--packed]
 
 Runs over the in-memory DynamoDB double (`bench/simulator/dynamodb.py`, which bills every call and index write by
 DynamoDB's rules, checked against moto and `bench/recording.py`), simulated clock. Per case: a fresh queue, its
 caches warmed by one message, then `--messages` messages sent in batches, each batch received (by one consumer, as
 many as were sent) and deleted by receipt handle a simulated second later. Bodies are random bytes in base64 cut to
 length: incompressible. "indexed": the queue's writes keep the ready index from the start (a queue that has ever
-been busy). FIFO: every message in one group. Left out: contention between consumers (lost claims), retries,
+been busy). FIFO: every message in one group. `--packed`: the engine storing batches packed
+(`Settings.packed_batches`, `mnsd.storage.dynamodb.packs`). Left out: contention between consumers (lost claims), retries,
 the operation log, the wait tier.
 """
 
@@ -19,20 +20,36 @@ import os
 from typing import Any
 
 from bench.by_name import QueuesByName
-from bench.capacity import ACCOUNT
-from bench.capacity_figures import fresh, indexed
+from bench.capacity import ACCOUNT, SimulatedClock
+from bench.capacity_figures import indexed
+from bench.simulator.dynamodb import SimulatedDynamoDB
 
 
 def body(length: int) -> str:
     return base64.b64encode(os.urandom(length)).decode()[:length]
 
 
-def units(size: int, batch: int, messages: int, fifo: bool = False, index: bool = True) -> tuple[float, float]:
+def fresh(packed: bool) -> tuple[Any, SimulatedDynamoDB, SimulatedClock]:
+    from local_runtime.tables import create_tables
+    from mnsd.queues.notifier import LocalNotifier
+    from mnsd.services import build_services
+    from mnsd.settings import Settings
+
+    clock = SimulatedClock()
+    client = SimulatedDynamoDB(now=clock.now, record_calls=False)
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", packed_batches=packed)
+    create_tables(client, settings)
+    return build_services(settings, dynamodb=client, clock=clock, notifier=LocalNotifier()), client, clock
+
+
+def units(
+    size: int, batch: int, messages: int, fifo: bool = False, index: bool = True, packed: bool = False
+) -> tuple[float, float]:
     """(write units, read units) per message of `messages` lifecycles of `size`-byte bodies sent in `batch`es."""
     from mnsd.inputs import MessageInput
     from mnsd.model.queues import QueueAttributeChanges
 
-    services, client, clock = fresh()
+    services, client, clock = fresh(packed)
     queues = QueuesByName(services)
     queues.create_queue(ACCOUNT, "q", QueueAttributeChanges(queue_type="fifo" if fifo else None))
     if index and not fifo:
@@ -78,11 +95,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=160)
+    parser.add_argument("--packed", action="store_true", help="batches stored packed (Settings.packed_batches)")
     args = parser.parse_args()
     no_real_sleeps()
     print("case | write units / message | read units / message")
     for label, case in CASES:
-        wcu, rcu = units(messages=args.messages, **case)  # type: ignore[arg-type]
+        wcu, rcu = units(messages=args.messages, packed=args.packed, **case)  # type: ignore[arg-type]
         print(f"{label} | {wcu:.3f} | {rcu:.3f}")
 
 

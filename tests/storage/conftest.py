@@ -20,26 +20,32 @@ from mnsd.storage.sqlite import sqlite_storage
 from tests.storage.engines import indexed_queues
 
 ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-file", "sqlite-memory"]
+# The DynamoDB engine storing batches packed (`Settings.packed_batches`): the suites of packed batches run on these too.
+PACKED_ENGINES = ["dynamodb-moto-packed", "dynamodb-fake-packed", "dynamodb-fake-indexed-packed"]
 
 
 @pytest.fixture(params=ENGINES)
 def storage(request, tmp_path) -> Storage:
-    if request.param == "dynamodb-moto":
+    yield from engine(request, tmp_path)
+
+
+def engine(request, tmp_path):
+    """The storage of the engine `request.param` names."""
+    settings = Settings(packed_batches=request.param.endswith("-packed"))
+    if request.param.startswith("dynamodb-moto"):
         request.getfixturevalue("aws_credentials")
         with mock_aws():
             # moto is not thread-safe: one call at a time gives it DynamoDB's per-call atomicity.
             client = SerializedClient(boto3.client("dynamodb", region_name="us-east-1"))
-            settings = Settings()
             create_tables(client, settings)
             yield dynamodb_storage(client, settings)
         return
     if request.param.startswith("dynamodb-fake"):
         # The benchmarks' in-memory DynamoDB (bench/simulator/dynamodb.py): the contract holds on it as on moto.
         client = SerializedClient(SimulatedDynamoDB())
-        settings = Settings()
         create_tables(client, settings)
         storage = dynamodb_storage(client, settings)
-        if request.param.endswith("indexed"):
+        if "-indexed" in request.param:
             storage = indexed_queues(storage)
         yield storage
         return

@@ -94,12 +94,12 @@ def stripe_partition(queue_id: str, stripe: int) -> str:
 
 
 def stripe_of(message_id: str) -> int:
-    """The stripe a message id names: `{16 hex}-{stripe + 1}-{ms hex}-{9 digits}` (its slot, `new_message_id`); 0
-    for any other id."""
+    """The stripe a message id names: `{16 hex}-{stripe + 1}-{ms hex}-{9 digits}` (its slot, `new_message_id`; a
+    packed message's slot holds more above `MAX_STRIPES`, `packs.pack_ids`); 0 for any other id."""
     parts = message_id.split("-")
-    if len(parts) != 4 or not parts[1].isdigit() or not 1 <= int(parts[1]) <= MAX_STRIPES:
+    if len(parts) != 4 or not parts[1].isdigit() or int(parts[1]) < 1:
         return 0
-    return int(parts[1]) - 1
+    return (int(parts[1]) - 1) % MAX_STRIPES
 
 
 def group_partition(queue_id: str, group: str) -> str:
