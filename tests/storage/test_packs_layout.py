@@ -76,6 +76,16 @@ def test_tables_read_the_same_whichever_way_batches_were_written(client):
     assert items(client) == [i for i in items(client) if i["sk"]["S"].startswith("B")]  # bodies left to TTL
 
 
+def test_a_pack_deleted_since_it_was_read_is_not_made_anew_by_moving_its_place(client):
+    storage = engine(client)
+    batch(storage, 2)
+    taken = receive(storage, NOW + 10)
+    (stale,) = [i for i in items(client) if is_pack(i)]  # read with both in flight: a receive would move it on
+    assert storage.messages.delete_many([(m.ref, m.version) for m in taken], NOW + 20) == [True, True]
+    storage.messages.packs.settle(stale, NOW + 30, True)
+    assert [i for i in items(client) if i["sk"]["S"].startswith("L")] == []
+
+
 def _check_invariant(client, now: int) -> None:
     """Each pack's place (`v`, and `w` in the ready index) is no later than the earliest time one of its entries
     is receivable: `v <= max(now, earliest v{n})` (an entry receivable at any t >= now finds the pack at t)."""

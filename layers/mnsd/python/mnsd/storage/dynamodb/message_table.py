@@ -31,7 +31,7 @@ from mnsd.storage.dynamodb.layout import (
     partition_of,
     queue_id_of,
 )
-from mnsd.storage.dynamodb.packs import SIZE, entry_of, is_pack, unpack_content
+from mnsd.storage.dynamodb.packs import MAX_PACK, SIZE, entry_of, is_pack, unpack_content
 
 _BATCH_WRITE_LIMIT = 25
 _BATCH_GET_LIMIT = 100
@@ -86,15 +86,22 @@ class MessageTable:
                 pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
         return found
 
-    def whole(self, items: list[Item]) -> list[Item]:
+    def whole(self, items: list[Item], enough: int | None = None) -> tuple[list[Item], bool]:
         """Index items with each pack's (`packs`: the index holds its keys and place only) read whole in its place
-        (BatchGetItem; a pack gone since is left out)."""
-        keys = [{"pk": i["pk"], "sk": i["sk"]} for i in items if is_pack(i) and SIZE not in i]
-        if not keys:
-            return items
-        found = self.get_many(keys)
-        whole = [found.get((i["pk"]["S"], i["sk"]["S"])) if is_pack(i) and SIZE not in i else i for i in items]
-        return [i for i in whole if i is not None]
+        (BatchGetItem; a pack gone since is left out); with `enough`, only as many of the packs as may hold that many
+        leases (`MAX_PACK` each), chosen at random (consumers that read one page of the index then take from
+        different packs); and whether a pack was left unread."""
+        partial = [n for n, item in enumerate(items) if _partial(item)]
+        if enough is not None and len(partial) * MAX_PACK > enough:
+            partial = sorted(random.sample(partial, -(-enough // MAX_PACK)))
+        read = self.get_many([{"pk": items[n]["pk"], "sk": items[n]["sk"]} for n in partial])
+        chosen = set(partial)
+        found = [
+            read.get((item["pk"]["S"], item["sk"]["S"])) if n in chosen else item
+            for n, item in enumerate(items)
+            if n in chosen or not _partial(item)
+        ]
+        return [item for item in found if item is not None], len(chosen) < sum(map(_partial, items))
 
     def load_bodies(self, messages: list[Message]) -> None:
         """Complete what a scan (leases as the index holds them) or a claim (bodies out of line) left out."""
@@ -155,3 +162,8 @@ class MessageTable:
             ConditionExpression="x <= :now_s",
             ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
         )
+
+
+def _partial(item: Item) -> bool:
+    """A pack as the ready index holds it (its keys and place only)."""
+    return is_pack(item) and SIZE not in item

@@ -115,7 +115,8 @@ class PackWrites:
         if not times or min(t for t in times if t is not None) <= now_ms:
             return
         place = min(t for t in times if t is not None)
-        conditions = " AND ".join(f"(attribute_not_exists(v{n}) OR v{n} >= :place)" for n in indexes)
+        others = (f"(attribute_not_exists(v{n}) OR v{n} >= :place)" for n in indexes)
+        conditions = " AND ".join(["attribute_exists(x)", *others])  # (a pack deleted since is not made anew)
         self._update(_key(pack), f"SET {visibility_set(indexing, ':place')}", conditions, {":place": _n(place)})
 
     # --- by receipt handle ------------------------------------------------------------------------

@@ -94,7 +94,7 @@ class StripeCounts:
         values = {":now": {"N": str(now_ms)}}
         head, more = self.index.page(partition, condition, values, limit)
         tail = [] if more is None else self.index.page(partition, condition, values, limit, forward=False)[0]
-        head, tail = leases_of(self.table.whole(head)), leases_of(self.table.whole(tail))
+        head, tail = leases_of(self.table.whole(head)[0]), leases_of(self.table.whole(tail)[0])
         return Sample(_tally(head, tail, now_ms, lambda item: int(item[INDEX_KEY]["N"])), _oldest(head + tail, now_ms))
 
 

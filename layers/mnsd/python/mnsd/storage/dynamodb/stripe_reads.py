@@ -171,6 +171,7 @@ class StripeReads:
         the head: the stripe's head) and whether more were left unread."""
         ready: list[Message] = []
         start = None
+        unread = False
         oldest: int | None = None
         bound = now_ms if below is None else min(below, now_ms)
         for _ in range(_EXPIRED_PAGES):
@@ -178,7 +179,8 @@ class StripeReads:
                 partition, "w <= :now", {":now": {"N": str(bound)}}, wanted, start, forward=below is None
             )
             expired = 0
-            for item in self.table.whole(items):
+            whole, unread = self.table.whole(items, wanted - len(ready))  # (unread: the packs read may do)
+            for item in whole:
                 v = int(item[INDEX_KEY]["N"])
                 oldest = v if oldest is None else min(oldest, v)
                 if is_pack(item) and not _expired(item, now_ms):
@@ -193,9 +195,9 @@ class StripeReads:
                 else:
                     self.table.delete_expired(item, now_ms)
                     expired += 1
-            if not expired or start is None or len(ready) >= wanted:
+            if unread or not expired or start is None or len(ready) >= wanted:
                 break
-        return ready, oldest, start is not None
+        return ready, oldest, unread or start is not None
 
 
 def _expired(item: Item, now_ms: int) -> bool:

@@ -133,12 +133,16 @@ class StripedMessageStore:
         the same page of that stripe: the rest of that stripe's candidates are left to it (the receive returns
         what it has, or reads again), so consumers that meet on one page lose about one claim, not one each.
         A packed candidate is claimed with the pack's other candidates it has room for, in one write (`packs`: the
-        packs its scan read; one it did not, read now)."""
+        packs its scan read; one it did not, read now); so that packs do not crowd out the single messages among the
+        first `count` candidates (what the caller would have), those are claimed first."""
         claimed: list[Message] = []
         lost: dict[str, int] = {}
         left: set[str] = set()  # stripes (partitions) where a claim was lost
         taken: set[str] = set()
-        for candidate in candidates:
+        window = [c for c in candidates if c.state_at(now_ms) is MessageState.ACTIVE][:count]
+        singles = [c for c in window if entry_of(c.message_id) is None]
+        first = {id(c) for c in singles}
+        for candidate in [*singles, *(c for c in candidates if id(c) not in first)]:
             if len(claimed) >= count:
                 break
             active = candidate.state_at(now_ms) is MessageState.ACTIVE
@@ -224,7 +228,8 @@ class StripedMessageStore:
 
     def peek_ready(self, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
         """Up to `wanted` Active, unexpired messages from every stripe (their leases only)."""
-        return self.reads.scan(queue_id, now_ms, wanted, self.placer.of(queue_id).spread, wanted).messages
+        found = self.reads.scan(queue_id, now_ms, wanted, self.placer.of(queue_id).spread, wanted).messages
+        return found[:wanted]  # (a page of the index holding packs offers their entries: more than its items)
 
     def load_bodies(self, messages: list[Message]) -> None:
         """Complete what `scan_ready` (leases as the index holds them) or `claim` (bodies out of line) left out."""
