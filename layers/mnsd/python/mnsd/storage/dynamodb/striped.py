@@ -266,7 +266,7 @@ class StripedMessageStore:
         partitions = _partitions(queue_id, spread.stripes)
 
         def pack(item: Item) -> int:
-            whole = self.items.get_many([{"pk": item["pk"], "sk": item["sk"]}]).get((item["pk"]["S"], item["sk"]["S"]))
+            whole = self._whole(item)
             return 0 if whole is None else self.packs.rewind(whole, since_ms, now_ms, spread.indexing)
 
         return dead_letters.rewind(self.client, self.table, partitions, since_ms, now_ms, spread.indexing, pack)
@@ -275,10 +275,14 @@ class StripedMessageStore:
         partitions = _partitions(queue_id, self.placer.of(queue_id).stripes)
 
         def pack(item: Item) -> int:
-            whole = self.items.get_many([{"pk": item["pk"], "sk": item["sk"]}]).get((item["pk"]["S"], item["sk"]["S"]))
+            whole = self._whole(item)
             return 0 if whole is None else self.packs.drop_kept(whole)
 
         return dead_letters.drop_kept(self.client, self.table, partitions, pack)
+
+    def _whole(self, item: Item) -> Item | None:
+        """A pack read whole (a page of leases read it with a projection), None if it is gone."""
+        return self.items.get_many([{"pk": item["pk"], "sk": item["sk"]}]).get((item["pk"]["S"], item["sk"]["S"]))
 
     # --- receivers (`enqueued`) ---------------------------------------------------------------
 
