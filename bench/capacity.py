@@ -123,14 +123,19 @@ class Run:
         return max(r.wcu for r in rows), max(r.rcu for r in rows)
 
 
-def make_services(client: Any, clock: SimulatedClock, stripes: int | None = None, pinned: bool = False) -> Any:
-    """The services over `client`; a queue starts with `stripes` stripes, and keeps that count if `pinned`."""
+def make_services(
+    client: Any, clock: SimulatedClock, stripes: int | None = None, pinned: bool = False, packed: bool = False
+) -> Any:
+    """The services over `client`; a queue starts with `stripes` stripes, and keeps that count if `pinned`;
+    `packed`: batches stored packed (`Settings.packed_batches`)."""
     from local_runtime.tables import create_tables
     from mnsd.queues.notifier import LocalNotifier
     from mnsd.services import build_services
     from mnsd.settings import Settings
 
     overrides: dict[str, Any] = {"credentials": f"{ACCOUNT}:KEYID:SECRET"}
+    if packed:
+        overrides["packed_batches"] = True
     if stripes is not None and hasattr(Settings, "queue_stripes"):
         overrides["queue_stripes"] = stripes
         if pinned:
@@ -164,7 +169,7 @@ def seeded_ids(rng: random.Random) -> None:
     messages land in) can be repeated exactly."""
     from mnsd.queues import receivers as queue_receivers
     from mnsd.storage import ids as message_ids
-    from mnsd.storage.dynamodb import placer
+    from mnsd.storage.dynamodb import packs, placer
 
     seeded = types.SimpleNamespace(
         token_hex=lambda n: rng.randbytes(n).hex(),
@@ -175,7 +180,8 @@ def seeded_ids(rng: random.Random) -> None:
         queue_receivers,
         message_ids,
         placer,
-    ):  # receiver and queue ids; message ids; the stripe each id names
+        packs,
+    ):  # receiver and queue ids; message ids; the stripe each id names; packed batches' ids
         module.secrets = seeded  # type: ignore[attr-defined]
 
 
@@ -190,6 +196,7 @@ class Simulation:
         fifo_groups: int = 0,
         receivers: int = 0,
         hold: tuple[float, float] = HOLD,
+        packed: bool = False,
     ) -> None:
         from mnsd.inputs import MessageInput
         from mnsd.model.queues import QueueAttributeChanges
@@ -200,7 +207,7 @@ class Simulation:
         seeded_ids(random.Random(seed))
         self.clock = SimulatedClock()
         self.client = FakeDynamoDB(now=self.clock.now, throttle=throttle)
-        self.services = make_services(self.client, self.clock, stripes)
+        self.services = make_services(self.client, self.clock, stripes, packed=packed)
         self.queues = QueuesByName(self.services)
         self.queues.create_queue(ACCOUNT, QUEUE, QueueAttributeChanges(queue_type="fifo") if fifo_groups else None)
         self.queue_id = self.services.addresses.resolve(ACCOUNT, QUEUE).queue_id
@@ -396,13 +403,15 @@ def simulate(
     fifo_groups: int = 0,
     receivers: int = 0,
     hold: tuple[float, float] = HOLD,
+    packed: bool = False,
 ) -> Run:
     no_real_sleeps()
     kind = f", FIFO over {fifo_groups} groups" if fifo_groups else ""
+    kind += ", batches packed" if packed else ""
     kind += f", {receivers} receivers" if receivers else ""
     kind += f", held {hold[0]:g}-{hold[1]:g} s" if hold != HOLD else ""
     print(f"\n== {rate} lifecycles/s, {seconds} s{kind} ==", flush=True)
-    return Simulation(rate, seconds, throttle, stripes, seed, fifo_groups, receivers, hold).simulate(quiet)
+    return Simulation(rate, seconds, throttle, stripes, seed, fifo_groups, receivers, hold, packed).simulate(quiet)
 
 
 def _hold(text: str) -> tuple[float, float]:
@@ -423,6 +432,7 @@ def main() -> None:
     parser.add_argument(
         "--hold", type=_hold, default=HOLD, help="LOW,HIGH: seconds a consumer holds a message (default 1,5)"
     )
+    parser.add_argument("--packed", action="store_true", help="batches stored packed (Settings.packed_batches)")
     args = parser.parse_args()
     rates = args.rate or [100, 10000]
     runs = [
@@ -436,6 +446,7 @@ def main() -> None:
             args.fifo_groups,
             args.receivers,
             args.hold,
+            args.packed,
         )
         for rate in rates
     ]

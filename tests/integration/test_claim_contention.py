@@ -94,14 +94,14 @@ def create_indexed(queues: Any, name: str) -> None:
     assert placement(queues, name).spread.reads_index(0)
 
 
-def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, int, float]:
+def contend(consumers: int, messages: int, indexed: bool = True, packed: bool = False) -> tuple[int, int, float]:
     """(failed conditional claims, messages delivered, read units) over the whole drain."""
     random.seed(12)
     clock = SimulatedClock()
     double = SimulatedDynamoDB(now=clock.now)
     client = Lockstep(double, clock, 0.005 / consumers)
     # One stripe held (a backlog sent this fast would grow the queue): the worst case, all racing on one partition.
-    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1, packed_batches=packed)
     create_tables(client, settings)
     queues = QueuesByName(build_services(settings, dynamodb=client, clock=clock))
     if indexed:
@@ -126,9 +126,10 @@ def contend(consumers: int, messages: int, indexed: bool = True) -> tuple[int, i
     return double.usage.failed_conditions["UpdateItem"], len(delivered), sum(double.usage.rcu.values())
 
 
+@pytest.mark.parametrize("packed", [False, True])
 @pytest.mark.parametrize(("consumers", "messages"), [(8, 1024), (32, 1024), (64, 2048)])
-def test_consumers_interleaved_on_one_hot_stripe_rarely_lose_a_claim(consumers, messages):
-    failed, delivered, read_units = contend(consumers, messages)
+def test_consumers_interleaved_on_one_hot_stripe_rarely_lose_a_claim(consumers, messages, packed):
+    failed, delivered, read_units = contend(consumers, messages, packed=packed)
     assert failed / delivered < 0.5, (failed, delivered, read_units)
     # Leaving a page after a lost claim must not be paid for in reads: consumers read different pages.
     assert read_units / delivered < 1.0, (failed, delivered, read_units)
@@ -144,18 +145,18 @@ def test_consumers_on_a_quiet_queues_stripe_read_from_the_table_rarely_lose_a_cl
     assert read_units / delivered < 5.0, (failed, delivered, read_units)  # (from the head only: 1.3 and 7.3)
 
 
-def queue_service(clock: SimulatedClock) -> Any:
+def queue_service(clock: SimulatedClock, packed: bool = False) -> Any:
     client = SimulatedDynamoDB(now=clock.now)
-    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1)  # one deep stripe
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", max_queue_stripes=1, packed_batches=packed)
     create_tables(client, settings)
     return QueuesByName(build_services(settings, dynamodb=client, clock=clock))
 
 
-def receives_until_the_oldest(seed: int, indexed: bool = True) -> int:
+def receives_until_the_oldest(seed: int, indexed: bool = True, packed: bool = False) -> int:
     """Receives of 16 (one consumer, a warm container) until the oldest of 4,001 messages in one stripe comes."""
     random.seed(seed)
     clock = SimulatedClock()
-    queues = queue_service(clock)
+    queues = queue_service(clock, packed)
     if indexed:
         create_indexed(queues, "deep")
     else:
@@ -175,10 +176,11 @@ def receives_until_the_oldest(seed: int, indexed: bool = True) -> int:
     raise AssertionError("the queue was drained and the oldest message never came")
 
 
+@pytest.mark.parametrize("packed", [False, True])
 @pytest.mark.parametrize("indexed", [True, False])
-def test_the_head_of_a_deep_stripe_is_received_soon(indexed):
+def test_the_head_of_a_deep_stripe_is_received_soon(indexed, packed):
     """Receives that read a deep stripe from random points (of the index, or of the table) still take its oldest
     message soon, whatever the depth: 1 read in 8 starts at the head and claims 16 of its 64 oldest (1 chance in 32
     a receive at worst)."""
-    took = sorted(receives_until_the_oldest(seed, indexed) for seed in range(10))
+    took = sorted(receives_until_the_oldest(seed, indexed, packed) for seed in range(10))
     assert took[len(took) // 2] <= 8 and took[-1] <= 125, took

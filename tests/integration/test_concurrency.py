@@ -189,6 +189,18 @@ def test_64_consumers_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
     assert failed / delivered < 0.5, report
 
 
+# The same with batches stored packed (`mnsd.storage.dynamodb.packs`): 64 consumers on 16 messages a lease item,
+# each message received once (`run`); receiving one at a time, they rarely lose a claim. (Receiving 16 at a time,
+# 64 consumers want 1,024 of 384 messages: they lose many by construction.)
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [1, BATCH])
+def test_64_consumers_on_a_hot_queue_of_packed_batches_each_message_once(dynamodb, batch):
+    _, (failed, delivered), report = run(
+        dynamodb, consumers=64, messages=384, batch=batch, backlog=320, queue_stripes=64, packed_batches=True
+    )
+    assert batch > 1 or failed / delivered < 0.5, report
+
+
 # Batches of 16: a backlog of 2,560 holds more than two receives' worth per consumer (2,048), so the hot phase is
 # measured over some 1,000 deliveries (1,024 messages were one receive per consumer: a race for the last few).
 @pytest.mark.slow

@@ -193,7 +193,7 @@ def test_retention(service, clock, dynamodb):
         service.receive(ACCOUNT, "q", 16, 0)
     # moto never runs TTL: the expired leases a receive read (a quiet queue's, from the table: the delayed one
     # too, its retention over before its delay) it deleted, so no later receive reads them again.
-    assert [item["id"]["S"] for item in items(dynamodb, service)] == []
+    assert items(dynamodb, service) == []
     assert delayed.message.expires_at < clock.now()
     send(service, "new")
     assert [r.message.body for r in service.receive(ACCOUNT, "q", 16, 0)] == ["new"]
@@ -310,10 +310,35 @@ def test_bodies_round_trip(service, dynamodb, body, out_of_line):
     (got,) = service.receive(ACCOUNT, "q", 1, 0)
     assert got.message.body == body
     assert got.message.body_md5 == body_md5(body)
-    # The lease a receive rewrites stays small when the body is stored apart.
+    # The lease a receive rewrites stays small when the body is stored apart; it repeats neither the message id
+    # (its sort key ends with it) nor the body's MD5 (computed from an inline body, kept in a body item).
     lease = next(i for i in items(dynamodb, service) if i["sk"]["S"].startswith("L"))
+    assert "id" not in lease and "m" not in lease
     if out_of_line:
         assert item_size(lease) <= 1024
+        (kept,) = [i for i in items(dynamodb, service) if i["sk"]["S"].startswith("B")]
+        assert kept["m"]["S"] == body_md5(body)
+
+
+@pytest.mark.parametrize("out_of_line", [False, True])
+def test_leases_written_before_they_lost_id_and_md5_still_work(service, dynamodb, out_of_line):
+    """A lease of the former shape (`id` and `m` on the lease, none on its body item) is read, received and deleted
+    as before."""
+    make_queue(service)
+    body = base64.b64encode(os.urandom(2000)).decode() if out_of_line else "old body"
+    sent = send(service, body)
+    for item in items(dynamodb, service):
+        if item["sk"]["S"].startswith("L"):
+            item.update({"id": {"S": sent.message.message_id}, "m": {"S": "OLDSTOREDMD5"}})
+        else:
+            del item["m"]
+        dynamodb.put_item(TableName=service.messages.table, Item=item)
+    (peeked,) = service.peek(ACCOUNT, "q", 1)
+    assert (peeked.message_id, peeked.body, peeked.body_md5) == (sent.message.message_id, body, "OLDSTOREDMD5")
+    (got,) = service.receive(ACCOUNT, "q", 1, 0)
+    assert (got.message.message_id, got.message.body, got.message.body_md5) == (peeked.message_id, body, "OLDSTOREDMD5")
+    service.delete(ACCOUNT, "q", got.receipt_handle)
+    assert counts(service) == QueueCounts(0, 0, 0)
 
 
 def test_properties_round_trip(service):

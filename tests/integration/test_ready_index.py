@@ -70,7 +70,7 @@ def test_receives_that_read_leases_they_cannot_take_turn_the_index_on_and_build_
     assert placement(service).spread.indexing and placement(service).spread.plain == 1  # written from now on, not read
     # From now on writes keep it: a new lease has `w`, a claim sets it with `v`.
     (new,) = send(service, 1)
-    by_id = {i["id"]["S"]: i for i in leases(dynamodb, service)}
+    by_id = {layout.message_id_of(i): i for i in leases(dynamodb, service)}
     assert by_id[new.message.message_id][layout.INDEX_KEY] == by_id[new.message.message_id]["v"]
     assert layout.INDEX_KEY not in by_id[held[0].message.message_id]
     # Nothing is built before every container writes the index.
@@ -117,7 +117,7 @@ def test_a_lease_another_container_wrote_without_the_index_is_built_into_it(make
     # The stale container re-times a held message and sends a delayed one: neither lease gets `w`.
     stale.change_visibility(ACCOUNT, "q", held[0].receipt_handle, 600)
     (unindexed,) = send(stale, 1, delay=600)
-    by_id = {i["id"]["S"]: i for i in leases(dynamodb, service)}
+    by_id = {layout.message_id_of(i): i for i in leases(dynamodb, service)}
     assert layout.INDEX_KEY not in by_id[held[0].message.message_id]
     assert layout.INDEX_KEY not in by_id[unindexed.message.message_id]
     clock.advance(SETTLE)

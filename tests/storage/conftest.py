@@ -6,42 +6,12 @@ The DynamoDB engine reads a quiet queue from its table and an indexing one from 
 
 from __future__ import annotations
 
-import boto3
 import pytest
-from moto import mock_aws
 
-from local_runtime.moto_client import SerializedClient
-from local_runtime.tables import create_tables
-from mnsd.settings import Settings
 from mnsd.storage import Storage
-from mnsd.storage.dynamodb import dynamodb_storage
-from mnsd.storage.sqlite import sqlite_storage
-from tests.simulator.dynamodb import SimulatedDynamoDB
-from tests.storage.engines import ENGINES, indexed_queues
+from tests.storage.engines import ENGINES, engine
 
 
 @pytest.fixture(params=ENGINES)
 def storage(request, tmp_path) -> Storage:
-    if request.param == "dynamodb-moto":
-        request.getfixturevalue("aws_credentials")
-        with mock_aws():
-            # moto is not thread-safe: one call at a time gives it DynamoDB's per-call atomicity.
-            client = SerializedClient(boto3.client("dynamodb", region_name="us-east-1"))
-            settings = Settings()
-            create_tables(client, settings)
-            yield dynamodb_storage(client, settings)
-        return
-    if request.param.startswith("dynamodb-fake"):
-        # The benchmarks' in-memory DynamoDB (tests/simulator/dynamodb.py): the contract holds on it as on moto.
-        client = SerializedClient(SimulatedDynamoDB())
-        settings = Settings()
-        create_tables(client, settings)
-        storage = dynamodb_storage(client, settings)
-        if request.param.endswith("indexed"):
-            storage = indexed_queues(storage)
-        yield storage
-        return
-    path = tmp_path / "data" if request.param == "sqlite-file" else ":memory:"
-    storage = sqlite_storage(path)
-    yield storage
-    storage.database.close()
+    yield from engine(request, tmp_path)

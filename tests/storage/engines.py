@@ -3,16 +3,26 @@
 
 from __future__ import annotations
 
+import boto3
+from moto import mock_aws
+
+from local_runtime.moto_client import SerializedClient
+from local_runtime.tables import create_tables
 from mnsd.model.messages import Message
 from mnsd.model.ports import MessageStore
+from mnsd.settings import Settings
 from mnsd.storage import Storage
+from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
 from mnsd.storage.dynamodb.placement import Placement
 from mnsd.storage.dynamodb.striped import StripedMessageStore
-from mnsd.storage.sqlite import SqliteStorage
+from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
+from tests.simulator.dynamodb import SimulatedDynamoDB
 
 # The engines the contract suite runs against, each behind the `storage` fixture (conftest.py).
 ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-file", "sqlite-memory"]
+# The DynamoDB engine storing batches packed (`Settings.packed_batches`): the suites of packed batches run on these too.
+PACKED_ENGINES = ["dynamodb-moto-packed", "dynamodb-fake-packed", "dynamodb-fake-indexed-packed"]
 
 # One stripe, its writes keeping the ready index since the epoch, the index built: what the engine keeps for such
 # a queue.
@@ -52,3 +62,29 @@ def claim_one(store: MessageStore, message: Message, now_ms: int, visible_at: in
     (`ReadyScan.claim`, the one claim path); None if its lease is no longer as observed and Active."""
     claimed = store.scan_ready(message.queue_id, now_ms, 1).claim([message], 1, now_ms, visible_at)
     return claimed[0] if claimed else None
+
+
+def engine(request, tmp_path):
+    """The storage of the engine `request.param` names."""
+    settings = Settings(packed_batches=request.param.endswith("-packed"))
+    if request.param.startswith("dynamodb-moto"):
+        request.getfixturevalue("aws_credentials")
+        with mock_aws():
+            # moto is not thread-safe: one call at a time gives it DynamoDB's per-call atomicity.
+            client = SerializedClient(boto3.client("dynamodb", region_name="us-east-1"))
+            create_tables(client, settings)
+            yield dynamodb_storage(client, settings)
+        return
+    if request.param.startswith("dynamodb-fake"):
+        # The benchmarks' in-memory DynamoDB (tests/simulator/dynamodb.py): the contract holds on it as on moto.
+        client = SerializedClient(SimulatedDynamoDB())
+        create_tables(client, settings)
+        storage = dynamodb_storage(client, settings)
+        if "-indexed" in request.param:
+            storage = indexed_queues(storage)
+        yield storage
+        return
+    path = tmp_path / "data" if request.param == "sqlite-file" else ":memory:"
+    storage = sqlite_storage(path)
+    yield storage
+    storage.database.close()

@@ -94,3 +94,34 @@ def test_both_engines_report_the_same_events_for_the_same_operations(storage, tm
     ]
     assert [facts(c) for c in from_dynamodb] == [facts(c) for c in from_sqlite]
     assert len({c.change_id for c in from_sqlite}) == len(from_sqlite)
+
+
+def packed_operations(store: MessageStore, changes: Changes, ids: list[str]) -> list[MessageChange]:
+    """Changes of the messages of one batch of a logging queue, one at a time and together."""
+    sent = [dataclasses.replace(logged(n), message_id=message_id) for n, message_id in enumerate(ids)]
+    store.put(sent)
+    scan = store.scan_ready("q1", NOW + 10, 10)
+    claimed = scan.claim(sorted(scan.messages, key=lambda m: m.message_id), 3, NOW + 10, NOW + 1000)
+    first, second, third = sorted(claimed, key=lambda m: m.message_id)
+    assert store.change_visibility(first.ref, first.version, NOW + 20, NOW + 5000)
+    assert store.delete_many([(second.ref, second.version), (third.ref, third.version)], NOW + 30) == [True, True]
+    assert store.delete_keeping([(first.ref, first.version + 1)], NOW + 40) == [True]
+    assert store.rewind("q1", NOW, NOW + 50) == 1  # restored: no event
+    return changes()
+
+
+@pytest.mark.parametrize("storage", ["dynamodb-moto-packed"], indirect=True)
+def test_a_packed_batch_reports_each_messages_events_as_alone(storage, tmp_path):
+    ids = storage.messages.new_ids("q1", 4, NOW)
+    sqlite = sqlite_storage(tmp_path / "sqlite")
+    from_sqlite = packed_operations(sqlite.messages, lambda: sqlite.messages.changes()[0], ids)
+    sqlite.database.close()
+    from_dynamodb = packed_operations(storage.messages, lambda: stream_changes(Settings().message_table), ids)
+
+    first, second, third, _ = sorted(ids)
+    assert sorted((c.message_id, c.event, c.dequeue_count) for c in from_sqlite) == sorted(
+        [*((i, "send", 0) for i in ids), *((i, "receive", 1) for i in (first, second, third))]
+        + [(first, "change_visibility", 1), (second, "delete", 1), (third, "delete", 1), (first, "delete", 1)]
+    )
+    assert sorted(map(facts, from_dynamodb)) == sorted(map(facts, from_sqlite))
+    assert len({c.change_id for c in from_dynamodb}) == len(from_dynamodb)

@@ -77,3 +77,46 @@ def test_another_error_is_raised_at_once(storage, claimed):
     with pytest.raises(ClientError):
         storage.fifo_messages.delete_many([(claimed.ref, claimed.version)], NOW + 20)[0]
     assert len(calls) == 1
+
+
+def counting(storage):
+    """The FIFO store's transactions, counted (each call passed on)."""
+    store = storage.fifo_messages
+    real, calls = store.client.transact_write_items, []
+
+    def transact_write_items(**kwargs):
+        calls.append(len(kwargs["TransactItems"]))
+        return real(**kwargs)
+
+    store.client.transact_write_items = transact_write_items
+    return calls
+
+
+def test_a_batch_delete_of_a_run_is_one_transaction(storage):
+    send(storage, *["a"] * 16)
+    run = take(storage, NOW + 10, 16, VISIBLE)
+    assert len(run) == 16
+    calls = counting(storage)
+    assert storage.fifo_messages.delete_many([(m.ref, m.version) for m in run], NOW + 20) == [True] * 16
+    assert calls == [17]  # the run's leases and their group item
+    assert take(storage, NOW + 30, 16, VISIBLE) == []  # all gone, the group emptied
+
+
+def test_a_run_delete_with_a_stale_handle_deletes_the_others_alone(storage):
+    send(storage, "a", "a", "a")
+    run = take(storage, NOW + 10, 3, VISIBLE)
+    calls = counting(storage)
+    handles = [(m.ref, m.version) for m in run]
+    handles[1] = (run[1].ref, run[1].version + 1)  # no longer the lease's
+    assert storage.fifo_messages.delete_many(handles, NOW + 20) == [True, False, True]
+    assert calls == [4, 2, 2, 2]  # the run refused whole, then each alone
+    assert storage.fifo_messages.delete_many([(run[1].ref, run[1].version)], NOW + 21) == [True]
+
+
+def test_a_batch_delete_of_two_groups_is_one_transaction_each(storage):
+    send(storage, "a", "b", "a", "b")
+    taken = take(storage, NOW + 10, 4, VISIBLE)
+    assert len(taken) == 4
+    calls = counting(storage)
+    assert storage.fifo_messages.delete_many([(m.ref, m.version) for m in taken], NOW + 20) == [True] * 4
+    assert calls == [3, 3]

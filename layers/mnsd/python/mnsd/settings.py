@@ -34,6 +34,7 @@ MAX_POLL_SECONDS = "MNS_MAX_POLL_SECONDS"
 POLL_INTERVAL_MS = "MNS_POLL_INTERVAL_MS"
 QUEUE_STRIPES = "MNS_QUEUE_STRIPES"
 MAX_QUEUE_STRIPES = "MNS_MAX_QUEUE_STRIPES"
+PACKED_BATCHES = "MNS_PACKED_BATCHES"
 META_CACHE_SECONDS = "MNS_META_CACHE_SECONDS"
 # Authenticated requests one account may make per second (0: no limit), `mnsd.limits`.
 ACCOUNT_REQUESTS_PER_SECOND = "MNS_ACCOUNT_REQUESTS_PER_SECOND"
@@ -81,6 +82,9 @@ class Settings:
     # `mnsd.storage.dynamodb.stripes`).
     queue_stripes: int = 1
     max_queue_stripes: int = 128
+    # A standard queue's batch sends stored packed, its messages sharing their writes (DynamoDB engine:
+    # `mnsd.storage.dynamodb.packs`); tables read either way.
+    packed_batches: bool = False
     # How long a container trusts the queue records it read (its own writes update them at once): a queue
     # created, changed or deleted elsewhere is seen here at most this late.
     meta_cache_seconds: float = 5.0
@@ -143,6 +147,7 @@ VARIABLES = {
     "poll_interval_ms": POLL_INTERVAL_MS,
     "queue_stripes": QUEUE_STRIPES,
     "max_queue_stripes": MAX_QUEUE_STRIPES,
+    "packed_batches": PACKED_BATCHES,
     "meta_cache_seconds": META_CACHE_SECONDS,
     "account_requests_per_second": ACCOUNT_REQUESTS_PER_SECOND,
     "receipt_secret_arn": RECEIPT_SECRET_ARN,

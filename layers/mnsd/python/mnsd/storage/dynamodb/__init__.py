@@ -46,7 +46,7 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
     return Storage(
         engine=ENGINE,
         meta=meta,
-        messages=StripedMessageStore(client, settings.message_table, placer),
+        messages=StripedMessageStore(client, settings.message_table, placer, settings.packed_batches),
         fifo_messages=FifoGroups(client, settings.message_table, placer),
         topic_messages=DynamoTopicMessageStore(client, settings.topic_message_table),
         log=DynamoOperationLog(client, settings.log_table),

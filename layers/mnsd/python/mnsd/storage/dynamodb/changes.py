@@ -1,8 +1,9 @@
 """DynamoDB stream records, as a Lambda receives them, turned into change events (`mnsd.log.changes`).
 
 Message table (NEW_AND_OLD_IMAGES): a lease's INSERT, MODIFY and REMOVE give the event of `message_change`;
-body items, leases of queues that do not log (no `l`) and changes that are no event give none. Topic message
-table: each INSERT is a published message (`published_messages`).
+body items, leases of queues that do not log (no `l`) and changes that are no event give none. A pack (`packs`: a
+batch's messages in one item) gives the events of its entries, each as the change of its own lease would
+(`pack_records`). Topic message table: each INSERT is a published message (`published_messages`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.model.topics import TopicMessagePublished
-from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb import layout, packs
 from mnsd.storage.dynamodb.topic_messages import from_item
 
 StreamRecord = dict[str, Any]  # one record of a DynamoDB stream event (DynamoDB JSON images)
@@ -22,6 +23,8 @@ _number = layout.number
 
 
 def _body_size(image: layout.Item) -> int | None:
+    if "y" in image:  # (a packed message's, `packs.entries`)
+        return int(image["y"]["N"])
     body = layout.body_of(image)
     return None if body is None else len(body.encode("utf-8"))
 
@@ -35,14 +38,14 @@ def message_change(record: StreamRecord) -> MessageChange | None:
     change = record["dynamodb"]
     new, old = change.get("NewImage") or {}, change.get("OldImage") or {}
     image = new or old
-    if not layout.is_lease(image) or layout.LOGGING_ATTRIBUTE not in image:
+    if not layout.is_lease(image) or layout.LOGGING_ATTRIBUTE not in image or packs.is_pack(image):
         return None
     approximate = int(float(change.get("ApproximateCreationDateTime", 0)) * 1000)
     enqueue_time = _number(image, "e") or 0
     first_dequeue = _number(image, "f")
     common = {
         "queue_id": layout.queue_id_of(image[layout.PARTITION_KEY]["S"]),
-        "message_id": image["id"]["S"],
+        "message_id": layout.message_id_of(image),
         "change_id": record["eventID"],
         "enqueue_time": enqueue_time,
     }
@@ -81,9 +84,33 @@ def message_change(record: StreamRecord) -> MessageChange | None:
     return None
 
 
+def pack_records(record: StreamRecord) -> list[StreamRecord]:
+    """The stream record of a pack as one record of each of its entries' leases (`packs.entries`), as if each were
+    stored alone: an entry added is an INSERT, one gone a REMOVE, one in both images a MODIFY; none for any other
+    record."""
+    change = record["dynamodb"]
+    images = [change.get("OldImage") or {}, change.get("NewImage") or {}]
+    if not any(packs.is_pack(image) for image in images):
+        return []
+    old, new = ({_index(lease): lease for lease in packs.entries(image)} if image else {} for image in images)
+    records = []
+    for n in sorted(old.keys() | new.keys()):
+        name = "MODIFY" if n in old and n in new else "INSERT" if n in new else "REMOVE"
+        entry_change = {**change, "OldImage": old.get(n, {}), "NewImage": new.get(n, {})}
+        records.append({**record, "eventName": name, "eventID": f"{record['eventID']}#{n}", "dynamodb": entry_change})
+    return records
+
+
+def _index(lease: layout.Item) -> int:
+    entry = packs.entry_of(layout.message_id_of(lease))
+    assert entry is not None
+    return entry.index
+
+
 def message_changes(records: list[StreamRecord]) -> list[MessageChange]:
-    """The events of a batch of the message table's stream records, in order."""
-    return [change for change in map(message_change, records) if change is not None]
+    """The events of a batch of the message table's stream records, in order (a pack's, its entries')."""
+    each = [entry for record in records for entry in (pack_records(record) or [record])]
+    return [change for change in map(message_change, each) if change is not None]
 
 
 def published_messages(records: list[StreamRecord]) -> list[TopicMessagePublished]:

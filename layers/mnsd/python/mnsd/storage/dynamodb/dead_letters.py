@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -33,6 +33,7 @@ from mnsd.storage.dynamodb.layout import (
     restore_update,
     revisit_update,
 )
+from mnsd.storage.dynamodb.packs import is_pack
 
 REWIND_PROJECTION = "pk, sk, v, r, d, e, x, k"
 _PAGE = 1000
@@ -107,8 +108,10 @@ def move(
     target: Message,
     indexed: bool,
     also: list[Item] | None = None,
+    removal: Item | None = None,
 ) -> bool:
-    """Move `source` to `target` (see the module's docstring); `also`: more writes of the same transaction."""
+    """Move `source` to `target` (see the module's docstring); `also`: more writes of the same transaction;
+    `removal`: the write that removes the source when it is not its lease's Delete (a packed message's)."""
     if target.body is None:
         raise ValueError("a moved message needs its body loaded")
     delete = {
@@ -127,7 +130,8 @@ def move(
     for body in bodies:  # outside the transaction (half the units): without its lease it is never read
         client.put_item(TableName=table, Item=body)
     try:
-        client.transact_write_items(TransactItems=[delete, {"Put": {"TableName": table, "Item": lease}}, *(also or [])])
+        put = {"Put": {"TableName": table, "Item": lease}}
+        client.transact_write_items(TransactItems=[removal or delete, put, *(also or [])])
     except ClientError as exc:
         if _cancelled(exc):
             return False
@@ -143,11 +147,24 @@ def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]]
     return kept
 
 
-def rewind(client: Any, table: str, partitions: list[str], since_ms: int, now_ms: int, indexing: bool) -> int:
-    """Rewind the leases of a queue's partitions (see the module's docstring); how many were rewound."""
+def rewind(
+    client: Any,
+    table: str,
+    partitions: list[str],
+    since_ms: int,
+    now_ms: int,
+    indexing: bool,
+    pack: Callable[[Item], int] | None = None,
+) -> int:
+    """Rewind the leases of a queue's partitions (see the module's docstring); how many were rewound (a pack's
+    entries by `pack`, given the pack as read, `packs`)."""
     rewound = 0
     for items, _ in lease_pages(client, table, partitions, REWIND_PROJECTION):
-        rewound += sum(rewind_lease(client, table, item, since_ms, now_ms, indexing) in REWOUND for item in items)
+        for item in items:
+            if is_pack(item):
+                rewound += pack(item) if pack else 0
+            else:
+                rewound += rewind_lease(client, table, item, since_ms, now_ms, indexing) in REWOUND
     return rewound
 
 
@@ -181,12 +198,14 @@ def rewind_lease(client: Any, table: str, item: Item, since_ms: int, now_ms: int
     return outcome if response is not None else "done"
 
 
-def drop_kept(client: Any, table: str, partitions: list[str]) -> int:
-    """Delete the kept leases of a queue's partitions; how many."""
+def drop_kept(client: Any, table: str, partitions: list[str], pack: Callable[[Item], int] | None = None) -> int:
+    """Delete the kept leases of a queue's partitions; how many (a pack's kept entries by `pack`)."""
     dropped = 0
     for items, _ in lease_pages(client, table, partitions, "pk, sk, k"):
         for item in items:
-            if is_kept(item):
+            if is_pack(item):
+                dropped += pack(item) if pack else 0
+            elif is_kept(item):
                 response = conditional(
                     client.delete_item,
                     TableName=table,

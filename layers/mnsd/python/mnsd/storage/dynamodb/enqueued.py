@@ -4,7 +4,9 @@ The leases of the queue's stripes are read in turn, each partition in sort key o
 index: in-flight, delayed and kept leases count too), with a FilterExpression on the enqueue time `e` and the expiry
 `x`: DynamoDB bills every lease read, kept or not, so one call reads at most `MAX_QUERIES` pages. Reads are strongly
 consistent: a message sent a moment before is read too. The cursor is
-`{stripe}|{sort key}` of the last lease read. Bodies stored out of line are left for the store to load.
+`{stripe}|{sort key}` of the last lease read. Bodies stored out of line are left for the store to load. A pack
+(`packs`) gives its entries, all in one page: a page ends before a pack that would take it past `limit` (unless it is
+the page's first, so a page never stalls).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from mnsd.model.messages import Message
 from mnsd.storage.dynamodb.layout import LEASE, VISIBLE_AT, Item, message_of, stripe_partition
+from mnsd.storage.dynamodb.packs import leases_of
 
 MAX_QUERIES = 16  # pages of leases one call reads at most (each up to the page's limit, or 1 MB)
 
@@ -57,7 +60,12 @@ def enqueued_since(
             ConsistentRead=True,  # (a message sent just before its receiver was created is copied by no one else)
             **({"ExclusiveStartKey": {"pk": {"S": partition}, "sk": {"S": last}}} if last else {}),
         )
-        found += [_message(item) for item in response["Items"]]
         more = response.get("LastEvaluatedKey")
+        for item in response["Items"]:
+            leases = leases_of([item])
+            if found and len(found) + len(leases) > limit:  # (a pack that does not fit: the next page's)
+                return found, f"{stripe}|{last}"
+            found += [_message(lease) for lease in leases]
+            last = item["sk"]["S"]
         stripe, last = (stripe, more["sk"]["S"]) if more else (stripe + 1, "")
     return found, (f"{stripe}|{last}" if stripe < stripes else None)

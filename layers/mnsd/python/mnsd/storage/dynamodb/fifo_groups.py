@@ -78,6 +78,8 @@ from mnsd.storage.dynamodb.stripe_counts import Sample, oldest_of, plain_sample
 
 __all__ = ["MIN_DIRECTORY_WIDTH", "FifoGroups"]
 
+_RUN_DELETE_LIMIT = 50  # leases one delete transaction takes at most (DynamoDB: 100 items a transaction)
+
 
 def _claimed(head: Head, run: list[Message], now_ms: int) -> tuple[str, Item, str]:
     """The group item's part of a claim (update, values, condition): the run's hold (`fifo.Hold.claimed`, its
@@ -162,20 +164,43 @@ class FifoGroups:
         return after if self.writes.transact(first.queue_id, [hold, *leases], patient=False) is None else []
 
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
-        return [self._delete(ref, version, now_ms, kept=False) for ref, version in leases]
+        return self._delete_runs(leases, now_ms, kept=False)
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
-        return [self._delete(ref, version, now_ms, kept=True) for ref, version in leases]
+        return self._delete_runs(leases, now_ms, kept=True)
 
-    def _delete(self, ref: MessageRef, version: int, now_ms: int, kept: bool) -> bool:
-        """A held lease deleted (or `kept` for rewind) with its group item's part (`GroupWrites.release`), in one
-        transaction."""
-        lease = (
+    def _delete_runs(self, leases: list[tuple[MessageRef, int]], now_ms: int, kept: bool) -> list[bool]:
+        """The held leases deleted (or `kept` for rewind) group by group: each group's in one transaction with its
+        group item's part (`GroupWrites.release`: a batch delete of a run costs its group item one write, not one a
+        message); a group's transaction refused (a handle no longer holds its lease), each of its leases alone."""
+        done = [False] * len(leases)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for n, (ref, _) in enumerate(leases):
+            groups.setdefault((ref.queue_id, ref.group), []).append(n)
+        for members in groups.values():
+            for start in range(0, len(members), _RUN_DELETE_LIMIT):
+                run = [leases[n] for n in members[start : start + _RUN_DELETE_LIMIT]]
+                distinct = len({ref for ref, _ in run}) == len(run)  # (a transaction writes an item once)
+                if len(run) > 1 and distinct and self._delete(run, now_ms, kept):
+                    outcomes = [True] * len(run)
+                else:
+                    outcomes = [self._delete([lease], now_ms, kept) for lease in run]
+                for n, outcome in zip(members[start : start + _RUN_DELETE_LIMIT], outcomes, strict=True):
+                    done[n] = outcome
+        return done
+
+    def _delete(self, leases: list[tuple[MessageRef, int]], now_ms: int, kept: bool) -> bool:
+        """Held leases of one group deleted (or `kept` for rewind) with their group item's part
+        (`GroupWrites.release`), in one transaction: all of them or none."""
+        writes = [
             {"Update": keep_held_lease(self.table, ref, version, now_ms)}
             if kept
             else {"Delete": held_lease(self.table, ref, version, now_ms)}
-        )
-        return self.writes.at_home(ref, lambda d: [lease, self.writes.release(ref, d, kept)])
+            for ref, version in leases
+        ]
+        refs = [ref for ref, _ in leases]
+        # (`at_home` finds the group item second)
+        return self.writes.at_home(refs[0], lambda d: [writes[0], self.writes.release(refs, d, kept), *writes[1:]])
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a lease, and its time in its group's hold with it, shorter or longer (`fifo.Hold.retimed`; one

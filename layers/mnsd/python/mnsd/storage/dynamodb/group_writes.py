@@ -178,9 +178,11 @@ class GroupWrites:
         """A transaction's update of the group item of a message, at `d`, where it must be."""
         return {"Update": self.group_request(ref.queue_id, ref.group, d, update, values, condition)}
 
-    def release(self, ref: MessageRef, d: int, kept: bool = False) -> Item:
-        """The group item's part of a delete: one message fewer stored, out of the hold (`fifo.Hold.released`: if it
-        was in it), `c` bumped (and, when the message is `kept` for rewind, one more kept)."""
-        update = "SET q = if_not_exists(q, :zero) - :one, c = if_not_exists(c, :zero) + :one"
-        update += ", k = if_not_exists(k, :zero) + :one" if kept else ""
-        return self.group_update(ref, d, f"{update} REMOVE {hold_attribute(ref.position)}", numbers(zero=0, one=1))
+    def release(self, refs: list[MessageRef], d: int, kept: bool = False) -> Item:
+        """The group item's part of a delete of messages of one group (one, or a run): as many fewer stored, out of
+        the hold (`fifo.Hold.released`: those in it), `c` bumped (and, when they are `kept` for rewind, as many more
+        kept)."""
+        update = "SET q = if_not_exists(q, :zero) - :n, c = if_not_exists(c, :zero) + :one"
+        update += ", k = if_not_exists(k, :zero) + :n" if kept else ""
+        holds = ", ".join(dict.fromkeys(hold_attribute(ref.position) for ref in refs))
+        return self.group_update(refs[0], d, f"{update} REMOVE {holds}", numbers(zero=0, one=1, n=len(refs)))

@@ -12,7 +12,11 @@ group's partition instead, `{queue_id}#G{group}` (`group_partition`; the group i
 group items of `mnsd.storage.dynamodb.fifo_groups` in `{queue_id}#D{n}`.
 
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
-    B{message_id}                              the body, when lease + body would exceed 1 KB
+    B{message_id}                              the body and its MD5, when lease + body would exceed 1 KB
+
+A lease repeats neither the message id (its sort key ends with it: `message_id_of`) nor an inline body's MD5 (computed
+from the body on read, `message_of`); an out-of-line body's MD5 is kept in its body item. Leases written before
+carry `id` and `m` and are read the same.
 
 A message deleted while its queue's RewindPeriod is on stays as a *kept* lease (`kept_lease`): the
 same item, re-marked in place by one conditional UpdateItem (`KEEP_UPDATE`) that sets `k` and removes
@@ -34,7 +38,7 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-from mnsd.model.messages import Message, MessageRef, MessageState, Property, lease_state
+from mnsd.model.messages import Message, MessageRef, MessageState, Property, body_md5, lease_state
 from mnsd.storage.capacity import KB, item_size
 from mnsd.storage.dynamodb.placement import MAX_STRIPES
 from mnsd.storage.ids import message_id_time
@@ -58,7 +62,7 @@ STRIPE_SEPARATOR = "#"
 LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "pk": ("S", "queue incarnation id, with `#{stripe}` for stripes > 0"),
     "sk": ("S", "L{priority:02}{position:013}{message_id} (B{message_id} for an out-of-line body)"),
-    "id": ("S", "message id"),
+    "id": ("S", "message id (leases written before it was read from the sort key only)"),
     "v": ("N", "visible_at: NextVisibleTime, epoch ms (leases only)"),
     "w": ("N", "v again, the ready index's sort key: only while the queue's writes keep the index"),
     "r": ("N", "version, bumped by every receive and visibility change"),
@@ -66,7 +70,7 @@ LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "e": ("N", "enqueue time, epoch ms"),
     "f": ("N", "first dequeue time, epoch ms (absent until the first receive)"),
     "x": ("N", "expiry, epoch seconds (the TTL attribute)"),
-    "m": ("S", "body MD5 (hex, upper case)"),
+    "m": ("S", "body MD5 (hex, upper case): on a body item (on leases written before, on the lease)"),
     "b": ("S", "body text"),
     "z": ("B", "body, zlib-compressed UTF-8"),
     "o": ("BOOL", "the body is stored out of line (B item)"),
@@ -90,12 +94,12 @@ def stripe_partition(queue_id: str, stripe: int) -> str:
 
 
 def stripe_of(message_id: str) -> int:
-    """The stripe a message id names: `{16 hex}-{stripe + 1}-{ms hex}-{9 digits}` (its slot, `new_message_id`); 0
-    for any other id."""
+    """The stripe a message id names: `{16 hex}-{stripe + 1}-{ms hex}-{9 digits}` (its slot, `new_message_id`; a
+    packed message's slot holds more above `MAX_STRIPES`, `packs.pack_ids`); 0 for any other id."""
     parts = message_id.split("-")
-    if len(parts) != 4 or not parts[1].isdigit() or not 1 <= int(parts[1]) <= MAX_STRIPES:
+    if len(parts) != 4 or not parts[1].isdigit() or int(parts[1]) < 1:
         return 0
-    return int(parts[1]) - 1
+    return (int(parts[1]) - 1) % MAX_STRIPES
 
 
 def group_partition(queue_id: str, group: str) -> str:
@@ -181,14 +185,12 @@ def message_items(message: Message, indexed: bool = False) -> list[Item]:
     lease: Item = {
         "pk": {"S": partition_of(message.ref)},
         "sk": {"S": lease_key(message.ref)},
-        "id": {"S": message.message_id},
         "v": {"N": str(message.visible_at)},
         **({INDEX_KEY: {"N": str(message.visible_at)}} if indexed else {}),
         "r": {"N": str(message.version)},
         "d": {"N": str(message.dequeue_count)},
         "e": {"N": str(message.enqueue_time)},
         "x": {"N": str(message.expires_at)},
-        "m": {"S": message.body_md5},
     }
     if message.dequeue_count:
         lease["f"] = {"N": str(message.first_dequeue_time)}
@@ -204,6 +206,7 @@ def message_items(message: Message, indexed: bool = False) -> list[Item]:
     if item_size(lease) + item_size(body) + LEASE_GROWTH <= KB:
         return [{**lease, **body}]
     body_item = {"pk": lease["pk"], "sk": {"S": BODY + message.message_id}, "x": lease["x"], **body}
+    body_item["m"] = {"S": message.body_md5}
     return [body_item, {**lease, "o": {"BOOL": True}}]
 
 
@@ -265,16 +268,33 @@ def revisit_update(indexing: bool) -> str:
 
 
 def message_id_of(item: Item) -> str:
-    return str(item["id"]["S"]) if "id" in item else str(item["sk"]["S"][1:])
+    """The message id of a lease (from its sort key) or a body item."""
+    key = str(item["sk"]["S"])
+    if key.startswith(LEASE):
+        return MessageRef.from_key(queue_id_of(item["pk"]["S"]), key).message_id
+    return key[len(BODY) :]
+
+
+# The `body_md5` of a message read from a lease whose body is out of line (its MD5 with it): `load_bodies` reads both.
+BODY_APART = "?"
+
+
+def md5_of(item: Item, body: str | None) -> str:
+    """A message's body MD5: kept in the item (a body item; a lease written before), else computed from its body
+    (`BODY_APART` when the body is in a body item not read yet)."""
+    if "m" in item:
+        return str(item["m"]["S"])
+    return BODY_APART if body is None else body_md5(body)
 
 
 def message_of(item: Item) -> Message:
     """The message a lease item stores (body None when it is stored out of line)."""
     ref = MessageRef.from_key(queue_id_of(item["pk"]["S"]), item["sk"]["S"])
     enqueue_time = int(item["e"]["N"])
+    body = body_of(item)
     return Message(
         queue_id=ref.queue_id,
-        message_id=item["id"]["S"],
+        message_id=ref.message_id,
         priority=ref.priority,
         position=ref.position,
         visible_at=int(item["v"]["N"]),
@@ -283,8 +303,8 @@ def message_of(item: Item) -> Message:
         enqueue_time=enqueue_time,
         first_dequeue_time=int(item["f"]["N"]) if "f" in item else enqueue_time,
         expires_at=int(item["x"]["N"]),
-        body_md5=item["m"]["S"],
-        body=body_of(item),
+        body_md5=md5_of(item, body),
+        body=body,
         user_properties=parse_properties(item.get("u")),
         system_properties=parse_properties(item.get("s")),
         message_group_id=item.get("g", {}).get("S", ""),

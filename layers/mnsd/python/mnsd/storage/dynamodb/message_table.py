@@ -14,20 +14,24 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.model.messages import Message
+from mnsd.model.messages import Message, body_md5
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
 from mnsd.storage.dynamodb.layout import (
     BODY,
+    BODY_APART,
     Item,
     body_of,
     lease_item_key,
     lease_key,
+    md5_of,
     message_id_of,
     message_of,
+    parse_properties,
     partition_of,
     queue_id_of,
 )
+from mnsd.storage.dynamodb.packs import MAX_PACK, SIZE, entry_of, is_pack, unpack_content
 
 _BATCH_WRITE_LIMIT = 25
 _BATCH_GET_LIMIT = 100
@@ -67,7 +71,7 @@ class MessageTable:
                 for queue_id in {queue_id_of(r["PutRequest"]["Item"]["pk"]["S"]) for r in pending}:
                     on_throttled(queue_id)
                 time.sleep(0.02 * 2**attempt * random.random())
-            failed |= {message_id_of(r["PutRequest"]["Item"]) for r in pending}
+            failed |= {message_id_of(r["PutRequest"]["Item"]) for r in pending}  # (a pack's: its pack's id)
         return failed
 
     def get_many(self, keys: list[Item]) -> dict[tuple[str, str], Item]:
@@ -82,8 +86,28 @@ class MessageTable:
                 pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
         return found
 
+    def whole(self, items: list[Item], enough: int | None = None) -> tuple[list[Item], bool]:
+        """Index items with each pack's (`packs`: the index holds its keys and place only) read whole in its place
+        (BatchGetItem; a pack gone since is left out); with `enough`, only as many of the packs as may hold that many
+        leases (`MAX_PACK` each), chosen at random (consumers that read one page of the index then take from
+        different packs); and whether a pack was left unread."""
+        partial = [n for n, item in enumerate(items) if _partial(item)]
+        if enough is not None and len(partial) * MAX_PACK > enough:
+            partial = sorted(random.sample(partial, -(-enough // MAX_PACK)))
+        read = self.get_many([{"pk": items[n]["pk"], "sk": items[n]["sk"]} for n in partial])
+        chosen = set(partial)
+        found = [
+            read.get((item["pk"]["S"], item["sk"]["S"])) if n in chosen else item
+            for n, item in enumerate(items)
+            if n in chosen or not _partial(item)
+        ]
+        return [item for item in found if item is not None], len(chosen) < sum(map(_partial, items))
+
     def load_bodies(self, messages: list[Message]) -> None:
         """Complete what a scan (leases as the index holds them) or a claim (bodies out of line) left out."""
+        self._load_packed(
+            [m for m in messages if m.body is None and m.body_md5 == BODY_APART and entry_of(m.message_id)]
+        )
         partial = [m for m in messages if m.body_md5 == ""]
         leases = self.get_many([lease_item_key(m.ref) for m in partial])
         for message in partial:
@@ -96,6 +120,32 @@ class MessageTable:
             item = bodies.get((partition_of(message.ref), BODY + message.message_id))
             if item is not None:
                 message.body = body_of(item)
+                message.body_md5 = message.body_md5 if message.body_md5 != BODY_APART else md5_of(item, message.body)
+                if entry_of(message.message_id):  # (a packed message of a batch too large for one body item)
+                    message.user_properties = parse_properties(item.get("u"))
+                    message.system_properties = parse_properties(item.get("s"))
+                    message.message_group_id = item.get("g", {}).get("S", "")
+
+    def _load_packed(self, messages: list[Message]) -> None:
+        """The bodies and properties of packed messages, from their batches' body items (`packs`); those of a batch
+        stored with a body item each are left to `load_bodies`."""
+        keys = {}
+        for m in messages:
+            entry = entry_of(m.message_id)
+            assert entry is not None
+            keys[(partition_of(m.ref), BODY + entry.pack)] = {
+                "pk": {"S": partition_of(m.ref)},
+                "sk": {"S": BODY + entry.pack},
+            }
+        found = self.get_many(list(keys.values()))
+        for m in messages:
+            entry = entry_of(m.message_id)
+            assert entry is not None
+            item = found.get((partition_of(m.ref), BODY + entry.pack))
+            content = None if item is None else unpack_content(item, entry.index)
+            if content is not None:
+                m.body, m.user_properties, m.system_properties, m.message_group_id = content
+                m.body_md5 = body_md5(m.body)
 
     def lease_page(
         self, partition: str, limit: int, start: Item | None = None, forward: bool = True, projection: str = ""
@@ -112,3 +162,8 @@ class MessageTable:
             ConditionExpression="x <= :now_s",
             ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
         )
+
+
+def _partial(item: Item) -> bool:
+    """A pack as the ready index holds it (its keys and place only)."""
+    return is_pack(item) and SIZE not in item

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from mnsd.clock import Clock, ms
 from mnsd.model.messages import Message
+from mnsd.storage.dynamodb.packs import MAX_PACK, pack_ids
 from mnsd.storage.dynamodb.placement import Placement, Spread
 from mnsd.storage.dynamodb.queue_records import Placements
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE, StripeGrowth
@@ -37,13 +38,21 @@ class Placer:
         index (a FIFO queue's groups are read from the table)."""
         return not message.fifo and self.placements.of(message.queue_id).spread.indexing
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
+    def new_ids(self, queue_id: str, count: int, now_ms: int, packed: bool = False) -> list[str]:
         """Ids of `count` new messages of the queue, each naming a stripe among the first `send_width` at random:
         they count in the queue's send rate first (whoever sends them: a dead letter or a receiver's copy writes the
-        queue's stripes as a send does), which may widen or grow it (so they spread at the rate including them)."""
+        queue's stripes as a send does), which may widen or grow it (so they spread at the rate including them).
+        `packed`: a batch's, up to `packs.MAX_PACK` at a time in a stripe, packed together (`packs.pack_ids`)."""
         placement = self._grow(queue_id, self.placements.of(queue_id), sent=count)
         width = placement.send_width(now_ms)
-        return [new_message_id(now_ms, secrets.randbelow(width) + 1) for _ in range(count)]
+        if not packed or count < 2:
+            return [new_message_id(now_ms, secrets.randbelow(width) + 1) for _ in range(count)]
+        ids: list[str] = []
+        for start in range(0, count, MAX_PACK):
+            size = min(MAX_PACK, count - start)
+            stripe = secrets.randbelow(width)
+            ids += pack_ids(size, stripe, now_ms) if size > 1 else [new_message_id(now_ms, stripe + 1)]
+        return ids
 
     def written(self, queue_id: str) -> None:
         """After messages of the queue were written: grow if the load seen asks for it (throttled writes)."""

@@ -2,7 +2,8 @@
 partition's) sampled, exactly up to two pages per range and estimated beyond from the density of what was read.
 
 A stripe that keeps the ready index is counted from the index (small items), its ready range (`w <= now`) and its
-later one apart; any other partition from the table, whole leases in queue order (`plain_sample`).
+later one apart; any other partition from the table, whole leases in queue order (`plain_sample`). A pack (`packs`)
+counts as its entries (read whole from the table: its index item holds its place only).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from mnsd.model.messages import MessageState
 from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb.layout import INDEX_KEY, Item, enqueued_at, state_of, stripe_partition
 from mnsd.storage.dynamodb.message_table import MessageTable
+from mnsd.storage.dynamodb.packs import leases_of
 from mnsd.storage.dynamodb.placement import Spread
 from mnsd.storage.dynamodb.ready_index import IndexUnavailable, ReadyIndex
 
@@ -41,6 +43,7 @@ def plain_sample(table: MessageTable, partition: str, now_ms: int, limit: int | 
     limit = PLAIN_COUNT_ITEMS if limit is None else limit
     head, more = table.lease_page(partition, limit)
     tail = [] if more is None else table.lease_page(partition, limit, forward=False)[0]
+    head, tail = leases_of(head), leases_of(tail)
     return Sample(_tally(head, tail, now_ms, lambda item: int(item["e"]["N"])), _oldest(head + tail, now_ms))
 
 
@@ -91,6 +94,7 @@ class StripeCounts:
         values = {":now": {"N": str(now_ms)}}
         head, more = self.index.page(partition, condition, values, limit)
         tail = [] if more is None else self.index.page(partition, condition, values, limit, forward=False)[0]
+        head, tail = leases_of(self.table.whole(head)[0]), leases_of(self.table.whole(tail)[0])
         return Sample(_tally(head, tail, now_ms, lambda item: int(item[INDEX_KEY]["N"])), _oldest(head + tail, now_ms))
 
 

@@ -12,6 +12,10 @@ depends on the queue's `placement.Spread`:
   `w > now`); an expired lease it meets (retention over, TTL not yet done) it deletes, so each is read about once.
   Until the index is built over the leases written before it was kept (`ReadyIndex.build`), the stripes that hold
   them are read from the table; so is every stripe while the index cannot be read yet (`IndexUnavailable`).
+
+A pack (`packs`: a batch's messages in one lease item) is read whole (from the index, its keys and place only: the
+packs of a page are then read with BatchGetItem) and offers its receivable entries; one read with none (its place
+earlier than needed) is moved on (`PackWrites.settle`). The packs a scan read are kept with it, for its claims.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.layout import (
     INDEX_KEY,
     LEASE,
+    TTL_ATTRIBUTE,
+    Item,
     candidate_of,
     is_kept,
     message_of,
@@ -31,6 +37,8 @@ from mnsd.storage.dynamodb.layout import (
     stripe_partition,
 )
 from mnsd.storage.dynamodb.message_table import MessageTable
+from mnsd.storage.dynamodb.pack_writes import PackWrites
+from mnsd.storage.dynamodb.packs import entries, is_pack
 from mnsd.storage.dynamodb.placement import Spread
 from mnsd.storage.dynamodb.ready_index import IndexUnavailable, ReadyIndex
 from mnsd.storage.dynamodb.stripe_spans import StripeSpans
@@ -49,12 +57,14 @@ class StripeScan:
     messages: list[Message]
     next_visible_at: int | None
     wasted: int
+    packs: dict[tuple[str, str], Item]  # the packs read, by (pk, sk)
 
 
 class StripeReads:
-    def __init__(self, table: MessageTable, index: ReadyIndex) -> None:
+    def __init__(self, table: MessageTable, index: ReadyIndex, packs: PackWrites) -> None:
         self.table = table
         self.index = index
+        self.packs = packs
         self.spans = StripeSpans()  # this container's hints, kept across scans
 
     def scan(self, queue_id: str, now_ms: int, wanted: int, spread: Spread, enough: int) -> StripeScan:
@@ -63,6 +73,7 @@ class StripeReads:
         ready: list[Message] = []
         wasted = 0
         next_visible: int | None = None
+        packs: dict[tuple[str, str], Item] = {}
         order, sweep = self.spans.order(queue_id, spread, now_ms)
         for stripe in order:
             partition = stripe_partition(queue_id, stripe)
@@ -70,9 +81,9 @@ class StripeReads:
             try:
                 if not spread.reads_index(stripe):
                     raise IndexUnavailable()
-                ready += self._ready_in(partition, now_ms, want, enough_here)
+                ready += self._ready_in(partition, now_ms, want, enough_here, packs)
             except IndexUnavailable:
-                found, later, waste = self._plain_ready(partition, now_ms, want, enough_here)
+                found, later, waste = self._plain_ready(partition, now_ms, want, enough_here, packs)
                 ready += found
                 wasted += waste
                 if later is not None:
@@ -88,12 +99,12 @@ class StripeReads:
         if sweep:
             self.spans.swept(queue_id, now_ms, any(stripe_of(m.message_id) >= spread.width for m in ready))
         ready.sort(key=lambda m: (m.priority, m.position))
-        return StripeScan(ready, next_visible, wasted)
+        return StripeScan(ready, next_visible, wasted, packs)
 
     # --- from the table ---------------------------------------------------------------------------
 
     def _plain_ready(
-        self, partition: str, now_ms: int, wanted: int, enough: int
+        self, partition: str, now_ms: int, wanted: int, enough: int, packs: dict[tuple[str, str], Item]
     ) -> tuple[list[Message], int | None, int]:
         """Up to `wanted` Active leases of a stripe read from the table in queue order, every lease on the way
         included (an expired one it deletes): from its head, or on a stripe deeper than a page mostly from a random
@@ -103,16 +114,16 @@ class StripeReads:
         below = self.spans.window(partition, now_ms) if priority >= 0 else None
         if below is not None:
             first = f"{LEASE}{priority:02d}{min(below, now_ms):013d}"
-            ready, later, wasted, more = self._read_plain(partition, now_ms, wanted, first)
+            ready, later, wasted, more = self._read_plain(partition, now_ms, wanted, first, packs)
             if more or len(ready) >= enough:
                 self.spans.saw_plain(partition, ready, None)
                 return ready, later, wasted
-        ready, later, wasted, more = self._read_plain(partition, now_ms, wanted, "")
+        ready, later, wasted, more = self._read_plain(partition, now_ms, wanted, "", packs)
         self.spans.saw_plain(partition, ready, more)
         return ready, later, wasted
 
     def _read_plain(
-        self, partition: str, now_ms: int, wanted: int, first: str
+        self, partition: str, now_ms: int, wanted: int, first: str, packs: dict[tuple[str, str], Item]
     ) -> tuple[list[Message], int | None, int, bool]:
         ready: list[Message] = []
         next_visible: int | None = None
@@ -121,14 +132,14 @@ class StripeReads:
         pages = dead_letters.lease_pages(self.table.client, self.table.name, [partition], None, max(1, wanted), first)
         for items, unread in pages:
             more = unread
-            for item in items:
+            for item in _unpacked(items, packs, now_ms):
                 state = state_of(item, now_ms)
                 if state is MessageState.ACTIVE:
                     ready.append(message_of(item))
                     continue
                 wasted += 1
                 if state is MessageState.EXPIRED and not is_kept(item):
-                    self.table.delete_expired(item, now_ms)
+                    self.table.delete_expired(item, now_ms)  # (an expired pack: itself, not its entries)
                 elif state is not MessageState.EXPIRED:
                     visible_at = int(item["v"]["N"])
                     next_visible = visible_at if next_visible is None else min(next_visible, visible_at)
@@ -138,26 +149,29 @@ class StripeReads:
 
     # --- from the ready index -------------------------------------------------------------------
 
-    def _ready_in(self, partition: str, now_ms: int, wanted: int, enough: int) -> list[Message]:
+    def _ready_in(
+        self, partition: str, now_ms: int, wanted: int, enough: int, packs: dict[tuple[str, str], Item]
+    ) -> list[Message]:
         """Up to `wanted` Active leases of one stripe: at its head, or (`StripeSpans.window`) older than a random
         point of the span of `v` this container saw there; expired ones met on the way are deleted."""
         below = self.spans.window(partition, now_ms)
         if below is not None:
-            ready, _, more = self._read_ready(partition, now_ms, wanted, below)
+            ready, _, more = self._read_ready(partition, now_ms, wanted, below, packs)
             if more or len(ready) >= enough:  # (else it met the head with too few: the head has more)
                 self.spans.saw(partition, ready, None, None)
                 return ready
-        ready, head, more = self._read_ready(partition, now_ms, wanted, None)
+        ready, head, more = self._read_ready(partition, now_ms, wanted, None, packs)
         self.spans.saw(partition, ready, head, more)
         return ready
 
     def _read_ready(
-        self, partition: str, now_ms: int, wanted: int, below: int | None
+        self, partition: str, now_ms: int, wanted: int, below: int | None, packs: dict[tuple[str, str], Item]
     ) -> tuple[list[Message], int | None, bool]:
         """Active leases from the head (`below` None) or downwards from `v <= below`; the oldest `v` read (from
         the head: the stripe's head) and whether more were left unread."""
         ready: list[Message] = []
         start = None
+        unread = False
         oldest: int | None = None
         bound = now_ms if below is None else min(below, now_ms)
         for _ in range(_EXPIRED_PAGES):
@@ -165,14 +179,39 @@ class StripeReads:
                 partition, "w <= :now", {":now": {"N": str(bound)}}, wanted, start, forward=below is None
             )
             expired = 0
-            for item in items:
+            whole, unread = self.table.whole(items, wanted - len(ready))  # (unread: the packs read may do)
+            for item in whole:
                 v = int(item[INDEX_KEY]["N"])
                 oldest = v if oldest is None else min(oldest, v)
+                if is_pack(item) and not _expired(item, now_ms):
+                    leases = _unpacked([item], packs, now_ms)
+                    found = [message_of(e) for e in leases if state_of(e, now_ms) is MessageState.ACTIVE]
+                    ready += found
+                    if not found:
+                        self.packs.settle(item, now_ms, True)
+                    continue
                 if state_of(item, now_ms) is MessageState.ACTIVE:
                     ready.append(candidate_of(item))
                 else:
                     self.table.delete_expired(item, now_ms)
                     expired += 1
-            if not expired or start is None or len(ready) >= wanted:
+            if unread or not expired or start is None or len(ready) >= wanted:
                 break
-        return ready, oldest, start is not None
+        return ready, oldest, unread or start is not None
+
+
+def _expired(item: Item, now_ms: int) -> bool:
+    return int(item[TTL_ATTRIBUTE]["N"]) <= now_ms // 1000
+
+
+def _unpacked(items: list[Item], packs: dict[tuple[str, str], Item], now_ms: int) -> list[Item]:
+    """Lease items with each unexpired pack's entries in its place (`packs.entries`; an expired pack stays itself:
+    it is expired as a whole), the packs kept in `packs`."""
+    leases: list[Item] = []
+    for item in items:
+        if is_pack(item) and not _expired(item, now_ms):
+            packs[(item["pk"]["S"], item["sk"]["S"])] = item
+            leases += entries(item)
+        else:
+            leases.append(item)
+    return leases

@@ -13,10 +13,15 @@ A consumer that loses a claim leaves the rest of that page of its stripe to the 
 body: DynamoDB bills UpdateItem by the whole item, so only the small lease changes and TTL (`x`, free) removes what
 retention ends. Deleting a message deletes its lease; an out-of-line body is left to TTL. Counts read a bounded
 sample per stripe (`stripe_counts`).
+
+With `packed` (`Settings.packed_batches`), a batch's messages are stored together, a pack (`packs`; its writes,
+`pack_writes`): a receive claims a pack's entries it takes in one write, a batch delete removes them in one. Single
+messages, and the packs of tables written before, are read and written as ever.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,15 +33,17 @@ from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb import dead_letters, enqueued
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
+    Item,
     held_lease,
     lease_item_key,
-    message_items,
     message_of,
     partition_of,
     stripe_partition,
     visibility_set,
 )
 from mnsd.storage.dynamodb.message_table import MessageTable, throttled
+from mnsd.storage.dynamodb.pack_writes import PackWrites
+from mnsd.storage.dynamodb.packs import entry_of, items_of, pack_key
 from mnsd.storage.dynamodb.placer import IndexBuilder, Placer
 from mnsd.storage.dynamodb.ready_index import ReadyIndex
 from mnsd.storage.dynamodb.stripe_counts import StripeCounts
@@ -47,12 +54,14 @@ from mnsd.storage.dynamodb.stripes import CONTENDED_SPREAD
 class StripedMessageStore:
     """`mnsd.model.ports.MessageStore` for standard queues (and their receivers)."""
 
-    def __init__(self, client: Any, table: str, placer: Placer) -> None:
+    def __init__(self, client: Any, table: str, placer: Placer, packed: bool = False) -> None:
         self.items = MessageTable(client, table)
         self.placer = placer
+        self.packed = packed
         self.pressure = placer.growth.pressure
         self.index = ReadyIndex(self.items)
-        self.reads = StripeReads(self.items, self.index)
+        self.packs = PackWrites(client, table)
+        self.reads = StripeReads(self.items, self.index, self.packs)
         self.tallies = StripeCounts(self.items, self.index)
 
     @property
@@ -61,7 +70,7 @@ class StripedMessageStore:
 
     @client.setter
     def client(self, client: Any) -> None:  # (a test or benchmark counting calls swaps it for every part)
-        self.items.client = client
+        self.items.client = self.packs.client = client
 
     @property
     def table(self) -> str:
@@ -73,17 +82,21 @@ class StripedMessageStore:
     # --- writes -------------------------------------------------------------------------------
 
     def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
-        """Ids naming stripes of the queue's send width (`Placer.new_ids`)."""
-        return self.placer.new_ids(queue_id, count, now_ms)
+        """Ids naming stripes of the queue's send width (`Placer.new_ids`): a batch's packed together if `packed`."""
+        return self.placer.new_ids(queue_id, count, now_ms, self.packed)
 
     def put(self, messages: list[Message]) -> set[str]:
         """Store new messages (with BatchWriteItem); the ids of those that could not be stored."""
         indexing = {m.queue_id: self._indexing(m.queue_id) for m in messages}
-        items = [item for m in messages for item in message_items(m, indexing[m.queue_id])]
-        failed = self.items.put(items, self.pressure.throttled)
+        failed = self.items.put(items_of(messages, indexing), self.pressure.throttled)
         for queue_id in indexing:
             self.placer.written(queue_id)
-        return failed
+        packs = {m.message_id: entry_of(m.message_id) for m in messages}
+        return {
+            m.message_id
+            for m in messages
+            if m.message_id in failed or getattr(packs[m.message_id], "pack", "") in failed
+        }
 
     def _claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None | bool:
         """The claimed message; None if another consumer changed the lease first; False if throttled."""
@@ -113,21 +126,39 @@ class StripedMessageStore:
             return False
         return None if response is None else message_of(response["Attributes"])
 
-    def _claim_some(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
+    def _claim_some(
+        self, candidates: list[Message], count: int, now_ms: int, visible_at: int, packs: Packs | None = None
+    ) -> list[Message]:
         """Claim candidates in their order until `count` are owned. A lost claim means another consumer works
         the same page of that stripe: the rest of that stripe's candidates are left to it (the receive returns
-        what it has, or reads again), so consumers that meet on one page lose about one claim, not one each."""
+        what it has, or reads again), so consumers that meet on one page lose about one claim, not one each.
+        A packed candidate is claimed with the pack's other candidates it has room for, in one write (`packs`: the
+        packs its scan read; one it did not, read now); so that packs do not crowd out the single messages among the
+        first `count` candidates (what the caller would have), those are claimed first."""
         claimed: list[Message] = []
         lost: dict[str, int] = {}
         left: set[str] = set()  # stripes (partitions) where a claim was lost
-        for candidate in candidates:
+        taken: set[str] = set()
+        window = [c for c in candidates if c.state_at(now_ms) is MessageState.ACTIVE][:count]
+        singles = [c for c in window if entry_of(c.message_id) is None]
+        first = {id(c) for c in singles}
+        for candidate in [*singles, *(c for c in candidates if id(c) not in first)]:
             if len(claimed) >= count:
                 break
-            if partition_of(candidate.ref) in left or candidate.state_at(now_ms) is not MessageState.ACTIVE:
+            active = candidate.state_at(now_ms) is MessageState.ACTIVE
+            if partition_of(candidate.ref) in left or not active or candidate.message_id in taken:
                 continue
-            outcome = self._claim(candidate, now_ms, visible_at)
-            if isinstance(outcome, Message):
-                claimed.append(outcome)
+            outcome: list[Message] | None | bool
+            if entry_of(candidate.message_id) is None:
+                single = self._claim(candidate, now_ms, visible_at)
+                outcome = [single] if isinstance(single, Message) else single
+            else:
+                siblings = [m for m in candidates if _same_pack(m, candidate) and m.message_id not in taken]
+                siblings = [m for m in siblings if m.state_at(now_ms) is MessageState.ACTIVE][: count - len(claimed)]
+                taken.update(m.message_id for m in siblings)
+                outcome = self._claim_packed(siblings, now_ms, visible_at, packs or {}) or None
+            if isinstance(outcome, list):
+                claimed += outcome
             elif outcome is None:
                 lost[candidate.queue_id] = lost.get(candidate.queue_id, 0) + 1
                 left.add(partition_of(candidate.ref))
@@ -136,13 +167,41 @@ class StripedMessageStore:
             self.pressure.claims(queue_id, won, lost.get(queue_id, 0))
         return claimed
 
+    def _claim_packed(self, taken: list[Message], now_ms: int, visible_at: int, packs: Packs) -> list[Message]:
+        """Entries of one pack claimed in one write (`PackWrites.claim`), the pack as the scan read it."""
+        first = taken[0]
+        entry = entry_of(first.message_id)
+        assert entry is not None
+        key = pack_key(first.ref, entry)
+        pack = packs.get((key["pk"]["S"], key["sk"]["S"])) or self.packs.read(first.ref)
+        if pack is None:
+            return []
+        try:
+            return self.packs.claim(pack, taken, now_ms, visible_at, self._indexing(first.queue_id))
+        except ClientError as exc:
+            if not throttled(exc):
+                raise
+            self.pressure.throttled(first.queue_id)
+            return []
+
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
-        """Delete each message whose lease is still the one a receipt handle names (`Message.held_by`)."""
-        deletes = (held_lease(self.table, ref, version, now_ms) for ref, version in leases)
-        return [conditional(self.client.delete_item, **delete) is not None for delete in deletes]
+        """Delete each message whose lease is still the one a receipt handle names (`Message.held_by`): a pack's
+        together (`PackWrites.delete`)."""
+        done = [False] * len(leases)
+        for numbers, packed in _by_pack(leases):
+            if packed:
+                outcomes = self.packs.delete([leases[n] for n in numbers], now_ms)
+            else:
+                deletes = (held_lease(self.table, *leases[n], now_ms) for n in numbers)
+                outcomes = [conditional(self.client.delete_item, **delete) is not None for delete in deletes]
+            for n, outcome in zip(numbers, outcomes, strict=True):
+                done[n] = outcome
+        return done
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
+        if entry_of(ref.message_id) is not None:
+            return self.packs.retime(ref, version, now_ms, visible_at, self._indexing(ref.queue_id))
         request = held_lease(self.table, ref, version, now_ms)
         request["UpdateExpression"] = f"SET {visibility_set(self._indexing(ref.queue_id))}, r = :next"
         request["ExpressionAttributeValues"].update({":vis": {"N": str(visible_at)}, ":next": {"N": str(version + 1)}})
@@ -163,12 +222,14 @@ class StripedMessageStore:
         found = self.reads.scan(queue_id, now_ms, page, placement.read_spread(now_ms), count)
         seen = len(found.messages)
         scan = _ReceiveScan(queue_id, seen, seen < wanted, found.wasted)
-        claims = _ReceiveClaims(self._claim_some, self.placer, self.index.build, scan)
+        claim = functools.partial(self._claim_some, packs=found.packs)
+        claims = _ReceiveClaims(claim, self.placer, self.index.build, scan)
         return ReadyScan(found.messages, found.next_visible_at, claimer=claims)
 
     def peek_ready(self, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
         """Up to `wanted` Active, unexpired messages from every stripe (their leases only)."""
-        return self.reads.scan(queue_id, now_ms, wanted, self.placer.of(queue_id).spread, wanted).messages
+        found = self.reads.scan(queue_id, now_ms, wanted, self.placer.of(queue_id).spread, wanted).messages
+        return found[:wanted]  # (a page of the index holding packs offers their entries: more than its items)
 
     def load_bodies(self, messages: list[Message]) -> None:
         """Complete what `scan_ready` (leases as the index holds them) or `claim` (bodies out of line) left out."""
@@ -185,18 +246,43 @@ class StripedMessageStore:
 
     def move(self, source: Message, now_ms: int, target: Message) -> bool:
         indexed = self.placer.indexed(target)
-        return dead_letters.move(self.client, self.table, source, now_ms, target, indexed)
+        removal = self.packs.removal(source, now_ms) if entry_of(source.message_id) else None
+        return dead_letters.move(self.client, self.table, source, now_ms, target, indexed, removal=removal)
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
-        return dead_letters.delete_keeping(self.client, self.table, leases, now_ms)
+        done = [False] * len(leases)
+        for numbers, packed in _by_pack(leases):
+            chosen = [leases[n] for n in numbers]
+            if packed:
+                outcomes = [self.packs.keep(ref, version, now_ms) for ref, version in chosen]
+            else:
+                outcomes = dead_letters.delete_keeping(self.client, self.table, chosen, now_ms)
+            for n, outcome in zip(numbers, outcomes, strict=True):
+                done[n] = outcome
+        return done
 
     def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
         spread = self.placer.of(queue_id).spread
         partitions = _partitions(queue_id, spread.stripes)
-        return dead_letters.rewind(self.client, self.table, partitions, since_ms, now_ms, spread.indexing)
+
+        def pack(item: Item) -> int:
+            whole = self._whole(item)
+            return 0 if whole is None else self.packs.rewind(whole, since_ms, now_ms, spread.indexing)
+
+        return dead_letters.rewind(self.client, self.table, partitions, since_ms, now_ms, spread.indexing, pack)
 
     def drop_kept(self, queue_id: str, now_ms: int) -> int:
-        return dead_letters.drop_kept(self.client, self.table, _partitions(queue_id, self.placer.of(queue_id).stripes))
+        partitions = _partitions(queue_id, self.placer.of(queue_id).stripes)
+
+        def pack(item: Item) -> int:
+            whole = self._whole(item)
+            return 0 if whole is None else self.packs.drop_kept(whole)
+
+        return dead_letters.drop_kept(self.client, self.table, partitions, pack)
+
+    def _whole(self, item: Item) -> Item | None:
+        """A pack read whole (a page of leases read it with a projection), None if it is gone."""
+        return self.items.get_many([{"pk": item["pk"], "sk": item["sk"]}]).get((item["pk"]["S"], item["sk"]["S"]))
 
     # --- receivers (`enqueued`) ---------------------------------------------------------------
 
@@ -241,3 +327,30 @@ class _ReceiveScan:
 
 def _partitions(queue_id: str, stripes: int) -> list[str]:
     return [stripe_partition(queue_id, stripe) for stripe in range(stripes)]
+
+
+Packs = dict[tuple[str, str], Item]  # packs a scan read, by (pk, sk)
+
+
+def _same_pack(message: Message, other: Message) -> bool:
+    entry, theirs = entry_of(message.message_id), entry_of(other.message_id)
+    return (
+        entry is not None
+        and theirs is not None
+        and entry.pack == theirs.pack
+        and message.ref.key[:16] == other.ref.key[:16]
+        and message.queue_id == other.queue_id
+    )
+
+
+def _by_pack(leases: list[tuple[MessageRef, int]]) -> list[tuple[list[int], bool]]:
+    """The places of `leases` by the item that stores them: each pack's together (True), the single ones (False)."""
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    singles: list[int] = []
+    for n, (ref, _) in enumerate(leases):
+        entry = entry_of(ref.message_id)
+        if entry is None:
+            singles.append(n)
+        else:
+            groups.setdefault((ref.queue_id, ref.key[:16], entry.pack), []).append(n)
+    return [*((numbers, True) for numbers in groups.values()), *([(singles, False)] if singles else [])]

@@ -1,0 +1,243 @@
+"""Packed batches on the DynamoDB message table: a standard queue's batch send stored as one body item and one lease
+item (a *pack*) for all its messages, so its writes are shared by up to 16 messages (the layout of single messages:
+`layout`; the pack's writes: `pack_writes`).
+
+Ids. A batch of 2 to `MAX_PACK` messages gets ids of one stripe that name their pack and their entry in it
+(`pack_ids`): `{stem}-{slot}-{ms hex}-{9 digits}` as any id, the slot above `MAX_STRIPES` (a single message's names
+its stripe only, `layout.stripe_of`) holding the stripe, the entry's index and the batch's size. The pack is
+`{stem}-{stripe + 1}-{ms hex}-P{9 digits}` (`pack_of`), so a receipt handle (which carries the message's key)
+finds it.
+
+Items, in the message's stripe partition:
+
+    L{priority:02}{position:013}{pack}   the pack: per entry n (its index) v{n}, r{n}, d{n}, f{n} (and k{n} when it
+                                          is kept for rewind, without v{n}): the message's own visibility, version,
+                                          dequeue count and first dequeue time (y{n}: its body's size, when the
+                                          queue logs); e, x (the batch's enqueue time and
+                                          expiry, TTL), p (the batch's size), l (the queue logs), and `v` (`w` while
+                                          the queue keeps the ready index): the pack's place, see the invariant
+    B{pack}                               the batch's content: `z`, its messages' bodies and properties by index,
+                                          compressed together (JSON); when that would pass `BODY_LIMIT`, each
+                                          message's body item `B{message id}` instead, as a single message's
+
+A batch whose messages differ in priority or delay is stored as one pack per (priority, position), each under its
+own key (an entry's key is its message's: priority and position, and the pack), one body item for them all.
+
+The invariant: **a pack's place (`v`, and `w` in the ready index) is never later than the earliest time one of its
+messages is receivable**: at any time t at which an entry is receivable, `v <= t`. Writes that make an entry
+receivable earlier (a visibility change, a give-back, a rewind) lower it in the same conditional write; a claim moves
+it to the earliest of the other entries (as read) and its claimed ones' new times, conditioned on no other entry
+being receivable earlier by then; deletes leave it (earlier than needed is safe: a receive that meets a pack with no
+receivable entry moves it on, `pack_writes.PackWrites.settle`). So a receive that reads `w <= now` in the index
+misses no receivable message, and each message keeps its own visibility, version, count and owner: every write of an
+entry is conditioned on that entry alone (version, visibility, expiry).
+
+Readers see a pack as the leases of its entries (`entries`): scans, counts, rewinds and receivers' copies read
+them as they read single leases. A queue that logs its messages' events has them from the stream of its lease items
+(`changes`): its batches are not packed.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from mnsd.model.messages import Message, MessageRef, Property
+from mnsd.storage.dynamodb.layout import (
+    BODY,
+    INDEX_KEY,
+    LEASE,
+    LOGGING_ATTRIBUTE,
+    Item,
+    body_attributes,
+    message_items,
+    partition_of,
+    properties,
+)
+from mnsd.storage.dynamodb.placement import MAX_STRIPES
+
+MAX_PACK = 16  # messages a pack holds at most (a batch send's)
+BODY_LIMIT = 300 * 1024  # a batch's compressed content stored in one body item at most (DynamoDB: 400 KB an item)
+ENTRY_ATTRIBUTES = ("v", "r", "d", "f", "k", "y")  # an entry n's attributes are these with n appended
+PACK_MARK = "P"  # the last part of a pack's id begins with it
+SIZE = "p"  # a pack's attribute: the size of its batch (its entries' ids name it)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where a packed message lives: its pack's id and its index there (and the size of its batch)."""
+
+    pack: str
+    index: int
+    size: int
+
+
+def pack_ids(count: int, stripe: int, now_ms: int) -> list[str]:
+    """Ids for a batch of `count` (2 to `MAX_PACK`) messages of one stripe, packed together."""
+    stem, digits = secrets.token_hex(8).upper(), secrets.randbelow(10**9)
+    return [f"{stem}-{_slot(stripe, n, count)}-{now_ms:X}-{digits:09d}" for n in range(count)]
+
+
+def _slot(stripe: int, index: int, size: int) -> int:
+    return stripe + 1 + MAX_STRIPES * (1 + index + MAX_PACK * (size - 1))
+
+
+def entry_of(message_id: str) -> Entry | None:
+    """The pack and index a packed message's id names; None for a single message's."""
+    parts = message_id.split("-")
+    if len(parts) != 4 or not parts[1].isdigit() or int(parts[1]) <= MAX_STRIPES:
+        return None
+    slot = int(parts[1]) - 1
+    stripe, rest = slot % MAX_STRIPES, slot // MAX_STRIPES - 1
+    return Entry(f"{parts[0]}-{stripe + 1}-{parts[2]}-{PACK_MARK}{parts[3]}", rest % MAX_PACK, rest // MAX_PACK + 1)
+
+
+def is_pack_key(key: str) -> bool:
+    """Whether a sort key is a pack's (`L{priority}{position}{pack}`)."""
+    return key.startswith(LEASE) and key.rsplit("-", 1)[-1].startswith(PACK_MARK)
+
+
+def is_pack(item: Item) -> bool:
+    return is_pack_key(str(item.get("sk", {}).get("S", "")))
+
+
+def pack_key(ref: MessageRef, entry: Entry) -> Item:
+    """The primary key of the pack a packed message's entry is in."""
+    key = f"{LEASE}{ref.priority:02d}{ref.position:013d}{entry.pack}"
+    return {"pk": {"S": partition_of(ref)}, "sk": {"S": key}}
+
+
+def entry_names(n: int) -> dict[str, str]:
+    """An entry's attribute names by their single-lease names (`v` -> `v3`)."""
+    return {name: f"{name}{n}" for name in ENTRY_ATTRIBUTES}
+
+
+def indexes_of(item: Item) -> list[int]:
+    """The entries a pack holds (kept ones included): those with a version."""
+    return sorted(int(name[1:]) for name in item if name.startswith("r") and name[1:].isdigit())
+
+
+# --- writing a batch --------------------------------------------------------------------------------
+
+
+def batch_items(messages: list[Message], indexed: bool) -> list[Item]:
+    """The items storing a batch of packed messages (ids from `pack_ids`, one queue): its body item (or each
+    message's when too large together) and a pack per (priority, position)."""
+    first = messages[0]
+    entry = entry_of(first.message_id)
+    assert entry is not None
+    partition = partition_of(first.ref)
+    content = {
+        str(_index(m)): [m.body or "", _plain(m.user_properties), _plain(m.system_properties), m.message_group_id]
+        for m in messages
+    }
+    packed = zlib.compress(json.dumps(content, separators=(",", ":")).encode("utf-8"), 6)
+    items: list[Item] = []
+    expiry = {"N": str(max(m.expires_at for m in messages))}
+    if len(packed) <= BODY_LIMIT:
+        items.append({"pk": {"S": partition}, "sk": {"S": BODY + entry.pack}, "x": expiry, "z": {"B": packed}})
+    else:
+        for m in messages:
+            body = body_attributes(m.body or "")
+            item = {"pk": {"S": partition}, "sk": {"S": BODY + m.message_id}, "x": expiry, **body}
+            item.update({"u": properties(m.user_properties), "s": properties(m.system_properties)})
+            items.append({**item, **({"g": {"S": m.message_group_id}} if m.message_group_id else {})})
+    places: dict[tuple[int, int], list[Message]] = {}
+    for m in messages:
+        places.setdefault((m.priority, m.position), []).append(m)
+    for (priority, position), members in places.items():
+        earliest = str(min(m.visible_at for m in members))
+        pack: Item = {
+            "pk": {"S": partition},
+            "sk": {"S": f"{LEASE}{priority:02d}{position:013d}{entry.pack}"},
+            "v": {"N": earliest},
+            **({INDEX_KEY: {"N": earliest}} if indexed else {}),
+            "e": {"N": str(min(m.enqueue_time for m in members))},
+            "x": expiry,
+            SIZE: {"N": str(entry.size)},
+        }
+        if any(m.logging for m in members):
+            pack[LOGGING_ATTRIBUTE] = {"BOOL": True}
+        for m in members:
+            names = entry_names(_index(m))
+            pack[names["v"]] = {"N": str(m.visible_at)}
+            pack[names["r"]] = {"N": str(m.version)}
+            pack[names["d"]] = {"N": str(m.dequeue_count)}
+            if m.logging:  # (its send event tells its body's size, `changes`)
+                pack[names["y"]] = {"N": str(len((m.body or "").encode("utf-8")))}
+        items.append(pack)
+    return items
+
+
+def _index(message: Message) -> int:
+    entry = entry_of(message.message_id)
+    assert entry is not None
+    return entry.index
+
+
+def _plain(properties: tuple[Property, ...]) -> list[list[str]]:
+    return [[p.name, p.value, p.type] for p in properties]
+
+
+def items_of(messages: list[Message], indexed: dict[str, bool]) -> list[Item]:
+    """The items of new messages: each batch of packed ids (`pack_ids`) as a batch (`batch_items`), any other message
+    as a single one (`layout.message_items`); `indexed` by queue id."""
+    batches: dict[tuple[str, str], list[Message]] = {}
+    items: list[Item] = []
+    for m in messages:
+        entry = None if m.fifo else entry_of(m.message_id)
+        if entry is None:
+            items += message_items(m, indexed[m.queue_id])
+        else:
+            batches.setdefault((m.queue_id, entry.pack), []).append(m)
+    for (queue_id, _), batch in batches.items():
+        items += batch_items(batch, indexed[queue_id])
+    return items
+
+
+# --- reading ----------------------------------------------------------------------------------------
+
+
+def entries(pack: Item) -> list[Item]:
+    """A pack read whole, as the lease items of its entries (`layout.message_of` reads them; bodies apart): each with
+    the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, and the pack's `w`."""
+    key = pack["sk"]["S"]
+    stem, slot, ms, last = key[16:].split("-")
+    stripe = int(slot) - 1
+    indexes = indexes_of(pack)
+    leases = []
+    for n in indexes:
+        slot_n = _slot(stripe, n, int(pack[SIZE]["N"]))
+        lease = {
+            "pk": pack["pk"],
+            "sk": {"S": f"{key[:16]}{stem}-{slot_n}-{ms}-{last[len(PACK_MARK) :]}"},
+            "e": pack["e"],
+            "x": pack["x"],
+            "o": {"BOOL": True},
+        }
+        for name, packed in entry_names(n).items():
+            if packed in pack:
+                lease[name] = pack[packed]
+        for name in (INDEX_KEY, LOGGING_ATTRIBUTE):
+            if name in pack:
+                lease[name] = pack[name]
+        leases.append(lease)
+    return leases
+
+
+def unpack_content(item: Item, index: int) -> tuple[str, tuple[Property, ...], tuple[Property, ...], str] | None:
+    """One message's body, user and system properties and group from a batch's body item."""
+    content: dict[str, Any] = json.loads(zlib.decompress(item["z"]["B"]).decode("utf-8"))
+    found = content.get(str(index))
+    if found is None:
+        return None
+    body, user, system, group = found
+    return body, tuple(Property(*p) for p in user), tuple(Property(*p) for p in system), group
+
+
+def leases_of(items: list[Item]) -> list[Item]:
+    """Lease items (read whole) with each pack's entries in its place."""
+    return [lease for item in items for lease in (entries(item) if is_pack(item) else [item])]

@@ -1,0 +1,23 @@
+"""What a message costs in write units, send + receive + delete, with batches packed and without
+(`bench/pack_units.py`, the figures of `bench/results/pack_units.md`): over the DynamoDB double, which bills as
+DynamoDB does."""
+
+from __future__ import annotations
+
+from bench.pack_units import units
+
+
+def test_packed_batches_of_16_cost_at_most_the_issues_figures_on_an_indexed_queue():
+    assert units(1024, 16, 64, packed=True)[0] <= 1.25  # 1 KB incompressible bodies (7 unpacked)
+    assert units(64, 16, 64, packed=True)[0] <= 0.5  # 64 B (7 unpacked)
+
+
+def test_single_sends_cost_what_they_did():
+    for size in (64, 1024):
+        assert units(size, 1, 16, packed=True)[0] == units(size, 1, 16, packed=False)[0] == 7.0
+
+
+def test_a_fifo_batch_delete_of_a_run_is_one_transaction():
+    # put 1, the claim's transaction 2, the delete's 2 (a transaction per message made it 4), and the group item's
+    # shares of the three
+    assert units(64, 16, 64, fifo=True)[0] < 5.5
