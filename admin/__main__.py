@@ -13,15 +13,15 @@ from typing import Any
 from admin.client import ApiError, Credentials, MnsClient, ReceiverSettings
 from admin.keys import AdminError, KeyBook, KeyList, KeysFile, SecretKeys, read_policy
 from mnsd.access.keys import KEY_CACHE_SECONDS, KEYS_FILE_CHECK_SECONDS, AccessKey, parse_keys
-from mnsd.errors import MnsError
-from mnsd.model.alarms import QueueAlarms
-from mnsd.settings import (
+from mnsd.ground.errors import MnsError
+from mnsd.ground.settings import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,
     CREDENTIALS_SECRET_ARN,
     KEYS_FILE,
     credentials_from_env,
 )
+from mnsd.model.alarms import QueueAlarms
 
 ENDPOINT = "MNS_ENDPOINT"
 BOUND = f"within {KEY_CACHE_SECONDS:.0f} s on AWS, {KEYS_FILE_CHECK_SECONDS:.0f} s locally"

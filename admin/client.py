@@ -16,8 +16,8 @@ from email.utils import formatdate
 from urllib.parse import quote
 
 from mnsd.access.authentication import sign, string_to_sign
-from mnsd.errors import MalformedXML
-from mnsd.http import HttpRequest
+from mnsd.ground.errors import MalformedXML
+from mnsd.ground.http import HttpRequest
 from mnsd.model.policy import Policy
 from mnsd.wire import codec
 

@@ -31,7 +31,7 @@ def start_ours():
 
     from local_runtime.server import LocalServer
     from mnsd.access.keys import StaticKeyStore
-    from mnsd.settings import Settings
+    from mnsd.ground.settings import Settings
 
     settings = Settings.from_env({"MNS_PUSH_ALLOWED_NETWORKS": "127.0.0.0/8"})  # receivers on this machine
     server = LocalServer(settings, port=0, quiet=True).start_background()
@@ -71,8 +71,8 @@ def push_on_moto(signing_key: str, certificate: str, account: str = "10000000000
     from local_runtime.moto_client import SerializedClient
     from local_runtime.push import LocalPushWorker, create_push_workflow
     from local_runtime.tables import create_tables
+    from mnsd.ground.settings import Settings
     from mnsd.services import build_services
-    from mnsd.settings import Settings
 
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
         lock = threading.Lock()

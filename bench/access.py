@@ -137,7 +137,7 @@ class Signer:
     def request(self, caller: Caller, method: str, target: str, body: str = "") -> tuple[str | None, Any]:
         from local_runtime.dispatch import match_route
         from mnsd.access import authentication as auth
-        from mnsd.http import HttpRequest
+        from mnsd.ground.http import HttpRequest
 
         path, _, query = target.partition("?")
         route_name, _, params = match_route(self.routes, method, path)
@@ -251,10 +251,10 @@ def _isolated(services: Any, signer: Signer, caller: Caller) -> dict[str, float]
 
 def latency_worker(cycles: int, warmup: int) -> dict[str, Any]:
     from mnsd.access.keys import StaticKeyStore, format_keys
-    from mnsd.clock import SystemClock
+    from mnsd.ground.clock import SystemClock
+    from mnsd.ground.settings import Settings
     from mnsd.request import api
     from mnsd.services import build_services
-    from mnsd.settings import Settings
     from mnsd.storage.sqlite import sqlite_storage
 
     clock = SystemClock()

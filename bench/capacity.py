@@ -3,7 +3,7 @@
 The real services (`build_services`: the queue services over the DynamoDB engine) run against the in-memory
 DynamoDB double (`bench/fake_dynamodb.py`), which bills every call by DynamoDB's size rules and
 charges it to the partitions it touched (base table and index partitions alike). The clock is
-simulated (`mnsd.clock` protocol): time moves only when the simulation moves it, in ticks of
+simulated (`mnsd.ground.clock` protocol): time moves only when the simulation moves it, in ticks of
 `TICK` seconds. Each tick, producers send the tick's share of messages (batches of 16), consumers
 receive (batches of 16, no wait) until what was sent is taken, and each received message is deleted
 (batch delete by 16) 1-5 s (uniformly random; `--hold LOW,HIGH` sets it) after its receive. After the sending seconds, a few
@@ -46,7 +46,7 @@ from tests.simulator.dynamodb import Partition
 from tests.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 if TYPE_CHECKING:
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
 
 ACCOUNT = "1000000000000001"
 QUEUE = "capacity"
@@ -60,7 +60,7 @@ TARGET_RCU = 3000
 
 
 class SimulatedClock:
-    """`mnsd.clock.Clock` over simulated time: `sleep` moves it (nothing here waits in real time)."""
+    """`mnsd.ground.clock.Clock` over simulated time: `sleep` moves it (nothing here waits in real time)."""
 
     def __init__(self, start: float = START) -> None:
         self.t = start
@@ -129,9 +129,9 @@ def make_services(
     """The services over `client`; a queue starts with `stripes` stripes, and keeps that count if `pinned`;
     `packed`: batches stored packed (`Settings.packed_batches`)."""
     from local_runtime.tables import create_tables
+    from mnsd.ground.settings import Settings
     from mnsd.queues.notifier import LocalNotifier
     from mnsd.services import build_services
-    from mnsd.settings import Settings
 
     overrides: dict[str, Any] = {"credentials": f"{ACCOUNT}:KEYID:SECRET"}
     if packed:
@@ -198,10 +198,16 @@ class Simulation:
         hold: tuple[float, float] = HOLD,
         packed: bool = False,
     ) -> None:
-        from mnsd.inputs import MessageInput
+        from mnsd.model.inputs import MessageInput
         from mnsd.model.queues import QueueAttributeChanges
         from mnsd.queues.receivers import ReceiverInput
 
+        kind = f", FIFO over {fifo_groups} groups" if fifo_groups else ""
+        kind += ", batches packed" if packed else ""
+        kind += f", {receivers} receivers" if receivers else ""
+        kind += f", held {hold[0]:g}-{hold[1]:g} s" if hold != HOLD else ""
+        self.title = f"{rate} lifecycles/s, {seconds} s{kind}"
+        no_real_sleeps()
         self.rng = random.Random(seed)
         random.seed(seed)
         seeded_ids(random.Random(seed))
@@ -226,7 +232,7 @@ class Simulation:
         self.unreceived = dict.fromkeys(self.consumers, 0)
 
     def call(self, name: str, fn: Any, *args: Any) -> Any:
-        from mnsd import errors
+        from mnsd.ground import errors
 
         self.run.requests[name] += 1
         try:
@@ -310,6 +316,7 @@ class Simulation:
         self.delete_due()
 
     def simulate(self, quiet: bool) -> Run:
+        print(f"\n== {self.title} ==", flush=True)
         started, cpu_started = time.perf_counter(), time.process_time()
         table = self.services.settings.message_table
         ticks_per_second = round(1 / TICK)
@@ -393,27 +400,6 @@ def summary(run: Run) -> list[str]:
     return lines
 
 
-def simulate(
-    rate: int,
-    seconds: int,
-    throttle: bool,
-    stripes: int | None,
-    seed: int,
-    quiet: bool,
-    fifo_groups: int = 0,
-    receivers: int = 0,
-    hold: tuple[float, float] = HOLD,
-    packed: bool = False,
-) -> Run:
-    no_real_sleeps()
-    kind = f", FIFO over {fifo_groups} groups" if fifo_groups else ""
-    kind += ", batches packed" if packed else ""
-    kind += f", {receivers} receivers" if receivers else ""
-    kind += f", held {hold[0]:g}-{hold[1]:g} s" if hold != HOLD else ""
-    print(f"\n== {rate} lifecycles/s, {seconds} s{kind} ==", flush=True)
-    return Simulation(rate, seconds, throttle, stripes, seed, fifo_groups, receivers, hold, packed).simulate(quiet)
-
-
 def _hold(text: str) -> tuple[float, float]:
     low, _, high = text.partition(",")
     return float(low), float(high or low)
@@ -436,18 +422,17 @@ def main() -> None:
     args = parser.parse_args()
     rates = args.rate or [100, 10000]
     runs = [
-        simulate(
+        Simulation(
             rate,
             args.seconds,
             not args.no_throttle,
             args.stripes,
             args.seed,
-            args.quiet,
             args.fifo_groups,
             args.receivers,
             args.hold,
             args.packed,
-        )
+        ).simulate(args.quiet)
         for rate in rates
     ]
     print("\n== summary ==")

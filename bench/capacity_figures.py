@@ -47,7 +47,7 @@ def fresh(stripes: int | None = None, pinned: bool = False) -> tuple[Any, FakeDy
 
 
 def inputs(n: int) -> list[Any]:
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
 
     return [MessageInput(body=BODY, delay_seconds=None, priority=8)] * n
 
@@ -78,7 +78,7 @@ def holding(queues: Any, name: str, held: int, index: bool = False, settle: bool
     once, which grows the queue's stripes), then received one receive a simulated second: receives that read the
     leases in flight turn a quiet queue's index on; with `settle`, it is then left to settle
     (`Settings.index_settle_seconds`) and receives build it, as on a live queue."""
-    from mnsd import errors
+    from mnsd.ground import errors
     from mnsd.model.queues import QueueAttributeChanges
 
     queues.create_queue(ACCOUNT, name, QueueAttributeChanges(visibility_timeout="43200"))
@@ -144,7 +144,7 @@ def depth(in_flight: list[int], stripes: int = 1, quiet_up_to: int = 1000) -> li
 def drain(queues: Any, queue: str, patience: int, take: Callable[[list[Any]], None]) -> None:
     """Receive up to 16 messages at a time from `queue` and hand them to `take`, until the queue has been found
     empty `patience` times in a row."""
-    from mnsd import errors
+    from mnsd.ground import errors
 
     empty = 0
     while empty < patience:
@@ -190,9 +190,9 @@ class TimedClient:
 
 def container(client: Any, clock: SimulatedClock) -> Any:
     """The queue service of another function container over the same tables (its own caches and growth rule)."""
+    from mnsd.ground.settings import Settings
     from mnsd.queues.notifier import LocalNotifier
     from mnsd.services import build_services
-    from mnsd.settings import Settings
 
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
     return QueuesByName(build_services(settings, dynamodb=client, clock=clock, notifier=LocalNotifier()))

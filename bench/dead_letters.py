@@ -34,8 +34,8 @@ def units(recorder: Recorder) -> tuple[float, str]:
 
 def row(services, recorder, clock, account: str, body: str, mode: str) -> list[object]:
     """Per message: write units of send, receive, and the last step (delete, delete with rewind on, DLQ move)."""
-    from mnsd import errors
-    from mnsd.inputs import MessageInput
+    from mnsd.ground import errors
+    from mnsd.model.inputs import MessageInput
     from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 
     queues = QueuesByName(services)
@@ -74,8 +74,8 @@ def receive_reads(services, recorder, clock, account: str, kept: int) -> list[st
     """Read units of one receive on a queue with rewind on after `kept` messages were received and deleted (so
     kept), sent at a quiet producer's 80 messages/s: as soon as they are kept, and once the queue's ready index
     is built when those receives turned it on (`mnsd.storage.dynamodb.stripes`)."""
-    from mnsd import errors
-    from mnsd.inputs import MessageInput
+    from mnsd.ground import errors
+    from mnsd.model.inputs import MessageInput
     from mnsd.model.queues import QueueAttributeChanges
 
     queues = QueuesByName(services)

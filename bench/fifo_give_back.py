@@ -42,7 +42,7 @@ def _usage(client: SimulatedDynamoDB) -> tuple[float, float, float]:
 
 def lifecycle(kind: str, messages: int, groups: int) -> dict[str, float]:
     """Per message: DynamoDB requests, WCU and RCU of the whole lifecycle, and of its visibility changes."""
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
 
     queues, client, clock = _queue(groups)
     back = 0

@@ -54,10 +54,10 @@ def _delete_body(plane: str, handles: list[str]) -> bytes:
 def run_round(cycles: int) -> dict[str, dict[str, list[float]]]:
     """One round in this process: each operation's durations (µs) per plane, after 100 cycles not counted."""
     from mnsd.access import authentication as auth
-    from mnsd.http import HttpRequest
+    from mnsd.ground.http import HttpRequest
+    from mnsd.ground.settings import Settings
     from mnsd.request import api
     from mnsd.services import build_services
-    from mnsd.settings import Settings
     from mnsd.storage.sqlite import sqlite_storage
 
     key_id, secret = "ROOTKEY", "ROOTSECRET"

@@ -140,7 +140,7 @@ def monthly(poll_seconds: float, memory_mb: int, architecture: str, poll_interva
 
 def main() -> None:
     use_local_aws_defaults()
-    from mnsd.settings import Settings
+    from mnsd.ground.settings import Settings
 
     poll_interval_s = Settings().poll_interval_ms / 1000
     wall, cpu = measure_idle_poll()

@@ -304,9 +304,9 @@ def fill(server: Ours, data_dir: str, name: str, depth: int) -> None:
     from mns.queue import QueueMeta
 
     from mnsd.access.keys import StaticKeyStore
-    from mnsd.catalog import Catalog
+    from mnsd.control.catalog import Catalog
+    from mnsd.ground.settings import Settings
     from mnsd.model.messages import Message, body_md5
-    from mnsd.settings import Settings
     from mnsd.storage.sqlite import sqlite_storage
 
     server.account().get_queue(name).create(QueueMeta(vis_timeout=3600))

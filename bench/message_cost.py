@@ -98,7 +98,7 @@ class Bench:
     def inputs(self, body: str, n: int, fifo: bool) -> list[Any]:
         """`n` messages, each with its own body of the kind named `body` (bodies near 1 KB land either side of
         the inline limit: each its own draw, as real ones)."""
-        from mnsd.inputs import MessageInput
+        from mnsd.model.inputs import MessageInput
 
         group = "g" if fifo else ""
         return [MessageInput(BODIES[body](self.rng), None, 8, message_group_id=group) for _ in range(n)]
@@ -119,7 +119,7 @@ class Bench:
     def make_busy(self, name: str) -> None:
         """Hold HELD_TO_INDEX messages in flight, receive past them (the queue turns its ready index on), let the
         index settle and receives build it until a receive reads only the index; then delete the held ones."""
-        from mnsd import errors
+        from mnsd.ground import errors
 
         for _ in range(HELD_TO_INDEX // BATCH):
             self.queues.send(ACCOUNT, name, self.inputs("64 B", BATCH, False))
@@ -184,7 +184,7 @@ class Bench:
         """Send `case.batch` messages, receive them all, delete them, counted into `usage` (with the bytes stored
         and left behind per message, measured against `stored_before` when given); whether the receives read the
         ready index only."""
-        from mnsd import errors
+        from mnsd.ground import errors
 
         n, size = case.batch, len(BODIES[case.body](random.Random(0)))
         queue_id = self.queues.get_queue(ACCOUNT, name).queue_id

@@ -56,7 +56,7 @@ class CountingOut(io.TextIOBase):
 
 
 def world(kind: str) -> Any:
-    from mnsd.clock import SystemClock
+    from mnsd.ground.clock import SystemClock
     from mnsd.metrics import MetricsSink, NoMetrics
     from mnsd.metrics.emf import EmfMetrics
     from mnsd.metrics.process import ProcessMetrics
@@ -73,8 +73,8 @@ def world(kind: str) -> Any:
 
 def services_over(storage: Any, clock: Any, sink: Any) -> Any:
     """The services of one benchmark world: the bench account's credentials over `storage`, counted by `sink`."""
+    from mnsd.ground.settings import Settings
     from mnsd.services import build_services
-    from mnsd.settings import Settings
 
     settings = Settings(region="cn-hangzhou", credentials=f"{ACCOUNT}:KEY:SECRET")
     return build_services(settings, storage=storage, clock=clock, metrics=sink)
@@ -101,8 +101,8 @@ def populated_server(queues: int) -> Iterator[Any]:
     account (`bench-0000`, ...) with 3 messages each, one of them in flight."""
     from local_runtime.engine import SQLITE, EngineChoice
     from local_runtime.server import LocalServer
-    from mnsd.inputs import MessageInput
-    from mnsd.settings import Settings
+    from mnsd.ground.settings import Settings
+    from mnsd.model.inputs import MessageInput
 
     with tempfile.TemporaryDirectory() as data:
         settings = Settings.from_env({"MNS_CREDENTIALS": f"{ACCOUNT}:KEY:SECRET"})

@@ -26,7 +26,7 @@ WORLDS = ("counters", "counters + minutes")
 
 
 def world(kind: str) -> Any:
-    from mnsd.clock import SystemClock
+    from mnsd.ground.clock import SystemClock
     from mnsd.metrics import MetricsSink, TeeMetrics
     from mnsd.metrics.process import ProcessMetrics
     from mnsd.metrics.ring import MinuteRing
@@ -64,7 +64,7 @@ def request_costs(cycles: int, warmup: int) -> dict[str, dict[str, list[float]]]
 
 
 def ring_memory(queues: int) -> int:
-    from mnsd.clock import SystemClock
+    from mnsd.ground.clock import SystemClock
     from mnsd.metrics import MESSAGES_SENT, MESSAGES_VISIBLE, queue_labels
     from mnsd.metrics.minutes import MINUTE_MS, WINDOW_MINUTES
     from mnsd.metrics.ring import MinuteRing
@@ -93,8 +93,8 @@ def ring_memory(queues: int) -> int:
 def local_server(queues: int, rounds: int, reads: int) -> dict[str, list[float]]:
     from local_runtime.minutes import sample_gauges
     from mnsd.access import authentication as auth
-    from mnsd.clock import ms
-    from mnsd.http import HttpRequest
+    from mnsd.ground.clock import ms
+    from mnsd.ground.http import HttpRequest
 
     with populated_server(queues) as server:
         service = server.services.queues

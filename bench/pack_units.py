@@ -31,9 +31,9 @@ def body(length: int) -> str:
 
 def fresh(packed: bool) -> tuple[Any, SimulatedDynamoDB, SimulatedClock]:
     from local_runtime.tables import create_tables
+    from mnsd.ground.settings import Settings
     from mnsd.queues.notifier import LocalNotifier
     from mnsd.services import build_services
-    from mnsd.settings import Settings
 
     clock = SimulatedClock()
     client = SimulatedDynamoDB(now=clock.now, record_calls=False)
@@ -46,7 +46,7 @@ def units(
     size: int, batch: int, messages: int, fifo: bool = False, index: bool = True, packed: bool = False
 ) -> tuple[float, float]:
     """(write units, read units) per message of `messages` lifecycles of `size`-byte bodies sent in `batch`es."""
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
     from mnsd.model.queues import QueueAttributeChanges
 
     services, client, clock = fresh(packed)

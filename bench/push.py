@@ -117,7 +117,7 @@ def transitions_table() -> str:
     from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
     from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 
-    from mnsd.inputs import PublishInput
+    from mnsd.model.inputs import PublishInput
     from mnsd.model.topics import SubscriptionInput
     from mnsd.push.signing import generate_signing_material
 

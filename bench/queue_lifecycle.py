@@ -77,14 +77,14 @@ def edge_body(services) -> str:
 
 
 def setup():
-    from mnsd.clock import SystemClock
+    from mnsd.ground.clock import SystemClock
     from mnsd.queues.notifier import LocalNotifier
 
     return recorded_moto_services(SystemClock(), LocalNotifier())
 
 
 def run_row(services, recorder, account, body: str, batch: int, send_batch: int, messages: int):
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
 
     queues = QueuesByName(services)
     qname = f"q{random.randrange(10**9)}"

@@ -66,7 +66,7 @@ def evaluated_per_receive() -> dict[int, tuple[float, float, float]]:
     """(items evaluated by the Query, message-table RCU, requests) per receive, in-process."""
     from bench.queue_lifecycle import setup
     from mnsd.access.keys import StaticKeyStore
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
 
     mock, services, recorder = setup()
     account = StaticKeyStore(services.settings.credentials).default.account_id

@@ -27,7 +27,7 @@ def start(checkout: Path, data: str) -> tuple[subprocess.Popen[bytes], Any]:
     from mns.account import Account
     from mns.queue import QueueMeta
 
-    from mnsd.settings import DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET
+    from mnsd.ground.settings import DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET
 
     port = free_port()
     env = dict(

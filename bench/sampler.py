@@ -36,7 +36,7 @@ READ_PER_MILLION = 0.125  # DynamoDB on demand, per million read request units (
 
 def send(queues: Any, account: str, name: str, total: int, fifo: bool = False, pause: float = 0.01) -> None:
     """`total` messages in batches of 16, `pause` seconds apart (0.01: 1,600 messages/s, which grows a queue)."""
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
 
     for start in range(0, total, BATCH):
         count = min(BATCH, total - start)
@@ -161,12 +161,12 @@ def cpu(queues_count: int) -> tuple[float, float, int]:
     import boto3
 
     from local_runtime.tables import create_tables
-    from mnsd.clock import SystemClock
     from mnsd.entry.monitoring import NoKeys
-    from mnsd.inputs import MessageInput
+    from mnsd.ground.clock import SystemClock
+    from mnsd.ground.settings import Settings
+    from mnsd.model.inputs import MessageInput
     from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
     from mnsd.services import build_services, client_config
-    from mnsd.settings import Settings
 
     port = free_port()
     server = subprocess.Popen(

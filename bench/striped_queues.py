@@ -26,7 +26,7 @@ BODY = base64.b64encode(os.urandom(768)).decode()  # 1 KB base64 body
 
 def receive_units(services, recorder, account: str, in_flight: int) -> tuple[float, float, float]:
     """(message-table read units, items read, requests) per single receive with `in_flight` received ahead."""
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
     from mnsd.model.queues import QueueAttributeChanges
 
     queues = QueuesByName(services)
@@ -53,7 +53,7 @@ def receive_units(services, recorder, account: str, in_flight: int) -> tuple[flo
 
 def lifecycle(services, recorder, account: str, batch: int) -> dict[str, object]:
     """Requests and units per message over `MESSAGES` lifecycles, single or batched."""
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
 
     queues = QueuesByName(services)
     name = f"life{batch}"

@@ -82,7 +82,7 @@ def tier_fixed_month() -> dict[str, float]:
 
 def measure_read_units() -> dict[str, float]:
     from bench.capacity import SimulatedClock
-    from mnsd.inputs import MessageInput
+    from mnsd.model.inputs import MessageInput
     from tests.by_name import QueuesByName
     from tests.recording import recorded_moto_services
 
@@ -165,7 +165,7 @@ class TierRun:
     def account(self, url: str | None = None) -> Any:
         from mns.account import Account
 
-        from mnsd.settings import DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET
+        from mnsd.ground.settings import DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET
 
         return Account(url or self.url, DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET)
 

@@ -21,7 +21,7 @@ HTTP_METHODS = {m.value: m for m in apigw.HttpMethod}
 # The function behind `$default`: whatever no route matches gets an MNS error from it.
 CATCH_ALL = "not_found"
 # A long poll claims for the last time 24 s after its arrival and answers within 30 s, retries included
-# (`mnsd.deadlines`); API Gateway gives up at 30 s.
+# (`mnsd.ground.deadlines`); API Gateway gives up at 30 s.
 LONG_POLL_TIMEOUT = Duration.seconds(30)
 ACCESS_LOG_FORMAT = {
     "requestId": "$context.requestId",

@@ -16,7 +16,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.functions import Functions
-from mnsd import settings
+from mnsd.ground import settings
 from mnsd.metrics import (
     EMPTY_RECEIVES,
     MESSAGES_DEAD_LETTERED,

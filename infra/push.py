@@ -28,7 +28,7 @@ from constructs import Construct
 from infra.capacity import Capacity
 from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION, Functions
-from mnsd import settings
+from mnsd.ground import settings
 from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
 
 # What a delivery reads and writes: subscriptions and queues (meta), queue endpoints (the queue service's

@@ -5,8 +5,8 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra.encryption import Encryption
-from mnsd import settings
 from mnsd.access.keys import NO_KEYS
+from mnsd.ground import settings
 
 
 class Secrets(Construct):

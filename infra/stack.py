@@ -21,7 +21,7 @@ from infra.storage import Buckets
 from infra.table_capacity import Provisioned
 from infra.tables import Tables
 from infra.wait_tier import WaitTier, enabled
-from mnsd import settings
+from mnsd.ground import settings
 from mnsd.log.oplog import RETENTION_SECONDS as LOG_RETENTION_SECONDS
 from mnsd.push.signing import CERTIFICATE_PATH
 from mnsd.request.routes import ROUTES
@@ -60,7 +60,7 @@ class MnsStack(Stack):
             environment={
                 **self.tables.environment(),
                 settings.REGION: context("mnsRegion") or "cn-hangzhou",
-                # Requests one account may make per second (0: none), `mnsd.limits`.
+                # Requests one account may make per second (0: none), `mnsd.control.limits`.
                 settings.ACCOUNT_REQUESTS_PER_SECOND: str(int(str(context("accountRequestsPerSecond") or 0))),
                 # How HTTP pushes name their signed headers (`mnsd.push.delivery.http_push`): `-c pushHeaderNames=
                 # with-lower-case-copies` for receivers built on the Python SDK's sample endpoint.

@@ -9,7 +9,7 @@ from constructs import Construct
 from infra.encryption import Encryption
 from infra.table_capacity import Provisioned, index_billing, table_billing
 from local_runtime.tables import TTL_ATTRIBUTE
-from mnsd import settings
+from mnsd.ground import settings
 from mnsd.storage.dynamodb import layout
 
 # The name each table has in `Route.grants`, and the variable that tells the functions its name.

@@ -33,7 +33,7 @@ from constructs import Construct
 
 from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION
-from mnsd import settings
+from mnsd.ground import settings
 from mnsd.waiting.contract import READY_PATH
 
 # The image is built from the repository with wait_tier/Dockerfile, from the holder and the one file of the layer it

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.access.keys import AccessKey, StaticKeyStore
-from mnsd.http import HttpRequest
-from mnsd.settings import credentials_from_env
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.settings import credentials_from_env
 
 EXPORT_PATH = "/-/exports"
 

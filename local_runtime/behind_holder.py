@@ -9,7 +9,7 @@ import os
 import runpy
 import secrets
 
-from mnsd.settings import WAIT_TIER_KEY, WAIT_TIER_WAKE_URL
+from mnsd.ground.settings import WAIT_TIER_KEY, WAIT_TIER_WAKE_URL
 from mnsd.waiting.contract import WAKE_PATH
 from wait_tier.tier import Tier, local_url
 

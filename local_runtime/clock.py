@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from mnsd.clock import Clock, SystemClock
+from mnsd.ground.clock import Clock, SystemClock
 
 CLOCK_FILE = "MNS_CLOCK_FILE"
 TICK_SECONDS = 0.02  # how often a sleep on the clock looks at it again (a test's move ends the sleep this soon)

@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 from local_runtime import handler as requests
-from mnsd import errors
+from mnsd.ground import errors
 
 MAX_WORKERS = 96
 # Files the process keeps besides its client connections: the engine's (SQLite's pool: 8 x the database, its WAL and

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from console.assets import PREFIX, SECURITY_HEADERS, Response, static_response
 from mnsd.access.keys import StaticKeyStore
-from mnsd.settings import Settings
+from mnsd.ground.settings import Settings
 
 CONFIG_PATH = PREFIX + "/config.json"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")

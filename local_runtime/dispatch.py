@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from local_runtime.console import Responder
-from mnsd import errors
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.request import api
 from mnsd.request.routes import ROUTES
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from mnsd.settings import Settings
+from mnsd.ground.settings import Settings
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.meta import meta_item
 from mnsd.storage.dynamodb.oplog import log_item

@@ -17,8 +17,8 @@ from typing import Any
 
 from local_runtime.console import Responder
 from local_runtime.dispatch import CompiledRoute, Dispatch, Handler, LocalPage, LocalTool
-from mnsd import errors
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.request import api
 
 # The largest request MNS accepts is a 64 KB message (or a 64 KB batch) plus its XML: a body announced

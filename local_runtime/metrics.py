@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 
-from mnsd.clock import ms
-from mnsd.http import HttpResponse
+from mnsd.ground.clock import ms
+from mnsd.ground.http import HttpResponse
 from mnsd.metrics import (
     MESSAGES_PUBLISHED,
     PUSH_RESULTS,

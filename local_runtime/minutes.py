@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from local_runtime.background import BackgroundLoop
 from local_runtime.report import ErrorReport
-from mnsd.clock import ms
+from mnsd.ground.clock import ms
 from mnsd.metrics import queue_labels
 from mnsd.metrics.minutes import MINUTE_MS, gauge_values
 from mnsd.metrics.ring import MinuteRing

@@ -16,7 +16,7 @@ from typing import Any
 from local_runtime import moto_fixes
 from local_runtime.background import BackgroundLoop
 from local_runtime.report import ErrorReport
-from mnsd.clock import Clock, SystemClock
+from mnsd.ground.clock import Clock, SystemClock
 from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, TASK_HEARTBEAT_SECONDS, definition_json
 from mnsd.services import Services
 

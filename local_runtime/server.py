@@ -31,12 +31,13 @@ from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
 from local_runtime.upgrade import upgrade
 from local_runtime.waits import BoundedWaits
-from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.keys import StaticKeyStore
-from mnsd.clock import Clock, SystemClock, ms
 from mnsd.entry.lambda_handler import make_handler
-from mnsd.http import HttpRequest
+from mnsd.ground import errors
+from mnsd.ground.clock import Clock, SystemClock, ms
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.settings import Settings
 from mnsd.metrics import TeeMetrics
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.metrics.ring import MinuteRing, RecordedMinutes
@@ -45,7 +46,6 @@ from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.queues.notifier import LocalNotifier
 from mnsd.request.routes import ROUTES
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
 

@@ -14,7 +14,7 @@ from local_runtime.engine import SQLITE, EngineChoice, receipt_secret
 from local_runtime.server import LocalServer
 from local_runtime.waits import MAX_WAITING_POLLS
 from mnsd.access.keys import StaticKeyStore, create_keys_file
-from mnsd.settings import RECEIPT_SECRET, Settings
+from mnsd.ground.settings import RECEIPT_SECRET, Settings
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd.settings import Settings
+from mnsd.ground.settings import Settings
 from mnsd.storage.dynamodb import layout
 
 KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.queues.notifier import Notifier
 
 # Long polls waiting at once at most: past these, a receive that would wait is answered 503 (the SDKs retry it).

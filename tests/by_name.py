@@ -11,8 +11,8 @@ from mnsd.queues import addresses
 from mnsd.wire import requests
 
 if TYPE_CHECKING:
-    from mnsd.errors import MnsError
-    from mnsd.inputs import MessageInput
+    from mnsd.ground.errors import MnsError
+    from mnsd.model.inputs import MessageInput
     from mnsd.model.messages import Message
     from mnsd.model.queues import Queue, QueueAttributeChanges
     from mnsd.queues.messages import Received, SendResult

@@ -272,8 +272,8 @@ def recorded_moto_services(clock: Any, notifier: Any = None) -> tuple[Any, Any, 
     import boto3
 
     from local_runtime.tables import create_tables
+    from mnsd.ground.settings import Settings
     from mnsd.services import build_services
-    from mnsd.settings import Settings
 
     settings = Settings.from_env({})
     raw = boto3.client("dynamodb", region_name="us-east-1")

@@ -17,8 +17,8 @@ from moto import mock_aws
 from admin.__main__ import main, parser, region_of, run_api_command
 from admin.client import ReceiverSettings
 from mnsd.access.keys import KEY_CACHE_SECONDS, NO_KEYS, AccessKey, KeysFileStore, StaticKeyStore, parse_keys
+from mnsd.ground.settings import Settings
 from mnsd.services import key_store
-from mnsd.settings import Settings
 from tests.clocks import ManualClock
 
 ONLY_SEND = {"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["mns:SendMessage"], "Resource": ["*"]}]}

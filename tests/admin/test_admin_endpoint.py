@@ -24,7 +24,7 @@ from admin.__main__ import main
 from admin.client import ApiError, MnsClient
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.access.keys import KEYS_FILE_CHECK_SECONDS
-from mnsd.http import HttpRequest
+from mnsd.ground.http import HttpRequest
 from mnsd.model.policy import grant_document
 from mnsd.wire import codec
 from tests.local_server import free_port, start_server, stop_server

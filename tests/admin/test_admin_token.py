@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from admin.__main__ import main
-from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.keys import StaticKeyStore
-from mnsd.http import HttpRequest
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
 from mnsd.wire import codec, responses
 
 KEY = ("1000000000000001", "TOKENKEY", "TOKENSECRET")

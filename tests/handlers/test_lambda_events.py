@@ -21,7 +21,7 @@ from local_runtime.tables import create_tables
 from mnsd import services
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.entry.lambda_handler import request_from_event
-from mnsd.settings import Settings
+from mnsd.ground.settings import Settings
 from tests.signers import V4Request, V4Signer
 
 EVENTS = Path(__file__).resolve().parent.parent / "events"

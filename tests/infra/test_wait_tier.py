@@ -12,7 +12,7 @@ from aws_cdk.assertions import Match, Template
 from infra.lint import findings
 from infra.stack import MnsStack
 from infra.wait_tier import CPU_TARGET_PERCENT, HEALTH_PROBE, HOLD_PORT, MAX_TASKS, TASKS, WAKE_PATH, enabled
-from mnsd import settings
+from mnsd.ground import settings
 from mnsd.waiting.contract import READY_PATH
 from tests.infra.test_stack import logical_id, role_statements, synth
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnsd import errors
+from mnsd.ground import errors
 
 ACCOUNT = "1000000000000001"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from local_runtime.tables import create_tables
+from mnsd.ground.settings import Settings
 from mnsd.services import build_services
-from mnsd.settings import Settings
 from tests.by_name import QueuesByName
 
 ACCOUNT = "1000000000000001"

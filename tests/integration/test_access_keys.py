@@ -10,10 +10,10 @@ import pytest
 
 from local_runtime.tables import create_tables
 from mnsd.access.authentication import sign, string_to_sign
-from mnsd.http import HttpRequest
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.settings import Settings
 from mnsd.request import api
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 
 A, B = "1000000000000001", "2000000000000002"
 NS = "{http://mns.aliyuncs.com/doc/v1}"

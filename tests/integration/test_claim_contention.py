@@ -17,9 +17,9 @@ import pytest
 from bench.capacity import SimulatedClock
 from bench.capacity_figures import drain, indexed
 from local_runtime.tables import create_tables
-from mnsd.inputs import MessageInput
+from mnsd.ground.settings import Settings
+from mnsd.model.inputs import MessageInput
 from mnsd.services import build_services
-from mnsd.settings import Settings
 from tests.by_name import QueuesByName
 from tests.integration.placements import placement
 from tests.simulator.dynamodb import SimulatedDynamoDB

@@ -19,12 +19,12 @@ from botocore.exceptions import ClientError
 
 from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
-from mnsd import errors
-from mnsd.clock import SystemClock
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.ground.clock import SystemClock
+from mnsd.ground.settings import Settings
+from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
-from mnsd.settings import Settings
 from mnsd.storage.dynamodb.conditions import condition_failed
 from tests.by_name import QueuesByName
 from tests.integration.placements import placement

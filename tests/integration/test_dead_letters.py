@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd import errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.model.inputs import MessageInput
 from mnsd.model.messages import Property
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from tests.integration.services import ACCOUNT

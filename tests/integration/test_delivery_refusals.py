@@ -7,9 +7,9 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from mnsd.ground.settings import Settings
 from mnsd.model.topics import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.push.delivery import Deliverer
-from mnsd.settings import Settings
 
 REGION = "cn-hangzhou"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd import errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.ground.settings import Settings
+from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from mnsd.services import build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from tests.by_name import QueuesByName
 from tests.integration.services import ACCOUNT, make_service

@@ -13,7 +13,7 @@ from bench import cost_model
 from bench.bodies import BODIES
 from bench.message_cost import BATCH, Bench, Case
 from local_runtime.tables import create_tables
-from mnsd.settings import Settings
+from mnsd.ground.settings import Settings
 from mnsd.storage.dynamodb.layout import INDEX_KEY
 from tests.recording import Recorder, RecordingClient
 

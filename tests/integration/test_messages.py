@@ -4,9 +4,9 @@ import random
 
 import pytest
 
-from mnsd import errors
-from mnsd.clock import ms
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.ground.clock import ms
+from mnsd.model.inputs import MessageInput
 from mnsd.model.messages import Property, body_md5
 from mnsd.model.queues import QueueCounts
 from mnsd.storage.capacity import item_size

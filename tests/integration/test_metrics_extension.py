@@ -11,12 +11,12 @@ import pytest
 
 from local_runtime.tables import create_tables
 from mnsd.access.authentication import sign, string_to_sign
-from mnsd.http import HttpRequest
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.settings import Settings
 from mnsd.log import metrics
 from mnsd.log.oplog import LogRecord
 from mnsd.request import api
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 
 ACCOUNT = "1000000000000001"
 

@@ -30,12 +30,12 @@ from local_runtime.metrics import MetricsPage
 from local_runtime.tables import create_tables
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.entry.lambda_handler import make_handler
-from mnsd.http import HttpRequest
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.settings import Settings
 from mnsd.metrics import Labels, Metric
 from mnsd.metrics.emf import EmfMetrics
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from tests.clocks import ManualClock
 from tests.prometheus_text import QUEUE_COUNTERS, parse

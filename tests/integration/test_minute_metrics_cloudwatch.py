@@ -17,7 +17,8 @@ import pytest
 
 from local_runtime.tables import create_tables
 from mnsd.access.authentication import sign, string_to_sign
-from mnsd.http import HttpRequest
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.settings import Settings
 from mnsd.metrics import (
     MESSAGES_DELETED,
     MESSAGES_RECEIVED,
@@ -34,7 +35,6 @@ from mnsd.metrics.minutes import MINUTE_MS, MINUTE_SERIES, MinuteWindow
 from mnsd.model.queues import Queue, QueueAttributes
 from mnsd.request import api
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"

@@ -11,7 +11,7 @@ from mns.topic import TopicMessage, TopicMeta
 
 from local_runtime.clock import OffsetClock
 from local_runtime.server import LocalServer
-from mnsd.settings import Settings
+from mnsd.ground.settings import Settings
 from mnsd.storage.dynamodb.changes import message_changes
 
 

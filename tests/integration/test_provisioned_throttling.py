@@ -10,10 +10,10 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-from mnsd import deadlines, errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import deadlines, errors
+from mnsd.ground.settings import Settings
+from mnsd.model.inputs import MessageInput
 from mnsd.services import build_services
-from mnsd.settings import Settings
 from tests.by_name import QueuesByName
 from tests.integration.services import ACCOUNT, make_service
 from tests.wrappers import Wrapping

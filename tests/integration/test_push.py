@@ -24,12 +24,12 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_funct
 from local_runtime.moto_client import SerializedClient
 from local_runtime.push import LocalPushWorker, create_push_workflow
 from local_runtime.tables import create_tables
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground.http import HttpRequest, HttpResponse
+from mnsd.ground.settings import Settings
 from mnsd.push.signing import generate_signing_material
 from mnsd.push.workflow import TASK_HEARTBEAT_SECONDS, delivery_reference
 from mnsd.request import api
 from mnsd.services import build_services
-from mnsd.settings import Settings
 from mnsd.wire import codec, requests
 from tests.signers import V4Request, V4Signer
 

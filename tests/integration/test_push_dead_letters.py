@@ -11,8 +11,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from mnsd import errors
 from mnsd.entry.push import make_push_worker_handler
+from mnsd.ground import errors
 from mnsd.push.records import DEAD_LETTERED
 from mnsd.push.workflow import definition, delivery_reference
 from mnsd.queues.messages import Received

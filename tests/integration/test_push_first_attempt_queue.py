@@ -24,10 +24,10 @@ from local_runtime.moto_client import SerializedClient
 from local_runtime.push import create_push_workflow
 from local_runtime.tables import create_tables
 from mnsd.entry.push import Handler, make_fanout_handler, make_first_attempt_handler
+from mnsd.ground.settings import Settings
 from mnsd.model.topics import TopicMessage
 from mnsd.push.signing import generate_signing_material
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.wire import codec, requests

@@ -1,7 +1,7 @@
 import pytest
 
-from mnsd import errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.model.inputs import MessageInput
 from mnsd.wire.codec import parse
 from mnsd.wire.requests import queue_attribute_changes
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd import errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.storage.dynamodb import layout, stripe_counts

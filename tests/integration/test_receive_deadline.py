@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd import deadlines, errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import deadlines, errors
+from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import QueueCounts
 
 ACCOUNT = "1000000000000001"

@@ -9,14 +9,14 @@ import collections
 import pytest
 
 from local_runtime.moto_client import SerializedClient
-from mnsd import errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.ground.settings import Settings
+from mnsd.model.inputs import MessageInput
 from mnsd.model.messages import Property
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
 from mnsd.queues import receivers as receivers_module
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from tests.by_name import QueuesByName
 from tests.integration.receiving import receive_all

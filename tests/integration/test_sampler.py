@@ -14,14 +14,14 @@ from moto import mock_aws
 from local_runtime.dispatch import LocalContext
 from local_runtime.tables import create_tables
 from mnsd.entry.monitoring import Monitor, NoKeys, make_sampler_handler
-from mnsd.inputs import MessageInput
+from mnsd.ground.settings import Settings
 from mnsd.metrics.emf import EmfMetrics
+from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from mnsd.monitoring.alarms import AlarmReconciler, CloudWatchAlarms
 from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from tests.by_name import QueuesByName
 from tests.clocks import ManualClock
 

@@ -18,8 +18,9 @@ from local_runtime.dispatch import LocalContext
 from local_runtime.push import create_push_workflow
 from local_runtime.tables import create_tables
 from mnsd.entry.monitoring import Monitor, NoKeys, make_sampler_handler
-from mnsd.inputs import PublishInput
+from mnsd.ground.settings import Settings
 from mnsd.metrics.emf import EmfMetrics
+from mnsd.model.inputs import PublishInput
 from mnsd.model.topics import SubscriptionInput, TopicAttributeChanges
 from mnsd.monitoring.alarms import AlarmReconciler, CloudWatchAlarms
 from mnsd.monitoring.retries import PendingRetries, RetryLimits
@@ -27,7 +28,6 @@ from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
 from mnsd.push.stepfunctions import StepFunctionsWorkflow
 from mnsd.push.workflow import delivery_reference, execution_input, execution_name
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from tests.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"

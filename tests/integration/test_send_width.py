@@ -7,8 +7,8 @@ import collections
 
 import pytest
 
-from mnsd import errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import QueueAttributeChanges
 from mnsd.storage.dynamodb.layout import stripe_of
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS

@@ -268,9 +268,9 @@ def test_the_double_bills_as_the_recording_client_over_moto(moto_client):
 def test_the_queue_engine_bills_the_same_on_both(moto_client, clock):
     """One service lifecycle (send, receive, delete, counts) on each; the same calls and units."""
     from local_runtime.tables import create_tables
-    from mnsd.inputs import MessageInput
+    from mnsd.ground.settings import Settings
+    from mnsd.model.inputs import MessageInput
     from mnsd.services import build_services
-    from mnsd.settings import Settings
 
     def lifecycle(client) -> None:
         settings = Settings(credentials="1:K:S")

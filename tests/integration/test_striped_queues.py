@@ -7,11 +7,11 @@ import dataclasses
 
 import pytest
 
-from mnsd import errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.ground.settings import Settings
+from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
-from mnsd.settings import Settings
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.layout import stripe_of

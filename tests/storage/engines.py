@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import threading
+
 import boto3
 from moto import mock_aws
 
 from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
+from mnsd.ground.settings import Settings
 from mnsd.model.messages import Message
 from mnsd.model.ports import MessageStore
-from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
@@ -88,3 +90,40 @@ def engine(request, tmp_path):
     storage = sqlite_storage(path)
     yield storage
     storage.database.close()
+
+
+def racing_owners(
+    storage: Storage,
+    queue_id: str,
+    workers: int,
+    per_scan: int,
+    now_ms: int,
+    visible_at: int,
+    one_per_scan: bool = False,
+) -> dict[str, list[int]]:
+    """`workers` threads released at once, each scanning `per_scan` ready messages of `queue_id` and claiming what it
+    saw (one claim a scan when `one_per_scan`) until nothing is ready: each claimed message id with who claimed it."""
+    owners: dict[str, list[int]] = {}
+    lock = threading.Lock()
+    start = threading.Barrier(workers)
+
+    def consume(worker: int) -> None:
+        start.wait()
+        for _ in range(40):
+            scan = storage.messages.scan_ready(queue_id, now_ms, per_scan)
+            if not scan.messages:
+                return
+            for seen in scan.messages:
+                if claim_one(storage.messages, seen, now_ms, visible_at) is not None:
+                    with lock:
+                        owners.setdefault(seen.message_id, []).append(worker)
+                    if one_per_scan:
+                        break
+
+    threads = [threading.Thread(target=consume, args=(worker,)) for worker in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    return owners

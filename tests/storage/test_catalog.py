@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from mnsd.accounts import AccountService
-from mnsd.catalog import AccountAttributes, Catalog
+from mnsd.control.accounts import AccountService
+from mnsd.control.catalog import AccountAttributes, Catalog
 from mnsd.model.queues import Queue, QueueAttributes
 from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, TopicAttributes
 

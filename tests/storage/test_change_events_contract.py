@@ -11,10 +11,10 @@ import pytest
 from moto.dynamodbstreams.models import dynamodbstreams_backends
 
 from local_runtime.streams import MOTO_ACCOUNT, lambda_record
+from mnsd.ground.settings import Settings
 from mnsd.log.changes import MessageChange
 from mnsd.model.messages import Message
 from mnsd.model.ports import MessageStore
-from mnsd.settings import Settings
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.sqlite import sqlite_storage
 from tests.storage.test_contract import NOW, message

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
 
 import pytest
 
@@ -13,7 +12,7 @@ from mnsd.model.messages import Content, Message, MessageState, Property, body_m
 from mnsd.model.queues import QueueCounts
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, TopicMessage
 from mnsd.storage import Storage
-from tests.storage.engines import claim_one, reads_index
+from tests.storage.engines import claim_one, racing_owners, reads_index
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
@@ -162,27 +161,7 @@ def test_large_bodies_and_properties_round_trip(storage):
 
 def test_racing_consumers_each_message_has_one_owner(storage):
     storage.messages.put([message(n, priority=1 + n % 4) for n in range(48)])
-    owners: dict[str, list[int]] = {}
-    lock = threading.Lock()
-    start = threading.Barrier(8)
-
-    def consume(worker: int) -> None:
-        start.wait()
-        for _ in range(40):
-            scan = storage.messages.scan_ready("q1", NOW + 100, 8)
-            if not scan.messages:
-                return
-            for seen in scan.messages:
-                if claim_one(storage.messages, seen, NOW + 100, NOW + 60_000) is not None:
-                    with lock:
-                        owners.setdefault(seen.message_id, []).append(worker)
-
-    threads = [threading.Thread(target=consume, args=(worker,)) for worker in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads)
+    owners = racing_owners(storage, "q1", 8, 8, NOW + 100, NOW + 60_000)
     assert sorted(owners) == [f"M{n:05d}" for n in range(48)]
     assert all(len(workers) == 1 for workers in owners.values()), owners
     assert storage.messages.counts("q1", NOW + 100) == QueueCounts(0, 48, 0)

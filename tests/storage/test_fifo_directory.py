@@ -17,7 +17,7 @@ from moto import mock_aws
 
 from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
-from mnsd.settings import Settings
+from mnsd.ground.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.dynamodb.directory import HOME, MIN_DIRECTORY_WIDTH

@@ -3,8 +3,8 @@ of its oldest message that is neither delayed, expired nor kept for rewind), and
 
 from __future__ import annotations
 
-from mnsd import catalog as catalog_module
-from mnsd.catalog import Catalog
+from mnsd.control import catalog as catalog_module
+from mnsd.control.catalog import Catalog
 from mnsd.model.messages import Content, Message, body_md5
 from mnsd.model.queues import Backlog, Queue, QueueAttributes, QueueCounts
 from mnsd.model.topics import Subscription, SubscriptionAttributes

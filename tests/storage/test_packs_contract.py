@@ -11,7 +11,7 @@ import pytest
 from mnsd.model.messages import Content, Message, Property, body_md5
 from mnsd.model.queues import QueueCounts
 from mnsd.storage import Storage
-from tests.storage.engines import ENGINES, PACKED_ENGINES, claim_one, end_lifetimes, engine
+from tests.storage.engines import ENGINES, PACKED_ENGINES, end_lifetimes, engine, racing_owners
 from tests.storage.test_contract import NOW, RETENTION
 
 VISIBLE = NOW + 60_000
@@ -74,28 +74,7 @@ def test_a_receive_takes_part_of_a_batch_and_the_rest_stays_receivable(storage):
 
 def test_sixteen_consumers_on_one_batch_each_message_has_one_owner(storage):
     sent = batch(storage)
-    owners: dict[str, list[int]] = {}
-    lock = threading.Lock()
-    start = threading.Barrier(16)
-
-    def consume(worker: int) -> None:
-        start.wait()
-        for _ in range(40):
-            scan = storage.messages.scan_ready("q1", NOW + 100, 1)
-            if not scan.messages:
-                return
-            for seen in scan.messages:
-                if claim_one(storage.messages, seen, NOW + 100, VISIBLE) is not None:
-                    with lock:
-                        owners.setdefault(seen.message_id, []).append(worker)
-                    break
-
-    threads = [threading.Thread(target=consume, args=(worker,)) for worker in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads)
+    owners = racing_owners(storage, "q1", 16, 1, NOW + 100, VISIBLE, one_per_scan=True)
     assert sorted(owners) == sorted(m.message_id for m in sent)
     assert all(len(workers) == 1 for workers in owners.values()), owners
     assert counts(storage, NOW + 100) == QueueCounts(0, 16, 0)

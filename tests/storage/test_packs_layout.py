@@ -9,8 +9,8 @@ import pytest
 
 from local_runtime.moto_client import SerializedClient
 from local_runtime.tables import create_tables
+from mnsd.ground.settings import Settings
 from mnsd.model.queues import QueueCounts
-from mnsd.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.dynamodb.layout import INDEX_KEY, READY_INDEX

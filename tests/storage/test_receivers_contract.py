@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from mnsd.catalog import Catalog
+from mnsd.control.catalog import Catalog
 from mnsd.model.messages import Message, Property
 from mnsd.model.queues import Queue, QueueAttributes, Receiver
 from mnsd.storage import Storage

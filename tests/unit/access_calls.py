@@ -17,11 +17,11 @@ from typing import Any
 from local_runtime.dispatch import compile_routes, match_route
 from mnsd.access import authentication as auth
 from mnsd.access.keys import AccessKey
-from mnsd.http import HttpRequest
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.settings import Settings
 from mnsd.model.policy import Policy
 from mnsd.request import api
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 
 ACCOUNT = "1000000000000001"

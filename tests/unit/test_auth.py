@@ -5,10 +5,10 @@ from email.utils import formatdate
 
 import pytest
 
-from mnsd import errors
 from mnsd.access import authentication as auth
 from mnsd.access.keys import StaticKeyStore
-from mnsd.http import HttpRequest
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
 from tests.signers import V4Request, V4Signer
 
 KEYS = StaticKeyStore("acct1:KEYID:SECRET")

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from local_runtime.waits import BoundedWaits
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.queues.notifier import LocalNotifier
 
 

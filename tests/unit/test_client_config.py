@@ -2,8 +2,8 @@
 
 import pytest
 
+from mnsd.ground.settings import Settings
 from mnsd.services import CLIENT_RETRIES, CLIENT_TIMEOUTS, ENGINE_RETRIES, boto3_clients, resolve_secrets
-from mnsd.settings import Settings
 
 SHORTEST_FUNCTION_TIMEOUT_SECONDS = 10  # infra/api.py: every route but the long poll
 

@@ -7,7 +7,7 @@ import pytest
 from console import handler
 from console.assets import static_response
 from local_runtime.console import CONFIG_PATH, console_responder
-from mnsd.settings import Settings
+from mnsd.ground.settings import Settings
 
 
 def test_the_page_and_its_modules_are_served_with_a_strict_policy() -> None:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.model.queues import DlqPolicy, QueueAttributes
 from mnsd.wire import codec, requests, responses
 

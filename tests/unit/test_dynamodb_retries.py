@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 
-from mnsd import deadlines, errors
+from mnsd.ground import deadlines, errors
 from mnsd.storage.dynamodb.retries import RetryingClient, Unavailable, assignments
 
 

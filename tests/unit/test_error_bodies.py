@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mns.mns_xml_handler import ErrorDecoder
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.request import door
 from tests.strict_xml import NotAnErrorMessage, parse_error
 from tests.stub_http import QuietHandler, serving

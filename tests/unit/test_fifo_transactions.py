@@ -8,7 +8,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from local_runtime.tables import create_tables
-from mnsd.settings import Settings
+from mnsd.ground.settings import Settings
 from mnsd.storage.dynamodb import dynamodb_storage
 from tests.simulator.dynamodb import SimulatedDynamoDB
 from tests.storage.test_fifo_contract import NOW, VISIBLE, offer, send, take

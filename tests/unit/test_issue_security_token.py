@@ -13,11 +13,11 @@ import pytest
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.access.keys import AccessKey
 from mnsd.entry.lambda_handler import make_handler
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground.http import HttpRequest, HttpResponse
+from mnsd.ground.settings import Settings
 from mnsd.model.policy import Policy
 from mnsd.request import api
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from tests.clocks import ManualClock
 

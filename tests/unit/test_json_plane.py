@@ -8,12 +8,12 @@ from email.utils import formatdate
 
 import pytest
 
-from mnsd import errors
 from mnsd.access import authentication as auth
 from mnsd.calls import planes
-from mnsd.http import HttpRequest
-from mnsd.inputs import PropertyInput, PublishInput
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
 from mnsd.jsonwire import requests, responses
+from mnsd.model.inputs import PropertyInput, PublishInput
 from mnsd.model.messages import Property
 from mnsd.queues.messages import SendResult
 from mnsd.request import api

@@ -1,4 +1,4 @@
-"""The one guarded JSON reader (`mnsd.jsontext`): nesting bounded before parsing, brackets inside strings not
+"""The one guarded JSON reader (`mnsd.ground.jsontext`): nesting bounded before parsing, brackets inside strings not
 counted, every refusal a `ValueError` (or `InvalidArgument` through `parse_json`), never a `RecursionError`."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from mnsd import errors, jsontext
-from mnsd.jsontext import MAX_DEPTH
+from mnsd.ground import errors, jsontext
+from mnsd.ground.jsontext import MAX_DEPTH
 
 
 def test_a_document_as_deep_as_allowed_is_read_and_one_level_more_is_refused():

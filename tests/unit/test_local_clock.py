@@ -6,7 +6,7 @@ import threading
 import time
 
 from local_runtime.clock import FileClock, OffsetClock, clock_from_env
-from mnsd.clock import SystemClock
+from mnsd.ground.clock import SystemClock
 from tests.local_server import ServerClock
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from local_runtime import connections
 from local_runtime import handler as requests
-from mnsd import errors
-from mnsd.http import HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpResponse
 
 
 def headers(**values: str) -> Message:

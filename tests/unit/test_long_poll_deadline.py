@@ -1,4 +1,4 @@
-"""A long poll's answer never passes 30 s from its arrival (`mnsd.deadlines`): its last claim starts by
+"""A long poll's answer never passes 30 s from its arrival (`mnsd.ground.deadlines`): its last claim starts by
 `LAST_CLAIM_SECONDS`, that claim's DynamoDB calls are retried within the request's budget, and the last attempt's own
 bound fits in what is left. On a fake clock: DynamoDB throttles every call, each attempt taking from nothing to its
 whole timeout."""
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from mnsd import deadlines
-from mnsd.settings import Settings
+from mnsd.ground import deadlines
+from mnsd.ground.settings import Settings
 from mnsd.storage.dynamodb.retries import RetryingClient, Unavailable
 
 ARRIVED = 1_000_000.0  # the request's arrival, epoch seconds

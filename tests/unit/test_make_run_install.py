@@ -109,7 +109,7 @@ PROBE = """
 import json, os, sys
 from local_runtime.engine import EngineChoice, receipt_secret
 from local_runtime.server import LocalServer
-from mnsd.settings import RECEIPT_SECRET, Settings
+from mnsd.ground.settings import RECEIPT_SECRET, Settings
 engine = EngineChoice.from_env()
 os.environ.setdefault(RECEIPT_SECRET, receipt_secret(engine))
 server = LocalServer(Settings.from_env(), port=0, quiet=True, engine=engine).start_background()

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from mnsd import errors
-from mnsd.inputs import MessageInput, PublishInput
+from mnsd.ground import errors
+from mnsd.ground.settings import Settings
 from mnsd.metrics import MESSAGES_PUBLISHED, MESSAGES_SENT, MetricsSink, monitored, queue_labels, topic_labels
 from mnsd.metrics.emf import EmfMetrics
 from mnsd.metrics.process import ProcessMetrics
+from mnsd.model.inputs import MessageInput, PublishInput
 from mnsd.model.queues import QueueAttributeChanges, QueueAttributes
 from mnsd.model.topics import SubscriptionInput, TopicAttributeChanges
 from mnsd.push.dead_letters import DeadLetters
@@ -22,7 +23,6 @@ from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.records import PushCounters, PushRecords
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from tests.clocks import ManualClock
 

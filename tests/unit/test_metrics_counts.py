@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mnsd import errors
-from mnsd.inputs import MessageInput, PublishInput
+from mnsd.ground import errors
+from mnsd.ground.settings import Settings
 from mnsd.metrics import (
     EMPTY_RECEIVES,
     MESSAGES_DEAD_LETTERED,
@@ -30,6 +30,7 @@ from mnsd.metrics import (
     topic_labels,
 )
 from mnsd.metrics.process import ProcessMetrics
+from mnsd.model.inputs import MessageInput, PublishInput
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.topics import Subscription, SubscriptionInput, TopicMessage
 from mnsd.push.dead_letters import DeadLetters
@@ -40,7 +41,6 @@ from mnsd.push.retry_worker import RetryWorker
 from mnsd.push.workflow import delivery_reference
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from tests.clocks import ManualClock
 

@@ -13,13 +13,13 @@ import pytest
 from local_runtime import connections
 from local_runtime import handler as requests
 from local_runtime.metrics import CONTENT_TYPE, METRICS_PATH, MetricsPage, family
-from mnsd.http import HttpResponse
-from mnsd.inputs import MessageInput, PublishInput
+from mnsd.ground.http import HttpResponse
+from mnsd.ground.settings import Settings
 from mnsd.metrics import MESSAGES_SENT, PUSHES_DELIVERED, PUSHES_FAILED, topic_labels
 from mnsd.metrics.process import ProcessMetrics
+from mnsd.model.inputs import MessageInput, PublishInput
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from tests.clocks import ManualClock
 from tests.prometheus_text import QUEUE_COUNTERS, parse

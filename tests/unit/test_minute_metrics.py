@@ -12,19 +12,19 @@ from email.utils import formatdate
 import pytest
 
 from local_runtime.minutes import OFFSET_MS, GaugeSampler, sample_gauges, until_next_round
-from mnsd import errors
 from mnsd.access.authentication import sign, string_to_sign
-from mnsd.http import HttpRequest
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.settings import Settings
 from mnsd.metrics import MESSAGES_VISIBLE, TeeMetrics, queue_labels
 from mnsd.metrics.minutes import MinuteWindow
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.metrics.ring import MinuteRing, RecordedMinutes
+from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.request import api
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from tests.clocks import ManualClock
 

@@ -14,7 +14,7 @@ import pytest
 from local_runtime.dispatch import match_route
 from mnsd.access.keys import AccessKey
 from mnsd.access.signature_rpc import v1_signature, v1_string_to_sign
-from mnsd.http import HttpRequest
+from mnsd.ground.http import HttpRequest
 from mnsd.request import api
 from tests.signers import openapi_acs3_headers, openapi_v1_query
 from tests.unit.access_calls import ACCOUNT, OTHER, ROOT, ROUTES, World, policy, resource
@@ -216,7 +216,7 @@ def test_the_allow_list_admits_by_source_address_on_both_apis():
 
 
 def test_the_endpoint_state_matches_addresses():
-    from mnsd.endpoints import AclEntry, EndpointState
+    from mnsd.control.endpoint_acl import AclEntry, EndpointState
 
     state = EndpointState(True, (AclEntry("10.0.0.0/8", "allow", 0), AclEntry("2001:db8::/32", "allow", 0)))
     assert state.admits("10.1.2.3") and state.admits("::ffff:10.1.2.3") and state.admits("2001:db8::1")

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from mnsd import errors
 from mnsd.access.permissions import Permission
 from mnsd.access.principal import Principal
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.pipeline import steps
 from mnsd.pipeline.steps import Work
 

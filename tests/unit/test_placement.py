@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd.catalog import Catalog
+from mnsd.control.catalog import Catalog
 from mnsd.model.queues import Queue, QueueAttributes
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS, Placement
 from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords

@@ -13,18 +13,18 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from mnsd import errors
 from mnsd.entry.push import make_fanout_handler
+from mnsd.ground import errors
+from mnsd.ground.settings import Settings
 from mnsd.metrics import NoMetrics
-from mnsd.model.endpoints import allowed_networks, is_public, permitted, refuse_internal_endpoint
+from mnsd.model.egress import allowed_networks, is_public, permitted, refuse_internal_endpoint
 from mnsd.model.topics import Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.push import delivery
-from mnsd.push import http as push_http
+from mnsd.push import http_request as push_http
 from mnsd.push.delivery import Deliverer, content_md5, http_push, sms_text
 from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.records import PushCounters
 from mnsd.push.signing import generate_signing_material, sign, string_to_sign
-from mnsd.settings import Settings
 from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.wire import codec as xmlcodec

@@ -1,13 +1,13 @@
 """The push kinds of Alibaba's current API: each delivered where an AWS service stands behind it, the others refused
-saying why (`mnsd.model.push_kinds`)."""
+saying why (`mnsd.rpc.push_kinds`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mnsd import errors
-from mnsd.model.push_kinds import endpoint_of
+from mnsd.ground import errors
 from mnsd.model.topics import HTTP, MAIL, QUEUE, SMS, parse_endpoint
+from mnsd.rpc.push_kinds import endpoint_of
 from tests.unit.access_calls import ROOT, World
 from tests.unit.test_openapi_access import v1
 

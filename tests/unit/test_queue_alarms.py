@@ -2,7 +2,7 @@
 
 import pytest
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.model.alarms import QueueAlarms, alarms_document
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:oncall"

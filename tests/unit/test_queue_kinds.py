@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mnsd import errors
-from mnsd.inputs import MessageInput
+from mnsd.ground import errors
+from mnsd.model.inputs import MessageInput
 from mnsd.model.kinds import DEAD_LETTER_GROUP, FIFO, KINDS, STANDARD, kind_of
 from mnsd.model.messages import Content, Message
 from mnsd.model.queues import QUEUE_TYPES, Queue, QueueAttributes

@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.queues.receipts import Receipt, ReceiptCodec
 
 CODEC = ReceiptCodec("secret")

@@ -8,14 +8,14 @@ from email.utils import formatdate
 
 import pytest
 
-from mnsd import errors
 from mnsd.access import authentication as auth
 from mnsd.access.authorizer import Authorizer
 from mnsd.access.keys import AccessKey
 from mnsd.access.permissions import permission_for
 from mnsd.access.principal import Principal
 from mnsd.access.tokens import SecurityTokens, TemporaryCredentials, TokenRequest, expiration_text, token_policy
-from mnsd.http import HttpRequest
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
 from mnsd.model.policy import Policy
 from mnsd.wire import codec, requests
 

@@ -11,7 +11,7 @@ from email.utils import formatdate
 import pytest
 
 from local_runtime.dispatch import match_route
-from mnsd.http import HttpRequest
+from mnsd.ground.http import HttpRequest
 from mnsd.request import api
 from tests.signers import V4Request, V4Signer
 from tests.unit.access_calls import NS, REGION, ROOT, ROUTES, World

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from mnsd.access import signature_v4
-from mnsd.http import HttpRequest
+from mnsd.ground.http import HttpRequest
 from tests.signers import V4Request, V4Signer, java_url_encode
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from mnsd.model.messages import MessageRef
 from mnsd.storage.dynamodb.layout import partition_of, queue_id_of, stripe_of, stripe_partition
+from mnsd.storage.dynamodb.packs import pack_ids
 from mnsd.storage.dynamodb.stripes import (
     COOLDOWN_SECONDS,
     MIN_ATTEMPTS,
@@ -25,8 +26,10 @@ def test_the_stripe_is_the_middle_field_of_the_message_id():
     assert stripe_of("0123456789ABCDEF-1-18BCFE56800-123456789") == 0
     assert stripe_of("0123456789ABCDEF-8-18BCFE56800-123456789") == 7
     assert stripe_of("0123456789ABCDEF-64-18BCFE56800-123456789") == 63
-    for other in ("M00001", "a-b-c", "0123456789ABCDEF-0-18BCFE56800-123456789", "X-99999-Y-Z", ""):
+    for other in ("M00001", "a-b-c", "0123456789ABCDEF-0-18BCFE56800-123456789", "X-Y-Z-W", ""):
         assert stripe_of(other) == 0
+    # a packed message's slot holds its entry above the stripes (`packs.pack_ids`): its stripe is the slot's remainder
+    assert {stripe_of(i) for i in pack_ids(16, 5, 1_700_000_000_000)} == {5}
     assert [stripe_of(new_message_id(1_700_000_000_000, slot)) for slot in (1, 2, 128)] == [0, 1, 127]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.model.tags import MAX_TAGS, TagChanges, applied, has_tags, tag_map
 
 

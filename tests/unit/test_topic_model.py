@@ -1,6 +1,6 @@
 import pytest
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.model.topics import (
     BACKOFF_RETRY,
     HTTP,

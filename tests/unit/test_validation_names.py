@@ -1,8 +1,8 @@
 import pytest
 
-from mnsd import errors
+from mnsd.ground import errors
+from mnsd.ground.validation import int_in_range, mns_bool
 from mnsd.model.names import check_queue_name
-from mnsd.validation import int_in_range, mns_bool
 
 
 @pytest.mark.parametrize("name", ["a", "A1", "9-queue", "q-" + "x" * 254, "abc-DEF-123"])

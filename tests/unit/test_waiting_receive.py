@@ -10,11 +10,11 @@ from contextlib import closing
 import pytest
 from multidict import CIMultiDict
 
-from mnsd import deadlines
-from mnsd.inputs import MessageInput
+from mnsd.ground import deadlines
+from mnsd.ground.settings import Settings
+from mnsd.model.inputs import MessageInput
 from mnsd.queues.messages import Claimed, Hold
 from mnsd.services import Services, build_services
-from mnsd.settings import Settings
 from mnsd.storage.sqlite import sqlite_storage
 from mnsd.waiting import contract
 from mnsd.waiting.receive import tier_headers

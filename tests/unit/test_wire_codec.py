@@ -1,6 +1,6 @@
 import pytest
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.wire.codec import XMLNS, Node, encode, parse
 
 

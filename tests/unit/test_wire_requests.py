@@ -2,9 +2,9 @@
 
 import pytest
 
-from mnsd import errors
-from mnsd.http import HttpRequest
-from mnsd.inputs import MessageInput, PropertyInput, PublishInput
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
+from mnsd.model.inputs import MessageInput, PropertyInput, PublishInput
 from mnsd.model.messages import Property
 from mnsd.model.queues import QueueAttributeChanges, QueueAttributes
 from mnsd.model.topics import (

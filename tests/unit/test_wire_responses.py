@@ -1,6 +1,6 @@
 """Entities encoded as MNS response elements: the exact bytes the SDKs parse."""
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.model.messages import Message, Property
 from mnsd.model.queues import Queue, QueueAttributes, QueueCounts
 from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage

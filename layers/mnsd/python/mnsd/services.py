@@ -18,12 +18,14 @@ from mnsd.access.keys import (
 )
 from mnsd.access.resources import CatalogPolicies
 from mnsd.access.tokens import SecurityTokens
-from mnsd.accounts import AccountService
-from mnsd.catalog import Catalog
-from mnsd.clock import Clock, SystemClock
-from mnsd.endpoints import EndpointService
-from mnsd.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
-from mnsd.limits import Limits
+from mnsd.control.accounts import AccountService
+from mnsd.control.catalog import Catalog
+from mnsd.control.endpoint_acl import EndpointService
+from mnsd.control.limits import Limits
+from mnsd.control.registry import Kind, Registry
+from mnsd.ground.clock import Clock, SystemClock
+from mnsd.ground.errors import QUEUE_REFUSALS, TOPIC_REFUSALS
+from mnsd.ground.settings import Settings, get_settings
 from mnsd.log.oplog import QueueEventLog
 from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.metrics.cloudwatch import CloudWatchMinutes
@@ -46,8 +48,6 @@ from mnsd.queues.notifier import Notifier, PollingNotifier
 from mnsd.queues.receipts import ReceiptCodec
 from mnsd.queues.receivers import ReceiverService
 from mnsd.queues.stores import MessageStores
-from mnsd.registry import Kind, Registry
-from mnsd.settings import Settings, get_settings
 from mnsd.storage import Storage
 from mnsd.topics.service import Dispatcher, StreamDispatcher, TopicService
 
@@ -113,7 +113,7 @@ class Services:
 
     @property
     def endpoints(self) -> EndpointService:
-        """The accounts' endpoints and their source-address allow-lists (`mnsd.endpoints`)."""
+        """The accounts' endpoints and their source-address allow-lists (`mnsd.control.endpoint_acl`)."""
         if self._endpoints is None:
             self._endpoints = EndpointService(self.catalog)
         return self._endpoints

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from mnsd import errors
 from mnsd.access import signature_v4
 from mnsd.access.keys import KeyStore
 from mnsd.access.principal import Principal
 from mnsd.access.signature_match import matches
 from mnsd.access.tokens import SecurityTokens
-from mnsd.http import HttpRequest
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
 
 CLOCK_SKEW_SECONDS = 15 * 60
 

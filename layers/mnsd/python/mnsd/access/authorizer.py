@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from mnsd import errors
 from mnsd.access.permissions import QUEUE_MESSAGES, Permission, permission_for
 from mnsd.access.principal import Principal
+from mnsd.ground import errors
 from mnsd.model.policy import Decision, Policy
 
 

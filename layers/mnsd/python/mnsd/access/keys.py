@@ -1,4 +1,4 @@
-"""Access keys: every access key belongs to exactly one account (its settings: `mnsd.accounts`)."""
+"""Access keys: every access key belongs to exactly one account (its settings: `mnsd.control.accounts`)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import threading
 from functools import lru_cache
 
 from mnsd.access.permissions import QUEUE
-from mnsd.catalog import Catalog
+from mnsd.control.catalog import Catalog
 from mnsd.model.names import split_address
 from mnsd.model.policy import Policy
 

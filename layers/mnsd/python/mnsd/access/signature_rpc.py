@@ -29,13 +29,13 @@ from datetime import UTC, datetime
 from typing import Protocol
 from urllib.parse import parse_qsl, quote
 
-from mnsd import errors
 from mnsd.access.authentication import access_key, temporary_key
 from mnsd.access.keys import KeyStore
 from mnsd.access.principal import Principal
 from mnsd.access.signature_match import matches
 from mnsd.access.tokens import SecurityTokens
-from mnsd.http import HttpRequest
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
 
 ACS3 = "ACS3-HMAC-SHA256"
 WINDOW_SECONDS = 15 * 60

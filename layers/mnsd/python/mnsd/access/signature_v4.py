@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl, quote, unquote
 
-from mnsd import errors
 from mnsd.access.signature_match import matches
-from mnsd.http import HttpRequest
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
 
 PRODUCT = "mns"
 # algorithm -> (prefix of the secret, the scope's last word)
@@ -108,7 +108,7 @@ def query_read_otherwise(raw_query: str) -> str | None:
     """The first query parameter the service would read otherwise than the canonical request signs it, if any.
 
     The canonical request trims names and values, lower-cases names, keeps `+` as it is and keeps one value of a
-    name; the routes read the query as a form (`mnsd.http.HttpRequest.query`: `+` a space, nothing trimmed, the
+    name; the routes read the query as a form (`mnsd.ground.http.HttpRequest.query`: `+` a space, nothing trimmed, the
     first value of a name). Where the two differ, a signed `?peekonly=true` could be read as a receive (a name
     sent again before it, or with a space around it): such a query is refused, not guessed at."""
     seen: set[str] = set()

@@ -29,8 +29,8 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from mnsd import errors
 from mnsd.access.keys import AccessKey
+from mnsd.ground import errors
 from mnsd.model.policy import Policy, PolicyError
 
 TOKEN_KEY_CONTEXT = b"mns-security-token-v1"

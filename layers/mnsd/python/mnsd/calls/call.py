@@ -6,11 +6,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mnsd import errors
 from mnsd.access.principal import Principal
 from mnsd.calls.paging import list_request
 from mnsd.calls.planes import Plane, plane_of
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.wire import codec as xmlcodec
 from mnsd.wire.plane import parsed_body, xml_response
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mnsd.http import HttpRequest
-from mnsd.validation import int_in_range
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.validation import int_in_range
 
 MAX_RET_NUMBER = 1000
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Generic, Protocol, TypeVar
 
-from mnsd import errors
-from mnsd.http import HttpRequest, HttpResponse
-from mnsd.inputs import MessageInput, PublishInput
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.jsonwire import VERSION as JSON_VERSION
 from mnsd.jsonwire import requests as json_requests
 from mnsd.jsonwire import responses as json_responses
+from mnsd.model.inputs import MessageInput, PublishInput
 from mnsd.model.messages import Message
 from mnsd.model.topics import TopicMessage
 from mnsd.queues.messages import Received, SendResult

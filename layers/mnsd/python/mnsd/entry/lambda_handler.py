@@ -12,8 +12,8 @@ from urllib.parse import unquote
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mnsd import deadlines
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import deadlines
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.request import api
 from mnsd.request.routes import ROUTES
 from mnsd.services import Services, default_services
@@ -95,7 +95,7 @@ def event_response(response: HttpResponse) -> dict[str, Any]:
 
 
 def request_budget(route_name: str | None, services: Services) -> float:
-    """The seconds a request of the route may take from its arrival (`mnsd.deadlines`): a long poll's cover its wait."""
+    """The seconds a request of the route may take from its arrival (`mnsd.ground.deadlines`): a long poll's cover its wait."""
     route = ROUTES.get(route_name or "")
     if route is None or not route.long_poll:
         return deadlines.REQUEST_SECONDS

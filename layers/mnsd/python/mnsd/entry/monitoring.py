@@ -18,7 +18,8 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mnsd.access.keys import AccessKey
-from mnsd.clock import SystemClock
+from mnsd.ground.clock import SystemClock
+from mnsd.ground.settings import get_settings
 from mnsd.metrics import monitored
 from mnsd.metrics.emf import EmfMetrics
 from mnsd.model.names import is_receiver_address
@@ -27,7 +28,6 @@ from mnsd.monitoring.alarms import AlarmChanges, AlarmReconciler, CloudWatchAlar
 from mnsd.monitoring.retries import PendingRetries, RetryRun
 from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits, SampleRun
 from mnsd.services import Services, boto3_clients, build_services, client_config
-from mnsd.settings import get_settings
 
 logger = Logger(service="mns")
 metrics = Metrics(namespace="MNS", service="mns")

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mnsd import settings
+from mnsd.ground import settings
 from mnsd.log.changes import MessageChange
 from mnsd.model.topics import TopicMessagePublished
 from mnsd.services import Services, default_services

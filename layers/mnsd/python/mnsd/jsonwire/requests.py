@@ -12,8 +12,8 @@ import json
 import re
 from typing import Any
 
-from mnsd import errors, jsontext
-from mnsd.inputs import MessageInput, MessageRequest, PropertyInput, PublishInput, message_batch, message_input
+from mnsd.ground import errors, jsontext
+from mnsd.model.inputs import MessageInput, MessageRequest, PropertyInput, PublishInput, message_batch, message_input
 from mnsd.wire.requests import counted_handles
 
 Body = dict[str, Any]

@@ -7,8 +7,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from mnsd import errors
-from mnsd.http import HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpResponse
 from mnsd.model.messages import Message, Property
 from mnsd.model.topics import TopicMessage
 from mnsd.queues.messages import Received, SendResult

@@ -14,7 +14,7 @@ import threading
 from array import array
 from collections.abc import Callable, Mapping
 
-from mnsd.clock import Clock, ms
+from mnsd.ground.clock import Clock, ms
 from mnsd.metrics import Labels, Metric, queue_labels
 from mnsd.metrics.minutes import (
     MINUTE_MS,

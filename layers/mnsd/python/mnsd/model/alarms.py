@@ -17,7 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from mnsd import errors, jsontext
+from mnsd.ground import errors, jsontext
 
 ELEMENT = "Alarms"
 OLDEST_MESSAGE_AGE_RANGE = (1, 1_209_600)  # s (twice the longest retention: any age a queue can reach)

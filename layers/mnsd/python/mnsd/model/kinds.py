@@ -16,8 +16,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Protocol
 
-from mnsd import errors
-from mnsd.clock import ms
+from mnsd.ground import errors
+from mnsd.ground.clock import ms
 from mnsd.model import fifo
 from mnsd.model.messages import Message, message_group_id
 from mnsd.model.ports import MessageStore
@@ -34,7 +34,7 @@ FIFO_START = (
 
 
 class Sent(Protocol):
-    """A message as a sender gives it (`mnsd.inputs.MessageInput`): what a kind checks of it."""
+    """A message as a sender gives it (`mnsd.model.inputs.MessageInput`): what a kind checks of it."""
 
     @property
     def message_group_id(self) -> str: ...

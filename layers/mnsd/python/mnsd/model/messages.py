@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mnsd import errors
+from mnsd.ground import errors
 
 # The system properties a dead letter carries (the names SDK 1.3.0 knows), and its two message types.
 DLQ_MESSAGE_TYPE = "DLQMessageType"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from mnsd import errors
+from mnsd.ground import errors
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\Z")
 MAX_NAME_LENGTH = 256

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from mnsd import errors, jsontext
+from mnsd.ground import errors, jsontext
 
 MAX_POLICY_BYTES = 6144  # RAM's limit on one policy document
 ALLOW, DENY = "Allow", "Deny"

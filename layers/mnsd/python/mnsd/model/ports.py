@@ -207,7 +207,7 @@ class FifoMessageStore(MessageStore, Protocol):
 
 class MetaTable(Protocol):
     """Control-plane records by (scope, name): a scope holds an account's records of one kind (its queues, its topics,
-    a topic's subscriptions); `mnsd.catalog` gives them their meaning."""
+    a topic's subscriptions); `mnsd.control.catalog` gives them their meaning."""
 
     def create(self, scope: str, name: str, record: Record) -> Record | None:
         """Store a new record; if the name is taken, return the record that holds it instead."""

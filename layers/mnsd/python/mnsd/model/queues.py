@@ -7,11 +7,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from mnsd import errors
+from mnsd.ground import errors
+from mnsd.ground.validation import int_in_range, json_text, mns_bool
 from mnsd.model.alarms import QueueAlarms, alarms_document
 from mnsd.model.policy import resource_policy_document
 from mnsd.model.tags import TagChanges, applied
-from mnsd.validation import int_in_range, json_text, mns_bool
 
 # QueueType (the OpenAPI's `normal | fifo`): chosen when a queue is created, never changed.
 QUEUE_TYPES = ("normal", "fifo")

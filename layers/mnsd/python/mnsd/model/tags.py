@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from mnsd import errors
+from mnsd.ground import errors
 
 MAX_TAGS = 20
 MAX_KEY = 128

@@ -7,13 +7,13 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from mnsd import errors
+from mnsd.ground import errors
+from mnsd.ground.validation import int_in_range, mns_bool
 from mnsd.model.messages import Property, body_md5
 from mnsd.model.names import check_queue_name
 from mnsd.model.policy import resource_policy_document
 from mnsd.model.queues import DlqPolicyInput
 from mnsd.model.tags import TagChanges, applied
-from mnsd.validation import int_in_range, mns_bool
 
 TOPIC_RETENTION_SECONDS = 86400  # topic messages are kept one day, whatever their delivery
 MAX_TAG_LENGTH = 16
@@ -30,7 +30,7 @@ _MAIL_ENDPOINT = re.compile(r"mail:directmail:(?P<address>[^@\s]+@[^@\s]+\.[^@\s
 _SMS_ENDPOINT = re.compile(r"sms:directsms:(?P<phone>anonymous|\+?\d{5,20})\Z")
 _HTTP_ENDPOINT = re.compile(r"https?://[^/\s?#]+(?P<path>/[^\s#]*)?\Z", re.IGNORECASE)
 RESERVED_PATH_PREFIX = "/mns-reserved-"
-# What the push kinds no AWS service stands behind deliver to, and why each is refused (`mnsd.model.push_kinds`).
+# What the push kinds no AWS service stands behind deliver to, and why each is refused (`mnsd.rpc.push_kinds`).
 UNSERVED_KINDS = {
     "fc": "Alibaba Cloud Function Compute functions are not on AWS: subscribe an HTTP endpoint (a Lambda function "
     "URL, or the function's HTTP trigger) instead.",

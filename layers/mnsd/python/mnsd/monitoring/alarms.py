@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mnsd.clock import Clock
+from mnsd.ground.clock import Clock
 from mnsd.metrics import MESSAGES_DEAD_LETTERED, MESSAGES_VISIBLE, NAMESPACE, OLDEST_MESSAGE_AGE, Metric
 from mnsd.metrics.emf import DIMENSIONS
 from mnsd.model.queues import Queue

@@ -18,8 +18,8 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from mnsd.catalog import Catalog
-from mnsd.clock import Clock
+from mnsd.control.catalog import Catalog
+from mnsd.ground.clock import Clock
 from mnsd.metrics import PUSH_RETRIES_PENDING, MetricsSink, monitored, topic_labels
 from mnsd.model.topics import Subscription
 from mnsd.push.workflow import subscription_suffix, suffix_of

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from aws_lambda_powertools import Logger
 
-from mnsd.clock import Clock, ms
+from mnsd.ground.clock import Clock, ms
 from mnsd.metrics import (
     MESSAGE_GROUPS_IN_FLIGHT,
     MESSAGES_DELAYED,

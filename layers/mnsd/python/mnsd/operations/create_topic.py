@@ -1,5 +1,5 @@
 from mnsd.calls.call import Call, created_or_existing
-from mnsd.http import HttpResponse
+from mnsd.ground.http import HttpResponse
 from mnsd.wire import requests
 
 

@@ -1,5 +1,5 @@
 from mnsd.calls.call import Call, no_content
-from mnsd.http import HttpResponse
+from mnsd.ground.http import HttpResponse
 
 
 def delete_receiver(call: Call) -> HttpResponse:

@@ -1,6 +1,6 @@
-from mnsd import errors
 from mnsd.calls.call import Call
-from mnsd.http import HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpResponse
 
 
 def get_signing_certificate(call: Call) -> HttpResponse:

@@ -4,12 +4,12 @@ operation log (written while the queue's or topic's LoggingEnabled is on), for t
 
 from __future__ import annotations
 
-from mnsd import errors
 from mnsd.calls.call import Call, xml_response
-from mnsd.http import HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpResponse
+from mnsd.ground.validation import int_in_range
 from mnsd.log import metrics
 from mnsd.log.metrics import HourlyCounts, Window
-from mnsd.validation import int_in_range
 from mnsd.wire import responses
 from mnsd.wire.responses import Fields
 

@@ -1,8 +1,8 @@
 """IssueSecurityToken (`POST /?securitytoken=true`): temporary credentials for the calling key."""
 
-from mnsd import errors
 from mnsd.calls.call import Call, xml_response
-from mnsd.http import HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpResponse
 from mnsd.wire import requests, responses
 
 

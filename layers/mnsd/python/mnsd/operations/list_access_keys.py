@@ -7,7 +7,7 @@ Only a root key of the account may list them: any other caller (a key with a pol
 from mnsd.access.authorizer import denied
 from mnsd.access.permissions import permission_for
 from mnsd.calls.call import Call, xml_response
-from mnsd.http import HttpResponse
+from mnsd.ground.http import HttpResponse
 from mnsd.wire import responses
 
 

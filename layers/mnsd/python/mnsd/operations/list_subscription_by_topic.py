@@ -1,6 +1,6 @@
 from mnsd.calls.call import Call, xml_response
 from mnsd.calls.paging import list_request
-from mnsd.http import HttpResponse
+from mnsd.ground.http import HttpResponse
 from mnsd.wire import responses
 
 

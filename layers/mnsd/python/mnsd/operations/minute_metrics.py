@@ -5,7 +5,7 @@ the signing tenant only. Authorized as GetQueueAttributes (`mnsd.access.permissi
 from __future__ import annotations
 
 from mnsd.calls.call import Call, xml_response
-from mnsd.http import HttpResponse
+from mnsd.ground.http import HttpResponse
 from mnsd.metrics.minutes import MinuteWindow
 from mnsd.wire import responses
 

@@ -1,5 +1,5 @@
 from mnsd.calls.call import Call
-from mnsd.http import HttpResponse
+from mnsd.ground.http import HttpResponse
 from mnsd.waiting.receive import receive
 from mnsd.wire import requests
 

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors
 from mnsd.access.permissions import Permission
 from mnsd.access.principal import Principal
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest, HttpResponse
 
 if TYPE_CHECKING:
     from mnsd.services import Services

@@ -5,7 +5,7 @@ workflow schedules, and the pushes given up (dead-lettered or dropped).
   (a failure starts the retry workflow); `retry_worker`: one task of the push queue (a retry or a drop);
   `dead_letters`: a push given up; `records`: the operation-log records and counters they emit.
 - `delivery`: one attempt to one endpoint (queue, HTTP, mail, SMS); `http`, `signing`: the HTTP POST and its
-  signature (which addresses it may reach: `mnsd.model.endpoints`).
+  signature (which addresses it may reach: `mnsd.model.egress`).
 - `workflow`: the retry state machine; `stepfunctions`: the typed port to Step Functions.
 - `dispatch`: the local runtime's fan-out threads, one lane per subscription (the Lambda handlers: `mnsd.entry.push`).
 """

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mnsd.clock import Clock
+from mnsd.ground.clock import Clock
+from mnsd.ground.settings import Settings
 from mnsd.log.oplog import OperationLog
 from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.model.ports import TopicMessageStore
@@ -20,7 +21,6 @@ from mnsd.push.records import PushCounters, PushRecords
 from mnsd.push.retry_worker import RetryWorker
 from mnsd.push.stepfunctions import StepFunctionsWorkflow
 from mnsd.queues.dead_letters import DeadLetterService
-from mnsd.settings import Settings
 from mnsd.topics.service import TopicService
 
 

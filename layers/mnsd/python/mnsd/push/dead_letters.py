@@ -9,7 +9,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.log.oplog import LogRecord
 from mnsd.metrics import PUSHES_DEAD_LETTERED, PUSHES_DROPPED, MetricsSink, NoMetrics
 from mnsd.model.messages import DLQ_TYPE_SUBSCRIPTION, Message, dead_letter_marks

@@ -20,18 +20,18 @@ from urllib.parse import urlsplit
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors, jsontext
-from mnsd.inputs import MessageInput
-from mnsd.model.endpoints import AddressRefused, allowed_networks
+from mnsd.ground import errors, jsontext
+from mnsd.ground.settings import Settings
+from mnsd.model.egress import AddressRefused, allowed_networks
+from mnsd.model.inputs import MessageInput
 from mnsd.model.kinds import kind_of
 from mnsd.model.queues import Queue
 from mnsd.model.topics import HTTP, MAIL, QUEUE, SIMPLIFIED, SMS, QueueGrants, Subscription, TopicMessage
-from mnsd.push import http as push_http
+from mnsd.push import http_request as push_http
 from mnsd.push.signing import sign, string_to_sign
 from mnsd.queues import addresses
 from mnsd.queues.addresses import QueueAddresses
 from mnsd.queues.messages import MessageService, SendResult
-from mnsd.settings import Settings
 from mnsd.wire.notifications import CONTENT_TYPES, notification_body
 
 HTTP_TIMEOUT_SECONDS = 5  # for the whole attempt: resolution, connect, send, status, headers and body

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from aws_lambda_powertools import Logger
 
-from mnsd.clock import Clock, ms
+from mnsd.ground.clock import Clock, ms
 from mnsd.log.oplog import LogRecord, OperationLog
 from mnsd.metrics import PUSHES_DELIVERED, PUSHES_FAILED, Metric, MetricsSink, topic_labels
 from mnsd.model.topics import Subscription, TopicMessage

@@ -9,8 +9,8 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from mnsd import errors
-from mnsd.clock import Clock, ms
+from mnsd.ground import errors
+from mnsd.ground.clock import Clock, ms
 from mnsd.metrics import MetricsSink, NoMetrics
 from mnsd.model.ports import TopicMessageStore
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, Subscription, TopicMessage

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnsd import errors
-from mnsd.catalog import Catalog
+from mnsd.control.catalog import Catalog
+from mnsd.control.registry import Registry
+from mnsd.ground import errors
 from mnsd.model.names import is_receiver_address
 from mnsd.model.queues import Queue
 from mnsd.queues.receivers import ReceiverService
-from mnsd.registry import Registry
 
 # What to do instead of giving a receiver's address where only a queue's name goes.
 SEND = "Send to the queue: each of its receivers gets every message sent to it."

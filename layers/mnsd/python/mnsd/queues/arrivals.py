@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnsd.inputs import MessageInput
+from mnsd.model.inputs import MessageInput
 from mnsd.model.kinds import kind_of
 from mnsd.model.messages import Content, Message, Property
 from mnsd.model.queues import Queue

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from mnsd.catalog import Catalog
-from mnsd.clock import Clock, ms
+from mnsd.control.catalog import Catalog
+from mnsd.control.registry import Registry
+from mnsd.ground.clock import Clock, ms
+from mnsd.ground.settings import Settings
 from mnsd.model.kinds import KINDS, kind_of
 from mnsd.model.names import check_queue_name
 from mnsd.model.queues import Backlog, Queue, QueueAttributeChanges, QueueAttributes, QueueCounts, queue_type
 from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.receivers import ReceiverService, view
 from mnsd.queues.stores import MessageStores
-from mnsd.registry import Registry
-from mnsd.settings import Settings
 
 HELD_GROUPS_SHOWN = 1000  # GetQueueAttributes' MessageGroupsInFlight counts this many at most
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnsd import errors
-from mnsd.catalog import Catalog
-from mnsd.clock import Clock, ms
-from mnsd.inputs import MessageInput
+from mnsd.control.catalog import Catalog
+from mnsd.control.registry import Registry
+from mnsd.ground import errors
+from mnsd.ground.clock import Clock, ms
+from mnsd.ground.settings import Settings
+from mnsd.model.inputs import MessageInput
 from mnsd.model.kinds import DEAD_LETTER_GROUP, kind_of
 from mnsd.model.messages import (
     DLQ_SOURCE_ARN,
@@ -26,8 +28,6 @@ from mnsd.queues.arrivals import Arrivals
 from mnsd.queues.control import queue_arn
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.stores import MessageStores
-from mnsd.registry import Registry
-from mnsd.settings import Settings
 
 # A redrive moves at most this many messages per request (the answer says how many; call again for more)
 # and looks at most this far into the dead-letter queue past the messages it cannot move.

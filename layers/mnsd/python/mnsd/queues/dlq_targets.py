@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnsd import errors
-from mnsd.catalog import Catalog
+from mnsd.control.catalog import Catalog
+from mnsd.ground import errors
 from mnsd.model.kinds import QueueKind, kind_of
 from mnsd.model.names import check_queue_name
 from mnsd.model.queues import DlqPolicy

@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from mnsd import deadlines, errors
-from mnsd.clock import Clock, ms
-from mnsd.inputs import MessageInput
-from mnsd.limits import Limits
+from mnsd.control.limits import Limits
+from mnsd.ground import deadlines, errors
+from mnsd.ground.clock import Clock, ms
+from mnsd.ground.settings import Settings
+from mnsd.model.inputs import MessageInput
 from mnsd.model.kinds import kind_of
 from mnsd.model.messages import Message, MessageRef
 from mnsd.model.queues import Queue
@@ -19,7 +20,6 @@ from mnsd.queues.dead_letters import DeadLetterService
 from mnsd.queues.notifier import Notifier, wake
 from mnsd.queues.receipts import Receipt, ReceiptCodec
 from mnsd.queues.stores import MessageStores
-from mnsd.settings import Settings
 
 MAX_WAIT_SECONDS = 30
 VISIBILITY_RANGE = (0, 43200)

@@ -12,7 +12,7 @@ import threading
 from collections import defaultdict
 from typing import Protocol
 
-from mnsd.clock import Clock
+from mnsd.ground.clock import Clock
 
 
 class Notifier(Protocol):

@@ -14,7 +14,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from mnsd import errors
+from mnsd.ground import errors
 
 _MAC_CHARS = 22  # 16 bytes of HMAC-SHA256, base64url without padding
 

@@ -28,9 +28,11 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mnsd import errors
-from mnsd.catalog import Catalog
-from mnsd.clock import Clock, ms
+from mnsd.control.catalog import Catalog
+from mnsd.control.registry import Registry
+from mnsd.ground import errors
+from mnsd.ground.clock import Clock, ms
+from mnsd.ground.validation import int_in_range, strict_int
 from mnsd.model.kinds import STANDARD, kind_of
 from mnsd.model.messages import Message
 from mnsd.model.names import check_queue_name, check_receiver_address, check_receiver_name, receiver_address
@@ -46,8 +48,6 @@ from mnsd.model.queues import (
 from mnsd.queues.dlq_targets import DeadLetterTargets
 from mnsd.queues.notifier import Notifier
 from mnsd.queues.stores import MessageStores
-from mnsd.registry import Registry
-from mnsd.validation import int_in_range, strict_int
 
 MAX_RECEIVERS = 16  # per queue
 COPY_PAGE = 500  # messages copied per page of an earlier StartTime

@@ -8,9 +8,9 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 
-from mnsd import errors
 from mnsd.calls import planes
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.pipeline import steps
 from mnsd.pipeline.steps import MAX_REQUEST_BYTES, Door
 from mnsd.request.door import RouteDoor, error_answer

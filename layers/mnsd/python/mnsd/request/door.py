@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from mnsd import errors
 from mnsd.access.authentication import authenticate
 from mnsd.access.permissions import Permission, permission_for
 from mnsd.access.principal import Principal
 from mnsd.calls import planes
 from mnsd.calls.call import Call, xml_response
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.jsonwire import responses as json_responses
 from mnsd.pipeline.steps import Work
 from mnsd.request.routes import ACTIONS, ROUTES, Operation, Route

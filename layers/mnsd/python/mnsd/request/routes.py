@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mnsd import errors
 from mnsd.calls.call import Call
-from mnsd.http import HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpResponse
 from mnsd.operations.batch_delete_message import batch_delete_message
 from mnsd.operations.batch_peek_message import batch_peek_message
 from mnsd.operations.batch_receive_message import batch_receive_message

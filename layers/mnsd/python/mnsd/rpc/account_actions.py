@@ -1,13 +1,14 @@
 """The OpenAPI's account actions (its logging settings, mapped onto the account's LoggingBucket) and endpoint actions
-(`mnsd.endpoints`: the account's public endpoint and its source-address allow-list)."""
+(`mnsd.control.endpoint_acl`: the account's public endpoint and its source-address allow-list)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mnsd import endpoints, errors
+from mnsd.control import endpoint_acl as endpoints
+from mnsd.ground import errors
+from mnsd.ground.validation import mns_bool
 from mnsd.rpc.call import RpcCall
-from mnsd.validation import mns_bool
 
 
 def get_account_attributes(call: RpcCall) -> Any:

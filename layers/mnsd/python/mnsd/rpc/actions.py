@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.rpc import account_actions as account
 from mnsd.rpc import queue_actions as queues
 from mnsd.rpc import records
@@ -49,7 +49,7 @@ def _fixed(path: str) -> Callable[[RpcCall], list[Resource]]:
 class Action:
     serve: Callable[[RpcCall], Any]  # the answer's Data (None: none)
     resources: Callable[[RpcCall], list[Resource]]
-    # The endpoint actions stay open while the account's endpoint refuses the caller's address (`mnsd.endpoints`).
+    # The endpoint actions stay open while the account's endpoint refuses the caller's address (`mnsd.control.endpoint_acl`).
     endpoint_control: bool = False
 
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
-from mnsd import errors
 from mnsd.access.principal import Principal
 from mnsd.access.signature_rpc import MissingParameter
-from mnsd.http import HttpRequest
-from mnsd.validation import json_object
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.validation import json_object
 
 if TYPE_CHECKING:
     from mnsd.services import Services

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from mnsd import errors
 from mnsd.access.permissions import permission_for
 from mnsd.access.principal import Principal
 from mnsd.access.signature_rpc import authenticate_rpc, is_rpc_request, requested
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.pipeline.steps import Work
 from mnsd.rpc.actions import Action, VersionInvalid, action_of
 from mnsd.rpc.call import VERSION, RpcCall, request_params

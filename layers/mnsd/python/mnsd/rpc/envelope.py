@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mnsd import errors
-from mnsd.http import HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpResponse
 
 JSON = "application/json;charset=utf-8"
 # What the XML plane's refusals are called on this plane, where the OpenAPI names them otherwise.

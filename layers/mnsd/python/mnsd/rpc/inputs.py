@@ -3,13 +3,13 @@ checks the values): structured parameters arrive as JSON strings, booleans in an
 
 from __future__ import annotations
 
-from mnsd import errors
-from mnsd.model.push_kinds import endpoint_of
+from mnsd.ground import errors
+from mnsd.ground.validation import mns_bool
 from mnsd.model.queues import INT_ATTRIBUTES, DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.tags import TagChanges
 from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
 from mnsd.rpc.call import RpcCall
-from mnsd.validation import mns_bool
+from mnsd.rpc.push_kinds import endpoint_of
 
 
 def dlq_policy(call: RpcCall) -> DlqPolicyInput | None:
@@ -72,7 +72,7 @@ def _refuse_unmapped(call: RpcCall, *names: str) -> None:
 def endpoint(call: RpcCall) -> str:
     """The Endpoint in the form the XML plane keeps: a bare queue name, mail address or phone number of its PushType
     written in full; an Endpoint already in full kept exactly as written. The PushTypes served, and why the others are
-    refused: `mnsd.model.push_kinds`. (The Endpoint as given is kept beside it and read back on this plane.)"""
+    refused: `mnsd.rpc.push_kinds`. (The Endpoint as given is kept beside it and read back on this plane.)"""
     push_type, value = call.required("PushType"), call.required("Endpoint")
     return endpoint_of(push_type, value, call.services.settings.region, call.owner)
 

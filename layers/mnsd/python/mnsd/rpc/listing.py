@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+from mnsd.ground.validation import int_in_range
 from mnsd.model.tags import has_tags
 from mnsd.rpc.call import RpcCall
-from mnsd.validation import int_in_range
 
 T = TypeVar("T")
 PAGE_SIZES = (1, 50)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd import errors
+from mnsd.ground import errors
+from mnsd.ground.validation import mns_bool
 from mnsd.model.tags import MAX_TAGS, TagChanges
 from mnsd.rpc import records
 from mnsd.rpc.call import RpcCall
-from mnsd.validation import mns_bool
 
 QUEUE, TOPIC = "queue", "topic"
 MAX_RESOURCES = 50

@@ -19,8 +19,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mnsd import errors
-from mnsd.inputs import PublishInput, json_attribute
+from mnsd.ground import errors
+from mnsd.model.inputs import PublishInput, json_attribute
 
 _PHONE_NUMBER = re.compile(r"\+?[0-9]{5,20}")
 

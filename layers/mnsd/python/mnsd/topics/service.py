@@ -11,12 +11,14 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from mnsd import errors
-from mnsd.catalog import Catalog
-from mnsd.clock import Clock, ms
-from mnsd.inputs import PublishInput, properties
+from mnsd.control.catalog import Catalog
+from mnsd.control.registry import Registry, created, decode_marker, next_marker
+from mnsd.ground import errors
+from mnsd.ground.clock import Clock, ms
+from mnsd.ground.settings import Settings
 from mnsd.metrics import MESSAGES_PUBLISHED, MetricsSink, NoMetrics, topic_labels
-from mnsd.model.endpoints import refuse_internal_endpoint
+from mnsd.model.egress import refuse_internal_endpoint
+from mnsd.model.inputs import PublishInput, properties
 from mnsd.model.messages import message_group_id
 from mnsd.model.names import check_subscription_name, check_topic_name
 from mnsd.model.ports import TopicMessageStore
@@ -37,8 +39,6 @@ from mnsd.model.topics import (
     parse_endpoint,
     subscription_attributes,
 )
-from mnsd.registry import Registry, created, decode_marker, next_marker
-from mnsd.settings import Settings
 from mnsd.topics.attributes import direct_mail, direct_sms
 
 

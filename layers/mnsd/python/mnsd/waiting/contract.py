@@ -26,9 +26,9 @@ MORE_HEADER = "Mns-Wait-More"
 CLAIMED_HEADER = "Mns-Wait-Claimed"
 CHANNEL_HEADER = "Mns-Wait-Channel"
 # Times after the client's arrival at the tier: a held receive is asked again only before `LAST_ASK_MS` (its claim
-# must start before the origin's last claim, `mnsd.deadlines.LAST_CLAIM_SECONDS`, 24 s: a woken receive past it
+# must start before the origin's last claim, `mnsd.ground.deadlines.LAST_CLAIM_SECONDS`, 24 s: a woken receive past it
 # is left held), and held `MAX_HOLD_MS` at most (the HTTP API cuts a request at 30 s; the origin's own bound is
-# `mnsd.deadlines.HOLD_SECONDS`, from when the request reached it).
+# `mnsd.ground.deadlines.HOLD_SECONDS`, from when the request reached it).
 LAST_ASK_MS = 23_500
 MAX_HOLD_MS = 28_500
 # Every header of the contract starts so: the tier drops any a client sent, and every one the origin answers.

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from mnsd import errors
-from mnsd.clock import Clock
-from mnsd.http import HttpRequest, HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.clock import Clock
+from mnsd.ground.http import HttpRequest, HttpResponse
+from mnsd.ground.settings import Settings
 from mnsd.model.queues import Queue
 from mnsd.queues.messages import Claimed, Hold, MessageService, Received
-from mnsd.settings import Settings
 from mnsd.waiting import contract
 
 Render = Callable[[list[Received]], HttpResponse]

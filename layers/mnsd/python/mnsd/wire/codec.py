@@ -13,7 +13,7 @@ from typing import NoReturn, Union
 from xml.parsers import expat
 from xml.sax.saxutils import escape
 
-from mnsd.errors import MalformedXML
+from mnsd.ground.errors import MalformedXML
 
 XMLNS = "http://mns.aliyuncs.com/doc/v1"
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from mnsd import errors
-from mnsd.http import HttpResponse
+from mnsd.ground import errors
+from mnsd.ground.http import HttpResponse
 from mnsd.wire import codec
 
 

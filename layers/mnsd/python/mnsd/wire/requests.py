@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 
-from mnsd import errors
 from mnsd.access.tokens import DEFAULT_DURATION, MAX_DURATION, MIN_DURATION, TokenRequest, token_policy
-from mnsd.http import HttpRequest
-from mnsd.inputs import (
+from mnsd.ground import errors
+from mnsd.ground.http import HttpRequest
+from mnsd.ground.validation import int_in_range, json_object, strict_int
+from mnsd.model.inputs import (
     MAX_BATCH,
     MessageInput,
     MessageRequest,
@@ -21,7 +22,6 @@ from mnsd.inputs import (
 from mnsd.model.queues import INT_ATTRIBUTES, DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
 from mnsd.queues.messages import MAX_WAIT_SECONDS, VISIBILITY_RANGE
-from mnsd.validation import int_in_range, json_object, strict_int
 from mnsd.wire.codec import Element
 
 

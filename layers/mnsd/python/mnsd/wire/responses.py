@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from mnsd import errors
 from mnsd.access.keys import AccessKey
 from mnsd.access.tokens import TemporaryCredentials
+from mnsd.ground import errors
 from mnsd.log.metrics import HourlyCounts
 from mnsd.metrics import monitored
 from mnsd.metrics.minutes import WINDOW_MINUTES, Minute

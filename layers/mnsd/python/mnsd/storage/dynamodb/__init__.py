@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd.clock import Clock, SystemClock
-from mnsd.settings import Settings
+from mnsd.ground.clock import Clock, SystemClock
+from mnsd.ground.settings import Settings
 from mnsd.storage import Storage
 
 ENGINE = "dynamodb"

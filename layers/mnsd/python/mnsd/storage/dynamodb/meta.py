@@ -1,5 +1,5 @@
 """The control-plane table on DynamoDB: `pk` the record's scope (`{account}#{kind}`, see
-`mnsd.catalog`), `sk` the resource name, so listing with a prefix and paging is one Query.
+`mnsd.control.catalog`), `sk` the resource name, so listing with a prefix and paging is one Query.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
 - `widened_at`: when (epoch ms) it last needed all its stripes: it grew, or a container sent faster than its width
   allows or was throttled (0: always, as a queue made wide from the start).
 
-The state is kept in the queue's record of the meta table (`mnsd.catalog`), beside what the catalog
+The state is kept in the queue's record of the meta table (`mnsd.control.catalog`), beside what the catalog
 writes there, under its own fields (`Placement.record`), and read, cached and updated by the engine alone
 (`mnsd.storage.dynamodb.queue_records`).
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
-from mnsd.clock import Clock, ms
+from mnsd.ground.clock import Clock, ms
 from mnsd.model.messages import Message
 from mnsd.storage.dynamodb.packs import MAX_PACK, pack_ids
 from mnsd.storage.dynamodb.placement import Placement, Spread

@@ -1,6 +1,6 @@
 """The engine's placement state of each queue (`placement.Placement`), kept in the queue's record of the meta table.
 
-The catalog (`mnsd.catalog`) reads and writes queue records through the engine's meta table, which is a
+The catalog (`mnsd.control.catalog`) reads and writes queue records through the engine's meta table, which is a
 `QueueRecords`: it stores a new queue's record with the engine's initial placement beside the catalog's fields
 (and answers records without them: they are the engine's), and remembers the queue records it read, listed or stored, by
 queue id. `Placements` reads a queue's placement from
@@ -20,8 +20,8 @@ import dataclasses
 import threading
 from dataclasses import dataclass
 
-from mnsd.catalog import QUEUE, QUEUE_IDS, queue_scope
-from mnsd.clock import Clock, ms
+from mnsd.control.catalog import QUEUE, QUEUE_IDS, queue_scope
+from mnsd.ground.clock import Clock, ms
 from mnsd.model.ports import MetaTable, Record
 from mnsd.storage.dynamodb.placement import FIELDS, Placement
 

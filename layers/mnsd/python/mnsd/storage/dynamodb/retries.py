@@ -3,7 +3,7 @@ runtime alike; the engine's botocore client makes no retries of its own: `mnsd.s
 
 - throttling, a conflict with an ongoing transaction (`TransactionConflictException`, or a transaction cancelled
   for a conflict or throttling alone) and DynamoDB's own 5xx are tried again after a jittered, growing pause, for
-  as long as the request's time budget allows (`mnsd.deadlines`; `CALL_SECONDS` outside a request), then answered as
+  as long as the request's time budget allows (`mnsd.ground.deadlines`; `CALL_SECONDS` outside a request), then answered as
   `Unavailable`, a retryable MNS error (503) that callers handling throttling still see as the `ClientError` it was;
 - a call that never reached DynamoDB (no connection) is tried again the same way;
 - a call whose answer was lost on the way back (a read timeout, a closed connection: it may have been applied) is
@@ -28,7 +28,7 @@ from typing import Any
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as NotConnected
 
-from mnsd import deadlines, errors
+from mnsd.ground import deadlines, errors
 from mnsd.storage.dynamodb.conditions import THROTTLES, condition_failed
 from mnsd.storage.dynamodb.layout import PARTITION_KEY, SORT_KEY, queue_id_of
 

@@ -43,7 +43,7 @@ import math
 import threading
 from dataclasses import dataclass
 
-from mnsd.clock import Clock
+from mnsd.ground.clock import Clock
 
 MIN_ATTEMPTS = 32
 LOST_PER_WON = 0.25

@@ -13,7 +13,7 @@ from json import detect_encoding
 from json import loads as _loads
 from typing import Any
 
-from mnsd import errors
+from mnsd.ground import errors
 
 # Deeper than any document MNS defines (a JSON-plane batch is four levels deep, a policy five).
 MAX_DEPTH = 32

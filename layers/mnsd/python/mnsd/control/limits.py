@@ -11,8 +11,8 @@ counter on DynamoDB shared by every container (one write unit per counted reques
 
 from __future__ import annotations
 
-from mnsd import errors
-from mnsd.clock import Clock
+from mnsd.ground import errors
+from mnsd.ground.clock import Clock
 from mnsd.model.ports import RateCounter
 
 

@@ -36,7 +36,7 @@ QUEUE_STRIPES = "MNS_QUEUE_STRIPES"
 MAX_QUEUE_STRIPES = "MNS_MAX_QUEUE_STRIPES"
 PACKED_BATCHES = "MNS_PACKED_BATCHES"
 META_CACHE_SECONDS = "MNS_META_CACHE_SECONDS"
-# Authenticated requests one account may make per second (0: no limit), `mnsd.limits`.
+# Authenticated requests one account may make per second (0: no limit), `mnsd.control.limits`.
 ACCOUNT_REQUESTS_PER_SECOND = "MNS_ACCOUNT_REQUESTS_PER_SECOND"
 # Networks HTTP pushes may reach although internal (comma-separated CIDRs): for local testing only.
 PUSH_ALLOWED_NETWORKS = "MNS_PUSH_ALLOWED_NETWORKS"
@@ -75,7 +75,7 @@ class Settings:
     max_queues: int = 1000
     max_topics: int = 1000
     # API Gateway cuts a request at 30 s: a long poll must answer before that, retries included (no claim starts
-    # later than `mnsd.deadlines.LAST_CLAIM_SECONDS` after the request arrived, whatever this says).
+    # later than `mnsd.ground.deadlines.LAST_CLAIM_SECONDS` after the request arrived, whatever this says).
     max_poll_seconds: float = 24.0
     poll_interval_ms: int = 500
     # Partitions a new queue's messages spread over, and the most a busy queue grows to (DynamoDB engine:

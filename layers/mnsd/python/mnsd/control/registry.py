@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from mnsd import errors
-from mnsd.clock import Clock
+from mnsd.ground import errors
+from mnsd.ground.clock import Clock
 
 
 class Resource(Protocol):

@@ -69,7 +69,7 @@ AccessKeyIdAndSecurityTokenNotMatch = _error(
     "AccessKeyIdAndSecurityTokenNotMatch", 403, "The access key id and security token you provided does not match."
 )
 
-# Limits (`mnsd.limits`).
+# Limits (`mnsd.control.limits`).
 QpsLimitExceeded = _error("QpsLimitExceeded", 400, "The qps limit of the queue is exceeded.")
 
 # Queues and messages.
@@ -140,7 +140,7 @@ def out_of_range(element: str, low: int, high: int, unit: str = "") -> MnsError:
 
 @dataclass(frozen=True)
 class Refusals:
-    """The errors of one kind of resource that the control-plane path answers (`mnsd.registry`)."""
+    """The errors of one kind of resource that the control-plane path answers (`mnsd.control.registry`)."""
 
     not_exist: type[MnsError]
     already_exist: type[MnsError]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from mnsd import errors, jsontext
+from mnsd.ground import errors, jsontext
 
 # An integer as MNS reads one: ASCII digits, an optional minus sign, nothing else. (Python's int() also takes
 # "1_0", "+5 ", surrounding blanks and other scripts' digits such as "٥": MNS refuses them all.)

@@ -1,14 +1,14 @@
 """An account's own settings (GetAccountAttributes / SetAccountAttributes: its LoggingBucket), kept in the catalog.
 
 Who may act for an account is `mnsd.access` (its keys, policies and tokens); how many requests it may make in a
-second is `mnsd.limits`.
+second is `mnsd.control.limits`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from mnsd.catalog import AccountAttributes, Catalog
+from mnsd.control.catalog import AccountAttributes, Catalog
 
 
 class AccountService:

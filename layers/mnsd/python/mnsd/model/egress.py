@@ -4,7 +4,7 @@ Loopback, private, shared, link-local (the instance metadata address among them)
 and unspecified addresses are internal, also when embedded in an IPv6 address (IPv4-mapped, NAT64,
 6to4, Teredo). The allow-list (`MNS_PUSH_ALLOWED_NETWORKS`, comma-separated networks) is for local
 testing and is empty on AWS. Subscribe refuses what it can decide without DNS (`refuse_internal_endpoint`);
-the real guard is the check of the resolved addresses at every push (`mnsd.push.http`).
+the real guard is the check of the resolved addresses at every push (`mnsd.push.http_request`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from mnsd import errors
+from mnsd.ground import errors
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-from mnsd.model.endpoints import Address, AddressRefused, Network, literal_address, permitted
+from mnsd.model.egress import Address, AddressRefused, Network, literal_address, permitted
 
 SEND_CHUNK = 16 * 1024
 MAX_RESPONSE_BODY = 64 * 1024  # read (and discarded) at most; the status decides

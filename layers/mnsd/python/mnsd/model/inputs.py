@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnsd import errors, jsontext
+from mnsd.ground import errors, jsontext
+from mnsd.ground.validation import int_in_range
 from mnsd.model.messages import Property, body_md5
-from mnsd.validation import int_in_range
 
 MAX_BATCH = 16
 MAX_BATCH_BYTES = 65536

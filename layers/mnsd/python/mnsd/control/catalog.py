@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from mnsd.clock import Clock, SystemClock
+from mnsd.control.registry import Records
+from mnsd.ground.clock import Clock, SystemClock
 from mnsd.model.ports import MetaTable, Record
 from mnsd.model.queues import Queue, QueueAttributes, Receiver
 from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, TopicAttributes
-from mnsd.registry import Records
 
 QUEUE = "queue"
 TOPIC = "topic"
@@ -43,7 +43,7 @@ LIST_PAGE = 1000
 class AccountAttributes:
     logging_bucket: str = ""
     log_store: str = ""  # the OpenAPI's LogStoreName beside the bucket (its ProjectName)
-    # The account's public endpoint (`mnsd.endpoints`): whether it serves, and its source-address allow-list (JSON).
+    # The account's public endpoint (`mnsd.control.endpoint_acl`): whether it serves, and its source-address allow-list (JSON).
     endpoint_enabled: bool = True
     endpoint_acl: str = ""
 
@@ -155,7 +155,7 @@ class Catalog:
         self.cache_seconds = cache_seconds
         self._lock = threading.Lock()
         self._queues: dict[tuple[str, str], tuple[Queue, float]] = {}  # (account, name) -> (queue, read at)
-        # The records as the control-plane path shared by queues and topics reads them (`mnsd.registry`).
+        # The records as the control-plane path shared by queues and topics reads them (`mnsd.control.registry`).
         self.queues = Records(
             self.get_queue, self.create_queue, self.update_queue, self.count_queues, self.delete_queue, self.list_queues
         )

@@ -20,7 +20,7 @@ A message's `DM` and `DYSMS` attributes (Java SDK 2.x) are read beside `DirectMa
 
 from __future__ import annotations
 
-from mnsd import errors
+from mnsd.ground import errors
 from mnsd.model.topics import HTTP, MAIL, QUEUE, SMS, UNSERVED_KINDS
 
 DELIVERED = {"queue": QUEUE, "http": HTTP, "email": MAIL, "dm": MAIL, "alisms": SMS, "dysms": SMS}

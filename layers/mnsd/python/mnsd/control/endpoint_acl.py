@@ -18,8 +18,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from mnsd import errors
-from mnsd.catalog import AccountAttributes, Catalog
+from mnsd.control.catalog import AccountAttributes, Catalog
+from mnsd.ground import errors
 
 PUBLIC = "public"
 # Refused by the endpoint (`AccessDenied` on either plane, the OpenAPI's too: not a RAM refusal).

@@ -20,7 +20,7 @@ class HttpRequest:
     # platform's 30 s integration timeout counts from then, not from when the function started.
     received_at: float | None = None
     # The client's address as the front end saw it (API Gateway's `requestContext.http.sourceIp`): the account's
-    # endpoint allow-list (`mnsd.endpoints`) is checked against it.
+    # endpoint allow-list (`mnsd.control.endpoint_acl`) is checked against it.
     source_ip: str | None = None
 
     @property
