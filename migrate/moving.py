@@ -19,13 +19,14 @@ from migrate.retrying import FIRST_PAUSE, LONGEST_PAUSE, retrying
 from migrate.xmlapi import BATCH, Message, XmlApi
 
 T = TypeVar("T")
+SETTLE_PAUSE = 0.5
 
 
 @dataclass
 class Options:
     retry_seconds: float = 300.0  # how long a side may refuse or be unreachable before the queue's move stops
     settle_seconds: float = 120.0  # drain: how long to wait for delayed and in-flight messages to come back
-    wait_seconds: int = 1  # each receive's long poll
+    wait_seconds: int = 0  # each receive's long poll (drain: none, the counts tell when the queue is empty)
     continuous: bool = False  # bridge: go on until stopped
 
 
@@ -88,6 +89,7 @@ class QueueMove:
             if time.monotonic() - quiet_since > self.options.settle_seconds:
                 self.stats.left_on_source = waiting
                 return
+            self.stop.wait(SETTLE_PAUSE)  # delayed or in-flight messages: they come back in a while
         if not self.options.continuous:
             self.stats.left_on_source = sum(self._source(lambda: self.source.counts(self.queue)))
 

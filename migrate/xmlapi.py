@@ -76,10 +76,11 @@ def _xml_text(text: str) -> str:
 
 
 def _message_xml(message: Message) -> str:
-    parts = [f"<MessageBody>{_xml_text(message.body)}</MessageBody><DelaySeconds>0</DelaySeconds>"]
-    parts.append(f"<Priority>{message.priority}</Priority>")
-    if message.group:
+    parts = [f"<MessageBody>{_xml_text(message.body)}</MessageBody>"]
+    if message.group:  # a FIFO queue takes no delay or priority per message (its own delay applies)
         parts.append(f"<MessageGroupId>{_xml_text(message.group)}</MessageGroupId>")
+    else:  # received once its delay is over: none is left
+        parts.append(f"<DelaySeconds>0</DelaySeconds><Priority>{message.priority}</Priority>")
     if message.properties:
         values = "".join(
             f"<PropertyValue><Name>{_xml_text(p.name)}</Name><Value>{_xml_text(p.value)}</Value>"

@@ -1,0 +1,193 @@
+"""An MNS estate for the migration tests, made on a source with the clients users run (the core SDK's Mns-open calls,
+the Python SDK's batch sends), and the readings the tests compare it with (the same clients, never the tool's)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mns.account import Account
+from mns.mns_exception import MNSServerException
+from mns.queue import Message
+from mns_open_clients import CoreClient
+
+from migrate.cli import main
+
+PUSH_KINDS = (
+    ("queue", None),
+    ("http", "http://127.0.0.1:9/notify"),
+    ("email", "ops@example.com"),
+    ("dysms", "13800000000"),
+)
+TIMES = (
+    "CreateTime",
+    "LastModifyTime",
+    "ActiveMessages",
+    "InactiveMessages",
+    "DelayMessages",
+    "QueueUrl",
+    "QueueInternalUrl",
+)
+TOPIC_TIMES = ("CreateTime", "LastModifyTime", "MessageCount", "TopicUrl", "TopicInnerUrl")
+
+
+@dataclass
+class Sent:
+    queue: str
+    body: str
+    priority: int | None  # None in a FIFO queue (it takes none)
+    group: str
+    due_ms: int  # when it becomes receivable (sent with a delay)
+
+
+@dataclass
+class Estate:
+    prefix: str
+    queues: list[str]
+    fifo: set[str]
+    topics: list[str]
+    sent: list[Sent] = field(default_factory=list)
+
+
+def run(argv: list[str], env: dict[str, str], tmp: Path) -> tuple[int, str, str]:
+    """The tool in this process: its exit status, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    given = ["--aliyun-config", str(tmp / "no-aliyun-config.json")]
+    code = main([*argv, *given] if argv[0] != "--help" else argv, environ=env, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def sides(
+    source: str, target: str, source_key: tuple[str, str, str], target_key: tuple[str, str, str]
+) -> dict[str, str]:
+    return {
+        "ALIBABA_CLOUD_ENDPOINT": source,
+        "ALIBABA_CLOUD_ACCESS_KEY_ID": source_key[1],
+        "ALIBABA_CLOUD_ACCESS_KEY_SECRET": source_key[2],
+        "MNS_ENDPOINT": target,
+        "MNS_ACCESS_KEY_ID": target_key[1],
+        "MNS_ACCESS_KEY_SECRET": target_key[2],
+    }
+
+
+def body(rng: random.Random, n: int) -> str:
+    """Incompressible text, now and then with characters XML writes specially."""
+    noise = base64.b64encode(rng.randbytes(48)).decode()
+    return f"{n}:{noise}" + (" <&> ü'\"" if n % 7 == 0 else "")
+
+
+def build(endpoint: str, key: tuple[str, str, str], prefix: str, queues: int, topics: int, messages: int) -> Estate:
+    core = CoreClient(endpoint, key[1], key[2])
+    rng = random.Random(prefix)
+    dead, dead_fifo = f"{prefix}-z-dead", f"{prefix}-z-dead-fifo"
+    names = [f"{prefix}-q{i:02d}" for i in range(queues - 2)]
+    fifo = {n for i, n in enumerate(names) if i % 5 == 1} | {dead_fifo}
+    for i, name in enumerate([*names, dead, dead_fifo]):
+        params: dict[str, object] = {
+            "QueueName": name,
+            "VisibilityTimeout": 5 + i % 4,
+            "PollingWaitSeconds": i % 3,
+            "MaximumMessageSize": 65536 - 1024 * (i % 5),
+            "MessageRetentionPeriod": 86400 + 60 * i,
+            "DelaySeconds": 1 if i % 11 == 4 else 0,
+            "EnableLogging": i % 2 == 0,
+        }
+        if name in fifo:
+            params["QueueType"] = "fifo"
+        if i % 3 == 0:
+            params.update({"Tag.1.Key": "team", "Tag.1.Value": f"t{i % 4}", "Tag.2.Key": "cost", "Tag.2.Value": "ops"})
+        if i == 7:
+            params["TenantRateLimitPolicy"] = json.dumps({"Enabled": True, "MaxReceivesPerSecond": 1000})
+        core.call("CreateQueue", **params)
+    for i, name in enumerate(names):
+        if i % 4 == 2:  # the dead-letter queue is created after the queues naming it (apply sets policies last)
+            target = dead_fifo if name in fifo else dead
+            policy = {"Enabled": True, "DeadLetterTargetQueue": target, "MaxReceiveCount": 3 + i % 5}
+            core.call("SetQueueAttributes", QueueName=name, DlqPolicy=json.dumps(policy))
+    topic_names = [f"{prefix}-t{i}" for i in range(topics)]
+    for i, topic in enumerate(topic_names):
+        params = {"TopicName": topic, "MaxMessageSize": 65536 - 1024 * (i % 3), "EnableLogging": i % 2 == 1}
+        if i % 2 == 0:
+            params.update({"Tag.1.Key": "owner", "Tag.1.Value": f"team-{i}"})
+        core.call("CreateTopic", **params)
+        for j, (kind, value) in enumerate(PUSH_KINDS):
+            sub = {"TopicName": topic, "SubscriptionName": f"s-{kind}", "PushType": kind}
+            sub["Endpoint"] = value or names[(i + j) % len(names)]
+            sub["NotifyStrategy"] = "EXPONENTIAL_DECAY_RETRY" if j % 2 else "BACKOFF_RETRY"
+            sub["NotifyContentFormat"] = ("XML", "JSON", "SIMPLIFIED", "SIMPLIFIED")[j]
+            if i % 3 == 0:
+                sub["MessageTag"] = f"tag-{j}"
+            core.call("Subscribe", **sub)
+    estate = Estate(prefix, [*names, dead, dead_fifo], fifo, topic_names)
+    send(endpoint, key, estate, messages, rng)
+    return estate
+
+
+def send(endpoint: str, key: tuple[str, str, str], estate: Estate, messages: int, rng: random.Random) -> None:
+    """`messages` spread over the estate's queues in batches of 16: priorities 1-16, a delay of 1-2 s on one in 25,
+    five groups per FIFO queue, each group's messages numbered in the order sent."""
+    account = Account(endpoint, key[1], key[2])
+    per_queue = {q: [] for q in estate.queues}
+    for n in range(messages):
+        per_queue[estate.queues[n % len(estate.queues)]].append(n)
+    for queue_name, numbers in per_queue.items():
+        queue = account.get_queue(queue_name)
+        queue.set_encoding(False)
+        for start in range(0, len(numbers), 16):
+            batch, now_ms = [], int(time.time() * 1000)
+            for n in numbers[start : start + 16]:
+                group = f"g{n % 5}" if queue_name in estate.fifo else ""
+                delay = (1 + n % 2) if n % 25 == 3 and not group else 0
+                sent = Sent(
+                    queue_name, body(rng, n), None if group else rng.randint(1, 16), group, now_ms + 1000 * delay
+                )
+                estate.sent.append(sent)
+                batch.append(Message(sent.body, None if group else delay, sent.priority, group))
+            queue.batch_send_message(batch)
+
+
+def receive_all(endpoint: str, key: tuple[str, str, str], queue: str) -> list[tuple[str, int, str, int]]:
+    """Every message of `queue`, deleted as read: (body, priority, group, enqueue time in ms) in the order received."""
+    q = Account(endpoint, key[1], key[2]).get_queue(queue)
+    q.set_encoding(False)
+    found = []
+    while True:
+        try:
+            batch = q.batch_receive_message(16, 0)
+        except MNSServerException as error:
+            if error.type == "MessageNotExist":
+                return found
+            raise
+        found += [(m.message_body, m.priority, m.message_group_id or "", m.enqueue_time) for m in batch]
+        q.batch_delete_message([m.receipt_handle for m in batch])
+
+
+def configuration(endpoint: str, key: tuple[str, str, str], estate: Estate) -> dict[str, object]:
+    """Every queue's, topic's and subscription's attributes as the core SDK reads them, without times and counts; a
+    queue endpoint's account written as `{account}`."""
+    core = CoreClient(endpoint, key[1], key[2])
+    found: dict[str, object] = {}
+    for q in estate.queues:
+        data = core.call("GetQueueAttributes", QueueName=q)["Data"]
+        found[f"queue {q}"] = {k: v for k, v in data.items() if k not in TIMES}
+    for t in estate.topics:
+        data = core.call("GetTopicAttributes", TopicName=t)["Data"]
+        found[f"topic {t}"] = {k: v for k, v in data.items() if k not in TOPIC_TIMES}
+        subs = core.call("ListSubscriptionByTopic", TopicName=t, PageNum=1, PageSize=50)["Data"]["PageData"]
+        for s in subs:
+            s = {
+                k: v for k, v in s.items() if k not in ("CreateTime", "LastModifyTime", "TopicOwner", "SubscriptionURL")
+            }
+            s["Endpoint"] = s["Endpoint"].replace(key[0], "{account}")
+            found[f"subscription {t}/{s['SubscriptionName']}"] = s
+    return found
+
+
+def quiet_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("ALIBABA_CLOUD_", "MNS_"))}
