@@ -172,7 +172,7 @@ def _move(args: argparse.Namespace, console: Console, source: Side, target: Side
     options = Options(
         retry_seconds=args.retry_for,
         settle_seconds=args.settle,
-        wait_seconds=5 if continuous else 0,
+        wait_seconds=2 if continuous else 0,
         continuous=continuous,
     )
     stop = threading.Event()

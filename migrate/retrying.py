@@ -10,7 +10,7 @@ from typing import TypeVar
 from migrate.errors import ServiceError
 
 T = TypeVar("T")
-FIRST_PAUSE, LONGEST_PAUSE = 0.2, 5.0
+FIRST_PAUSE, LONGEST_PAUSE = 0.2, 2.0
 
 
 def retrying(

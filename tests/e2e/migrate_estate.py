@@ -58,8 +58,10 @@ class Estate:
 def run(argv: list[str], env: dict[str, str], tmp: Path) -> tuple[int, str, str]:
     """The tool in this process: its exit status, stdout and stderr."""
     out, err = io.StringIO(), io.StringIO()
-    given = ["--aliyun-config", str(tmp / "no-aliyun-config.json")]
-    code = main([*argv, *given] if argv[0] != "--help" else argv, environ=env, out=out, err=err)
+    code = main([*argv, "--aliyun-config", str(tmp / "no-aliyun-config.json")], environ=env, out=out, err=err)
+    secrets = [v for k, v in env.items() if k.endswith(("ACCESS_KEY_SECRET", "SECURITY_TOKEN"))]
+    for secret in secrets:  # never printed, whatever happened
+        assert secret not in out.getvalue() + err.getvalue()
     return code, out.getvalue(), err.getvalue()
 
 
@@ -84,9 +86,17 @@ def body(rng: random.Random, n: int) -> str:
 
 def build(endpoint: str, key: tuple[str, str, str], prefix: str, queues: int, topics: int, messages: int) -> Estate:
     core = CoreClient(endpoint, key[1], key[2])
-    rng = random.Random(prefix)
+    names, fifo = make_queues(core, prefix, queues)
+    estate = Estate(prefix, names, fifo, make_topics(core, prefix, topics, names[:-2]))
+    send(endpoint, key, estate, messages, random.Random(prefix))
+    return estate
+
+
+def make_queues(core: CoreClient, prefix: str, count: int) -> tuple[list[str], set[str]]:
+    """`count` queues: one in five FIFO, attributes varied, tags on a third, logging on half, a receive limit on one,
+    a dead-letter policy on a quarter (to two dead-letter queues created after them)."""
     dead, dead_fifo = f"{prefix}-z-dead", f"{prefix}-z-dead-fifo"
-    names = [f"{prefix}-q{i:02d}" for i in range(queues - 2)]
+    names = [f"{prefix}-q{i:02d}" for i in range(count - 2)]
     fifo = {n for i, n in enumerate(names) if i % 5 == 1} | {dead_fifo}
     for i, name in enumerate([*names, dead, dead_fifo]):
         params: dict[str, object] = {
@@ -110,23 +120,27 @@ def build(endpoint: str, key: tuple[str, str, str], prefix: str, queues: int, to
             target = dead_fifo if name in fifo else dead
             policy = {"Enabled": True, "DeadLetterTargetQueue": target, "MaxReceiveCount": 3 + i % 5}
             core.call("SetQueueAttributes", QueueName=name, DlqPolicy=json.dumps(policy))
-    topic_names = [f"{prefix}-t{i}" for i in range(topics)]
-    for i, topic in enumerate(topic_names):
-        params = {"TopicName": topic, "MaxMessageSize": 65536 - 1024 * (i % 3), "EnableLogging": i % 2 == 1}
+    return [*names, dead, dead_fifo], fifo
+
+
+def make_topics(core: CoreClient, prefix: str, count: int, queues: list[str]) -> list[str]:
+    """`count` topics, each with a subscription of every push kind served (queue, HTTP, mail, SMS)."""
+    names = [f"{prefix}-t{i}" for i in range(count)]
+    for i, topic in enumerate(names):
+        params: dict[str, object] = {"TopicName": topic, "MaxMessageSize": 65536 - 1024 * (i % 3)}
+        params["EnableLogging"] = i % 2 == 1
         if i % 2 == 0:
             params.update({"Tag.1.Key": "owner", "Tag.1.Value": f"team-{i}"})
         core.call("CreateTopic", **params)
         for j, (kind, value) in enumerate(PUSH_KINDS):
             sub = {"TopicName": topic, "SubscriptionName": f"s-{kind}", "PushType": kind}
-            sub["Endpoint"] = value or names[(i + j) % len(names)]
+            sub["Endpoint"] = value or queues[(i + j) % len(queues)]
             sub["NotifyStrategy"] = "EXPONENTIAL_DECAY_RETRY" if j % 2 else "BACKOFF_RETRY"
             sub["NotifyContentFormat"] = ("XML", "JSON", "SIMPLIFIED", "SIMPLIFIED")[j]
             if i % 3 == 0:
                 sub["MessageTag"] = f"tag-{j}"
             core.call("Subscribe", **sub)
-    estate = Estate(prefix, [*names, dead, dead_fifo], fifo, topic_names)
-    send(endpoint, key, estate, messages, rng)
-    return estate
+    return names
 
 
 def send(endpoint: str, key: tuple[str, str, str], estate: Estate, messages: int, rng: random.Random) -> None:
@@ -152,8 +166,11 @@ def send(endpoint: str, key: tuple[str, str, str], estate: Estate, messages: int
             queue.batch_send_message(batch)
 
 
-def receive_all(endpoint: str, key: tuple[str, str, str], queue: str) -> list[tuple[str, int, str, int]]:
-    """Every message of `queue`, deleted as read: (body, priority, group, enqueue time in ms) in the order received."""
+def receive_all(
+    endpoint: str, key: tuple[str, str, str], queue: str, retry_throttled: bool = False
+) -> list[tuple[str, int, str, int]]:
+    """Every message of `queue`, deleted as read: (body, priority, group, enqueue time in ms) in the order received
+    (a refusal past the account's request limit tried again when `retry_throttled`)."""
     q = Account(endpoint, key[1], key[2]).get_queue(queue)
     q.set_encoding(False)
     found = []
@@ -163,9 +180,19 @@ def receive_all(endpoint: str, key: tuple[str, str, str], queue: str) -> list[tu
         except MNSServerException as error:
             if error.type == "MessageNotExist":
                 return found
+            if retry_throttled and error.type == "QpsLimitExceeded":
+                time.sleep(0.2)
+                continue
             raise
         found += [(m.message_body, m.priority, m.message_group_id or "", m.enqueue_time) for m in batch]
-        q.batch_delete_message([m.receipt_handle for m in batch])
+        while True:
+            try:
+                q.batch_delete_message([m.receipt_handle for m in batch])
+                break
+            except MNSServerException as error:
+                if not (retry_throttled and error.type == "QpsLimitExceeded"):
+                    raise
+                time.sleep(0.2)
 
 
 def configuration(endpoint: str, key: tuple[str, str, str], estate: Estate) -> dict[str, object]:
