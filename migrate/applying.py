@@ -64,7 +64,7 @@ def _topic_params(topic: Resource) -> dict[str, Any]:
 def _push(endpoint: str) -> tuple[str, str]:
     """(PushType, Endpoint) of Mns-open's Subscribe for an endpoint as compared (`queue:orders`: the target's own
     queue `orders`, in its account and region)."""
-    for kind in ("queue", "email", "dysms"):
+    for kind in ("queue", "email", "alisms"):
         if endpoint.startswith(kind + ":"):
             return kind, endpoint[len(kind) + 1 :]
     return "http", endpoint

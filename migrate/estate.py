@@ -90,12 +90,12 @@ def topic_resource(entry: dict[str, Any]) -> Resource:
 def endpoint_of(endpoint: str) -> str:
     """A subscription's endpoint as it is compared and recreated: a queue endpoint
     (`acs:mns:{region}:{account}:queues/{name}`) as `queue:{name}`, whichever account and region wrote it (it is
-    recreated in the target's); mail and SMS endpoints as `email:` and `dysms:`; an HTTP endpoint as it is; any other
+    recreated in the target's); mail and SMS endpoints as `email:` and `alisms:`; an HTTP endpoint as it is; any other
     kept in full."""
     text = endpoint.strip()
     if text.startswith("acs:mns:") and ":queues/" in text:
         return "queue:" + text.split(":queues/", 1)[1]
-    for prefix, kind in (("mail:directmail:", "email:"), ("sms:directsms:", "dysms:")):
+    for prefix, kind in (("mail:directmail:", "email:"), ("sms:directsms:", "alisms:")):
         if text.startswith(prefix):
             return kind + text[len(prefix) :]
     return text

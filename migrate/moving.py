@@ -20,6 +20,7 @@ from migrate.xmlapi import BATCH, Message, XmlApi
 
 T = TypeVar("T")
 SETTLE_PAUSE = 0.5
+MOST_RETURNS = 3  # a copied message received again more often: its deletes are not taking
 
 
 @dataclass
@@ -52,6 +53,7 @@ class QueueMove:
     options: Options
     stop: threading.Event
     stats: QueueStats = field(init=False)
+    returns: dict[str, int] = field(init=False, default_factory=dict)  # copied messages received again, this run
 
     def __post_init__(self) -> None:
         self.stats = QueueStats(self.queue)
@@ -95,6 +97,16 @@ class QueueMove:
 
     def _move(self, messages: list[Message]) -> None:
         again = [m for m in messages if m.message_id in self.journal]
+        for message in again:
+            self.returns[message.message_id] = self.returns.get(message.message_id, 0) + 1
+            if self.returns[message.message_id] > MOST_RETURNS:
+                raise ServiceError(
+                    0,
+                    "DeleteNotTaking",
+                    f"message {message.message_id} came back {MOST_RETURNS} times after its copy was acknowledged "
+                    "and its delete sent: the source's receives may outlast the queue's visibility timeout "
+                    "(raise it for the move)",
+                )
         copied = self._send([m for m in messages if m.message_id not in self.journal])
         self.journal.add([m.message_id for m in copied])
         self.stats.moved += len(copied)

@@ -19,11 +19,11 @@ CREATE, UPDATE, UNCHANGED, CONFLICT, NOT_CARRIED, TARGET_ONLY = (
     "target-only",
 )
 ORDER = {QUEUE: 0, TOPIC: 1, SUBSCRIPTION: 2}
-SERVED_PUSH_KINDS = ("queue:", "http://", "https://", "email:", "dysms:")
+SERVED_PUSH_KINDS = ("queue:", "http://", "https://", "email:", "alisms:")
 # What a target that is not Alibaba's service (a deployed stack, `make run`) does not offer, and why.
 SSE_WHY = "server-side encryption per queue or topic is not offered: the stack encrypts its tables as a whole"
 FIFO_TOPIC_WHY = "FIFO topics are not offered by the target"
-PUSH_KIND_WHY = "the target delivers to queues, HTTP, mail (email) and SMS (dysms) only"
+PUSH_KIND_WHY = "the target delivers to queues, HTTP, mail (email) and SMS (alisms) only"
 
 
 @dataclass
