@@ -31,12 +31,13 @@ from migrate.estate import QUEUE, Estate, read_estate
 from migrate.journal import Journal
 from migrate.moving import Options, QueueMove
 from migrate.openapi import OpenApi
-from migrate.planning import Plan, make_plan
+from migrate.planning import NOT_CARRIED, TARGET_ONLY, Plan, make_plan
 from migrate.progress import Progress, summary, summary_json
 from migrate.retrying import retrying
 from migrate.xmlapi import XmlApi
 
 OK, DIFFERENT, USAGE, INTERRUPTED = 0, 1, 2, 130
+DONE = {"create": "created", "update": "changed"}
 STATE = Path(".mns-migrate")
 
 
@@ -141,9 +142,7 @@ def _apply(args: argparse.Namespace, console: Console, source: Side, target: Sid
     plan = _plan(args, source, target)
     applied = Applier(OpenApi(target), min(args.retry_for, 60.0)).apply(plan)
     for change in applied.done:
-        console.warn(
-            f"{change.action}d {change.kind} {change.name}".replace("created", "created").replace("updated", "changed")
-        )
+        console.warn(f"{DONE[change.action]} {change.kind} {change.name}")
     for change, error in applied.failed:
         console.warn(f"FAILED {change.kind} {change.name}: the target answered {error}")
     for change in applied.conflicts:
@@ -151,7 +150,7 @@ def _apply(args: argparse.Namespace, console: Console, source: Side, target: Sid
     for change in plan.changes:
         for setting, why in change.not_carried:
             console.warn(f"not carried: {change.kind} {change.name} {setting}: {why}")
-        if change.action == "not-carried":
+        if change.action == NOT_CARRIED:
             console.warn(f"not carried: {change.kind} {change.name}: {change.reason}")
     console.say(
         f"{len(applied.done)} applied, {len(applied.failed)} failed, {len(applied.conflicts)} in conflict"
@@ -209,7 +208,7 @@ def _on_signals(stop: threading.Event) -> threading.Event:
 
 def _verify(args: argparse.Namespace, console: Console, source: Side, target: Side) -> int:
     plan = _plan(args, source, target)
-    queues = sorted(c.name for c in plan.changes if c.kind == QUEUE and c.action != "target-only")
+    queues = sorted(c.name for c in plan.changes if c.kind == QUEUE and c.action != TARGET_ONLY)
     counts = verifying.count_messages(XmlApi(source), XmlApi(target), queues, max(1, args.parallel))
     text, differs = (verifying.report_json if args.json else verifying.report)(plan, counts)
     console.say(text)

@@ -178,6 +178,11 @@ def _patient(action, retry_throttled: bool):  # type: ignore[no-untyped-def]
             time.sleep(0.2)
 
 
+def _held(queue) -> int:  # type: ignore[no-untyped-def]
+    meta = queue.get_attributes()
+    return meta.inactive_messages + meta.delay_messages
+
+
 def receive_all(
     endpoint: str, key: tuple[str, str, str], queue: str, retry_throttled: bool = False
 ) -> list[tuple[str, int, str, int]]:
@@ -191,9 +196,12 @@ def receive_all(
         try:
             batch = _patient(lambda: q.batch_receive_message(16, 0), retry_throttled)
         except MNSServerException as error:
-            if error.type == "MessageNotExist":
+            if error.type != "MessageNotExist":
+                raise
+            if not _held(q):
                 return list(found.values())
-            raise
+            time.sleep(0.2)  # delayed (a FIFO queue's own delay) or in flight (a delete came too late)
+            continue
         for m in batch:
             found.setdefault(m.message_id, (m.message_body, m.priority, m.message_group_id or "", m.enqueue_time))
         handles = [m.receipt_handle for m in batch]
