@@ -75,7 +75,7 @@ def _xml_text(text: str) -> str:
     return escape(text, _KEPT)
 
 
-def _message_xml(message: Message) -> str:
+def copy_xml(message: Message) -> str:
     parts = [f"<MessageBody>{_xml_text(message.body)}</MessageBody>"]
     if message.group:  # a FIFO queue takes no delay or priority per message (its own delay applies)
         parts.append(f"<MessageGroupId>{_xml_text(message.group)}</MessageGroupId>")
@@ -156,7 +156,7 @@ class XmlApi:
         """BatchSendMessage: per message, None when the service took it, else its refusal (a refusal of the whole
         request is raised)."""
         body = f'<?xml version="1.0" encoding="UTF-8"?><Messages xmlns="{NAMESPACE}">'
-        body += "".join(_message_xml(m) for m in messages) + "</Messages>"
+        body += "".join(copy_xml(m) for m in messages) + "</Messages>"
         reply = self.call("POST", f"/queues/{quote(queue, safe='')}/messages", body)
         if reply.status < 300:
             return [None] * len(messages)

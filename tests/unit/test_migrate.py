@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -15,6 +16,7 @@ from migrate.moving import QueueStats
 from migrate.planning import CONFLICT, CREATE, NOT_CARRIED, TARGET_ONLY, UNCHANGED, UPDATE, make_plan
 from migrate.progress import Progress
 from migrate.rendering import as_json, human
+from migrate.xmlapi import Message, copy_xml
 
 PROFILES = {
     "current": "prod",
@@ -171,3 +173,18 @@ def test_a_terminal_gets_a_bar_per_queue_redrawn_in_place_and_a_pipe_one_line_pe
     assert "\x1b[2F" in terminal.getvalue()  # the second drawing went back up over the first
     Progress(pipe, [moving, done]).draw()
     assert pipe.getvalue() == f"{'audit':32} [########################] 10/10 done\n"
+
+
+def test_a_copy_is_written_so_an_xml_reader_gets_its_body_back_exactly():
+    """A carriage return is written as a reference (raw, an XML reader would read a newline); a FIFO copy carries its
+    group and neither delay nor priority (a FIFO queue refuses them); another copy is sent with no delay left."""
+    fifo = copy_xml(Message("id", "h", "a\r\nb <&>", priority=3, group="g1"))
+    assert (
+        fifo
+        == "<Message><MessageBody>a&#13;\nb &lt;&amp;&gt;</MessageBody><MessageGroupId>g1</MessageGroupId></Message>"
+    )
+    assert ET.fromstring(fifo).findtext("MessageBody") == "a\r\nb <&>"
+    plain = copy_xml(Message("id", "h", "x", priority=3))
+    assert (
+        plain == "<Message><MessageBody>x</MessageBody><DelaySeconds>0</DelaySeconds><Priority>3</Priority></Message>"
+    )
