@@ -35,30 +35,26 @@ def _tag_params(tags: dict[str, str]) -> dict[str, str]:
     return params
 
 
+def _params(resource: Resource, numbers: dict[str, Any]) -> dict[str, Any]:
+    """The parameters CreateQueue / SetQueueAttributes or CreateTopic / SetTopicAttributes take for `resource`:
+    its name, `numbers`, logging, and encryption when it is on."""
+    noun = resource.kind.title()
+    params = {f"{noun}Name": resource.name, **numbers, "EnableLogging": resource.settings["LoggingEnabled"]}
+    if resource.settings.get("EnableSSE"):
+        params["EnableSSE"] = True
+    return params
+
+
 def _queue_params(queue: Resource) -> dict[str, Any]:
     s = queue.settings
-    params: dict[str, Any] = {
-        "QueueName": queue.name,
-        **{n: s[n] for n in QUEUE_NUMBERS},
-        "EnableLogging": s["LoggingEnabled"],
-    }
+    params = _params(queue, {n: s[n] for n in QUEUE_NUMBERS})
     if s.get("MaxReceivesPerSecond"):
         params["TenantRateLimitPolicy"] = {"Enabled": True, "MaxReceivesPerSecond": s["MaxReceivesPerSecond"]}
-    if s.get("EnableSSE"):
-        params["EnableSSE"] = True
     return params
 
 
 def _topic_params(topic: Resource) -> dict[str, Any]:
-    s = topic.settings
-    params: dict[str, Any] = {
-        "TopicName": topic.name,
-        "MaxMessageSize": s["MaxMessageSize"],
-        "EnableLogging": s["LoggingEnabled"],
-    }
-    if s.get("EnableSSE"):
-        params["EnableSSE"] = True
-    return params
+    return _params(topic, {"MaxMessageSize": topic.settings["MaxMessageSize"]})
 
 
 def _push(endpoint: str) -> tuple[str, str]:

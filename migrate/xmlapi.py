@@ -152,41 +152,42 @@ class XmlApi:
         root = self._checked(reply)
         return [_received(element) for element in _children(root, "Message")] if root is not None else []
 
+    def _batch(self, method: str, queue: str, root: str, entries: str, partial: str) -> ET.Element | None:
+        """A batch request on the queue's messages: None when every entry was taken, else the answer's `partial`
+        element naming each entry's outcome (another answer is raised as the refusal of the whole request)."""
+        body = f'<?xml version="1.0" encoding="UTF-8"?><{root} xmlns="{NAMESPACE}">{entries}</{root}>'
+        reply = self.call(method, f"/queues/{quote(queue, safe='')}/messages", body)
+        if reply.status < 300:
+            return None
+        try:
+            answer = ET.fromstring(reply.body)
+        except ET.ParseError:
+            raise self.error(reply) from None
+        if _local(answer.tag) != partial:
+            raise self.error(reply)
+        return answer
+
     def send(self, queue: str, messages: list[Message]) -> list[ServiceError | None]:
         """BatchSendMessage: per message, None when the service took it, else its refusal (a refusal of the whole
         request is raised)."""
-        body = f'<?xml version="1.0" encoding="UTF-8"?><Messages xmlns="{NAMESPACE}">'
-        body += "".join(copy_xml(m) for m in messages) + "</Messages>"
-        reply = self.call("POST", f"/queues/{quote(queue, safe='')}/messages", body)
-        if reply.status < 300:
+        body = "".join(copy_xml(m) for m in messages)
+        root = self._batch("POST", queue, "Messages", body, "Messages")
+        if root is None:
             return [None] * len(messages)
-        try:
-            root = ET.fromstring(reply.body)
-        except ET.ParseError:
-            raise self.error(reply) from None
-        if _local(root.tag) != "Messages":
-            raise self.error(reply)
         outcomes: list[ServiceError | None] = []
         for entry in _children(root, "Message"):
             code = _text(entry, "ErrorCode")
-            outcomes.append(ServiceError(reply.status, code, _text(entry, "ErrorMessage")) if code else None)
+            outcomes.append(ServiceError(500, code, _text(entry, "ErrorMessage")) if code else None)
         if len(outcomes) != len(messages):
-            raise ServiceError(reply.status, "InvalidResponse", "the batch's answer does not name every message")
+            raise ServiceError(500, "InvalidResponse", "the batch's answer does not name every message")
         return outcomes
 
     def delete(self, queue: str, handles: list[str]) -> list[str]:
         """BatchDeleteMessage: the handles that were not deleted (expired: the message will be received again)."""
-        body = f'<?xml version="1.0" encoding="UTF-8"?><ReceiptHandles xmlns="{NAMESPACE}">'
-        body += "".join(f"<ReceiptHandle>{_xml_text(h)}</ReceiptHandle>" for h in handles) + "</ReceiptHandles>"
-        reply = self.call("DELETE", f"/queues/{quote(queue, safe='')}/messages", body)
-        if reply.status < 300:
+        body = "".join(f"<ReceiptHandle>{_xml_text(h)}</ReceiptHandle>" for h in handles)
+        root = self._batch("DELETE", queue, "ReceiptHandles", body, "Errors")
+        if root is None:
             return []
-        try:
-            root = ET.fromstring(reply.body)
-        except ET.ParseError:
-            raise self.error(reply) from None
-        if _local(root.tag) != "Errors":
-            raise self.error(reply)
         return [_text(entry, "ReceiptHandle") for entry in _children(root, "Error")]
 
     def counts(self, queue: str) -> tuple[int, int, int]:
