@@ -116,20 +116,6 @@ def test_ten_thousand_waiting_messages_move(source, tmp_path_factory, prefix, tm
         migrate_estate(source, target, prefix, tmp_path, queues=50, topics=10, messages=10_000)
 
 
-@pytest.mark.slow
-def test_ten_thousand_waiting_messages_move(source, tmp_path_factory, prefix, tmp_path):
-    """About 15 s on a quiet machine, 26 s on a loaded one: behind the slow marker."""
-    with local_server(tmp_path_factory, "sqlite", "migrate-estate") as target:
-        migrate_estate(source, target, prefix, tmp_path, queues=50, topics=10, messages=10_000)
-
-
-@pytest.mark.slow
-def test_an_estate_of_fifty_queues_moves_to_the_moto_engine(source, tmp_path_factory, prefix, tmp_path):
-    """Slow on moto alone: its FIFO queues' batch deletes take seconds each once 50 queues' messages are in its table."""
-    with local_server(tmp_path_factory, "moto", "migrate-estate") as target:
-        migrate_estate(source, target, prefix, tmp_path, queues=50, topics=10, messages=800)
-
-
 def total_on(endpoint: str, key, queues: list[str]) -> int:
     account = Account(endpoint, key[1], key[2])
     return sum(account.get_queue(q).get_attributes().active_messages for q in queues)
