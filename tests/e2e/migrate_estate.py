@@ -198,7 +198,7 @@ def receive_all(
         except MNSServerException as error:
             if error.type != "MessageNotExist":
                 raise
-            if not _held(q):
+            if not _patient(lambda: _held(q), retry_throttled):
                 return list(found.values())
             time.sleep(0.2)  # delayed (a FIFO queue's own delay) or in flight (a delete came too late)
             continue

@@ -163,7 +163,7 @@ def test_a_source_killed_mid_drain_and_restarted_then_drained_again_loses_nothin
 def test_a_target_refusing_past_its_request_limit_then_drained_again_loses_nothing(
     source, tmp_path_factory, prefix, tmp_path
 ):
-    with local_server(tmp_path_factory, "sqlite", "migrate-throttled", MNS_ACCOUNT_REQUESTS_PER_SECOND="10") as target:
+    with local_server(tmp_path_factory, "sqlite", "migrate-throttled", MNS_ACCOUNT_REQUESTS_PER_SECOND="5") as target:
         estate = build(source, ACCOUNT_A, prefix, queues=4, topics=0, messages=200)
         env = env_for(source, target)
         assert run(["apply", "--prefix", prefix], env, tmp_path)[0] == 0
