@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from email.utils import formatdate
 from urllib.parse import quote
 
+from migrate.errors import ServiceError
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.ground.errors import MalformedXML
 from mnsd.ground.http import HttpRequest
@@ -26,19 +27,9 @@ XML_TYPE = "text/xml;charset=UTF-8"
 TIMEOUT_SECONDS = 30.0
 
 
-class ApiError(Exception):
-    """An MNS error answer (`<Error>`), or a failure to reach the endpoint at all (status 0)."""
-
-    def __init__(self, status: int, code: str, message: str, request_id: str = "") -> None:
-        super().__init__(f"{code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.request_id = request_id
-
-    def __str__(self) -> str:
-        suffix = f" (request id {self.request_id})" if self.request_id else ""
-        return f"{self.code}: {self.message}{suffix}"
+# An MNS error answer (`<Error>`), or a failure to reach the endpoint at all (status 0): the error of every client of
+# the API here (this one and `python -m migrate`'s).
+ApiError = ServiceError
 
 
 @dataclass(frozen=True)
