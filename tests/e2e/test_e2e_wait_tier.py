@@ -298,7 +298,9 @@ def test_a_hundred_held_receives_and_a_thousand_messages_each_received_once_with
     assert claims == 1000, calls
     wasted = sum(n for k, n in calls.items() if k.endswith(".held") and not k.startswith("first."))
     print(f"origin calls per message: {sum(calls.values()) / 1000:.2f}, wasted {wasted / 1000:.2f}: {calls}")
-    assert wasted / 1000 <= 0.5, calls
+    # A guard against wake storms (a wake re-asking every held receive would waste ~100 calls a message): quiet runs
+    # measure 0.18-0.40 (bench/results/wait_tier.md); with the other test worker loading both cores, up to 0.53.
+    assert wasted / 1000 <= 1.0, calls
 
 
 @pytest.mark.slow
