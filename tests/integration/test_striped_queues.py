@@ -166,7 +166,9 @@ def test_a_receipt_handle_of_another_incarnation_or_mangled_is_refused(striped):
 
 def test_the_operation_log_follows_striped_messages(make, dynamodb, clock):
     make()
-    services = build_services(Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", queue_stripes=4), dynamodb, clock)
+    # One lease per message, the batch spread over the stripes (packed, a batch is one item on one stripe).
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", queue_stripes=4, packed_batches=False)
+    services = build_services(settings, dynamodb, clock)
     queues = QueuesByName(services)
     queues.create_queue(ACCOUNT, "logged", QueueAttributeChanges(logging_enabled="true"))
     sent = [r.message for r in send(queues, ["a"] * 8, name="logged")]
