@@ -43,21 +43,25 @@ def hold(service, count, name="q"):
     return got
 
 
-def test_a_quiet_queue_writes_nothing_to_the_index(make, dynamodb):
-    service = make(max_queue_stripes=1)
+@pytest.mark.parametrize("packed", [False, True], ids=["unpacked", "packed"])
+def test_a_quiet_queue_writes_nothing_to_the_index(make, dynamodb, packed):
+    service = make(max_queue_stripes=1, packed_batches=packed)
     service.create_queue(ACCOUNT, "q")
     send(service, 20)
     got = hold(service, 20)
     service.batch_delete(ACCOUNT, "q", [g.receipt_handle for g in got[:10]])
     assert not placement(service).index_since
     found = leases(dynamodb, service)
-    assert len(found) == 10 and not any(layout.INDEX_KEY in item for item in found)
+    # Unpacked, one lease per message left; packed, the batches of 16 and 4 (`docs/packed-batches.md`).
+    assert len(found) == (2 if packed else 10) and not any(layout.INDEX_KEY in item for item in found)
     index = dynamodb.scan(TableName=service.messages.table, IndexName=layout.READY_INDEX)
     assert index["Count"] == 0
 
 
 def test_receives_that_read_leases_they_cannot_take_turn_the_index_on_and_build_it(make, dynamodb, clock):
-    service = make(max_queue_stripes=1)  # (one stripe: a queue that grows turns the index on at once)
+    # One stripe: a queue that grows turns the index on at once. One lease per message: the leases read and built
+    # are counted (packed batches share theirs).
+    service = make(max_queue_stripes=1, packed_batches=False)
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="3600"))
     send(service, INDEX_WASTE)
     held = hold(service, INDEX_WASTE)  # (the last receive read 96 of them in flight: not enough to turn it on)
@@ -105,7 +109,7 @@ def test_receives_that_read_leases_they_cannot_take_turn_the_index_on_and_build_
 def test_a_lease_another_container_wrote_without_the_index_is_built_into_it(make, dynamodb, clock):
     """A container whose cached queue record is older than the index turning on writes without `w` until its cache
     ends; building the index after `index_settle_seconds` gives those leases `w` too, so none is lost to receives."""
-    service = make(meta_cache_seconds=5, max_queue_stripes=1)
+    service = make(meta_cache_seconds=5, max_queue_stripes=1, packed_batches=False)  # (one lease per message)
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="3600"))
     stale = QueuesByName(build_services(service.settings, dynamodb=dynamodb, clock=clock))
     stale.get_queue(ACCOUNT, "q")  # cached: the queue before its index

@@ -47,7 +47,8 @@ def ms(clock) -> int:
 
 @pytest.fixture
 def grown(make, clock):
-    service = make(max_queue_stripes=STRIPES)
+    # One lease per message, each batch spread over the send width (a packed batch is one item on one stripe).
+    service = make(max_queue_stripes=STRIPES, packed_batches=False)
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="30"))
     grow(service, STRIPES)
     return service

@@ -83,8 +83,9 @@ class Settings:
     queue_stripes: int = 1
     max_queue_stripes: int = 128
     # A standard queue's batch sends stored packed, its messages sharing their writes (DynamoDB engine:
-    # `mnsd.storage.dynamodb.packs`); tables read either way.
-    packed_batches: bool = False
+    # `mnsd.storage.dynamodb.packs`); on by default, `MNS_PACKED_BATCHES=false` for one lease per message; tables
+    # are read either way.
+    packed_batches: bool = True
     # How long a container trusts the queue records it read (its own writes update them at once): a queue
     # created, changed or deleted elsewhere is seen here at most this late.
     meta_cache_seconds: float = 5.0
