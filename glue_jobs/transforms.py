@@ -16,6 +16,8 @@ from pyspark.sql import functions as F
 from glue_jobs.schemas import (
     MESSAGE_ATTRIBUTES,
     META_ATTRIBUTES,
+    PACK_ENTRIES,
+    PACK_ENTRY_ATTRIBUTES,
     QUEUE_EVENT_ATTRIBUTES,
     TOPIC_EVENT_ATTRIBUTES,
     flatten,
@@ -158,6 +160,23 @@ def queues_of(meta_items: DataFrame) -> DataFrame:
     )
 
 
+def _leases(items: DataFrame) -> DataFrame:
+    """One row per message lease: a single lease as it is, a packed batch's lease (`p`) as one row per entry that holds
+    a message (its `r{n}`), with the entry's own `v`, `d`, `k` and the pack's `e` and `x`."""
+    columns = ("pk", "sk", "e", "x", "v", "d", "k")
+    entry = F.explode(
+        F.array(
+            *(
+                F.struct(*(F.col(f"{name}{n}").alias(name) for name in PACK_ENTRY_ATTRIBUTES))
+                for n in range(PACK_ENTRIES)
+            )
+        )
+    ).alias("entry")
+    packed = items.where(F.col("p").isNotNull()).select("pk", "sk", "e", "x", entry).where(F.col("entry.r").isNotNull())
+    entries = packed.select("pk", "sk", "e", "x", "entry.v", "entry.d", "entry.k")
+    return items.where(F.col("p").isNull()).select(*columns).unionByName(entries)
+
+
 def backlog_snapshot(message_items: DataFrame, meta_items: DataFrame, snapshot_ms: int) -> DataFrame:
     """Per queue at `snapshot_ms`: Active / Inactive / Delayed counts and the oldest message's age.
 
@@ -165,7 +184,7 @@ def backlog_snapshot(message_items: DataFrame, meta_items: DataFrame, snapshot_m
     though DynamoDB may not have removed it yet, and so is a lease kept for rewind (`k`). Queues with no live message report zeros. Leases of
     queue incarnations absent from the meta table (deleted queues awaiting TTL) are left out by the join.
     """
-    leases = flatten(message_items, MESSAGE_ATTRIBUTES).where(
+    leases = _leases(flatten(message_items, MESSAGE_ATTRIBUTES)).where(
         F.col("sk").startswith("L") & (F.col("x").isNull() | (F.col("x") * 1000 > snapshot_ms)) & F.col("k").isNull()
     )
     waiting = F.col("v") > snapshot_ms

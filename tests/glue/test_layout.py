@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from glue_jobs.schemas import MESSAGE_ATTRIBUTES, MESSAGE_SCHEMA, META_SCHEMA
+from glue_jobs.schemas import MESSAGE_ATTRIBUTES, MESSAGE_SCHEMA, META_SCHEMA, PACK_ENTRIES, PACK_ENTRY_ATTRIBUTES
 from glue_jobs.transforms import backlog_snapshot
 from mnsd.model.messages import MessageState
-from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb import layout, packs
 from tests.export_generator import ddb_item
 from tests.glue.helpers import HOUR, T0, export_of, rows_by
 
@@ -21,8 +21,13 @@ LIVE = T // 1000 + 3600
 
 def test_glue_message_attributes_are_lease_attributes_of_the_same_type():
     assert MESSAGE_ATTRIBUTES
+    entry_names = {f"{name}{n}": name for n in range(PACK_ENTRIES) for name in PACK_ENTRY_ATTRIBUTES}
+    assert set(PACK_ENTRY_ATTRIBUTES) <= set(packs.ENTRY_ATTRIBUTES) and PACK_ENTRIES == packs.MAX_PACK
     for name, kind in MESSAGE_ATTRIBUTES.items():
-        assert layout.LEASE_ATTRIBUTES[name][0] == kind, name
+        if name == packs.SIZE:
+            assert kind == "N"
+            continue
+        assert layout.LEASE_ATTRIBUTES[entry_names.get(name, name)][0] == kind, name
 
 
 def lease(n: int, **fields: int | None) -> dict:
@@ -42,7 +47,26 @@ LEASES = [
     lease(8, x=T // 1000),  # expired at T
     lease(9, x=None, v=T + 5, d=2),  # no TTL: kept, Inactive
     lease(10, v=None, d=1, k=True),  # deleted with rewind on: kept for a rewind, not counted
+    # a packed batch's lease (`packs.batch_items`): each entry with its own state, the kept one not counted
+    {
+        "pk": "q1",
+        "sk": f"L08{T:013d}0123456789ABCDEF-1-18BCFE56800-{packs.PACK_MARK}123456789",
+        "v": T - 1,
+        "e": T - 10_000,
+        "x": LIVE,
+        packs.SIZE: 4,
+        **{"v0": T - 1, "r0": 1, "d0": 0},  # Active
+        **{"v1": T + 1, "r1": 1, "d1": 1},  # Inactive
+        **{"v2": T + 1, "r2": 1, "d2": 0},  # Delayed
+        **{"r3": 2, "d3": 1, "k3": True},  # kept for a rewind
+    },
 ]
+
+
+def leases_of(record: dict) -> list[dict]:
+    """The leases an item stands for, as the engine reads them (a pack: one per entry)."""
+    item = json.loads(ddb_item(record))["Item"]
+    return packs.entries(item) if packs.is_pack(item) else [item]
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +80,8 @@ def exports(spark, tmp_path_factory):
 
 
 def test_backlog_snapshot_counts_states_as_the_layout_rule_does(exports):
-    states = [layout.state_of(json.loads(ddb_item(record))["Item"], T) for record in LEASES]
+    states = [layout.state_of(item, T) for record in LEASES for item in leases_of(record)]
     expected = tuple(states.count(s) for s in (MessageState.ACTIVE, MessageState.INACTIVE, MessageState.DELAYED))
-    assert expected == (4, 2, 2)
+    assert expected == (5, 3, 3)
     (row,) = rows_by(backlog_snapshot(*exports, T), "queue").values()
     assert (row["active"], row["inactive"], row["delayed"]) == expected
