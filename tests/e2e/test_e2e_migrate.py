@@ -14,12 +14,24 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from conftest import ACCOUNT_A, ACCOUNT_B, NS, RawClient, local_server, server_env
-from local_server import free_port, start_server, stop_server
-from migrate_estate import PUSH_KINDS, Estate, build, configuration, quiet_env, receive_all, run, send, sides
 from mns.account import Account
 from mns.queue import QueueMeta
-from stub_http import QuietHandler, serving
+
+from tests.e2e.migrate_estate import (
+    PUSH_KINDS,
+    Estate,
+    build,
+    configuration,
+    quiet_env,
+    receive_all,
+    run,
+    send,
+    sides,
+)
+from tests.e2e.raw_http import NS, RawClient
+from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, local_server, server_env
+from tests.local_server import free_port, start_server, stop_server
+from tests.stub_http import QuietHandler, serving
 
 
 @pytest.fixture(scope="module")
