@@ -20,7 +20,7 @@ when a transaction's answer was lost (`mnsd.storage.dynamodb.retries`). `apply()
 
 And moto backs up a table before a TransactWriteItems by a deep copy of the whole table once per item of the
 transaction: a FIFO batch delete's or claim's transaction of 16 items copied a table of a few thousand items 16 times
-(1.2 s a call with 50 queues of 16 messages waiting, 0.07 s on an empty table; memory in gigabytes). `apply()` makes
+(1.2 s a call with 50 queues of 16 messages waiting, 0.07 s on an empty table). `apply()` makes
 it copy each table once per transaction, which is all its rollback restores.
 """
 
