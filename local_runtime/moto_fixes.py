@@ -17,10 +17,16 @@ AWS accepts a heartbeat as soon as the token is issued: `apply()` makes moto do 
 And moto applies a TransactWriteItems again when it is sent again with the same `ClientRequestToken`; DynamoDB
 applies it once (for 10 minutes) and answers the retry as it answered the first: the DynamoDB engine relies on that
 when a transaction's answer was lost (`mnsd.storage.dynamodb.retries`). `apply()` makes moto do the same.
+
+And moto backs up a table before a TransactWriteItems by a deep copy of the whole table once per item of the
+transaction: a FIFO batch delete's or claim's transaction of 16 items copied a table of a few thousand items 16 times
+(1.2 s a call with 50 queues of 16 messages waiting, 0.07 s on an empty table). `apply()` makes
+it copy each table once per transaction, which is all its rollback restores.
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from typing import Any
@@ -54,6 +60,7 @@ def apply() -> None:
     _refuse_tokens_of_ended_tasks(StateTaskServiceCallback)
     _accept_heartbeats_once_issued()
     _apply_transactions_once()
+    _back_up_each_table_once()
     _applied = True
 
 
@@ -112,3 +119,34 @@ def _apply_transactions_once() -> None:
         return result
 
     DynamoHandler.transact_write_items = transact_write_items  # type: ignore[method-assign]
+
+
+def _back_up_each_table_once() -> None:
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.table import Table
+
+    backups = threading.local()  # this thread's transaction's copies, by the table's id (None: not in one)
+    original = DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        backups.copies = {}
+        try:
+            original(self, transact_items)
+        finally:
+            backups.copies = None
+
+    def deepcopy_once(self: Any, memo: dict[int, Any]) -> Any:
+        copies = getattr(backups, "copies", None)
+        if copies is not None and id(self) in copies:
+            return copies[id(self)]
+        cls: Any = type(self)
+        new = cls.__new__(cls)
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            new.__dict__[name] = copy.deepcopy(value, memo)
+        if copies is not None:
+            copies[id(self)] = new
+        return new
+
+    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
+    Table.__deepcopy__ = deepcopy_once  # type: ignore[attr-defined]

@@ -128,7 +128,8 @@ def _side(args: argparse.Namespace, name: str, environ: Mapping[str, str]) -> Si
 def _plan(args: argparse.Namespace, source: Side, target: Side) -> Plan:
     def read(side: Side) -> Estate:
         try:
-            return retrying(lambda: read_estate(OpenApi(side), args.prefix), args.retry_for)
+            xml = XmlApi(side)
+            return retrying(lambda: read_estate(OpenApi(side), args.prefix, xml.subscription_endpoint), args.retry_for)
         except ServiceError as error:
             error.side = side.name
             raise

@@ -1,9 +1,11 @@
 """An estate as the tool compares it: each queue, topic and subscription with the settings that are copied, read from
 one side's Mns-open listings (ListQueue, ListTopic, ListSubscriptionByTopic carry every attribute, tags and dead-letter
-policies in one answer per page)."""
+policies in one answer per page; a subscription's Endpoint given bare, without its kind, is read in full on the
+classic XML plane)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,9 +103,19 @@ def endpoint_of(endpoint: str) -> str:
     return text
 
 
-def subscription_resource(entry: dict[str, Any], topic: str) -> Resource:
+# How an Endpoint written in full starts (a queue's `acs:mns:`, mail, SMS, HTTP): any other was given bare.
+_IN_FULL = ("acs:", "mail:", "sms:", "http://", "https://")
+
+# A subscription's Endpoint in full, by topic and subscription name (the XML plane's GetSubscriptionAttributes).
+FullEndpoint = Callable[[str, str], str]
+
+
+def subscription_resource(entry: dict[str, Any], topic: str, full_endpoint: FullEndpoint | None = None) -> Resource:
+    given = str(entry.get("Endpoint") or "")
+    if full_endpoint is not None and not given.strip().startswith(_IN_FULL):
+        given = full_endpoint(topic, str(entry["SubscriptionName"]))
     settings: dict[str, Any] = {
-        "Endpoint": endpoint_of(str(entry.get("Endpoint") or "")),
+        "Endpoint": endpoint_of(given),
         "FilterTag": str(entry.get("FilterTag") or ""),
         "NotifyStrategy": str(entry.get("NotifyStrategy") or "BACKOFF_RETRY"),
         "NotifyContentFormat": str(entry.get("NotifyContentFormat") or "XML"),
@@ -112,12 +124,13 @@ def subscription_resource(entry: dict[str, Any], topic: str) -> Resource:
     return Resource(SUBSCRIPTION, f"{topic}/{entry['SubscriptionName']}", settings)
 
 
-def read_estate(api: OpenApi, prefix: str = "") -> Estate:
-    """Every queue and topic (whose name starts with `prefix`) of the side and every subscription of those topics."""
+def read_estate(api: OpenApi, prefix: str = "", full_endpoint: FullEndpoint | None = None) -> Estate:
+    """Every queue and topic (whose name starts with `prefix`) of the side and every subscription of those topics
+    (an Endpoint Mns-open answers bare read in full with `full_endpoint`)."""
     resources: list[Resource] = [queue_resource(e) for e in api.pages("ListQueue", {"QueueName": prefix or None})]
     topics = [topic_resource(e) for e in api.pages("ListTopic", {"TopicName": prefix or None})]
     resources += topics
     for topic in topics:
         entries = api.pages("ListSubscriptionByTopic", {"TopicName": topic.name})
-        resources += [subscription_resource(e, topic.name) for e in entries]
+        resources += [subscription_resource(e, topic.name, full_endpoint) for e in entries]
     return Estate({r.key: r for r in resources if not prefix or r.name.startswith(prefix)})

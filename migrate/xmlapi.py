@@ -190,6 +190,13 @@ class XmlApi:
             return []
         return [_text(entry, "ReceiptHandle") for entry in _children(root, "Error")]
 
+    def subscription_endpoint(self, topic: str, subscription: str) -> str:
+        """GetSubscriptionAttributes' Endpoint: always in full on this plane (`acs:mns:...:queues/{name}`,
+        `mail:directmail:...`), where Mns-open answers it as it was given (a bare queue name, address or number)."""
+        resource = f"/topics/{quote(topic, safe='')}/subscriptions/{quote(subscription, safe='')}"
+        root = self._checked(self.call("GET", resource))
+        return _text(root, "Endpoint") if root is not None else ""
+
     def counts(self, queue: str) -> tuple[int, int, int]:
         """GetQueueAttributes' (ActiveMessages, InactiveMessages, DelayMessages)."""
         root = self._checked(self.call("GET", f"/queues/{quote(queue, safe='')}"))

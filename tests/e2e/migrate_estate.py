@@ -15,9 +15,9 @@ from pathlib import Path
 from mns.account import Account
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
-from mns_open_clients import CoreClient
 
 from migrate.cli import main
+from tests.e2e.mns_open_clients import CoreClient
 
 PUSH_KINDS = (
     ("queue", None),

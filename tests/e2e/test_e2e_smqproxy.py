@@ -233,6 +233,26 @@ def test_the_xml_and_json_planes_serve_the_same_queue_side_by_side(smq, queue):
     assert queue.get_attributes().active_messages + queue.get_attributes().inactive_messages == 0
 
 
+def test_a_body_with_carriage_returns_reads_back_byte_identical_on_either_plane(smq, queue, raw_a):
+    """JSON keeps a `\r` as `\r`; the XML plane writes it `&#13;`: each plane reads the other's body as sent."""
+    body = "from json\r\nline two\r"
+    sent = send(smq, queue.queue_name, body)
+    assert sent.body.message_body_md5 == md5(body)
+    received = queue.receive_message(wait_seconds=3)
+    assert (received.message_id, received.message_body, received.message_body_md5) == (
+        sent.body.message_id,
+        body,
+        md5(body),
+    )
+    queue.delete_message(received.receipt_handle)
+    wire = '<?xml version="1.0" encoding="UTF-8"?><Message xmlns="http://mns.aliyuncs.com/doc/v1/">'
+    raw_a.request(
+        "POST", f"/queues/{queue.queue_name}/messages", wire + "<MessageBody>xml&#13;\n</MessageBody></Message>"
+    )
+    (got,) = receive(smq, queue.queue_name)
+    assert (got.message_body, got.message_body_md5) == ("xml\r\n", md5("xml\r\n"))
+
+
 def test_publish_s_mail_and_sms_attributes_are_checked_as_on_the_xml_plane(smq, account_a, tname):
     topic = account_a.get_topic(tname)
     topic.create(TopicMeta())

@@ -11,7 +11,7 @@ import pytest
 
 from migrate.credentials import openapi_endpoint_for, resolve_side
 from migrate.errors import MigrationError
-from migrate.estate import QUEUE, SUBSCRIPTION, TOPIC, Estate, Resource, endpoint_of
+from migrate.estate import QUEUE, SUBSCRIPTION, TOPIC, Estate, Resource, endpoint_of, subscription_resource
 from migrate.moving import QueueStats
 from migrate.planning import CONFLICT, CREATE, NOT_CARRIED, TARGET_ONLY, UNCHANGED, UPDATE, make_plan
 from migrate.progress import Progress
@@ -95,6 +95,24 @@ def test_queue_endpoints_are_compared_by_queue_name_whatever_account_and_region_
     assert endpoint_of("mail:directmail:ops@example.com") == "email:ops@example.com"
     assert endpoint_of("sms:directsms:13800000000") == "alisms:13800000000"
     assert endpoint_of("https://hooks.example.com/mns") == "https://hooks.example.com/mns"
+
+
+def test_a_bare_subscription_endpoint_is_read_in_full_and_one_in_full_is_not_read_again():
+    full = {("t", "s-queue"): "acs:mns:cn-hangzhou:1000:queues/orders", ("t", "s-mail"): "mail:directmail:a@b.c"}
+    asked: list[tuple[str, str]] = []
+
+    def read(topic: str, name: str) -> str:
+        asked.append((topic, name))
+        return full[(topic, name)]
+
+    def endpoint(name: str, given: str) -> str:
+        return subscription_resource({"SubscriptionName": name, "Endpoint": given}, "t", read).settings["Endpoint"]
+
+    assert endpoint("s-queue", "orders") == "queue:orders"
+    assert endpoint("s-mail", "a@b.c") == "email:a@b.c"
+    assert endpoint("s-http", "https://hooks.example.com/mns") == "https://hooks.example.com/mns"
+    assert endpoint("s-sms", "sms:directsms:138") == "alisms:138"
+    assert asked == [("t", "s-queue"), ("t", "s-mail")]
 
 
 def queue(name: str, **settings: object) -> Resource:

@@ -23,3 +23,46 @@ def test_a_token_accepts_heartbeats_as_soon_as_it_is_issued():
     endpoint.report(CallbackConsumerLeft())
     with pytest.raises(CallbackNotifyConsumerError):  # the Task ended: refused
         pool.heartbeat("token")
+
+
+def test_a_transaction_backs_up_its_table_once_and_a_refused_one_still_changes_nothing(aws_credentials):
+    import boto3
+    from moto import mock_aws
+    from moto.dynamodb.models.table import Table
+
+    moto_fixes.apply()
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(
+            TableName="t",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        copies: list[object] = []
+        deepcopy_once = Table.__deepcopy__
+
+        def counted(self, memo):
+            copies.append(deepcopy_once(self, memo))
+            return copies[-1]
+
+        Table.__deepcopy__ = counted
+        try:
+            puts = [{"Put": {"TableName": "t", "Item": {"pk": {"S": f"k{i}"}}}} for i in range(16)]
+            client.transact_write_items(TransactItems=puts)
+            assert len(copies) == 16 and len({id(c) for c in copies}) == 1  # asked once per item, made once
+            refused = [
+                {"Delete": {"TableName": "t", "Key": {"pk": {"S": "k0"}}}},
+                {
+                    "Put": {
+                        "TableName": "t",
+                        "Item": {"pk": {"S": "k1"}},
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+            with pytest.raises(client.exceptions.TransactionCanceledException):
+                client.transact_write_items(TransactItems=refused)
+        finally:
+            Table.__deepcopy__ = deepcopy_once
+        assert len(client.scan(TableName="t")["Items"]) == 16  # the delete before the refusal rolled back

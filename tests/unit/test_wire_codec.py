@@ -72,3 +72,11 @@ def test_encode_default_namespace_and_escaping():
     root = parse(out.encode())
     assert root.value("Name") == "a<b>&c"
     assert [i.value("V") for i in root.child("List").all("Item")] == ["1", "2"]
+
+
+def test_a_carriage_return_in_text_is_written_as_a_reference_and_read_back():
+    """An XML reader turns a bare `\r` into `\n`; written `&#13;` it is read as it was stored."""
+    body = "a\r\nb\rc <&>"
+    out = encode(Node("Message", [("MessageBody", body)]))
+    assert b"\r" not in out and b"a&#13;\nb&#13;c &lt;&amp;&gt;" in out
+    assert parse(out).value("MessageBody") == body

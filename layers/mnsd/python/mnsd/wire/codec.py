@@ -92,10 +92,15 @@ class Node:
     fields: list[tuple[str, Value]] = field(default_factory=list)
 
 
+# Characters an XML reader would change in text (a `\r` is read as `\n`), written as references so every client reads
+# back what was stored.
+_KEPT = {"\r": "&#13;"}
+
+
 def _text(value: str | int | bool) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
-    return escape(str(value))
+    return escape(str(value), _KEPT)
 
 
 def _encode_fields(fields: Iterable[tuple[str, Value]], out: list[str]) -> None:
