@@ -17,7 +17,6 @@ from glue_jobs.schemas import (
     MESSAGE_ATTRIBUTES,
     META_ATTRIBUTES,
     PACK_ENTRIES,
-    PACK_ENTRY_ATTRIBUTES,
     QUEUE_EVENT_ATTRIBUTES,
     TOPIC_EVENT_ATTRIBUTES,
     flatten,
@@ -162,19 +161,15 @@ def queues_of(meta_items: DataFrame) -> DataFrame:
 
 def _leases(items: DataFrame) -> DataFrame:
     """One row per message lease: a single lease as it is, a packed batch's lease (`p`) as one row per entry that holds
-    a message (its `r{n}`), with the entry's own `v`, `d`, `k` and the pack's `e` and `x`."""
-    columns = ("pk", "sk", "e", "x", "v", "d", "k")
-    entry = F.explode(
-        F.array(
-            *(
-                F.struct(*(F.col(f"{name}{n}").alias(name) for name in PACK_ENTRY_ATTRIBUTES))
-                for n in range(PACK_ENTRIES)
-            )
-        )
-    ).alias("entry")
-    packed = items.where(F.col("p").isNotNull()).select("pk", "sk", "e", "x", entry).where(F.col("entry.r").isNotNull())
-    entries = packed.select("pk", "sk", "e", "x", "entry.v", "entry.d", "entry.k")
-    return items.where(F.col("p").isNull()).select(*columns).unionByName(entries)
+    a message (its `r{n}`), with the entry's own `v`, `d`, `k` and the pack's `e` and `x` (one pass over the input)."""
+
+    def entry(suffix: str, holds: Column) -> Column:
+        return F.struct(holds.alias("r"), *(F.col(f"{name}{suffix}").alias(name) for name in ("v", "d", "k")))
+
+    own = F.array(entry("", F.lit(1).cast("long")))
+    packed = F.array(*(entry(str(n), F.col(f"r{n}")) for n in range(PACK_ENTRIES)))
+    rows = items.select("pk", "sk", "e", "x", F.explode(F.when(F.col("p").isNull(), own).otherwise(packed)).alias("l"))
+    return rows.where(F.col("l.r").isNotNull()).select("pk", "sk", "e", "x", "l.v", "l.d", "l.k")
 
 
 def backlog_snapshot(message_items: DataFrame, meta_items: DataFrame, snapshot_ms: int) -> DataFrame:
