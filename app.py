@@ -3,7 +3,7 @@
 
 import aws_cdk as cdk
 
-from infra.stack import build
+from infra.nag import build
 
 app = cdk.App()
 build(app)  # the stack, with cdk-nag's AwsSolutions checks as an Aspect

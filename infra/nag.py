@@ -1,18 +1,26 @@
-"""cdk-nag (AwsSolutions) findings reviewed and accepted, each with its reason. Everything else must pass.
+"""The stack as `app.py` deploys it (`build`), checked by cdk-nag's AwsSolutions rules: the findings reviewed and
+accepted, each with its reason. Everything else must pass.
 
 Each finding is acknowledged on the narrowest construct it applies to (and everything below it).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from aws_cdk import Acknowledgment, Stack, Token, Validations
+from aws_cdk import Acknowledgment, App, Stack, Token, Validations
 from aws_cdk import aws_iam as iam
+from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
-if TYPE_CHECKING:
-    from infra.stack import MnsStack
+from infra.stack import MnsStack
+
+
+def build(app: App, id: str = "Mns", **kwargs: object) -> MnsStack:
+    """The stack as `app.py` deploys it, its reviewed findings acknowledged, checked by cdk-nag's AwsSolutions
+    rules."""
+    stack = MnsStack(app, id, **kwargs)
+    acknowledge_reviewed_findings(stack)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return stack
 
 
 def arn(stack: Stack, service: str, resource: str) -> str:

@@ -2,8 +2,7 @@
 
 from typing import Any
 
-from aws_cdk import App, CfnOutput, Stack, Validations
-from cdk_nag import AwsSolutionsChecks
+from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from infra.analytics import Analytics, Exports, operation_log
@@ -14,7 +13,6 @@ from infra.encryption import Encryption
 from infra.functions import Functions
 from infra.metrics import Dashboard, MetricsSampler
 from infra.monitoring import PERIOD, SAMPLER_BEHIND, Alarms
-from infra.nag import acknowledge_reviewed_findings
 from infra.push import PushDelivery, SigningKey
 from infra.secrets import Secrets
 from infra.storage import Buckets
@@ -172,7 +170,6 @@ class MnsStack(Stack):
             value=self.dashboard.dashboard.dashboard_name,
             description="The busiest queues and topics (CloudWatch console, Dashboards)",
         )
-        acknowledge_reviewed_findings(self)
 
 
 def metrics_default(value: object) -> str:
@@ -182,10 +179,3 @@ def metrics_default(value: object) -> str:
     if text not in ("true", "false"):
         raise ValueError(f"metricsDefault must be true or false, not {value!r}")
     return text
-
-
-def build(app: App, id: str = "Mns", **kwargs: object) -> MnsStack:
-    """The stack as `app.py` deploys it, checked by cdk-nag's AwsSolutions rules."""
-    stack = MnsStack(app, id, **kwargs)
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    return stack

@@ -16,7 +16,8 @@ from aws_cdk.assertions import Template
 
 from infra.encryption import KEY_USE_ACTIONS, LOGS_KEY_ACTIONS
 from infra.lint import findings
-from infra.stack import MnsStack, build
+from infra.nag import build
+from infra.stack import MnsStack
 
 KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 TEST_CONTEXT = {"aws:cdk:bundling-stacks": [], "aws:cdk:enable-path-metadata": True}

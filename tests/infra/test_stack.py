@@ -13,8 +13,9 @@ from infra.console import ROUTE_KEYS as CONSOLE_ROUTE_KEYS
 from infra.functions import ROOT, pinned_version
 from infra.lint import findings
 from infra.metrics import SAMPLER_GRANTS
+from infra.nag import build
 from infra.push import FANOUT_GRANTS, FIRST_ATTEMPT_GRANTS, WORKER_GRANTS
-from infra.stack import MnsStack, build
+from infra.stack import MnsStack
 from mnsd.access.keys import parse_keys
 from mnsd.push.signing import CERTIFICATE_PATH
 from mnsd.push.workflow import definition
