@@ -1,7 +1,7 @@
 """Capacity simulation: N message lifecycles per simulated second on one queue, per-partition load on DynamoDB.
 
 The real services (`build_services`: the queue services over the DynamoDB engine) run against the in-memory
-DynamoDB double (`bench/fake_dynamodb.py`), which bills every call by DynamoDB's size rules and
+DynamoDB double (`tests/simulator/dynamodb.py`), which bills every call by DynamoDB's size rules and
 charges it to the partitions it touched (base table and index partitions alike). The clock is
 simulated (`mnsd.ground.clock` protocol): time moves only when the simulation moves it, in ticks of
 `TICK` seconds. Each tick, producers send the tick's share of messages (batches of 16), consumers
@@ -25,6 +25,10 @@ receive made (requests to DynamoDB and read units, averaged over the receives th
 FIFO queue, its directory's width at the end. A FIFO group passes one run per hold: over G groups a queue delivers at
 most about G / hold single-message lifecycles a second (1,000 groups held 1-5 s: about 330/s), whatever the engine,
 so a FIFO figure at a high rate needs a short `--hold`.
+
+Every message has a body of its own, 1 KB (`--body`): incompressible by default (base64 of random bytes, as binary or
+encrypted payloads are sent), or JSON-like; `repeated` is the 700 `x` characters the figures before 2026-11-29 used,
+which compress to a few bytes and so understate what a batch's bodies cost.
 """
 
 from __future__ import annotations
@@ -36,11 +40,13 @@ import random
 import time
 import types
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from bench import bodies
 from tests.by_name import QueuesByName
 from tests.simulator.dynamodb import Partition
 from tests.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
@@ -53,6 +59,12 @@ QUEUE = "capacity"
 BATCH = 16
 TICK = 0.05  # s
 HOLD = (1.0, 5.0)  # s a consumer holds a message before deleting it
+BODY_BYTES = 1024
+BODIES: dict[str, tuple[str, Callable[[random.Random], str]]] = {  # --body: (what the title says, a body)
+    "incompressible": ("1 KB incompressible bodies", lambda rng: bodies.incompressible(BODY_BYTES, rng)),
+    "json": ("1 KB JSON-like bodies", lambda rng: bodies.json_like(BODY_BYTES, rng)),
+    "repeated": ("700-byte repeated bodies", lambda rng: "x" * 700),
+}
 DRAIN_SECONDS = 6
 START = 1_800_000_000.0
 TARGET_WCU = 1000
@@ -124,7 +136,7 @@ class Run:
 
 
 def make_services(
-    client: Any, clock: SimulatedClock, stripes: int | None = None, pinned: bool = False, packed: bool = False
+    client: Any, clock: SimulatedClock, stripes: int | None = None, pinned: bool = False, packed: bool = True
 ) -> Any:
     """The services over `client`; a queue starts with `stripes` stripes, and keeps that count if `pinned`;
     `packed`: batches stored packed (`Settings.packed_batches`)."""
@@ -133,9 +145,7 @@ def make_services(
     from mnsd.queues.notifier import LocalNotifier
     from mnsd.services import build_services
 
-    overrides: dict[str, Any] = {"credentials": f"{ACCOUNT}:KEYID:SECRET"}
-    if packed:
-        overrides["packed_batches"] = True
+    overrides: dict[str, Any] = {"credentials": f"{ACCOUNT}:KEYID:SECRET", "packed_batches": packed}
     if stripes is not None and hasattr(Settings, "queue_stripes"):
         overrides["queue_stripes"] = stripes
         if pinned:
@@ -196,14 +206,16 @@ class Simulation:
         fifo_groups: int = 0,
         receivers: int = 0,
         hold: tuple[float, float] = HOLD,
-        packed: bool = False,
+        packed: bool = True,
+        body: str = "incompressible",
     ) -> None:
         from mnsd.model.inputs import MessageInput
         from mnsd.model.queues import QueueAttributeChanges
         from mnsd.queues.receivers import ReceiverInput
 
         kind = f", FIFO over {fifo_groups} groups" if fifo_groups else ""
-        kind += ", batches packed" if packed else ""
+        kind += "" if packed else ", batches not packed"
+        kind += f", {BODIES[body][0]}"
         kind += f", {receivers} receivers" if receivers else ""
         kind += f", held {hold[0]:g}-{hold[1]:g} s" if hold != HOLD else ""
         self.title = f"{rate} lifecycles/s, {seconds} s{kind}"
@@ -220,9 +232,9 @@ class Simulation:
         self.consumers = [QUEUE] + [f"{QUEUE}.r{n}" for n in range(receivers)]  # the queue and its receivers
         for name in self.consumers[1:]:
             self.services.receivers.create(ACCOUNT, QUEUE, name.split(".", 1)[1], ReceiverInput())
-        self.body = "x" * 700  # a 1 KB-class message: the lease with its body inline stays within 1 KB
+        self.bodies = BODIES[body][1]
         self.groups = [f"group-{n}" for n in range(fifo_groups)]
-        self.input = MessageInput(body=self.body, delay_seconds=None, priority=8)
+        self.input = MessageInput(body="", delay_seconds=None, priority=8)
         self.run = Run(rate, seconds, throttle)
         self.hold = hold
         self.run.consumers = len(self.consumers)
@@ -260,9 +272,9 @@ class Simulation:
                 self.unreceived[consumer] += ok
 
     def _message(self) -> MessageInput:
-        if not self.groups:
-            return self.input
-        return dataclasses.replace(self.input, message_group_id=self.rng.choice(self.groups))
+        """A message of its own body (a batch's bodies differ, as clients' do: packs compress a batch together)."""
+        group = self.rng.choice(self.groups) if self.groups else None
+        return dataclasses.replace(self.input, body=self.bodies(self.rng), message_group_id=group)
 
     def receive(self) -> None:
         for consumer in self.consumers:
@@ -418,7 +430,12 @@ def main() -> None:
     parser.add_argument(
         "--hold", type=_hold, default=HOLD, help="LOW,HIGH: seconds a consumer holds a message (default 1,5)"
     )
-    parser.add_argument("--packed", action="store_true", help="batches stored packed (Settings.packed_batches)")
+    parser.add_argument(
+        "--unpacked", action="store_true", help="one lease per message (Settings.packed_batches off; packed by default)"
+    )
+    parser.add_argument(
+        "--body", choices=sorted(BODIES), default="incompressible", help="each message's body (default incompressible)"
+    )
     args = parser.parse_args()
     rates = args.rate or [100, 10000]
     runs = [
@@ -431,7 +448,8 @@ def main() -> None:
             args.fifo_groups,
             args.receivers,
             args.hold,
-            args.packed,
+            not args.unpacked,
+            args.body,
         ).simulate(args.quiet)
         for rate in rates
     ]
