@@ -10,6 +10,7 @@ from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.storage.dynamodb import layout, stripe_counts
+from mnsd.storage.dynamodb import packs as packs_module
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE
 from tests.by_name import QueuesByName
 from tests.integration.placements import grow, placement
@@ -190,3 +191,35 @@ def test_a_quiet_queues_counts_are_bounded_and_estimated_beyond(make, monkeypatc
     # 80 leases read (the first 40, all in flight; the last 40, all Active), the 320 between estimated.
     assert counted.active + counted.inactive == pytest.approx(400, rel=0.1)
     assert counted.delayed == 0
+
+
+def test_packs_written_before_the_index_are_built_into_it(make, dynamodb, clock):
+    """Packed batches of a quiet queue (no `w`) and a pack a container wrote without the index after it turned on get
+    `w` when the index is built, their place as the pack's `v`: receives then find every entry through the index, a
+    held entry when its visibility ends and a delayed batch when its delay does."""
+    service = make(meta_cache_seconds=5, max_queue_stripes=1, packed_batches=True)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="3600"))
+    stale = QueuesByName(build_services(service.settings, dynamodb=dynamodb, clock=clock))
+    stale.get_queue(ACCOUNT, "q")  # cached: the queue before its index
+    send(service, 256)
+    held = hold(service, 256)  # (receives reading entries in flight they cannot take turn the index on)
+    assert placement(service).index_since and not placement(stale).index_since
+    first = packs_module.pack_key(held[0].message.ref, packs_module.entry_of(held[0].message.message_id))
+    stale.change_visibility(ACCOUNT, "q", held[0].receipt_handle, 600)
+    delayed = send(stale, 16, delay=600)
+    packs = {i["sk"]["S"]: i for i in leases(dynamodb, service) if packs_module.is_pack(i)}
+    later = packs_module.pack_key(delayed[0].message.ref, packs_module.entry_of(delayed[0].message.message_id))
+    assert len(packs) == 17 and layout.INDEX_KEY not in packs[later["sk"]["S"]]  # (16 held, 1 delayed)
+    assert packs[first["sk"]["S"]].get(layout.INDEX_KEY) != packs[first["sk"]["S"]]["v"]  # (its `w`, if any, stale)
+    clock.advance(SETTLE)
+    for _ in range(20):  # receives that find nothing to take build the index all the same
+        if not placement(service).spread.plain:
+            break
+        with pytest.raises(errors.MessageNotExist):
+            service.receive(ACCOUNT, "q", 16, 0)
+    assert placement(service).spread.reads_index(0)
+    built = [i for i in leases(dynamodb, service) if packs_module.is_pack(i)]
+    assert len(built) == 17 and all(p.get(layout.INDEX_KEY) == p["v"] for p in built)
+    clock.advance(600)
+    got = {g.message.message_id for g in hold(service, 17)}
+    assert got == {held[0].message.message_id, *(d.message.message_id for d in delayed)}
