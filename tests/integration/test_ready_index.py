@@ -44,6 +44,16 @@ def hold(service, count, name="q"):
     return got
 
 
+def build_by_empty_receives(service, attempts=20):
+    """Receives that find nothing to take build the index all the same, a step each, till it is read."""
+    for _ in range(attempts):
+        if not placement(service).spread.plain:
+            break
+        with pytest.raises(errors.MessageNotExist):
+            service.receive(ACCOUNT, "q", 16, 0)
+    assert placement(service).spread.reads_index(0)
+
+
 @pytest.mark.parametrize("packed", [False, True], ids=["unpacked", "packed"])
 def test_a_quiet_queue_writes_nothing_to_the_index(make, dynamodb, packed):
     service = make(max_queue_stripes=1, packed_batches=packed)
@@ -126,12 +136,7 @@ def test_a_lease_another_container_wrote_without_the_index_is_built_into_it(make
     assert layout.INDEX_KEY not in by_id[held[0].message.message_id]
     assert layout.INDEX_KEY not in by_id[unindexed.message.message_id]
     clock.advance(SETTLE)
-    for _ in range(10):  # receives that find nothing to take build the index all the same
-        if not placement(service).spread.plain:
-            break
-        with pytest.raises(errors.MessageNotExist):
-            service.receive(ACCOUNT, "q", 16, 0)
-    assert placement(service).spread.reads_index(0)
+    build_by_empty_receives(service)
     live = [i for i in leases(dynamodb, service) if "v" in i]
     assert len(live) == INDEX_WASTE + 2 and all(i.get(layout.INDEX_KEY) == i["v"] for i in live)
     # When their time comes, receives find both in the index.
@@ -212,12 +217,7 @@ def test_packs_written_before_the_index_are_built_into_it(make, dynamodb, clock)
     assert len(packs) == 17 and layout.INDEX_KEY not in packs[later["sk"]["S"]]  # (16 held, 1 delayed)
     assert packs[first["sk"]["S"]].get(layout.INDEX_KEY) != packs[first["sk"]["S"]]["v"]  # (its `w`, if any, stale)
     clock.advance(SETTLE)
-    for _ in range(20):  # receives that find nothing to take build the index all the same
-        if not placement(service).spread.plain:
-            break
-        with pytest.raises(errors.MessageNotExist):
-            service.receive(ACCOUNT, "q", 16, 0)
-    assert placement(service).spread.reads_index(0)
+    build_by_empty_receives(service)
     built = [i for i in leases(dynamodb, service) if packs_module.is_pack(i)]
     assert len(built) == 17 and all(p.get(layout.INDEX_KEY) == p["v"] for p in built)
     clock.advance(600)
