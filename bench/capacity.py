@@ -273,7 +273,7 @@ class Simulation:
 
     def _message(self) -> MessageInput:
         """A message of its own body (a batch's bodies differ, as clients' do: packs compress a batch together)."""
-        group = self.rng.choice(self.groups) if self.groups else None
+        group = self.rng.choice(self.groups) if self.groups else ""
         return dataclasses.replace(self.input, body=self.bodies(self.rng), message_group_id=group)
 
     def receive(self) -> None:

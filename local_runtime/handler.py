@@ -19,11 +19,12 @@ from local_runtime.console import Responder
 from local_runtime.dispatch import CompiledRoute, Dispatch, Handler, LocalPage, LocalTool
 from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest, HttpResponse
+from mnsd.pipeline.steps import MAX_REQUEST_BYTES
 from mnsd.request import api
 
 # The largest request MNS accepts is a 64 KB message (or a 64 KB batch) plus its XML: a body announced
 # larger is refused before a byte of it is read, and bodies are read in bounded chunks.
-MAX_BODY_BYTES = api.MAX_REQUEST_BYTES
+MAX_BODY_BYTES = MAX_REQUEST_BYTES
 READ_CHUNK_BYTES = 64 * 1024
 # After refusing a body, what of it is still read (and dropped, a chunk at a time) so that a client that
 # sends its whole body before reading (http.client, so the SDKs) can finish and read the answer: closing
@@ -187,14 +188,14 @@ class RequestHandler(BaseHTTPRequestHandler):
         host = self.headers.get("Host")
         if self.refusal is not None:
             self.close_connection = True
-            self._answer(api.refuse(self.refusal, host, dict(self.headers.items())), started)
+            self._answer(api.refuse(self.refusal, host, dict(self.headers.items()), self.path), started)
             self._drain()
             return
         try:
             body = read_body(self.headers, self.rfile)
         except errors.MnsError as error:
             self.close_connection = True
-            self._answer(api.refuse(error, host, dict(self.headers.items())), started)
+            self._answer(api.refuse(error, host, dict(self.headers.items()), self.path), started)
             self._drain()
             return
         if (self.command, self.path.partition("?")[0]) in self.loopback_paths and not is_loopback(
@@ -237,7 +238,9 @@ class RequestHandler(BaseHTTPRequestHandler):
             _content_length(self.headers.get("Content-Length"))
         except errors.MnsError as error:
             self.close_connection = True
-            self._answer(api.refuse(error, self.headers.get("Host"), dict(self.headers.items())), time.perf_counter())
+            self._answer(
+                api.refuse(error, self.headers.get("Host"), dict(self.headers.items()), self.path), time.perf_counter()
+            )
             return False
         return super().handle_expect_100()
 

@@ -4,6 +4,7 @@ error (status, `<Error>` body, `x-mns-request-id`), never a hang, a dropped conn
 from __future__ import annotations
 
 import http.client
+import json
 import socket
 import threading
 import time
@@ -53,6 +54,19 @@ def test_huge_announced_body_is_refused_before_it_is_read(endpoint, mns_error):
     r = exchange(endpoint, request("POST", "/queues/q/messages", {"Content-Length": str(10**9)}), timeout=5)
     mns_error(r, 400, "InvalidArgument")
     assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize(
+    ("target", "headers"),
+    [("/", {"x-acs-action": "ListQueue"}), ("/?Action=ListQueue&Version=2022-01-19", {})],
+    ids=["acs3-header", "v1-query"],
+)
+def test_an_openapi_call_over_the_cap_is_refused_in_its_json_envelope(endpoint, target, headers):
+    announced = {**headers, "Content-Type": "application/x-www-form-urlencoded", "Content-Length": str(10**9)}
+    r = exchange(endpoint, request("POST", target, announced), timeout=5)
+    body = json.loads(r.body)
+    assert (r.status, body["Code"], body["Success"]) == (400, "InvalidArgument", False)
+    assert r.headers["x-mns-request-id"] == body["RequestId"]
 
 
 def test_body_just_over_the_cap_is_refused_with_the_answer_readable(endpoint, mns_error):

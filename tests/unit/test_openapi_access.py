@@ -14,6 +14,7 @@ import pytest
 from local_runtime.dispatch import match_route
 from mnsd.access.keys import AccessKey
 from mnsd.access.signature_rpc import v1_signature, v1_string_to_sign
+from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest
 from mnsd.request import api
 from tests.signers import openapi_acs3_headers, openapi_v1_query
@@ -344,3 +345,23 @@ def test_a_v1_signature_of_any_bytes_is_a_signature_that_does_not_match(world, s
     assert raw != signed
     status, body = handle(world, HttpRequest("POST", "/", raw, {"host": "127.0.0.1:8080"}))
     assert (status, body["Code"], body["Success"]) == (400, "SignatureDoesNotMatch", False)
+
+
+def test_a_body_over_the_limit_is_refused_in_json_on_the_openapi_unread():
+    """An OpenAPI call (told by its headers and query) whose body passes 256 KB: `InvalidArgument` in the OpenAPI's
+    JSON envelope, from the pipeline (API Gateway's path) and from the local front end (before the body is read),
+    on ACS3 (action in a header) and v1 (action in the query); an XML call's refusal stays XML."""
+    world = World()
+    big = b"QueueName=q&Tag=" + b"x" * 256 * 1024
+    status, body = acs3(world, ROOT, "ListQueue", {}, big)
+    assert (status, body["Code"], body["Success"]) == (400, "InvalidArgument", False) and body["RequestId"]
+    query = openapi_v1_query((ROOT.key_id, ROOT.secret), "ListQueue", {}, Timestamp=now_iso(world))
+    form = {"host": "127.0.0.1:8080", "content-type": "application/x-www-form-urlencoded"}
+    status, body = handle(world, HttpRequest("POST", "/", urlencode(query), form, big))
+    assert (status, body["Code"]) == (400, "InvalidArgument")
+    refused = api.refuse(errors.InvalidArgument("too large"), "h", {"x-acs-action": "ListQueue"}, "/")
+    assert json.loads(refused.body)["Code"] == "InvalidArgument" and refused.status == 400
+    refused = api.refuse(errors.InvalidArgument("too large"), "h", form, f"/?{urlencode(query)}")
+    assert json.loads(refused.body)["Code"] == "InvalidArgument"
+    xml = api.refuse(errors.InvalidArgument("too large"), "h", {"content-type": "text/xml"}, "/?accountmeta=true")
+    assert xml.body.startswith(b"<?xml") and xml.status == 400

@@ -1,5 +1,6 @@
-"""The request pipeline, written once: read what the request asks → authenticate → the account's limits → the owner
-→ the owner's endpoint ACL → authorize → serve; any refusal on the way rendered as the plane's error.
+"""The request pipeline, written once: the size limit → read what the request asks → authenticate → the account's
+limits → the owner → the owner's endpoint ACL → authorize → serve; any refusal on the way rendered as the plane's
+error.
 
 A plane's front door (`Door`) gives the steps that differ by plane: what it reads before any key (a route, an
 action), its signature check, the call and the permissions it needs, and its error writer. What the pipeline does
@@ -76,9 +77,9 @@ def run(door: Door, services: Services, request_id: str) -> HttpResponse:
 
 
 def _served(door: Door, services: Services) -> HttpResponse:
-    door.read()
     if len(door.request.body) > MAX_REQUEST_BYTES:
         raise errors.InvalidArgument(f"The request body should not be larger than {MAX_REQUEST_BYTES} bytes.")
+    door.read()
     principal = door.authenticate(services)
     if principal is None:
         return door.work(None, "", services).serve()

@@ -12,10 +12,11 @@ from mnsd.calls import planes
 from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.pipeline import steps
-from mnsd.pipeline.steps import MAX_REQUEST_BYTES, Door
+from mnsd.pipeline.steps import Door
 from mnsd.request.door import RouteDoor, error_answer
 from mnsd.request.routes import ROUTES
 from mnsd.rpc import door as rpc
+from mnsd.rpc import envelope
 from mnsd.services import Services
 
 
@@ -28,13 +29,20 @@ def host_id(host: str | None, forwarded_proto: str | None = None) -> str:
     return f"{forwarded_proto or 'http'}://{host or 'mns'}"
 
 
-def refuse(error: errors.MnsError, host: str | None = None, headers: Mapping[str, str] | None = None) -> HttpResponse:
+def refuse(
+    error: errors.MnsError, host: str | None = None, headers: Mapping[str, str] | None = None, target: str = ""
+) -> HttpResponse:
     """The MNS answer to a request refused before it reached a route (by the HTTP front end): on the plane its
-    `headers`, when known, put it on (`mnsd.calls.planes`), else in XML."""
+    `headers` and `target` (path and query), when known, put it on (the OpenAPI's at `/`, `mnsd.calls.planes`),
+    else in XML."""
     request_id = new_request_id()
-    said = HttpRequest("", "/", "", {name.lower(): value for name, value in (headers or {}).items()})
-    answer = error_answer(error, request_id, host_id(host), said)
-    answer.headers.update({"x-mns-request-id": request_id, "x-mns-version": planes.codec_of(said).version})
+    path, _, query = target.partition("?")
+    said = HttpRequest("", path or "/", query, {name.lower(): value for name, value in (headers or {}).items()})
+    if path == "/" and rpc.params_of(said) is not None:
+        answer, version = envelope.failure(error, request_id, host_id(host)), rpc.ANSWER_VERSION
+    else:
+        answer, version = error_answer(error, request_id, host_id(host), said), planes.codec_of(said).version
+    answer.headers.update({"x-mns-request-id": request_id, "x-mns-version": version})
     return answer
 
 
@@ -45,9 +53,9 @@ def handle(route_name: str | None, request: HttpRequest, services: Services) -> 
 
 
 def _door(route_name: str | None, request: HttpRequest, request_id: str, host: str) -> Door:
-    """The OpenAPI's door for its calls at `/` (told by their parameters: read only when the body is within the size
-    limit, else the route's door refuses it), the route table's for every other call."""
-    if route_name in rpc.RPC_ROUTES and len(request.body) <= MAX_REQUEST_BYTES:
+    """The OpenAPI's door for its calls at `/` (told by their parameters, `rpc.params_of`), the route table's for every
+    other call."""
+    if route_name in rpc.RPC_ROUTES:
         params = rpc.params_of(request)
         if params is not None:
             return rpc.OpenApiDoor(request, params, request_id, host)

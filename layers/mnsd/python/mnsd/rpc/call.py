@@ -27,11 +27,12 @@ def _missing(name: str) -> errors.MnsError:
     )
 
 
-def request_params(request: HttpRequest) -> dict[str, str]:
-    """The query's parameters and a form body's, merged (names exactly as sent; the query's first where both are)."""
+def request_params(request: HttpRequest, read_body: bool = True) -> dict[str, str]:
+    """The query's parameters and a form body's (unless not `read_body`), merged (names exactly as sent; the query's
+    first where both are)."""
     params: dict[str, str] = {}
     content_type = (request.header("content-type") or "").split(";")[0].strip().lower()
-    form = request.body.decode("utf-8", "replace") if content_type == FORM and request.body else ""
+    form = request.body.decode("utf-8", "replace") if read_body and content_type == FORM and request.body else ""
     for key, value in [*parse_qsl(request.raw_query, keep_blank_values=True), *parse_qsl(form, keep_blank_values=True)]:
         params.setdefault(key, value)
     return params

@@ -17,7 +17,7 @@ from mnsd.access.principal import Principal
 from mnsd.access.signature_rpc import authenticate_rpc, is_rpc_request, requested
 from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest, HttpResponse
-from mnsd.pipeline.steps import Work
+from mnsd.pipeline.steps import MAX_REQUEST_BYTES, Work
 from mnsd.rpc.actions import Action, VersionInvalid, action_of
 from mnsd.rpc.call import VERSION, RpcCall, request_params
 from mnsd.rpc.envelope import failure, success
@@ -35,8 +35,9 @@ MethodNotServed = errors.openapi_error(
 
 
 def params_of(request: HttpRequest) -> dict[str, str] | None:
-    """The request's parameters (query and form body merged) when it is the OpenAPI's, else None (read once)."""
-    params = request_params(request)
+    """The request's parameters (query and form body merged) when it is the OpenAPI's, else None (read once). A body
+    over the size limit is not read: the call is told by its headers and query alone, and the pipeline refuses it."""
+    params = request_params(request, read_body=len(request.body) <= MAX_REQUEST_BYTES)
     return params if is_rpc_request(request, params) else None
 
 
