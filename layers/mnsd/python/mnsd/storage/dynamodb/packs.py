@@ -51,6 +51,7 @@ from mnsd.storage.dynamodb.layout import (
     INDEX_KEY,
     LEASE,
     LOGGING_ATTRIBUTE,
+    SOURCE_ATTRIBUTE,
     Item,
     body_attributes,
     message_items,
@@ -83,6 +84,12 @@ def pack_ids(count: int, stripe: int, now_ms: int) -> list[str]:
 
 def _slot(stripe: int, index: int, size: int) -> int:
     return stripe + 1 + MAX_STRIPES * (1 + index + MAX_PACK * (size - 1))
+
+
+def member_id(pack: str, index: int, size: int) -> str:
+    """The id of the message at `index` of a pack of `size` (what `entry_of` reads back)."""
+    stem, slot, ms, last = pack.split("-")
+    return f"{stem}-{_slot(int(slot) - 1, index, size)}-{ms}-{last[len(PACK_MARK) :]}"
 
 
 def entry_of(message_id: str) -> Entry | None:
@@ -203,17 +210,13 @@ def items_of(messages: list[Message], indexed: dict[str, bool]) -> list[Item]:
 
 def entries(pack: Item) -> list[Item]:
     """A pack read whole, as the lease items of its entries (`layout.message_of` reads them; bodies apart): each with
-    the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, and the pack's `w`."""
+    the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, `c`, and the pack's `w`."""
     key = pack["sk"]["S"]
-    stem, slot, ms, last = key[16:].split("-")
-    stripe = int(slot) - 1
-    indexes = indexes_of(pack)
     leases = []
-    for n in indexes:
-        slot_n = _slot(stripe, n, int(pack[SIZE]["N"]))
+    for n in indexes_of(pack):
         lease = {
             "pk": pack["pk"],
-            "sk": {"S": f"{key[:16]}{stem}-{slot_n}-{ms}-{last[len(PACK_MARK) :]}"},
+            "sk": {"S": key[:16] + member_id(key[16:], n, int(pack[SIZE]["N"]))},
             "e": pack["e"],
             "x": pack["x"],
             "o": {"BOOL": True},
@@ -221,7 +224,7 @@ def entries(pack: Item) -> list[Item]:
         for name, packed in entry_names(n).items():
             if packed in pack:
                 lease[name] = pack[packed]
-        for name in (INDEX_KEY, LOGGING_ATTRIBUTE):
+        for name in (INDEX_KEY, LOGGING_ATTRIBUTE, SOURCE_ATTRIBUTE):
             if name in pack:
                 lease[name] = pack[name]
         leases.append(lease)
