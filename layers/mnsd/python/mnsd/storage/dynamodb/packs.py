@@ -15,10 +15,12 @@ Items, in the message's stripe partition:
                                           dequeue count and first dequeue time (y{n}: its body's size, when the
                                           queue logs); e, x (the batch's enqueue time and
                                           expiry, TTL), p (the batch's size), l (the queue logs), and `v` (`w` while
-                                          the queue keeps the ready index): the pack's place, see the invariant
+                                          the queue keeps the ready index): the pack's place, see the invariant;
+                                          c: the body item a receiver's copies name (`shared_bodies`)
     B{pack}                               the batch's content: `z`, its messages' bodies and properties by index,
                                           compressed together (JSON); when that would pass `BODY_LIMIT`, each
-                                          message's body item `B{message id}` instead, as a single message's
+                                          message's body item `B{message id}` instead, as a single message's;
+                                          none for a receiver's copies of a batch of the same put (`c`)
 
 A batch whose messages differ in priority or delay is stored as one pack per (priority, position), each under its
 own key (an entry's key is its message's: priority and position, and the pack), one body item for them all.

@@ -11,8 +11,9 @@ A claim is a conditional UpdateItem of the lease (`version` as observed, visible
 can never own one message; the index is eventually consistent on AWS, and a stale candidate just fails its claim.
 A consumer that loses a claim leaves the rest of that page of its stripe to the winner. Nothing ever rewrites a
 body: DynamoDB bills UpdateItem by the whole item, so only the small lease changes and TTL (`x`, free) removes what
-retention ends. Deleting a message deletes its lease; an out-of-line body is left to TTL. Counts read a bounded
-sample per stripe (`stripe_counts`).
+retention ends. Deleting a message deletes its lease; an out-of-line body is left to TTL, so a receiver's copy
+may name its original's body item instead of writing its own (`shared_bodies`). Counts read a bounded sample per
+stripe (`stripe_counts`).
 
 With `packed` (`Settings.packed_batches`), a batch's messages are stored together, a pack (`packs`; its writes,
 `pack_writes`): a receive claims a pack's entries it takes in one write, a batch delete removes them in one. Single
