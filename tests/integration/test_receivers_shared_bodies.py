@@ -12,19 +12,15 @@ import pytest
 
 from local_runtime.moto_client import SerializedClient
 from mnsd.ground import errors
-from mnsd.ground.settings import Settings
 from mnsd.model.inputs import MessageInput
 from mnsd.model.messages import Property
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
 from mnsd.queues.receivers import ReceiverInput
-from mnsd.services import build_services
 from mnsd.storage.dynamodb import message_table
 from mnsd.storage.dynamodb.layout import BODY, LEASE, SOURCE_ATTRIBUTE
 from mnsd.storage.dynamodb.packs import SIZE, indexes_of, is_pack, member_id
-from mnsd.storage.sqlite import sqlite_storage
-from tests.by_name import QueuesByName
 from tests.integration.receiving import receive_all
-from tests.integration.services import ACCOUNT, make_service
+from tests.integration.services import ACCOUNT, ENGINES, make_service, service_on
 from tests.simulator.dynamodb import SimulatedDynamoDB
 from tests.wrappers import Wrapping
 
@@ -33,18 +29,9 @@ from tests.wrappers import Wrapping
 SHAPES = {"batch": (16, 1024), "single": (1, 3000), "large batch": (16, 40_000)}
 
 
-@pytest.fixture(params=["dynamodb", "dynamodb-fake", "sqlite"])
+@pytest.fixture(params=ENGINES)
 def service(request, clock):
-    if request.param == "dynamodb":
-        yield request.getfixturevalue("make")()
-        return
-    if request.param == "dynamodb-fake":
-        yield make_service(SerializedClient(SimulatedDynamoDB()), clock)
-        return
-    storage = sqlite_storage(":memory:")
-    settings = Settings(poll_interval_ms=200, credentials=f"{ACCOUNT}:KEYID:SECRET")
-    yield QueuesByName(build_services(settings, storage=storage, clock=clock))
-    storage.database.close()
+    yield from service_on(request, clock)
 
 
 def bodies(count: int, size: int) -> list[str]:
