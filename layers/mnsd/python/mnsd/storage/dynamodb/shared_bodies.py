@@ -14,8 +14,9 @@ The rules that keep a reference good:
 - a body item is never deleted before its TTL (deletes, dead-letter moves and retention remove leases only; a queue's
   deletion leaves its items to TTL), and a reference is written only when the body item's TTL is no earlier than the
   copy's (a receiver keeps its queue's retention: the copy's end of retention is the original's, `QueueKind.copied`);
-- the body items are written before any lease that names them (`write_in_order`): a lease whose body item could not
-  be written is not written either, and its messages (the original's and the copies') are reported not stored.
+- the body items are written before any lease that names them (`write_in_order`: one BatchWriteItem call more, for
+  a put with references only): a lease whose body item could not be written is not written either, and its
+  messages (the original's and the copies') are reported not stored;
 - a reference is written only where it is cheaper: a lease is written about `LEASE_WRITES` times (put, claim,
   delete; the ready index projects no `c`), so its units grown by the reference, that many times, must stay under
   the body items' units.
