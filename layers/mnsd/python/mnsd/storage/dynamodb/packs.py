@@ -214,11 +214,15 @@ def entries(pack: Item) -> list[Item]:
     """A pack read whole, as the lease items of its entries (`layout.message_of` reads them; bodies apart): each with
     the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, `c`, and the pack's `w`."""
     key = pack["sk"]["S"]
+    stem, slot, ms, last = key[16:].split("-")
+    stripe = int(slot) - 1
+    indexes = indexes_of(pack)
     leases = []
-    for n in indexes_of(pack):
+    for n in indexes:
+        slot_n = _slot(stripe, n, int(pack[SIZE]["N"]))
         lease = {
             "pk": pack["pk"],
-            "sk": {"S": key[:16] + member_id(key[16:], n, int(pack[SIZE]["N"]))},
+            "sk": {"S": f"{key[:16]}{stem}-{slot_n}-{ms}-{last[len(PACK_MARK) :]}"},
             "e": pack["e"],
             "x": pack["x"],
             "o": {"BOOL": True},
