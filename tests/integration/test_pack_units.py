@@ -21,3 +21,10 @@ def test_a_fifo_batch_delete_of_a_run_is_one_transaction():
     # put 1, the claim's transaction 2, the delete's 2 (a transaction per message made it 4), and the group item's
     # shares of the three
     assert units(64, 16, 64, fifo=True)[0] < 5.5
+
+
+def test_a_queues_receivers_share_its_batches_body_items():
+    # a batch of 16 to a queue with 2 receivers, received and deleted on all three: the body item written once
+    # (13 units) and each queue's pack and index writes (7 units each): 34 units for 16 messages (3.75 when each
+    # receiver's copies wrote their own body item)
+    assert units(1024, 16, 32, packed=True, receivers=2)[0] <= 2.125

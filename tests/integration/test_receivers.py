@@ -17,27 +17,17 @@ from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
 from mnsd.queues import receivers as receivers_module
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import build_services
-from mnsd.storage.sqlite import sqlite_storage
 from tests.by_name import QueuesByName
 from tests.integration.receiving import receive_all
-from tests.integration.services import ACCOUNT, make_service
+from tests.integration.services import ACCOUNT, ENGINES, make_service, service_on
 from tests.simulator.dynamodb import SimulatedDynamoDB
 
 
-@pytest.fixture(params=["dynamodb", "dynamodb-fake", "sqlite"])
+@pytest.fixture(params=ENGINES)
 def service(request, clock):
     """The queue service on each engine: DynamoDB on moto, and on the benchmarks' in-memory DynamoDB (moto takes
     minutes for the thousands of calls of the larger cases), and the embedded SQLite."""
-    if request.param == "dynamodb":
-        yield request.getfixturevalue("make")()
-        return
-    if request.param == "dynamodb-fake":
-        yield make_service(SerializedClient(SimulatedDynamoDB()), clock)
-        return
-    storage = sqlite_storage(":memory:")
-    settings = Settings(poll_interval_ms=200, credentials=f"{ACCOUNT}:KEYID:SECRET")
-    yield QueuesByName(build_services(settings, storage=storage, clock=clock))
-    storage.database.close()
+    yield from service_on(request, clock)
 
 
 # The cases of a thousand messages and more: on the in-memory DynamoDB and SQLite (moto would take minutes).

@@ -14,6 +14,9 @@ group items of `mnsd.storage.dynamodb.fifo_groups` in `{queue_id}#D{n}`.
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
     B{message_id}                              the body and its MD5, when lease + body would exceed 1 KB
 
+A receiver's copy whose content another message of the same send stores apart (its original's) has no body item of
+its own: its lease names that one (`SOURCE_ATTRIBUTE`, `mnsd.storage.dynamodb.shared_bodies`).
+
 A lease repeats neither the message id (its sort key ends with it: `message_id_of`) nor an inline body's MD5 (computed
 from the body on read, `message_of`); an out-of-line body's MD5 is kept in its body item. Leases written before
 carry `id` and `m` and are read the same.
@@ -52,6 +55,7 @@ SORT_KEY = "sk"
 TTL_ATTRIBUTE = "x"
 LOGGING_ATTRIBUTE = "l"  # present (True) on leases whose events feed the operation log
 KEPT_ATTRIBUTE = "k"  # present (True) on leases deleted while rewind was on (kept, without `v`)
+SOURCE_ATTRIBUTE = "c"  # on a copy's lease or pack: the body item it shares, another message's (`shared_bodies`)
 READY_INDEX = "receivable"  # the leases of indexing queues by (pk, w): a global secondary index of the table
 VISIBLE_AT = "v"  # NextVisibleTime (Number); only lease items have it
 INDEX_KEY = "w"  # the index's sort key: `v` again, on the leases of a queue whose writes keep the index
@@ -74,6 +78,7 @@ LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "b": ("S", "body text"),
     "z": ("B", "body, zlib-compressed UTF-8"),
     "o": ("BOOL", "the body is stored out of line (B item)"),
+    "c": ("S", "the body is another message's B item, '{partition} {id}' for (pk, B{id}): a receiver's copy's"),
     "u": ("L", "user properties: [[name, value, type], ...]"),
     "s": ("L", "system properties: [[name, value, type], ...]"),
     "g": ("S", "message group id"),
@@ -276,15 +281,31 @@ def message_id_of(item: Item) -> str:
 
 
 # The `body_md5` of a message read from a lease whose body is out of line (its MD5 with it): `load_bodies` reads both.
+# A copy's that shares another message's body item: followed by the lease's `SOURCE_ATTRIBUTE` (`shared_source`).
 BODY_APART = "?"
 
 
 def md5_of(item: Item, body: str | None) -> str:
     """A message's body MD5: kept in the item (a body item; a lease written before), else computed from its body
-    (`BODY_APART` when the body is in a body item not read yet)."""
+    (`BODY_APART` when the body is in a body item not read yet, with the item's place when it is another message's)."""
     if "m" in item:
         return str(item["m"]["S"])
-    return BODY_APART if body is None else body_md5(body)
+    if body is not None:
+        return body_md5(body)
+    return BODY_APART + item[SOURCE_ATTRIBUTE]["S"] if SOURCE_ATTRIBUTE in item else BODY_APART
+
+
+def is_apart(md5: str) -> bool:
+    """Whether a message's `body_md5` says its body is in a body item not read yet (`md5_of`)."""
+    return md5.startswith(BODY_APART)
+
+
+def shared_source(md5: str) -> tuple[str, str] | None:
+    """(partition, id) of the body item `B{id}` a message read from a copy's lease shares (`md5_of`), else None."""
+    if not is_apart(md5) or md5 == BODY_APART:
+        return None
+    partition, id_ = md5[len(BODY_APART) :].split(" ", 1)
+    return partition, id_
 
 
 def message_of(item: Item) -> Message:

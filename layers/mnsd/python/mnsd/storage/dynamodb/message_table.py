@@ -18,10 +18,9 @@ from mnsd.model.messages import Message, body_md5
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
 from mnsd.storage.dynamodb.layout import (
-    BODY,
-    BODY_APART,
     Item,
     body_of,
+    is_apart,
     lease_item_key,
     lease_key,
     md5_of,
@@ -32,6 +31,7 @@ from mnsd.storage.dynamodb.layout import (
     queue_id_of,
 )
 from mnsd.storage.dynamodb.packs import MAX_PACK, SIZE, entry_of, is_pack, unpack_content
+from mnsd.storage.dynamodb.shared_bodies import body_item, member_item
 
 _BATCH_WRITE_LIMIT = 25
 _BATCH_GET_LIMIT = 100
@@ -104,10 +104,9 @@ class MessageTable:
         return [item for item in found if item is not None], len(chosen) < sum(map(_partial, items))
 
     def load_bodies(self, messages: list[Message]) -> None:
-        """Complete what a scan (leases as the index holds them) or a claim (bodies out of line) left out."""
-        self._load_packed(
-            [m for m in messages if m.body is None and m.body_md5 == BODY_APART and entry_of(m.message_id)]
-        )
+        """Complete what a scan (leases as the index holds them) or a claim (bodies out of line) left out: the body
+        items read are the messages' own, or those a receiver's copy shares (`shared_bodies`)."""
+        self._load_packed([m for m in messages if m.body is None and is_apart(m.body_md5) and entry_of(m.message_id)])
         partial = [m for m in messages if m.body_md5 == ""]
         leases = self.get_many([lease_item_key(m.ref) for m in partial])
         for message in partial:
@@ -115,12 +114,12 @@ class MessageTable:
             if item is not None:  # deleted since it was read: left as it was seen
                 message.__dict__.update(message_of(item).__dict__)
         missing = [m for m in messages if m.body is None and m.body_md5 != ""]
-        bodies = self.get_many([{"pk": {"S": partition_of(m.ref)}, "sk": {"S": BODY + m.message_id}} for m in missing])
+        bodies = self.get_many([_keyed(member_item(m)) for m in missing])
         for message in missing:
-            item = bodies.get((partition_of(message.ref), BODY + message.message_id))
+            item = bodies.get(member_item(message))
             if item is not None:
                 message.body = body_of(item)
-                message.body_md5 = message.body_md5 if message.body_md5 != BODY_APART else md5_of(item, message.body)
+                message.body_md5 = md5_of(item, message.body) if is_apart(message.body_md5) else message.body_md5
                 if entry_of(message.message_id):  # (a packed message of a batch too large for one body item)
                     message.user_properties = parse_properties(item.get("u"))
                     message.system_properties = parse_properties(item.get("s"))
@@ -129,19 +128,11 @@ class MessageTable:
     def _load_packed(self, messages: list[Message]) -> None:
         """The bodies and properties of packed messages, from their batches' body items (`packs`); those of a batch
         stored with a body item each are left to `load_bodies`."""
-        keys = {}
+        found = self.get_many([_keyed(key) for key in dict.fromkeys(body_item(m) for m in messages)])
         for m in messages:
             entry = entry_of(m.message_id)
             assert entry is not None
-            keys[(partition_of(m.ref), BODY + entry.pack)] = {
-                "pk": {"S": partition_of(m.ref)},
-                "sk": {"S": BODY + entry.pack},
-            }
-        found = self.get_many(list(keys.values()))
-        for m in messages:
-            entry = entry_of(m.message_id)
-            assert entry is not None
-            item = found.get((partition_of(m.ref), BODY + entry.pack))
+            item = found.get(body_item(m))
             content = None if item is None else unpack_content(item, entry.index)
             if content is not None:
                 m.body, m.user_properties, m.system_properties, m.message_group_id = content
@@ -162,6 +153,10 @@ class MessageTable:
             ConditionExpression="x <= :now_s",
             ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
         )
+
+
+def _keyed(key: tuple[str, str]) -> Item:
+    return {"pk": {"S": key[0]}, "sk": {"S": key[1]}}
 
 
 def _partial(item: Item) -> bool:

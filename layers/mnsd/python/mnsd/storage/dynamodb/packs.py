@@ -15,10 +15,12 @@ Items, in the message's stripe partition:
                                           dequeue count and first dequeue time (y{n}: its body's size, when the
                                           queue logs); e, x (the batch's enqueue time and
                                           expiry, TTL), p (the batch's size), l (the queue logs), and `v` (`w` while
-                                          the queue keeps the ready index): the pack's place, see the invariant
+                                          the queue keeps the ready index): the pack's place, see the invariant;
+                                          c: the body item a receiver's copies name (`shared_bodies`)
     B{pack}                               the batch's content: `z`, its messages' bodies and properties by index,
                                           compressed together (JSON); when that would pass `BODY_LIMIT`, each
-                                          message's body item `B{message id}` instead, as a single message's
+                                          message's body item `B{message id}` instead, as a single message's;
+                                          none for a receiver's copies of a batch of the same put (`c`)
 
 A batch whose messages differ in priority or delay is stored as one pack per (priority, position), each under its
 own key (an entry's key is its message's: priority and position, and the pack), one body item for them all.
@@ -51,6 +53,7 @@ from mnsd.storage.dynamodb.layout import (
     INDEX_KEY,
     LEASE,
     LOGGING_ATTRIBUTE,
+    SOURCE_ATTRIBUTE,
     Item,
     body_attributes,
     message_items,
@@ -83,6 +86,12 @@ def pack_ids(count: int, stripe: int, now_ms: int) -> list[str]:
 
 def _slot(stripe: int, index: int, size: int) -> int:
     return stripe + 1 + MAX_STRIPES * (1 + index + MAX_PACK * (size - 1))
+
+
+def member_id(pack: str, index: int, size: int) -> str:
+    """The id of the message at `index` of a pack of `size` (what `entry_of` reads back)."""
+    stem, slot, ms, last = pack.split("-")
+    return f"{stem}-{_slot(int(slot) - 1, index, size)}-{ms}-{last[len(PACK_MARK) :]}"
 
 
 def entry_of(message_id: str) -> Entry | None:
@@ -203,7 +212,7 @@ def items_of(messages: list[Message], indexed: dict[str, bool]) -> list[Item]:
 
 def entries(pack: Item) -> list[Item]:
     """A pack read whole, as the lease items of its entries (`layout.message_of` reads them; bodies apart): each with
-    the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, and the pack's `w`."""
+    the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, `c`, and the pack's `w`."""
     key = pack["sk"]["S"]
     stem, slot, ms, last = key[16:].split("-")
     stripe = int(slot) - 1
@@ -221,7 +230,7 @@ def entries(pack: Item) -> list[Item]:
         for name, packed in entry_names(n).items():
             if packed in pack:
                 lease[name] = pack[packed]
-        for name in (INDEX_KEY, LOGGING_ATTRIBUTE):
+        for name in (INDEX_KEY, LOGGING_ATTRIBUTE, SOURCE_ATTRIBUTE):
             if name in pack:
                 lease[name] = pack[name]
         leases.append(lease)

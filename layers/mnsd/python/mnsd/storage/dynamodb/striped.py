@@ -11,8 +11,9 @@ A claim is a conditional UpdateItem of the lease (`version` as observed, visible
 can never own one message; the index is eventually consistent on AWS, and a stale candidate just fails its claim.
 A consumer that loses a claim leaves the rest of that page of its stripe to the winner. Nothing ever rewrites a
 body: DynamoDB bills UpdateItem by the whole item, so only the small lease changes and TTL (`x`, free) removes what
-retention ends. Deleting a message deletes its lease; an out-of-line body is left to TTL. Counts read a bounded
-sample per stripe (`stripe_counts`).
+retention ends. Deleting a message deletes its lease; an out-of-line body is left to TTL, so a receiver's copy
+may name its original's body item instead of writing its own (`shared_bodies`). Counts read a bounded sample per
+stripe (`stripe_counts`).
 
 With `packed` (`Settings.packed_batches`), a batch's messages are stored together, a pack (`packs`; its writes,
 `pack_writes`): a receive claims a pack's entries it takes in one write, a batch delete removes them in one. Single
@@ -46,6 +47,7 @@ from mnsd.storage.dynamodb.pack_writes import PackWrites
 from mnsd.storage.dynamodb.packs import entry_of, items_of, pack_key
 from mnsd.storage.dynamodb.placer import IndexBuilder, Placer
 from mnsd.storage.dynamodb.ready_index import ReadyIndex
+from mnsd.storage.dynamodb.shared_bodies import share, write_in_order
 from mnsd.storage.dynamodb.stripe_counts import StripeCounts
 from mnsd.storage.dynamodb.stripe_reads import StripeReads
 from mnsd.storage.dynamodb.stripes import CONTENDED_SPREAD
@@ -86,9 +88,11 @@ class StripedMessageStore:
         return self.placer.new_ids(queue_id, count, now_ms, self.packed)
 
     def put(self, messages: list[Message]) -> set[str]:
-        """Store new messages (with BatchWriteItem); the ids of those that could not be stored."""
+        """Store new messages (with BatchWriteItem; a receiver's copy naming its original's body items, written first:
+        `shared_bodies`); the ids of those that could not be stored."""
         indexing = {m.queue_id: self._indexing(m.queue_id) for m in messages}
-        failed = self.items.put(items_of(messages, indexing), self.pressure.throttled)
+        items, referring = share(messages, items_of(messages, indexing))  # (receivers' copies: their bodies once)
+        failed = write_in_order(items, referring, lambda some: self.items.put(some, self.pressure.throttled))
         for queue_id in indexing:
             self.placer.written(queue_id)
         packs = {m.message_id: entry_of(m.message_id) for m in messages}

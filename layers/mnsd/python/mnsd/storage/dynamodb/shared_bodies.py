@@ -1,0 +1,180 @@
+"""A queue's receivers' copies sharing their original's body item on the DynamoDB message table, so a send to a
+queue with receivers writes each body once.
+
+A send stores its messages and each receiver's copy of them in one `MessageStore.put` (`mnsd.queues.arrivals`): the
+copies carry the originals' content (body, properties, group) and end of retention in other partitions (each
+receiver's queue incarnation). Where a batch's (or a single message's) body items would repeat those of an earlier
+batch of the same put with the same content, index by index (`share`), it writes none: its lease items (its packs,
+or its lease) name that body item instead, `c = "{partition} {id}"` for the item `(partition, B{id})`
+(`layout.SOURCE_ATTRIBUTE`): a batch's `B{pack}`, or its messages' `B{message id}` when the batch was too large for
+one (`packs.member_id` names the one of each entry), or a single message's out-of-line `B{message id}`. Readers find
+it through the message's `body_md5` mark (`layout.md5_of`, `body_item` and `member_item` here, `MessageTable.load_bodies`).
+
+The rules that keep a reference good:
+- a body item is never deleted before its TTL (deletes, dead-letter moves and retention remove leases only; a queue's
+  deletion leaves its items to TTL), and a reference is written only when the body item's TTL is no earlier than the
+  copy's (a receiver keeps its queue's retention: the copy's end of retention is the original's, `QueueKind.copied`);
+- the body items are written before any lease that names them (`write_in_order`: one BatchWriteItem call more, for
+  a put with references only): a lease whose body item could not be written is not written either, and its
+  messages (the original's and the copies') are reported not stored;
+- a reference is written only where it is cheaper: a lease is written about `LEASE_WRITES` times (put, claim,
+  delete; the ready index projects no `c`), so its units grown by the reference, that many times, must stay under
+  the body items' units.
+
+Leases written before (a copy with its own body items) have no `c` and are read as ever. A copy's body is read from
+its original's partition: the same units as from its own (a BatchGetItem bills by item size), one partition serving
+the reads of the queue and its receivers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+from mnsd.model.messages import Message
+from mnsd.storage.capacity import item_size, write_units
+from mnsd.storage.dynamodb.layout import (
+    BODY,
+    SOURCE_ATTRIBUTE,
+    TTL_ATTRIBUTE,
+    Item,
+    lease_key,
+    message_id_of,
+    partition_of,
+    shared_source,
+)
+from mnsd.storage.dynamodb.packs import entry_of, member_id, pack_key
+
+LEASE_WRITES = 3  # writes of a lease from send to delete (put, claim, delete); its body item's: one
+Key = tuple[str, str]  # (pk, sk)
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """A batch of a put (or a single message) as its items store it."""
+
+    id: str  # its pack's id, or the single message's
+    partition: str
+    content: Hashable  # its messages' content by index: equal content, equal body items
+    leases: list[Key]
+    bodies: list[Key]  # (none when its body is inline)
+
+
+def share(messages: list[Message], items: list[Item]) -> tuple[list[Item], dict[str, str]]:
+    """The items of a put (`packs.items_of`) with the body items of each batch or single message whose content an
+    earlier one stores apart left out where referring to those is cheaper (see the module's docstring); and by the
+    id of each such batch (its pack's) or message, the id of the one whose body items it names."""
+    found = {_key(item): item for item in items}
+    owners: dict[Hashable, _Stored] = {}
+    referring: dict[str, str] = {}
+    dropped: set[Key] = set()
+    for stored in _stores(messages, found):
+        if not stored.bodies:
+            continue
+        owner = owners.setdefault(stored.content, stored)
+        if owner is stored:
+            continue
+        source = {SOURCE_ATTRIBUTE: {"S": f"{owner.partition} {owner.id}"}}
+        named = {key: {**found[key], **source} for key in stored.leases}
+        if not _lasts(owner, stored, found) or not _cheaper(stored, named, found):
+            continue
+        found.update(named)
+        dropped.update(stored.bodies)
+        referring[stored.id] = owner.id
+    return [found[_key(item)] for item in items if _key(item) not in dropped], referring
+
+
+def _stores(messages: list[Message], found: dict[Key, Item]) -> list[_Stored]:
+    """A put's batches and single messages, in the order of their first message (a queue's before its receivers')."""
+    batches: dict[tuple[str, str], list[Message]] = {}
+    for m in messages:
+        if not m.fifo:  # (a FIFO message's store reads no reference)
+            entry = entry_of(m.message_id)
+            batches.setdefault((m.queue_id, entry.pack if entry else m.message_id), []).append(m)
+    return [
+        _batch(members, found) if entry_of(members[0].message_id) else _single(members[0], found)
+        for members in batches.values()
+    ]
+
+
+def _single(m: Message, found: dict[Key, Item]) -> _Stored:
+    partition = partition_of(m.ref)
+    body = (partition, BODY + m.message_id)
+    return _Stored(m.message_id, partition, m.content, [(partition, lease_key(m.ref))], [body] if body in found else [])
+
+
+def _batch(members: list[Message], found: dict[Key, Item]) -> _Stored:
+    entry = entry_of(members[0].message_id)
+    assert entry is not None
+    partition = partition_of(members[0].ref)
+    content = (entry.size, tuple(sorted((_index(m), m.content) for m in members)))
+    leases = list(dict.fromkeys(_key(pack_key(m.ref, entry)) for m in members))
+    whole = (partition, BODY + entry.pack)
+    own = [(partition, BODY + m.message_id) for m in members]
+    bodies = [whole] if whole in found else [key for key in own if key in found]
+    return _Stored(entry.pack, partition, content, leases, bodies)
+
+
+def _index(m: Message) -> int:
+    entry = entry_of(m.message_id)
+    assert entry is not None
+    return entry.index
+
+
+def _lasts(owner: _Stored, stored: _Stored, found: dict[Key, Item]) -> bool:
+    """Whether the owner's body items outlive (TTL) the leases that would name them."""
+    ends = [int(found[key][TTL_ATTRIBUTE]["N"]) for key in stored.leases]
+    return all(int(found[key][TTL_ATTRIBUTE]["N"]) >= max(ends) for key in owner.bodies)
+
+
+def _cheaper(stored: _Stored, named: dict[Key, Item], found: dict[Key, Item]) -> bool:
+    grown = sum(write_units(item_size(named[key])) - write_units(item_size(found[key])) for key in stored.leases)
+    return LEASE_WRITES * grown < sum(write_units(item_size(found[key])) for key in stored.bodies)
+
+
+def _key(item: Item) -> Key:
+    return item["pk"]["S"], item["sk"]["S"]
+
+
+# --- writing: bodies first ------------------------------------------------------------------------------
+
+
+def write_in_order(items: list[Item], referring: dict[str, str], write: Callable[[list[Item]], set[str]]) -> set[str]:
+    """Write a put's items (`write`: BatchWriteItem, the ids of the items not written, `MessageTable.put`); where some
+    name another's body items (`referring`, from `share`), the body items first, then the leases whose body items
+    were all written. The ids (a pack's for its messages) of what was not stored, a lease left unwritten included."""
+    if not referring:
+        return write(items)
+    bodies = [item for item in items if item["sk"]["S"].startswith(BODY)]
+    failed = {_stored_id(id_) for id_ in write(bodies)}
+    failed |= {id_ for id_, owner in referring.items() if owner in failed}
+    leases = [item for item in items if not item["sk"]["S"].startswith(BODY)]
+    return failed | write([item for item in leases if _stored_id(message_id_of(item)) not in failed])
+
+
+def _stored_id(id_: str) -> str:
+    """The batch (its pack's id) or single message an item's id belongs to."""
+    entry = entry_of(id_)
+    return entry.pack if entry else id_
+
+
+# --- reading ---------------------------------------------------------------------------------------------
+
+
+def body_item(message: Message) -> Key:
+    """The key of a packed message's batch body item (its own batch's, or the one its copy's pack names)."""
+    entry = entry_of(message.message_id)
+    assert entry is not None
+    source = shared_source(message.body_md5)
+    return (source[0], BODY + source[1]) if source else (partition_of(message.ref), BODY + entry.pack)
+
+
+def member_item(message: Message) -> Key:
+    """The key of a message's own body item (`B{message id}`: a single message's out of line, a packed one's of a
+    batch too large for one), or the one its copy's lease names."""
+    source = shared_source(message.body_md5)
+    if source is None:
+        return partition_of(message.ref), BODY + message.message_id
+    partition, id_ = source
+    entry = entry_of(message.message_id)
+    return partition, BODY + (member_id(id_, entry.index, entry.size) if entry else id_)
