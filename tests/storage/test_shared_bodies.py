@@ -1,6 +1,7 @@
 """The DynamoDB engine's rules for a receiver's copy sharing its original's body items
 (`mnsd.storage.dynamodb.shared_bodies`): only where the body item outlives the copy and where naming it costs less
-than writing the copy's own; and copies written before, with body items of their own, read as ever."""
+than writing the copy's own; a batch's body item in its stripe's body partition (`layout.body_partition`); and
+copies and batches written before (body items of their own, beside their packs), read as ever."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from mnsd.model.kinds import STANDARD
 from mnsd.model.messages import Content, Message, Property, body_md5
 from mnsd.storage import Storage
 from mnsd.storage.capacity import item_size
-from mnsd.storage.dynamodb.layout import BODY, SOURCE_ATTRIBUTE, message_items
+from mnsd.storage.dynamodb.layout import BODY, SOURCE_ATTRIBUTE, STRIPE_SEPARATOR, message_items, queue_id_of
 from mnsd.storage.dynamodb.packs import items_of
 from tests.storage.engines import engine
 from tests.storage.test_contract import NOW, RETENTION
@@ -52,6 +53,25 @@ def body_partitions(storage: Storage) -> list[str]:
     return sorted(i["pk"]["S"] for i in items(storage) if i["sk"]["S"].startswith(BODY))
 
 
+def body_queues(storage: Storage) -> list[str]:
+    """The queues whose partitions hold body items."""
+    return sorted({queue_id_of(partition) for partition in body_partitions(storage)})
+
+
+def as_written_before(items: list[dict]) -> list[dict]:
+    """Items as the engine wrote them before batch bodies moved to their stripe's body partition and before copies
+    named their original's: every body item beside its lease, no `c`."""
+    before = []
+    for item in items:
+        item = {name: value for name, value in item.items() if name != SOURCE_ATTRIBUTE}
+        queue_id, _, rest = item["pk"]["S"].partition(STRIPE_SEPARATOR)
+        if rest.startswith(BODY):  # {queue}#B{stripe}: the stripe's own partition ({queue} for stripe 0)
+            stripe = int(rest[len(BODY) :])
+            item["pk"] = {"S": queue_id if stripe == 0 else f"{queue_id}{STRIPE_SEPARATOR}{stripe}"}
+        before.append(item)
+    return before
+
+
 def read_back(storage: Storage, queue_id: str) -> list[tuple[str | None, tuple[Property, ...]]]:
     scan = storage.messages.scan_ready(queue_id, NOW + 10, 16)
     claimed = scan.claim(scan.messages, 16, NOW + 10, NOW + 60_000)
@@ -64,7 +84,9 @@ def test_a_copy_that_would_outlive_the_body_item_writes_its_own(storage, count):
     originals = sent(storage, [text(3000) for _ in range(count)])
     later = [dataclasses.replace(c, expires_at=c.expires_at + 1) for c in copies(storage, originals)]
     assert storage.messages.put(originals + later) == set()
-    assert sorted(set(body_partitions(storage))) == ["q1", "r1"]
+    assert body_queues(storage) == ["q1", "r1"]
+    # (a batch's body item in its stripe's body partition, a single message's beside its lease)
+    assert body_partitions(storage) == (["q1", "r1"] if count == 1 else ["q1#B0", "r1#B0"])
     assert read_back(storage, "r1") == sorted((m.body, m.user_properties) for m in originals)
 
 
@@ -92,7 +114,7 @@ def test_a_copy_names_the_body_item_only_where_that_costs_less(storage, size, sh
     (original,) = sent(storage, [text(size)], properties)
     (copy,) = copies(storage, [original])
     assert storage.messages.put([original, copy]) == set()
-    assert sorted(set(body_partitions(storage))) == (["q1"] if shared else ["q1", "r1"])
+    assert body_queues(storage) == (["q1"] if shared else ["q1", "r1"])
     assert read_back(storage, "r1") == [(original.body, properties)]
 
 
@@ -102,8 +124,9 @@ def test_copies_written_before_with_their_own_body_items_read_as_ever(storage, s
     replicas = copies(storage, originals)
     store = storage.messages
     indexing = {"q1": False, "r1": False}
-    assert store.items.put(items_of(originals + replicas, indexing), lambda queue_id: None) == set()  # (as before)
+    before = as_written_before(items_of(originals + replicas, indexing))
+    assert store.items.put(before, lambda queue_id: None) == set()
     assert all(SOURCE_ATTRIBUTE not in i for i in items(storage))
-    assert sorted(set(body_partitions(storage))) == ["q1", "r1"]
+    assert body_queues(storage) == ["q1", "r1"] and not any(STRIPE_SEPARATOR in p for p in body_partitions(storage))
     expected = sorted((m.body, m.user_properties) for m in originals)
     assert read_back(storage, "r1") == read_back(storage, "q1") == expected

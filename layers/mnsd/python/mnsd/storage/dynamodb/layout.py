@@ -9,7 +9,8 @@ One partition per stripe of a queue incarnation: `pk = queue_id` for stripe 0 (a
 is one partition) and `pk = {queue_id}#{stripe}` for the others; the stripe is part of the message id
 (`stripe_of`), so a receipt handle finds its message's partition. A FIFO message (a FIFO queue's) is in its
 group's partition instead, `{queue_id}#G{group}` (`group_partition`; the group is part of its key), beside the
-group items of `mnsd.storage.dynamodb.fifo_groups` in `{queue_id}#D{n}`.
+group items of `mnsd.storage.dynamodb.fifo_groups` in `{queue_id}#D{n}`. A standard queue's packed batches keep their
+bodies in a partition of their stripe's own, `{queue_id}#B{stripe}` (`body_partition`, `packs`).
 
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
     B{message_id}                              the body and its MD5, when lease + body would exceed 1 KB
@@ -55,7 +56,7 @@ SORT_KEY = "sk"
 TTL_ATTRIBUTE = "x"
 LOGGING_ATTRIBUTE = "l"  # present (True) on leases whose events feed the operation log
 KEPT_ATTRIBUTE = "k"  # present (True) on leases deleted while rewind was on (kept, without `v`)
-SOURCE_ATTRIBUTE = "c"  # on a copy's lease or pack: the body item it shares, another message's (`shared_bodies`)
+SOURCE_ATTRIBUTE = "c"  # on a lease or pack: its body item's place, elsewhere (`packs`, `shared_bodies`)
 READY_INDEX = "receivable"  # the leases of indexing queues by (pk, w): a global secondary index of the table
 VISIBLE_AT = "v"  # NextVisibleTime (Number); only lease items have it
 INDEX_KEY = "w"  # the index's sort key: `v` again, on the leases of a queue whose writes keep the index
@@ -78,7 +79,7 @@ LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "b": ("S", "body text"),
     "z": ("B", "body, zlib-compressed UTF-8"),
     "o": ("BOOL", "the body is stored out of line (B item)"),
-    "c": ("S", "the body is another message's B item, '{partition} {id}' for (pk, B{id}): a receiver's copy's"),
+    "c": ("S", "the body item is elsewhere, '{partition} {id}' for (pk, B{id}): a pack's, a receiver's copy's"),
     "u": ("L", "user properties: [[name, value, type], ...]"),
     "s": ("L", "system properties: [[name, value, type], ...]"),
     "g": ("S", "message group id"),
@@ -105,6 +106,12 @@ def stripe_of(message_id: str) -> int:
     if len(parts) != 4 or not parts[1].isdigit() or int(parts[1]) < 1:
         return 0
     return (int(parts[1]) - 1) % MAX_STRIPES
+
+
+def body_partition(queue_id: str, stripe: int) -> str:
+    """The partition of the batch body items of a queue's stripe (`packs`): written once and read, beside the stripe's
+    leases, which every state change rewrites, so the two loads fall on two partitions."""
+    return f"{queue_id}{STRIPE_SEPARATOR}B{stripe}"
 
 
 def group_partition(queue_id: str, group: str) -> str:

@@ -8,7 +8,9 @@ its stripe only, `layout.stripe_of`) holding the stripe, the entry's index and t
 `{stem}-{stripe + 1}-{ms hex}-P{9 digits}` (`pack_of`), so a receipt handle (which carries the message's key)
 finds it.
 
-Items, in the message's stripe partition:
+Items, in the message's stripe partition (a standard queue's batch body item in its stripe's body partition,
+`layout.body_partition`: it is written once, the pack at every state change of an entry, so a busy stripe's two
+loads fall on two partitions; a FIFO run's beside its pack, in its group's partition):
 
     L{priority:02}{position:013}{pack}   the pack: per entry n (its index) v{n}, r{n}, d{n}, f{n} (and k{n} when it
                                           is kept for rewind, without v{n}): the message's own visibility, version,
@@ -16,7 +18,8 @@ Items, in the message's stripe partition:
                                           queue logs); e, x (the batch's enqueue time and
                                           expiry, TTL), p (the batch's size), l (the queue logs), and `v` (`w` while
                                           the queue keeps the ready index): the pack's place, see the invariant;
-                                          c: the body item a receiver's copies name (`shared_bodies`)
+                                          c: where its batch body item is, `{partition} {pack}` (in the stripe's
+                                          body partition; another batch's, for a receiver's copies, `shared_bodies`)
     B{pack}                               the batch's content: `z`, its messages' bodies and properties by index,
                                           compressed together (JSON); when that would pass `BODY_LIMIT`, each
                                           message's body item `B{message id}` instead, as a single message's;
@@ -56,9 +59,11 @@ from mnsd.storage.dynamodb.layout import (
     SOURCE_ATTRIBUTE,
     Item,
     body_attributes,
+    body_partition,
     message_items,
     partition_of,
     properties,
+    stripe_of,
 )
 from mnsd.storage.dynamodb.placement import MAX_STRIPES
 
@@ -146,8 +151,11 @@ def batch_items(messages: list[Message], indexed: bool) -> list[Item]:
     packed = zlib.compress(json.dumps(content, separators=(",", ":")).encode("utf-8"), 6)
     items: list[Item] = []
     expiry = {"N": str(max(m.expires_at for m in messages))}
+    source: Item = {}
     if len(packed) <= BODY_LIMIT:
-        items.append({"pk": {"S": partition}, "sk": {"S": BODY + entry.pack}, "x": expiry, "z": {"B": packed}})
+        where = partition if first.fifo else body_partition(first.queue_id, stripe_of(first.message_id))
+        items.append({"pk": {"S": where}, "sk": {"S": BODY + entry.pack}, "x": expiry, "z": {"B": packed}})
+        source = {} if where == partition else {SOURCE_ATTRIBUTE: {"S": f"{where} {entry.pack}"}}
     else:
         for m in messages:
             body = body_attributes(m.body or "")
@@ -167,6 +175,7 @@ def batch_items(messages: list[Message], indexed: bool) -> list[Item]:
             "e": {"N": str(min(m.enqueue_time for m in members))},
             "x": expiry,
             SIZE: {"N": str(entry.size)},
+            **source,
         }
         if any(m.logging for m in members):
             pack[LOGGING_ATTRIBUTE] = {"BOOL": True}

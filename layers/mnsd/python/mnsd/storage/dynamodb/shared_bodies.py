@@ -14,9 +14,9 @@ The rules that keep a reference good:
 - a body item is never deleted before its TTL (deletes, dead-letter moves and retention remove leases only; a queue's
   deletion leaves its items to TTL), and a reference is written only when the body item's TTL is no earlier than the
   copy's (a receiver keeps its queue's retention: the copy's end of retention is the original's, `QueueKind.copied`);
-- the body items are written before any lease that names them (`write_in_order`: one BatchWriteItem call more, for
-  a put with references only): a lease whose body item could not be written is not written either, and its
-  messages (the original's and the copies') are reported not stored;
+- the body items are written before any lease that names them, as every put's are (`write_in_order`: one
+  BatchWriteItem call more for a put with body items): a lease whose body item could not be written is not written
+  either, and its messages (the original's and the copies') are reported not stored;
 - a reference is written only where it is cheaper: a lease is written about `LEASE_WRITES` times (put, claim,
   delete; the ready index projects no `c`), so its units grown by the reference, that many times, must stay under
   the body items' units.
@@ -38,10 +38,12 @@ from mnsd.storage.dynamodb.layout import (
     SOURCE_ATTRIBUTE,
     TTL_ATTRIBUTE,
     Item,
+    body_partition,
     lease_key,
     message_id_of,
     partition_of,
     shared_source,
+    stripe_of,
 )
 from mnsd.storage.dynamodb.packs import entry_of, member_id, pack_key
 
@@ -104,15 +106,19 @@ def _single(m: Message, found: dict[Key, Item]) -> _Stored:
 
 
 def _batch(members: list[Message], found: dict[Key, Item]) -> _Stored:
-    entry = entry_of(members[0].message_id)
+    """A batch as stored: its body item (in its stripe's body partition, `packs.batch_items`, or, a FIFO run's, its
+    pack's), or its messages' own beside its packs."""
+    first = members[0]
+    entry = entry_of(first.message_id)
     assert entry is not None
-    partition = partition_of(members[0].ref)
+    partition = partition_of(first.ref)
     content = (entry.size, tuple(sorted((_index(m), m.content) for m in members)))
     leases = list(dict.fromkeys(_key(pack_key(m.ref, entry)) for m in members))
-    whole = (partition, BODY + entry.pack)
+    for where in (body_partition(first.queue_id, stripe_of(first.message_id)), partition):
+        if (where, BODY + entry.pack) in found:
+            return _Stored(entry.pack, where, content, leases, [(where, BODY + entry.pack)])
     own = [(partition, BODY + m.message_id) for m in members]
-    bodies = [whole] if whole in found else [key for key in own if key in found]
-    return _Stored(entry.pack, partition, content, leases, bodies)
+    return _Stored(entry.pack, partition, content, leases, [key for key in own if key in found])
 
 
 def _index(m: Message) -> int:
@@ -140,12 +146,13 @@ def _key(item: Item) -> Key:
 
 
 def write_in_order(items: list[Item], referring: dict[str, str], write: Callable[[list[Item]], set[str]]) -> set[str]:
-    """Write a put's items (`write`: BatchWriteItem, the ids of the items not written, `MessageTable.put`); where some
-    name another's body items (`referring`, from `share`), the body items first, then the leases whose body items
-    were all written. The ids (a pack's for its messages) of what was not stored, a lease left unwritten included."""
-    if not referring:
-        return write(items)
+    """Write a put's items (`write`: BatchWriteItem, the ids of the items not written, `MessageTable.put`): its body
+    items first, then the leases whose body items were all written (their own, or those they name: `referring`,
+    from `share`), so no lease is ever stored without its body (BatchWriteItem writes each item or not). The ids (a
+    pack's for its messages) of what was not stored, a lease left unwritten included."""
     bodies = [item for item in items if item["sk"]["S"].startswith(BODY)]
+    if not bodies:
+        return write(items)
     failed = {_stored_id(id_) for id_ in write(bodies)}
     failed |= {id_ for id_, owner in referring.items() if owner in failed}
     leases = [item for item in items if not item["sk"]["S"].startswith(BODY)]
