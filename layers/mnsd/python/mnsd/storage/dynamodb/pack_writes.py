@@ -43,7 +43,7 @@ def _held(n: int) -> str:
     return f"r{n} = :r{n} AND v{n} > :now"
 
 
-def _removed(indexes: list[int]) -> str:
+def removed_entries(indexes: list[int]) -> str:
     return "REMOVE " + ", ".join(f"{name}{n}" for n in indexes for name in ENTRY_ATTRIBUTES)
 
 
@@ -77,7 +77,7 @@ def deletion(table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> I
     request = {"TableName": table, "Key": key, "ConditionExpression": held, "ExpressionAttributeValues": values}
     if len(indexes) == _entry(leases[0][0].message_id).size:
         return {"Delete": request}
-    return {"Update": {**request, "UpdateExpression": _removed(indexes)}}
+    return {"Update": {**request, "UpdateExpression": removed_entries(indexes)}}
 
 
 def keeping(table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> Item:
@@ -188,7 +188,7 @@ class PackWrites:
             if deleted is not None:
                 return [True] * len(leases)
         if len(leases) > 1:
-            response = self._update(key, _removed(indexes), held, values, new=True)
+            response = self._update(key, removed_entries(indexes), held, values, new=True)
             if response is None:
                 return [self._delete_one(ref, version, now_ms) for ref, version in leases]
             self._emptied(response["Attributes"])
@@ -199,7 +199,7 @@ class PackWrites:
         n = _entry(ref.message_id).index
         values = {":now": _n(now_ms), ":now_s": _n(now_ms // 1000), f":r{n}": _n(version)}
         key = pack_key(ref, _entry(ref.message_id))
-        response = self._update(key, _removed([n]), f"x > :now_s AND {_held(n)}", values, new=True)
+        response = self._update(key, removed_entries([n]), f"x > :now_s AND {_held(n)}", values, new=True)
         if response is None:
             return False
         self._emptied(response["Attributes"])
@@ -233,7 +233,7 @@ class PackWrites:
             "Update": {
                 "TableName": self.table,
                 "Key": pack_key(source.ref, _entry(source.message_id)),
-                "UpdateExpression": _removed([n]),
+                "UpdateExpression": removed_entries([n]),
                 "ConditionExpression": f"r{n} = :ver AND v{n} <= :now AND x > :now_s",
                 "ExpressionAttributeValues": {
                     ":ver": _n(source.version),
@@ -270,7 +270,7 @@ class PackWrites:
         dropped = 0
         for n in indexes_of(pack):
             if f"k{n}" in pack:
-                response = self._update(_key(pack), _removed([n]), f"attribute_exists(k{n})", {}, new=True)
+                response = self._update(_key(pack), removed_entries([n]), f"attribute_exists(k{n})", {}, new=True)
                 if response is not None:
                     dropped += 1
                     self._emptied(response["Attributes"])

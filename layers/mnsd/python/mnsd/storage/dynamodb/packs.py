@@ -208,6 +208,12 @@ def items_of(messages: list[Message], indexed: dict[str, bool]) -> list[Item]:
     return items
 
 
+def failed_messages(messages: list[Message], failed: set[str]) -> set[str]:
+    """The messages not stored, of those whose items `items_of` gave, from the ids of the items not written (a pack's
+    or its body item's: the pack's id)."""
+    return {m.message_id for m in messages if {m.message_id, getattr(entry_of(m.message_id), "pack", "")} & failed}
+
+
 # --- reading ----------------------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ messages, and the packs of tables written before, are read and written as ever.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +44,7 @@ from mnsd.storage.dynamodb.layout import (
 )
 from mnsd.storage.dynamodb.message_table import MessageTable, throttled
 from mnsd.storage.dynamodb.pack_writes import PackWrites
-from mnsd.storage.dynamodb.packs import entry_of, items_of, pack_key
+from mnsd.storage.dynamodb.packs import entry_of, failed_messages, items_of, pack_key
 from mnsd.storage.dynamodb.placer import IndexBuilder, Placer
 from mnsd.storage.dynamodb.ready_index import ReadyIndex
 from mnsd.storage.dynamodb.stripe_counts import StripeCounts
@@ -81,7 +82,7 @@ class StripedMessageStore:
 
     # --- writes -------------------------------------------------------------------------------
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
+    def new_ids(self, queue_id: str, count: int, now_ms: int, groups: Sequence[str] = ()) -> list[str]:
         """Ids naming stripes of the queue's send width (`Placer.new_ids`): a batch's packed together if `packed`."""
         return self.placer.new_ids(queue_id, count, now_ms, self.packed)
 
@@ -91,12 +92,7 @@ class StripedMessageStore:
         failed = self.items.put(items_of(messages, indexing), self.pressure.throttled)
         for queue_id in indexing:
             self.placer.written(queue_id)
-        packs = {m.message_id: entry_of(m.message_id) for m in messages}
-        return {
-            m.message_id
-            for m in messages
-            if m.message_id in failed or getattr(packs[m.message_id], "pack", "") in failed
-        }
+        return failed_messages(messages, failed)
 
     def _claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None | bool:
         """The claimed message; None if another consumer changed the lease first; False if throttled."""
