@@ -10,6 +10,8 @@ version, count and owner whatever happens to its siblings.
   kept (`k{n}`, without `v{n}`);
 - a visibility change of an entry, with the pack's place lowered in the same write when the entry becomes receivable
   before it; a rewind of an entry, receivable now, the place with it;
+- the parts of a FIFO pack's transactions with its group item (`group_packs`), built by the same rules: the entries a
+  claim takes (`claim_entries`), deleted (`deletion`), kept (`keeping`), re-timed (`retiming`);
 - `settle`: a pack read with no receivable entry (its place earlier than needed: claims raced) moved to its earliest
   entry, or deleted when it holds none.
 """

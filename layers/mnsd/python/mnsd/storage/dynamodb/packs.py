@@ -32,6 +32,10 @@ receivable entry moves it on, `pack_writes.PackWrites.settle`). So a receive tha
 misses no receivable message, and each message keeps its own visibility, version, count and owner: every write of an
 entry is conditioned on that entry alone (version, visibility, expiry).
 
+A FIFO queue's batch is packed by group (`group_packs`): a pack holds one group's run, in its group's partition, its
+key at the run's first position (and its group, `L{priority}{position}{pack}~{group}`), entry n at that position + n
+(`pack_key`, `entries`); its place is not read (a group is read from its head).
+
 Readers see a pack as the leases of its entries (`entries`): scans, counts, rewinds and receivers' copies read
 them as they read single leases. A queue that logs its messages' events has them from the stream of its lease items
 (`changes`): its batches are not packed.
