@@ -13,6 +13,7 @@ from mnsd.model import fifo
 from mnsd.model.messages import Content, Message, Property, body_md5
 from mnsd.model.queues import QueueCounts
 from mnsd.storage import Storage
+from tests.faults import LOST, Faults
 from tests.storage.engines import ENGINES, PACKED_ENGINES, end_lifetimes, engine
 from tests.storage.test_fifo_contract import NOW, RETENTION, VISIBLE
 
@@ -215,3 +216,21 @@ def test_retention_ends_a_batch_whatever_its_messages_states(storage):
     end_lifetimes(storage, end)
     assert ids(take(storage, end + 1, visible_at=end + 10**6)) == ids(later)
     assert counts(storage, end + 1) == QueueCounts(0, 1, 0)
+
+
+@pytest.mark.parametrize("storage", ["dynamodb-moto", "dynamodb-moto-packed"], indirect=True)
+def test_a_claim_applied_whose_answer_never_came_back_holds_its_run_until_its_visibility_ends(storage):
+    """The claim's transaction applied, then its answer lost (a read timeout: `tests.faults`) and tried again
+    (`retries`): the retry finds the group claimed and the receive gets nothing (on DynamoDB its ClientRequestToken may
+    answer it as done: the run). Either way the run stays hidden, its group gives nothing, and the run comes back,
+    counted, once its visibility ends; nothing is claimed twice."""
+    sent = batch(storage, *"a" * 16)
+    faults = Faults(rate=1.0, kinds=(LOST,), operations=frozenset({"TransactWriteItems"}), most=1)
+    faults.install(storage.fifo_messages.client)
+    scan = storage.fifo_messages.scan_ready("q1", NOW + 10, 6)
+    got = scan.claim(scan.messages, 6, NOW + 10, NOW + 30_000)
+    assert faults.counts[LOST] == 1 and ids(got) in ([], ids(sent[:6]))
+    assert counts(storage, NOW + 20) == QueueCounts(10, 6, 0)
+    assert take(storage, NOW + 20) == []
+    back = take(storage, NOW + 30_000)
+    assert ids(back) == ids(sent) and [m.dequeue_count for m in back] == [2] * 6 + [1] * 10
