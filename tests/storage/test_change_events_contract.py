@@ -104,12 +104,17 @@ def packed_operations(store: MessageStore, changes: Changes, ids: list[str]) -> 
     store.put(sent)
     scan = store.scan_ready("q1", NOW + 10, 10)
     claimed = scan.claim(sorted(scan.messages, key=lambda m: m.message_id), 3, NOW + 10, NOW + 1000)
-    first, second, third = sorted(claimed, key=lambda m: m.message_id)
+    _retimed_deleted_kept(store, *sorted(claimed, key=lambda m: m.message_id))
+    return changes()
+
+
+def _retimed_deleted_kept(store: MessageStore, first: Message, second: Message, third: Message) -> None:
+    """Three claimed messages: the first re-timed, the others deleted together, the first then deleted with rewind on
+    (kept) and rewound."""
     assert store.change_visibility(first.ref, first.version, NOW + 20, NOW + 5000)
     assert store.delete_many([(second.ref, second.version), (third.ref, third.version)], NOW + 30) == [True, True]
     assert store.delete_keeping([(first.ref, first.version + 1)], NOW + 40) == [True]
     assert store.rewind("q1", NOW, NOW + 50) == 1  # restored: no event
-    return changes()
 
 
 @pytest.mark.parametrize("storage", ["dynamodb-moto-packed"], indirect=True)
@@ -140,11 +145,7 @@ def fifo_packed_operations(storage: Storage, changes: Changes, ids: list[str]) -
     sent = [dataclasses.replace(m, enqueue_time=NOW, first_dequeue_time=NOW) for m in sent]
     store.put(sent)
     scan = store.scan_ready("q1", NOW + 10, 3)
-    one, two, three = scan.claim(scan.messages, 3, NOW + 10, NOW + 1000)
-    assert store.change_visibility(one.ref, one.version, NOW + 20, NOW + 5000)
-    assert store.delete_many([(two.ref, two.version), (three.ref, three.version)], NOW + 30) == [True, True]
-    assert store.delete_keeping([(one.ref, one.version + 1)], NOW + 40) == [True]
-    assert store.rewind("q1", NOW, NOW + 50) == 1  # restored: no event
+    _retimed_deleted_kept(store, *scan.claim(scan.messages, 3, NOW + 10, NOW + 1000))
     return changes()
 
 

@@ -25,21 +25,19 @@ from mnsd.storage.sqlite import sqlite_storage
 from tests.simulator.dynamodb import SimulatedDynamoDB
 from tests.storage.test_fifo_contract import NOW
 from tests.storage.test_fifo_packs_contract import batch, counts, delete, ids, offered, take
-
-
-def engine(client, packed: bool = True) -> Storage:
-    return dynamodb_storage(client, Settings(packed_batches=packed))
+from tests.storage.test_packs_layout import items
 
 
 @pytest.fixture
 def client():
-    client = SerializedClient(SimulatedDynamoDB())
-    create_tables(client, Settings())
-    return client
+    """The in-memory DynamoDB double (serialized, as moto's calls are), its tables made."""
+    made = SerializedClient(SimulatedDynamoDB())
+    create_tables(made, Settings())
+    return made
 
 
-def items(client) -> list[Item]:
-    return client.scan(TableName=Settings().message_table)["Items"]
+def engine(client, packed: bool = True) -> Storage:
+    return dynamodb_storage(client, Settings(packed_batches=packed))
 
 
 def leases(client) -> list[Item]:
