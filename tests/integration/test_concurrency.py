@@ -26,6 +26,7 @@ from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.storage.dynamodb.conditions import condition_failed
+from mnsd.storage.dynamodb.packs import entry_of
 from tests.by_name import QueuesByName
 from tests.integration.placements import placement
 from tests.wrappers import Wrapping
@@ -55,10 +56,12 @@ class ClaimCounter(Wrapping):
 
 
 class Harness:
-    def __init__(self, service, messages: int, batch: int, deadline: float) -> None:
+    def __init__(self, service, messages: int, batch: int, deadline: float, groups: int = 0) -> None:
         self.service = service
         self.messages = messages
         self.batch = batch
+        self.groups = groups  # a FIFO queue's: each batch sent in one of them, in turn
+        self.order: dict[str, list[str]] = collections.defaultdict(list)  # each group's messages as received
         self.sent: dict[str, str] = {}
         self.received: collections.Counter[str] = collections.Counter()
         self.bodies: dict[str, str] = {}
@@ -74,6 +77,9 @@ class Harness:
         try:
             for start in range(first, self.messages if end is None else end, BATCH):
                 batch = [MessageInput(f"body-{i}", None, 1 + i % 16) for i in range(start, start + BATCH)]
+                if self.groups:
+                    group = f"g{start // BATCH % self.groups}"
+                    batch = [MessageInput(m.body, None, 8, message_group_id=group) for m in batch]
                 for result in self.service.send(ACCOUNT, "q", batch):
                     assert result.error is None
                     with self.lock:
@@ -102,6 +108,7 @@ class Harness:
         with self.lock:
             for item in got:
                 self.received[item.message.message_id] += 1
+                self.order[item.message.message_group_id].append(item.message.message_id)
                 self.bodies[item.message.message_id] = item.message.body
             delivered = sum(self.received.values())
             left = len(self.sent) - delivered
@@ -126,10 +133,11 @@ class Harness:
 
 
 def run(
-    dynamodb, consumers: int, messages: int, batch: int, backlog: int = 0, **settings: Any
+    dynamodb, consumers: int, messages: int, batch: int, backlog: int = 0, groups: int = 0, **settings: Any
 ) -> tuple[Harness, tuple[int, int], str]:
-    """`backlog` messages are sent before the consumers start, the others while they run; the harness, (failed
-    claims, delivered messages) while the queue was hot (it held at least two receives' worth per consumer)."""
+    """`backlog` messages are sent before the consumers start, the others while they run (to a FIFO queue, in
+    `groups`, if given); the harness, (failed claims, delivered messages) while the queue was hot (it held at least
+    two receives' worth per consumer)."""
     started = time.monotonic()
     counter = ClaimCounter(dynamodb)
     client = SerializedClient(counter)
@@ -137,8 +145,9 @@ def run(
     config = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", **settings)
     create_tables(client, config)
     service = QueuesByName(build_services(config, dynamodb=client, clock=SystemClock()))
-    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="300"))
-    harness = Harness(service, messages, batch, DEADLINE)
+    kind = "fifo" if groups else None
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout="300", queue_type=kind))
+    harness = Harness(service, messages, batch, DEADLINE, groups)
     harness.counter, harness.hot_until = counter, 2 * consumers * batch
     harness.produce(0, backlog)
     harness.producer_done.clear()
@@ -210,3 +219,17 @@ def test_64_consumers_batched_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
         dynamodb, consumers=64, messages=3072, batch=BATCH, backlog=2560, queue_stripes=64, packed_batches=False
     )
     assert failed / delivered < 0.5, report
+
+
+# A FIFO queue with batches packed (`mnsd.storage.dynamodb.group_packs`: a group's batch one lease item): consumers
+# receiving 16 at a time get each message once (`run`), each group's in send order (a group's next run is claimed
+# only once the one before it is deleted).
+def test_consumers_on_a_fifo_queue_of_packed_batches_each_message_once_in_order(dynamodb):
+    harness, _, report = run(
+        dynamodb, consumers=8, messages=192, batch=BATCH, backlog=128, groups=4, packed_batches=True
+    )
+    assert all(entry_of(message_id) is not None for message_id in harness.sent), "not packed"
+    sent: dict[str, list[str]] = collections.defaultdict(list)
+    for message_id, body in harness.sent.items():  # (in send order)
+        sent[f"g{int(body.split('-')[1]) // BATCH % 4}"].append(message_id)
+    assert harness.order == sent, report

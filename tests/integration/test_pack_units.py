@@ -17,6 +17,17 @@ def test_single_sends_cost_what_they_did():
         assert units(size, 1, 16, packed=True)[0] == units(size, 1, 16, packed=False)[0] == 7.0
 
 
+def test_a_fifo_batch_of_16_in_one_group_costs_at_most_2_write_units_a_message_packed():
+    # a pack (`group_packs`): its body item, the pack put, its claim and delete each one transaction of the group
+    # item and the pack (billed double), the group's counter once (5.3 unpacked)
+    assert units(1024, 16, 64, fifo=True, packed=True)[0] <= 1.4375  # 1 KB incompressible bodies: 23 units / 16
+    assert units(64, 16, 64, fifo=True, packed=True)[0] <= 0.6875  # 64 B: 11 units / 16
+
+
+def test_a_fifo_single_send_costs_what_it_did():
+    assert units(1024, 1, 16, fifo=True, packed=True)[0] == units(1024, 1, 16, fifo=True, packed=False)[0] == 10.0
+
+
 def test_a_fifo_batch_delete_of_a_run_is_one_transaction():
     # put 1, the claim's transaction 2, the delete's 2 (a transaction per message made it 4), and the group item's
     # shares of the three

@@ -178,3 +178,21 @@ def test_a_body_item_not_written_leaves_no_lease_naming_it(shape, receivers, clo
     assert dangling(table_items(service)) == []
     for name in names:
         assert seen(r.message for r in receive_all(service, name)) == seen(sent)
+
+
+def test_a_fifo_runs_body_item_not_written_leaves_no_pack(clock, monkeypatch):
+    """A FIFO queue's batch (a pack per group's run, its body item beside it): the body item left unwritten, the
+    pack is not written either; sent again, the run is read back whole and in order."""
+    monkeypatch.setattr(message_table.time, "sleep", lambda seconds: None)
+    client = SerializedClient(SimulatedDynamoDB())
+    service = make_service(client, clock)
+    service.create_queue(ACCOUNT, "q", QueueAttributeChanges(queue_type="fifo"))
+    texts = bodies(16, 1024)
+    inputs = [MessageInput(t, None, 8, message_group_id="g") for t in texts]
+    store = service.services.storage.fifo_messages
+    store.client = BodiesUnprocessed(client)
+    assert all(r.error is not None for r in service.send(ACCOUNT, "q", inputs))
+    assert [item for item in table_items(service) if item["sk"]["S"].startswith(LEASE)] == []
+    store.client = client
+    assert all(r.error is None for r in service.send(ACCOUNT, "q", inputs))
+    assert [r.message.body for r in service.receive(ACCOUNT, "q", 16, 0)] == texts

@@ -15,7 +15,9 @@ from mnsd.ground.settings import Settings
 from mnsd.log.changes import MessageChange
 from mnsd.model.messages import Message
 from mnsd.model.ports import MessageStore
+from mnsd.storage import Storage
 from mnsd.storage.dynamodb.changes import message_changes
+from mnsd.storage.dynamodb.packs import entry_of
 from mnsd.storage.sqlite import sqlite_storage
 from tests.storage.test_contract import NOW, message
 
@@ -102,12 +104,17 @@ def packed_operations(store: MessageStore, changes: Changes, ids: list[str]) -> 
     store.put(sent)
     scan = store.scan_ready("q1", NOW + 10, 10)
     claimed = scan.claim(sorted(scan.messages, key=lambda m: m.message_id), 3, NOW + 10, NOW + 1000)
-    first, second, third = sorted(claimed, key=lambda m: m.message_id)
+    _retimed_deleted_kept(store, *sorted(claimed, key=lambda m: m.message_id))
+    return changes()
+
+
+def _retimed_deleted_kept(store: MessageStore, first: Message, second: Message, third: Message) -> None:
+    """Three claimed messages: the first re-timed, the others deleted together, the first then deleted with rewind on
+    (kept) and rewound."""
     assert store.change_visibility(first.ref, first.version, NOW + 20, NOW + 5000)
     assert store.delete_many([(second.ref, second.version), (third.ref, third.version)], NOW + 30) == [True, True]
     assert store.delete_keeping([(first.ref, first.version + 1)], NOW + 40) == [True]
     assert store.rewind("q1", NOW, NOW + 50) == 1  # restored: no event
-    return changes()
 
 
 @pytest.mark.parametrize("storage", ["dynamodb-moto-packed"], indirect=True)
@@ -125,3 +132,38 @@ def test_a_packed_batch_reports_each_messages_events_as_alone(storage, tmp_path)
     )
     assert sorted(map(facts, from_dynamodb)) == sorted(map(facts, from_sqlite))
     assert len({c.change_id for c in from_dynamodb}) == len(from_dynamodb)
+
+
+def fifo_packed_operations(storage: Storage, changes: Changes, ids: list[str]) -> list[MessageChange]:
+    """Changes of the messages of one FIFO batch (one group) of a logging queue, a run and each alone."""
+    store = storage.fifo_messages
+    first = store.sequence("q1", "a", len(ids), NOW)
+    sent = [  # (sent together: one enqueue time)
+        dataclasses.replace(logged(n), message_id=i, message_group_id="a", fifo=True, position=first + n)
+        for n, i in enumerate(ids)
+    ]
+    sent = [dataclasses.replace(m, enqueue_time=NOW, first_dequeue_time=NOW) for m in sent]
+    store.put(sent)
+    scan = store.scan_ready("q1", NOW + 10, 3)
+    _retimed_deleted_kept(store, *scan.claim(scan.messages, 3, NOW + 10, NOW + 1000))
+    return changes()
+
+
+@pytest.mark.parametrize("storage", ["dynamodb-moto-packed"], indirect=True)
+def test_a_packed_fifo_batch_reports_each_messages_events_as_alone(storage, tmp_path):
+    ids = storage.fifo_messages.new_ids("q1", 4, NOW, ["a"] * 4)
+    assert entry_of(ids[0]) is not None  # (packed)
+    sqlite = sqlite_storage(tmp_path / "sqlite")
+    from_sqlite = fifo_packed_operations(sqlite, lambda: sqlite.messages.changes()[0], ids)
+    sqlite.database.close()
+    from_dynamodb = fifo_packed_operations(storage, lambda: stream_changes(Settings().message_table), ids)
+
+    assert [(c.message_id, c.event, c.dequeue_count) for c in from_sqlite] == [
+        *((i, "send", 0) for i in ids),
+        *((i, "receive", 1) for i in ids[:3]),
+        (ids[0], "change_visibility", 1),
+        (ids[1], "delete", 1),
+        (ids[2], "delete", 1),
+        (ids[0], "delete", 1),
+    ]
+    assert sorted(facts(c) for c in from_dynamodb) == sorted(facts(c) for c in from_sqlite)

@@ -48,6 +48,7 @@ of their group, by the rules of `mnsd.model.fifo` (each engine keeps only how it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -110,9 +111,10 @@ class MessageStore(Protocol):
     chosen once per queue by the service. Only `move` writes another queue, possibly of the other kind (a dead
     letter, a redrive): it writes the target in the target's shape."""
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
+    def new_ids(self, queue_id: str, count: int, now_ms: int, groups: Sequence[str] = ()) -> list[str]:
         """Ids for `count` new messages of the queue (`mnsd.storage.ids.new_message_id`), whoever sends them (they
-        count in the load the engine places the queue by)."""
+        count in the load the engine places the queue by); `groups`, a FIFO send's messages' groups, in order (an
+        engine may store each group's messages of a batch together, and name them so)."""
         ...
 
     def put(self, messages: list[Message]) -> set[str]:

@@ -79,7 +79,8 @@ class MessageService:
                 raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
             kind.check_sent(message)
         now_ms = ms(self.clock.now())
-        ids = self.messages.of(queue).new_ids(queue.queue_id, len(inputs), now_ms)
+        groups = [m.message_group_id for m in inputs]
+        ids = self.messages.of(queue).new_ids(queue.queue_id, len(inputs), now_ms, groups)
         stored = self.arrivals.new_messages(queue, inputs, now_ms, ids)
         failed = self.arrivals.store(queue, stored, now_ms)
         return [

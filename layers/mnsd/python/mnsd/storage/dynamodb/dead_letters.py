@@ -177,13 +177,12 @@ def rewind_lease(client: Any, table: str, item: Item, since_ms: int, now_ms: int
     changed since it was read)."""
     if (number(item, "x") or 0) <= now_ms // 1000:
         return "done"
-    in_flight = not is_kept(item) and (number(item, "v") or 0) > now_ms and (number(item, "d") or 0) > 0
     if (number(item, "e") or 0) < since_ms:
-        return "in flight" if in_flight else "done"
+        return "in flight" if in_flight(item, now_ms) else "done"
     values = {":now": {"N": str(now_ms)}, ":one": {"N": "1"}, ":ver": item["r"]}
     if is_kept(item):
         update, condition, outcome = restore_update(indexing), "attribute_exists(k) AND r = :ver", "restored"
-    elif in_flight:
+    elif in_flight(item, now_ms):
         update, condition, outcome = revisit_update(indexing), "r = :ver AND v > :now", "revisited"
     else:
         return "done"
@@ -196,6 +195,11 @@ def rewind_lease(client: Any, table: str, item: Item, since_ms: int, now_ms: int
         ExpressionAttributeValues=values,
     )
     return outcome if response is not None else "done"
+
+
+def in_flight(item: Item, now_ms: int) -> bool:
+    """Whether a lease is in flight at `now_ms`: received and hidden (not kept)."""
+    return not is_kept(item) and (number(item, "v") or 0) > now_ms and (number(item, "d") or 0) > 0
 
 
 def drop_kept(client: Any, table: str, partitions: list[str], pack: Callable[[Item], int] | None = None) -> int:

@@ -44,6 +44,12 @@ changes and moves, and counts from a sample of the groups' leases (`stripe_count
 upkeep are `group_reads`', the group-item transactions `group_writes`', a rewind `group_rewind`'s, where each group
 item lives `directory`'s. The ids of new messages come from the queue's `Placer`, as a standard queue's.
 
+With `packed` (`Settings.packed_batches`), a batch send's run of each group is stored as one pack (`group_packs`: one
+body item and one lease item, entry n at the run's first position + n): the pack is one write of each transaction
+above, whatever number of its entries it changes, so a batch of 16 in one group costs about 1.4 write units a message
+instead of 5.3 (`bench/results/pack_units.md`). Single sends, and the leases of tables written before, are read and
+written as ever.
+
 Capacity (`bench/results/capacity.md`, "A FIFO queue's directory grows with its load"): a message costs its group
 item about 5 write units (the counter at send, the claim and the delete as transactions, billed double), one more
 when its group is made anew and forgotten around it (made in a transaction with its home, which costs its group's
@@ -53,26 +59,30 @@ partition per stripe of the queue's placement, at least 8), so the queue's group
 1,000 WCU/s. What does not spread is a group: its leases and its
 home share its partition (about 5 write units a message there: the lease put, its claim and its delete, these two
 billed double), and its group item one directory partition, so one group takes at most about 1,000 / 5 = 200
-messages a second; and by FIFO's own rule it passes one run (up to 16 messages) per receive-to-delete round trip of
+messages a second sent one at a time (batches of 16 packed, 1 KB bodies: about 18 units for the 16 in its partition
+and 5 on its group item, so some 16 x 1,000 / 18 = 880 a second); and by FIFO's own rule it passes one run (up to 16 messages) per receive-to-delete round trip of
 its consumer, so 16 / round trip messages a second.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from mnsd.model import fifo
 from mnsd.model.messages import Message, MessageRef, MessageState
 from mnsd.model.ports import ReadyScan, candidates
 from mnsd.model.queues import Backlog, QueueCounts
-from mnsd.storage.dynamodb import dead_letters, group_reads, group_rewind
+from mnsd.storage.dynamodb import dead_letters, group_packs, group_reads, group_rewind
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.directory import MIN_DIRECTORY_WIDTH, GroupDirectory, hold_attribute, hold_value
 from mnsd.storage.dynamodb.group_reads import UNPAUSED, Head, Heads
 from mnsd.storage.dynamodb.group_writes import GroupWrites, numbers
-from mnsd.storage.dynamodb.layout import Item, held_lease, keep_held_lease, lease_item_key, message_items
+from mnsd.storage.dynamodb.layout import Item
 from mnsd.storage.dynamodb.message_table import MessageTable
+from mnsd.storage.dynamodb.pack_writes import PackWrites
+from mnsd.storage.dynamodb.packs import entry_of, failed_messages, items_of
 from mnsd.storage.dynamodb.placer import Placer
 from mnsd.storage.dynamodb.stripe_counts import Sample, oldest_of, plain_sample
 
@@ -93,30 +103,16 @@ def _claimed(head: Head, run: list[Message], now_ms: int) -> tuple[str, Item, st
     return f"SET {sets}, c = c + :one REMOVE {gone}", values, f"c = :c AND {UNPAUSED}"
 
 
-def _claim_lease(table: str, before: Message, after: Message, now_ms: int) -> Item:
-    """A claim transaction's update of one lease of its run: as observed (`r`), Active and unexpired."""
-    values = numbers(
-        vis=after.visible_at, next=after.version, one=1, now=now_ms, now_s=now_ms // 1000, ver=before.version
-    )
-    return {
-        "Update": {
-            "TableName": table,
-            "Key": lease_item_key(before.ref),
-            "UpdateExpression": "SET v = :vis, r = :next, d = d + :one, f = if_not_exists(f, :now)",
-            "ConditionExpression": "r = :ver AND v <= :now AND x > :now_s",
-            "ExpressionAttributeValues": values,
-        }
-    }
-
-
 class FifoGroups:
     """`mnsd.storage.FifoMessageStore`: FIFO queues' messages, each group in its own partition (the module says how)."""
 
-    def __init__(self, client: Any, table: str, placer: Placer) -> None:
+    def __init__(self, client: Any, table: str, placer: Placer, packed: bool = False) -> None:
         self.items = MessageTable(client, table)
         self.placer = placer
+        self.packed = packed
         self.directory = GroupDirectory(client, table, placer)
         self.writes = GroupWrites(client, table, placer, self.directory)
+        self.packs = PackWrites(client, table)
 
     @property
     def client(self) -> Any:
@@ -124,7 +120,7 @@ class FifoGroups:
 
     @client.setter
     def client(self, client: Any) -> None:  # (a test or benchmark counting calls swaps it for every part)
-        self.items.client = self.directory.client = self.writes.client = client
+        self.items.client = self.directory.client = self.writes.client = self.packs.client = client
 
     @property
     def table(self) -> str:
@@ -132,17 +128,22 @@ class FifoGroups:
 
     # --- writes -------------------------------------------------------------------------------
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
-        return self.placer.new_ids(queue_id, count, now_ms)
+    def new_ids(self, queue_id: str, count: int, now_ms: int, groups: Sequence[str] = ()) -> list[str]:
+        """Ids from the queue's `Placer`; with `packed`, a batch send's each group's messages named as a pack's
+        (`group_packs.packed_ids`)."""
+        ids = self.placer.new_ids(queue_id, count, now_ms)
+        return group_packs.packed_ids(ids, groups, now_ms) if self.packed else ids
 
     def sequence(self, queue_id: str, group: str, count: int, now_ms: int) -> int:
         """Counted on the group's item, made with its home if it has none (`GroupWrites.sequence`)."""
         return self.writes.sequence(queue_id, group, count, now_ms)
 
     def put(self, messages: list[Message]) -> set[str]:
-        """Store new messages (with BatchWriteItem; their group items counted them at `sequence`)."""
-        items = [item for m in messages for item in message_items(m)]  # (a group is read from the table: no index)
-        return self.items.put(items, self.placer.growth.pressure.throttled)
+        """Store new messages (with BatchWriteItem; their group items counted them at `sequence`): a pack's together
+        (`packs.items_of`), body items first (`MessageTable.put`)."""
+        indexed = dict.fromkeys((m.queue_id for m in messages), False)  # (a group is read from the table: no index)
+        failed = self.items.put(items_of(messages, indexed), self.placer.growth.pressure.throttled)
+        return failed_messages(messages, failed)
 
     def _claim_runs(
         self, candidates: list[Message], count: int, now_ms: int, visible_at: int, heads: Heads
@@ -160,7 +161,7 @@ class FifoGroups:
             return []  # a message before it remains (or the group is gone, or held)
         after = [m.received(now_ms, visible_at) for m in run]
         hold = self.writes.group_update(first.ref, head.home, *_claimed(head, after, now_ms))
-        leases = [_claim_lease(self.table, before, claimed, now_ms) for before, claimed in zip(run, after, strict=True)]
+        leases = group_packs.claim_writes(self.table, run, after, now_ms)
         return after if self.writes.transact(first.queue_id, [hold, *leases], patient=False) is None else []
 
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
@@ -191,13 +192,8 @@ class FifoGroups:
 
     def _delete(self, leases: list[tuple[MessageRef, int]], now_ms: int, kept: bool) -> bool:
         """Held leases of one group deleted (or `kept` for rewind) with their group item's part
-        (`GroupWrites.release`), in one transaction: all of them or none."""
-        writes = [
-            {"Update": keep_held_lease(self.table, ref, version, now_ms)}
-            if kept
-            else {"Delete": held_lease(self.table, ref, version, now_ms)}
-            for ref, version in leases
-        ]
+        (`GroupWrites.release`), in one transaction: all of them or none (a pack's entries in one write of it)."""
+        writes = group_packs.delete_writes(self.table, leases, now_ms, kept)
         refs = [ref for ref, _ in leases]
         # (`at_home` finds the group item second)
         return self.writes.at_home(refs[0], lambda d: [writes[0], self.writes.release(refs, d, kept), *writes[1:]])
@@ -205,10 +201,8 @@ class FifoGroups:
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a lease, and its time in its group's hold with it, shorter or longer (`fifo.Hold.retimed`; one
         transaction, `c` bumped); a lease outside the hold (a delayed message's) alone. A run claimed before holds were
-        kept per message adds its lease to the hold (its former hold stays until then)."""
-        lease = held_lease(self.table, ref, version, now_ms)
-        lease["UpdateExpression"] = "SET v = :vis, r = :next"
-        lease["ExpressionAttributeValues"].update(numbers(vis=visible_at, next=version + 1))
+        kept per message adds its lease to the hold (its former hold stays until then). A pack's entry alone."""
+        lease = group_packs.retime_request(self.table, ref, version, now_ms, visible_at)
         name = hold_attribute(ref.position)
 
         def retime_hold(d: int) -> list[Item]:
@@ -230,7 +224,8 @@ class FifoGroups:
             source.ref, d, "SET q = if_not_exists(q, :zero) - :one", numbers(zero=0, one=1)
         )
         indexed = self.placer.indexed(target)
-        return dead_letters.move(self.client, self.table, source, now_ms, target, indexed, [fewer])
+        removal = self.packs.removal(source, now_ms) if entry_of(source.message_id) else None
+        return dead_letters.move(self.client, self.table, source, now_ms, target, indexed, [fewer], removal)
 
     # --- reads --------------------------------------------------------------------------------
 
@@ -268,7 +263,7 @@ class FifoGroups:
     # --- rewind ---------------------------------------------------------------------------------
 
     def rewind(self, queue_id: str, since_ms: int, now_ms: int) -> int:
-        return group_rewind.rewind(self.writes, queue_id, since_ms, now_ms)
+        return group_rewind.rewind(self.writes, self.packs, queue_id, since_ms, now_ms)
 
     def drop_kept(self, queue_id: str, now_ms: int) -> int:
-        return group_rewind.drop_kept(self.writes, queue_id)
+        return group_rewind.drop_kept(self.writes, self.packs, queue_id)

@@ -16,10 +16,13 @@ from typing import Any
 from mnsd.model import fifo
 from mnsd.model.messages import Message, MessageRef, MessageState
 from mnsd.model.queues import QueueCounts
+from mnsd.storage.dynamodb import group_packs
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.directory import GroupState, hold_attribute
 from mnsd.storage.dynamodb.group_writes import GroupWrites, numbers
 from mnsd.storage.dynamodb.layout import LEASE, Item, is_kept, message_of, state_of
+from mnsd.storage.dynamodb.pack_writes import PackWrites
+from mnsd.storage.dynamodb.packs import entries, is_pack
 
 _EXTRA_PAGES = 8  # Queries of group items one receive makes at most beyond one per directory partition
 _RUN_SLACK = 4  # leases read past a run's wanted length (deleted-but-kept, expired ones on the way)
@@ -78,17 +81,28 @@ def _run(writes: GroupWrites, group: GroupState, now_ms: int, wanted: int) -> fi
 
 def _stored(writes: GroupWrites, group: GroupState, now_ms: int, wanted: int) -> Iterator[Message]:
     """A group's unexpired messages in position order, page by page as they are taken (at most `_HEAD_PAGES`); the
-    expired leases met on the way are deleted (those kept for rewind stay)."""
+    expired leases met on the way are deleted (those kept for rewind stay); a pack gives its entries (`_unpacked`)."""
     after: Item | None = None
     for _ in range(_HEAD_PAGES):
         items, after = _leases(writes, group.partition, wanted + _RUN_SLACK, after)
         for item in items:
-            if state_of(item, now_ms) is not MessageState.EXPIRED:
+            if is_pack(item):
+                yield from _unpacked(writes, group, item, now_ms)
+            elif state_of(item, now_ms) is not MessageState.EXPIRED:
                 yield message_of(item)
             elif not is_kept(item):
                 _drop_expired(writes, group, item, now_ms)
         if after is None:
             return
+
+
+def _unpacked(writes: GroupWrites, group: GroupState, pack: Item, now_ms: int) -> list[Message]:
+    """A pack's unexpired messages (`packs.entries`); a pack with none to give, emptied or expired, removed with as
+    many fewer in its group (`group_packs.dropped`)."""
+    found = [message_of(lease) for lease in entries(pack) if state_of(lease, now_ms) is not MessageState.EXPIRED]
+    if not found:
+        _fewer(writes, group, group_packs.dropped(PackWrites(writes.client, writes.table), pack, now_ms))
+    return found
 
 
 def _drop_expired(writes: GroupWrites, group: GroupState, item: Item, now_ms: int) -> None:
@@ -102,14 +116,20 @@ def _drop_expired(writes: GroupWrites, group: GroupState, item: Item, now_ms: in
         ExpressionAttributeValues=numbers(now_s=now_ms // 1000),
     )
     if gone is not None:
-        position = MessageRef.from_key(group.queue_id, item["sk"]["S"]).position
-        update = "SET q = q - :one"
-        if position in group.hold.leases:
-            update = f"SET q = q - :one, c = c + :one REMOVE {hold_attribute(position)}"
-        request = writes.group_request(
-            group.queue_id, group.name, group.home, update, numbers(one=1), "attribute_exists(q)"
-        )
-        conditional(writes.client.update_item, **request)
+        _fewer(writes, group, [MessageRef.from_key(group.queue_id, item["sk"]["S"]).position])
+
+
+def _fewer(writes: GroupWrites, group: GroupState, positions: list[int]) -> None:
+    """Messages of a group removed (expired): as many fewer stored, and out of its hold (`fifo.Hold.released`)."""
+    if not positions:
+        return
+    update = "SET q = q - :n"
+    held = [hold_attribute(p) for p in positions if p in group.hold.leases]
+    if held:
+        update = f"SET q = q - :n, c = c + :one REMOVE {', '.join(held)}"
+    values = numbers(n=len(positions), one=1) if held else numbers(n=len(positions))
+    request = writes.group_request(group.queue_id, group.name, group.home, update, values, "attribute_exists(q)")
+    conditional(writes.client.update_item, **request)
 
 
 def _forget(writes: GroupWrites, group: GroupState, now_ms: int) -> None:

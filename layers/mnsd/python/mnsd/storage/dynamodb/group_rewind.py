@@ -4,12 +4,16 @@ rebuilt from what stays in flight; and the kept messages dropped when rewind is 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from mnsd.model.messages import MessageRef
-from mnsd.storage.dynamodb import dead_letters
+from mnsd.storage.dynamodb import dead_letters, group_packs
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.directory import GroupState, hold_attribute, hold_value
 from mnsd.storage.dynamodb.group_writes import GROUP_EXISTS, GroupWrites, numbers
 from mnsd.storage.dynamodb.layout import Item
+from mnsd.storage.dynamodb.pack_writes import PackWrites
+from mnsd.storage.dynamodb.packs import is_pack
 
 _REWIND_PAUSE_MS = 60_000  # how long a rewind pauses a group at most (should it stop half way)
 
@@ -28,7 +32,27 @@ def _update_group(writes: GroupWrites, group: GroupState, update: str, values: I
     return None
 
 
-def rewind(writes: GroupWrites, queue_id: str, since_ms: int, now_ms: int) -> int:
+def _outcomes(
+    writes: GroupWrites, packs: PackWrites, items: list[Item], since_ms: int, now_ms: int
+) -> Iterator[tuple[str, Item]]:
+    """Each lease of a page (read with `dead_letters.REWIND_PROJECTION`) rewound, with its outcome
+    (`dead_letters.rewind_lease`); a pack's entries each (`group_packs.rewind_pack`, the pack read whole)."""
+    for item in items:
+        if not is_pack(item):
+            yield dead_letters.rewind_lease(writes.client, writes.table, item, since_ms, now_ms, False), item
+            continue
+        whole = _whole(writes, item)
+        if whole is not None:
+            yield from group_packs.rewind_pack(packs, whole, since_ms, now_ms)
+
+
+def _whole(writes: GroupWrites, item: Item) -> Item | None:
+    """A pack read whole (a page of leases read it with a projection), None if it is gone."""
+    key = {"pk": item["pk"], "sk": item["sk"]}
+    return writes.client.get_item(TableName=writes.table, Key=key, ConsistentRead=True).get("Item")
+
+
+def rewind(writes: GroupWrites, packs: PackWrites, queue_id: str, since_ms: int, now_ms: int) -> int:
     """Per group: pause it, restore its kept messages and make its in-flight ones visible (those enqueued at or after
     `since_ms`), then let it go with what is still in flight as its hold (`fifo.Hold`) and `c` bumped."""
     rewound = 0
@@ -41,8 +65,7 @@ def rewind(writes: GroupWrites, queue_id: str, since_ms: int, now_ms: int) -> in
         hold: dict[int, int] = {}  # what stays in flight, by position: the group's hold after
         pages = dead_letters.lease_pages(writes.client, writes.table, [group.partition], dead_letters.REWIND_PROJECTION)
         for items, _ in pages:
-            for item in items:
-                outcome = dead_letters.rewind_lease(writes.client, writes.table, item, since_ms, now_ms, False)
+            for outcome, item in _outcomes(writes, packs, items, since_ms, now_ms):
                 restored += outcome == "restored"
                 revisited += outcome == "revisited"
                 if outcome == "in flight":
@@ -59,10 +82,15 @@ def rewind(writes: GroupWrites, queue_id: str, since_ms: int, now_ms: int) -> in
     return rewound
 
 
-def drop_kept(writes: GroupWrites, queue_id: str) -> int:
-    """Delete the kept leases of the queue's groups; how many."""
+def drop_kept(writes: GroupWrites, packs: PackWrites, queue_id: str) -> int:
+    """Delete the kept leases of the queue's groups (a pack's kept entries: `PackWrites.drop_kept`); how many."""
+
+    def pack(item: Item) -> int:
+        whole = _whole(writes, item)
+        return 0 if whole is None else packs.drop_kept(whole)
+
     dropped = 0
     for group in list(writes.directory.groups(queue_id, shuffled=False)):
-        dropped += dead_letters.drop_kept(writes.client, writes.table, [group.partition])
+        dropped += dead_letters.drop_kept(writes.client, writes.table, [group.partition], pack)
         _update_group(writes, group, "SET k = :zero", numbers(zero=0))
     return dropped

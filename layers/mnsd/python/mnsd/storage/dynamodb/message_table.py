@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -18,6 +18,7 @@ from mnsd.model.messages import Message, body_md5
 from mnsd.storage.dynamodb import dead_letters
 from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
 from mnsd.storage.dynamodb.layout import (
+    BODY,
     Item,
     body_of,
     is_apart,
@@ -51,9 +52,23 @@ class MessageTable:
         self.client = client
         self.name = name
 
-    def put(self, items: list[Item], on_throttled: Throttled) -> set[str]:
-        """Write new message items with BatchWriteItem (25 a call), unprocessed ones again a few times with backoff
-        (each throttled queue told to `on_throttled`); the ids of the messages whose items could not be written."""
+    def put(self, items: list[Item], on_throttled: Throttled, referring: Mapping[str, str] | None = None) -> set[str]:
+        """Write a put's items: its body items first, then the leases whose body items were all written (their own,
+        or those they name: `referring`, by batch or message id the one whose body items it names, from
+        `shared_bodies.share`), so no lease is ever stored without its body (BatchWriteItem writes each item or not:
+        one call more for a put with body items). The ids (a pack's for its messages) of what was not stored, a lease
+        left unwritten included."""
+        bodies = [item for item in items if item["sk"]["S"].startswith(BODY)]
+        if not bodies:
+            return self._write(items, on_throttled)
+        failed = {_stored_id(id_) for id_ in self._write(bodies, on_throttled)}
+        failed |= {id_ for id_, owner in (referring or {}).items() if owner in failed}
+        leases = [item for item in items if not item["sk"]["S"].startswith(BODY)]
+        return failed | self._write([i for i in leases if _stored_id(message_id_of(i)) not in failed], on_throttled)
+
+    def _write(self, items: list[Item], on_throttled: Throttled) -> set[str]:
+        """Write items with BatchWriteItem (25 a call), unprocessed ones again a few times with backoff (each
+        throttled queue told to `on_throttled`); the ids of the messages whose items could not be written."""
         requests = [{"PutRequest": {"Item": item}} for item in items]
         failed: set[str] = set()
         for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
@@ -153,6 +168,12 @@ class MessageTable:
             ConditionExpression="x <= :now_s",
             ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
         )
+
+
+def _stored_id(id_: str) -> str:
+    """The batch (its pack's id) or single message an item's id belongs to."""
+    entry = entry_of(id_)
+    return entry.pack if entry else id_
 
 
 def _keyed(key: tuple[str, str]) -> Item:

@@ -10,6 +10,8 @@ version, count and owner whatever happens to its siblings.
   kept (`k{n}`, without `v{n}`);
 - a visibility change of an entry, with the pack's place lowered in the same write when the entry becomes receivable
   before it; a rewind of an entry, receivable now, the place with it;
+- the parts of a FIFO pack's transactions with its group item (`group_packs`), built by the same rules: the entries a
+  claim takes (`claim_entries`), deleted (`deletion`), kept (`keeping`), re-timed (`retiming`);
 - `settle`: a pack read with no receivable entry (its place earlier than needed: claims raced) moved to its earliest
   entry, or deleted when it holds none.
 """
@@ -20,6 +22,7 @@ from typing import Any
 
 from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.conditions import conditional
+from mnsd.storage.dynamodb.dead_letters import REWOUND
 from mnsd.storage.dynamodb.layout import Item, message_of, number, visibility_set
 from mnsd.storage.dynamodb.packs import ENTRY_ATTRIBUTES, SIZE, Entry, entries, entry_of, indexes_of, pack_key
 
@@ -42,8 +45,60 @@ def _held(n: int) -> str:
     return f"r{n} = :r{n} AND v{n} > :now"
 
 
-def _removed(indexes: list[int]) -> str:
+def removed_entries(indexes: list[int]) -> str:
     return "REMOVE " + ", ".join(f"{name}{n}" for n in indexes for name in ENTRY_ATTRIBUTES)
+
+
+def claim_entries(taken: list[Message]) -> tuple[list[str], list[str], Item]:
+    """A claim's part per entry of one pack it takes (`taken`, as observed): the SET clauses, the conditions (its
+    version as observed and receivable) and their values; `:vis`, `:now` and `:one` are the caller's."""
+    sets, conditions, values = [], [], {}
+    for m in taken:
+        n = _entry(m.message_id).index
+        sets += [f"v{n} = :vis", f"r{n} = :q{n}", f"d{n} = d{n} + :one", f"f{n} = if_not_exists(f{n}, :now)"]
+        conditions.append(f"r{n} = :r{n} AND v{n} <= :now")
+        values.update({f":r{n}": _n(m.version), f":q{n}": _n(m.version + 1)})
+    return sets, conditions, values
+
+
+def _held_entries(leases: list[tuple[MessageRef, int]], now_ms: int) -> tuple[Item, list[int], str, Item]:
+    """Entries of one pack named by receipt handles: the pack's key, their indexes, the condition that each is still
+    held by its handle (and the pack unexpired) and its values."""
+    entries_ = [_entry(ref.message_id) for ref, _ in leases]
+    indexes = [e.index for e in entries_]
+    values: Item = {":now": _n(now_ms), ":now_s": _n(now_ms // 1000)}
+    values.update({f":r{n}": _n(version) for n, (_, version) in zip(indexes, leases, strict=True)})
+    held = " AND ".join(["x > :now_s", *(_held(n) for n in indexes)])
+    return pack_key(leases[0][0], entries_[0]), indexes, held, values
+
+
+def deletion(table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> Item:
+    """A transaction's write deleting entries of one pack (distinct) still held by their handles: the pack when
+    they are every entry of its batch, else the entries (an emptied pack is left to `PackWrites.settle`)."""
+    key, indexes, held, values = _held_entries(leases, now_ms)
+    request = {"TableName": table, "Key": key, "ConditionExpression": held, "ExpressionAttributeValues": values}
+    if len(indexes) == _entry(leases[0][0].message_id).size:
+        return {"Delete": request}
+    return {"Update": {**request, "UpdateExpression": removed_entries(indexes)}}
+
+
+def keeping(table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> Item:
+    """A transaction's write keeping entries of one pack (distinct) for rewind, each still held by its handle:
+    `k{n}` set, `v{n}` removed."""
+    key, indexes, held, values = _held_entries(leases, now_ms)
+    kept = ", ".join(f"k{n} = :kept" for n in indexes)
+    update = f"SET {kept} REMOVE {', '.join(f'v{n}' for n in indexes)}"
+    request = {"TableName": table, "Key": key, "UpdateExpression": update, "ConditionExpression": held}
+    return {"Update": {**request, "ExpressionAttributeValues": {**values, **_KEPT}}}
+
+
+def retiming(table: str, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> Item:
+    """The UpdateItem request re-timing an entry still held by the handle of `version` (the pack's place apart)."""
+    key, (n,), held, values = _held_entries([(ref, version)], now_ms)
+    values.update({":next": _n(version + 1), ":vis": _n(visible_at)})
+    update = f"SET v{n} = :vis, r{n} = :next"
+    request = {"TableName": table, "Key": key, "UpdateExpression": update, "ConditionExpression": held}
+    return {**request, "ExpressionAttributeValues": values}
 
 
 def messages_of(pack: Item, indexes: set[int]) -> list[Message]:
@@ -85,12 +140,9 @@ class PackWrites:
         indexes = {_entry(m.message_id).index: m for m in taken}
         others = [n for n in indexes_of(pack) if n not in indexes]
         place = min([visible_at, *(number(pack, f"v{n}") or visible_at for n in others)])
-        sets, conditions = [], ["x > :now_s"]
-        values: Item = {":now": _n(now_ms), ":now_s": _n(now_ms // 1000), ":vis": _n(visible_at), ":one": _n(1)}
-        for n, m in indexes.items():
-            sets += [f"v{n} = :vis", f"r{n} = :q{n}", f"d{n} = d{n} + :one", f"f{n} = if_not_exists(f{n}, :now)"]
-            conditions.append(f"r{n} = :r{n} AND v{n} <= :now")
-            values.update({f":r{n}": _n(m.version), f":q{n}": _n(m.version + 1)})
+        sets, claimed, values = claim_entries(taken)
+        values.update({":now": _n(now_ms), ":now_s": _n(now_ms // 1000), ":vis": _n(visible_at), ":one": _n(1)})
+        conditions = ["x > :now_s", *claimed]
         conditions += [f"(attribute_not_exists(v{n}) OR v{n} >= :place)" for n in others]
         values[":place"] = _n(place)
         update = f"SET {', '.join(sets)}, {visibility_set(indexing, ':place')}"
@@ -124,15 +176,10 @@ class PackWrites:
     def delete(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         """Delete entries of one pack whose leases are still the ones the handles name (see the module's
         docstring): all in one write, or, when that is refused, each alone."""
-        entries_ = [_entry(ref.message_id) for ref, _ in leases]
-        indexes = [e.index for e in entries_]
+        key, indexes, held, values = _held_entries(leases, now_ms)
         if len(set(indexes)) < len(indexes):  # (a handle twice: one write each)
             return [self._delete_one(ref, version, now_ms) for ref, version in leases]
-        key = pack_key(leases[0][0], entries_[0])
-        values: Item = {":now": _n(now_ms), ":now_s": _n(now_ms // 1000)}
-        values.update({f":r{n}": _n(version) for n, (_, version) in zip(indexes, leases, strict=True)})
-        held = " AND ".join(["x > :now_s", *(_held(n) for n in indexes)])
-        if len(indexes) == entries_[0].size:  # every entry of the batch: the pack goes
+        if len(indexes) == _entry(leases[0][0].message_id).size:  # every entry of the batch: the pack goes
             deleted = conditional(
                 self.client.delete_item,
                 TableName=self.table,
@@ -143,7 +190,7 @@ class PackWrites:
             if deleted is not None:
                 return [True] * len(leases)
         if len(leases) > 1:
-            response = self._update(key, _removed(indexes), held, values, new=True)
+            response = self._update(key, removed_entries(indexes), held, values, new=True)
             if response is None:
                 return [self._delete_one(ref, version, now_ms) for ref, version in leases]
             self._emptied(response["Attributes"])
@@ -154,7 +201,7 @@ class PackWrites:
         n = _entry(ref.message_id).index
         values = {":now": _n(now_ms), ":now_s": _n(now_ms // 1000), f":r{n}": _n(version)}
         key = pack_key(ref, _entry(ref.message_id))
-        response = self._update(key, _removed([n]), f"x > :now_s AND {_held(n)}", values, new=True)
+        response = self._update(key, removed_entries([n]), f"x > :now_s AND {_held(n)}", values, new=True)
         if response is None:
             return False
         self._emptied(response["Attributes"])
@@ -166,25 +213,16 @@ class PackWrites:
 
     def keep(self, ref: MessageRef, version: int, now_ms: int) -> bool:
         """A delete with rewind on: the entry kept (`k{n}` set, `v{n}` removed)."""
-        n = _entry(ref.message_id).index
-        values = {":now": _n(now_ms), ":now_s": _n(now_ms // 1000), f":r{n}": _n(version), **_KEPT}
-        key = pack_key(ref, _entry(ref.message_id))
-        return self._update(key, f"SET k{n} = :kept REMOVE v{n}", f"x > :now_s AND {_held(n)}", values) is not None
+        return (
+            conditional(self.client.update_item, **keeping(self.table, [(ref, version)], now_ms)["Update"]) is not None
+        )
 
     def retime(self, ref: MessageRef, version: int, now_ms: int, visible_at: int, indexing: bool) -> bool:
         """A visibility change of an entry still held by the handle; the pack's place lowered to the entry's new
         time when that is earlier (two conditional variants: the place already early enough, or not)."""
-        n = _entry(ref.message_id).index
-        key = pack_key(ref, _entry(ref.message_id))
-        values = {
-            ":now": _n(now_ms),
-            ":now_s": _n(now_ms // 1000),
-            f":r{n}": _n(version),
-            ":next": _n(version + 1),
-            ":vis": _n(visible_at),
-        }
-        held = f"x > :now_s AND {_held(n)}"
-        update = f"SET v{n} = :vis, r{n} = :next"
+        request = retiming(self.table, ref, version, now_ms, visible_at)
+        key, update, held = request["Key"], request["UpdateExpression"], request["ConditionExpression"]
+        values = request["ExpressionAttributeValues"]
         if self._update(key, update, f"{held} AND v <= :vis", values) is not None:
             return True
         lowered = f"{update}, {visibility_set(indexing)}"
@@ -197,7 +235,7 @@ class PackWrites:
             "Update": {
                 "TableName": self.table,
                 "Key": pack_key(source.ref, _entry(source.message_id)),
-                "UpdateExpression": _removed([n]),
+                "UpdateExpression": removed_entries([n]),
                 "ConditionExpression": f"r{n} = :ver AND v{n} <= :now AND x > :now_s",
                 "ExpressionAttributeValues": {
                     ":ver": _n(source.version),
@@ -214,26 +252,27 @@ class PackWrites:
         restored, the in-flight ones made receivable, each now with a new version, and the pack's place now."""
         if (number(pack, "x") or 0) <= now_ms // 1000 or (number(pack, "e") or 0) < since_ms:
             return 0
-        rewound = 0
-        for n in indexes_of(pack):
-            kept = f"k{n}" in pack
-            in_flight = not kept and (number(pack, f"v{n}") or 0) > now_ms and (number(pack, f"d{n}") or 0) > 0
-            if not kept and not in_flight:
-                continue
-            values = {":now": _n(now_ms), ":one": _n(1), f":r{n}": pack[f"r{n}"]}
-            condition = f"attribute_exists(k{n}) AND r{n} = :r{n}" if kept else f"r{n} = :r{n} AND v{n} > :now"
-            update = f"SET v{n} = :now, r{n} = r{n} + :one, {visibility_set(indexing, ':now')}"
-            rewound += (
-                self._update(_key(pack), update + (f" REMOVE k{n}" if kept else ""), condition, values) is not None
-            )
-        return rewound
+        return sum(self.rewind_entry(pack, n, now_ms, indexing) in REWOUND for n in indexes_of(pack))
+
+    def rewind_entry(self, pack: Item, n: int, now_ms: int, indexing: bool) -> str:
+        """Rewind entry `n` of a pack as read (enqueued in the rewind's span): "restored" (it was kept), "revisited"
+        (it was in flight), "" (neither, or changed since it was read); the pack's place now with it."""
+        kept = f"k{n}" in pack
+        in_flight = not kept and (number(pack, f"v{n}") or 0) > now_ms and (number(pack, f"d{n}") or 0) > 0
+        if not kept and not in_flight:
+            return ""
+        values = {":now": _n(now_ms), ":one": _n(1), f":r{n}": pack[f"r{n}"]}
+        condition = f"attribute_exists(k{n}) AND r{n} = :r{n}" if kept else f"r{n} = :r{n} AND v{n} > :now"
+        update = f"SET v{n} = :now, r{n} = r{n} + :one, {visibility_set(indexing, ':now')}"
+        done = self._update(_key(pack), update + (f" REMOVE k{n}" if kept else ""), condition, values) is not None
+        return ("restored" if kept else "revisited") if done else ""
 
     def drop_kept(self, pack: Item) -> int:
         """Forget a pack's kept entries; how many."""
         dropped = 0
         for n in indexes_of(pack):
             if f"k{n}" in pack:
-                response = self._update(_key(pack), _removed([n]), f"attribute_exists(k{n})", {}, new=True)
+                response = self._update(_key(pack), removed_entries([n]), f"attribute_exists(k{n})", {}, new=True)
                 if response is not None:
                     dropped += 1
                     self._emptied(response["Attributes"])

@@ -37,6 +37,10 @@ receivable entry moves it on, `pack_writes.PackWrites.settle`). So a receive tha
 misses no receivable message, and each message keeps its own visibility, version, count and owner: every write of an
 entry is conditioned on that entry alone (version, visibility, expiry).
 
+A FIFO queue's batch is packed by group (`group_packs`): a pack holds one group's run, in its group's partition, its
+key at the run's first position (and its group, `L{priority}{position}{pack}~{group}`), entry n at that position + n
+(`pack_key`, `entries`); its place is not read (a group is read from its head).
+
 Readers see a pack as the leases of its entries (`entries`): scans, counts, rewinds and receivers' copies read
 them as they read single leases. A queue that logs its messages' events has them from the stream of its lease items
 (`changes`): its batches are not packed.
@@ -63,6 +67,7 @@ from mnsd.storage.dynamodb.layout import (
     message_items,
     partition_of,
     properties,
+    queue_id_of,
     stripe_of,
 )
 from mnsd.storage.dynamodb.placement import MAX_STRIPES
@@ -72,6 +77,7 @@ BODY_LIMIT = 300 * 1024  # a batch's compressed content stored in one body item 
 ENTRY_ATTRIBUTES = ("v", "r", "d", "f", "k", "y")  # an entry n's attributes are these with n appended
 PACK_MARK = "P"  # the last part of a pack's id begins with it
 SIZE = "p"  # a pack's attribute: the size of its batch (its entries' ids name it)
+GROUP = "g"  # a FIFO pack's attribute: its group (as a FIFO lease's)
 
 
 @dataclass(frozen=True)
@@ -110,8 +116,8 @@ def entry_of(message_id: str) -> Entry | None:
 
 
 def is_pack_key(key: str) -> bool:
-    """Whether a sort key is a pack's (`L{priority}{position}{pack}`)."""
-    return key.startswith(LEASE) and key.rsplit("-", 1)[-1].startswith(PACK_MARK)
+    """Whether a sort key is a pack's (`L{priority}{position}{pack}`, and a FIFO pack's group after `~`)."""
+    return key.startswith(LEASE) and key.partition("~")[0].rsplit("-", 1)[-1].startswith(PACK_MARK)
 
 
 def is_pack(item: Item) -> bool:
@@ -119,9 +125,15 @@ def is_pack(item: Item) -> bool:
 
 
 def pack_key(ref: MessageRef, entry: Entry) -> Item:
-    """The primary key of the pack a packed message's entry is in."""
-    key = f"{LEASE}{ref.priority:02d}{ref.position:013d}{entry.pack}"
-    return {"pk": {"S": partition_of(ref)}, "sk": {"S": key}}
+    """The primary key of the pack a packed message's entry is in (a FIFO pack's: at its first entry's position)."""
+    pack = MessageRef(ref.queue_id, ref.priority, ref.position - _offset(ref, entry.index), entry.pack, ref.group)
+    return {"pk": {"S": partition_of(ref)}, "sk": {"S": pack.key}}
+
+
+def _offset(ref: MessageRef, index: int) -> int:
+    """How far an entry's position is from its pack's: a FIFO pack holds a group's run, entry n at the pack's
+    position + n (its group's counter gave the run consecutive positions); a standard pack's entries share its."""
+    return index if ref.group else 0
 
 
 def entry_names(n: int) -> dict[str, str]:
@@ -162,14 +174,14 @@ def batch_items(messages: list[Message], indexed: bool) -> list[Item]:
             item = {"pk": {"S": partition}, "sk": {"S": BODY + m.message_id}, "x": expiry, **body}
             item.update({"u": properties(m.user_properties), "s": properties(m.system_properties)})
             items.append({**item, **({"g": {"S": m.message_group_id}} if m.message_group_id else {})})
-    places: dict[tuple[int, int], list[Message]] = {}
+    places: dict[str, list[Message]] = {}
     for m in messages:
-        places.setdefault((m.priority, m.position), []).append(m)
-    for (priority, position), members in places.items():
+        places.setdefault(pack_key(m.ref, Entry(entry.pack, _index(m), entry.size))["sk"]["S"], []).append(m)
+    for key, members in places.items():
         earliest = str(min(m.visible_at for m in members))
         pack: Item = {
             "pk": {"S": partition},
-            "sk": {"S": f"{LEASE}{priority:02d}{position:013d}{entry.pack}"},
+            "sk": {"S": key},
             "v": {"N": earliest},
             **({INDEX_KEY: {"N": earliest}} if indexed else {}),
             "e": {"N": str(min(m.enqueue_time for m in members))},
@@ -179,6 +191,8 @@ def batch_items(messages: list[Message], indexed: bool) -> list[Item]:
         }
         if any(m.logging for m in members):
             pack[LOGGING_ATTRIBUTE] = {"BOOL": True}
+        if first.ref.group:
+            pack[GROUP] = {"S": first.message_group_id}
         for m in members:
             names = entry_names(_index(m))
             pack[names["v"]] = {"N": str(m.visible_at)}
@@ -206,7 +220,7 @@ def items_of(messages: list[Message], indexed: dict[str, bool]) -> list[Item]:
     batches: dict[tuple[str, str], list[Message]] = {}
     items: list[Item] = []
     for m in messages:
-        entry = None if m.fifo else entry_of(m.message_id)
+        entry = entry_of(m.message_id)
         if entry is None:
             items += message_items(m, indexed[m.queue_id])
         else:
@@ -216,22 +230,30 @@ def items_of(messages: list[Message], indexed: dict[str, bool]) -> list[Item]:
     return items
 
 
+def failed_messages(messages: list[Message], failed: set[str]) -> set[str]:
+    """The messages not stored, of those whose items `items_of` gave, from the ids of the items not written (a pack's
+    or its body item's: the pack's id)."""
+    return {m.message_id for m in messages if {m.message_id, getattr(entry_of(m.message_id), "pack", "")} & failed}
+
+
 # --- reading ----------------------------------------------------------------------------------------
 
 
 def entries(pack: Item) -> list[Item]:
     """A pack read whole, as the lease items of its entries (`layout.message_of` reads them; bodies apart): each with
-    the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, `c`, and the pack's `w`."""
-    key = pack["sk"]["S"]
-    stem, slot, ms, last = key[16:].split("-")
+    the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, `c`, `g`, and the pack's
+    `w`."""
+    ref = MessageRef.from_key(queue_id_of(pack["pk"]["S"]), pack["sk"]["S"])
+    stem, slot, ms, last = ref.message_id.split("-")
     stripe = int(slot) - 1
     indexes = indexes_of(pack)
     leases = []
     for n in indexes:
-        slot_n = _slot(stripe, n, int(pack[SIZE]["N"]))
+        message_id = f"{stem}-{_slot(stripe, n, int(pack[SIZE]['N']))}-{ms}-{last[len(PACK_MARK) :]}"
+        position = ref.position + _offset(ref, n)
         lease = {
             "pk": pack["pk"],
-            "sk": {"S": f"{key[:16]}{stem}-{slot_n}-{ms}-{last[len(PACK_MARK) :]}"},
+            "sk": {"S": MessageRef(ref.queue_id, ref.priority, position, message_id, ref.group).key},
             "e": pack["e"],
             "x": pack["x"],
             "o": {"BOOL": True},
@@ -239,7 +261,7 @@ def entries(pack: Item) -> list[Item]:
         for name, packed in entry_names(n).items():
             if packed in pack:
                 lease[name] = pack[packed]
-        for name in (INDEX_KEY, LOGGING_ATTRIBUTE, SOURCE_ATTRIBUTE):
+        for name in (INDEX_KEY, LOGGING_ATTRIBUTE, SOURCE_ATTRIBUTE, GROUP):
             if name in pack:
                 lease[name] = pack[name]
         leases.append(lease)

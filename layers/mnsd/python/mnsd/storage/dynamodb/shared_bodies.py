@@ -14,7 +14,7 @@ The rules that keep a reference good:
 - a body item is never deleted before its TTL (deletes, dead-letter moves and retention remove leases only; a queue's
   deletion leaves its items to TTL), and a reference is written only when the body item's TTL is no earlier than the
   copy's (a receiver keeps its queue's retention: the copy's end of retention is the original's, `QueueKind.copied`);
-- the body items are written before any lease that names them, as every put's are (`write_in_order`: one
+- the body items are written before any lease that names them, as every put's are (`MessageTable.put`: one
   BatchWriteItem call more for a put with body items): a lease whose body item could not be written is not written
   either, and its messages (the original's and the copies') are reported not stored;
 - a reference is written only where it is cheaper: a lease is written about `LEASE_WRITES` times (put, claim,
@@ -28,7 +28,7 @@ the reads of the queue and its receivers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from mnsd.model.messages import Message
@@ -40,7 +40,6 @@ from mnsd.storage.dynamodb.layout import (
     Item,
     body_partition,
     lease_key,
-    message_id_of,
     partition_of,
     shared_source,
     stripe_of,
@@ -140,29 +139,6 @@ def _cheaper(stored: _Stored, named: dict[Key, Item], found: dict[Key, Item]) ->
 
 def _key(item: Item) -> Key:
     return item["pk"]["S"], item["sk"]["S"]
-
-
-# --- writing: bodies first ------------------------------------------------------------------------------
-
-
-def write_in_order(items: list[Item], referring: dict[str, str], write: Callable[[list[Item]], set[str]]) -> set[str]:
-    """Write a put's items (`write`: BatchWriteItem, the ids of the items not written, `MessageTable.put`): its body
-    items first, then the leases whose body items were all written (their own, or those they name: `referring`,
-    from `share`), so no lease is ever stored without its body (BatchWriteItem writes each item or not). The ids (a
-    pack's for its messages) of what was not stored, a lease left unwritten included."""
-    bodies = [item for item in items if item["sk"]["S"].startswith(BODY)]
-    if not bodies:
-        return write(items)
-    failed = {_stored_id(id_) for id_ in write(bodies)}
-    failed |= {id_ for id_, owner in referring.items() if owner in failed}
-    leases = [item for item in items if not item["sk"]["S"].startswith(BODY)]
-    return failed | write([item for item in leases if _stored_id(message_id_of(item)) not in failed])
-
-
-def _stored_id(id_: str) -> str:
-    """The batch (its pack's id) or single message an item's id belongs to."""
-    entry = entry_of(id_)
-    return entry.pack if entry else id_
 
 
 # --- reading ---------------------------------------------------------------------------------------------

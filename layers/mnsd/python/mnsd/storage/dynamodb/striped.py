@@ -23,6 +23,7 @@ messages, and the packs of tables written before, are read and written as ever.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,10 +45,10 @@ from mnsd.storage.dynamodb.layout import (
 )
 from mnsd.storage.dynamodb.message_table import MessageTable, throttled
 from mnsd.storage.dynamodb.pack_writes import PackWrites
-from mnsd.storage.dynamodb.packs import entry_of, items_of, pack_key
+from mnsd.storage.dynamodb.packs import entry_of, failed_messages, items_of, pack_key
 from mnsd.storage.dynamodb.placer import IndexBuilder, Placer
 from mnsd.storage.dynamodb.ready_index import ReadyIndex
-from mnsd.storage.dynamodb.shared_bodies import share, write_in_order
+from mnsd.storage.dynamodb.shared_bodies import share
 from mnsd.storage.dynamodb.stripe_counts import StripeCounts
 from mnsd.storage.dynamodb.stripe_reads import StripeReads
 from mnsd.storage.dynamodb.stripes import CONTENDED_SPREAD
@@ -83,7 +84,7 @@ class StripedMessageStore:
 
     # --- writes -------------------------------------------------------------------------------
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
+    def new_ids(self, queue_id: str, count: int, now_ms: int, groups: Sequence[str] = ()) -> list[str]:
         """Ids naming stripes of the queue's send width (`Placer.new_ids`): a batch's packed together if `packed`."""
         return self.placer.new_ids(queue_id, count, now_ms, self.packed)
 
@@ -92,15 +93,10 @@ class StripedMessageStore:
         `shared_bodies`); the ids of those that could not be stored."""
         indexing = {m.queue_id: self._indexing(m.queue_id) for m in messages}
         items, referring = share(messages, items_of(messages, indexing))  # (receivers' copies: their bodies once)
-        failed = write_in_order(items, referring, lambda some: self.items.put(some, self.pressure.throttled))
+        failed = self.items.put(items, self.pressure.throttled, referring)
         for queue_id in indexing:
             self.placer.written(queue_id)
-        packs = {m.message_id: entry_of(m.message_id) for m in messages}
-        return {
-            m.message_id
-            for m in messages
-            if m.message_id in failed or getattr(packs[m.message_id], "pack", "") in failed
-        }
+        return failed_messages(messages, failed)
 
     def _claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None | bool:
         """The claimed message; None if another consumer changed the lease first; False if throttled."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from mnsd.log.changes import MessageChange
@@ -121,7 +121,7 @@ class SqliteMessageStore:
 
     # --- writes -------------------------------------------------------------------------------
 
-    def new_ids(self, queue_id: str, count: int, now_ms: int) -> list[str]:
+    def new_ids(self, queue_id: str, count: int, now_ms: int, groups: Sequence[str] = ()) -> list[str]:
         """One table holds every message: ids name no partition (slot 1)."""
         return [new_message_id(now_ms) for _ in range(count)]
 
