@@ -5,8 +5,8 @@ item (a *pack*) for all its messages, so its writes are shared by up to 16 messa
 Ids. A batch of 2 to `MAX_PACK` messages gets ids of one stripe that name their pack and their entry in it
 (`pack_ids`): `{stem}-{slot}-{ms hex}-{9 digits}` as any id, the slot above `MAX_STRIPES` (a single message's names
 its stripe only, `layout.stripe_of`) holding the stripe, the entry's index and the batch's size. The pack is
-`{stem}-{stripe + 1}-{ms hex}-P{9 digits}` (`pack_of`), so a receipt handle (which carries the message's key)
-finds it.
+`{stem}-{stripe + 1}-{ms hex}-P{9 digits}` (`entry_of` reads it from any of its messages' ids; `member_id` the other
+way), so a receipt handle (which carries the message's key) finds it.
 
 Items, in the message's stripe partition (a standard queue's batch body item in its stripe's body partition,
 `layout.body_partition`: it is written once, the pack at every state change of an entry, so a busy stripe's two
@@ -42,8 +42,8 @@ key at the run's first position (and its group, `L{priority}{position}{pack}~{gr
 (`pack_key`, `entries`); its place is not read (a group is read from its head).
 
 Readers see a pack as the leases of its entries (`entries`): scans, counts, rewinds and receivers' copies read
-them as they read single leases. A queue that logs its messages' events has them from the stream of its lease items
-(`changes`): its batches are not packed.
+them as they read single leases. A queue that logs its messages' events has them from the stream of its packs as of
+its single leases (`changes.pack_records`: a pack's record gives its entries' events).
 """
 
 from __future__ import annotations
@@ -244,12 +244,11 @@ def entries(pack: Item) -> list[Item]:
     the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, `c`, `g`, and the pack's
     `w`."""
     ref = MessageRef.from_key(queue_id_of(pack["pk"]["S"]), pack["sk"]["S"])
-    stem, slot, ms, last = ref.message_id.split("-")
-    stripe = int(slot) - 1
+    pack_id = ref.message_id
     indexes = indexes_of(pack)
     leases = []
     for n in indexes:
-        message_id = f"{stem}-{_slot(stripe, n, int(pack[SIZE]['N']))}-{ms}-{last[len(PACK_MARK) :]}"
+        message_id = member_id(pack_id, n, int(pack[SIZE]["N"]))
         position = ref.position + _offset(ref, n)
         lease = {
             "pk": pack["pk"],
