@@ -56,7 +56,11 @@ def test_the_recording_client_bills_items_by_their_size_index_entries_included(d
 def measured():
     bench = Bench()
     try:
-        cases = [Case("64 B", BATCH, "standard, indexed"), Case("60 KB incompressible", 1, "standard, quiet")]
+        cases = [
+            Case("64 B", BATCH, "standard, indexed"),
+            Case("1 KB incompressible", BATCH, "standard, indexed"),
+            Case("60 KB incompressible", 1, "standard, quiet"),
+        ]
         yield {case: bench.measure(case, 1) for case in cases}
     finally:
         bench.close()
@@ -80,3 +84,11 @@ def test_a_large_incompressible_body_costs_at_least_its_entropy_and_the_parts_ad
     parts = cost_model.per_million(usage)
     assert parts["DynamoDB writes"] == pytest.approx(usage.write_units * 0.625)
     assert parts["HTTP API"] == pytest.approx(3.00)  # 60 KB is under the 512 KB metering step
+
+
+@pytest.mark.parametrize(("body", "bound"), [("64 B", 0.60), ("1 KB incompressible", 1.10)])
+def test_a_busy_queues_batches_of_16_cost_cents_per_million_all_in(measured, body, bound):
+    """Packed batches on an indexed queue (issue "a busy queue for cents"): at most $0.60 and $1.10 per million
+    messages all-in (HTTP API, Lambda, DynamoDB, storage), from $4.77 and $5.26 one lease per message."""
+    usage, _ = measured[Case(body, BATCH, "standard, indexed")]
+    assert sum(cost_model.per_million(usage).values()) <= bound
