@@ -1,4 +1,4 @@
-"""Capacity figures of one queue on DynamoDB, over the in-memory double (`bench/fake_dynamodb.py`), real services.
+"""Capacity figures of one queue on DynamoDB, over the in-memory double (`tests/simulator/dynamodb.py`), real services.
 
   --figure depth       read units of one receive with 0 / 1,000 / 100,000 messages in flight ahead
   --figure claims      failed conditional claims per delivered message at 8, 32 and 64 consumers
