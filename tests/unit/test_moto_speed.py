@@ -12,29 +12,23 @@ from local_runtime import moto_speed
 PARTITIONS, PER_PARTITION = 30, 10
 
 
+def _key_schema(hash_key: str, range_key: str) -> list[dict[str, str]]:
+    return [{"AttributeName": hash_key, "KeyType": "HASH"}, {"AttributeName": range_key, "KeyType": "RANGE"}]
+
+
 @pytest.fixture
 def table(aws_credentials):
     """A table of 30 partitions of 10 items (put in a shuffled order) with an index over another key pair."""
     moto_speed.apply()
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
+        index = {"IndexName": "by-g", "KeySchema": _key_schema("gpk", "gsk"), "Projection": {"ProjectionType": "ALL"}}
+        kinds = {"pk": "S", "sk": "N", "gpk": "S", "gsk": "N"}
         client.create_table(
             TableName="t",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-            AttributeDefinitions=[
-                {"AttributeName": name, "AttributeType": kind}
-                for name, kind in (("pk", "S"), ("sk", "N"), ("gpk", "S"), ("gsk", "N"))
-            ],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": "by-g",
-                    "KeySchema": [
-                        {"AttributeName": "gpk", "KeyType": "HASH"},
-                        {"AttributeName": "gsk", "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
+            KeySchema=_key_schema("pk", "sk"),
+            AttributeDefinitions=[{"AttributeName": name, "AttributeType": kind} for name, kind in kinds.items()],
+            GlobalSecondaryIndexes=[index],
             BillingMode="PAY_PER_REQUEST",
         )
         keys = [(p, s) for p in range(PARTITIONS) for s in range(PER_PARTITION)]
