@@ -2,6 +2,7 @@
 
 import pytest
 
+from local_runtime import moto_fixes
 from tests.push_receiver import HangingEndpoint, PushEndpoint
 
 # What boto3 finds under moto: placeholder keys and a region, so no client made in a test signs with a
@@ -21,6 +22,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     long case alone while the other has finished."""
     long = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.nodeid.split("::")[0] not in long)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def moto_as_under_make_run() -> None:
+    """moto patched as `make run` patches it (`local_runtime.moto_fixes`: AWS's answers where moto's differ, and
+    cheaper DynamoDB calls) in every test, whichever test of a worker's process first starts a local server."""
+    moto_fixes.apply()
 
 
 @pytest.fixture

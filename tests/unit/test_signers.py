@@ -58,6 +58,14 @@ CASE3_HEADERS = {
     "Content-Type": "application/json",
     "Content-MD5": "0d9d2ce750000593eb34f00",
 }
+# The SDK's second and third cases, signed by both signers (the second's path, as the SDK's public cloud case
+# writes it, without its leading slash there).
+CASE2_KEYS = ("akkkkk1111111111", "skkkkkkk1111111111", "region2")
+CASE2_TIME = _time("2025-12-03T11:23:48Z")
+CASE3 = (
+    ("akkkkk222222222", "skkkkkk2222222222", "eu-west-1"),
+    V4Request("GET", "/queues", _time("2025-12-04T06:32:35.638Z"), headers=CASE3_HEADERS),
+)
 
 # (signer, key id, secret, region, request, Authorization): testSignV4PublicCloud, testSignV4IdptCloud,
 # testSignV4EdgeCases and testSignV4WithResourcePathContainsParam.
@@ -71,15 +79,14 @@ AUTHORIZATIONS = [
     ),
     (
         V4Signer(),
-        ("akkkkk1111111111", "skkkkkkk1111111111", "region2"),
-        V4Request("PUT", "queues/TestQueue123456", _time("2025-12-03T11:23:48Z"), headers=dict(CASE2_HEADERS)),
+        CASE2_KEYS,
+        V4Request("PUT", "queues/TestQueue123456", CASE2_TIME, headers=CASE2_HEADERS),
         "MNS4-HMAC-SHA256 Credential=akkkkk1111111111/20251203/region2/mns/aliyun_v4_request,"
         "Signature=04f1e5f929b5aaac3af6a54970f591581ecd2aade2562f926c5f2ec5d5c8cfad",
     ),
     (
         V4Signer(),
-        ("akkkkk222222222", "skkkkkk2222222222", "eu-west-1"),
-        V4Request("GET", "/queues", _time("2025-12-04T06:32:35.638Z"), headers=dict(CASE3_HEADERS)),
+        *CASE3,
         "MNS4-HMAC-SHA256 Credential=akkkkk222222222/20251204/eu-west-1/mns/aliyun_v4_request,"
         "Signature=294f776a2d5726df679b54b081ab8126a199a2545c8c8a7a875adff0b386e458",
     ),
@@ -92,15 +99,14 @@ AUTHORIZATIONS = [
     ),
     (
         V4Signer.apsara(),
-        ("akkkkk1111111111", "skkkkkkk1111111111", "region2"),
-        V4Request("PUT", "/queues/TestQueue123456", _time("2025-12-03T11:23:48Z"), headers=dict(CASE2_HEADERS)),
+        CASE2_KEYS,
+        V4Request("PUT", "/queues/TestQueue123456", CASE2_TIME, headers=CASE2_HEADERS),
         "APSARA-MNS4-HMAC-SHA256 Credential=akkkkk1111111111/20251203/region2/mns/apsara_v4_request,"
         "Signature=5bddaa9d4931254d477cc601836e6c2477bb793c499ac3d17a9493cf98786c51",
     ),
     (
         V4Signer.apsara(),
-        ("akkkkk222222222", "skkkkkk2222222222", "eu-west-1"),
-        V4Request("GET", "/queues", _time("2025-12-04T06:32:35.638Z"), headers=dict(CASE3_HEADERS)),
+        *CASE3,
         "APSARA-MNS4-HMAC-SHA256 Credential=akkkkk222222222/20251204/eu-west-1/mns/apsara_v4_request,"
         "Signature=b0f49b3575379975f04f728ba9f6771dfd451c226d16924d42938953396c9e8f",
     ),

@@ -1,0 +1,138 @@
+"""moto's DynamoDB made cheaper (`local_runtime.moto_speed`) gives DynamoDB's answers, for less work."""
+
+import random
+from decimal import Decimal
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from local_runtime import moto_speed
+
+PARTITIONS, PER_PARTITION = 30, 10
+
+
+def _key_schema(hash_key: str, range_key: str) -> list[dict[str, str]]:
+    return [{"AttributeName": hash_key, "KeyType": "HASH"}, {"AttributeName": range_key, "KeyType": "RANGE"}]
+
+
+@pytest.fixture
+def table(aws_credentials):
+    """A table of 30 partitions of 10 items (put in a shuffled order) with an index over another key pair."""
+    moto_speed.apply()
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        index = {"IndexName": "by-g", "KeySchema": _key_schema("gpk", "gsk"), "Projection": {"ProjectionType": "ALL"}}
+        kinds = {"pk": "S", "sk": "N", "gpk": "S", "gsk": "N"}
+        client.create_table(
+            TableName="t",
+            KeySchema=_key_schema("pk", "sk"),
+            AttributeDefinitions=[{"AttributeName": name, "AttributeType": kind} for name, kind in kinds.items()],
+            GlobalSecondaryIndexes=[index],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        keys = [(p, s) for p in range(PARTITIONS) for s in range(PER_PARTITION)]
+        random.Random(7).shuffle(keys)
+        for p, s in keys:
+            item = {"pk": {"S": f"p{p:02}"}, "sk": {"N": str(s)}, "v": {"N": str(p * 100 + s)}}
+            if s % 2 == 0:  # half the items in the index, under 3 index partitions, index keys colliding
+                item |= {"gpk": {"S": f"g{p % 3}"}, "gsk": {"N": str(s // 4)}}
+            client.put_item(TableName="t", Item=item)
+        yield client
+
+
+def _values(answer) -> list[int]:
+    return [int(item["v"]["N"]) for item in answer["Items"]]
+
+
+def test_a_query_of_a_partition_answers_in_key_order_without_sorting_the_table(table, monkeypatch):
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    compared = []
+    less_than = DynamoType.__lt__
+    monkeypatch.setattr(DynamoType, "__lt__", lambda a, b: compared.append(1) or less_than(a, b))
+
+    query = {"TableName": "t", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "p07"}}}
+    assert _values(table.query(**query)) == [700 + s for s in range(PER_PARTITION)]
+    # The 10 items of the partition sorted, not the table's 300 (some 2,000 comparisons).
+    assert len(compared) < 100
+    assert _values(table.query(**query, ScanIndexForward=False)) == [709 - s for s in range(PER_PARTITION)]
+
+    pages, start = [], {}
+    while True:
+        answer = table.query(**query, Limit=3, **start)
+        pages.append(_values(answer))
+        if "LastEvaluatedKey" not in answer:
+            break
+        start = {"ExclusiveStartKey": answer["LastEvaluatedKey"]}
+    assert pages == [[700, 701, 702], [703, 704, 705], [706, 707, 708], [709]]
+
+    between = table.query(
+        TableName="t",
+        KeyConditionExpression="pk = :p AND sk BETWEEN :a AND :b",
+        FilterExpression="v <> :skip",
+        ExpressionAttributeValues={":p": {"S": "p29"}, ":a": {"N": "2"}, ":b": {"N": "5"}, ":skip": {"N": "2903"}},
+    )
+    assert _values(between) == [2902, 2904, 2905]
+    missing = {":p": {"S": "p99"}}
+    assert table.query(**query | {"ExpressionAttributeValues": missing})["Items"] == []
+
+
+def test_a_query_of_an_index_answers_in_the_index_keys_order_then_the_tables(table):
+    answer = table.query(
+        TableName="t",
+        IndexName="by-g",
+        KeyConditionExpression="gpk = :g AND gsk >= :k",
+        ExpressionAttributeValues={":g": {"S": "g1"}, ":k": {"N": "1"}},
+    )
+    # gsk = s // 4 for the even s: s 4 and 6 share gsk 1, s 8 has gsk 2; ties in the table's key order (pk, sk).
+    partitions = [p for p in range(PARTITIONS) if p % 3 == 1]
+    expected = sorted((s // 4, f"p{p:02}", s, p * 100 + s) for p in partitions for s in (4, 6, 8))
+    assert _values(answer) == [v for *_, v in expected]
+    backwards = table.query(
+        TableName="t",
+        IndexName="by-g",
+        KeyConditionExpression="gpk = :g",
+        ExpressionAttributeValues={":g": {"S": "g2"}},
+        ScanIndexForward=False,
+        Limit=4,
+    )
+    everything = sorted(
+        ((s // 4, f"p{p:02}", s), p * 100 + s) for p in range(PARTITIONS) if p % 3 == 2 for s in (0, 2, 4, 6, 8)
+    )
+    assert _values(backwards) == [v for _, v in everything[::-1][:4]]
+
+
+def test_an_answer_holds_every_kind_of_value_as_written_serializing_only_the_members_present(table, monkeypatch):
+    from moto.core.serialize import ResponseSerializer
+
+    item = {
+        "pk": {"S": "kinds"},
+        "sk": {"N": "1"},
+        "s": {"S": "é"},
+        "n": {"N": "-1.5E3"},
+        "b": {"B": b"\x00\xff"},
+        "ss": {"SS": ["a", "b"]},
+        "ns": {"NS": ["1", "2.5"]},
+        "bs": {"BS": [b"\x01", b"\x02"]},
+        "m": {"M": {"inner": {"L": [{"S": "x"}, {"NULL": True}, {"BOOL": False}, {"M": {}}]}}},
+        "l": {"L": []},
+        "null": {"NULL": True},
+        "bool": {"BOOL": True},
+    }
+    table.put_item(TableName="t", Item=item)
+    members = []
+    serialize_member = ResponseSerializer._serialize_structure_member
+
+    def counted(self, serialized, value, shape, key):
+        members.append(key)
+        serialize_member(self, serialized, value, shape, key)
+
+    monkeypatch.setattr(ResponseSerializer, "_serialize_structure_member", counted)
+    answer = table.get_item(TableName="t", Key={"pk": {"S": "kinds"}, "sk": {"N": "1"}})["Item"]
+    got = {**answer, "ss": {"SS": sorted(answer["ss"]["SS"])}, "bs": {"BS": sorted(answer["bs"]["BS"])}}
+    got["ns"] = {"NS": sorted(answer["ns"]["NS"], key=Decimal)}
+    assert got == item
+    # 18 attribute values, one member each, and the answer's own members (Item, ConsumedCapacity): each
+    # value's ten possible members looked up would be some 180.
+    assert len(members) < 40, members
