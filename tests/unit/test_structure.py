@@ -33,8 +33,10 @@ ENGINE_WORDS = ("ordered", "fifo", "stripe", "partition", "table", "sql")
 # packed_batches flag after two integers, like QueueAttributes').
 MAX_DUPLICATE_PAIRS = 15
 # Where it is not installed: pairs `tests/duplication.py` finds over the whole repository, at the most (what it finds
-# today: identical runs only, so not the same pairs; most of them import blocks, which `duplicates` skips).
-MAX_CHECKER_PAIRS = 16
+# today: identical runs only, so not the same pairs; most of them import blocks and CDK constructors' keyword
+# signatures, which `duplicates` marks boilerplate). It was 16 while the tree already held 20: machines with
+# `duplicates` never ran this branch.
+MAX_CHECKER_PAIRS = 19
 
 
 # --- class sizes -----------------------------------------------------------------------------------------------
