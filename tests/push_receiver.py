@@ -123,6 +123,19 @@ class HangingEndpoint(PushEndpoint):
         self.delay_seconds = hang_seconds
 
 
+# A push attempt's deadline: a healthy push held behind a hanging sibling's attempt waits this long.
+PUSH_DEADLINE_SECONDS = 5.0
+
+
+def assert_not_held_up(delays: list[float]) -> None:
+    """Healthy pushes published beside a hanging sibling: none waited out the sibling's attempt (each under half its
+    deadline, which a loaded machine's pause of a second does not reach) and most went at once (the median under
+    0.25 s). Held behind the sibling, they came up to the whole deadline late."""
+    ordered = sorted(delays)
+    shown = [round(d, 2) for d in delays]
+    assert ordered[-1] < PUSH_DEADLINE_SECONDS / 2 and ordered[len(ordered) // 2] < 0.25, shown
+
+
 def delivery_delays(
     published_at: dict[str, float], hits: list[Hit], message_id_of: Callable[[Hit], str]
 ) -> list[float]:

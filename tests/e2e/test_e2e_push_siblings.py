@@ -13,7 +13,7 @@ import pytest
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
-from tests.push_receiver import delivery_delays
+from tests.push_receiver import assert_not_held_up, delivery_delays
 
 PUBLISHES = 30
 INTERVAL = 0.5  # 2 publishes a second
@@ -35,7 +35,7 @@ def test_a_hanging_subscription_does_not_delay_its_healthy_sibling(account_a, pu
         hits = push_endpoint.wait_for(PUBLISHES, timeout=5)
         delays = delivery_delays(published_at, hits, lambda hit: hit.headers["x-mns-message-id"])
         assert len(delays) == PUBLISHES
-        assert max(delays) < 1.0, [round(d, 2) for d in delays]
+        assert_not_held_up(delays)
         assert len(hanging_endpoint.hits) >= PUBLISHES // 2  # the hanging one was pushed to meanwhile
     finally:
         topic.delete()

@@ -31,7 +31,7 @@ from mnsd.services import Services, build_services
 from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.wire import codec, requests
-from tests.push_receiver import PushEndpoint, delivery_delays
+from tests.push_receiver import PushEndpoint, assert_not_held_up, delivery_delays
 
 ACCOUNT = "1000000000000001"
 SIGNING = generate_signing_material()
@@ -206,7 +206,7 @@ def test_a_hanging_subscription_does_not_delay_its_healthy_sibling_on_aws(aws, p
         delays = delivery_delays(published_at, hits, lambda hit: hit.headers["x-mns-message-id"])
         assert len(delays) == PUBLISHES
         print("healthy delays:", [round(d, 2) for d in delays])
-        assert max(delays) < 1.0, [round(d, 2) for d in delays]
+        assert_not_held_up(delays)
         assert len(hanging_endpoint.wait_for(PUBLISHES // 2, timeout=5)) >= PUBLISHES // 2  # attempted meanwhile
         assert stream.failures == []
         assert max(pollers.batches) > 1  # some batch held both subscriptions' messages
