@@ -43,7 +43,7 @@ run: $(SERVE_STAMP)
 # The suites on more workers than the 2 cores CI has: many tests wait (servers, sockets, long polls, push schedules),
 # and the workers would stand idle meanwhile. mypy runs beside them (its minute spent while tests wait), its verdict
 # printed after theirs; ruff first, in seconds. Times and load: docs/testing.md.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 test: $(STAMP) $(NODE_STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

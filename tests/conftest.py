@@ -16,24 +16,12 @@ AWS_TEST_ENVIRONMENT = {
 
 
 @pytest.hookimpl(trylast=True)  # after pytest has grouped the items by their parametrized session fixtures
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The long cases (`slow`) first, dealt in turn to the start of each parallel worker's share (`make test`:
-    worksteal hands each worker a contiguous share of the collection, in order, then moves tests from the end of
-    the longest queue to an idle worker): the workers start on the long cases together and share out the short ones
-    at the end, instead of one worker running every long case one after another while the others finish."""
-    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
-    long = [item for item in items if item.get_closest_marker("slow")]
-    short = [item for item in items if not item.get_closest_marker("slow")]
-    ordered: list[pytest.Item] = []
-    remaining = len(items)
-    for share in range(workers):
-        size = remaining // (workers - share)  # (what worksteal's first round sends each worker)
-        remaining -= size
-        dealt = long[share::workers]
-        fill = max(0, size - len(dealt))
-        ordered += dealt + short[:fill]
-        short = short[fill:]
-    items[:] = ordered + short
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files that hold a long case (`slow`) run first, each file's items in their order: the parallel workers
+    (`make test`) start on the long cases and share out the short ones at the end, instead of one worker running a
+    long case alone while the other has finished."""
+    long = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in long)
 
 
 @pytest.fixture(scope="session", autouse=True)
