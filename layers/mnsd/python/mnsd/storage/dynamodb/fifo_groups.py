@@ -59,9 +59,9 @@ partition per stripe of the queue's placement, at least 8), so the queue's group
 1,000 WCU/s. What does not spread is a group: its leases and its
 home share its partition (about 5 write units a message there: the lease put, its claim and its delete, these two
 billed double), and its group item one directory partition, so one group takes at most about 1,000 / 5 = 200
-messages a second sent one at a time (batches of 16 packed, 1 KB bodies: about 18 units for the 16 in its partition
-and 5 on its group item, so some 16 x 1,000 / 18 = 880 a second); and by FIFO's own rule it passes one run (up to 16 messages) per receive-to-delete round trip of
-its consumer, so 16 / round trip messages a second.
+messages a second sent one at a time (batches of 16 packed, 1 KB bodies: about 18 units for the 16 in its
+partition and 5 on its group item, so some 16 x 1,000 / 18 = 880 a second); and by FIFO's own rule it passes one run
+(up to 16 messages) per receive-to-delete round trip of its consumer, so 16 / round trip messages a second.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ from mnsd.storage.dynamodb.group_writes import GroupWrites, numbers
 from mnsd.storage.dynamodb.layout import Item
 from mnsd.storage.dynamodb.message_table import MessageTable
 from mnsd.storage.dynamodb.pack_writes import PackWrites
-from mnsd.storage.dynamodb.packs import entry_of, failed_messages, items_of
+from mnsd.storage.dynamodb.packs import failed_messages, items_of
 from mnsd.storage.dynamodb.placer import Placer
 from mnsd.storage.dynamodb.stripe_counts import Sample, oldest_of, plain_sample
 
@@ -224,7 +224,7 @@ class FifoGroups:
             source.ref, d, "SET q = if_not_exists(q, :zero) - :one", numbers(zero=0, one=1)
         )
         indexed = self.placer.indexed(target)
-        removal = self.packs.removal(source, now_ms) if entry_of(source.message_id) else None
+        removal = self.packs.removal(source, now_ms)
         return dead_letters.move(self.client, self.table, source, now_ms, target, indexed, [fewer], removal)
 
     # --- reads --------------------------------------------------------------------------------

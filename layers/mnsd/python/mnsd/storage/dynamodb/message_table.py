@@ -31,7 +31,7 @@ from mnsd.storage.dynamodb.layout import (
     partition_of,
     queue_id_of,
 )
-from mnsd.storage.dynamodb.packs import MAX_PACK, SIZE, entry_of, is_pack, unpack_content
+from mnsd.storage.dynamodb.packs import MAX_PACK, SIZE, entry_of, is_pack, stored_id, unpack_content
 from mnsd.storage.dynamodb.shared_bodies import body_item, member_item
 
 _BATCH_WRITE_LIMIT = 25
@@ -61,10 +61,10 @@ class MessageTable:
         bodies = [item for item in items if item["sk"]["S"].startswith(BODY)]
         if not bodies:
             return self._write(items, on_throttled)
-        failed = {_stored_id(id_) for id_ in self._write(bodies, on_throttled)}
+        failed = {stored_id(id_) for id_ in self._write(bodies, on_throttled)}
         failed |= {id_ for id_, owner in (referring or {}).items() if owner in failed}
         leases = [item for item in items if not item["sk"]["S"].startswith(BODY)]
-        return failed | self._write([i for i in leases if _stored_id(message_id_of(i)) not in failed], on_throttled)
+        return failed | self._write([i for i in leases if stored_id(message_id_of(i)) not in failed], on_throttled)
 
     def _write(self, items: list[Item], on_throttled: Throttled) -> set[str]:
         """Write items with BatchWriteItem (25 a call), unprocessed ones again a few times with backoff (each
@@ -168,12 +168,6 @@ class MessageTable:
             ConditionExpression="x <= :now_s",
             ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
         )
-
-
-def _stored_id(id_: str) -> str:
-    """The batch (its pack's id) or single message an item's id belongs to."""
-    entry = entry_of(id_)
-    return entry.pack if entry else id_
 
 
 def _keyed(key: tuple[str, str]) -> Item:

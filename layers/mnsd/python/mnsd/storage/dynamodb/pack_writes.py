@@ -198,10 +198,8 @@ class PackWrites:
         return [self._delete_one(*leases[0], now_ms)]
 
     def _delete_one(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        n = _entry(ref.message_id).index
-        values = {":now": _n(now_ms), ":now_s": _n(now_ms // 1000), f":r{n}": _n(version)}
-        key = pack_key(ref, _entry(ref.message_id))
-        response = self._update(key, removed_entries([n]), f"x > :now_s AND {_held(n)}", values, new=True)
+        key, indexes, held, values = _held_entries([(ref, version)], now_ms)
+        response = self._update(key, removed_entries(indexes), held, values, new=True)
         if response is None:
             return False
         self._emptied(response["Attributes"])
@@ -228,8 +226,11 @@ class PackWrites:
         lowered = f"{update}, {visibility_set(indexing)}"
         return self._update(key, lowered, f"{held} AND v > :vis", values) is not None
 
-    def removal(self, source: Message, now_ms: int) -> Item:
-        """A transaction's write removing an Active entry as observed (a move: dead-lettering, redrive)."""
+    def removal(self, source: Message, now_ms: int) -> Item | None:
+        """A transaction's write removing an Active entry as observed (a move: dead-lettering, redrive); None for a
+        message that is not packed (its lease's Delete, `dead_letters.move`, removes it)."""
+        if entry_of(source.message_id) is None:
+            return None
         n = _entry(source.message_id).index
         return {
             "Update": {

@@ -230,10 +230,17 @@ def items_of(messages: list[Message], indexed: dict[str, bool]) -> list[Item]:
     return items
 
 
+def stored_id(message_id: str) -> str:
+    """What a message is stored as: its pack (the pack's id) when it is packed, else itself (an item's id, a pack's
+    or its body item's included, names the same)."""
+    entry = entry_of(message_id)
+    return entry.pack if entry else message_id
+
+
 def failed_messages(messages: list[Message], failed: set[str]) -> set[str]:
     """The messages not stored, of those whose items `items_of` gave, from the ids of the items not written (a pack's
     or its body item's: the pack's id)."""
-    return {m.message_id for m in messages if {m.message_id, getattr(entry_of(m.message_id), "pack", "")} & failed}
+    return {m.message_id for m in messages if {m.message_id, stored_id(m.message_id)} & failed}
 
 
 # --- reading ----------------------------------------------------------------------------------------

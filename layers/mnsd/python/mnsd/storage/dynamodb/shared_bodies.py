@@ -44,7 +44,7 @@ from mnsd.storage.dynamodb.layout import (
     shared_source,
     stripe_of,
 )
-from mnsd.storage.dynamodb.packs import entry_of, member_id, pack_key
+from mnsd.storage.dynamodb.packs import entry_of, member_id, pack_key, stored_id
 
 LEASE_WRITES = 3  # writes of a lease from send to delete (put, claim, delete); its body item's: one
 Key = tuple[str, str]  # (pk, sk)
@@ -90,8 +90,7 @@ def _stores(messages: list[Message], found: dict[Key, Item]) -> list[_Stored]:
     batches: dict[tuple[str, str], list[Message]] = {}
     for m in messages:
         if not m.fifo:  # (a FIFO message's store reads no reference)
-            entry = entry_of(m.message_id)
-            batches.setdefault((m.queue_id, entry.pack if entry else m.message_id), []).append(m)
+            batches.setdefault((m.queue_id, stored_id(m.message_id)), []).append(m)
     return [
         _batch(members, found) if entry_of(members[0].message_id) else _single(members[0], found)
         for members in batches.values()

@@ -89,7 +89,7 @@ class StripedMessageStore:
         return self.placer.new_ids(queue_id, count, now_ms, self.packed)
 
     def put(self, messages: list[Message]) -> set[str]:
-        """Store new messages (with BatchWriteItem; a receiver's copy naming its original's body items, written first:
+        """Store new messages (`MessageTable.put`: body items first; a receiver's copy naming its original's body items,
         `shared_bodies`); the ids of those that could not be stored."""
         indexing = {m.queue_id: self._indexing(m.queue_id) for m in messages}
         items, referring = share(messages, items_of(messages, indexing))  # (receivers' copies: their bodies once)
@@ -246,7 +246,7 @@ class StripedMessageStore:
 
     def move(self, source: Message, now_ms: int, target: Message) -> bool:
         indexed = self.placer.indexed(target)
-        removal = self.packs.removal(source, now_ms) if entry_of(source.message_id) else None
+        removal = self.packs.removal(source, now_ms)
         return dead_letters.move(self.client, self.table, source, now_ms, target, indexed, removal=removal)
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
