@@ -8,6 +8,9 @@ import io
 import json
 import os
 import random
+import signal
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,10 +63,32 @@ def run(argv: list[str], env: dict[str, str], tmp: Path) -> tuple[int, str, str]
     """The tool in this process: its exit status, stdout and stderr."""
     out, err = io.StringIO(), io.StringIO()
     code = main([*argv, "--aliyun-config", str(tmp / "no-aliyun-config.json")], environ=env, out=out, err=err)
+    assert_no_secret(env, out.getvalue() + err.getvalue())
+    return code, out.getvalue(), err.getvalue()
+
+
+def start(argv: list[str], env: dict[str, str], tmp: Path) -> subprocess.Popen[str]:
+    """The tool as users run it, `python -m migrate`, in a process of its own (to be stopped with Ctrl-C)."""
+    command = [sys.executable, "-m", "migrate", *argv, "--aliyun-config", str(tmp / "no-aliyun-config.json")]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def interrupt(process: subprocess.Popen[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """Ctrl-C to a tool started with `start`: its exit status, stdout and stderr."""
+    process.send_signal(signal.SIGINT)
+    try:
+        out, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    assert_no_secret(env, out + err)
+    return process.returncode, out, err
+
+
+def assert_no_secret(env: dict[str, str], printed: str) -> None:
     secrets = [v for k, v in env.items() if k.endswith(("ACCESS_KEY_SECRET", "SECURITY_TOKEN"))]
     for secret in secrets:  # never printed, whatever happened
-        assert secret not in out.getvalue() + err.getvalue()
-    return code, out.getvalue(), err.getvalue()
+        assert secret not in printed
 
 
 def sides(

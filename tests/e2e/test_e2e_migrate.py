@@ -22,11 +22,13 @@ from tests.e2e.migrate_estate import (
     Estate,
     build,
     configuration,
+    interrupt,
     quiet_env,
     receive_all,
     run,
     send,
     sides,
+    start,
 )
 from tests.e2e.raw_http import NS, RawClient
 from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, local_server, server_env
@@ -203,12 +205,7 @@ def test_a_bridge_moves_what_a_producer_sends_while_a_consumer_reads_the_target(
     estate = build(source, ACCOUNT_A, prefix, queues=3, topics=0, messages=30)
     env = env_for(source, target)
     assert run(["apply", "--prefix", prefix], env, tmp_path)[0] == 0
-    bridged: dict[str, object] = {}
-
-    def bridge() -> None:  # long enough for the producer below on a loaded machine
-        args = ["bridge", "--prefix", prefix, "--for", "10", "--json", "--state", str(tmp_path / "s")]
-        bridged["result"] = run(args, env, tmp_path)
-
+    bridge = start(["bridge", "--prefix", prefix, "--json", "--state", str(tmp_path / "s")], env, tmp_path)
     consumed: list[tuple[str, int, str, int]] = []
     stop = threading.Event()
 
@@ -218,18 +215,21 @@ def test_a_bridge_moves_what_a_producer_sends_while_a_consumer_reads_the_target(
                 consumed.extend((*m[:3], queue) for m in receive_all(target, ACCOUNT_B, queue))
             time.sleep(0.05)
 
-    bridging, consumer = threading.Thread(target=bridge), threading.Thread(target=consume)
-    bridging.start()
+    consumer = threading.Thread(target=consume)
     consumer.start()
-    rng = random.Random(prefix)
-    for _ in range(10):  # 300 more messages over about 3 s, while the bridge runs
-        send(source, ACCOUNT_A, estate, 30, rng)
-        time.sleep(0.3)
-    bridging.join()
-    stop.set()
-    consumer.join()
-    code, out, _ = bridged["result"]
-    assert code == 0, out
+    try:
+        rng = random.Random(prefix)
+        for _ in range(10):  # 300 more messages over about 3 s, while the bridge runs
+            send(source, ACCOUNT_A, estate, 30, rng)
+            time.sleep(0.3)
+        deadline = time.monotonic() + 120
+        while len(consumed) < len(estate.sent) and bridge.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)  # stopped only once the consumer has had everything: no race with the producer's last
+    finally:
+        stop.set()
+        consumer.join()
+    code, out, err = interrupt(bridge, env)  # Ctrl-C: the bridge ends its batch in hand, then its summary
+    assert code == 130, err
     assert json.loads(out)["totals"]["moved"] == 330
     for queue in estate.queues:
         consumed.extend((*m[:3], queue) for m in receive_all(target, ACCOUNT_B, queue))
@@ -239,6 +239,22 @@ def test_a_bridge_moves_what_a_producer_sends_while_a_consumer_reads_the_target(
         for group in {s.group for s in estate.sent if s.queue == queue}:
             in_order = [s.body for s in estate.sent if s.queue == queue and s.group == group]
             assert [b for b, _, g, q in consumed if q == queue and g == group] == in_order
+
+
+def test_a_bridge_run_for_a_while_stops_by_itself(source, target, prefix, tmp_path):
+    estate = build(source, ACCOUNT_A, prefix, queues=1, topics=0, messages=0)
+    env = env_for(source, target)
+    assert run(["apply", "--prefix", prefix], env, tmp_path)[0] == 0
+    ran: list[tuple[int, str, str]] = []
+    args = ["bridge", "--prefix", prefix, "--for", "1", "--json", "--state", str(tmp_path / "s")]
+    bridging = threading.Thread(target=lambda: ran.append(run(args, env, tmp_path)), daemon=True)
+    bridging.start()
+    bridging.join(timeout=30)
+    assert ran, "the bridge ran on past --for"
+    code, out, _ = ran[0]
+    summary = json.loads(out)
+    assert code == 0, out  # stopped by its time, not interrupted
+    assert summary["seconds"] >= 1 and [q["queue"] for q in summary["queues"]] == estate.queues
 
 
 def test_the_reverse_direction_moves_messages_back(source, target, prefix, tmp_path):
