@@ -15,6 +15,12 @@ from tests.strict_xml import parse_error
 
 pytestmark = pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/fd"), reason="reads /proc")
 
+# Workers are started as the load asks and kept (MAX_WORKERS at most), so their count is the most requests and 20 ms
+# lingers that ever overlapped: a loaded machine's late scheduling raises it (12 -> 19 threads beside two busy
+# processes, 4 clients). The bound is for threads outside that cap: one kept per connection would pass it within the
+# first few dozen of the thousands of connections opened.
+THREADS_SLACK = 16
+
 
 def test_1500_sends_each_on_a_new_connection_under_256_open_files(tmp_path):
     with local_server(tmp_path, files=256) as (proc, endpoint):
@@ -25,7 +31,7 @@ def test_1500_sends_each_on_a_new_connection_under_256_open_files(tmp_path):
         after = usage(proc.pid)
         assert active_messages(endpoint, "churn") == 1600
     assert after.files <= before.files + 8, (before, after)
-    assert after.threads <= before.threads + 4, (before, after)
+    assert after.threads <= before.threads + THREADS_SLACK, (before, after)
     assert after.rss_kb <= before.rss_kb + 16 * 1024, (before, after)  # (136 KB a connection before: +200 MB)
 
 
@@ -70,5 +76,5 @@ def test_a_soak_of_100000_requests_on_new_and_kept_alive_connections(tmp_path):
     first = readings[1][1]  # after the first 10,000 (warm)
     for _, seen, _ in readings[1:]:
         assert seen.files <= first.files + 8, readings
-        assert seen.threads <= first.threads + 4, readings
+        assert seen.threads <= first.threads + THREADS_SLACK, readings
         assert seen.rss_kb <= first.rss_kb + 32 * 1024, readings
