@@ -42,7 +42,7 @@ const ATTRIBUTES = [
   ["VisibilityTimeout", "Visibility timeout (s)", "1 to 43200", 30],
   ["DelaySeconds", "Delay (s)", "0 to 604800", 0],
   ["MaximumMessageSize", "Maximum message size (bytes)", "1024 to 65536", 65536],
-  ["MessageRetentionPeriod", "Retention (s)", "60 to 604800", 345600],
+  ["MessageRetentionPeriod", "Retention (s)", "60 to 1296000 (15 days)", 345600],
   ["PollingWaitSeconds", "Polling wait (s)", "0 to 30", 0],
 ];
 
