@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from glue_jobs.schemas import MESSAGE_SCHEMA, META_SCHEMA
 from glue_jobs.transforms import backlog_snapshot
 from mnsd.model.queues import MAX_RETENTION_SECONDS
-from tests.glue.helpers import HOUR, T0, export_of, rows_by
+from tests.glue.helpers import HOUR, T0, rows_by, table_exports
 
 A = "1000000000000001"
 DAY_MS = 24 * HOUR
@@ -34,10 +33,7 @@ META = [{"pk": f"{A}#queue", "sk": "long", "queue_id": "ql", "create_time": 1}]
 
 @pytest.fixture(scope="module")
 def exports(spark, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("long-exports")
-    messages = export_of(spark, folder / "messages", MESSAGES, MESSAGE_SCHEMA, export_time_ms=T)
-    meta = export_of(spark, folder / "meta", META, META_SCHEMA, export_time_ms=T, layout="moto")
-    return messages, meta
+    return table_exports(spark, tmp_path_factory.mktemp("long-exports"), MESSAGES, META, T)
 
 
 def test_leases_kept_15_days_count_after_14_and_not_after_15(exports):

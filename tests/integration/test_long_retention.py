@@ -44,9 +44,7 @@ def nothing_to_receive(service, name: str) -> bool:
 def test_a_queue_kept_15_days_keeps_its_messages_14_days_and_loses_them_after_15(service, clock):
     assert MAX_RETENTION_SECONDS == 15 * DAY
     service.create_queue(ACCOUNT, "q", QueueAttributeChanges(message_retention_period=FIFTEEN_DAYS))
-    service.create_queue(
-        ACCOUNT, "f", QueueAttributeChanges(message_retention_period=FIFTEEN_DAYS, queue_type="fifo")
-    )
+    service.create_queue(ACCOUNT, "f", QueueAttributeChanges(message_retention_period=FIFTEEN_DAYS, queue_type="fifo"))
     service.receivers.create(ACCOUNT, "q", "r", ReceiverInput())
     assert service.get_queue(ACCOUNT, "q").attributes.message_retention_period == 15 * DAY
     sent_at = clock.now()
