@@ -103,9 +103,7 @@ def read_notification(notification: Any) -> tuple[str, str]:
 
 def publish(topic, token: str, count: int) -> dict[str, str]:
     """`count` messages, their bodies unique to the test: body -> message id."""
-    return {
-        (body := f"{token}-{n}"): topic.publish_message(TopicMessage(body)).message_id for n in range(count)
-    }
+    return {(body := f"{token}-{n}"): topic.publish_message(TopicMessage(body)).message_id for n in range(count)}
 
 
 @pytest.mark.parametrize("content_format", FORMATS)
