@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from tests.e2e.local_functions import FUNCTION_LOG, calls
 from tests.e2e.raw_http import NS, RawClient, assert_mns_error
 from tests.e2e.resources import fresh_topic, text_queue
 from tests.e2e.servers import ACCOUNT_A, local_server
+from tests.prometheus_text import parse
 
 AWS_REGION = "us-east-1"
 LOCAL_ACCOUNT = "123456789012"  # moto's
@@ -146,7 +148,16 @@ def test_an_eventbridge_subscription_puts_every_message_once_on_the_bus(topic, f
         assert {e["detail"]["Notification"]: e["detail"]["MessageId"] for e in events} == published
 
 
-def test_a_function_that_keeps_failing_reaches_the_dead_letter_after_its_retry_strategy(account, raw, topic, folder):
+def push_results(endpoint: str, topic: str, subscription: str) -> dict[str, float]:
+    """The subscription's push results on `GET /metrics` (delivered, failed, dead_lettered, dropped)."""
+    with urllib.request.urlopen(endpoint + "/metrics", timeout=10) as response:
+        found = parse(response.read().decode("utf-8"))
+    return found["mns_push_deliveries_total"].by("result", account=ACCOUNT_A[0], topic=topic, subscription=subscription)
+
+
+def test_a_function_that_keeps_failing_reaches_the_dead_letter_after_its_retry_strategy(
+    targets_endpoint, account, raw, topic, folder
+):
     dlq = text_queue(account, "pt-dlq-" + uuid.uuid4().hex[:12])
     try:
         body = (
@@ -175,6 +186,8 @@ def test_a_function_that_keeps_failing_reaches_the_dead_letter_after_its_retry_s
         dead = json.loads(received.message_body)
         assert (dead["MessageId"], dead["Message"], dead["SubscriptionName"]) == (message_id, token, "failing")
         assert json.loads(received.message_body) == attempts[-1]["event"]  # the event the function was given
+        results = push_results(targets_endpoint, topic.topic_name, "failing")  # counted as an HTTP push's are
+        assert (results.get("failed"), results.get("dead_lettered"), results.get("delivered", 0)) == (4, 1, 0)
     finally:
         dlq.delete()
 

@@ -129,28 +129,20 @@ def aws_error(code: str, status: int) -> ClientError:
     )
 
 
-class FakeLambda:
+class FakeClient:
+    """A Lambda or EventBridge client that gives `answer` (or raises it) to every call, which it records."""
+
     def __init__(self, answer: dict[str, Any] | Exception) -> None:
         self.answer = answer
         self.calls: list[dict[str, Any]] = []
 
-    def invoke(self, **call: Any) -> dict[str, Any]:
+    def _answer(self, **call: Any) -> dict[str, Any]:
         self.calls.append(call)
         if isinstance(self.answer, Exception):
             raise self.answer
         return self.answer
 
-
-class FakeEvents:
-    def __init__(self, answer: dict[str, Any] | Exception) -> None:
-        self.answer = answer
-        self.calls: list[dict[str, Any]] = []
-
-    def put_events(self, **call: Any) -> dict[str, Any]:
-        self.calls.append(call)
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer
+    invoke = put_events = _answer
 
 
 @pytest.mark.parametrize(
@@ -174,7 +166,7 @@ class FakeEvents:
     ],
 )
 def test_what_each_answer_of_invoke_means_for_the_push(answer, delivered, status, permanent):
-    client = FakeLambda(answer)
+    client = FakeClient(answer)
     outcome = cloud_delivery.to_function(client, subscription(FUNCTION), MESSAGE)
     assert (outcome.delivered, outcome.status, outcome.permanent) == (delivered, status, permanent)
     assert client.calls[0]["FunctionName"] == FUNCTION and client.calls[0]["InvocationType"] == "RequestResponse"
@@ -195,7 +187,7 @@ def test_what_each_answer_of_invoke_means_for_the_push(answer, delivered, status
     ],
 )
 def test_what_each_answer_of_put_events_means_for_the_push(answer, delivered, status, permanent):
-    client = FakeEvents(answer)
+    client = FakeClient(answer)
     outcome = cloud_delivery.to_bus(client, subscription(BUS, "JSON"), MESSAGE)
     assert (outcome.delivered, outcome.status, outcome.permanent) == (delivered, status, permanent)
     (entry,) = client.calls[0]["Entries"]
@@ -204,7 +196,7 @@ def test_what_each_answer_of_put_events_means_for_the_push(answer, delivered, st
 
 
 def test_a_target_the_allow_list_no_longer_names_is_given_up_at_once_without_a_call():
-    function, events = FakeLambda({"StatusCode": 200}), FakeEvents({"FailedEntryCount": 0, "Entries": [{}]})
+    function, events = FakeClient({"StatusCode": 200}), FakeClient({"FailedEntryCount": 0, "Entries": [{}]})
     clients = {"lambda": function, "events": events}
     redeployed = dataclasses.replace(SETTINGS, push_lambda_arns="", push_event_bus_arns="")
     deliverer = Deliverer(redeployed, None, clients.__getitem__)
