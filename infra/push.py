@@ -155,11 +155,12 @@ class PushDelivery(Construct):
         signing_key: SigningKey,
         certificate_url: str,
         capacity: Capacity | None = None,
-        targets: PushTargets | None = None,
     ) -> None:
         super().__init__(scope, id)
         capacity = capacity or Capacity()
-        self.targets = targets or PushTargets()
+        self.targets = PushTargets.from_context(self.node.try_get_context)  # the functions and buses pushes may reach
+        for variable, value in self.targets.environment().items():  # every function's: Subscribe checks them too
+            functions.add_environment(variable, value)
         encryption = functions.encryption
         self.dead_letters = sqs.Queue(
             self, "PushDeadLetters", retention_period=Duration.days(14), enforce_ssl=True,

@@ -13,7 +13,7 @@ from infra.encryption import Encryption
 from infra.functions import Functions
 from infra.metrics import Dashboard, MetricsSampler
 from infra.monitoring import PERIOD, SAMPLER_BEHIND, Alarms
-from infra.push import PushDelivery, PushTargets, SigningKey
+from infra.push import PushDelivery, SigningKey
 from infra.secrets import Secrets
 from infra.storage import Buckets
 from infra.table_capacity import Provisioned
@@ -42,7 +42,6 @@ class MnsStack(Stack):
         self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
         context = self.node.try_get_context
         self.capacity = Capacity.from_context(context)
-        push_targets = PushTargets.from_context(context)  # the functions and buses pushes may reach
         self.encryption = Encryption.from_context(self, context)
         # `-c deletionProtection=true` arrives as a string, cdk.json's `true` as a boolean.
         self.tables = Tables(
@@ -68,7 +67,6 @@ class MnsStack(Stack):
                 settings.PUSH_HEADER_NAMES: context("pushHeaderNames") or "live",
                 # Whether a queue or topic that left MetricsEnabled unset is monitored (`mnsd.metrics.monitored`).
                 settings.METRICS_DEFAULT: metrics_default(context("metricsDefault")),
-                **push_targets.environment(),
             },
             encryption=self.encryption,
         )
@@ -104,7 +102,6 @@ class MnsStack(Stack):
             signing_key=self.signing_key,
             certificate_url=self.api.endpoint + CERTIFICATE_PATH,
             capacity=self.capacity,
-            targets=push_targets,
         )
         operation_log(self.functions, self.tables.messages)
         exported = {"log": self.tables.log, "messages": self.tables.messages, "meta": self.tables.meta}
