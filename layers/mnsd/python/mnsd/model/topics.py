@@ -35,9 +35,9 @@ RESERVED_PATH_PREFIX = "/mns-reserved-"
 # What the push kinds no AWS service stands behind deliver to, and why each is refused (`mnsd.rpc.push_kinds`).
 UNSERVED_KINDS = {
     "fc": "Alibaba Cloud Function Compute functions are not on AWS: subscribe a Lambda function by its ARN "
-    "(arn:aws:lambda:{region}:{account}:function:{name}) instead.",
+    "(arn:{partition}:lambda:{region}:{account}:function:{name}) instead.",
     "eventbus": "Alibaba Cloud EventBridge buses are not on AWS: subscribe an Amazon EventBridge bus by its ARN "
-    "(arn:aws:events:{region}:{account}:event-bus/{name}) instead.",
+    "(arn:{partition}:events:{region}:{account}:event-bus/{name}) instead.",
     "mpush": "Alibaba Cloud Mobile Push apps are not on AWS: subscribe an HTTP endpoint or a queue instead.",
     "kafka": "Alibaba Cloud Kafka instances are not on AWS: subscribe an HTTP endpoint or a queue instead.",
 }
