@@ -52,6 +52,11 @@ class Line:
     text: str
 
     @property
+    def is_metrics(self) -> bool:
+        """An EMF line (CloudWatch turns it into metrics)."""
+        return self.text.startswith('{"_aws"')
+
+    @property
     def billed(self) -> int:
         return len(self.text.encode()) + EVENT_OVERHEAD_BYTES
 
@@ -63,10 +68,10 @@ class RequestLines:
     operation: str
     printed: list[Line] = field(default_factory=list)  # by the function
 
-    def lines(self, settings: LogSettings, memory_mb: int = 256) -> list[Line]:
+    def lines(self, settings: LogSettings, memory_mb: int = 256, monitored: bool = True) -> list[Line]:
         """What reaches CloudWatch Logs under `settings` (the function's platform lines and the access log line
-        included)."""
-        kept = [line for line in self.printed if self._kept(line, settings)]
+        included; the queue's EMF metric lines only when it is `monitored`)."""
+        kept = [line for line in self.printed if self._kept(line, settings) and (monitored or not line.is_metrics)]
         if LEVELS[settings.system_log_level] <= LEVELS["INFO"]:
             kept += platform_lines(settings.tracing, memory_mb)
         if settings.access_log:
@@ -81,8 +86,8 @@ class RequestLines:
         is_powertools = '"service"' in line.text and '"level"' in line.text
         return not is_powertools or level >= LEVELS[settings.powertools_log_level]
 
-    def billed_bytes(self, settings: LogSettings) -> int:
-        return sum(line.billed for line in self.lines(settings))
+    def billed_bytes(self, settings: LogSettings, monitored: bool = True) -> int:
+        return sum(line.billed for line in self.lines(settings, monitored=monitored))
 
 
 def platform_lines(tracing: bool, memory_mb: int) -> list[Line]:
@@ -220,7 +225,8 @@ def measure(body_bytes: int = 1024, rounds: int = 3) -> dict[str, RequestLines]:
     try:
         with mock_aws():
             create_tables(boto3.client("dynamodb"), Settings())
-            invoke("put_queue", signed_event("PUT", f"/queues/{QUEUE}", body=queue_body()))
+            with captured_stdout():
+                invoke("put_queue", signed_event("PUT", f"/queues/{QUEUE}", body=queue_body()))
             measured: dict[str, RequestLines] = {}
             for _ in range(rounds):
                 measured = lifecycle(body_bytes)
