@@ -135,13 +135,19 @@ def access_line(operation: str, fields: str) -> Line:
 
 @contextlib.contextmanager
 def captured_stdout() -> Iterator[list[str]]:
-    """The lines written to file descriptor 1 (where Powertools and print write) inside the block."""
+    """The lines the functions print inside the block: to file descriptor 1, to `sys.stdout` (where the EMF lines
+    go) and to the streams of the service's Powertools logger (bound when it was made), wherever they point."""
+    import io
+    import logging
     import sys
 
     lines: list[str] = []
+    printed = io.StringIO()
+    handlers = [h for h in logging.getLogger("mns").handlers if isinstance(h, logging.StreamHandler)]
+    streams = [h.setStream(printed) for h in handlers]
     sys.stdout.flush()
     saved = os.dup(1)
-    with tempfile.TemporaryFile() as sink:
+    with tempfile.TemporaryFile() as sink, contextlib.redirect_stdout(printed):
         os.dup2(sink.fileno(), 1)
         try:
             yield lines
@@ -149,8 +155,11 @@ def captured_stdout() -> Iterator[list[str]]:
             sys.stdout.flush()
             os.dup2(saved, 1)
             os.close(saved)
+            for handler, stream in zip(handlers, streams, strict=True):
+                handler.setStream(stream)
             sink.seek(0)
-            lines += [line for line in sink.read().decode().splitlines() if line.strip()]
+            text = sink.read().decode() + printed.getvalue()
+            lines += [line for line in text.splitlines() if line.strip()]
 
 
 def level_of(text: str) -> str:
@@ -210,7 +219,31 @@ ENVIRONMENT = {
 
 
 def measure(body_bytes: int = 1024, rounds: int = 3) -> dict[str, RequestLines]:
-    """Each operation's lines (the last of `rounds` warm lifecycles), printed by the route functions themselves."""
+    """Each operation's lines (the last of `rounds` warm lifecycles), printed by the route functions themselves, in a
+    fresh interpreter (the functions' process-wide services, environment and moto backend its own)."""
+    import subprocess
+    import sys
+
+    from bench._common import ROOT
+
+    code = f"import json, bench.log_bytes as b; print(json.dumps(b.lines_as_json(b.measure_here({body_bytes}, {rounds}))))"
+    # Only what the functions' environment holds (nothing a caller's tests or tools left in theirs).
+    env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "TMPDIR") if name in os.environ}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env={**env, **ENVIRONMENT}, capture_output=True, text=True, check=False
+    )
+    if done.returncode:
+        raise RuntimeError(f"measuring the functions' logs failed:\n{done.stderr[-3000:]}")
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return {op: RequestLines(op, [Line(**line) for line in lines]) for op, lines in found.items()}
+
+
+def lines_as_json(measured: dict[str, RequestLines]) -> dict[str, list[dict[str, str]]]:
+    return {op: [vars(line) for line in request.printed] for op, request in measured.items()}
+
+
+def measure_here(body_bytes: int, rounds: int) -> dict[str, RequestLines]:
+    """`measure` in this process."""
     import boto3
     from moto import mock_aws
 

@@ -349,7 +349,7 @@ def main() -> None:
     from bench.message_report import report, stack_template
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=512, help="messages per pattern")
+    parser.add_argument("--messages", type=int, default=256, help="messages per pattern")
     parser.add_argument("--body", action="append", choices=list(BODIES))
     parser.add_argument("--pattern", action="append", choices=list(PATTERNS))
     parser.add_argument("--front-door", action="append", choices=list(front_doors.FRONT_DOORS))
