@@ -226,7 +226,9 @@ def measure(body_bytes: int = 1024, rounds: int = 3) -> dict[str, RequestLines]:
 
     from bench._common import ROOT
 
-    code = f"import json, bench.log_bytes as b; print(json.dumps(b.lines_as_json(b.measure_here({body_bytes}, {rounds}))))"
+    code = (
+        f"import json, bench.log_bytes as b; print(json.dumps(b.lines_as_json(b.measure_here({body_bytes}, {rounds}))))"
+    )
     # Only what the functions' environment holds (nothing a caller's tests or tools left in theirs).
     env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "TMPDIR") if name in os.environ}
     done = subprocess.run(

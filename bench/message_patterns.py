@@ -162,15 +162,19 @@ class Concurrent:
         bench, pattern = self.bench, self.pattern
         name = bench.create(Case(self.body, pattern.send_batch, INDEXED))
         bench.make_busy(name)
-        for start in range(0, BACKLOG, BATCH):
+        for _ in range(BACKLOG // BATCH):
             bench.queues.send(ACCOUNT, name, bench.inputs(self.body, BATCH, False))
         queue = bench.queues.get_queue(ACCOUNT, name)
-        run = Run(Usage(messages=self.messages, retention_seconds=queue.attributes.message_retention_period), self.messages)
+        run = Run(
+            Usage(messages=self.messages, retention_seconds=queue.attributes.message_retention_period), self.messages
+        )
         before = bench.stored_bytes(queue.queue_id)
         bench.recorder.reset()
         bench.wakes.count = 0
         per_producer = self.messages // pattern.producers
-        threads = [threading.Thread(target=self.produce, args=(run, name, per_producer)) for _ in range(pattern.producers)]
+        threads = [
+            threading.Thread(target=self.produce, args=(run, name, per_producer)) for _ in range(pattern.producers)
+        ]
         threads += [threading.Thread(target=self.consume, args=(run, name)) for _ in range(pattern.consumers)]
         for thread in threads:
             thread.start()
@@ -258,7 +262,9 @@ def measure(pattern: Pattern, body: str, messages: int) -> Usage:
     if not pattern.concurrent:
         bench = Bench()
         try:
-            usage, only_index = bench.measure(Case(body, pattern.send_batch, INDEXED), max(1, messages // pattern.send_batch))
+            usage, only_index = bench.measure(
+                Case(body, pattern.send_batch, INDEXED), max(1, messages // pattern.send_batch)
+            )
         finally:
             bench.close()
         assert only_index, "the busy queue's receives read the table"

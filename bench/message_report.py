@@ -49,7 +49,7 @@ def stack_template(**context: object) -> dict[str, Any]:
         app = cdk.App(context={"aws:cdk:bundling-stacks": [], **context}, outdir=outdir)
         stack = build(app, env=cdk.Environment(region="us-east-1"))
         app.synth()
-        template: dict[str, Any] = Template.from_stack(stack).to_json()
+        template = dict(Template.from_stack(stack).to_json())
         return template
 
 
@@ -166,7 +166,11 @@ def measured_table(results: Results) -> str:
 
 def logs_table(observed: Mapping[str, all_in.Observability]) -> str:
     rows = [
-        [name, *(f"{o.log_bytes.get(op, 0):.0f} B" for op in ("send", "receive", "delete")), "on" if o.tracing else "off"]
+        [
+            name,
+            *(f"{o.log_bytes.get(op, 0):.0f} B" for op in ("send", "receive", "delete")),
+            "on" if o.tracing else "off",
+        ]
         for name, o in observed.items()
     ]
     return md_table(["log settings", "send", "receive", "delete", "X-Ray"], rows)

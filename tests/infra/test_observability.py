@@ -31,9 +31,7 @@ def default(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 @pytest.fixture(scope="module")
 def chosen(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return synth(
-        tmp_path_factory.mktemp("cdk.out"), tracing="active", functionLogs="verbose", accessLogFields="full"
-    )
+    return synth(tmp_path_factory.mktemp("cdk.out"), tracing="active", functionLogs="verbose", accessLogFields="full")
 
 
 def resources(template: dict, kind: str) -> list[dict]:
@@ -51,7 +49,11 @@ def test_functions_log_json_without_platform_lines_or_a_line_per_request_and_tra
     assert len(ours) > 30
     for function in ours:
         config = function["LoggingConfig"]
-        assert (config["LogFormat"], config["SystemLogLevel"], config["ApplicationLogLevel"]) == ("JSON", "WARN", "INFO")
+        assert (config["LogFormat"], config["SystemLogLevel"], config["ApplicationLogLevel"]) == (
+            "JSON",
+            "WARN",
+            "INFO",
+        )
         assert function.get("TracingConfig", {}).get("Mode") != "Active", function["Handler"]
         variables = function["Environment"]["Variables"]
         assert variables["POWERTOOLS_LOG_LEVEL"] == "WARNING"

@@ -150,7 +150,9 @@ def test_racing_clients_are_measured_with_their_lost_claims_and_every_request(pa
     assert alone.lost_claims == 0
     # racing consumers lose claims and retry: more DynamoDB calls and reads per message than one client's
     assert racing.per_message(racing.read_units) > alone.per_message(alone.read_units)
-    assert sum(o.dynamodb_calls for o in racing.operations.values()) > sum(o.dynamodb_calls for o in alone.operations.values())
+    assert sum(o.dynamodb_calls for o in racing.operations.values()) > sum(
+        o.dynamodb_calls for o in alone.operations.values()
+    )
 
 
 def test_all_in_prices_every_item_and_the_front_doors_apart(patterns, log_lines):
