@@ -50,6 +50,7 @@ from bench.message_cost import (
     Case,
 )
 from infra.observability import LogSettings
+from local_runtime.moto_client import SerializedClient
 
 INDEXED = "standard, indexed"
 BACKLOG = 64
@@ -79,39 +80,23 @@ PATTERNS = {
 }
 
 
-class Turns:
-    """The services' DynamoDB client for threads: each call made alone (DynamoDB's per-call atomicity; moto's
-    backend is not thread-safe), the simulated clock moved by each, and each thread's calls counted for the request
-    it is making."""
+class CountedCalls(list[Any]):
+    """The recorder's list of calls, counting each thread's (the calls of the request it is making) and moving the
+    simulated clock by each call. The calls are made one at a time (`SerializedClient`: DynamoDB's per-call
+    atomicity; moto's backend is not thread-safe), so each is appended by the thread that made it."""
 
-    def __init__(self) -> None:
-        self.clock: Any = None
-        self._lock = threading.Lock()
-        self._local = threading.local()
+    def __init__(self, clock: Any) -> None:
+        super().__init__()
+        self.clock = clock
+        self.local = threading.local()
 
-    def wrap(self, client: Any, recorder: Any) -> Turns:
-        self._client, self._recorder = client, recorder
-        return self
+    def append(self, call: Any) -> None:
+        super().append(call)
+        self.clock.t += CALL_SECONDS
+        self.local.count = self.mine() + 1
 
-    def calls(self) -> int:
-        return int(getattr(self._local, "calls", 0))
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._client, name)
-        if not callable(attribute):
-            return attribute
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with self._lock:
-                if self.clock is not None:
-                    self.clock.t += CALL_SECONDS
-                before = len(self._recorder.calls)
-                try:
-                    return attribute(*args, **kwargs)
-                finally:
-                    self._local.calls = self.calls() + len(self._recorder.calls) - before
-
-        return call
+    def mine(self) -> int:
+        return int(getattr(self.local, "count", 0))
 
 
 @dataclass
@@ -141,9 +126,9 @@ class Concurrent:
 
     def __init__(self, pattern: Pattern, body: str, messages: int) -> None:
         self.pattern, self.body, self.messages = pattern, body, messages
-        self.turns = Turns()
-        self.bench = Bench(wrap=self.turns.wrap)
-        self.turns.clock = self.bench.clock
+        self.bench = Bench(wrap=lambda client, recorder: SerializedClient(client))
+        self.counted = CountedCalls(self.bench.clock)
+        self.bench.recorder.calls = self.counted
         self.size = len(BODIES[body](random.Random(0)))
 
     def close(self) -> None:
@@ -151,12 +136,12 @@ class Concurrent:
 
     def request(self, run: Run, op: str, payload: int, fn: Callable[..., Any], *args: Any) -> Any:
         """One API request, its DynamoDB calls counted (this thread's) into the run's usage."""
-        self.turns._local.calls = 0
+        start = self.counted.mine()
         try:
             return fn(ACCOUNT, *args)
         finally:
             with run.lock:
-                run.usage.operations[op].count(self.turns.calls(), payload)
+                run.usage.operations[op].count(self.counted.mine() - start, payload)
 
     def measure(self) -> Usage:
         bench, pattern = self.bench, self.pattern

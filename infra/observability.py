@@ -30,19 +30,25 @@ ACCESS_LOG_FIELDS = ("trimmed", "full")
 class LogSettings:
     """The functions' logging configuration, the access log's format and whether X-Ray traces."""
 
-    log_format: str = "JSON"
-    system_log_level: str = "WARN"
-    application_log_level: str = "INFO"
-    powertools_log_level: str = "WARNING"
-    access_log: bool = True
-    access_log_fields: str = "trimmed"
+    log_format: str = "JSON"  # (Lambda filters levels of JSON logs only)
+    system_log_level: str = "WARN"  # START / END / REPORT are INFO
     tracing: bool = False
+    application_log_level: str = "INFO"  # an EMF line has no level: Lambda takes it for INFO
+    access_log: bool = True
+    powertools_log_level: str = "WARNING"  # the per-request "request" line is INFO
+    access_log_fields: str = "trimmed"
 
     @classmethod
     def previous(cls) -> LogSettings:
         """The stack's settings before these defaults: text logs, every platform line, a line per request, the full
         access log format, active tracing."""
-        return cls("Text", "INFO", "INFO", "INFO", True, "full", True)
+        return cls(
+            log_format="Text",
+            system_log_level="INFO",
+            tracing=True,
+            powertools_log_level="INFO",
+            access_log_fields="full",
+        )
 
     @classmethod
     def from_context(cls, context: Callable[[str], object]) -> LogSettings:
