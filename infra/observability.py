@@ -18,6 +18,7 @@ message_cost.md). The defaults:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -56,13 +57,10 @@ class LogSettings:
         logs = choice(context("functionLogs"), FUNCTION_LOGS, "functionLogs")
         fields = choice(context("accessLogFields"), ACCESS_LOG_FIELDS, "accessLogFields")
         tracing = choice(context("tracing"), TRACING, "tracing") == "active"
-        verbose = logs == "verbose"
-        return cls(
-            system_log_level="INFO" if verbose else "WARN",
-            powertools_log_level="INFO" if verbose else "WARNING",
-            access_log_fields=fields,
-            tracing=tracing,
-        )
+        chosen = cls(access_log_fields=fields, tracing=tracing)
+        if logs == "verbose":  # Lambda's platform lines and the per-request line
+            return dataclasses.replace(chosen, system_log_level="INFO", powertools_log_level="INFO")
+        return chosen
 
 
 def choice(value: object, allowed: tuple[str, ...], name: str) -> str:
