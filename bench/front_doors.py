@@ -12,7 +12,8 @@
   evaluations are then the largest dimension for messages under ~1.6 KB a request.
 - `wait-tier`: the wait tier's always-on tasks as the front door, calling each operation's function by its
   function URL (no per-request fee: Lambda bills its invocation as it does behind the HTTP API); the tier's fixed
-  cost (`bench.wait_tier.tier_fixed_month`, at its two tasks' floor). Coalescing single requests into batches (the
+  cost (`bench.wait_tier.tier_fixed_month`, at its two tasks' floor: the tasks an estate's request rate would need
+  beyond them, up to `infra.wait_tier.MAX_TASKS`, are not measured). Coalescing single requests into batches (the
   tier's other job) is not measured here.
 """
 
