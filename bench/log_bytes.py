@@ -1,17 +1,17 @@
 """The bytes a request writes to CloudWatch Logs, per operation, at the stack's log settings.
 
-    python -m bench.log_bytes          (prints the lines and their bytes; `bench.message_cost` prices them)
+    python -m bench.log_bytes          (prints the lines and their bytes; `bench.message_patterns` prices them)
 
-Measured: the route functions (`functions/post_messages`, `get_messages`, `delete_messages`) are invoked in process
-with signed HTTP API events over moto, the queue created first and the container warm; every line they print
-(Powertools' JSON log lines, the EMF metric lines) is captured at the file descriptor. Beside them, lines the
-function does not print but CloudWatch Logs ingests, built in the formats AWS documents and measured:
+Measured: the route functions (`functions/post_messages`, `get_messages`, `delete_messages`) are invoked with signed
+HTTP API events over moto, in a fresh interpreter with the functions' environment, the queue created first and the
+container warm; every line they print (Powertools' JSON log lines, the EMF metric lines) is captured. Beside them,
+lines the function does not print but CloudWatch Logs ingests, built in the formats AWS documents and measured:
 
 - Lambda's platform lines, START / END / REPORT (text format; REPORT with its X-Ray part when tracing is active):
   system logs at INFO, dropped when the function's system log level is WARN;
 - the HTTP API's access log line, one per request, in the stage's format (`infra.api.access_log_format`).
 
-Which lines reach CloudWatch follows the settings of `infra.functions.LogSettings`: Lambda gives a line without a
+Which lines reach CloudWatch follows the settings of `infra.observability.LogSettings`: Lambda gives a line without a
 `level` (an EMF line, a print) the level INFO and filters application lines below the application log level;
 Powertools' logger drops its own lines below `POWERTOOLS_LOG_LEVEL`. CloudWatch meters each event as its UTF-8
 bytes plus 26 bytes (the size PutLogEvents counts), taken here as what is billed: an upper bound.
