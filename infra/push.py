@@ -179,7 +179,7 @@ class PushDelivery(Construct):
             "Retries",
             definition_body=sfn.DefinitionBody.from_string(definition_json(self.queue.queue_url, Aws.PARTITION)),
             state_machine_type=sfn.StateMachineType.STANDARD,  # the longest schedule runs a day
-            tracing_enabled=True,
+            tracing_enabled=functions.log_settings.tracing,  # `-c tracing=active` (infra.observability)
             logs=sfn.LogOptions(
                 destination=logs.LogGroup(self, "RetryLogs", retention=LOG_RETENTION, encryption_key=encryption.key),
                 level=sfn.LogLevel.ALL,
