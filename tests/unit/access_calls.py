@@ -17,7 +17,7 @@ from typing import Any
 from local_runtime.dispatch import compile_routes, match_route
 from mnsd.access import authentication as auth
 from mnsd.access.keys import AccessKey
-from mnsd.ground.http import HttpRequest
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.ground.settings import Settings
 from mnsd.model.policy import Policy
 from mnsd.request import api
@@ -119,6 +119,21 @@ class World:
     ) -> Answer:
         path, _, query = target.partition("?")
         route_name, _, params = match_route(ROUTES, method, path)
+        h, data = self.signed(key, method, target, body, host, headers)
+        response = api.handle(route_name, HttpRequest(method, path, query, h, data, params), self.services)
+        return answer_of(response)
+
+    def signed(
+        self,
+        key: AccessKey,
+        method: str,
+        target: str,
+        body: str = "",
+        host: str = "127.0.0.1:8080",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[dict[str, str], bytes]:
+        """A request's headers, signed with `key` (MNS V2, dated by the world's clock), and its body."""
+        path, _, query = target.partition("?")
         data = ('<?xml version="1.0" encoding="UTF-8"?>' + _namespaced(body)).encode() if body else b""
         h = {
             "host": host,
@@ -127,15 +142,19 @@ class World:
             "x-mns-version": "2015-06-06",
             **(headers or {}),
         }
-        unsigned = HttpRequest(method, path, query, h, data, params)
+        unsigned = HttpRequest(method, path, query, h, data)
         h["authorization"] = f"MNS {key.key_id}:{auth.sign(key.secret, auth.string_to_sign(unsigned, h['date']))}"
-        response = api.handle(route_name, HttpRequest(method, path, query, h, data, params), self.services)
-        code = message = ""
-        if response.status >= 400:
-            error = ET.fromstring(response.body)
-            code = _text(error, "Code")
-            message = _text(error, "Message")
-        return Answer(response.status, code, message, response.headers.get("x-mns-request-id", ""), response.body)
+        return h, data
+
+
+def answer_of(response: HttpResponse) -> Answer:
+    """A response as the tests read it: status, error code and message, request id, body."""
+    code = message = ""
+    if response.status >= 400:
+        error = ET.fromstring(response.body)
+        code = _text(error, "Code")
+        message = _text(error, "Message")
+    return Answer(response.status, code, message, response.headers.get("x-mns-request-id", ""), response.body)
 
 
 def _namespaced(body: str) -> str:
