@@ -15,8 +15,8 @@ import signal
 from aiohttp import web
 
 from wait_tier import peers
-from wait_tier.holder import Holder, applications
 from wait_tier.coalesce import WINDOW_MS, Coalescing
+from wait_tier.holder import Holder, applications
 
 BACKLOG = 4096  # (a fleet's consumers connect at once)
 

@@ -66,7 +66,8 @@ class Coalescing(Origin):
         self._later = later  # (a test's timer; else the event loop's)
         self._groups: dict[tuple[str, str, str], Group] = {}
         self._sending: set[asyncio.Task[None]] = set()
-        # Batch calls, the requests they carried, and requests passed on alone (a group of one).
+        # Batch calls and the requests they carried (in all, and by kind: `send.batches`, ...), and requests passed on
+        # alone (a group of one).
         self.counted: Counter[str] = Counter()
 
     def counts(self) -> dict[str, int]:
@@ -104,18 +105,19 @@ class Coalescing(Origin):
             group.timer.cancel()
         waiting = [(request, answer) for request, answer in group.requests if not answer.done()]  # (gone: left out)
         if waiting:
-            task = asyncio.get_running_loop().create_task(self._answer(waiting))
+            task = asyncio.get_running_loop().create_task(self._answer(key[0], waiting))
             self._sending.add(task)
             task.add_done_callback(self._sending.discard)
 
-    async def _answer(self, waiting: list[tuple[Request, asyncio.Future[Answer]]]) -> None:
+    async def _answer(self, kind: str, waiting: list[tuple[Request, asyncio.Future[Answer]]]) -> None:
         try:
             if len(waiting) == 1:
                 self.counted["alone"] += 1
                 answers = [await super().call(*waiting[0][0])]
             else:
-                self.counted["batches"] += 1
-                self.counted["coalesced"] += len(waiting)
+                self.counted.update(
+                    {"batches": 1, "coalesced": len(waiting), f"{kind}.batches": 1, f"{kind}.coalesced": len(waiting)}
+                )
                 answers = await self._batch([request for request, _ in waiting])
         except Exception as error:  # noqa: BLE001 (each client gets the failure, as if its own call had failed)
             for _, answer in waiting:

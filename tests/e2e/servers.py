@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-import secrets
 
 from mnsd.waiting.contract import WAKE_PATH
 from tests.local_server import ServerClock, free_port, start_server, stop_server
