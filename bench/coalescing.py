@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import secrets
 import subprocess
 import tempfile
@@ -98,8 +99,8 @@ class Front:
 class Round:
     """One round's clients on one queue: their calls' latencies (ms) by operation, who received what, what failed."""
 
-    def __init__(self, front: Front, url: str, name: str) -> None:
-        self.front, self.url, self.name = front, url, name
+    def __init__(self, front: Front, url: str, name: str, rate: float = 0) -> None:
+        self.front, self.url, self.name, self.rate = front, url, name, rate
         self.latencies: dict[str, list[float]] = {op: [] for op in OPERATIONS}
         self.owners: Counter[str] = Counter()
         self.failures: list[Exception] = []
@@ -112,12 +113,19 @@ class Round:
             self.latencies[op].append((time.perf_counter() - started) * 1000)
         return result
 
+    def pace(self, n: int, started: float) -> None:
+        """With a rate, the `n`-th call of a client waits for its turn (every client starts at a random offset)."""
+        if self.rate:
+            time.sleep(max(0.0, started + n / self.rate - time.perf_counter()))
+
     def produce(self, worker: int, each: int, begin: threading.Barrier) -> None:
         from mns.queue import Message
 
         q = self.front.queue(self.url, self.name)
         begin.wait()
+        started = time.perf_counter() + (random.random() / self.rate if self.rate else 0)
         for n in range(each):
+            self.pace(n, started)
             try:
                 self.timed("send", lambda n=n: q.send_message(Message(f"p{worker}-{n}")))
             except Exception as error:  # noqa: BLE001 (counted: the round is then invalid)
@@ -126,7 +134,9 @@ class Round:
     def consume(self, receives: int, begin: threading.Barrier) -> None:
         q = self.front.queue(self.url, self.name)
         begin.wait()
-        for _ in range(receives):
+        started = time.perf_counter() + (random.random() / self.rate if self.rate else 0)
+        for n in range(receives):
+            self.pace(n, started)
             try:
                 message = self.timed("receive", lambda: q.receive_message(5))
                 with self.lock:
@@ -148,7 +158,7 @@ class Round:
             q.batch_delete_message([m.receipt_handle for m in left])
 
 
-def round_trip(front: Front, mode: str, producers: int, consumers: int, each: int) -> dict[str, Any]:
+def round_trip(front: Front, mode: str, producers: int, consumers: int, each: int, rate: float) -> dict[str, Any]:
     """One round through the holder `mode` names: its calls' latencies (ms) by operation, and what was received."""
     from mns.queue import Message
 
@@ -157,7 +167,7 @@ def round_trip(front: Front, mode: str, producers: int, consumers: int, each: in
     total = producers * each
     for start in range(0, total, 16):  # (not timed: receives find a message at once)
         backlog.batch_send_message([Message(f"backlog-{n}") for n in range(start, min(start + 16, total))])
-    run = Round(front, front.tiers[mode].url, name)
+    run = Round(front, front.tiers[mode].url, name, rate)
     begin = threading.Barrier(producers + consumers)
     threads = [threading.Thread(target=run.produce, args=(w, each, begin)) for w in range(producers)]
     threads += [threading.Thread(target=run.consume, args=(total // consumers, begin)) for _ in range(consumers)]
@@ -184,87 +194,111 @@ def round_trip(front: Front, mode: str, producers: int, consumers: int, each: in
     }
 
 
+def scenario(front: Front, producers: int, consumers: int, each: int, rounds: int, rate: float = 0) -> dict[str, Any]:
+    """Rounds on and off, alternating: each mode's rounds."""
+    results: dict[str, list[dict[str, Any]]] = {"on": [], "off": []}
+    for n in range(rounds):
+        for mode in ("off", "on") if n % 2 else ("on", "off"):
+            results[mode].append(round_trip(front, mode, producers, consumers, each, rate))
+            got = results[mode][-1]
+            print(f"{producers}+{consumers}", mode, f"{got['seconds']:.1f} s",
+                  {op: f"{pct(v, 50):.1f}" for op, v in got["latencies"].items()})  # fmt: skip
+    return results
+
+
+def latencies(rounds: list[dict[str, Any]], op: str) -> list[float]:
+    """One mode's latencies of an operation (`all`: of every operation) over its rounds."""
+    return [x for r in rounds for o in (OPERATIONS if op == "all" else (op,)) for x in r["latencies"][o]]
+
+
+def report(title: str, results: dict[str, list[dict[str, Any]]], sent: int) -> tuple[str, float, float]:
+    """A scenario's tables, and its added p50 and p99 over every call."""
+    rows = []
+    for op in (*OPERATIONS, "all"):
+        on, off = latencies(results["on"], op), latencies(results["off"], op)
+        rows.append(
+            [op, len(on), f"{pct(off, 50):.2f}", f"{pct(on, 50):.2f}", f"{pct(on, 50) - pct(off, 50):+.2f}",
+             f"{pct(off, 99):.2f}", f"{pct(on, 99):.2f}", f"{pct(on, 99) - pct(off, 99):+.2f}"]
+        )  # fmt: skip
+    on, off = latencies(results["on"], "all"), latencies(results["off"], "all")
+    added = (pct(on, 50) - pct(off, 50), pct(on, 99) - pct(off, 99))
+    counts: Counter[str] = Counter()
+    for r in results["on"]:
+        counts.update(r["counts"])
+    calls = sum(r["calls"] for r in results["on"])
+    origin = calls - counts["coalesced"] + counts["batches"]
+    by_kind = [
+        [kind, counts[f"{kind}.batches"], counts[f"{kind}.coalesced"],
+         f"{counts[f'{kind}.coalesced'] / counts[f'{kind}.batches']:.1f}" if counts[f"{kind}.batches"] else "-"]
+        for kind in OPERATIONS
+    ]  # fmt: skip
+    lost = sum(r["lost"] for rounds in results.values() for r in rounds)
+    twice = sum(r["twice"] for rounds in results.values() for r in rounds)
+    failed = sum(len(r["failures"]) for rounds in results.values() for r in rounds)
+    headers = ["operation", "calls (on)", "p50 off", "p50 on", "added p50", "p99 off", "p99 on", "added p99"]
+    text = f"""
+## {title}
+
+{md_table(headers, rows)}
+
+Over every call: **added p50 {added[0]:+.2f} ms, p99 {added[1]:+.2f} ms**. With coalescing on, {calls:,} client calls
+made {origin:,} requests to the origin ({origin / max(1, calls):.2f} per call, {origin / max(1, sent):.2f} per message
+sent, received and deleted); {counts["alone"]:,} went alone (a group of one).
+
+{md_table(["operation", "batch calls", "requests they carried", "per batch"], by_kind)}
+
+Messages lost: {lost}; received twice: {twice}; failed calls: {failed} (both modes, every round).
+"""
+    print(f"{title}: added p50 {added[0]:+.2f} ms, p99 {added[1]:+.2f} ms; lost {lost}, twice {twice}, failed {failed}")
+    return text, added[0], added[1]
+
+
 def main() -> None:
     from wait_tier.coalesce import WINDOW_MS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", default="sqlite", choices=("sqlite", "moto"))
     parser.add_argument("--window-ms", type=float, default=WINDOW_MS)
-    parser.add_argument("--producers", type=int, default=16)
-    parser.add_argument("--consumers", type=int, default=16)
-    parser.add_argument("--each", type=int, default=40, help="single sends per producer per round")
+    parser.add_argument("--each", type=int, default=40, help="single sends per producer per round (16 + 16)")
+    parser.add_argument(
+        "--lone-each", type=int, default=200, help="single sends per round of one producer and one consumer"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="rounds each way, alternating")
+    parser.add_argument("--rate", type=float, default=10, help="calls a second of each paced client")
     args = parser.parse_args()
     use_local_aws_defaults()
 
     front = Front(Path(tempfile.mkdtemp(prefix="mns-coalescing-bench-")), args.engine, args.window_ms)
-    results: dict[str, list[dict[str, Any]]] = {"on": [], "off": []}
     try:
-        for n in range(args.rounds):
-            for mode in ("off", "on") if n % 2 else ("on", "off"):
-                results[mode].append(round_trip(front, mode, args.producers, args.consumers, args.each))
-                got = results[mode][-1]
-                print(mode, f"{got['seconds']:.1f} s", {op: f"{pct(v, 50):.1f}" for op, v in got["latencies"].items()})
+        paced = scenario(front, 16, 16, args.each, args.rounds, args.rate)
+        busy = scenario(front, 16, 16, args.each, args.rounds)
+        lone = scenario(front, 1, 1, args.lone_each, args.rounds)
         load = os.getloadavg()
     finally:
         front.stop()
-
-    merged = {
-        mode: {op: [x for r in rounds for x in r["latencies"][op]] for op in OPERATIONS}
-        for mode, rounds in results.items()
-    }
-    rows = []
-    for op in (*OPERATIONS, "all"):
-        on = [x for o in OPERATIONS for x in merged["on"][o]] if op == "all" else merged["on"][op]
-        off = [x for o in OPERATIONS for x in merged["off"][o]] if op == "all" else merged["off"][op]
-        rows.append(
-            [op, len(on), f"{pct(off, 50):.2f}", f"{pct(on, 50):.2f}", f"{pct(on, 50) - pct(off, 50):+.2f}",
-             f"{pct(off, 99):.2f}", f"{pct(on, 99):.2f}", f"{pct(on, 99) - pct(off, 99):+.2f}"]
-        )  # fmt: skip
-    counts: Counter[str] = Counter()
-    for r in results["on"]:
-        counts.update(r["counts"])
-    calls = sum(r["calls"] for r in results["on"])
-    origin_requests = calls - counts["coalesced"] + counts["batches"]
-    messages = sum(args.producers * args.each for _ in results["on"])
-    lost = sum(r["lost"] for rounds in results.values() for r in rounds)
-    twice = sum(r["twice"] for rounds in results.values() for r in rounds)
-    failed = sum(len(r["failures"]) for rounds in results.values() for r in rounds)
-    added_p50 = pct([x for o in OPERATIONS for x in merged["on"][o]], 50) - pct(
-        [x for o in OPERATIONS for x in merged["off"][o]], 50
+    sent = 16 * args.each * args.rounds
+    paced_text, paced_p50, paced_p99 = report(
+        f"16 producers and 16 consumers, each client {args.rate:g} calls a second (the origin not saturated)",
+        paced,
+        sent,
     )
-    added_p99 = pct([x for o in OPERATIONS for x in merged["on"][o]], 99) - pct(
-        [x for o in OPERATIONS for x in merged["off"][o]], 99
+    busy_text, busy_p50, busy_p99 = report(
+        "16 producers and 16 consumers, each as fast as it can (the origin saturated)", busy, sent
     )
-    print(f"added p50 {added_p50:+.2f} ms, p99 {added_p99:+.2f} ms; lost {lost}, twice {twice}, failed {failed}")
-
-    by_kind = [
-        [kind, counts[f"{kind}.batches"], counts[f"{kind}.coalesced"],
-         f"{counts[f'{kind}.coalesced'] / counts[f'{kind}.batches']:.1f}" if counts[f"{kind}.batches"] else "-"]
-        for kind in OPERATIONS
-    ]  # fmt: skip
+    lone_text, _, _ = report(
+        "One producer and one consumer (a lone client pays the window)", lone, args.lone_each * args.rounds
+    )
+    met = all(p50 <= 5 and p99 <= 20 for p50, p99 in ((paced_p50, paced_p99), (busy_p50, busy_p99)))
+    target = f"{'met' if met else 'NOT met'}: paced {paced_p50:+.2f} / {paced_p99:+.2f} ms, saturated {busy_p50:+.2f} / {busy_p99:+.2f} ms"
     body = f"""
-Options: `--engine {args.engine} --window-ms {args.window_ms:g} --producers {args.producers} --consumers {args.consumers}
---each {args.each} --rounds {args.rounds}`. Load average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.
+Options: `--engine {args.engine} --window-ms {args.window_ms:g} --each {args.each} --lone-each {args.lone_each}
+--rounds {args.rounds}`. Load average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (a shared machine).
 
-{args.producers} producers (single SendMessage) and {args.consumers} consumers (single ReceiveMessage, then
-DeleteMessage) on one queue with a backlog, through the holder with coalescing on (window {args.window_ms:g} ms) and
-off (window 0), the same server behind both, {args.rounds} rounds each way alternating; latency at the client
-(Alibaba's Python SDK), ms.
-
-{md_table(["operation", "calls (on)", "p50 off", "p50 on", "added p50", "p99 off", "p99 on", "added p99"], rows)}
-
-Targets: added p50 <= 5 ms, p99 <= 20 ms. Measured over every call: **added p50 {added_p50:+.2f} ms, p99
-{added_p99:+.2f} ms**.
-
-How the holder passed on the calls with coalescing on: {calls:,} client calls, {origin_requests:,} requests to the
-origin ({origin_requests / max(1, calls):.2f} per call; {origin_requests / max(1, messages):.2f} per message sent, received and
-deleted); {counts["alone"]:,} passed on alone (a group of one).
-
-{md_table(["operation", "batch calls", "requests they carried", "per batch"], by_kind)}
-
-Messages lost: {lost}; received twice: {twice}; failed calls: {failed} (both modes, every round).
-"""
+Producers (single SendMessage) and consumers (single ReceiveMessage, then DeleteMessage) on one queue with a backlog,
+through the holder with coalescing on (window {args.window_ms:g} ms) and off (window 0), the same server behind both,
+{args.rounds} rounds each way alternating; latency at the client (Alibaba's Python SDK), ms. Targets at 16 + 16: added
+p50 <= 5 ms, p99 <= 20 ms: **{target}**.
+{paced_text}{busy_text}{lone_text}"""
     write_result("coalescing", "Coalescing: the added latency of single calls coalesced by the holder", body)
 
 
