@@ -193,3 +193,37 @@ def test_the_json_plane_gets_its_own_answer_beside_the_xml_one(world) -> None:
     )
     assert json_status == 201 and dict(json_answer)["Content-Type"].startswith("application/json")
     assert b'"MessageId"' in json_text and b"<MessageId>" in xml_text and xml_status == 201
+
+
+def test_each_clients_account_limit_decides_its_own_part() -> None:
+    world = World(wait_tier_key=KEY, account_requests_per_second=3)
+    world.clock.at += 10  # (a second of its own: the world's setup counted in an earlier one)
+    requests = [(ROOT, "POST", MESSAGES, message(f"root-{n}")) for n in range(5)]
+    requests.insert(2, (OTHER_ROOT, "POST", "/queues/q/messages", message("other")))
+    got = answers(batch(world, requests))
+    codes = [(a.status, a.code) for a in got]
+    assert codes[:2] == [(201, ""), (201, "")] and codes[3] == (201, "")  # the account's three
+    assert codes[2] == (404, "QueueNotExist")  # the other account's own (its own queue q: none)
+    assert codes[4:] == [(400, "QpsLimitExceeded")] * 2
+
+
+def test_a_queues_receive_limit_counts_each_coalesced_receive(world) -> None:
+    limit = "<TenantRateLimitPolicy><Enabled>true</Enabled><MaxReceivesPerSecond>2</MaxReceivesPerSecond></TenantRateLimitPolicy>"
+    assert world.call(ROOT, "PUT", "/queues/q?metaoverride=true", body=f"<Queue>{limit}</Queue>").status == 204
+    world.clock.at += 10
+    for body in ("a", "b", "c"):
+        world.call(ROOT, "POST", MESSAGES, message(body))
+    triples = contract.read_answers(batch(world, [(ROOT, "GET", f"{MESSAGES}?waitseconds=3", "")] * 3).body)
+    assert [status for status, _, _ in triples] == [200, 200, 400]
+    assert b"QpsLimitExceeded" in triples[2][2]
+
+
+def test_the_receive_functions_url_answers_the_batch_as_any_route_would(world) -> None:
+    # (on AWS the tier's origin is the receive function's URL: its route is `get_messages`)
+    signed, data = world.signed(ROOT, "POST", MESSAGES, message("through the function URL"))
+    token = contract.sign(KEY, time.time(), issuer=contract.BATCH_ISSUER)
+    document = contract.batch_document([("POST", MESSAGES, list(signed.items()), data, None)] * 2)
+    call = HttpRequest("POST", contract.BATCH_PATH, "", {contract.SIG_HEADER.lower(): token}, document)
+    assert [
+        status for status, _, _ in contract.read_answers(api.handle("get_messages", call, world.services).body)
+    ] == [201, 201]

@@ -55,7 +55,10 @@ class Enlisted:
     message: MessageInput | None = None  # a send's
     ask: Ask | None = None  # a receive's
 
+    filled: bool = False
+
     def fill(self, answer: HttpResponse) -> None:
+        self.filled = True
         stamped = self.answer.headers
         self.answer.status, self.answer.body = answer.status, answer.body
         self.answer.headers = {**answer.headers, **stamped}
@@ -72,16 +75,19 @@ class Batch:
         return enlisted.answer
 
     def serve(self, services: Services) -> None:
+        """Each group served together; a request its group's failure left unanswered gets that failure."""
         for (kind, _), (queue, enlisted) in self.groups.items():
             try:
                 SERVERS[kind](services, queue, enlisted)
             except errors.MnsError as error:
                 for each in enlisted:
-                    each.fill(each.door.error(error))
+                    if not each.filled:
+                        each.fill(each.door.error(error))
             except Exception:
                 logger.exception("coalesced requests failed", extra={"kind": kind, "requests": len(enlisted)})
                 for each in enlisted:
-                    each.fill(each.door.error(errors.InternalError()))
+                    if not each.filled:
+                        each.fill(each.door.error(errors.InternalError()))
 
 
 class EnlistingDoor(RouteDoor):
@@ -205,6 +211,8 @@ def answer(request: HttpRequest, services: Services, request_id: str, host: str)
         refused = error_response(error, request_id, host)
         refused.headers["x-mns-request-id"] = request_id
         return refused
+    # (one line for the call: each request's own id and status, as a request alone logs them)
+    logger.info("coalesced", requests=[[each.headers.get("x-mns-request-id"), each.status] for each in answers])
     body = contract.answers_document([(each.status, each.headers, each.body) for each in answers])
     return HttpResponse(200, body, {"Content-Type": JSON_TYPE, "x-mns-request-id": request_id})
 
