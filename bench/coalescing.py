@@ -16,7 +16,6 @@ import argparse
 import os
 import random
 import secrets
-import subprocess
 import tempfile
 import threading
 import time
@@ -24,76 +23,26 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench._common import ROOT, md_table, pct, use_local_aws_defaults, write_result
+from bench._common import md_table, pct, use_local_aws_defaults, write_result
+from bench.wait_tier import TierRun
 
 OPERATIONS = ("send", "receive", "delete")
 
 
-class Front:
-    """One server behind two holders: coalescing on (`window_ms`) and off."""
+class Front(TierRun):
+    """One server behind two holders: coalescing on (`window_ms`: `tier`) and off (window 0)."""
 
     def __init__(self, directory: Path, engine: str, window_ms: float) -> None:
         from bench._servers import free_port
-        from mnsd.waiting.contract import WAKE_PATH
-        from wait_tier.tier import Tier, local_url
+        from wait_tier.tier import Tier
 
-        port, wakes = free_port(), free_port()
-        key = secrets.token_urlsafe(24)
-        self.direct = local_url(port)
-        env = dict(
-            os.environ,
-            MNS_PORT=str(port),
-            MNS_ENGINE=engine,
-            MNS_DATA_DIR=str(directory / "data"),
-            MNS_WAIT_TIER_KEY=key,
-            MNS_WAIT_TIER_WAKE_URL=local_url(wakes, WAKE_PATH),  # (the first holder's: the other is not woken)
-            POWERTOOLS_LOG_LEVEL="WARNING",
-        )
-        self.log = open(directory / "server.log", "wb")  # noqa: SIM115
-        python = str(ROOT / ".venv" / "bin" / "python")
-        self.proc = subprocess.Popen(
-            [python, "-m", "local_runtime"], cwd=ROOT, env=env, stdout=self.log, stderr=self.log
-        )
-        self.tiers = {
-            "on": Tier(self.direct, free_port(), wakes, key, self.log, window_ms),
-            "off": Tier(self.direct, free_port(), free_port(), key, self.log, 0),
-        }
-        for tier in self.tiers.values():
-            tier.start(timeout=60)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                self.account(self.direct).list_queue()
-                break
-            except Exception:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise
-                time.sleep(0.05)
-
-    def account(self, url: str) -> Any:
-        from mns.account import Account
-
-        from mnsd.ground.settings import DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET
-
-        return Account(url, DEFAULT_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_SECRET)
-
-    def queue(self, url: str, name: str, create: bool = False) -> Any:
-        from mns.queue import QueueMeta
-
-        q = self.account(url).get_queue(name)
-        if create:
-            meta = QueueMeta()
-            meta.set_visibilitytimeout(120)
-            q.create(meta)
-        q.set_encoding(False)
-        return q
+        super().__init__(directory, engine, window_ms)
+        off = Tier(self.direct, free_port(), free_port(), self.key, self.log, 0)  # (not woken: the server wakes `tier`)
+        self.tiers = {"on": self.tier, "off": off.start(timeout=60)}
 
     def stop(self) -> None:
-        for tier in self.tiers.values():
-            tier.stop()
-        self.proc.terminate()
-        self.proc.wait(30)
-        self.log.close()
+        self.tiers["off"].stop()
+        super().stop()
 
 
 class Round:
@@ -118,36 +67,35 @@ class Round:
         if self.rate:
             time.sleep(max(0.0, started + n / self.rate - time.perf_counter()))
 
-    def produce(self, worker: int, each: int, begin: threading.Barrier) -> None:
-        from mns.queue import Message
-
-        q = self.front.queue(self.url, self.name)
+    def calls(self, count: int, begin: threading.Barrier, call: Any) -> None:
+        """A client's `count` calls (`call(n, queue)`), paced; what fails counted (the round is then invalid)."""
+        q = self.front.queue(self.name, self.url)
         begin.wait()
         started = time.perf_counter() + (random.random() / self.rate if self.rate else 0)
-        for n in range(each):
+        for n in range(count):
             self.pace(n, started)
             try:
-                self.timed("send", lambda n=n: q.send_message(Message(f"p{worker}-{n}")))
-            except Exception as error:  # noqa: BLE001 (counted: the round is then invalid)
-                self.failures.append(error)
-
-    def consume(self, receives: int, begin: threading.Barrier) -> None:
-        q = self.front.queue(self.url, self.name)
-        begin.wait()
-        started = time.perf_counter() + (random.random() / self.rate if self.rate else 0)
-        for n in range(receives):
-            self.pace(n, started)
-            try:
-                message = self.timed("receive", lambda: q.receive_message(5))
-                with self.lock:
-                    self.owners[message.message_body] += 1
-                self.timed("delete", lambda m=message: q.delete_message(m.receipt_handle))
+                call(n, q)
             except Exception as error:  # noqa: BLE001
                 self.failures.append(error)
 
+    def produce(self, worker: int, each: int, begin: threading.Barrier) -> None:
+        from mns.queue import Message
+
+        self.calls(each, begin, lambda n, q: self.timed("send", lambda: q.send_message(Message(f"p{worker}-{n}"))))
+
+    def consume(self, receives: int, begin: threading.Barrier) -> None:
+        def receive_and_delete(n: int, q: Any) -> None:
+            message = self.timed("receive", lambda: q.receive_message(5))
+            with self.lock:
+                self.owners[message.message_body] += 1
+            self.timed("delete", lambda: q.delete_message(message.receipt_handle))
+
+        self.calls(receives, begin, receive_and_delete)
+
     def drain(self) -> None:
         """What is left, received directly (every message sent must be received exactly once)."""
-        q = self.front.queue(self.front.direct, self.name)
+        q = self.front.queue(self.name, self.front.direct)
         while True:
             try:
                 left = q.batch_receive_message(16, 1)
@@ -163,7 +111,7 @@ def round_trip(front: Front, mode: str, producers: int, consumers: int, each: in
     from mns.queue import Message
 
     name = f"coalescing-{mode}-{secrets.token_hex(4)}"
-    backlog = front.queue(front.direct, name, create=True)
+    backlog = front.queue(name, front.direct, create=True)
     total = producers * each
     for start in range(0, total, 16):  # (not timed: receives find a message at once)
         backlog.batch_send_message([Message(f"backlog-{n}") for n in range(start, min(start + 16, total))])

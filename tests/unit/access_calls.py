@@ -108,18 +108,11 @@ class World:
     def key(self, key_id: str, given: Policy | None, account: str = ACCOUNT) -> AccessKey:
         return self.keys.add(AccessKey(account, key_id, f"{key_id}-SECRET", given))
 
-    def call(
-        self,
-        key: AccessKey,
-        method: str,
-        target: str,
-        body: str = "",
-        host: str = "127.0.0.1:8080",
-        headers: dict[str, str] | None = None,
-    ) -> Answer:
+    def call(self, key: AccessKey, method: str, target: str, body: str = "", **options: Any) -> Answer:
+        """The request signed with `key` (`options`: `signed`'s host and headers) and handled: its answer."""
         path, _, query = target.partition("?")
         route_name, _, params = match_route(ROUTES, method, path)
-        h, data = self.signed(key, method, target, body, host, headers)
+        h, data = self.signed(key, method, target, body, **options)
         response = api.handle(route_name, HttpRequest(method, path, query, h, data, params), self.services)
         return answer_of(response)
 

@@ -15,6 +15,7 @@ import pytest
 from aiohttp import web
 
 from mnsd.waiting import contract
+from tests.stub_http import aio_serving
 from wait_tier.coalesce import MAX_REQUESTS, Coalescing, kind_of
 
 SEND = "/queues/q/messages"
@@ -44,16 +45,8 @@ async def with_origin(test: Callable[[str, Recorded], Awaitable[None]]) -> Recor
         recorded.calls.append((request.path_qs, signature, [body]))
         return web.Response(status=201, body=b"alone: " + body, headers={"x-mns-request-id": "ALONE"})
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        await test(f"http://127.0.0.1:{runner.addresses[0][1]}", recorded)
-    finally:
-        await runner.cleanup()
+    async with aio_serving(handle) as url:
+        await test(url, recorded)
     return recorded
 
 
@@ -172,25 +165,26 @@ def test_queues_and_operations_are_coalesced_apart_and_a_client_gone_is_left_out
     assert carried == [[b""], [b"o1", b"o2"], [b"q1", b"q2"]]
 
 
+def three_sends(handle: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> list[Any]:
+    """Three sends coalesced into one batch call to an origin answering as `handle` does: each one's outcome."""
+
+    async def run() -> list[Any]:
+        async with aio_serving(handle) as url:
+            origin = Coalescing(url, "key", window_ms=20)
+            try:
+                calls = (origin.call("POST", SEND, client(n), b"x") for n in range(3))
+                return list(await asyncio.gather(*calls, return_exceptions=True))
+            finally:
+                await origin.close()
+
+    return asyncio.run(run())
+
+
 def test_a_refused_batch_is_each_clients_answer() -> None:
     async def refuse(request: web.Request) -> web.Response:
         return web.Response(status=403, body=b"<Error>AccessDenied</Error>", headers={"x-mns-request-id": "R"})
 
-    async def run() -> list[Any]:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", refuse)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        origin = Coalescing(f"http://127.0.0.1:{runner.addresses[0][1]}", "key", window_ms=20)
-        try:
-            return list(await asyncio.gather(*(origin.call("POST", SEND, client(n), b"x") for n in range(3))))
-        finally:
-            await origin.close()
-            await runner.cleanup()
-
-    answers = asyncio.run(run())
-    assert [(a.status, a.body) for a in answers] == [(403, b"<Error>AccessDenied</Error>")] * 3
+    assert [(a.status, a.body) for a in three_sends(refuse)] == [(403, b"<Error>AccessDenied</Error>")] * 3
 
 
 @pytest.mark.parametrize("document", [b"{}", b"not json", json.dumps({"answers": [{"status": 201}]}).encode()])
@@ -198,18 +192,4 @@ def test_an_answer_that_is_not_a_batchs_is_a_failure_of_each_call(document: byte
     async def bad(request: web.Request) -> web.Response:
         return web.Response(body=document, content_type="application/json")
 
-    async def run() -> list[Any]:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", bad)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        origin = Coalescing(f"http://127.0.0.1:{runner.addresses[0][1]}", "key", window_ms=20)
-        try:
-            calls = (origin.call("POST", SEND, client(n), b"x") for n in range(2))
-            return list(await asyncio.gather(*calls, return_exceptions=True))
-        finally:
-            await origin.close()
-            await runner.cleanup()
-
-    assert all(isinstance(outcome, OSError) for outcome in asyncio.run(run()))
+    assert all(isinstance(outcome, OSError) for outcome in three_sends(bad))

@@ -22,16 +22,15 @@ from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.model.inputs import MAX_BATCH, MAX_BATCH_BYTES, MessageInput
 from mnsd.model.queues import Queue
 from mnsd.operations.delete_message import delete_message
-from mnsd.operations.receive_message import receive_message
+from mnsd.operations.receive_message import receive_message, single_receive
 from mnsd.operations.send_message import send_message
 from mnsd.pipeline import steps
 from mnsd.queues import addresses
-from mnsd.queues.messages import Ask, Received
+from mnsd.queues.messages import Ask
 from mnsd.request.door import RouteDoor, error_response, host_id, new_request_id
 from mnsd.request.routes import ROUTES, Operation, path_parameters
 from mnsd.waiting import contract
-from mnsd.waiting.receive import deadline_of, tier_answer
-from mnsd.wire import requests
+from mnsd.waiting.receive import Render, deadline_of, tier_answer
 
 if TYPE_CHECKING:
     from mnsd.services import Services
@@ -54,6 +53,7 @@ class Enlisted:
     answer: HttpResponse
     message: MessageInput | None = None  # a send's
     ask: Ask | None = None  # a receive's
+    render: Render | None = None  # ... and its answer to a claim
 
     filled: bool = False
 
@@ -166,7 +166,7 @@ def _handle(enlisted: Enlisted) -> str:
 
 def _enlist_receive(batch: Batch, enlisted: Enlisted) -> HttpResponse:
     call = enlisted.call
-    wait = requests.wait_seconds(call.request)
+    wait, enlisted.render = single_receive(call)
     queue = call.queue()
     enlisted.ask = Ask(wait, call.request.received_at, deadline_of(call.request))
     return batch.enlist("receive", queue, enlisted)
@@ -182,11 +182,8 @@ def _serve_receives(services: Services, queue: Queue, enlisted: list[Enlisted]) 
             if isinstance(outcome, errors.MnsError):
                 each.fill(each.door.error(outcome))
             else:
-                each.fill(tier_answer(each.call, channel, outcome, _render_one(each.call)))
-
-
-def _render_one(call: Call) -> Callable[[list[Received]], HttpResponse]:
-    return lambda received: call.plane.received(received[0])
+                assert each.render is not None  # (`_enlist_receive` read it)
+                each.fill(tier_answer(each.call, channel, outcome, each.render))
 
 
 ENLISTERS: dict[Operation, Callable[[Batch, Enlisted], HttpResponse]] = {
