@@ -145,7 +145,9 @@ def _serve_deletes(services: Services, queue: Queue, enlisted: list[Enlisted]) -
     """Batch deletes of distinct handles (a handle two clients sent goes in the next, as if it came after)."""
     rest = enlisted
     while rest:
-        part, later, seen = [], [], set()
+        part: list[Enlisted] = []
+        later: list[Enlisted] = []
+        seen: set[str] = set()
         for each in rest:
             handle = _handle(each)
             if handle in seen or len(part) == MAX_BATCH:
