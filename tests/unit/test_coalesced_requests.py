@@ -227,3 +227,28 @@ def test_the_receive_functions_url_answers_the_batch_as_any_route_would(world) -
     assert [
         status for status, _, _ in contract.read_answers(api.handle("get_messages", call, world.services).body)
     ] == [201, 201]
+
+
+def test_a_fifo_groups_run_goes_to_one_receive_as_if_each_came_alone(world) -> None:
+    assert world.call(ROOT, "PUT", "/queues/f", body="<Queue><QueueType>fifo</QueueType></Queue>").status == 201
+    for body in ("first", "second"):
+        sent = world.call(
+            ROOT,
+            "POST",
+            "/queues/f/messages",
+            body=f"<Message><MessageBody>{body}</MessageBody><MessageGroupId>g</MessageGroupId></Message>",
+        )
+        assert sent.status == 201
+    triples = contract.read_answers(batch(world, [(ROOT, "GET", "/queues/f/messages?waitseconds=3", "")] * 2).body)
+    alone = World(wait_tier_key=KEY)
+    alone.call(ROOT, "PUT", "/queues/f", body="<Queue><QueueType>fifo</QueueType></Queue>")
+    for body in ("first", "second"):
+        alone.call(
+            ROOT,
+            "POST",
+            "/queues/f/messages",
+            body=f"<Message><MessageBody>{body}</MessageBody><MessageGroupId>g</MessageGroupId></Message>",
+        )
+    one_by_one = [alone.call(ROOT, "GET", "/queues/f/messages?waitseconds=0").status for _ in range(2)]
+    assert [status for status, _, _ in triples] == one_by_one == [200, 404]  # (the group's run is the first's)
+    assert b"<MessageBody>first</MessageBody>" in triples[0][2]

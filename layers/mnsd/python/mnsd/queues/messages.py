@@ -156,7 +156,10 @@ class MessageService:
     def receive_each(self, queue: Queue, asks: list[Ask]) -> list[Claimed | Hold | errors.MnsError]:
         """Single receives through the wait tier that came together (`mnsd.request.coalesced`), claimed as one batch
         receive: each admitted one gets one message while they last (in order), the others their own hold; one the
-        queue's receive limit refuses gets its error."""
+        queue's receive limit refuses gets its error. On a queue whose kind does not share a claim (FIFO), each
+        receive claims alone, in order, as if it had come alone."""
+        if len(asks) > 1 and not kind_of(queue).shares_claims:
+            return [outcome for ask in asks for outcome in self.receive_each(queue, [ask])]
         outcomes: list[Claimed | Hold | errors.MnsError] = []
         for _ in asks:
             try:
