@@ -17,6 +17,7 @@ from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
 from mnsd.model.policy import grant_document
+from mnsd.waiting import contract
 from tests.e2e.raw_http import RawClient
 from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, server_env
 from tests.e2e.tier_run import TierRun, run_consumers, tier_server, wait_for
@@ -159,3 +160,16 @@ def burst(run: TierRun, calls: list) -> list:
         thread.join(30)
     assert coalesced(run) - before >= 2  # (the burst went in batch calls)
     return answers
+
+
+def test_a_clients_own_request_to_the_batch_path_is_refused(run, make_queue) -> None:
+    """The holder passes it on signed as a request it passes on, not as its batch: the origin refuses it whole."""
+    name = make_queue()
+    owner = RawClient(run.url, ACCOUNT_A[1], ACCOUNT_A[2])
+    body = f'<?xml version="1.0" encoding="UTF-8"?><Message {XMLNS}><MessageBody>smuggled</MessageBody></Message>'
+    headers = [["Host", "127.0.0.1"], ["Content-Type", "text/xml"]]
+    document = contract.batch_document([("POST", f"/queues/{name}/messages", headers, body.encode(), 1)] * 2)
+    refused = owner.request("POST", contract.BATCH_PATH, document, content_type="application/json")
+    assert (refused.status, refused.error_code()) == (403, "AccessDenied")
+    assert refused.headers.get("x-mns-request-id")
+    assert owner.request("GET", f"/queues/{name}/messages?waitseconds=1").status == 404
