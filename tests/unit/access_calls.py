@@ -15,6 +15,7 @@ from email.utils import formatdate
 from typing import Any
 
 from local_runtime.dispatch import compile_routes, match_route
+from local_runtime.tables import create_tables
 from mnsd.access import authentication as auth
 from mnsd.access.keys import AccessKey
 from mnsd.ground.http import HttpRequest, HttpResponse
@@ -82,14 +83,19 @@ class HandClock:
 
 
 class World:
-    def __init__(self, clock: HandClock | None = None, **settings: Any) -> None:
+    def __init__(self, clock: HandClock | None = None, dynamodb: Any = None, **settings: Any) -> None:
+        """Over a fresh embedded engine, or over `dynamodb` (a DynamoDB client: its tables made here)."""
         self.keys = DictKeys()
         self.keys.add(ROOT)
         self.keys.add(OTHER_ROOT)
         self.clock = clock or HandClock()
+        given = Settings(region=REGION, credentials=f"{ACCOUNT}:{ROOT.key_id}:{ROOT.secret}", **settings)
+        if dynamodb is not None:
+            create_tables(dynamodb, given)
         self.services: Services = build_services(
-            Settings(region=REGION, credentials=f"{ACCOUNT}:{ROOT.key_id}:{ROOT.secret}", **settings),
-            storage=sqlite_storage(":memory:"),
+            given,
+            dynamodb=dynamodb,
+            storage=None if dynamodb is not None else sqlite_storage(":memory:"),
             keys=self.keys,
             clock=self.clock,
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -14,6 +15,7 @@ from mnsd.access.keys import AccessKey
 from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.request import api
 from mnsd.waiting import contract
+from tests.simulator.dynamodb import SimulatedDynamoDB
 from tests.unit.access_calls import ACCOUNT, OTHER, OTHER_ROOT, ROOT, World, answer_of, policy, resource
 
 KEY = "the-tiers-key"
@@ -252,3 +254,23 @@ def test_a_fifo_groups_run_goes_to_one_receive_as_if_each_came_alone(world) -> N
     one_by_one = [alone.call(ROOT, "GET", "/queues/f/messages?waitseconds=0").status for _ in range(2)]
     assert [status for status, _, _ in triples] == one_by_one == [200, 404]  # (the group's run is the first's)
     assert b"<MessageBody>first</MessageBody>" in triples[0][2]
+
+
+def test_on_dynamodb_sixteen_coalesced_single_sends_cost_what_one_batch_send_of_them_costs() -> None:
+    """The engine stores them as one pack (`docs/packed-batches.md`): the write units of one BatchSendMessage of the
+    same 16 messages, a fraction of 16 single sends'."""
+
+    def units(send: Callable[[World], None]) -> float:
+        client = SimulatedDynamoDB()
+        world = World(wait_tier_key=KEY, dynamodb=client)
+        client.usage.reset()
+        send(world)
+        return sum(client.usage.wcu.values())
+
+    bodies = [f"{n:04d}" * 256 for n in range(16)]  # 1 KB each
+    coalesced = units(lambda w: answers(batch(w, [(ROOT, "POST", MESSAGES, message(b)) for b in bodies])))
+    batched = units(
+        lambda w: w.call(ROOT, "POST", MESSAGES, f"<Messages>{''.join(message(b) for b in bodies)}</Messages>")
+    )
+    alone = units(lambda w: [w.call(ROOT, "POST", MESSAGES, message(b)) for b in bodies] and None)
+    assert coalesced == batched < alone / 4, (coalesced, batched, alone)
