@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from mnsd.waiting.contract import WAKE_PATH
 from tests.local_server import ServerClock, free_port, start_server, stop_server
+from wait_tier.tier import Tier, local_url
 
 ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
 ACCOUNT_B = ("2000000000000002", "KEYB", "SECRETB")
@@ -28,6 +31,9 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
 
 # Every e2e test runs against each storage engine of the local runtime (MNS_E2E_ENGINES narrows it).
 ENGINES = os.environ.get("MNS_E2E_ENGINES", "sqlite,moto").split(",")
+# `MNS_E2E_THROUGH=holder`: each server of the suite behind the wait tier's holder, as `make run WAIT_TIER=holder` runs
+# it (the clients call the holder: its passing on, holding and coalescing, `wait_tier/`); empty: the server alone.
+THROUGH = os.environ.get("MNS_E2E_THROUGH", "")
 
 
 @contextmanager
@@ -38,9 +44,22 @@ def local_server(
     its endpoint URL. `extra` is added to its environment; with `clock` the server runs on it."""
     port = free_port()
     data = str(tmp_path_factory.mktemp(f"{name}-data-{engine}"))
+    tier = None
+    if THROUGH == "holder":
+        tier = Tier(f"http://127.0.0.1:{port}", free_port(), free_port(), secrets.token_urlsafe(24))
+        extra = {"MNS_WAIT_TIER_KEY": tier.key, "MNS_WAIT_TIER_WAKE_URL": local_url(tier.wake_port, WAKE_PATH), **extra}
     env = server_env(port, MNS_ENGINE=engine, MNS_DATA_DIR=data, **(clock.env() if clock else {}), **extra)
-    proc = start_server(env, port, tmp_path_factory.mktemp(f"{name}-server") / "server.log")
+    logs = tmp_path_factory.mktemp(f"{name}-server")
+    proc = start_server(env, port, logs / "server.log")
     try:
-        yield f"http://127.0.0.1:{port}"
+        if tier is None:
+            yield f"http://127.0.0.1:{port}"
+            return
+        with open(logs / "tier.log", "wb") as tier.log:
+            tier.start()
+            try:
+                yield tier.url
+            finally:
+                tier.stop()
     finally:
         stop_server(proc)

@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
@@ -15,7 +14,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mnsd.ground import deadlines
 from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.request import api
-from mnsd.request.routes import ROUTES
+from mnsd.request.routes import ROUTES, path_parameters
 from mnsd.services import Services, default_services
 
 if TYPE_CHECKING:
@@ -69,20 +68,6 @@ def request_from_event(event: dict[str, Any], route_path: str | None = None) -> 
         received_at=time_epoch / 1000 if isinstance(time_epoch, int | float) else None,
         source_ip=event["requestContext"].get("http", {}).get("sourceIp"),
     )
-
-
-def path_parameters(route_path: str, path: str) -> dict[str, str]:
-    """`{name}` segments of `route_path` in `path` (none when it is not the route's path)."""
-    template, given = route_path.split("/"), path.split("/")
-    if len(template) != len(given):
-        return {}
-    found = {}
-    for part, value in zip(template, given, strict=True):
-        if part.startswith("{") and part.endswith("}"):
-            found[part[1:-1]] = unquote(value)
-        elif part != value:
-            return {}
-    return found
 
 
 def event_response(response: HttpResponse) -> dict[str, Any]:

@@ -70,6 +70,16 @@ class Hold:
     due_ms: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A single receive through the wait tier: its client's wait, when it reached the origin, and its deadline when
+    the tier asks again for a receive it holds (`MessageService.receive_or_hold`)."""
+
+    wait_seconds: int | None
+    received_at: float | None
+    deadline_ms: int | None
+
+
 @dataclass(eq=False, kw_only=True)  # a service: compared by identity
 class MessageService:
     messages: MessageStores  # a queue's store: `messages.of(queue)`
@@ -82,13 +92,17 @@ class MessageService:
     activity: QueueActivity
     limits: Limits | None = None
 
-    def send(self, queue: Queue, inputs: list[MessageInput]) -> list[SendResult]:
-        """Store messages, and each receiver's copies; every message is validated before any is written."""
+    def check_sent(self, queue: Queue, inputs: list[MessageInput]) -> None:
+        """Whether the queue takes these messages (their size, what its kind refuses): the error, else nothing."""
         limit, kind = queue.attributes.maximum_message_size, kind_of(queue)
         for message in inputs:
             if len(message.body.encode("utf-8")) > limit:
                 raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
             kind.check_sent(message)
+
+    def send(self, queue: Queue, inputs: list[MessageInput]) -> list[SendResult]:
+        """Store messages, and each receiver's copies; every message is validated before any is written."""
+        self.check_sent(queue, inputs)
         now_ms = ms(self.clock.now())
         groups = [m.message_group_id for m in inputs]
         ids = self.messages.of(queue).new_ids(queue.queue_id, len(inputs), now_ms, groups)
@@ -133,19 +147,56 @@ class MessageService:
         a receive it holds), and never later than `deadlines.HOLD_SECONDS` after it: the tier answers a hold's end
         itself, without a claim (it asks again no later than the last claim `receive` allows)."""
         self._admit(queue)
-        now = self.clock.now()
-        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
-        arrived = ms(now if received_at is None else min(received_at, now))
-        until = min(arrived + wait * 1000 if deadline_ms is None else deadline_ms, arrived + ms(deadlines.HOLD_SECONDS))
-        for _ in range(CLAIM_ROUNDS + 1):  # rounds lost to other consumers: look again at once
+        received, more, next_visible = self._claim_rounds(queue, count)
+        if received:
+            self.activity.received(queue, len(received))
+            return Claimed(received, more, min(r.message.visible_at for r in received))
+        return self._hold(queue, Ask(wait_seconds, received_at, deadline_ms), next_visible)
+
+    def receive_each(self, queue: Queue, asks: list[Ask]) -> list[Claimed | Hold | errors.MnsError]:
+        """Single receives through the wait tier that came together (`mnsd.request.coalesced`), claimed as one batch
+        receive: each admitted one gets one message while they last (in order), the others their own hold; one the
+        queue's receive limit refuses gets its error. On a queue whose kind does not share a claim (FIFO), each
+        receive claims alone, in order, as if it had come alone."""
+        if len(asks) > 1 and not kind_of(queue).shares_claims:
+            return [outcome for ask in asks for outcome in self.receive_each(queue, [ask])]
+        outcomes: list[Claimed | Hold | errors.MnsError] = []
+        for _ in asks:
+            try:
+                self._admit(queue)
+                outcomes.append(Hold(0, None))  # (a place: filled below)
+            except errors.QpsLimitExceeded as error:
+                outcomes.append(error)
+        admitted = [i for i, outcome in enumerate(outcomes) if not isinstance(outcome, errors.MnsError)]
+        if not admitted:
+            return outcomes
+        received, more, next_visible = self._claim_rounds(queue, len(admitted))
+        if received:
+            self.activity.received(queue, len(received))
+        for n, index in enumerate(admitted):
+            if n < len(received):  # (the first says what was left: the tier wakes as many held receives once)
+                outcomes[index] = Claimed([received[n]], more if n == 0 else 0, received[n].message.visible_at)
+            else:
+                outcomes[index] = self._hold(queue, asks[index], next_visible)
+        return outcomes
+
+    def _claim_rounds(self, queue: Queue, count: int) -> tuple[list[Received], int, int | None]:
+        """Up to `count` receivable messages claimed (rounds lost to other consumers: looking again at once), how
+        many more receivable ones were seen and left, and the queue's next visible time when none was claimed."""
+        for _ in range(CLAIM_ROUNDS + 1):
             received, candidates, next_visible = self._claim_ready(queue, count, self.clock.now())
             if received or not candidates:
                 break
-        if received:
-            self.activity.received(queue, len(received))
-            due = min(r.message.visible_at for r in received)
-            return Claimed(received, max(0, candidates - len(received)), due)
-        if until <= ms(self.clock.now()):
+        return received, max(0, candidates - len(received)), next_visible
+
+    def _hold(self, queue: Queue, ask: Ask, next_visible: int | None) -> Hold:
+        """A receive through the tier that found nothing: held until its client stops waiting."""
+        now = self.clock.now()
+        wait = queue.attributes.polling_wait_seconds if ask.wait_seconds is None else ask.wait_seconds
+        arrived = ms(now if ask.received_at is None else min(ask.received_at, now))
+        until = ask.deadline_ms if ask.deadline_ms is not None else arrived + wait * 1000
+        until = min(until, arrived + ms(deadlines.HOLD_SECONDS))
+        if until <= ms(now):
             self.activity.empty_receive(queue)
         return Hold(until, next_visible if next_visible is not None and next_visible < until else None)
 

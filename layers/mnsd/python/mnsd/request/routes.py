@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from mnsd.calls.call import Call
 from mnsd.ground import errors
@@ -382,3 +383,17 @@ ROUTES: dict[str, Route] = {
         Route("get_signing_certificate", "GET", CERTIFICATE_PATH, lambda call: get_signing_certificate, public=True),
     )
 }
+
+
+def path_parameters(route_path: str, path: str) -> dict[str, str]:
+    """`{name}` segments of `route_path` in `path` (none when it is not the route's path)."""
+    template, given = route_path.split("/"), path.split("/")
+    if len(template) != len(given):
+        return {}
+    found = {}
+    for part, value in zip(template, given, strict=True):
+        if part.startswith("{") and part.endswith("}"):
+            found[part[1:-1]] = unquote(value)
+        elif part != value:
+            return {}
+    return found
