@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import base64
 import random
+import threading
 
 from migrate.batching import MOST_BODY_BYTES, MOST_MESSAGES, cut
+from migrate.errors import ServiceError
+from migrate.journal import QueueJournal
+from migrate.moving import Options, QueueMove, QueueStats
 from migrate.xmlapi import Message, body_bytes, send_batches
+from mnsd.ground.errors import InvalidArgument
 from mnsd.model.inputs import MAX_BATCH, MAX_BATCH_BYTES, MessageRequest, message_batch
 
 
@@ -64,3 +69,88 @@ def test_every_request_cut_from_received_messages_passes_the_services_own_check_
     for run, following in zip(runs, runs[1:], strict=False):
         total = sum(body_bytes(m.body) for m in run)
         assert len(run) == MOST_MESSAGES or total + body_bytes(following[0].body) > MOST_BODY_BYTES
+
+
+class Source:
+    """A source queue: receives hand back every message not deleted (up to the count asked); `loses_deletes`: a
+    delete is answered but not done (the tool stopped, or the handle expired, before it took)."""
+
+    def __init__(self, messages: list[Message], loses_deletes: bool = False) -> None:
+        self.waiting = list(messages)
+        self.loses_deletes = loses_deletes
+
+    def counts(self, queue: str) -> tuple[int, int, int]:
+        return len(self.waiting), 0, 0
+
+    def receive(self, queue: str, count: int, wait_seconds: int) -> list[Message]:
+        return self.waiting[:count]
+
+    def delete(self, queue: str, handles: list[str]) -> list[str]:
+        if not self.loses_deletes:
+            self.waiting = [m for m in self.waiting if m.receipt_handle not in handles]
+        return []
+
+
+class Target:
+    """A target queue refusing a batch as the service does (`message_batch`), and refusing every send after
+    `room` messages as a queue deleted meanwhile would."""
+
+    def __init__(self, room: int = 1_000) -> None:
+        self.requests: list[list[Message]] = []
+        self.room = room
+
+    def send(self, queue: str, messages: list[Message]) -> list[ServiceError | None]:
+        try:
+            message_batch([MessageRequest(body=m.body, priority=str(m.priority)) for m in messages])
+        except InvalidArgument as error:
+            raise ServiceError(400, "InvalidArgument", str(error)) from None
+        if sum(len(r) for r in self.requests) + len(messages) > self.room:
+            raise ServiceError(404, "QueueNotExist", "The queue name you provided is not exist.")
+        self.requests.append(messages)
+        return [None] * len(messages)
+
+    @property
+    def stored(self) -> list[Message]:
+        return [m for request in self.requests for m in request]
+
+
+def drain(source: Source, target: Target, journal: QueueJournal) -> QueueStats:
+    move = QueueMove("q", source, target, journal, Options(retry_seconds=0, settle_seconds=0), threading.Event())  # type: ignore[arg-type]
+    return move.run()
+
+
+def large(count: int) -> list[Message]:
+    rng = random.Random(count)
+    return [
+        received(n, base64.b64encode(rng.randbytes(3 * rng.randint(8192, 61440) // 4)).decode()) for n in range(count)
+    ]
+
+
+def test_a_received_batch_of_large_messages_moves_whole_each_request_within_the_limits(tmp_path):
+    messages = large(16)
+    source, target, journal = Source(messages), Target(), QueueJournal(tmp_path / "q.copied")
+    stats = drain(source, target, journal)
+    assert (stats.error, stats.moved, stats.left_on_source) == ("", 16, 0)
+    assert target.stored == messages and len(target.requests) > 1  # in the order received, over several requests
+    assert all(m.message_id in journal for m in messages) and source.waiting == []
+
+
+def test_copies_acknowledged_before_a_later_request_failed_are_journaled_and_never_sent_again(tmp_path):
+    messages = large(16)
+    journal = QueueJournal(tmp_path / "q.copied")
+    first = Target(room=len(send_batches(messages)[0]))  # takes the first request, then its queue is gone
+    stats = drain(Source(messages, loses_deletes=True), first, journal)
+    assert stats.error.startswith("queue q: the target answered QueueNotExist")
+    assert stats.moved == len(first.stored) > 0
+    again = Target()
+    stats = drain(Source(messages), again, QueueJournal(tmp_path / "q.copied"))  # the next run, the same journal
+    assert (stats.error, stats.moved, stats.received_again) == ("", 16 - len(first.stored), len(first.stored))
+    assert first.stored + again.stored == messages  # each message on the target once
+
+
+def test_each_request_acknowledged_is_deleted_from_the_source_before_the_next_is_sent(tmp_path):
+    messages = large(16)
+    source, target = Source(messages), Target(room=len(send_batches(messages)[0]))
+    stats = drain(source, target, QueueJournal(tmp_path / "q.copied"))
+    assert stats.error.startswith("queue q: the target answered QueueNotExist")
+    assert source.waiting == messages[len(target.stored) :]  # the copies the target has are gone from the source
