@@ -164,7 +164,7 @@ def test_a_queue_of_8_to_60_kb_messages_drains_whole_and_a_fifo_queue_keeps_each
 @pytest.mark.parametrize(
     ("target_engine", "sized"),
     # moto with bodies of every size: 158 s on a loaded machine (the estate above has them on moto); small: 21 s
-    [("sqlite", True), pytest.param("moto", False, marks=pytest.mark.slow)],
+    [pytest.param("sqlite", True, id="sqlite-800"), pytest.param("moto", False, id="moto-800", marks=pytest.mark.slow)],
 )
 def test_an_estate_of_fifty_queues_and_ten_topics_moves_with_its_messages(
     source, tmp_path_factory, prefix, tmp_path, target_engine, sized
