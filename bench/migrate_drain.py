@@ -1,10 +1,11 @@
 """Drain throughput of `python -m migrate` between two `make run` servers (`python -m local_runtime`, the embedded
 SQLite engine, each its own process and data folder): messages/s moved from the source's queues to the target's.
 
-    python -m bench.migrate_drain [--messages 5000] [--queues 8] [--parallel 4]
+    python -m bench.migrate_drain [--messages 5000] [--queues 8] [--parallel 4] [--body 1KB|16-60KB]
 
-The source's queues are filled first (1 KB incompressible base64 bodies, batches of 16, one in four queues FIFO with
-five groups), `migrate apply` copies the queues, then `migrate drain` is timed; the figures are its own summary's.
+The source's queues are filled first (incompressible bodies: base64 of random bytes, 1 KB each or 16 to 60 KB
+uniformly; sent in the batches the service takes, at most 16 messages and 64 KB; one in four queues FIFO with five
+groups), `migrate apply` copies the queues, then `migrate drain` is timed; the figures are its own summary's.
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ from aliyunsdkcore.request import CommonRequest
 from mns.account import Account
 from mns.queue import Message, QueueMeta
 
+from migrate.batching import cut
 from migrate.cli import main
+from migrate.xmlapi import body_bytes
 
 KEY = ("1000000000000001", "BENCHKEY", "BENCHSECRET")
+BODY_SIZES = {"1KB": (1024, 1024), "16-60KB": (16 * 1024, 60 * 1024)}  # characters of base64: bytes on the wire
 
 
 def _free_port() -> int:
@@ -55,7 +59,8 @@ def _server(folder: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit("a server did not start")
 
 
-def _fill(endpoint: str, queues: int, messages: int) -> None:
+def _fill(endpoint: str, queues: int, messages: int, sizes: tuple[int, int]) -> int:
+    """The source's queues made and filled: the bodies' bytes in all."""
     account, rng = Account(endpoint, KEY[1], KEY[2]), random.Random(1)
     client = AcsClient(KEY[1], KEY[2], "cn-hangzhou")
     for i in range(queues):
@@ -68,6 +73,7 @@ def _fill(endpoint: str, queues: int, messages: int) -> None:
         request.add_body_params("QueueName", f"bench-q{i}")
         request.add_body_params("QueueType", "fifo")  # SDK 1.3.0's QueueMeta has no type: Mns-open, as Terraform
         client.do_action_with_exception(request)
+    total = 0
     for i in range(queues):
         queue = account.get_queue(f"bench-q{i}")
         queue.set_encoding(False)
@@ -76,19 +82,22 @@ def _fill(endpoint: str, queues: int, messages: int) -> None:
         for start in range(0, len(numbers), 16):
             batch = []
             for n in numbers[start : start + 16]:
-                body = base64.b64encode(rng.randbytes(768)).decode()
+                body = base64.b64encode(rng.randbytes(3 * rng.randint(*sizes) // 4)).decode()
+                total += len(body)
                 batch.append(Message(body, None, None, f"g{n % 5}") if i % 4 == 3 else Message(body, 0, 1 + n % 16))
-            queue.batch_send_message(batch)
+            for run in cut(batch, lambda m: body_bytes(m.message_body)):
+                queue.batch_send_message(run)
+    return total
 
 
-def run(messages: int, queues: int, parallel: int) -> dict[str, float]:
+def run(messages: int, queues: int, parallel: int, sizes: tuple[int, int] = BODY_SIZES["1KB"]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "source").mkdir()
         (Path(folder) / "target").mkdir()
         source, source_url = _server(Path(folder) / "source")
         target, target_url = _server(Path(folder) / "target")
         try:
-            _fill(source_url, queues, messages)
+            body_total = _fill(source_url, queues, messages, sizes)
             env = {
                 "ALIBABA_CLOUD_ENDPOINT": source_url,
                 "ALIBABA_CLOUD_ACCESS_KEY_ID": KEY[1],
@@ -105,7 +114,12 @@ def run(messages: int, queues: int, parallel: int) -> dict[str, float]:
             summary = json.loads(out.getvalue())
             assert code == 0 and summary["totals"]["moved"] == messages, summary
             seconds = summary["seconds"]
-            return {"messages": messages, "seconds": seconds, "messages_per_second": messages / seconds}
+            return {
+                "messages": messages,
+                "seconds": seconds,
+                "messages_per_second": messages / seconds,
+                "body_megabytes_per_second": body_total / seconds / 1e6,
+            }
         finally:
             source.terminate()
             target.terminate()
@@ -118,9 +132,11 @@ if __name__ == "__main__":
     parser.add_argument("--messages", type=int, default=5000)
     parser.add_argument("--queues", type=int, default=8)
     parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--body", choices=sorted(BODY_SIZES), default="1KB")
     args = parser.parse_args()
-    result = run(args.messages, args.queues, args.parallel)
+    result = run(args.messages, args.queues, args.parallel, BODY_SIZES[args.body])
     print(
-        f"queues {args.queues}, parallel {args.parallel}: {result['messages']} messages in {result['seconds']:.2f} s, "
-        f"{result['messages_per_second']:.0f} messages/s"
+        f"bodies {args.body}, queues {args.queues}, parallel {args.parallel}: {result['messages']} messages in "
+        f"{result['seconds']:.2f} s, {result['messages_per_second']:.0f} messages/s, "
+        f"{result['body_megabytes_per_second']:.1f} MB/s of bodies"
     )

@@ -1,9 +1,11 @@
 """`drain` and `bridge`: a queue's waiting messages received from the source in batches, sent to the target's queue of
 the same name in the order received (body text, priority, group and user properties kept; sent with no delay, since
 a delayed message is received only once its delay is over), and deleted from the source only after the target
-acknowledged them. At least once: a message received again after its copy was acknowledged (the journal has it) is
-deleted without being sent again; a batch sent again after an answer that never came may be on the target twice,
-and is counted as possible duplicates."""
+acknowledged them. A received batch is sent as the BatchSendMessage requests the service takes (`batching`: at most
+16 messages and 64 KB of bodies each), one after another, each deleted from the source once acknowledged. At least
+once: a message received again after its copy was acknowledged (the journal has it) is deleted without being sent
+again; a batch sent again after an answer that never came may be on the target twice, and is counted as possible
+duplicates."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import TypeVar
 from migrate.errors import NETWORK, ServiceError
 from migrate.journal import QueueJournal
 from migrate.retrying import FIRST_PAUSE, LONGEST_PAUSE, retrying
-from migrate.xmlapi import BATCH, Message, XmlApi
+from migrate.xmlapi import BATCH, Message, XmlApi, send_batches
 
 T = TypeVar("T")
 SETTLE_PAUSE = 0.5
@@ -107,13 +109,20 @@ class QueueMove:
                     "and its delete sent: the source's receives may outlast the queue's visibility timeout "
                     "(raise it for the move)",
                 )
-        copied = self._send([m for m in messages if m.message_id not in self.journal])
-        self.journal.add([m.message_id for m in copied])
-        self.stats.moved += len(copied)
         self.stats.received_again += len(again)
-        handles = [m.receipt_handle for m in again + copied]
+        handles = [m.receipt_handle for m in again]
+        for batch in send_batches([m for m in messages if m.message_id not in self.journal]):
+            copied = self._send(batch)
+            self.journal.add([m.message_id for m in copied])
+            self.stats.moved += len(copied)
+            self._delete(handles + [m.receipt_handle for m in copied])
+            handles = []
+        self._delete(handles)
+
+    def _delete(self, handles: list[str]) -> None:
+        """The source's copies of messages the target has (a handle that expired meanwhile: the message comes back
+        and is deleted then, the journal has it)."""
         if handles:
-            # A handle that expired meanwhile: the message comes back and is deleted then (the journal has it).
             self._source(lambda: self.source.delete(self.queue, handles))
 
     def _send(self, messages: list[Message]) -> list[Message]:

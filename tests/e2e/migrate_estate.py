@@ -19,7 +19,9 @@ from mns.account import Account
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
+from migrate.batching import cut
 from migrate.cli import main
+from migrate.xmlapi import body_bytes
 from tests.e2e.mns_open_clients import CoreClient
 
 PUSH_KINDS = (
@@ -39,6 +41,11 @@ TIMES = (
     "QueueInternalUrl",
 )
 TOPIC_TIMES = ("CreateTime", "LastModifyTime", "MessageCount", "TopicUrl", "TopicInnerUrl")
+# Body sizes in UTF-8 bytes (the service's unit), each at most its queue's MaximumMessageSize: a few bytes to 64 KB.
+SIZES = (3, 40, 300, 1024, 3000, 8 * 1024, 12 * 1024, 20 * 1024, 33 * 1024, 47 * 1024, 60 * 1024, 64 * 1024)
+ENCODINGS = ("markup", "cjk", "base64 text", "base64 bytes")  # as MNS clients send bodies
+WORDS = ("order", "parcel", "invoice", "north", "express", "<b>", "&amp;", "a < b", "c > d", "R&D", '"q"', "it's")
+CJK = "订单已发货请查收消息队列服务主题订阅推送华东杭州上海深圳北京"
 
 
 @dataclass
@@ -56,6 +63,7 @@ class Estate:
     queues: list[str]
     fifo: set[str]
     topics: list[str]
+    largest: dict[str, int]  # each queue's MaximumMessageSize
     sent: list[Sent] = field(default_factory=list)
 
 
@@ -110,26 +118,61 @@ def body(rng: random.Random, n: int) -> str:
     return f"{n}:{noise}" + (" <&> ü'\"" if n % 7 == 0 else "")
 
 
-def build(endpoint: str, key: tuple[str, str, str], prefix: str, queues: int, topics: int, messages: int) -> Estate:
+def _text(rng: random.Random, words: tuple[str, ...], size: int, space: str = " ") -> str:
+    """`words` drawn at random, joined by `space`, cut to at most `size` UTF-8 bytes on a character."""
+    parts, total = [], 0
+    while total < size:
+        word = rng.choice(words)
+        parts.append(word)
+        total += len(word.encode("utf-8")) + len(space)
+    return space.join(parts).encode("utf-8")[:size].decode("utf-8", "ignore")
+
+
+def sized_body(rng: random.Random, n: int, size: int, encoding: str) -> str:
+    """A body of at most `size` UTF-8 bytes (within 3 of it), unique by `n`, as clients send one: plain text with XML
+    metacharacters, UTF-8 text with CJK, or base64 (as the SDKs encode a body) of text or of random bytes."""
+    head = f"{n}:"
+    size = max(size, len(head) + 4)
+    if encoding == "markup":
+        return head + _text(rng, WORDS, size - len(head))
+    if encoding == "cjk":
+        return head + _text(rng, (*CJK, "，", "。", " MNS ", "2026"), size - len(head), space="")
+    raw = 3 * (size // 4) - len(head)  # base64 writes 3 bytes as 4 characters
+    data = _text(rng, WORDS, raw).encode() if encoding == "base64 text" else rng.randbytes(raw)
+    return base64.b64encode(head.encode() + data).decode()
+
+
+def build(
+    endpoint: str,
+    key: tuple[str, str, str],
+    prefix: str,
+    queues: int,
+    topics: int,
+    messages: int,
+    sized: bool = True,
+) -> Estate:
+    """The estate on `endpoint`, its messages of every size and encoding (`sized`) or of about 70 bytes each."""
     core = CoreClient(endpoint, key[1], key[2])
-    names, fifo = make_queues(core, prefix, queues)
-    estate = Estate(prefix, names, fifo, make_topics(core, prefix, topics, names[:-2]))
-    send(endpoint, key, estate, messages, random.Random(prefix))
+    names, fifo, largest = make_queues(core, prefix, queues)
+    estate = Estate(prefix, names, fifo, make_topics(core, prefix, topics, names[:-2]), largest)
+    send(endpoint, key, estate, messages, random.Random(prefix), sized=sized)
     return estate
 
 
-def make_queues(core: CoreClient, prefix: str, count: int) -> tuple[list[str], set[str]]:
+def make_queues(core: CoreClient, prefix: str, count: int) -> tuple[list[str], set[str], dict[str, int]]:
     """`count` queues: one in five FIFO, attributes varied, tags on a third, logging on half, a receive limit on one,
     a dead-letter policy on a quarter (to two dead-letter queues created after them)."""
     dead, dead_fifo = f"{prefix}-z-dead", f"{prefix}-z-dead-fifo"
     names = [f"{prefix}-q{i:02d}" for i in range(count - 2)]
     fifo = {n for i, n in enumerate(names) if i % 5 == 1} | {dead_fifo}
+    largest: dict[str, int] = {}
     for i, name in enumerate([*names, dead, dead_fifo]):
+        largest[name] = 65536 - 1024 * (i % 5)
         params: dict[str, object] = {
             "QueueName": name,
             "VisibilityTimeout": 5 + i % 4,
             "PollingWaitSeconds": i % 3,
-            "MaximumMessageSize": 65536 - 1024 * (i % 5),
+            "MaximumMessageSize": largest[name],
             "MessageRetentionPeriod": 86400 + 60 * i,
             "DelaySeconds": 1 if i % 11 == 4 else 0,
             "EnableLogging": i % LOGGING_EVERY == 0,
@@ -146,7 +189,7 @@ def make_queues(core: CoreClient, prefix: str, count: int) -> tuple[list[str], s
             target = dead_fifo if name in fifo else dead
             policy = {"Enabled": True, "DeadLetterTargetQueue": target, "MaxReceiveCount": 3 + i % 5}
             core.call("SetQueueAttributes", QueueName=name, DlqPolicy=json.dumps(policy))
-    return [*names, dead, dead_fifo], fifo
+    return [*names, dead, dead_fifo], fifo, largest
 
 
 def make_topics(core: CoreClient, prefix: str, count: int, queues: list[str]) -> list[str]:
@@ -169,9 +212,13 @@ def make_topics(core: CoreClient, prefix: str, count: int, queues: list[str]) ->
     return names
 
 
-def send(endpoint: str, key: tuple[str, str, str], estate: Estate, messages: int, rng: random.Random) -> None:
-    """`messages` spread over the estate's queues in batches of 16: priorities 1-16, a delay of 1-2 s on one in 25,
-    five groups per FIFO queue, each group's messages numbered in the order sent."""
+def send(
+    endpoint: str, key: tuple[str, str, str], estate: Estate, messages: int, rng: random.Random, sized: bool = True
+) -> None:
+    """`messages` spread over the estate's queues, sent in batches as the service takes them (at most 16 and 64 KB of
+    bodies): priorities 1-16, a delay of 1-2 s on one in 25, five groups per FIFO queue, each group's messages
+    numbered in the order sent; `sized`: each queue's bodies through every size (`SIZES`, each at most the queue's
+    MaximumMessageSize) and encoding (`ENCODINGS`), else about 70 bytes each."""
     account = Account(endpoint, key[1], key[2])
     per_queue = {q: [] for q in estate.queues}
     for n in range(messages):
@@ -179,17 +226,19 @@ def send(endpoint: str, key: tuple[str, str, str], estate: Estate, messages: int
     for queue_name, numbers in per_queue.items():
         queue = account.get_queue(queue_name)
         queue.set_encoding(False)
+        earlier = sum(1 for s in estate.sent if s.queue == queue_name)  # the queue's sizes go on where they were
         for start in range(0, len(numbers), 16):
             batch, now_ms = [], int(time.time() * 1000)
-            for n in numbers[start : start + 16]:
+            for j, n in enumerate(numbers[start : start + 16], start=earlier + start):
                 group = f"g{n % 5}" if queue_name in estate.fifo else ""
                 delay = (1 + n % 2) if n % 25 == 3 and not group else 0
-                sent = Sent(
-                    queue_name, body(rng, n), None if group else rng.randint(1, 16), group, now_ms + 1000 * delay
-                )
+                size = min(SIZES[j % len(SIZES)], estate.largest[queue_name])
+                text = sized_body(rng, n, size, ENCODINGS[(j // len(SIZES) + j) % 4]) if sized else body(rng, n)
+                sent = Sent(queue_name, text, None if group else rng.randint(1, 16), group, now_ms + 1000 * delay)
                 estate.sent.append(sent)
                 batch.append(Message(sent.body, None if group else delay, sent.priority, group))
-            queue.batch_send_message(batch)
+            for run in cut(batch, lambda m: body_bytes(m.message_body)):
+                queue.batch_send_message(run)
 
 
 def _patient(action, retry_throttled: bool):  # type: ignore[no-untyped-def]

@@ -60,6 +60,7 @@ def measured():
             Case("64 B", BATCH, "standard, indexed"),
             Case("1 KB incompressible", BATCH, "standard, indexed"),
             Case("60 KB incompressible", 1, "standard, quiet"),
+            Case("60 KB incompressible", BATCH, "standard, quiet"),
         ]
         return {case: bench.measure(case, 1) for case in cases}
     finally:
@@ -84,6 +85,14 @@ def test_a_large_incompressible_body_costs_at_least_its_entropy_and_the_parts_ad
     parts = cost_model.per_million(usage)
     assert parts["DynamoDB writes"] == pytest.approx(usage.write_units * 0.625)
     assert parts["HTTP API"] == pytest.approx(3.00)  # 60 KB is under the 512 KB metering step
+
+
+def test_a_batch_of_60_kb_bodies_is_sent_as_mns_takes_it_one_per_request(measured):
+    """MNS refuses a BatchSendMessage over 64 KB of bodies: sixteen 60 KB bodies are sixteen sends (received and
+    deleted in one batch each)."""
+    usage, _ = measured[Case("60 KB incompressible", BATCH, "standard, quiet")]
+    assert {name: op.requests for name, op in usage.operations.items()} == {"send": BATCH, "receive": 1, "delete": 1}
+    assert usage.operations["send"].metered_requests == BATCH
 
 
 @pytest.mark.parametrize(("body", "bound"), [("64 B", 0.60), ("1 KB incompressible", 1.10)])
