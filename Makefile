@@ -36,9 +36,13 @@ MNS_KEYS_FILE ?= $(KEYS_DIR)/keys.json
 # own; docs/wait_tier.md): clients call it on MNS_PORT (8080), the server answers directly on the port after it.
 # (`pushpin`, the tier's former name, is taken for `holder`.)
 WAIT_TIER ?=
+# `make run FRONT_DOOR=alb`: each request reaches the functions as an Application Load Balancer's Lambda event
+# (`-c frontDoor=alb`, docs/front-door.md), not as API Gateway's.
+FRONT_DOOR ?=
 RUN_MODULE := $(if $(filter holder pushpin,$(WAIT_TIER)),local_runtime.behind_holder,local_runtime)
 run: $(SERVE_STAMP)
-	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' MNS_KEYS_FILE='$(MNS_KEYS_FILE)' $(BIN)/python -m $(RUN_MODULE)
+	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' MNS_KEYS_FILE='$(MNS_KEYS_FILE)' MNS_FRONT_DOOR='$(FRONT_DOOR)' \
+		$(BIN)/python -m $(RUN_MODULE)
 
 # The suites on more workers than the 2 cores CI has: many tests wait (servers, sockets, long polls, push schedules),
 # and the workers would stand idle meanwhile. mypy runs beside them (its minute spent while tests wait), its verdict
