@@ -152,5 +152,6 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
 
 def acknowledge_reviewed_findings(stack: MnsStack) -> None:
     tier = stack.wait_tier.reviewed() if stack.wait_tier is not None else []
-    for construct, rule, reason in [*reviewed(stack), *tier]:
+    front = stack.load_balancer.reviewed() if stack.load_balancer is not None else []
+    for construct, rule, reason in [*reviewed(stack), *tier, *front]:
         Validations.of(construct).acknowledge(Acknowledgment(id=rule, reason=reason))
