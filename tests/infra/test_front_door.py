@@ -125,7 +125,9 @@ def test_the_load_balancer_refuses_ambiguous_http_and_logs_to_the_encrypted_acce
 
 def test_with_a_domain_https_serves_it_and_http_only_redirects(with_domain_and_tier) -> None:
     stack, template, _ = with_domain_and_tier
-    listeners = {found["Properties"]["Port"]: found["Properties"] for found in template.find_resources(LISTENER).values()}
+    listeners = {
+        found["Properties"]["Port"]: found["Properties"] for found in template.find_resources(LISTENER).values()
+    }
     assert set(listeners) == {80, 443}
     https = listeners[443]
     assert https["Protocol"] == "HTTPS" and https["Certificates"] == [{"CertificateArn": CERTIFICATE}]
