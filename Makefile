@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # serves without PySpark, the CDK or the test tools; any other target upgrades the same .venv to `dev`.
 SERVE_STAMP := $(VENV)/.installed-serve
 
-.PHONY: run test unit integration e2e infra lint format bench clean synth bootstrap deploy destroy admin analytics browser browser-tests console-vendor console-screenshots
+.PHONY: run test unit integration e2e infra lint format bench clean synth test-alb bootstrap deploy destroy admin analytics browser browser-tests console-vendor console-screenshots
 
 # The CDK CLI, pinned in package.json; jsii and the CLI quiet about versions (Node 20 is what the machines have).
 NODE_STAMP := node_modules/.installed
@@ -55,6 +55,14 @@ test: $(STAMP) $(NODE_STAMP) browser
 	@types=$$(mktemp); $(BIN)/mypy > $$types 2>&1 & checker=$$!; \
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25 tests; suites=$$?; \
 	wait $$checker; typed=$$?; cat $$types; rm -f $$types; [ $$suites = 0 ] && [ $$typed = 0 ]
+
+# The client and conformance suites through the load balancer's door (`make run FRONT_DOOR=alb`'s local form: each
+# request reaches the functions as the Lambda event ALB gives them, `local_runtime/alb.py`), on both engines.
+FRONT_DOOR_SUITES := tests/e2e/test_e2e_messages.py tests/e2e/test_e2e_tea_gateway.py tests/e2e/test_e2e_smqproxy.py \
+	tests/e2e/test_e2e_mns_open.py tests/e2e/test_e2e_http_edge.py tests/e2e/test_e2e_hostile_input.py \
+	tests/e2e/test_e2e_signature_v4.py tests/e2e/test_e2e_security_tokens.py tests/e2e/test_e2e_errors.py
+test-alb: $(STAMP)
+	MNS_FRONT_DOOR=alb $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(FRONT_DOOR_SUITES)
 
 # The console's browser tests drive Debian's chromium through chromedriver: installed here when missing.
 browser:
