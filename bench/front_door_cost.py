@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from bench._common import md_table, use_local_aws_defaults, write_result
+from tests.loopback import LoopbackListener
 
 # AWS's Elastic Load Balancing pricing page, US East (N. Virginia), found 7 December 2026 (docs/front-door.md).
 ALB_HOUR = 0.0225
@@ -30,26 +31,19 @@ HTTP_API_PER_MILLION = 1.00  # the first 300 million requests of a month
 HOURS_PER_MONTH = 730
 
 
-class CountingRelay:
+class CountingRelay(LoopbackListener):
     """127.0.0.1:port -> the server, counting the bytes each way."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
         self.up = self.down = 0
         self._lock = threading.Lock()
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.target)
-            threading.Thread(target=self._pipe, args=(client, server, "up"), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(server, client, "down"), daemon=True).start()
+    def serve(self, connection: socket.socket, accepted_at: float) -> None:
+        server = socket.create_connection(self.target)
+        threading.Thread(target=self._pipe, args=(server, connection, "down"), daemon=True).start()
+        self._pipe(connection, server, "up")
 
     def _pipe(self, source: socket.socket, sink: socket.socket, way: str) -> None:
         try:
@@ -66,9 +60,6 @@ class CountingRelay:
                 except OSError:
                     pass
 
-    def close(self) -> None:
-        self.listener.close()
-
 
 @contextmanager
 def alb_server() -> Iterator[tuple[CountingRelay, str, str]]:
@@ -80,7 +71,8 @@ def alb_server() -> Iterator[tuple[CountingRelay, str, str]]:
 
     settings = Settings.from_env({})
     server = LocalServer(settings, port=0, quiet=True, front_door="alb").start_background()
-    relay = CountingRelay(server.httpd.server_address[:2])
+    host, port = server.httpd.server_address[:2]
+    relay = CountingRelay((str(host), port))
     key = StaticKeyStore(settings.credentials).default
     try:
         yield relay, key.key_id, key.secret

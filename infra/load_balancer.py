@@ -13,7 +13,7 @@ ALB bills by the hour and by capacity units, not per request.
 
 from __future__ import annotations
 
-from aws_cdk import Aws, CfnCondition, CfnMapping, Duration, Fn
+from aws_cdk import Aws, CfnCondition, CfnMapping, Duration, Fn, ICfnConditionExpression
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_elasticloadbalancingv2_targets as targets
@@ -215,9 +215,9 @@ def _elb_accounts() -> dict[str, str]:
     return found
 
 
-def _region_in(regions: list[str]) -> object:
+def _region_in(regions: list[str]) -> ICfnConditionExpression:
     """A condition expression: the stack's Region is one of `regions` (Fn::Or takes 2 to 10 conditions: nested)."""
-    conditions = [Fn.condition_equals(Aws.REGION, region) for region in regions]
+    conditions: list[ICfnConditionExpression] = [Fn.condition_equals(Aws.REGION, region) for region in regions]
     while len(conditions) > 1:
         conditions = [
             Fn.condition_or(*group) if len(group) > 1 else group[0]

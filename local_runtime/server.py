@@ -63,7 +63,8 @@ class LocalServer:
         engine: EngineChoice | None = None,
         max_connections: int | None = None,
         clock: Clock | None = None,
-        front_door: str = "",
+        *,
+        front_door: str = "",  # `alb`: the functions called through the load balancer's door (`local_runtime.alb`)
     ) -> None:
         routes = compile_routes()
         handlers: dict[str | None, Handler] = {

@@ -163,9 +163,9 @@ class Holder:
             await _drain(request)
             if request.version not in HTTP_VERSIONS:  # answered in HTTP/1.1, as the server answers
                 request._cache["version"] = aiohttp.HttpVersion11  # (aiohttp's response writes the request's)
-            answer = refused.response(request.headers.get("Host"))
-            answer.force_close()
-            return answer
+            refusal = refused.response(request.headers.get("Host"))
+            refusal.force_close()
+            return refusal
         body = await request.read()
         target = request.raw_path  # the path and query as sent: never decoded or normalised
         route, takes = receive_route(request.method, target, request.headers)

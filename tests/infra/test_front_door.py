@@ -27,18 +27,21 @@ RULE = "AWS::ElasticLoadBalancingV2::ListenerRule"
 GROUP = "AWS::ElasticLoadBalancingV2::TargetGroup"
 
 
+def synthesized(tmp_path_factory: pytest.TempPathFactory, **context: str) -> tuple[MnsStack, Template, Path]:
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    return (*synth(outdir, **context), outdir)
+
+
 @pytest.fixture(scope="module")
 def http_only(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template, Path]:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    stack, template = synth(outdir, frontDoor="alb")
-    return stack, template, outdir
+    return synthesized(tmp_path_factory, frontDoor="alb")
 
 
 @pytest.fixture(scope="module")
 def with_domain_and_tier(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template, Path]:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    stack, template = synth(outdir, frontDoor="alb", waitTier="grip", domainName=DOMAIN, certificateArn=CERTIFICATE)
-    return stack, template, outdir
+    return synthesized(
+        tmp_path_factory, frontDoor="alb", waitTier="grip", domainName=DOMAIN, certificateArn=CERTIFICATE
+    )
 
 
 def test_with_the_load_balancer_synth_passes_cdk_nag_and_cfn_lint(http_only, with_domain_and_tier) -> None:
