@@ -105,6 +105,7 @@ class MnsStack(Stack):
             else None
         )
         self.endpoint = self.load_balancer.endpoint if self.load_balancer else self.api.endpoint
+        https_door = self.load_balancer if self.load_balancer and self.load_balancer.domain_name else None
         if self.wait_tier is not None:  # every function made from here on gets it too
             self.functions.add_environment(
                 settings.WAIT_TIER_WAKE_URL, self.wait_tier.add_wake_route(self.api.http_api)
@@ -120,7 +121,8 @@ class MnsStack(Stack):
             functions=self.functions,
             topic_messages=self.tables.topic_messages,
             signing_key=self.signing_key,
-            certificate_url=self.endpoint + CERTIFICATE_PATH,
+            # over HTTPS: the load balancer's with a domain, else the HTTP API's (a load balancer without one is HTTP only)
+            certificate_url=(https_door.endpoint if https_door else self.api.endpoint) + CERTIFICATE_PATH,
             capacity=self.capacity,
         )
         operation_log(self.functions, self.tables.messages)

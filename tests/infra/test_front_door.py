@@ -14,6 +14,7 @@ from infra.lint import findings
 from infra.load_balancer import ACCESS_LOG_PREFIX, LOG_DELIVERY, front_door
 from infra.stack import MnsStack
 from infra.wait_tier import HOLD_PORT
+from mnsd.ground.settings import SIGNING_CERT_URL
 from mnsd.request.listener import listener_rules
 from mnsd.request.routes import ROUTES
 from mnsd.waiting.contract import READY_PATH
@@ -162,3 +163,14 @@ def test_with_the_wait_tier_the_receive_rule_goes_to_the_tasks_from_the_load_bal
     ]
     assert [(s["FromPort"], s["ToPort"]) for s in sources] == [(HOLD_PORT, HOLD_PORT)]
     template.resource_count_is("AWS::EC2::VPC", 1)  # the tier's network, shared
+
+
+def test_pushes_name_a_signing_certificate_fetched_over_https(http_only, with_domain_and_tier) -> None:
+    # the HTTP API's endpoint (always HTTPS) without a domain, the domain's over HTTPS with one; never `http://{alb}`
+    for (_, template, _), https in ((http_only, '"ApiEndpoint"'), (with_domain_and_tier, f"https://{DOMAIN}/")):
+        variables = [
+            f["Properties"].get("Environment", {}).get("Variables", {})
+            for f in template.find_resources("AWS::Lambda::Function").values()
+        ]
+        urls = [json.dumps(v[SIGNING_CERT_URL]) for v in variables if SIGNING_CERT_URL in v]
+        assert urls and all(https in url and "DNSName" not in url for url in urls), urls
