@@ -98,6 +98,17 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
             )
             for name in ("fanout", "first_attempt", "push_worker")
         ),
+        *(
+            (
+                role(name),
+                f"AwsSolutions-IAM5[Resource::{pattern}]",
+                "A pattern the operator listed in pushLambdaArns or pushEventBusArns (the functions or buses "
+                "subscriptions may push to, e.g. a function's versions and aliases): granted as given, to invoke or "
+                "put events only.",
+            )
+            for name in ("fanout", "first_attempt", "push_worker")
+            for pattern in stack.push.targets.patterns()
+        ),
         (
             role("sample_metrics"),
             f"AwsSolutions-IAM5[Resource::{arn(stack, 'cloudwatch', f'alarm:{stack.sampler.prefix}*')}]",

@@ -33,9 +33,10 @@ class MnsStack(Stack):
     key of `infra.encryption.Encryption` (kmsKeyArn, or createKmsKey=true), and metricsDefault (true: a queue or
     topic that never set MetricsEnabled is monitored; false: only those that chose it), and waitTier (`grip`: long
     polls wait in the wait tier of `infra.wait_tier`, not in Lambda), and capacity (`provisioned`: the tables and
-    the ready index provisioned with auto-scaling, `infra.table_capacity`; on demand by default), and frontDoor
-    (`alb`: an Application Load Balancer is the clients' endpoint and takes the custom domain, `infra.load_balancer`;
-    API Gateway's HTTP API by default)."""
+    the ready index provisioned with auto-scaling, `infra.table_capacity`; on demand by default), and pushLambdaArns and
+    pushEventBusArns (the Lambda functions and EventBridge buses subscriptions may push to, `infra.push.PushTargets`;
+    none by default), and frontDoor (`alb`: an Application Load Balancer is the clients' endpoint and takes the custom
+    domain, `infra.load_balancer`; API Gateway's HTTP API by default)."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)

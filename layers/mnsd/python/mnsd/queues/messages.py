@@ -10,7 +10,7 @@ from mnsd.control.limits import Limits
 from mnsd.ground import deadlines, errors
 from mnsd.ground.clock import Clock, ms
 from mnsd.ground.settings import Settings
-from mnsd.model.inputs import MessageInput
+from mnsd.model.inputs import MessageInput, VisibilityChange
 from mnsd.model.kinds import kind_of
 from mnsd.model.messages import Message, MessageRef
 from mnsd.model.queues import Queue
@@ -22,14 +22,25 @@ from mnsd.queues.receipts import Receipt, ReceiptCodec
 from mnsd.queues.stores import MessageStores
 
 MAX_WAIT_SECONDS = 30
-VISIBILITY_RANGE = (0, 43200)
 CLAIM_ROUNDS = 10
+# What fails one receipt handle of a batch (delete, change of visibility) on its own, the others going on.
+HANDLE_ERRORS = (errors.MessageNotExist, errors.ReceiptHandleError, errors.MissingReceiptHandle)
 
 
 @dataclass(frozen=True)
 class SendResult:
     message: Message
     receipt_handle: str | None  # only for delayed messages: lets the sender delete or re-time them
+    error: errors.MnsError | None = None
+
+
+@dataclass(frozen=True)
+class VisibilityResult:
+    """One handle of a batch ChangeMessageVisibility: its new receipt handle and NextVisibleTime, or its error."""
+
+    given: str  # the receipt handle the request gave
+    receipt_handle: str = ""
+    next_visible_time: int = 0
     error: errors.MnsError | None = None
 
 
@@ -227,7 +238,7 @@ class MessageService:
             try:
                 receipt, ref = self._receipt(queue, handle, now_ms)
                 outcomes.append((ref, receipt.version))
-            except (errors.MessageNotExist, errors.ReceiptHandleError, errors.MissingReceiptHandle) as exc:
+            except HANDLE_ERRORS as exc:
                 outcomes.append(exc)
         leases = [outcome for outcome in outcomes if isinstance(outcome, tuple)]
         deleted = iter(self._delete_leases(queue, leases, now_ms))
@@ -242,10 +253,31 @@ class MessageService:
     def change_visibility(self, queue: Queue, handle: str | None, visibility_timeout: int) -> tuple[str, int]:
         """Move the next visible time of an Inactive message; its new receipt handle and NextVisibleTime."""
         now_ms = ms(self.clock.now())
+        renewed, visible_at = self._retime(queue, handle, visibility_timeout, now_ms)
+        wake(self.notifier, queue.queue_id, [visible_at], now_ms)  # (sooner than it was, maybe)
+        return renewed, visible_at
+
+    def batch_change_visibility(self, queue: Queue, changes: list[VisibilityChange]) -> list[VisibilityResult]:
+        """Change each handle's visibility on its own (not atomic, as EMQ's batch: one failing leaves the others
+        changed), by the rule of `change_visibility`; each handle's result, in the order given (1 to `MAX_BATCH`:
+        `mnsd.model.inputs.visibility_batch`)."""
+        now_ms = ms(self.clock.now())
+        results: list[VisibilityResult] = []
+        for change in changes:
+            try:
+                renewed, visible_at = self._retime(queue, change.receipt_handle, change.visibility_timeout, now_ms)
+            except HANDLE_ERRORS as exc:
+                results.append(VisibilityResult(change.receipt_handle, error=exc))
+                continue
+            results.append(VisibilityResult(change.receipt_handle, renewed, visible_at))
+        wake(self.notifier, queue.queue_id, [r.next_visible_time for r in results if r.error is None], now_ms)
+        return results
+
+    def _retime(self, queue: Queue, handle: str | None, visibility_timeout: int, now_ms: int) -> tuple[str, int]:
+        """One message's next visible time moved (MessageNotExist if its handle is stale): its new handle and time."""
         receipt, ref = self._receipt(queue, handle, now_ms)
         visible_at = now_ms + visibility_timeout * 1000
         if not self.messages.of(queue).change_visibility(ref, receipt.version, now_ms, visible_at):
             raise errors.MessageNotExist()
-        wake(self.notifier, queue.queue_id, [visible_at], now_ms)  # (sooner than it was, maybe)
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at

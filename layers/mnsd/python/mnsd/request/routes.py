@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from mnsd.calls.call import Call
 from mnsd.ground import errors
 from mnsd.ground.http import HttpResponse
+from mnsd.operations.batch_change_message_visibility import batch_change_message_visibility
 from mnsd.operations.batch_delete_message import batch_delete_message
 from mnsd.operations.batch_peek_message import batch_peek_message
 from mnsd.operations.batch_receive_message import batch_receive_message
@@ -60,6 +61,8 @@ Operation = Callable[[Call], HttpResponse]
 # so renaming a function changes no permission. The hourly and minutely metrics are views of attributes,
 # authorized as those.
 ACTIONS: dict[Operation, str] = {
+    # MNS has no action of its own for a batch of visibility changes: each is a ChangeMessageVisibility on the queue.
+    batch_change_message_visibility: "ChangeMessageVisibility",
     batch_delete_message: "BatchDeleteMessage",
     batch_peek_message: "BatchPeekMessage",
     batch_receive_message: "BatchReceiveMessage",
@@ -190,6 +193,15 @@ def _delete_messages(call: Call) -> Operation:
     return batch_delete_message
 
 
+def _change_visibility(call: Call) -> Operation:
+    """ChangeMessageVisibility (`?ReceiptHandle=...`, no body), else the batch, whose body's root is
+    `ChangeVisibilities` (`mnsd.wire.requests.visibility_changes`)."""
+    if _has(call, "ReceiptHandle") or not call.request.body.strip():
+        return change_message_visibility
+    call.plane.root("ChangeVisibilities")
+    return batch_change_message_visibility
+
+
 def _publish(call: Call) -> Operation:
     if call.request.body.strip():
         call.plane.root("Message")
@@ -281,7 +293,7 @@ ROUTES: dict[str, Route] = {
             "put_messages",
             "PUT",
             "/queues/{queue}/messages",
-            lambda call: change_message_visibility,
+            _change_visibility,
             ("meta.read", "messages.write"),
             json=True,
         ),
