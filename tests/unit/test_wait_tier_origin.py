@@ -8,7 +8,9 @@ import time
 
 from aiohttp import web
 
+from mnsd.pipeline.steps import MAX_REQUEST_BYTES
 from mnsd.waiting import contract
+from wait_tier.holder import MAX_BODY_BYTES
 from wait_tier.origin import Origin
 
 
@@ -51,7 +53,4 @@ def test_each_request_is_signed_by_the_tier_and_carries_nothing_of_another_clien
 
 def test_the_holder_refuses_bodies_over_the_services_cap() -> None:
     # The holder's image carries no pipeline: its copy of the cap is pinned to the service's.
-    from mnsd.pipeline.steps import MAX_REQUEST_BYTES
-    from wait_tier.holder import MAX_BODY_BYTES
-
     assert MAX_BODY_BYTES == MAX_REQUEST_BYTES
