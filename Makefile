@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # serves without PySpark, the CDK or the test tools; any other target upgrades the same .venv to `dev`.
 SERVE_STAMP := $(VENV)/.installed-serve
 
-.PHONY: run test unit integration e2e infra lint format bench clean synth bootstrap deploy destroy admin analytics browser browser-tests console-vendor console-screenshots
+.PHONY: run test unit integration e2e infra lint format bench clean synth test-alb bootstrap deploy destroy admin analytics browser browser-tests console-vendor console-screenshots
 
 # The CDK CLI, pinned in package.json; jsii and the CLI quiet about versions (Node 20 is what the machines have).
 NODE_STAMP := node_modules/.installed
@@ -36,9 +36,13 @@ MNS_KEYS_FILE ?= $(KEYS_DIR)/keys.json
 # own; docs/wait_tier.md): clients call it on MNS_PORT (8080), the server answers directly on the port after it.
 # (`pushpin`, the tier's former name, is taken for `holder`.)
 WAIT_TIER ?=
+# `make run FRONT_DOOR=alb`: each request reaches the functions as an Application Load Balancer's Lambda event
+# (`-c frontDoor=alb`, docs/front-door.md), not as API Gateway's.
+FRONT_DOOR ?=
 RUN_MODULE := $(if $(filter holder pushpin,$(WAIT_TIER)),local_runtime.behind_holder,local_runtime)
 run: $(SERVE_STAMP)
-	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' MNS_KEYS_FILE='$(MNS_KEYS_FILE)' $(BIN)/python -m $(RUN_MODULE)
+	MNS_PUSH_ALLOWED_NETWORKS='$(PUSH_ALLOWED_NETWORKS)' MNS_KEYS_FILE='$(MNS_KEYS_FILE)' MNS_FRONT_DOOR='$(FRONT_DOOR)' \
+		$(BIN)/python -m $(RUN_MODULE)
 
 # The suites on more workers than the 2 cores CI has: many tests wait (servers, sockets, long polls, push schedules),
 # and the workers would stand idle meanwhile. mypy runs beside them (its minute spent while tests wait), its verdict
@@ -51,6 +55,14 @@ test: $(STAMP) $(NODE_STAMP) browser
 	@types=$$(mktemp); $(BIN)/mypy > $$types 2>&1 & checker=$$!; \
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25 tests; suites=$$?; \
 	wait $$checker; typed=$$?; cat $$types; rm -f $$types; [ $$suites = 0 ] && [ $$typed = 0 ]
+
+# The client and conformance suites through the load balancer's door (`make run FRONT_DOOR=alb`'s local form: each
+# request reaches the functions as the Lambda event ALB gives them, `local_runtime/alb.py`), on both engines.
+FRONT_DOOR_SUITES := tests/e2e/test_e2e_messages.py tests/e2e/test_e2e_tea_gateway.py tests/e2e/test_e2e_smqproxy.py \
+	tests/e2e/test_e2e_mns_open.py tests/e2e/test_e2e_http_edge.py tests/e2e/test_e2e_hostile_input.py \
+	tests/e2e/test_e2e_signature_v4.py tests/e2e/test_e2e_security_tokens.py tests/e2e/test_e2e_errors.py
+test-alb: $(STAMP)
+	MNS_FRONT_DOOR=alb $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(FRONT_DOOR_SUITES)
 
 # The console's browser tests drive Debian's chromium through chromedriver: installed here when missing.
 browser:

@@ -6,11 +6,12 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from infra.analytics import Analytics, Exports, operation_log
-from infra.api import Api
+from infra.api import CATCH_ALL, Api
 from infra.capacity import Capacity
 from infra.console import Console
 from infra.encryption import Encryption
 from infra.functions import Functions
+from infra.load_balancer import LoadBalancer, front_door
 from infra.metrics import Dashboard, MetricsSampler
 from infra.monitoring import PERIOD, SAMPLER_BEHIND, Alarms
 from infra.observability import LogSettings
@@ -35,8 +36,9 @@ class MnsStack(Stack):
     polls wait in the wait tier of `infra.wait_tier`, not in Lambda), and capacity (`provisioned`: the tables and
     the ready index provisioned with auto-scaling, `infra.table_capacity`; on demand by default), and pushLambdaArns and
     pushEventBusArns (the Lambda functions and EventBridge buses subscriptions may push to, `infra.push.PushTargets`;
-    none by default), and what the stack logs and traces (`infra.observability`: functionLogs, accessLogFields,
-    tracing)."""
+    none by default), what the stack logs and traces (`infra.observability`: functionLogs, accessLogFields, tracing),
+    and frontDoor (`alb`: an Application Load Balancer is the clients' endpoint and takes the custom domain,
+    `infra.load_balancer`; API Gateway's HTTP API by default)."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
@@ -78,16 +80,36 @@ class MnsStack(Stack):
         self.wait_tier = (
             WaitTier(self, "WaitTier", encryption=self.encryption) if enabled(context("waitTier")) else None
         )
+        # With the load balancer as the front door the HTTP API stays (idle, it costs nothing), for the console's pages
+        # and the wait tier's wake route; the custom domain is the load balancer's.
+        behind_alb = front_door(context("frontDoor")) == "alb"
         self.api = Api(
             self,
             "Api",
             functions=self.functions,
             routes=ROUTES,
-            domain_name=context("domainName"),
-            certificate_arn=context("certificateArn"),
+            domain_name=None if behind_alb else context("domainName"),
+            certificate_arn=None if behind_alb else context("certificateArn"),
             capacity=self.capacity,
             held_route=self.wait_tier.integration if self.wait_tier else None,
         )
+        self.load_balancer = (
+            LoadBalancer(
+                self,
+                "FrontDoor",
+                functions=self.functions,
+                catch_all=CATCH_ALL,
+                access_logs=self.buckets.access_logs,
+                domain_name=context("domainName"),
+                certificate_arn=context("certificateArn"),
+                wait_tier=self.wait_tier,
+                encryption=self.encryption,
+            )
+            if behind_alb
+            else None
+        )
+        self.endpoint = self.load_balancer.endpoint if self.load_balancer else self.api.endpoint
+        https_door = self.load_balancer if self.load_balancer and self.load_balancer.domain_name else None
         if self.wait_tier is not None:  # every function made from here on gets it too
             self.functions.add_environment(
                 settings.WAIT_TIER_WAKE_URL, self.wait_tier.add_wake_route(self.api.http_api)
@@ -103,7 +125,8 @@ class MnsStack(Stack):
             functions=self.functions,
             topic_messages=self.tables.topic_messages,
             signing_key=self.signing_key,
-            certificate_url=self.api.endpoint + CERTIFICATE_PATH,
+            # over HTTPS: the load balancer's with a domain, else the HTTP API's (a load balancer without one is HTTP only)
+            certificate_url=(https_door.endpoint if https_door else self.api.endpoint) + CERTIFICATE_PATH,
             capacity=self.capacity,
         )
         operation_log(self.functions, self.tables.messages)
@@ -149,7 +172,7 @@ class MnsStack(Stack):
         self.analytics.notify_failures(self.alarms.topic)
         self.sampler.notify(self.alarms.topic.topic_arn)
         self.alarms.add("MetricsSamplerBehind", SAMPLER_BEHIND)  # queues a run left unsampled (late or failed)
-        CfnOutput(self, "Endpoint", value=self.api.endpoint, description="MNS endpoint for the SDKs")
+        CfnOutput(self, "Endpoint", value=self.endpoint, description="MNS endpoint for the SDKs")
         domain_targets = (
             ("DomainTarget", self.api.domain_name, "Point the custom domain's DNS (CNAME or alias) here"),
             (
@@ -161,6 +184,10 @@ class MnsStack(Stack):
         for id, domain, description in domain_targets:
             if domain is not None:
                 CfnOutput(self, id, value=domain.regional_domain_name, description=description)
+        if self.load_balancer is not None and self.load_balancer.domain_name:
+            for id, _, description in domain_targets:
+                dns_name = self.load_balancer.load_balancer.load_balancer_dns_name
+                CfnOutput(self, id, value=dns_name, description=description)
         CfnOutput(
             self,
             "CredentialsSecretArn",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from local_runtime.alb import alb_event
 from local_runtime.console import Responder
 from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest, HttpResponse
@@ -19,6 +20,7 @@ from mnsd.request import api
 from mnsd.request.routes import ROUTES
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+ALB = "alb"  # `MNS_FRONT_DOOR=alb` (`make run FRONT_DOOR=alb`)
 LocalTool = Callable[[], dict[str, str]]
 LocalPage = Callable[[], HttpResponse]  # a page of the local runtime, unsigned: served to loopback clients only
 
@@ -103,9 +105,17 @@ class Dispatch:
     console: Responder
     authorize_tool: Callable[[HttpRequest], None]
     local_pages: dict[tuple[str, str], LocalPage] = field(default_factory=dict)
+    # `alb`: the functions are called through the load balancer's door (`local_runtime.alb`), else API Gateway's.
+    front_door: str = ""
 
     def respond(
-        self, method: str, target: str, headers: dict[str, str], body: bytes, received_at: float
+        self,
+        method: str,
+        target: str,
+        headers: dict[str, str],
+        body: bytes,
+        received_at: float,
+        header_pairs: list[tuple[str, str]] | None = None,
     ) -> HttpResponse:
         static = self.console(method, target, headers)  # the web console's files
         if static is not None:
@@ -122,6 +132,12 @@ class Dispatch:
             except errors.MnsError as error:
                 return api.refuse(error, request.header("host"))
             return HttpResponse(200, json.dumps(tool()).encode("utf-8"), {"Content-Type": "application/json"})
-        route_name, event = api_gateway_event(method, target, headers, body, self.routes, received_at)
+        if self.front_door == ALB:
+            pairs = list(headers.items()) if header_pairs is None else header_pairs
+            route_name, event = alb_event(method, target, pairs, body)
+        else:
+            route_name, event = api_gateway_event(method, target, headers, body, self.routes, received_at)
         result = self.handlers[route_name](event, LocalContext())
-        return HttpResponse(result["statusCode"], result["body"].encode("utf-8"), result["headers"])
+        answered = result.get("multiValueHeaders")
+        headers = result["headers"] if answered is None else {k: ",".join(v) for k, v in answered.items()}
+        return HttpResponse(result["statusCode"], result["body"].encode("utf-8"), headers)

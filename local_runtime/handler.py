@@ -206,11 +206,12 @@ class RequestHandler(BaseHTTPRequestHandler):
             )
             return
         headers: dict[str, str] = {}
-        for name, value in self.headers.items():
+        pairs = list(self.headers.items())
+        for name, value in pairs:
             key = name.lower()
             headers[key] = f"{headers[key]},{value}" if key in headers else value
         try:
-            response = self.dispatch.respond(self.command, self.path, headers, body, received_at)
+            response = self.dispatch.respond(self.command, self.path, headers, body, received_at, pairs)
         except Exception:  # a local tool's failure: still an MNS answer, never a dropped connection
             traceback.print_exc()
             response = api.refuse(errors.InternalError(), host)
@@ -285,9 +286,11 @@ def request_handler(
     authorize_tool: Callable[[HttpRequest], None] = lambda request: None,
     local_pages: dict[tuple[str, str], LocalPage] | None = None,
     now: Callable[[], float] = time.time,
+    front_door: str = "",
 ) -> type[BaseHTTPRequestHandler]:
-    """The request handler class of a server; `now` is the server's clock (when a request arrived)."""
-    dispatch = Dispatch(routes, handlers, local_tools, console, authorize_tool, local_pages or {})
+    """The request handler class of a server; `now` is the server's clock (when a request arrived); `front_door` the
+    door the functions are called through (`alb`, or API Gateway's)."""
+    dispatch = Dispatch(routes, handlers, local_tools, console, authorize_tool, local_pages or {}, front_door)
     attributes = {
         "dispatch": dispatch,
         "quiet": quiet,

@@ -75,6 +75,8 @@ class LocalServer:
         engine: EngineChoice | None = None,
         max_connections: int | None = None,
         clock: Clock | None = None,
+        *,
+        front_door: str = "",  # `alb`: the functions called through the load balancer's door (`local_runtime.alb`)
     ) -> None:
         routes = compile_routes()
         handlers: dict[str | None, Handler] = {
@@ -89,7 +91,15 @@ class LocalServer:
             ("GET", METRICS_PATH): MetricsPage(lambda: self.services, self.counts)
         }
         handler = request_handler(
-            routes, handlers, quiet, tools, console_responder(settings), self.authorize_operator, pages, self.clock.now
+            routes,
+            handlers,
+            quiet,
+            tools,
+            console_responder(settings),
+            self.authorize_operator,
+            pages,
+            self.clock.now,
+            front_door,
         )
         self.httpd = LocalHttpServer((host, port), handler, max_connections)
         self._mock: Any = None

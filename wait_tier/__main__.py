@@ -6,9 +6,14 @@ WAIT_TIER_COALESCE_MS (`coalesce.WINDOW_MS`; 0: off), the window single requests
 
 from __future__ import annotations
 
+import os
+
+# aiohttp's Python HTTP parser, not its C one: it passes any method and a path with UTF-8 in it on to the server, which
+# answers them (the C parser refuses both itself). Set before aiohttp is imported.
+os.environ.setdefault("AIOHTTP_NO_EXTENSIONS", "1")
+
 import asyncio
 import logging
-import os
 import resource
 import signal
 
@@ -16,7 +21,7 @@ from aiohttp import web
 
 from wait_tier import peers
 from wait_tier.coalesce import WINDOW_MS, Coalescing
-from wait_tier.holder import Holder, applications
+from wait_tier.holder import Holder, client_server, wake_application
 
 BACKLOG = 4096  # (a fleet's consumers connect at once)
 
@@ -32,13 +37,13 @@ async def serve(env: dict[str, str]) -> None:
     window = float(env.get("WAIT_TIER_COALESCE_MS", str(WINDOW_MS)))
     holder = Holder(Coalescing(env["WAIT_TIER_ORIGIN"], env["WAIT_TIER_KEY"], window), found)
     bind = env.get("WAIT_TIER_BIND", "127.0.0.1")
-    runners = []
-    # (handler_cancellation: a held receive whose client went away leaves its channel at once)
-    for app, port in zip(applications(holder), (int(env.get("WAIT_TIER_PORT", "7999")), wake_port), strict=True):
-        runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
+    runners: list[web.BaseRunner] = [
+        web.ServerRunner(client_server(holder), access_log=None),
+        web.AppRunner(wake_application(holder), access_log=None),
+    ]
+    for runner, port in zip(runners, (int(env.get("WAIT_TIER_PORT", "7999")), wake_port), strict=True):
         await runner.setup()
         await web.TCPSite(runner, bind, port, backlog=BACKLOG, reuse_address=True).start()
-        runners.append(runner)
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
-from aiohttp import web
+from aiohttp import http_exceptions, web, web_protocol, web_server
 
 from mnsd.waiting import contract
 from wait_tier.channels import Channel, Waiter
@@ -38,12 +38,65 @@ RELAYED_HEADER = "X-Wait-Tier-Relayed"
 RELAY_TIMEOUT_SECONDS = 2
 # Receive routes whose channel the holder learnt from the origin's answers, kept at most.
 MAX_ROUTES = 10_000
-# The answer when the origin cannot be reached: MNS's error shape (the SDKs read all four fields), a retryable 500.
-ORIGIN_FAILED = (
-    '<?xml version="1.0" encoding="UTF-8"?>\n<Error xmlns="http://mns.aliyuncs.com/doc/v1/"><Code>InternalError</Code>'
-    "<Message>The wait tier could not reach the service: try again.</Message><RequestId>{id}</RequestId>"
-    "<HostId>{host}</HostId></Error>"
-)
+# The server's bounds on what a request may be (`local_runtime.handler`, http.server's): a request line or header line
+# of 64 KiB, 100 header lines, a body of `mnsd.pipeline.steps.MAX_REQUEST_BYTES` (pinned by a test; the layer's
+# pipeline is not in the tier's image). The holder takes what the server takes and refuses the rest as it does.
+MAX_LINE_BYTES = 65536
+MAX_HEADERS = 100
+MAX_BODY_BYTES = 256 * 1024
+# What of a refused body is still read (and dropped), so that a client that sends its whole body before reading
+# (http.client, so the SDKs) can read the answer; bounded in bytes and time, as the server bounds it.
+DRAIN_BYTES = 16 * 1024 * 1024
+DRAIN_SECONDS = 2.0
+ERROR_XMLNS = "http://mns.aliyuncs.com/doc/v1"
+HTTP_VERSIONS = (aiohttp.HttpVersion10, aiohttp.HttpVersion11)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An MNS error the holder answers itself (with the server's code and message for the same request)."""
+
+    code: str
+    message: str
+    status: int = 400
+
+    def response(self, host: str | None) -> web.Response:
+        """MNS's error shape (the SDKs read all four fields), with a request id."""
+        request_id = secrets.token_hex(12).upper()
+        host_id = html.escape(f"http://{host or 'mns'}")
+        body = (
+            f'<?xml version="1.0" encoding="UTF-8"?>\n<Error xmlns="{ERROR_XMLNS}"><Code>{self.code}</Code>'
+            f"<Message>{html.escape(self.message)}</Message><RequestId>{request_id}</RequestId>"
+            f"<HostId>{host_id}</HostId></Error>"
+        )
+        headers = {"x-mns-request-id": request_id, "x-mns-version": "2015-06-06"}
+        return web.Response(status=self.status, text=body, content_type="text/xml", charset="utf-8", headers=headers)
+
+
+URL_INVALID = Refusal("InvalidRequestURL", "Http request URL format invalid.")
+URL_TOO_LONG = Refusal("InvalidRequestURL", "The request URL is too long.")
+HEADERS_TOO_LARGE = Refusal("InvalidArgument", "The request headers are too large.")
+LENGTH_INVALID = Refusal("InvalidArgument", "The Content-Length header is invalid.")
+BODY_TOO_LARGE = Refusal("InvalidArgument", f"The request body should not be larger than {MAX_BODY_BYTES} bytes.")
+NOT_CHUNKED = Refusal("InvalidArgument", "Transfer-Encoding is not supported: send a Content-Length.")
+# The answer when the origin cannot be reached: a retryable 500.
+ORIGIN_FAILED = Refusal("InternalError", "The wait tier could not reach the service: try again.", 500)
+
+
+def parser_refusal(error: BaseException | None) -> Refusal:
+    """What the HTTP parser's refusal of a request becomes: the server's answer to the same bytes."""
+    if isinstance(error, http_exceptions.LineTooLong):
+        line = error.args[0] if error.args else b""
+        first = (line if isinstance(line, bytes) else str(line).encode("latin-1", "replace")).split(b" ", 1)[0]
+        return HEADERS_TOO_LARGE if b":" in first else URL_TOO_LONG  # a header's name ends in ":", a method cannot
+    text = str(error)
+    if "Too many headers" in text:
+        return HEADERS_TOO_LARGE
+    if "Content-Length" in text:
+        return LENGTH_INVALID
+    if "Transfer-Encoding" in text:
+        return NOT_CHUNKED
+    return URL_INVALID
 
 
 def now_ms() -> int:
@@ -100,32 +153,37 @@ class Holder:
             del self.channels[channel.name]
 
     # -- a client's request ---------------------------------------------------------------------------------------
-    async def serve(self, request: web.Request) -> web.StreamResponse:
+    async def serve(self, request: web.BaseRequest) -> web.StreamResponse:
         if request.path == contract.READY_PATH:
             return web.Response(status=204)
         if request.method == "POST" and request.path == contract.WAKE_PATH:
             return await self.take_wake(request)
         arrived = now_ms()
+        refused = refusal_of(request)
+        if refused is not None:
+            await _drain(request)
+            if request.version not in HTTP_VERSIONS:  # answered in HTTP/1.1, as the server answers
+                request._cache["version"] = aiohttp.HttpVersion11  # (aiohttp's response writes the request's)
+            refusal = refused.response(request.headers.get("Host"))
+            refusal.force_close()
+            return refusal
         body = await request.read()
-        route, takes = receive_route(request.method, request.path_qs, request.headers)
+        target = request.raw_path  # the path and query as sent: never decoded or normalised
+        route, takes = receive_route(request.method, target, request.headers)
         if takes:
             self.receives += 1
         headers = list(request.headers.items())
         try:
-            answer = await self._ask(request.method, request.path_qs, headers, body, route, takes)
+            answer = await self._ask(request.method, target, headers, body, route, takes)
             while (hold := answer.header(contract.HOLD_HEADER)) is not None and takes:
                 until = min(int(hold) if hold.isdigit() else 0, arrived + contract.MAX_HOLD_MS)
                 woken = await self._hold(answer, Waiter(takes, until, arrived + contract.LAST_ASK_MS))
                 if not woken:
                     break
-                answer = await self._ask(request.method, request.path_qs, headers, body, route, takes, until)
+                answer = await self._ask(request.method, target, headers, body, route, takes, until)
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             logger.warning("origin unreachable: %s", error)
-            request_id = secrets.token_hex(12).upper()
-            failed = ORIGIN_FAILED.format(id=request_id, host=html.escape(f"http://{request.host}"))
-            return web.Response(
-                status=500, text=failed, content_type="text/xml", headers={"x-mns-request-id": request_id}
-            )
+            return ORIGIN_FAILED.response(request.host)
         return web.Response(status=answer.status, reason=answer.reason, headers=answer.for_client(), body=answer.body)
 
     async def _ask(
@@ -194,7 +252,7 @@ class Holder:
             self._forget_if_idle(channel)
 
     # -- wakes -------------------------------------------------------------------------------------------------------
-    async def take_wake(self, request: web.Request) -> web.Response:
+    async def take_wake(self, request: web.BaseRequest) -> web.Response:
         try:
             document = json.loads(await request.read())
             channel = self.channel(str(document["channel"]))
@@ -244,16 +302,77 @@ class Holder:
             await self._session.close()
 
 
-def applications(holder: Holder) -> tuple[web.Application, web.Application]:
-    """The holder's two faces: the clients' (every path passed to the origin, wakes, readiness) and the wake port's
-    (wakes, readiness, counters)."""
-    public = web.Application(client_max_size=1 << 20)
-    public.router.add_route("*", "/{tail:.*}", holder.serve)
+def refusal_of(request: web.BaseRequest) -> Refusal | None:
+    """What the holder refuses itself before reading the body, as the server refuses it: a chunked body, a body over
+    the cap, an HTTP version other than 1.0 and 1.1, a path that is not UTF-8 (which the holder could not pass on as
+    sent: the server alone reads it as Latin-1)."""
+    if request.version not in HTTP_VERSIONS:
+        return URL_INVALID
+    if "Transfer-Encoding" in request.headers:
+        return NOT_CHUNKED
+    if (request.content_length or 0) > MAX_BODY_BYTES:
+        return BODY_TOO_LARGE
+    try:
+        request.raw_path.encode("utf-8")
+    except UnicodeEncodeError:
+        return URL_INVALID
+    return None
+
+
+async def _drain(request: web.BaseRequest) -> None:
+    """Drop what the client still sends of a refused request (at most DRAIN_BYTES in DRAIN_SECONDS), so that it can
+    read the answer; the connection is then closed."""
+    loop = asyncio.get_running_loop()
+    deadline, left = loop.time() + DRAIN_SECONDS, DRAIN_BYTES
+    try:
+        while left > 0 and (rest := deadline - loop.time()) > 0:
+            chunk = await asyncio.wait_for(request.content.readany(), rest)
+            if not chunk:
+                break
+            left -= len(chunk)
+    except (TimeoutError, aiohttp.ClientError, OSError):
+        pass
+
+
+class RefusingRequestHandler(web_protocol.RequestHandler):
+    """aiohttp's connection handler, whose refusals of what its parser cannot read are MNS errors (the server's
+    answer to the same bytes), not its plain-text pages."""
+
+    def handle_error(
+        self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None, message: str | None = None
+    ) -> web.StreamResponse:
+        if status >= 500:  # (a failure of the holder itself)
+            return super().handle_error(request, status, exc, message)
+        response = parser_refusal(exc).response(None)
+        response.force_close()
+        return response
+
+
+class RefusingServer(web_server.Server):
+    def __call__(self) -> web_protocol.RequestHandler:
+        return RefusingRequestHandler(self, loop=self._loop, **self._kwargs)
+
+
+def client_server(holder: Holder) -> web.Server:
+    """The clients' face: every path passed to the origin (and wakes, readiness), within the server's bounds. Parsed by
+    aiohttp's Python parser (`wait_tier.__main__`), which passes any method and a path with UTF-8 in it on, as the
+    server takes them."""
+    return RefusingServer(
+        holder.serve,
+        handler_cancellation=True,  # a held receive whose client went away leaves its channel at once
+        max_line_size=MAX_LINE_BYTES,
+        max_field_size=MAX_LINE_BYTES,
+        max_headers=MAX_HEADERS + 1,  # (the request line counts as one)
+    )
+
+
+def wake_application(holder: Holder) -> web.Application:
+    """The wake port's face: wakes, readiness, counters."""
     wakes = web.Application()
     wakes.router.add_post(contract.WAKE_PATH, holder.take_wake)
     wakes.router.add_get(contract.STATS_PATH, holder.stats_answer)
     wakes.router.add_get(contract.READY_PATH, _ready)
-    return public, wakes
+    return wakes
 
 
 async def _ready(request: web.Request) -> web.Response:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import aiohttp
 from multidict import CIMultiDict
+from yarl import URL
 
 from mnsd.waiting import contract
 
@@ -82,7 +83,8 @@ class Origin:
     async def call(
         self, method: str, path: str, headers: Iterable[tuple[str, str]], body: bytes, deadline_ms: int | None = None
     ) -> Answer:
-        """The origin's answer to a client's request (`deadline_ms`: the client's, when the holder asks again)."""
+        """The origin's answer to a client's request (`deadline_ms`: the client's, when the holder asks again); `path` is
+        the path and query as the client sent them, and so passed on (never re-quoted or normalised)."""
         session = self.session()
         sent = CIMultiDict(passed(headers))
         if self._target.scheme == "https":  # a function URL answers to its own host only: the client's is passed on
@@ -94,7 +96,12 @@ class Origin:
         # aiohttp adds none of its own headers: an MNS signature covers Content-Type, and the client sent what it signed.
         skip = [h for h in ("User-Agent", "Accept", "Accept-Encoding", "Content-Type") if h not in sent]
         async with session.request(
-            method, self.url + path, headers=sent, data=body, allow_redirects=False, skip_auto_headers=skip
+            method,
+            URL(self.url + path, encoded=True),
+            headers=sent,
+            data=body,
+            allow_redirects=False,
+            skip_auto_headers=skip,
         ) as answer:
             content = await answer.read()
             return Answer(answer.status, answer.reason or "", CIMultiDict(answer.headers), content)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import http.client
+import socket
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from email.utils import formatdate, parsedate_to_datetime
@@ -97,3 +98,24 @@ def assert_mns_error(resp: RawResponse, status: int, code: str) -> None:
     error = parse_error(resp.body)  # as strictly as the Java SDK's JAXB binding reads it
     assert error.code == code, resp.body
     assert error.request_id == resp.headers["x-mns-request-id"]
+
+
+def address(endpoint: str) -> tuple[str, int]:
+    host, port = endpoint.split("://", 1)[1].split(":")
+    return host, int(port)
+
+
+def exchange(endpoint: str, data: bytes, timeout: float = 10.0) -> RawResponse:
+    """Send raw bytes, read one HTTP answer (whatever the request line and headers look like)."""
+    with socket.create_connection(address(endpoint), timeout=timeout) as sock:
+        sock.sendall(data)
+        answer = http.client.HTTPResponse(sock, method=data.split(b" ", 1)[0].decode("latin-1"))
+        answer.begin()
+        body = answer.read()
+        raw = answer.getheaders()
+        return RawResponse(answer.status, {k.lower(): v for k, v in raw}, body, raw)
+
+
+def request(method: str, target: str, headers: dict[str, str], body: bytes = b"") -> bytes:
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    return f"{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n".encode("latin-1") + body

@@ -3,9 +3,7 @@ error (status, `<Error>` body, `x-mns-request-id`), never a hang, a dropped conn
 
 from __future__ import annotations
 
-import http.client
 import json
-import socket
 import threading
 import time
 import urllib.parse
@@ -14,31 +12,10 @@ import pytest
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
-from tests.e2e.raw_http import NS, RawClient, RawResponse
+from tests.e2e.raw_http import NS, RawClient, exchange, request
 from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
 
 XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
-
-
-def address(endpoint: str) -> tuple[str, int]:
-    host, port = endpoint.split("://", 1)[1].split(":")
-    return host, int(port)
-
-
-def exchange(endpoint: str, data: bytes, timeout: float = 10.0) -> RawResponse:
-    """Send raw bytes, read one HTTP answer (whatever the request line and headers look like)."""
-    with socket.create_connection(address(endpoint), timeout=timeout) as sock:
-        sock.sendall(data)
-        answer = http.client.HTTPResponse(sock, method=data.split(b" ", 1)[0].decode("latin-1"))
-        answer.begin()
-        body = answer.read()
-        raw = answer.getheaders()
-        return RawResponse(answer.status, {k.lower(): v for k, v in raw}, body, raw)
-
-
-def request(method: str, target: str, headers: dict[str, str], body: bytes = b"") -> bytes:
-    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    return f"{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n".encode("latin-1") + body
 
 
 @pytest.mark.parametrize("length", ["abc", "1" * 30, "-1", "1e3", "0x10", " "])

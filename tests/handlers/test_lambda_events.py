@@ -1,68 +1,21 @@
 """The Lambda entry points of `functions/`, fed API Gateway (HTTP API 2.0) events as AWS delivers them."""
 
 import base64
-import contextlib
 import hashlib
 import http.client
-import importlib
 import json
 import re
 import time
-from collections.abc import Iterator
 from email.utils import formatdate, parsedate_to_datetime
-from pathlib import Path
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from local_runtime.server import LocalServer
-from local_runtime.tables import create_tables
-from mnsd import services
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.entry.lambda_handler import request_from_event
 from mnsd.ground.settings import Settings
+from tests.handlers.lambda_events import ACCOUNT, EVENTS, KEY_ID, SECRET, invoke, lambda_backend
 from tests.signers import V4Request, V4Signer
-
-EVENTS = Path(__file__).resolve().parent.parent / "events"
-ACCOUNT, KEY_ID, SECRET = "1000000000000001", "EVENTKEY", "EVENTSECRET"
-
-
-class Context:
-    function_name = "mns-test"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:mns-test"
-    aws_request_id = "test"
-
-
-@pytest.fixture
-def aws_environment(aws_credentials: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The functions' environment (keys and receipt secret in plain variables, as locally)."""
-    for name, value in {
-        "MNS_CREDENTIALS": f"{ACCOUNT}:{KEY_ID}:{SECRET}",
-        "MNS_RECEIPT_SECRET": "event-test-secret",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_METRICS_NAMESPACE": "MNS",
-    }.items():
-        monkeypatch.setenv(name, value)
-
-
-@pytest.fixture
-def aws(aws_environment: None):
-    with lambda_backend():
-        yield
-
-
-@contextlib.contextmanager
-def lambda_backend() -> Iterator[None]:
-    """A moto backend with the tables, and the functions' services made afresh from the environment."""
-    services.default_services.cache_clear()
-    services.get_settings.cache_clear()
-    with mock_aws():
-        create_tables(boto3.client("dynamodb"), Settings())
-        yield
-    services.default_services.cache_clear()
-    services.get_settings.cache_clear()
 
 
 def signed_event(
@@ -106,10 +59,6 @@ def v4_signed_event(name: str, region: str = "cn-hangzhou") -> dict:
 def changed_after_signing(name: str, **fields: str) -> dict:
     """The recorded event `name`, signed, then with `fields` set at its top level."""
     return {**signed_event(name), **fields}
-
-
-def invoke(route: str, event: dict) -> dict:
-    return importlib.import_module(f"functions.{route}").handler(event, Context())
 
 
 def test_recorded_events_drive_the_route_functions(aws) -> None:

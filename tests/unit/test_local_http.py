@@ -66,7 +66,7 @@ def test_a_body_shorter_than_announced_ends_the_connection():
 
 
 class StubDispatch:
-    def respond(self, method, target, headers, body, received_at) -> HttpResponse:
+    def respond(self, method, target, headers, body, received_at, header_pairs=None) -> HttpResponse:
         return HttpResponse(204, b"", {"x-mns-request-id": "stub"})
 
 
@@ -139,7 +139,7 @@ def test_a_client_trickling_its_body_is_let_go(short_timeouts):
 
 
 class FailingDispatch:
-    def respond(self, method, target, headers, body, received_at) -> HttpResponse:
+    def respond(self, method, target, headers, body, received_at, header_pairs=None) -> HttpResponse:
         raise RuntimeError("the export failed")
 
 
@@ -222,7 +222,7 @@ def test_a_refused_body_is_read_at_most_drain_bytes(stub_server, monkeypatch):
 
 
 class SlowDispatch:
-    def respond(self, method, target, headers, body, received_at) -> HttpResponse:
+    def respond(self, method, target, headers, body, received_at, header_pairs=None) -> HttpResponse:
         time.sleep(0.3)  # the client leaves meanwhile
         return HttpResponse(200, b"x" * 1_000_000, {"x-mns-request-id": "slow"})
 

@@ -8,8 +8,10 @@ import time
 
 from aiohttp import web
 
+from mnsd.pipeline.steps import MAX_REQUEST_BYTES
 from mnsd.waiting import contract
 from tests.stub_http import aio_serving
+from wait_tier.holder import MAX_BODY_BYTES
 from wait_tier.origin import Origin
 
 
@@ -46,3 +48,8 @@ def test_each_request_is_signed_by_the_tier_and_carries_nothing_of_another_clien
     assert contract.DEADLINE_HEADER not in first and second[contract.DEADLINE_HEADER] == "5"
     assert "Cookie" not in second  # the first client's cookie is not sent for the second
     assert "User-Agent" not in first and "Content-Type" not in first  # (nothing the client did not sign)
+
+
+def test_the_holder_refuses_bodies_over_the_services_cap() -> None:
+    # The holder's image carries no pipeline: its copy of the cap is pinned to the service's.
+    assert MAX_BODY_BYTES == MAX_REQUEST_BYTES

@@ -1,19 +1,23 @@
-"""API Gateway (HTTP API, payload format 2.0) events in, MNS responses out."""
+"""API Gateway (HTTP API, payload format 2.0) events in, MNS responses out; or an Application Load Balancer's
+(`mnsd.entry.alb`), the other door of the same pipeline."""
 
 from __future__ import annotations
 
 import base64
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from mnsd.entry import alb
 from mnsd.ground import deadlines
 from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.request import api
+from mnsd.request.listener import fits
 from mnsd.request.routes import ROUTES, path_parameters
 from mnsd.services import Services, default_services
 
@@ -103,10 +107,10 @@ def make_handler(route_name: str | None, services: Callable[[], Services] = defa
         return traced()(event, context)
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        request = request_from_event(event, api.route_path(route_name))
+        name, request = routed_request(route_name, event)
         current = services()
-        with deadlines.within(request_budget(route_name, current), request.received_at):
-            response = api.handle(route_name, request, current)
+        with deadlines.within(request_budget(name, current), request.received_at):
+            response = api.handle(name, request, current)
         current.metrics.flush()  # the queues' and topics' counts of this call (`mnsd.metrics`)
         # Failed calls only: a line per request would bill 0.2 KB of log ingestion per request for what the front
         # door's own metrics (API Gateway's Count, the ALB's RequestCount) and Lambda's Invocations count free.
@@ -114,12 +118,27 @@ def make_handler(route_name: str | None, services: Callable[[], Services] = defa
             metrics.add_metric(name=f"Http{response.status // 100}xx", unit=MetricUnit.Count, value=1)
         logger.info(
             "request",
-            route=route_name,
+            route=name,
             method=request.method,
             path=request.raw_uri,
             status=response.status,
             request_id=response.headers.get("x-mns-request-id"),
         )
+        if alb.is_alb_event(event):
+            return alb.event_response(response, multi_value="multiValueHeaders" in event)
         return event_response(response)
 
     return handler
+
+
+def routed_request(route_name: str | None, event: dict[str, Any]) -> tuple[str | None, HttpRequest]:
+    """The route a request is served as, and the request. API Gateway matched the route; an ALB rule's path pattern
+    takes more than its route's paths (`mnsd.request.listener`): what the route's template does not fit is served as
+    the catch-all serves it, whichever function ALB sent it to."""
+    route_path = api.route_path(route_name)
+    if not alb.is_alb_event(event):
+        return route_name, request_from_event(event, route_path)
+    request = alb.request_from_event(event)
+    if route_path is None or not fits(route_path, request.path):
+        return None, request
+    return route_name, replace(request, path_params=path_parameters(route_path, request.path))
