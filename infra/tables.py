@@ -11,6 +11,7 @@ from infra.table_capacity import Provisioned, index_billing, table_billing
 from local_runtime.tables import TTL_ATTRIBUTE
 from mnsd.ground import settings
 from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX
 
 # The name each table has in `Route.grants`, and the variable that tells the functions its name.
 TABLE_ENVIRONMENT = {
@@ -78,6 +79,15 @@ class Tables(Construct):
             **common,
         )
         self.log = dynamodb.Table(self, "Log", time_to_live_attribute=TTL_ATTRIBUTE, **common)
+        # A message's history (`GET /queues/{q}/messages/{id}/history`): its records by (message_id, pk), attributes
+        # every item has always had, so DynamoDB fills the index with the items written before it too.
+        self.log.add_global_secondary_index(
+            index_name=MESSAGE_INDEX,
+            partition_key=dynamodb.Attribute(name="message_id", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.ALL,
+            **index_billing(capacity),
+        )
         self.by_name: dict[str, dynamodb.Table] = {
             "meta": self.meta,
             "messages": self.messages,
@@ -87,7 +97,8 @@ class Tables(Construct):
         for table in self.by_name.values():  # and so their streams
             (encryption or Encryption()).encrypt_table(table)
             if capacity is not None:
-                capacity.scale(table, (layout.READY_INDEX,) if table is self.messages else ())
+                indexes = (layout.READY_INDEX,) if table is self.messages else ()
+                capacity.scale(table, (MESSAGE_INDEX,) if table is self.log else indexes)
 
     def environment(self) -> dict[str, str]:
         """Every table's name in the variable the layer's settings read."""

@@ -9,6 +9,7 @@ from typing import Any
 
 from mnsd.ground.settings import Settings
 from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX
 
 KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
 KEY_ATTRIBUTES = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}]
@@ -23,6 +24,13 @@ READY_INDEX = {
     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(layout.INDEX_ATTRIBUTES)},
 }
 
+# The log table's index of one message's records (`mnsd.storage.dynamodb.oplog.MESSAGE_INDEX`).
+LOG_MESSAGE_INDEX = {
+    "IndexName": MESSAGE_INDEX,
+    "KeySchema": [{"AttributeName": "message_id", "KeyType": "HASH"}, {"AttributeName": "pk", "KeyType": "RANGE"}],
+    "Projection": {"ProjectionType": "ALL"},
+}
+
 
 def create_tables(client: Any, settings: Settings) -> None:
     tables = (settings.meta_table, settings.message_table, settings.topic_message_table, settings.log_table)
@@ -34,12 +42,14 @@ def create_tables(client: Any, settings: Settings) -> None:
             "GlobalSecondaryIndexes": [READY_INDEX],
             "AttributeDefinitions": [*KEY_ATTRIBUTES, {"AttributeName": layout.INDEX_KEY, "AttributeType": "N"}],
         }
-        client.create_table(
-            TableName=name,
-            KeySchema=KEY_SCHEMA,
-            BillingMode="PAY_PER_REQUEST",
-            **(messages if name == settings.message_table else {"AttributeDefinitions": KEY_ATTRIBUTES}),
+        log: dict[str, Any] = {
+            "GlobalSecondaryIndexes": [LOG_MESSAGE_INDEX],
+            "AttributeDefinitions": [*KEY_ATTRIBUTES, {"AttributeName": "message_id", "AttributeType": "S"}],
+        }
+        shape = {settings.message_table: messages, settings.log_table: log}.get(
+            name, {"AttributeDefinitions": KEY_ATTRIBUTES}
         )
+        client.create_table(TableName=name, KeySchema=KEY_SCHEMA, BillingMode="PAY_PER_REQUEST", **shape)
         # Point-in-time recovery: what ExportTableToPointInTime needs (the analytics exports).
         client.update_continuous_backups(
             TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}

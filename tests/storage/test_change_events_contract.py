@@ -11,9 +11,10 @@ import pytest
 from moto.dynamodbstreams.models import dynamodbstreams_backends
 
 from local_runtime.streams import MOTO_ACCOUNT, lambda_record
+from mnsd.ground import actor
 from mnsd.ground.settings import Settings
 from mnsd.log.changes import MessageChange
-from mnsd.model.messages import Message
+from mnsd.model.messages import Message, dead_letter_marks
 from mnsd.model.ports import MessageStore
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb.changes import message_changes
@@ -46,11 +47,21 @@ def operations(store: MessageStore, changes: Changes) -> list[MessageChange]:
     scan = store.scan_ready("q1", NOW + 3002, 1)
     (one,) = scan.claim(scan.messages, 1, NOW + 3002, NOW + 9000)  # again
     assert store.delete_keeping([(one.ref, one.version)], NOW + 3003) == [True]
-    assert store.rewind("q1", NOW, NOW + 3004) == 1  # a kept message restored: no event
-    store.put([logged(4)])
-    source = next(m for m in store.peek_ready("q1", NOW + 3005, 10) if m.message_id == "M00004")
-    assert store.move(source, NOW + 3005, dataclasses.replace(source, queue_id="dlq", message_id="D1", version=0))
+    assert store.rewind("q1", NOW, NOW + 3004) == 1  # a kept message restored
+    store.put([logged(4), logged(5)])
+    sources = {m.message_id: m for m in store.peek_ready("q1", NOW + 3005, 10)}
+    back = dataclasses.replace(sources["M00004"], queue_id="dlq", message_id="D1", version=0)
+    assert store.move(sources["M00004"], NOW + 3005, back)  # (no dead-letter marks: a redrive)
+    marks = dead_letter_marks("QUEUE", "acs:mns:r:1:queues/q1", "M00005")
+    letter = dataclasses.replace(sources["M00005"], queue_id="dlq", message_id="D2", version=0, system_properties=marks)
+    assert store.move(sources["M00005"], NOW + 3006, letter)
     return changes()
+
+
+def acted(store: MessageStore, changes: Changes) -> list[MessageChange]:
+    """`operations` by a request of the key AK1 on a logging queue (`mnsd.ground.actor`)."""
+    with actor.acting("AK1"), actor.recording(True):
+        return operations(store, changes)
 
 
 def facts(change: MessageChange) -> tuple[object, ...]:
@@ -76,24 +87,30 @@ def stream_changes(message_table: str) -> list[MessageChange]:
 @pytest.mark.parametrize("storage", ["dynamodb-moto"], indirect=True)
 def test_both_engines_report_the_same_events_for_the_same_operations(storage, tmp_path):
     sqlite = sqlite_storage(tmp_path / "sqlite")
-    from_sqlite = operations(sqlite.messages, lambda: sqlite.messages.changes()[0])
+    from_sqlite = acted(sqlite.messages, lambda: sqlite.messages.changes()[0])
     sqlite.database.close()
-    from_dynamodb = operations(storage.messages, lambda: stream_changes(Settings().message_table))
+    from_dynamodb = acted(storage.messages, lambda: stream_changes(Settings().message_table))
 
-    assert [(c.event, c.message_id, c.dequeue_count) for c in from_sqlite] == [
-        ("send", "M00001", 0),
-        ("send", "M00002", 0),
-        ("receive", "M00002", 1),
-        ("change_visibility", "M00002", 1),
-        ("delete", "M00002", 1),
-        ("receive", "M00001", 1),
-        ("change_visibility", "M00001", 1),
-        ("receive", "M00001", 2),
-        ("delete", "M00001", 2),
-        ("send", "M00004", 0),
-        ("delete", "M00004", 0),
-        ("send", "D1", 0),
+    assert [(c.event, c.message_id, c.dequeue_count, c.access_key_id) for c in from_sqlite] == [
+        ("send", "M00001", 0, "AK1"),
+        ("send", "M00002", 0, "AK1"),
+        ("receive", "M00002", 1, "AK1"),
+        ("change_visibility", "M00002", 1, "AK1"),
+        ("delete", "M00002", 1, None),
+        ("receive", "M00001", 1, "AK1"),
+        ("change_visibility", "M00001", 1, "AK1"),
+        ("receive", "M00001", 2, "AK1"),
+        ("delete", "M00001", 2, None),
+        ("rewind", "M00001", 2, None),
+        ("send", "M00004", 0, "AK1"),
+        ("send", "M00005", 0, "AK1"),
+        ("redrive", "M00004", 0, None),
+        ("send", "D1", 0, "AK1"),
+        ("dead_letter", "M00005", 0, None),
+        ("send", "D2", 0, "AK1"),
     ]
+    moves = [(c.target_queue_id, c.target_message_id) for c in from_sqlite if c.event in ("redrive", "dead_letter")]
+    assert moves == [("dlq", "D1"), ("dlq", "D2")]
     assert [facts(c) for c in from_dynamodb] == [facts(c) for c in from_sqlite]
     assert len({c.change_id for c in from_sqlite}) == len(from_sqlite)
 
@@ -101,10 +118,16 @@ def test_both_engines_report_the_same_events_for_the_same_operations(storage, tm
 def packed_operations(store: MessageStore, changes: Changes, ids: list[str]) -> list[MessageChange]:
     """Changes of the messages of one batch of a logging queue, one at a time and together."""
     sent = [dataclasses.replace(logged(n), message_id=message_id) for n, message_id in enumerate(ids)]
-    store.put(sent)
-    scan = store.scan_ready("q1", NOW + 10, 10)
-    claimed = scan.claim(sorted(scan.messages, key=lambda m: m.message_id), 3, NOW + 10, NOW + 1000)
-    _retimed_deleted_kept(store, *sorted(claimed, key=lambda m: m.message_id))
+    with actor.acting("AK2"), actor.recording(True):
+        store.put(sent)
+        scan = store.scan_ready("q1", NOW + 10, 10)
+        claimed = scan.claim(sorted(scan.messages, key=lambda m: m.message_id), 3, NOW + 10, NOW + 1000)
+        _retimed_deleted_kept(store, *sorted(claimed, key=lambda m: m.message_id))
+        (last,) = [m for m in store.peek_ready("q1", NOW + 60, 10) if m.message_id == sorted(ids)[-1]]
+        store.load_bodies([last])
+        marks = dead_letter_marks("QUEUE", "acs:mns:r:1:queues/q1", last.message_id)
+        letter = dataclasses.replace(last, queue_id="dlq", message_id="D9", version=0, system_properties=marks)
+        assert store.move(last, NOW + 60, letter)  # a packed message dead-lettered
     return changes()
 
 
@@ -114,7 +137,7 @@ def _retimed_deleted_kept(store: MessageStore, first: Message, second: Message, 
     assert store.change_visibility(first.ref, first.version, NOW + 20, NOW + 5000)
     assert store.delete_many([(second.ref, second.version), (third.ref, third.version)], NOW + 30) == [True, True]
     assert store.delete_keeping([(first.ref, first.version + 1)], NOW + 40) == [True]
-    assert store.rewind("q1", NOW, NOW + 50) == 1  # restored: no event
+    assert store.rewind("q1", NOW, NOW + 50) == 1  # restored
 
 
 @pytest.mark.parametrize("storage", ["dynamodb-moto-packed"], indirect=True)
@@ -125,10 +148,12 @@ def test_a_packed_batch_reports_each_messages_events_as_alone(storage, tmp_path)
     sqlite.database.close()
     from_dynamodb = packed_operations(storage.messages, lambda: stream_changes(Settings().message_table), ids)
 
-    first, second, third, _ = sorted(ids)
-    assert sorted((c.message_id, c.event, c.dequeue_count) for c in from_sqlite) == sorted(
-        [*((i, "send", 0) for i in ids), *((i, "receive", 1) for i in (first, second, third))]
-        + [(first, "change_visibility", 1), (second, "delete", 1), (third, "delete", 1), (first, "delete", 1)]
+    first, second, third, fourth = sorted(ids)
+    assert sorted((c.message_id, c.event, c.dequeue_count, c.access_key_id) for c in from_sqlite) == sorted(
+        [*((i, "send", 0, "AK2") for i in ids), *((i, "receive", 1, "AK2") for i in (first, second, third))]
+        + [(first, "change_visibility", 1, "AK2"), (second, "delete", 1, None), (third, "delete", 1, None)]
+        + [(first, "delete", 1, None), (first, "rewind", 1, None), (fourth, "dead_letter", 0, None)]
+        + [("D9", "send", 0, "AK2")]
     )
     assert sorted(map(facts, from_dynamodb)) == sorted(map(facts, from_sqlite))
     assert len({c.change_id for c in from_dynamodb}) == len(from_dynamodb)
@@ -143,9 +168,10 @@ def fifo_packed_operations(storage: Storage, changes: Changes, ids: list[str]) -
         for n, i in enumerate(ids)
     ]
     sent = [dataclasses.replace(m, enqueue_time=NOW, first_dequeue_time=NOW) for m in sent]
-    store.put(sent)
-    scan = store.scan_ready("q1", NOW + 10, 3)
-    _retimed_deleted_kept(store, *scan.claim(scan.messages, 3, NOW + 10, NOW + 1000))
+    with actor.acting("AK3"), actor.recording(True):
+        store.put(sent)
+        scan = store.scan_ready("q1", NOW + 10, 3)
+        _retimed_deleted_kept(store, *scan.claim(scan.messages, 3, NOW + 10, NOW + 1000))
     return changes()
 
 
@@ -158,12 +184,13 @@ def test_a_packed_fifo_batch_reports_each_messages_events_as_alone(storage, tmp_
     sqlite.database.close()
     from_dynamodb = fifo_packed_operations(storage, lambda: stream_changes(Settings().message_table), ids)
 
-    assert [(c.message_id, c.event, c.dequeue_count) for c in from_sqlite] == [
-        *((i, "send", 0) for i in ids),
-        *((i, "receive", 1) for i in ids[:3]),
-        (ids[0], "change_visibility", 1),
-        (ids[1], "delete", 1),
-        (ids[2], "delete", 1),
-        (ids[0], "delete", 1),
+    assert [(c.message_id, c.event, c.dequeue_count, c.access_key_id) for c in from_sqlite] == [
+        *((i, "send", 0, "AK3") for i in ids),
+        *((i, "receive", 1, "AK3") for i in ids[:3]),
+        (ids[0], "change_visibility", 1, "AK3"),
+        (ids[1], "delete", 1, None),
+        (ids[2], "delete", 1, None),
+        (ids[0], "delete", 1, None),
+        (ids[0], "rewind", 1, None),
     ]
     assert sorted(facts(c) for c in from_dynamodb) == sorted(facts(c) for c in from_sqlite)

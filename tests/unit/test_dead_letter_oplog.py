@@ -35,8 +35,8 @@ def test_sqlite_records_of_rewind_operations_give_one_event_each():
     assert events(store) == [("send", "M00001"), ("send", "M00002"), ("receive", "M00001"), ("receive", "M00002")]
     store.delete_keeping([(one.ref, one.version)], NOW + 20)
     assert events(store) == [("delete", "M00001")]
-    assert store.rewind("q1", NOW, NOW + 30) == 2  # M00001 restored (no event), M00002 made visible
-    assert events(store) == [("change_visibility", "M00002")]
+    assert store.rewind("q1", NOW, NOW + 30) == 2  # M00001 restored, M00002 made visible
+    assert events(store) == [("rewind", "M00001"), ("change_visibility", "M00002")]
     scan = store.scan_ready("q1", NOW + 40, 10)
     for lease in scan.claim(scan.messages, 2, NOW + 40, NOW + 1000):
         store.delete_keeping([(lease.ref, lease.version)], NOW + 50)
@@ -51,7 +51,7 @@ def test_sqlite_records_of_rewind_operations_give_one_event_each():
     storage.database.close()
 
 
-def test_sqlite_records_of_a_move_are_a_delete_in_the_source_and_a_send_in_the_target():
+def test_sqlite_records_of_a_move_are_a_redrive_or_dead_letter_in_the_source_and_a_send_in_the_target():
     storage = sqlite_storage(":memory:")
     store = storage.messages
     store.put([logged(1)])
@@ -59,7 +59,7 @@ def test_sqlite_records_of_a_move_are_a_delete_in_the_source_and_a_send_in_the_t
     (seen,) = store.peek_ready("q1", NOW + 10, 10)
     target = dataclasses.replace(seen, queue_id="dlq", message_id="D1", version=0)
     assert store.move(seen, NOW + 10, target)
-    assert events(store) == [("delete", "M00001"), ("send", "D1")]
+    assert events(store) == [("redrive", "M00001"), ("send", "D1")]  # (the target names no origin)
     storage.database.close()
 
 
@@ -74,5 +74,6 @@ def test_stream_records_of_a_dynamodb_kept_lease():
 
     deleted = message_change(record("MODIFY", kept, live))
     assert deleted is not None and deleted.event == "delete"
-    assert message_change(record("MODIFY", live, kept)) is None  # rewound
+    rewound = message_change(record("MODIFY", live, kept))
+    assert rewound is not None and rewound.event == "rewind"
     assert message_change(record("REMOVE", None, kept)) is None  # dropped or expired

@@ -87,12 +87,30 @@ def test_a_removal_past_retention_is_an_expiry():
     assert event(record("REMOVE", old=old)).event == "expire"
 
 
-def test_a_lease_re_marked_kept_is_a_delete_and_a_kept_lease_changing_is_no_event():
+def test_a_lease_re_marked_kept_is_a_delete_restored_a_rewind_and_dropped_no_event():
     live = lease(e="1", v="2", d="1", r="1", f="5")
     kept = {**{k: v for k, v in live.items() if k != "v"}, layout.KEPT_ATTRIBUTE: {"BOOL": True}}
     assert event(record("MODIFY", new=kept, old=live)).event == "delete"
-    assert message_change(record("MODIFY", new=live, old=kept)) is None  # rewound
+    assert event(record("MODIFY", new=live, old=kept)).event == "rewind"  # restored by a rewind
     assert message_change(record("REMOVE", old=kept)) is None  # dropped or expired
+
+
+def test_a_lease_marked_moved_is_its_move_and_its_removal_no_event():
+    live = lease(e="1", v="2", d="3", r="4", f="5")
+    moved = {**live, "x": {"N": "0"}, layout.MOVED_ATTRIBUTE: {"S": "dead_letter dlq-id D1"}}
+    change = event(record("MODIFY", new=moved, old=live))
+    assert (change.event, change.target_queue_id, change.target_message_id) == ("dead_letter", "dlq-id", "D1")
+    assert (change.dequeue_count, change.first_dequeue_time, change.access_key_id) == (3, 5, None)
+    assert message_change(record("REMOVE", old=moved)) is None  # deleted after the move, or by TTL
+
+
+def test_receives_and_visibility_changes_name_the_key_the_lease_names():
+    before = lease(e="1", v="2", d="0", r="0")
+    received = {**before, "d": {"N": "1"}, "r": {"N": "1"}, "f": {"N": "7"}, layout.ACTOR_ATTRIBUTE: {"S": "AK1"}}
+    assert event(record("MODIFY", new=received, old=before)).access_key_id == "AK1"
+    retimed = {**received, "r": {"N": "2"}, layout.ACTOR_ATTRIBUTE: {"S": "AK2"}}
+    assert event(record("MODIFY", new=retimed, old=received)).access_key_id == "AK2"
+    assert event(record("INSERT", new=received)).access_key_id == "AK1"
 
 
 def test_body_items_and_leases_of_quiet_queues_are_not_events():

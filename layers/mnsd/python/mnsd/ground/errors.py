@@ -89,6 +89,19 @@ ReceiptHandleError = _error("ReceiptHandleError", 400, "The receipt handle you p
 MissingReceiptHandle = _error("MissingReceiptHandle", 400, "ReceiptHandle is required.")
 MissingVisibilityTimeout = _error("MissingVisibilityTimeout", 400, "VisibilityTimeout is required.")
 
+# A message's history (`GET /queues/{q}/messages/{id}/history`, `mnsd.log.history`).
+LoggingNotEnabled = _error(
+    "LoggingNotEnabled",
+    409,
+    "The queue or topic does not log its messages' events (LoggingEnabled is False): no history is recorded.",
+)
+MessageHistoryExpired = _error(
+    "MessageHistoryExpired", 404, "The message's events are older than the operation log keeps: its history aged out."
+)
+MessageHistoryNotExist = _error(
+    "MessageHistoryNotExist", 404, "The operation log holds no event of this message in its window."
+)
+
 # A queue's receivers (each receives every message sent to its queue: `mnsd.queues.receivers`).
 ReceiverNotExist = _error("ReceiverNotExist", 404, "The receiver you provided does not exist.")
 ReceiverAlreadyExist = _error("ReceiverAlreadyExist", 409, "The receiver you want to create already exists.")

@@ -9,10 +9,18 @@ whose queue logs them (`Message.logging`), one event per operation:
     send               a message stored (SendMessage, BatchSendMessage, a dead-letter or redrive target)
     receive            a receive claimed it (its dequeue count grew)
     change_visibility  its next visible time changed without a receive (ChangeMessageVisibility, a rewind)
-    delete             a consumer deleted it (kept for rewind or not), or a move took it from its queue
+    delete             a consumer deleted it (kept for rewind or not)
+    dead_letter        a receive moved it to its queue's dead-letter queue (`mnsd.storage.moves`)
+    redrive            a redrive moved it back to the queue it was dead-lettered from (`mnsd.storage.moves`)
+    rewind             a rewind restored it after its delete (kept); one in flight that a rewind makes
+                       visible is a `change_visibility`
     expire             its retention ended
 
-A kept message that a rewind restores, drops or lets expire makes no event: its delete was the event.
+A kept message that a rewind drops or lets expire makes no event: its delete was the event.
+
+Who: `access_key_id` is the access key of the request that sent, received or re-timed it (`mnsd.ground.actor`), on
+both engines; the other events carry none (the DynamoDB engine learns of a delete from its stream, which does not
+say who deleted).
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ class MessageEvent(StrEnum):
     CHANGE_VISIBILITY = "change_visibility"
     DELETE = "delete"
     EXPIRE = "expire"
+    DEAD_LETTER = "dead_letter"
+    REDRIVE = "redrive"
+    REWIND = "rewind"
 
 
 @dataclass(frozen=True)
@@ -49,3 +60,6 @@ class MessageChange:
     priority: int | None = None  # sends
     delay: int | None = None  # sends: seconds from enqueue until first receivable
     body_size: int | None = None  # sends: UTF-8 bytes
+    access_key_id: str | None = None  # sends, receives, visibility changes: who made them
+    target_queue_id: str | None = None  # moves: the queue incarnation it went to
+    target_message_id: str | None = None  # moves: its id there

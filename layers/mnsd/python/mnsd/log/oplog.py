@@ -21,7 +21,7 @@ class LogRecord:
     account: str
     kind: str  # queue | topic
     resource: str
-    event: str  # send receive delete change_visibility expire publish push drop
+    event: str  # send receive change_visibility delete dead_letter redrive rewind expire publish push drop
     time: int  # ms
     message_id: str
     event_id: str
@@ -38,6 +38,9 @@ class LogRecord:
     status: int | None = None
     latency_ms: int | None = None
     publish_time: int | None = None
+    access_key_id: str | None = None  # who sent, received or re-timed it (`mnsd.log.changes`)
+    target_queue: str | None = None  # dead_letter, redrive: the queue it went to
+    target_message_id: str | None = None  # dead_letter, redrive: its id there
 
     @property
     def partition(self) -> str:
@@ -69,10 +72,11 @@ class QueueNames(Protocol):
         ...
 
 
-def queue_record(change: MessageChange, account: str, queue: str) -> LogRecord:
-    """The log record of a message change of the queue `queue` of `account`."""
+def queue_record(change: MessageChange, account: str, queue: str, target_queue: str | None = None) -> LogRecord:
+    """The log record of a message change of the queue `queue` of `account` (a move's: to `target_queue`)."""
     fields = asdict(change)
-    del fields["queue_id"]
+    del fields["queue_id"], fields["target_queue_id"]
+    fields["target_queue"] = target_queue
     fields["event"] = change.event.value
     return LogRecord(account=account, kind="queue", resource=queue, event_id=fields.pop("change_id"), **fields)
 
@@ -96,6 +100,7 @@ class QueueEventLog:
         for change in changes:
             queue = self._queue(change.queue_id)
             if queue is not None:
-                found.append(queue_record(change, *queue))
+                target = self._queue(change.target_queue_id) if change.target_queue_id else None
+                found.append(queue_record(change, *queue, target_queue=target[1] if target else None))
         self.oplog.write(found)
         return len(found)

@@ -57,6 +57,7 @@ from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.model.topics import TopicMessage
 
 if TYPE_CHECKING:
+    from mnsd.log.history import HistoryRead
     from mnsd.log.metrics import LogRead
     from mnsd.log.oplog import LogRecord
 
@@ -259,6 +260,11 @@ class OperationLogStore(Protocol):
     ) -> LogRead:
         """The records of `{account}#{kind}#{resource}` with start_ms <= time <= end_ms (of one subscription if
         given), oldest first, reading at most `limit` items (`truncated` when more were left unread)."""
+        ...
+
+    def history(self, account: str, kind: str, resource: str, message_id: str, limit: int) -> HistoryRead:
+        """The records of one message of `{account}#{kind}#{resource}`, by an index on the message's id (never a
+        scan of the partition), at most `limit` (`truncated` when more were left unread), in any order."""
         ...
 
 

@@ -19,7 +19,7 @@ from aws_lambda_powertools import Logger
 
 from mnsd.access.permissions import Permission
 from mnsd.access.principal import Principal
-from mnsd.ground import errors
+from mnsd.ground import actor, errors
 from mnsd.ground.http import HttpRequest, HttpResponse
 
 if TYPE_CHECKING:
@@ -90,4 +90,5 @@ def _served(door: Door, services: Services) -> HttpResponse:
     work = door.work(principal, owner, services)
     for permission in work.permissions:
         services.authorizer.authorize(principal, permission, owner)
-    return work.serve()
+    with actor.acting(principal.key_id):  # (the operation log's records say which key acted)
+        return work.serve()

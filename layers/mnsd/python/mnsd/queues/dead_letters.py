@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from mnsd.control.catalog import Catalog
 from mnsd.control.registry import Registry
-from mnsd.ground import errors
+from mnsd.ground import actor, errors
 from mnsd.ground.clock import Clock, ms
 from mnsd.ground.settings import Settings
 from mnsd.model.inputs import MessageInput
@@ -143,7 +143,9 @@ class DeadLetterService:
         if source is None or source.queue_id == queue.queue_id:
             return False
         back = self.arrivals.moved(message, source, now_ms, without_dead_letter_marks(message.system_properties))
-        if not self.messages.of(queue).move(message, now_ms, back):
+        with actor.recording(queue.attributes.logging_enabled):
+            moved = self.messages.of(queue).move(message, now_ms, back)
+        if not moved:
             return False
         self.notifier.notify(source.queue_id)
         return True

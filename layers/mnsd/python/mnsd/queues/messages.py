@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from mnsd.control.limits import Limits
-from mnsd.ground import deadlines, errors
+from mnsd.ground import actor, deadlines, errors
 from mnsd.ground.clock import Clock, ms
 from mnsd.ground.settings import Settings
 from mnsd.model.inputs import MessageInput, VisibilityChange
@@ -107,7 +107,8 @@ class MessageService:
         groups = [m.message_group_id for m in inputs]
         ids = self.messages.of(queue).new_ids(queue.queue_id, len(inputs), now_ms, groups)
         stored = self.arrivals.new_messages(queue, inputs, now_ms, ids)
-        failed = self.arrivals.store(queue, stored, now_ms)
+        with actor.recording(queue.attributes.logging_enabled):
+            failed = self.arrivals.store(queue, stored, now_ms)
         return [
             SendResult(
                 message,
@@ -235,6 +236,10 @@ class MessageService:
             contended_rounds = 0
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
+        with actor.recording(queue.attributes.logging_enabled):
+            return self._claim_ready_recorded(queue, count, now)
+
+    def _claim_ready_recorded(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
         now_ms = ms(now)
         store = self.messages.of(queue)
         scan = store.scan_ready(queue.queue_id, now_ms, count)  # (its candidates: `mnsd.model.ports.candidates`)
@@ -328,7 +333,9 @@ class MessageService:
         """One message's next visible time moved (MessageNotExist if its handle is stale): its new handle and time."""
         receipt, ref = self._receipt(queue, handle, now_ms)
         visible_at = now_ms + visibility_timeout * 1000
-        if not self.messages.of(queue).change_visibility(ref, receipt.version, now_ms, visible_at):
+        with actor.recording(queue.attributes.logging_enabled):
+            changed = self.messages.of(queue).change_visibility(ref, receipt.version, now_ms, visible_at)
+        if not changed:
             raise errors.MessageNotExist()
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at

@@ -102,4 +102,5 @@ def _has_empty_segment(path: str) -> bool:
 
 def _permission(operation: Operation, route: Route, call: Call) -> Permission:
     params = call.request.path_params
-    return permission_for(ACTIONS[operation], route.path, params, call.services.settings.region, call.owner)
+    resource = route.resource or route.path
+    return permission_for(ACTIONS[operation], resource, params, call.services.settings.region, call.owner)

@@ -28,6 +28,7 @@ from mnsd.operations.delete_queue import delete_queue
 from mnsd.operations.delete_receiver import delete_receiver
 from mnsd.operations.delete_topic import delete_topic
 from mnsd.operations.get_account_attributes import get_account_attributes
+from mnsd.operations.get_message_history import queue_message_history, topic_message_history
 from mnsd.operations.get_queue_attributes import get_queue_attributes
 from mnsd.operations.get_receiver_attributes import get_receiver_attributes
 from mnsd.operations.get_signing_certificate import get_signing_certificate
@@ -89,6 +90,7 @@ ACTIONS: dict[Operation, str] = {
     list_topic: "ListTopic",
     peek_message: "PeekMessage",
     publish_message: "PublishMessage",
+    queue_message_history: "GetMessageHistory",
     queue_metrics: "GetQueueAttributes",
     queue_minutes: "GetQueueAttributes",
     receive_message: "ReceiveMessage",
@@ -101,6 +103,7 @@ ACTIONS: dict[Operation, str] = {
     set_topic_attributes: "SetTopicAttributes",
     subscribe: "Subscribe",
     subscription_metrics: "GetSubscriptionAttributes",
+    topic_message_history: "GetMessageHistory",
     unsubscribe: "Unsubscribe",
 }
 
@@ -122,6 +125,8 @@ class Route:
     reads_metrics: bool = False
     # Serves the JSON plane too (SMQProxy 2026-04-09: the message operations, `mnsd.calls.planes`).
     json: bool = False
+    # The path of the RAM resource its operations are authorized on, when it is not `path` (`mnsd.access.permissions`).
+    resource: str = ""
 
 
 def _flag(call: Call, name: str) -> bool:
@@ -298,6 +303,15 @@ ROUTES: dict[str, Route] = {
             ("meta.read", "messages.write"),
             json=True,
         ),
+        # A message's history from the operation log (`mnsd.log.history`): a message operation's resource.
+        Route(
+            "get_queue_message_history",
+            "GET",
+            "/queues/{queue}/messages/{message}/history",
+            lambda call: queue_message_history,
+            ("meta.read", "log.read"),
+            resource="/queues/{queue}/messages",
+        ),
         # A queue's receivers (`mnsd.queues.receivers`): their messages are reached through the routes above, at
         # the address `{queue}.{receiver}`. Creating one may copy the queue's earlier messages to it.
         Route(
@@ -351,6 +365,14 @@ ROUTES: dict[str, Route] = {
             _publish,
             ("meta.read", "topic_messages.write"),
             json=True,
+        ),
+        Route(
+            "get_topic_message_history",
+            "GET",
+            "/topics/{topic}/messages/{message}/history",
+            lambda call: topic_message_history,
+            ("meta.read", "log.read"),
+            resource="/topics/{topic}/messages",
         ),
         Route(
             "list_subscriptions",

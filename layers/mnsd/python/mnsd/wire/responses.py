@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from mnsd.access.keys import AccessKey
 from mnsd.access.tokens import TemporaryCredentials
 from mnsd.ground import errors
+from mnsd.log.history import History
 from mnsd.log.metrics import HourlyCounts
+from mnsd.log.oplog import RETENTION_SECONDS, LogRecord
 from mnsd.metrics import monitored
 from mnsd.metrics.minutes import WINDOW_MINUTES, Minute
 from mnsd.model.kinds import kind_of
@@ -322,3 +324,48 @@ def minute_metrics(queue_name: str, minutes: Sequence[Minute]) -> Node:
         for m in minutes
     ]
     return Node("QueueMetrics", [("QueueName", queue_name), ("Minutes", WINDOW_MINUTES), ("Buckets", buckets)])
+
+
+# A history event's elements: each field of a log record that has a value, under its wire name, in this order.
+_EVENT_ELEMENTS = (
+    ("time", "Time"),
+    ("event", "Kind"),
+    ("access_key_id", "AccessKeyId"),
+    ("dequeue_count", "DequeueCount"),
+    ("enqueue_time", "EnqueueTime"),
+    ("first_dequeue_time", "FirstDequeueTime"),
+    ("priority", "Priority"),
+    ("delay", "DelaySeconds"),
+    ("body_size", "BodySize"),
+    ("target_queue", "TargetQueue"),
+    ("target_message_id", "TargetMessageId"),
+    ("subscription", "SubscriptionName"),
+    ("endpoint_kind", "EndpointKind"),
+    ("attempt", "Attempt"),
+    ("outcome", "Outcome"),
+    ("status", "Status"),
+    ("latency_ms", "LatencyMs"),
+    ("publish_time", "PublishTime"),
+)
+
+
+def _history_event(record: LogRecord) -> Node:
+    return Node(
+        "Event", [(tag, getattr(record, name)) for name, tag in _EVENT_ELEMENTS if getattr(record, name) is not None]
+    )
+
+
+def message_history(fields: Fields, message_id: str, history: History) -> Node:
+    """A message's history (`mnsd.log.history`): its events oldest first, times in epoch ms."""
+    return Node(
+        "MessageHistory",
+        [
+            *fields,
+            ("MessageId", message_id),
+            ("LoggingEnabled", history.logging_enabled),
+            ("LogRetentionPeriod", RETENTION_SECONDS),
+            ("Since", history.since_ms),
+            ("Truncated", history.truncated),
+            ("Events", [_history_event(record) for record in history.events]),
+        ],
+    )

@@ -22,6 +22,10 @@ TTL_PRINCIPAL = "dynamodb.amazonaws.com"  # who deletes an item whose TTL passed
 _number = layout.number
 
 
+def _text(image: layout.Item, name: str) -> str | None:
+    return image[name]["S"] or None if name in image else None
+
+
 def _body_size(image: layout.Item) -> int | None:
     if "y" in image:  # (a packed message's, `packs.entries`)
         return int(image["y"]["N"])
@@ -50,20 +54,29 @@ def message_change(record: StreamRecord) -> MessageChange | None:
         "enqueue_time": enqueue_time,
     }
     name = record["eventName"]
+    who = _text(new, layout.ACTOR_ATTRIBUTE)
     if name == "INSERT":
         visible_at = _number(new, "v") or enqueue_time
         return MessageChange(
             event=MessageEvent.SEND, time=enqueue_time, dequeue_count=0, priority=int(image["sk"]["S"][1:3]),
-            delay=max(0, visible_at - enqueue_time) // 1000, body_size=_body_size(new), **common,
+            delay=max(0, visible_at - enqueue_time) // 1000, body_size=_body_size(new), access_key_id=who, **common,
         )  # fmt: skip
     count = _number(image, "d") or 0
-    if layout.is_kept(old):
-        return None  # a kept lease (deleted with rewind on) rewound, dropped or expired: its delete was the event
+    if layout.MOVED_ATTRIBUTE in old:
+        return None  # a lease moved away, deleted: its move was the event
     ended: dict[str, Any] = {
         "time": approximate,
         "dequeue_count": count,
         "first_dequeue_time": first_dequeue if count else None,
     }
+    if layout.is_kept(old):
+        # A kept lease (deleted with rewind on) restored by a rewind; dropped or expired, its delete was the event.
+        restored = name == "MODIFY" and not layout.is_kept(new)
+        return MessageChange(event=MessageEvent.REWIND, **ended, **common) if restored else None
+    if layout.MOVED_ATTRIBUTE in new:  # moved away (`dead_letters.move`): '{event} {queue id} {message id}'
+        event, target_queue, target_message = new[layout.MOVED_ATTRIBUTE]["S"].split(" ", 2)
+        moved = {"target_queue_id": target_queue, "target_message_id": target_message}
+        return MessageChange(event=MessageEvent(event), **ended, **moved, **common)
     if layout.is_kept(new):  # deleted with rewind on: the lease is kept in place
         return MessageChange(event=MessageEvent.DELETE, **ended, **common)
     if name == "REMOVE":
@@ -77,10 +90,13 @@ def message_change(record: StreamRecord) -> MessageChange | None:
     if count > (_number(old, "d") or 0):
         at = first_dequeue if count == 1 and first_dequeue is not None else approximate
         return MessageChange(
-            event=MessageEvent.RECEIVE, time=at, dequeue_count=count, first_dequeue_time=first_dequeue, **common
-        )
+            event=MessageEvent.RECEIVE, time=at, dequeue_count=count, first_dequeue_time=first_dequeue,
+            access_key_id=who, **common,
+        )  # fmt: skip
     if _number(new, "r") != _number(old, "r"):
-        return MessageChange(event=MessageEvent.CHANGE_VISIBILITY, time=approximate, dequeue_count=count, **common)
+        return MessageChange(
+            event=MessageEvent.CHANGE_VISIBILITY, time=approximate, dequeue_count=count, access_key_id=who, **common
+        )
     return None
 
 
@@ -93,10 +109,14 @@ def pack_records(record: StreamRecord) -> list[StreamRecord]:
     if not any(packs.is_pack(image) for image in images):
         return []
     old, new = ({_index(lease): lease for lease in packs.entries(image)} if image else {} for image in images)
+    moved = f"{layout.MOVED_ATTRIBUTE}{{}}"
     records = []
     for n in sorted(old.keys() | new.keys()):
         name = "MODIFY" if n in old and n in new else "INSERT" if n in new else "REMOVE"
-        entry_change = {**change, "OldImage": old.get(n, {}), "NewImage": new.get(n, {})}
+        after = new.get(n, {})
+        if name == "REMOVE" and moved.format(n) in images[1]:  # moved away (`PackWrites.removal`): as a lease marked
+            name, after = "MODIFY", {**old[n], layout.MOVED_ATTRIBUTE: images[1][moved.format(n)]}
+        entry_change = {**change, "OldImage": old.get(n, {}), "NewImage": after}
         records.append({**record, "eventName": name, "eventID": f"{record['eventID']}#{n}", "dynamodb": entry_change})
     return records
 

@@ -2,7 +2,9 @@
 
 - A move (dead-lettering on receive, redrive) is one TransactWriteItems: the conditional Delete of the
   source lease (its version as observed, still Active, unexpired: the claim's condition) and the Put
-  of the target's lease. Either both happen or neither: a message is never in both queues, nor lost
+  of the target's lease. A logging queue's lease is instead marked moved in the transaction (an Update:
+  `t` says to where, `x` expired so that no reader returns or counts it), then deleted: its stream tells the
+  operation log of the move (`changes.message_change`), where a Delete would look like a consumer's. Either both happen or neither: a message is never in both queues, nor lost
   between them. A target body too large to sit in its lease is put first, outside the transaction
   (a transaction bills twice): until its lease exists nothing reads it, and if the transaction is
   refused it is left to TTL. The source's out-of-line body item is left to TTL like a delete's.
@@ -20,10 +22,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     LEASE,
+    MOVED_ATTRIBUTE,
+    TTL_ATTRIBUTE,
     Item,
     is_kept,
     keep_held_lease,
@@ -34,6 +39,7 @@ from mnsd.storage.dynamodb.layout import (
     revisit_update,
 )
 from mnsd.storage.dynamodb.packs import is_pack
+from mnsd.storage.moves import move_event
 
 REWIND_PROJECTION = "pk, sk, v, r, d, e, x, k"
 _PAGE = 1000
@@ -114,29 +120,47 @@ def move(
     `removal`: the write that removes the source when it is not its lease's Delete (a packed message's)."""
     if target.body is None:
         raise ValueError("a moved message needs its body loaded")
-    delete = {
-        "Delete": {
-            "TableName": table,
-            "Key": lease_item_key(source.ref),
-            "ConditionExpression": "r = :ver AND v <= :now AND x > :now_s",
-            "ExpressionAttributeValues": {
-                ":ver": {"N": str(source.version)},
-                ":now": {"N": str(now_ms)},
-                ":now_s": {"N": str(now_ms // 1000)},
-            },
-        }
+    condition: Item = {
+        "TableName": table,
+        "Key": lease_item_key(source.ref),
+        "ConditionExpression": "r = :ver AND v <= :now AND x > :now_s",
+        "ExpressionAttributeValues": {
+            ":ver": {"N": str(source.version)},
+            ":now": {"N": str(now_ms)},
+            ":now_s": {"N": str(now_ms // 1000)},
+        },
     }
+    mark = moved_mark(source, target)
+    if mark:  # a logging queue's: the lease marked moved (and expired) in the transaction, deleted after it
+        condition["UpdateExpression"] = f"SET {TTL_ATTRIBUTE} = :gone, {MOVED_ATTRIBUTE} = :moved"
+        condition["ExpressionAttributeValues"].update({":gone": {"N": str(now_ms // 1000 - 1)}, ":moved": {"S": mark}})
+    first = removal or ({"Update": condition} if mark else {"Delete": condition})
     *bodies, lease = message_items(target, indexed)
     for body in bodies:  # outside the transaction (half the units): without its lease it is never read
         client.put_item(TableName=table, Item=body)
     try:
         put = {"Put": {"TableName": table, "Item": lease}}
-        client.transact_write_items(TransactItems=[removal or delete, put, *(also or [])])
+        client.transact_write_items(TransactItems=[first, put, *(also or [])])
     except ClientError as exc:
         if _cancelled(exc):
             return False
         raise
+    if mark and removal is None:  # (left to TTL if this fails: expired, no reader returns or counts it)
+        gone = {
+            "TableName": table,
+            "Key": condition["Key"],
+            "ConditionExpression": f"attribute_exists({MOVED_ATTRIBUTE})",
+        }
+        conditional(client.delete_item, **gone)
     return True
+
+
+def moved_mark(source: Message, target: Message) -> str:
+    """What a logging queue's lease moved away says of the move in the stream (`MOVED_ATTRIBUTE`, read by
+    `changes.message_change`): its event and its target; "" for a queue that does not log."""
+    if not (source.logging or actor.is_recording()):
+        return ""
+    return f"{move_event(target).value} {target.queue_id} {target.message_id}"
 
 
 def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:

@@ -224,7 +224,7 @@ class FifoGroups:
             source.ref, d, "SET q = if_not_exists(q, :zero) - :one", numbers(zero=0, one=1)
         )
         indexed = self.placer.indexed(target)
-        removal = self.packs.removal(source, now_ms)
+        removal = self.packs.removal(source, now_ms, dead_letters.moved_mark(source, target))
         return dead_letters.move(self.client, self.table, source, now_ms, target, indexed, [fewer], removal)
 
     # --- reads --------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.group_writes import numbers
 from mnsd.storage.dynamodb.layout import (
     Item,
+    actor_set,
     held_lease,
     keep_held_lease,
     lease_item_key,
@@ -80,13 +81,14 @@ def _claim_lease(table: str, before: Message, after: Message, now_ms: int) -> It
     values = numbers(
         vis=after.visible_at, next=after.version, one=1, now=now_ms, now_s=now_ms // 1000, ver=before.version
     )
+    who, named = actor_set()
     return {
         "Update": {
             "TableName": table,
             "Key": lease_item_key(before.ref),
-            "UpdateExpression": "SET v = :vis, r = :next, d = d + :one, f = if_not_exists(f, :now)",
+            "UpdateExpression": f"SET v = :vis, r = :next, d = d + :one, f = if_not_exists(f, :now){who}",
             "ConditionExpression": "r = :ver AND v <= :now AND x > :now_s",
-            "ExpressionAttributeValues": values,
+            "ExpressionAttributeValues": {**values, **named},
         }
     }
 
@@ -141,8 +143,9 @@ def retime_request(table: str, ref: MessageRef, version: int, now_ms: int, visib
     if entry_of(ref.message_id) is not None:
         return retiming(table, ref, version, now_ms, visible_at)
     lease = held_lease(table, ref, version, now_ms)
-    lease["UpdateExpression"] = "SET v = :vis, r = :next"
-    lease["ExpressionAttributeValues"].update(numbers(vis=visible_at, next=version + 1))
+    who, named = actor_set()
+    lease["UpdateExpression"] = f"SET v = :vis, r = :next{who}"
+    lease["ExpressionAttributeValues"].update({**numbers(vis=visible_at, next=version + 1), **named})
     return lease
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef, MessageState, Property, body_md5, lease_state
 from mnsd.storage.capacity import KB, item_size
 from mnsd.storage.dynamodb.placement import MAX_STRIPES
@@ -57,6 +58,8 @@ TTL_ATTRIBUTE = "x"
 LOGGING_ATTRIBUTE = "l"  # present (True) on leases whose events feed the operation log
 KEPT_ATTRIBUTE = "k"  # present (True) on leases deleted while rewind was on (kept, without `v`)
 SOURCE_ATTRIBUTE = "c"  # on a lease or pack: its body item's place, elsewhere (`packs`, `shared_bodies`)
+ACTOR_ATTRIBUTE = "a"  # on a logging queue's lease: who last sent, received or re-timed it (`mnsd.ground.actor`)
+MOVED_ATTRIBUTE = "t"  # on a logging queue's lease a move took away (`dead_letters.move`): its event and target
 READY_INDEX = "receivable"  # the leases of indexing queues by (pk, w): a global secondary index of the table
 VISIBLE_AT = "v"  # NextVisibleTime (Number); only lease items have it
 INDEX_KEY = "w"  # the index's sort key: `v` again, on the leases of a queue whose writes keep the index
@@ -85,9 +88,13 @@ LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "g": ("S", "message group id"),
     "l": ("BOOL", "the queue logs this message's events"),
     "k": ("BOOL", "kept for rewind: deleted while the queue's RewindPeriod was on (the lease has no `v`)"),
+    "a": ("S", "a logging queue's lease: the access key id that last sent, received or re-timed it"),
+    "t": ("S", "a logging queue's lease moved away: '{event} {target queue id} {target message id}', x expired"),
 }
 # Receives add `f` and grow `r` and `d`: an inline item keeps this much room so it stays within 1 KB.
 LEASE_GROWTH = 32
+# And a logging queue's receives and visibility changes name their access key (`a`): this much more room.
+ACTOR_ROOM = 1 + 128
 
 
 def lease_key(ref: MessageRef) -> str:
@@ -143,6 +150,13 @@ def is_lease(item: Item) -> bool:
 def visibility_set(indexing: bool, value: str = ":vis") -> str:
     """The SET clause giving a lease its next visible time: `v`, and `w` with it when the index is kept."""
     return f"v = {value}, w = {value}" if indexing else f"v = {value}"
+
+
+def actor_set(name: str = ACTOR_ATTRIBUTE) -> tuple[str, Item]:
+    """A write's `, {name} = :who` clause and its value naming the access key acting on a logging queue (nothing
+    when none is: a queue that does not log pays no byte for it)."""
+    who = actor.current()
+    return ("", {}) if who is None else (f", {name} = :who", {":who": {"S": who}})
 
 
 def body_attributes(body: str) -> Item:
@@ -212,10 +226,15 @@ def message_items(message: Message, indexed: bool = False) -> list[Item]:
         lease["s"] = properties(message.system_properties)
     if message.message_group_id:
         lease["g"] = {"S": message.message_group_id}
+    room = LEASE_GROWTH
     if message.logging:
         lease[LOGGING_ATTRIBUTE] = {"BOOL": True}
+        room += ACTOR_ROOM
+        who = actor.current()
+        if who is not None:
+            lease[ACTOR_ATTRIBUTE] = {"S": who}
     body = body_attributes(message.body or "")
-    if item_size(lease) + item_size(body) + LEASE_GROWTH <= KB:
+    if item_size(lease) + item_size(body) + room <= KB:
         return [{**lease, **body}]
     body_item = {"pk": lease["pk"], "sk": {"S": BODY + message.message_id}, "x": lease["x"], **body}
     body_item["m"] = {"S": message.body_md5}

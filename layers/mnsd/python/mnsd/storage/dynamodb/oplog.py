@@ -3,6 +3,10 @@ describes and the analytics jobs read from the table's exports.
 
 `pk = {account}#{kind}#{resource}`, `sk = {time_ms:013}#{event_id}`, `x` the TTL (epoch seconds), then each
 field of the record that has a value (numbers as N, the others as S).
+
+The index `MESSAGE_INDEX` (partition `message_id`, sort `pk`, every attribute projected) finds one message's
+records of one queue or topic (`history`). Both are attributes every item has had from the first version, so the
+index holds the items written before it was added (DynamoDB fills a new index from the table).
 """
 
 from __future__ import annotations
@@ -11,9 +15,11 @@ import dataclasses
 import time
 from typing import Any
 
+from mnsd.log.history import HistoryRead
 from mnsd.log.metrics import LogEvent, LogRead
 from mnsd.log.oplog import LogRecord
 
+MESSAGE_INDEX = "message"  # the records of one message: partition `message_id`, sort `pk`
 _BATCH = 25
 _READ_PAGE = 1000
 _FIELDS = [field.name for field in dataclasses.fields(LogRecord) if field.name != "event_id"]
@@ -27,7 +33,7 @@ def log_item(record: LogRecord) -> dict[str, Any]:
     }
     for name in _FIELDS:
         value = getattr(record, name)
-        if value is not None:
+        if value is not None and (value != "" or name != "message_id"):  # (no empty string as an index key)
             item[name] = {"N": str(value)} if isinstance(value, int) else {"S": str(value)}
     return item
 
@@ -37,6 +43,7 @@ def record_of(item: dict[str, Any]) -> LogRecord:
     fields: dict[str, Any] = {
         name: int(item[name]["N"]) if "N" in item[name] else item[name]["S"] for name in _FIELDS if name in item
     }
+    fields.setdefault("message_id", "")
     return LogRecord(event_id=item["sk"]["S"].split("#", 1)[1], **fields)
 
 
@@ -106,3 +113,20 @@ class DynamoOperationLog:
                 return LogRead(events, truncated=False)
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return LogRead(events, truncated=True)
+
+    def history(self, account: str, kind: str, resource: str, message_id: str, limit: int) -> HistoryRead:
+        """One message's records of one queue or topic, from `MESSAGE_INDEX` (one key, at most `limit` read)."""
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": MESSAGE_INDEX,
+            "KeyConditionExpression": "message_id = :m AND pk = :pk",
+            "ExpressionAttributeValues": {":m": {"S": message_id}, ":pk": {"S": f"{account}#{kind}#{resource}"}},
+        }
+        records: list[LogRecord] = []
+        while len(records) < limit:
+            page = self.client.query(**request, Limit=min(_READ_PAGE, limit - len(records)))
+            records += [record_of(item) for item in page.get("Items", [])]
+            if "LastEvaluatedKey" not in page:
+                return HistoryRead(records, truncated=False)
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return HistoryRead(records, truncated=True)

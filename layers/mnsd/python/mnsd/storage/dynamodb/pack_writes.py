@@ -23,7 +23,7 @@ from typing import Any
 from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.dead_letters import REWOUND
-from mnsd.storage.dynamodb.layout import Item, message_of, number, visibility_set
+from mnsd.storage.dynamodb.layout import MOVED_ATTRIBUTE, Item, actor_set, message_of, number, visibility_set
 from mnsd.storage.dynamodb.packs import ENTRY_ATTRIBUTES, SIZE, Entry, entries, entry_of, indexes_of, pack_key
 
 _KEPT = {":kept": {"BOOL": True}}
@@ -55,7 +55,9 @@ def claim_entries(taken: list[Message]) -> tuple[list[str], list[str], Item]:
     sets, conditions, values = [], [], {}
     for m in taken:
         n = _entry(m.message_id).index
-        sets += [f"v{n} = :vis", f"r{n} = :q{n}", f"d{n} = d{n} + :one", f"f{n} = if_not_exists(f{n}, :now)"]
+        who, named = actor_set(f"a{n}")
+        sets += [f"v{n} = :vis", f"r{n} = :q{n}", f"d{n} = d{n} + :one", f"f{n} = if_not_exists(f{n}, :now){who}"]
+        values.update(named)
         conditions.append(f"r{n} = :r{n} AND v{n} <= :now")
         values.update({f":r{n}": _n(m.version), f":q{n}": _n(m.version + 1)})
     return sets, conditions, values
@@ -95,8 +97,9 @@ def keeping(table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> It
 def retiming(table: str, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> Item:
     """The UpdateItem request re-timing an entry still held by the handle of `version` (the pack's place apart)."""
     key, (n,), held, values = _held_entries([(ref, version)], now_ms)
-    values.update({":next": _n(version + 1), ":vis": _n(visible_at)})
-    update = f"SET v{n} = :vis, r{n} = :next"
+    who, named = actor_set(f"a{n}")
+    values.update({":next": _n(version + 1), ":vis": _n(visible_at), **named})
+    update = f"SET v{n} = :vis, r{n} = :next{who}"
     request = {"TableName": table, "Key": key, "UpdateExpression": update, "ConditionExpression": held}
     return {**request, "ExpressionAttributeValues": values}
 
@@ -226,23 +229,22 @@ class PackWrites:
         lowered = f"{update}, {visibility_set(indexing)}"
         return self._update(key, lowered, f"{held} AND v > :vis", values) is not None
 
-    def removal(self, source: Message, now_ms: int) -> Item | None:
+    def removal(self, source: Message, now_ms: int, mark: str = "") -> Item | None:
         """A transaction's write removing an Active entry as observed (a move: dead-lettering, redrive); None for a
-        message that is not packed (its lease's Delete, `dead_letters.move`, removes it)."""
+        message that is not packed (its lease's Delete, `dead_letters.move`, removes it). A logging queue's `mark`
+        (`dead_letters.moved_mark`) stays on the pack as `t{n}`: its stream tells the move (`changes.pack_records`)."""
         if entry_of(source.message_id) is None:
             return None
         n = _entry(source.message_id).index
+        values = {":ver": _n(source.version), ":now": _n(now_ms), ":now_s": _n(now_ms // 1000)}
+        marked = f"SET {MOVED_ATTRIBUTE}{n} = :moved " if mark else ""
         return {
             "Update": {
                 "TableName": self.table,
                 "Key": pack_key(source.ref, _entry(source.message_id)),
-                "UpdateExpression": removed_entries([n]),
+                "UpdateExpression": marked + removed_entries([n]),
                 "ConditionExpression": f"r{n} = :ver AND v{n} <= :now AND x > :now_s",
-                "ExpressionAttributeValues": {
-                    ":ver": _n(source.version),
-                    ":now": _n(now_ms),
-                    ":now_s": _n(now_ms // 1000),
-                },
+                "ExpressionAttributeValues": {**values, **({":moved": {"S": mark}} if mark else {})},
             }
         }
 

@@ -54,6 +54,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef, Property
 from mnsd.storage.dynamodb.layout import (
     BODY,
@@ -74,7 +75,7 @@ from mnsd.storage.dynamodb.placement import MAX_STRIPES
 
 MAX_PACK = 16  # messages a pack holds at most (a batch send's)
 BODY_LIMIT = 300 * 1024  # a batch's compressed content stored in one body item at most (DynamoDB: 400 KB an item)
-ENTRY_ATTRIBUTES = ("v", "r", "d", "f", "k", "y")  # an entry n's attributes are these with n appended
+ENTRY_ATTRIBUTES = ("v", "r", "d", "f", "k", "y", "a")  # an entry n's attributes are these with n appended
 PACK_MARK = "P"  # the last part of a pack's id begins with it
 SIZE = "p"  # a pack's attribute: the size of its batch (its entries' ids name it)
 GROUP = "g"  # a FIFO pack's attribute: its group (as a FIFO lease's)
@@ -198,8 +199,11 @@ def batch_items(messages: list[Message], indexed: bool) -> list[Item]:
             pack[names["v"]] = {"N": str(m.visible_at)}
             pack[names["r"]] = {"N": str(m.version)}
             pack[names["d"]] = {"N": str(m.dequeue_count)}
-            if m.logging:  # (its send event tells its body's size, `changes`)
+            if m.logging:  # (its send event tells its body's size and who sent it, `changes`)
                 pack[names["y"]] = {"N": str(len((m.body or "").encode("utf-8")))}
+                who = actor.current()
+                if who is not None:
+                    pack[names["a"]] = {"S": who}
         items.append(pack)
     return items
 

@@ -36,6 +36,7 @@ from mnsd.storage.dynamodb import dead_letters, enqueued
 from mnsd.storage.dynamodb.conditions import conditional
 from mnsd.storage.dynamodb.layout import (
     Item,
+    actor_set,
     held_lease,
     lease_item_key,
     message_of,
@@ -101,13 +102,14 @@ class StripedMessageStore:
     def _claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None | bool:
         """The claimed message; None if another consumer changed the lease first; False if throttled."""
         after = message.received(now_ms, visible_at)
+        who, named = actor_set()
         try:
             response = conditional(
                 self.client.update_item,
                 TableName=self.table,
                 Key=lease_item_key(message.ref),
                 UpdateExpression=f"SET {visibility_set(self._indexing(message.queue_id))}, r = :next, d = d + :one, "
-                "f = if_not_exists(f, :now)",
+                f"f = if_not_exists(f, :now){who}",
                 ConditionExpression="r = :ver AND v <= :now AND x > :now_s",
                 ExpressionAttributeValues={
                     ":vis": {"N": str(after.visible_at)},
@@ -116,6 +118,7 @@ class StripedMessageStore:
                     ":now": {"N": str(now_ms)},
                     ":now_s": {"N": str(now_ms // 1000)},
                     ":ver": {"N": str(message.version)},
+                    **named,
                 },
                 ReturnValues="ALL_NEW",
             )
@@ -203,8 +206,11 @@ class StripedMessageStore:
         if entry_of(ref.message_id) is not None:
             return self.packs.retime(ref, version, now_ms, visible_at, self._indexing(ref.queue_id))
         request = held_lease(self.table, ref, version, now_ms)
-        request["UpdateExpression"] = f"SET {visibility_set(self._indexing(ref.queue_id))}, r = :next"
-        request["ExpressionAttributeValues"].update({":vis": {"N": str(visible_at)}, ":next": {"N": str(version + 1)}})
+        who, named = actor_set()
+        request["UpdateExpression"] = f"SET {visibility_set(self._indexing(ref.queue_id))}, r = :next{who}"
+        request["ExpressionAttributeValues"].update(
+            {":vis": {"N": str(visible_at)}, ":next": {"N": str(version + 1)}, **named}
+        )
         response = conditional(self.client.update_item, **request)
         return response is not None
 
@@ -246,7 +252,7 @@ class StripedMessageStore:
 
     def move(self, source: Message, now_ms: int, target: Message) -> bool:
         indexed = self.placer.indexed(target)
-        removal = self.packs.removal(source, now_ms)
+        removal = self.packs.removal(source, now_ms, dead_letters.moved_mark(source, target))
         return dead_letters.move(self.client, self.table, source, now_ms, target, indexed, removal=removal)
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:

@@ -17,8 +17,10 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from mnsd.ground import actor
 from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.model.messages import Message
+from mnsd.storage.moves import move_event
 from mnsd.storage.sqlite.database import Database
 
 CHANGE_TABLE = "message_events"
@@ -26,7 +28,7 @@ CHANGE_TABLE = "message_events"
 LEGACY_TABLE = "message_changes"
 
 
-def _change(message: Message, event: MessageEvent, time: int, **fields: int | None) -> MessageChange:
+def _change(message: Message, event: MessageEvent, time: int, **fields: int | str | None) -> MessageChange:
     return MessageChange(
         queue_id=message.queue_id,
         message_id=message.message_id,
@@ -47,22 +49,37 @@ def sent(message: Message) -> MessageChange:
         priority=message.priority,
         delay=max(0, message.visible_at - message.enqueue_time) // 1000,
         body_size=len((message.body or "").encode("utf-8")),
+        access_key_id=actor.current(),
     )
 
 
 def received(message: Message, now_ms: int) -> MessageChange:
     """A claim's event (`message` as claimed): a first receive is stamped with its first dequeue time."""
     time = message.first_dequeue_time if message.dequeue_count == 1 else now_ms
-    return _change(message, MessageEvent.RECEIVE, time, first_dequeue_time=message.first_dequeue_time)
+    return _change(
+        message, MessageEvent.RECEIVE, time, first_dequeue_time=message.first_dequeue_time,
+        access_key_id=actor.current(),
+    )  # fmt: skip
 
 
 def retimed(message: Message, now_ms: int) -> MessageChange:
-    return _change(message, MessageEvent.CHANGE_VISIBILITY, now_ms)
+    return _change(message, MessageEvent.CHANGE_VISIBILITY, now_ms, access_key_id=actor.current())
 
 
-def _ended(message: Message, event: MessageEvent, now_ms: int) -> MessageChange:
+def rewound(message: Message, now_ms: int) -> MessageChange:
+    """A kept message restored by a rewind."""
+    return _ended(message, MessageEvent.REWIND, now_ms)
+
+
+def moved(message: Message, now_ms: int, target: Message) -> MessageChange:
+    """The source's event of a move (`mnsd.storage.moves`)."""
+    to = {"target_queue_id": target.queue_id, "target_message_id": target.message_id}
+    return _ended(message, move_event(target), now_ms, **to)
+
+
+def _ended(message: Message, event: MessageEvent, now_ms: int, **fields: str) -> MessageChange:
     first_dequeue = message.first_dequeue_time if message.dequeue_count else None
-    return _change(message, event, now_ms, first_dequeue_time=first_dequeue)
+    return _change(message, event, now_ms, first_dequeue_time=first_dequeue, **fields)
 
 
 def deleted(message: Message, now_ms: int) -> MessageChange:

@@ -112,7 +112,8 @@ CREATE TABLE IF NOT EXISTS topic_messages (
     PRIMARY KEY (topic_id, message_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS topic_messages_expiry ON topic_messages (expires_at);
--- The operation log: a record (`mnsd.log.oplog.LogRecord`, JSON) by (partition, key), as `LogRecord` names them.
+-- The operation log: a record (`mnsd.log.oplog.LogRecord`, JSON) by (partition, key), as `LogRecord` names them;
+-- `message_id` (a copy of the record's) is added by `_upgrade` with the index on it (`ADDED_SCHEMA`).
 CREATE TABLE IF NOT EXISTS operation_log (
     pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (pk, sk)
 ) WITHOUT ROWID;
@@ -122,6 +123,8 @@ CREATE INDEX IF NOT EXISTS operation_log_expiry ON operation_log (expires_at);
 REPLACED_INDEX = "messages_visibility"
 # Indexes on added columns: made once the columns are there (`Database._upgrade`).
 ADDED_SCHEMA = """
+-- A message's history: its records of one queue or topic (`SqliteOperationLog.history`).
+CREATE INDEX IF NOT EXISTS operation_log_message ON operation_log (message_id, pk);
 -- FIFO messages (FIFO queues) group by group, each in position order: its head and run, a claim's checks.
 CREATE INDEX IF NOT EXISTS messages_groups ON messages (queue_id, group_key, position, expires_at) WHERE fifo = 1;
 -- The FIFO messages received at least once, by group: a group is held while one of them is hidden.
@@ -168,6 +171,10 @@ class Database:
                 for name, declaration in ADDED_MESSAGE_COLUMNS:
                     if name not in present:
                         connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
+            logged = {row[1] for row in connection.execute("PRAGMA table_info(operation_log)")}
+            if "message_id" not in logged:  # the records written before it: their id copied from the record
+                connection.execute("ALTER TABLE operation_log ADD COLUMN message_id TEXT")
+                connection.execute("UPDATE operation_log SET message_id = json_extract(record, '$.message_id')")
         with self.read() as connection:
             connection.executescript(ADDED_SCHEMA)
             connection.execute(f"DROP INDEX IF EXISTS {REPLACED_INDEX}")

@@ -202,7 +202,7 @@ class SqliteMessageStore:
             if old is None:
                 return False
             connection.execute(f"INSERT INTO messages ({COLUMNS}) VALUES ({_PLACEHOLDERS})", row)
-            logged = [changes.deleted(message_of(old), now_ms)] if old[15] else []
+            logged = [changes.moved(message_of(old), now_ms, target)] if old[15] else []
             if target.logging:
                 logged.append(changes.sent(target))
             if logged:
@@ -238,8 +238,9 @@ class SqliteMessageStore:
                     (now_ms, queue_id, since_ms, now_ms, now_s),
                 ).fetchall()
             ]
-            # A kept message restored makes no event (its delete was one); an in-flight one made visible is retimed.
-            logged = [changes.retimed(m, now_ms) for m in revisited if m.logging]
+            # A kept message restored is rewound; an in-flight one made visible is retimed.
+            logged = [changes.rewound(m, now_ms) for m in restored if m.logging]
+            logged += [changes.retimed(m, now_ms) for m in revisited if m.logging]
             if logged:
                 changes.record(connection, logged)
         return len(restored) + len(revisited)

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mnsd.log.history import HistoryRead
 from mnsd.log.metrics import LogRead, event_of
 from mnsd.log.oplog import LogRecord
 from mnsd.model.messages import Property
@@ -153,12 +154,19 @@ class SqliteOperationLog:
 
     def write(self, records: list[LogRecord]) -> None:
         rows = [
-            (r.partition, r.key, r.expires_at, json.dumps({k: v for k, v in vars(r).items() if v is not None}))
+            (
+                r.partition,
+                r.key,
+                r.expires_at,
+                json.dumps({k: v for k, v in vars(r).items() if v is not None}),
+                r.message_id,
+            )
             for r in records
         ]
         with self.db.write() as connection:
             connection.executemany(
-                "INSERT OR REPLACE INTO operation_log (pk, sk, expires_at, record) VALUES (?, ?, ?, ?)", rows
+                "INSERT OR REPLACE INTO operation_log (pk, sk, expires_at, record, message_id) VALUES (?, ?, ?, ?, ?)",
+                rows,
             )
 
     def read(
@@ -174,6 +182,15 @@ class SqliteOperationLog:
         if subscription:
             records = [record for record in records if record.subscription == subscription]
         return LogRead([event_of(record) for record in records], truncated=len(rows) > limit)
+
+    def history(self, account: str, kind: str, resource: str, message_id: str, limit: int) -> HistoryRead:
+        """As the DynamoDB engine's: one message's records of one queue or topic, by the index on its id."""
+        with self.db.read() as connection:
+            rows = connection.execute(
+                "SELECT record FROM operation_log WHERE message_id = ? AND pk = ? LIMIT ?",
+                (message_id, f"{account}#{kind}#{resource}", limit + 1),
+            ).fetchall()
+        return HistoryRead([_log_record(text) for (text,) in rows[:limit]], truncated=len(rows) > limit)
 
     def records(self) -> Iterator[LogRecord]:
         """Every log record, for exports."""

@@ -1,0 +1,3 @@
+from mnsd.entry.lambda_handler import make_handler
+
+handler = make_handler("get_topic_message_history")
