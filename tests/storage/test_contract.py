@@ -243,6 +243,28 @@ def test_operation_log_writes_are_idempotent(storage):
     assert read == LogRead([LogEvent(NOW, "send", "M1")], truncated=False)
 
 
+def test_a_messages_history_is_its_records_of_its_queue_only_each_event_once(storage):
+    def record(event: str, time: int, message_id: str, resource: str = "q", **fields) -> LogRecord:
+        return LogRecord("a", "queue", resource, event, time, message_id, f"{event}-{time}-{message_id}", **fields)
+
+    mine = [
+        record("send", NOW, "M1", priority=8),
+        record("receive", NOW + 5, "M1", dequeue_count=1, access_key_id="AK1"),
+        record("dead_letter", NOW + 9, "M1", dequeue_count=2, target_queue="dlq", target_message_id="D1"),
+    ]
+    others = [record("send", NOW + 1, "M2"), record("send", NOW + 2, "M1", resource="other")]
+    storage.log.write([*mine, *others])
+    storage.log.write(mine[1:2])  # (written twice)
+    storage.log.write([LogRecord("b", "queue", "q", "send", NOW, "M1", "e")])  # another account's queue
+
+    found = storage.log.history("a", "queue", "q", "M1", 10)
+    assert not found.truncated and sorted(found.records, key=lambda r: r.time) == mine
+    assert storage.log.history("a", "queue", "q", "M9", 10).records == []
+    limited = storage.log.history("a", "queue", "q", "M1", 2)
+    assert limited.truncated and len(limited.records) == 2
+    assert not storage.log.history("a", "queue", "q", "M1", 3).truncated
+
+
 def test_a_scan_returns_no_more_than_it_was_asked_for(storage):
     storage.messages.put([message(n) for n in range(4)])
     (first,) = storage.messages.peek_ready("q1", NOW + 10, 1)

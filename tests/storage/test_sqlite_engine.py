@@ -22,6 +22,7 @@ from mnsd.storage.dynamodb.oplog import log_item
 from mnsd.storage.sqlite import DATABASE_FILE, changes, groups, sqlite_storage
 from mnsd.storage.sqlite.database import ADDED_MESSAGE_COLUMNS, AS_STORED, COLUMNS, MESSAGE_COLUMNS
 from mnsd.storage.sqlite.messages import _READY_SQL
+from mnsd.storage.sqlite.stores import HISTORY_SQL
 from tests.storage.engines import claim_one
 from tests.storage.test_contract import NOW, RETENTION, message
 from tests.storage.test_fifo_contract import VISIBLE, fifo_message
@@ -238,6 +239,32 @@ def test_log_records_an_older_version_kept_as_dynamodb_items_are_kept_once(tmp_p
     read = engine.log.read("A", "topic", "t", NOW, NOW, 10, subscription="s")
     assert read.events == [LogEvent(NOW, "push", "M1", subscription="s", attempt=2, outcome="success")]
     engine.database.close()
+
+
+def test_log_records_an_older_version_wrote_are_found_by_their_message_id(tmp_path):
+    record = LogRecord("A", "queue", "q", "receive", NOW, "M1", "e1", dequeue_count=1)
+    older = sqlite3.connect(tmp_path / DATABASE_FILE)
+    older.execute(
+        "CREATE TABLE operation_log (pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER NOT NULL, "
+        "record TEXT NOT NULL, PRIMARY KEY (pk, sk)) WITHOUT ROWID"
+    )
+    text = json.dumps({k: v for k, v in vars(record).items() if v is not None})
+    older.execute("INSERT INTO operation_log VALUES (?, ?, ?, ?)", (record.partition, record.key, 1, text))
+    older.commit()
+    older.close()
+
+    engine = sqlite_storage(tmp_path)
+    assert engine.log.history("A", "queue", "q", "M1", 10).records == [record]
+    engine.database.close()
+    again = sqlite_storage(tmp_path)  # opened once more: nothing left to add
+    assert again.log.history("A", "queue", "q", "M1", 10).records == [record]
+    again.database.close()
+
+
+def test_a_messages_history_reads_one_index_range(engine):
+    with engine.database.read() as connection:
+        plan = [row[3] for row in connection.execute("EXPLAIN QUERY PLAN " + HISTORY_SQL, ("M1", "A#queue#q", 10))]
+    assert plan == ["SEARCH operation_log USING INDEX operation_log_message (message_id=? AND pk=?)"]
 
 
 def test_threads_share_a_bounded_pool_of_connections(tmp_path):

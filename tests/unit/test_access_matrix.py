@@ -78,7 +78,11 @@ OPERATIONS: dict[str, tuple[str, str, str, str]] = {
     "get_subscription_attributes": ("GetSubscriptionAttributes", "GET", "/topics/t/subscriptions/s", ""),
     "subscription_metrics": ("GetSubscriptionAttributes", "GET", "/topics/t/subscriptions/s?metrics=true", ""),
     "unsubscribe": ("Unsubscribe", "DELETE", "/topics/t/subscriptions/s", ""),
+    "queue_message_history": ("GetMessageHistory", "GET", "/queues/q/messages/M1/history", ""),
+    "topic_message_history": ("GetMessageHistory", "GET", "/topics/t/messages/M1/history", ""),
 }
+# Operations whose resource is not their target's path: a message's history is a message operation's resource.
+RESOURCES = {"queue_message_history": "/queues/q/messages", "topic_message_history": "/topics/t/messages"}
 PUBLIC = {"get_signing_certificate"}
 # Only a root key may do these, whatever a key's policy allows.
 ROOT_ONLY = {"list_access_keys": "only a root key of the account may list its keys"}
@@ -129,7 +133,7 @@ CASES = {
 @pytest.mark.parametrize("operation", list(OPERATIONS))
 def test_every_operation_under_key_policies(operation, case):
     action, method, target, body = OPERATIONS[operation]
-    path = resource_path(target)
+    path = RESOURCES.get(operation) or resource_path(target)
     root_answer = World().call(ROOT, method, target, body)
     assert root_answer.status != 403
 

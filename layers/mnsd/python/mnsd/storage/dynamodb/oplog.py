@@ -123,10 +123,10 @@ class DynamoOperationLog:
             "ExpressionAttributeValues": {":m": {"S": message_id}, ":pk": {"S": f"{account}#{kind}#{resource}"}},
         }
         records: list[LogRecord] = []
-        while len(records) < limit:
-            page = self.client.query(**request, Limit=min(_READ_PAGE, limit - len(records)))
+        while len(records) <= limit:  # (one more than `limit`: whether more are left)
+            page = self.client.query(**request, Limit=min(_READ_PAGE, limit + 1 - len(records)))
             records += [record_of(item) for item in page.get("Items", [])]
             if "LastEvaluatedKey" not in page:
-                return HistoryRead(records, truncated=False)
+                break
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return HistoryRead(records, truncated=True)
+        return HistoryRead(records[:limit], truncated=len(records) > limit)

@@ -136,6 +136,12 @@ class SqliteTopicMessageStore:
             return connection.execute("DELETE FROM topic_messages WHERE expires_at <= ?", (now_ms // 1000,)).rowcount
 
 
+# One message's records: the index on its id (named: SQLite would otherwise read the queue's whole partition by `pk`).
+HISTORY_SQL = (
+    "SELECT record FROM operation_log INDEXED BY operation_log_message WHERE message_id = ? AND pk = ? LIMIT ?"
+)
+
+
 def _log_record(text: str) -> LogRecord:
     return LogRecord(**json.loads(text))
 
@@ -186,10 +192,7 @@ class SqliteOperationLog:
     def history(self, account: str, kind: str, resource: str, message_id: str, limit: int) -> HistoryRead:
         """As the DynamoDB engine's: one message's records of one queue or topic, by the index on its id."""
         with self.db.read() as connection:
-            rows = connection.execute(
-                "SELECT record FROM operation_log WHERE message_id = ? AND pk = ? LIMIT ?",
-                (message_id, f"{account}#{kind}#{resource}", limit + 1),
-            ).fetchall()
+            rows = connection.execute(HISTORY_SQL, (message_id, f"{account}#{kind}#{resource}", limit + 1)).fetchall()
         return HistoryRead([_log_record(text) for (text,) in rows[:limit]], truncated=len(rows) > limit)
 
     def records(self) -> Iterator[LogRecord]:

@@ -1,0 +1,133 @@
+"""A message's history by its id over the local server, on each engine (`MNS_E2E_ENGINES`): a message sent, received
+twice (given back between by ChangeMessageVisibility to 0), deleted with rewind on, rewound and dead-lettered, every
+event with its time, kind, key and dequeue count (`GET /queues/{q}/messages/{id}/history`); the answers for a queue
+that does not log and for a history that aged out or was never in the log's window. The SDK sends and receives; the
+calls it does not know are raw signed requests."""
+
+from __future__ import annotations
+
+import time
+import uuid
+import xml.etree.ElementTree as ET
+
+import pytest
+from mns.queue import Message
+
+from tests.e2e.raw_http import NS, RawClient, RawResponse, assert_mns_error
+from tests.e2e.servers import ACCOUNT_A
+
+DAY_MS = 86_400_000
+LOG_WAIT_SECONDS = 15  # the stream or change reader writes the log in the background
+
+
+def queue_xml(inner: str) -> str:
+    return f'<?xml version="1.0" encoding="UTF-8"?><Queue xmlns="http://mns.aliyuncs.com/doc/v1">{inner}</Queue>'
+
+
+def events(response: RawResponse) -> list[dict[str, str]]:
+    root = ET.fromstring(response.body)
+    return [{child.tag[len(NS) :]: child.text or "" for child in event} for event in root.iter(NS + "Event")]
+
+
+def history(raw: RawClient, queue: str, message_id: str) -> RawResponse:
+    return raw.request("GET", f"/queues/{queue}/messages/{message_id}/history")
+
+
+def history_of(raw: RawClient, queue: str, message_id: str, kinds: int) -> RawResponse:
+    """The history once the log holds `kinds` events of the message."""
+    deadline = time.monotonic() + LOG_WAIT_SECONDS
+    while True:
+        response = history(raw, queue, message_id)
+        if (response.status == 200 and len(events(response)) >= kinds) or time.monotonic() > deadline:
+            return response
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def queues(raw_a):
+    made: list[str] = []
+
+    def make(inner: str) -> str:
+        name = "e2e-h-" + uuid.uuid4().hex[:16]
+        response = raw_a.request("PUT", f"/queues/{name}", queue_xml(inner))
+        assert response.status == 201, response.body
+        made.append(name)
+        return name
+
+    yield make
+    for name in made:
+        raw_a.request("DELETE", f"/queues/{name}")
+
+
+def test_the_history_of_a_message_sent_received_twice_given_back_rewound_and_dead_lettered(
+    account_a, raw_a, queues, server_clock
+):
+    dead = queues("")
+    name = queues(
+        "<LoggingEnabled>True</LoggingEnabled><VisibilityTimeout>30</VisibilityTimeout><RewindPeriod>600</RewindPeriod>"
+        f"<DlqPolicy><Enabled>True</Enabled><DeadLetterTargetQueue>{dead}</DeadLetterTargetQueue>"
+        "<MaxReceiveCount>2</MaxReceiveCount></DlqPolicy>"
+    )
+    queue = account_a.get_queue(name)
+    queue.set_encoding(False)
+    message_id = queue.send_message(Message("the one")).message_id
+    first = queue.receive_message(0)
+    assert first.message_id == message_id and first.dequeue_count == 1
+    given_back = raw_a.request(
+        "PUT", f"/queues/{name}/messages?ReceiptHandle={first.receipt_handle}&VisibilityTimeout=0"
+    )
+    assert given_back.status == 200, given_back.body
+    server_clock.advance(0.01)
+    second = queue.receive_message(0)
+    assert second.message_id == message_id and second.dequeue_count == 2
+    queue.delete_message(second.receipt_handle)  # kept: rewind is on
+    rewound = raw_a.request("PUT", f"/queues/{name}?rewindtime={first.enqueue_time // 1000}")
+    assert rewound.status == 204, rewound.body
+    third = raw_a.request("GET", f"/queues/{name}/messages?waitseconds=0")
+    assert_mns_error(third, 404, "MessageNotExist")  # its third receive moved it to the dead-letter queue
+    dead_queue = account_a.get_queue(dead)
+    dead_queue.set_encoding(False)
+    letter = dead_queue.peek_message()
+
+    response = history_of(raw_a, name, message_id, 7)
+
+    assert response.status == 200, response.body
+    root = response.xml()
+    assert (root.findtext(NS + "QueueName"), root.findtext(NS + "MessageId")) == (name, message_id)
+    found = events(response)
+    key = ACCOUNT_A[1]
+    assert [(e["Kind"], e.get("AccessKeyId"), e["DequeueCount"]) for e in found] == [
+        ("send", key, "0"),
+        ("receive", key, "1"),
+        ("change_visibility", key, "1"),
+        ("receive", key, "2"),
+        ("delete", None, "2"),
+        ("rewind", None, "2"),
+        ("dead_letter", None, "2"),
+    ]
+    assert int(found[0]["Time"]) == first.enqueue_time and int(found[1]["Time"]) == first.first_dequeue_time
+    assert all(abs(int(e["Time"]) - server_clock.now() * 1000) < 60_000 for e in found)
+    assert (found[-1]["TargetQueue"], found[-1]["TargetMessageId"]) == (dead, letter.message_id)
+
+
+def test_a_queue_that_does_not_log_answers_logging_not_enabled(account_a, raw_a, queues):
+    name = queues("")
+    queue = account_a.get_queue(name)
+    message_id = queue.send_message(Message("quiet")).message_id
+
+    response = history(raw_a, name, message_id)
+
+    assert_mns_error(response, 409, "LoggingNotEnabled")
+
+
+def test_a_history_older_than_the_log_has_aged_out_and_an_unknown_one_is_not_in_the_window(account_a, raw_a, queues):
+    name = queues("<LoggingEnabled>True</LoggingEnabled>")
+    now_ms = int(time.time() * 1000)
+    sent_id = account_a.get_queue(name).send_message(Message("x")).message_id
+    stem, slot, made, tail = sent_id.split("-")  # an id of this queue's shape, made 8 days ago (the log keeps 7)
+    aged_id = f"{stem}-{slot}-{now_ms - 8 * DAY_MS:X}-{tail}"
+
+    assert_mns_error(history(raw_a, name, aged_id), 404, "MessageHistoryExpired")
+    unknown_id = f"{stem[::-1]}-{slot}-{made}-{tail}"
+    assert_mns_error(history(raw_a, name, unknown_id), 404, "MessageHistoryNotExist")
+    assert history_of(raw_a, name, sent_id, 1).status == 200  # the queue's own message, for contrast
