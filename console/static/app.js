@@ -1,6 +1,7 @@
 // The console's shell: the access key (kept in this tab's sessionStorage only), the hash router and
 // the pages. Every call goes to the MNS API of this origin, signed here with the user's key.
 import { AccessPage } from "./access.js";
+import { MessageHistoryPage } from "./history.js";
 import { Client } from "./mns.js";
 import { QueueList, QueuePage } from "./queues.js";
 import { SubscriptionPage, TopicList, TopicPage } from "./topics.js";
@@ -65,6 +66,9 @@ function KeyForm({ initial, defaults, onSave, onCancel }) {
 
 function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "queues" && parts[1] && parts[2] === "messages" && parts[3]) {
+    return { page: "queue-message", name: parts[1], id: parts[3] };
+  }
   if (parts[0] === "queues" && parts[1]) return { page: "queue", name: parts[1] };
   if (parts[0] === "topics" && parts[1] && parts[2] === "subscriptions" && parts[3]) {
     return { page: "subscription", topic: parts[1], name: parts[3] };
@@ -94,6 +98,9 @@ function Page({ route, client, account }) {
   switch (route.page) {
     case "queue":
       return html`<${QueuePage} key=${`q-${route.name}`} ...${common} name=${route.name} />`;
+    case "queue-message":
+      return html`<${MessageHistoryPage} key=${`m-${route.name}-${route.id}`} ...${common} queue=${route.name}
+        id=${route.id} />`;
     case "topics":
       return html`<${TopicList} key="topics" ...${common} />`;
     case "access":

@@ -260,6 +260,20 @@ export class Client {
     return children(root, "ChangeVisibility").map(record);
   }
 
+  /**
+   * A message's history from the operation log (`GET /queues/{q}/messages/{id}/history`): the answer's fields, and
+   * `events`, each {Time, Kind, AccessKeyId, DequeueCount, ...} as text, oldest first.
+   */
+  async messageHistory(queue, messageId) {
+    const { root } = await this.request("GET", path("queues", queue, "messages", messageId, "history"));
+    const out = {};
+    for (const child of Array.from(root.children)) {
+      if (child.localName !== "Events") out[child.localName] = child.textContent;
+    }
+    out.events = children(root, "Event").map(record);
+    return out;
+  }
+
   async publishMessage(topic, { body, tag }) {
     const fields = { MessageBody: body, MessageTag: tag };
     const { root } = await this.request("POST", path("topics", topic, "messages"), {

@@ -1,6 +1,7 @@
 // Queues: the list (prefix search, paging, live counts), create, and a queue's page (peek, send,
 // receive, delete, attributes, the last hour by minute, hourly activity).
 import { HourlyChart, MinuteCharts } from "./charts.js";
+import { HistoryLookup } from "./history.js";
 import { fromBase64, toBase64 } from "./mns.js";
 import { BodyField, DeleteSection, Facts, FormEnd, ListPage, PageHead, onOff, useSearch } from "./resources.js";
 import { Tags } from "./tags.js";
@@ -156,7 +157,7 @@ function MessageBody({ body, decode }) {
 
 // A table of messages; a received one's (`selection`: the ids chosen and `choose(id, on)`) has a box to choose
 // each message, for a batch ChangeMessageVisibility, and shows when each becomes visible again.
-function Messages({ title, messages, decode, onDelete, selection }) {
+function Messages({ title, messages, decode, onDelete, selection, queue }) {
   if (!messages) return null;
   if (!messages.length) return html`<p class="muted">${title}: no message.</p>`;
   const all = selection && messages.every((m) => selection.chosen.has(m.MessageId));
@@ -184,7 +185,10 @@ function Messages({ title, messages, decode, onDelete, selection }) {
           html`<td><input type="checkbox" class="choose" aria-label=${`Select message ${m.MessageId}`}
             checked=${selection.chosen.has(m.MessageId)}
             onChange=${(e) => selection.choose(m.MessageId, e.currentTarget.checked)} /></td>`}
-          <td><code>${m.MessageId}</code></td>
+          <td>
+            <a href=${`#/queues/${encodeURIComponent(queue)}/messages/${encodeURIComponent(m.MessageId)}`}
+              title="Its history"><code>${m.MessageId}</code></a>
+          </td>
           <td><${MessageBody} body=${m.MessageBody} decode=${decode} /></td>
           <td class="num">${m.Priority}</td>
           <td data-group=${m.MessageGroupId || ""}>${m.MessageGroupId || ""}</td>
@@ -383,13 +387,18 @@ export function QueuePage({ client, name, navigate }) {
     </div>
     <${ErrorBox} error=${action.error} />
     <${Notice} text=${action.notice} />
-    <div id="peeked"><${Messages} title="Peeked (Active messages, left in place)" messages=${peeked} decode=${decode} /></div>
+    <div id="peeked"><${Messages} title="Peeked (Active messages, left in place)" messages=${peeked} decode=${decode}
+      queue=${name} /></div>
     <div id="received">
       <${Messages} title="Received (Inactive until deleted or the visibility timeout passes)" messages=${received}
-        decode=${decode} onDelete=${remove} selection=${{ chosen, choose }} />
+        decode=${decode} onDelete=${remove} selection=${{ chosen, choose }}
+        queue=${name} />
       ${received && received.length > 0 &&
       html`<${VisibilityForm} client=${client} name=${name} received=${received} chosen=${chosen} onChanged=${changed} />`}
     </div>
+
+    <h2>A message's history</h2>
+    <${HistoryLookup} queue=${name} navigate=${navigate} />
 
     ${q && q.QueueType !== "fifo" && !name.includes(".") && html`<${Receivers} client=${client} name=${name} live=${live} />`}
 
