@@ -30,8 +30,14 @@ function exactTime(ms) {
   return new Date(Number(ms)).toISOString().replace("T", " ").replace("Z", " UTC");
 }
 
+/** Whether a visibility change gave the message back (receivable at once). */
+function givenBack(event) {
+  return event.Kind === "change_visibility" && Number(event.NextVisibleTime) <= Number(event.Time);
+}
+
 function details(event) {
   const parts = [];
+  if (event.NextVisibleTime && !givenBack(event)) parts.push(`hidden until ${exactTime(event.NextVisibleTime)}`);
   if (event.TargetQueue) parts.push(`to ${event.TargetQueue} as ${event.TargetMessageId || "?"}`);
   if (event.Kind === "send" && event.BodySize) parts.push(`${event.BodySize} bytes, priority ${event.Priority}`);
   if (event.Kind === "send" && Number(event.DelaySeconds) > 0) parts.push(`delayed ${event.DelaySeconds} s`);
@@ -87,7 +93,7 @@ export function MessageHistoryPage({ client, queue, id }) {
           ${found.events.map(
             (e, n) => html`<tr key=${n} data-kind=${e.Kind}>
               <td>${exactTime(e.Time)}</td>
-              <td>${KINDS[e.Kind] || e.Kind} <small class="muted">${e.Kind}</small></td>
+              <td>${givenBack(e) ? "Given back" : KINDS[e.Kind] || e.Kind} <small class="muted">${e.Kind}</small></td>
               <td>${e.AccessKeyId ? html`<code>${e.AccessKeyId}</code>` : html`<span class="muted">—</span>`}</td>
               <td class="num">${e.DequeueCount}</td>
               <td>${details(e)}</td>

@@ -64,7 +64,16 @@ def test_a_messages_history_is_looked_up_by_its_id_with_each_events_time_kind_ke
     cells = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in rows]
     assert [c[2] for c in cells] == [ACCOUNT[1]] * 4 + ["—"] * 3  # who sent, received, gave back
     assert [c[3] for c in cells] == ["0", "1", "1", "2", "2", "2", "2"]
-    assert cells[0][1].startswith("Sent") and cells[-1][1].startswith("Dead-lettered")
+    assert [c[1].split()[0] for c in cells] == [
+        "Sent",
+        "Received",
+        "Given",
+        "Received",
+        "Deleted",
+        "Rewound",
+        "Dead-lettered",
+    ]
+    assert cells[1][4].startswith("hidden until ")
     assert f"to {name}-dead as " in cells[-1][4]
     assert all(c[0].endswith(" UTC") for c in cells)
     assert console.find("#history-count").text == "7"

@@ -106,6 +106,8 @@ def test_the_history_of_a_message_sent_received_twice_given_back_rewound_and_dea
         ("dead_letter", None, "2"),
     ]
     assert int(found[0]["Time"]) == first.enqueue_time and int(found[1]["Time"]) == first.first_dequeue_time
+    assert int(found[1]["NextVisibleTime"]) == first.next_visible_time
+    assert int(found[2]["NextVisibleTime"]) <= server_clock.now() * 1000  # given back: receivable at once
     assert all(abs(int(e["Time"]) - server_clock.now() * 1000) < 60_000 for e in found)
     assert (found[-1]["TargetQueue"], found[-1]["TargetMessageId"]) == (dead, letter.message_id)
 

@@ -82,6 +82,9 @@ def test_a_messages_history_has_every_event_of_its_life_with_its_time_kind_key_a
         ("rewind", None, "2"),
         ("dead_letter", None, "2"),
     ]
+    receive, given_back = found[1], found[2]
+    assert int(receive["NextVisibleTime"]) == int(receive["Time"]) + 30_000  # its visibility timeout
+    assert int(given_back["NextVisibleTime"]) == int(given_back["Time"])  # given back: receivable at once
     times = [int(e["Time"]) for e in found]
     assert times == sorted(times) and times[0] == started_ms and times[-1] == started_ms + 4000
     assert found[-1]["TargetQueue"] == "dead"

@@ -61,5 +61,6 @@ class MessageChange:
     delay: int | None = None  # sends: seconds from enqueue until first receivable
     body_size: int | None = None  # sends: UTF-8 bytes
     access_key_id: str | None = None  # sends, receives, visibility changes: who made them
+    next_visible_time: int | None = None  # receives, visibility changes: when it is receivable again (ms)
     target_queue_id: str | None = None  # moves: the queue incarnation it went to
     target_message_id: str | None = None  # moves: its id there

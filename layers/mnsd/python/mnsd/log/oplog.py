@@ -39,6 +39,7 @@ class LogRecord:
     latency_ms: int | None = None
     publish_time: int | None = None
     access_key_id: str | None = None  # who sent, received or re-timed it (`mnsd.log.changes`)
+    next_visible_time: int | None = None  # receive, change_visibility: ms (0 s from `time`: given back)
     target_queue: str | None = None  # dead_letter, redrive: the queue it went to
     target_message_id: str | None = None  # dead_letter, redrive: its id there
 

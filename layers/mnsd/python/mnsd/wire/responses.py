@@ -334,6 +334,7 @@ _EVENT_ELEMENTS = (
     ("dequeue_count", "DequeueCount"),
     ("enqueue_time", "EnqueueTime"),
     ("first_dequeue_time", "FirstDequeueTime"),
+    ("next_visible_time", "NextVisibleTime"),
     ("priority", "Priority"),
     ("delay", "DelaySeconds"),
     ("body_size", "BodySize"),

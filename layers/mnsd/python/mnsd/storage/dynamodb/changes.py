@@ -91,12 +91,13 @@ def message_change(record: StreamRecord) -> MessageChange | None:
         at = first_dequeue if count == 1 and first_dequeue is not None else approximate
         return MessageChange(
             event=MessageEvent.RECEIVE, time=at, dequeue_count=count, first_dequeue_time=first_dequeue,
-            access_key_id=who, **common,
+            access_key_id=who, next_visible_time=_number(new, "v"), **common,
         )  # fmt: skip
     if _number(new, "r") != _number(old, "r"):
         return MessageChange(
-            event=MessageEvent.CHANGE_VISIBILITY, time=approximate, dequeue_count=count, access_key_id=who, **common
-        )
+            event=MessageEvent.CHANGE_VISIBILITY, time=approximate, dequeue_count=count, access_key_id=who,
+            next_visible_time=_number(new, "v"), **common,
+        )  # fmt: skip
     return None
 
 

@@ -58,12 +58,15 @@ def received(message: Message, now_ms: int) -> MessageChange:
     time = message.first_dequeue_time if message.dequeue_count == 1 else now_ms
     return _change(
         message, MessageEvent.RECEIVE, time, first_dequeue_time=message.first_dequeue_time,
-        access_key_id=actor.current(),
+        access_key_id=actor.current(), next_visible_time=message.visible_at,
     )  # fmt: skip
 
 
 def retimed(message: Message, now_ms: int) -> MessageChange:
-    return _change(message, MessageEvent.CHANGE_VISIBILITY, now_ms, access_key_id=actor.current())
+    return _change(
+        message, MessageEvent.CHANGE_VISIBILITY, now_ms, access_key_id=actor.current(),
+        next_visible_time=message.visible_at,
+    )  # fmt: skip
 
 
 def rewound(message: Message, now_ms: int) -> MessageChange:
