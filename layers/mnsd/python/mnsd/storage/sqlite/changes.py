@@ -28,7 +28,7 @@ CHANGE_TABLE = "message_events"
 LEGACY_TABLE = "message_changes"
 
 
-def _change(message: Message, event: MessageEvent, time: int, **fields: int | str | None) -> MessageChange:
+def _change(message: Message, event: MessageEvent, time: int, **fields: Any) -> MessageChange:
     return MessageChange(
         queue_id=message.queue_id,
         message_id=message.message_id,
