@@ -40,12 +40,19 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
 
     data = "<{}.Arn>".format(stack.resolve(stack.buckets.data.bucket_arn)["Fn::GetAtt"][0])
     messages = "<{}.Arn>".format(stack.resolve(stack.tables.messages.table_arn)["Fn::GetAtt"][0])
+    log = "<{}.Arn>".format(stack.resolve(stack.tables.log.table_arn)["Fn::GetAtt"][0])
     return [
         (
             stack.functions,
             f"AwsSolutions-IAM5[Resource::{messages}/index/*]",
             "The message table's indexes (its ready index, which receives query): CDK's table grants name "
             "them by this pattern; the table has no other index.",
+        ),
+        (
+            stack.functions,
+            f"AwsSolutions-IAM5[Resource::{log}/index/*]",
+            "The log table's indexes (its index of one message's records, which a message's history queries): "
+            "CDK's table grants name them by this pattern; the table has no other index.",
         ),
         (
             stack.api,

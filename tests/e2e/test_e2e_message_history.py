@@ -12,6 +12,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from mns.queue import Message
+from mns.subscription import SubscriptionMeta
+from mns.topic import TopicMessage, TopicMeta
 
 from tests.e2e.raw_http import NS, RawClient, RawResponse, assert_mns_error
 from tests.e2e.servers import ACCOUNT_A
@@ -133,3 +135,31 @@ def test_a_history_older_than_the_log_has_aged_out_and_an_unknown_one_is_not_in_
     unknown_id = f"{stem[::-1]}-{slot}-{made}-{tail}"
     assert_mns_error(history(raw_a, name, unknown_id), 404, "MessageHistoryNotExist")
     assert history_of(raw_a, name, sent_id, 1).status == 200  # the queue's own message, for contrast
+
+
+def test_a_topic_messages_history_has_its_publication_and_each_push_attempt(account_a, raw_a, push_endpoint):
+    name = "e2e-h-t-" + uuid.uuid4().hex[:12]
+    meta = TopicMeta()
+    meta.set_logging_enabled(True)
+    topic = account_a.get_topic(name)
+    topic.create(meta)
+    try:
+        push_endpoint.status_for = lambda n: 500 if n == 1 else 204
+        subscription = SubscriptionMeta(push_endpoint.url("/hook"), "EXPONENTIAL_DECAY_RETRY")
+        topic.get_subscription("hook").subscribe(subscription)
+        message_id = topic.publish_message(TopicMessage("pushed twice")).message_id
+        push_endpoint.wait_for(2, timeout=15)  # fails first, delivered by the first retry
+
+        response = raw_a.request("GET", f"/topics/{name}/messages/{message_id}/history")
+        deadline = time.monotonic() + LOG_WAIT_SECONDS
+        while len([e for e in events(response) if e["Kind"] == "push"]) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            response = raw_a.request("GET", f"/topics/{name}/messages/{message_id}/history")
+
+        assert response.status == 200, response.body
+        assert response.xml().findtext(NS + "TopicName") == name
+        pushes = [(e["SubscriptionName"], e["Attempt"], e["Outcome"], e["Status"]) for e in events(response)[1:]]
+        assert events(response)[0]["Kind"] == "publish"
+        assert pushes == [("hook", "1", "failure", "500"), ("hook", "2", "success", "204")]
+    finally:
+        raw_a.request("DELETE", f"/topics/{name}")

@@ -13,6 +13,7 @@ from aws_cdk.assertions import Template
 from infra.lint import findings
 from infra.table_capacity import Provisioned
 from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX
 from tests.infra.test_stack import synth
 
 CONTEXT = {
@@ -59,7 +60,7 @@ def test_with_provisioned_capacity_synth_passes_cdk_nag_and_cfn_lint(both: tuple
     assert findings(outdir / "Mns.template.json") == []
 
 
-def test_every_table_and_the_ready_index_are_provisioned_at_their_minimum(both) -> None:
+def test_every_table_and_index_are_provisioned_at_their_minimum(both) -> None:
     _, provisioned, _ = both
     tables = provisioned.find_resources(TABLE)
     assert len(tables) == TABLES
@@ -69,16 +70,17 @@ def test_every_table_and_the_ready_index_are_provisioned_at_their_minimum(both) 
         assert properties.get("BillingMode", "PROVISIONED") == "PROVISIONED"
         assert properties["ProvisionedThroughput"] == minimum
         for index in properties.get("GlobalSecondaryIndexes", []):
-            assert index["IndexName"] == layout.READY_INDEX and index["ProvisionedThroughput"] == minimum
+            assert index["IndexName"] in (layout.READY_INDEX, MESSAGE_INDEX)
+            assert index["ProvisionedThroughput"] == minimum
 
 
-def test_reads_and_writes_of_each_table_and_the_index_scale_by_target_tracking(both) -> None:
+def test_reads_and_writes_of_each_table_and_index_scale_by_target_tracking(both) -> None:
     _, provisioned, _ = both
     targets = provisioned.find_resources(SCALABLE)
     dimensions = sorted(t["Properties"]["ScalableDimension"] for t in targets.values())
     assert dimensions == sorted(
         [f"dynamodb:table:{kind}CapacityUnits" for kind in ("Read", "Write")] * TABLES
-        + [f"dynamodb:index:{kind}CapacityUnits" for kind in ("Read", "Write")]
+        + [f"dynamodb:index:{kind}CapacityUnits" for kind in ("Read", "Write")] * 2  # the ready and message indexes
     )
     for target in targets.values():
         properties = target["Properties"]
