@@ -10,6 +10,7 @@ from selenium.webdriver.common.by import By
 
 from tests.browser.console_page import ACCOUNT, Console
 from tests.e2e.raw_http import RawClient
+from tests.message_history import LIFE
 
 LOGGING = (
     '<?xml version="1.0" encoding="UTF-8"?><Queue xmlns="http://mns.aliyuncs.com/doc/v1">'
@@ -17,7 +18,6 @@ LOGGING = (
     "<DlqPolicy><Enabled>True</Enabled><DeadLetterTargetQueue>{dead}</DeadLetterTargetQueue>"
     "<MaxReceiveCount>2</MaxReceiveCount></DlqPolicy></Queue>"
 )
-KINDS = ["send", "receive", "change_visibility", "receive", "delete", "rewind", "dead_letter"]
 
 
 def a_life(account, endpoint: str, name: str) -> str:
@@ -58,9 +58,9 @@ def test_a_messages_history_is_looked_up_by_its_id_with_each_events_time_kind_ke
     console.fill("#history-id", message_id)
     console.button("Show history").click()
     console.text_in("main h1", f"Message {message_id}")
-    rows = history_rows(console, len(KINDS))
+    rows = history_rows(console, len(LIFE))
 
-    assert [row.get_attribute("data-kind") for row in rows] == KINDS
+    assert [row.get_attribute("data-kind") for row in rows] == LIFE
     cells = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in rows]
     assert [c[2] for c in cells] == [ACCOUNT[1]] * 4 + ["—"] * 3  # who sent, received, gave back
     assert [c[3] for c in cells] == ["0", "1", "1", "2", "2", "2", "2"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 import uuid
-import xml.etree.ElementTree as ET
 
 import pytest
 from mns.queue import Message
@@ -17,6 +16,8 @@ from mns.topic import TopicMessage, TopicMeta
 
 from tests.e2e.raw_http import NS, RawClient, RawResponse, assert_mns_error
 from tests.e2e.servers import ACCOUNT_A
+from tests.message_history import events as history_events
+from tests.message_history import life, told
 
 DAY_MS = 86_400_000
 LOG_WAIT_SECONDS = 15  # the stream or change reader writes the log in the background
@@ -27,8 +28,7 @@ def queue_xml(inner: str) -> str:
 
 
 def events(response: RawResponse) -> list[dict[str, str]]:
-    root = ET.fromstring(response.body)
-    return [{child.tag[len(NS) :]: child.text or "" for child in event} for event in root.iter(NS + "Event")]
+    return history_events(response.body)
 
 
 def history(raw: RawClient, queue: str, message_id: str) -> RawResponse:
@@ -97,16 +97,7 @@ def test_the_history_of_a_message_sent_received_twice_given_back_rewound_and_dea
     root = response.xml()
     assert (root.findtext(NS + "QueueName"), root.findtext(NS + "MessageId")) == (name, message_id)
     found = events(response)
-    key = ACCOUNT_A[1]
-    assert [(e["Kind"], e.get("AccessKeyId"), e["DequeueCount"]) for e in found] == [
-        ("send", key, "0"),
-        ("receive", key, "1"),
-        ("change_visibility", key, "1"),
-        ("receive", key, "2"),
-        ("delete", None, "2"),
-        ("rewind", None, "2"),
-        ("dead_letter", None, "2"),
-    ]
+    assert told(found) == life(ACCOUNT_A[1], ACCOUNT_A[1])
     assert int(found[0]["Time"]) == first.enqueue_time and int(found[1]["Time"]) == first.first_dequeue_time
     assert int(found[1]["NextVisibleTime"]) == first.next_visible_time
     assert int(found[2]["NextVisibleTime"]) <= server_clock.now() * 1000  # given back: receivable at once

@@ -4,11 +4,10 @@ the queue's messages resource, allowed and refused. (Both engines, over the loca
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-
 from mnsd.log.oplog import RETENTION_SECONDS
 from mnsd.storage.ids import new_message_id
-from tests.unit.access_calls import NS, ROOT, Answer, World, policy, resource
+from tests.message_history import events, life, told
+from tests.unit.access_calls import ROOT, World, policy, resource
 
 LOGGING = (
     "<Queue><LoggingEnabled>True</LoggingEnabled><VisibilityTimeout>30</VisibilityTimeout>"
@@ -23,11 +22,6 @@ def logged(world: World) -> None:
     found, upto = world.services.storage.messages.changes()
     world.services.queue_events().handle(found)
     world.services.storage.messages.forget_changes(upto)
-
-
-def events(answer: Answer) -> list[dict[str, str]]:
-    root = ET.fromstring(answer.body)
-    return [{child.tag[len(NS) :]: child.text or "" for child in event} for event in root.iter(NS + "Event")]
 
 
 def received(world: World, key) -> tuple[str, str]:
@@ -72,16 +66,8 @@ def test_a_messages_history_has_every_event_of_its_life_with_its_time_kind_key_a
     assert (answer.value("QueueName"), answer.value("MessageId")) == ("hist", message_id)
     assert (answer.value("LoggingEnabled"), answer.value("Truncated")) == ("True", "False")
     assert answer.value("LogRetentionPeriod") == str(RETENTION_SECONDS)
-    found = events(answer)
-    assert [(e["Kind"], e.get("AccessKeyId"), e["DequeueCount"]) for e in found] == [
-        ("send", ROOT.key_id, "0"),
-        ("receive", CONSUMER, "1"),
-        ("change_visibility", CONSUMER, "1"),
-        ("receive", CONSUMER, "2"),
-        ("delete", None, "2"),
-        ("rewind", None, "2"),
-        ("dead_letter", None, "2"),
-    ]
+    found = events(answer.body)
+    assert told(found) == life(ROOT.key_id, CONSUMER)
     receive, given_back = found[1], found[2]
     assert int(receive["NextVisibleTime"]) == int(receive["Time"]) + 30_000  # its visibility timeout
     assert int(given_back["NextVisibleTime"]) == int(given_back["Time"])  # given back: receivable at once
@@ -113,6 +99,8 @@ def test_a_history_past_the_logs_window_has_aged_out_and_an_unknown_message_is_n
     assert "holds no event of message" in unknown.message
     malformed = world.call(ROOT, "GET", "/queues/hist/messages/not-an-id/history")
     assert (malformed.status, malformed.code) == (404, "MessageHistoryNotExist")
+    too_long = world.call(ROOT, "GET", f"/queues/hist/messages/{'A' * 129}/history")
+    assert (too_long.status, too_long.code) == (400, "InvalidArgument")
 
     world.clock.sleep(RETENTION_SECONDS + 10)  # (the log's records are read past their TTL, unswept)
     aged = world.call(ROOT, "GET", f"/queues/hist/messages/{message_id}/history")
@@ -132,7 +120,7 @@ def test_get_message_history_is_allowed_on_the_queues_messages_resource_and_refu
     elsewhere = world.key("ELSEWHERE", policy(("Allow", ["mns:GetMessageHistory"], [resource("/queues/q/messages")])))
 
     allowed = world.call(reader, "GET", target)
-    assert allowed.status == 200 and len(events(allowed)) == 7
+    assert allowed.status == 200 and len(events(allowed.body)) == 7
     for key in (receiver, elsewhere):
         refused = world.call(key, "GET", target)
         assert (refused.status, refused.code) == (403, "AccessDenied")
