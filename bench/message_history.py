@@ -13,14 +13,18 @@ import random
 import tempfile
 import time
 import uuid
+from typing import TYPE_CHECKING
 
 from bench._common import md_table, median, write_result
+
+if TYPE_CHECKING:
+    from mnsd.storage.sqlite import SqliteStorage
 
 EVENTS = ("send", "receive", "change_visibility", "receive", "delete")
 NOW = 1_765_000_000_000
 
 
-def populated(path: str, records: int):  # type: ignore[no-untyped-def]
+def populated(path: str, records: int) -> SqliteStorage:
     from mnsd.log.oplog import LogRecord
     from mnsd.storage.sqlite import sqlite_storage
 
