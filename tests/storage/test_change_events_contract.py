@@ -194,3 +194,24 @@ def test_a_packed_fifo_batch_reports_each_messages_events_as_alone(storage, tmp_
         (ids[0], "rewind", 1, None),
     ]
     assert sorted(facts(c) for c in from_dynamodb) == sorted(facts(c) for c in from_sqlite)
+
+
+def unattributed_receive(store: MessageStore, changes: Changes) -> list[MessageChange]:
+    """A message sent by AK1, then received in a call of no key (a receive the wait tier coalesced)."""
+    with actor.recording(True):
+        with actor.acting("AK1"):
+            store.put([logged(1)])
+        scan = store.scan_ready("q1", NOW + 10, 1)
+        assert scan.claim(scan.messages, 1, NOW + 10, NOW + 1000)
+    return changes()
+
+
+@pytest.mark.parametrize("storage", ["dynamodb-moto"], indirect=True)
+def test_a_receive_of_no_key_names_none_not_the_senders(storage, tmp_path):
+    sqlite = sqlite_storage(tmp_path / "sqlite")
+    from_sqlite = unattributed_receive(sqlite.messages, lambda: sqlite.messages.changes()[0])
+    sqlite.database.close()
+    from_dynamodb = unattributed_receive(storage.messages, lambda: stream_changes(Settings().message_table))
+
+    assert [(c.event, c.access_key_id) for c in from_sqlite] == [("send", "AK1"), ("receive", None)]
+    assert [facts(c) for c in from_dynamodb] == [facts(c) for c in from_sqlite]

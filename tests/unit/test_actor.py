@@ -21,7 +21,8 @@ def test_the_key_is_told_only_while_a_call_works_on_a_logging_queue():
             assert layout.actor_set("a3") == (", a3 = :who", {":who": {"S": "AK1"}})
         assert actor.current() is None
     with actor.recording(True):
-        assert actor.current() is None  # (no call: the sweeper, the stream reader)
+        assert actor.current() is None  # (no call: the sweeper, a batch the wait tier coalesced)
+        assert layout.actor_set() == (", a = :who", {":who": {"S": ""}})  # (no earlier key stands for it)
 
 
 def test_a_lease_names_its_sender_only_on_a_logging_queue():

@@ -153,10 +153,12 @@ def visibility_set(indexing: bool, value: str = ":vis") -> str:
 
 
 def actor_set(name: str = ACTOR_ATTRIBUTE) -> tuple[str, Item]:
-    """A write's `, {name} = :who` clause and its value naming the access key acting on a logging queue (nothing
-    when none is: a queue that does not log pays no byte for it)."""
-    who = actor.current()
-    return ("", {}) if who is None else (f", {name} = :who", {":who": {"S": who}})
+    """A write's `, {name} = :who` clause and its value naming the access key acting on a logging queue, "" when no
+    key is (a call the wait tier coalesced: the key of an earlier write must not stand for it); nothing for a queue
+    that does not log (it pays no byte for it)."""
+    if not actor.is_recording():
+        return "", {}
+    return f", {name} = :who", {":who": {"S": actor.current() or ""}}
 
 
 def body_attributes(body: str) -> Item:
