@@ -84,12 +84,19 @@ def stream_changes(message_table: str) -> list[MessageChange]:
     return message_changes([lambda_record(record) for record in backend.get_records(iterator, 1000)["Records"]])
 
 
+def on_both(
+    storage: Storage, tmp_path, operations: Callable[[MessageStore, Changes], list[MessageChange]]
+) -> tuple[list[MessageChange], list[MessageChange]]:
+    """The events of the same operations on the SQLite engine and on `storage` (DynamoDB's stream)."""
+    sqlite = sqlite_storage(tmp_path / "sqlite")
+    from_sqlite = operations(sqlite.messages, lambda: sqlite.messages.changes()[0])
+    sqlite.database.close()
+    return from_sqlite, operations(storage.messages, lambda: stream_changes(Settings().message_table))
+
+
 @pytest.mark.parametrize("storage", ["dynamodb-moto"], indirect=True)
 def test_both_engines_report_the_same_events_for_the_same_operations(storage, tmp_path):
-    sqlite = sqlite_storage(tmp_path / "sqlite")
-    from_sqlite = acted(sqlite.messages, lambda: sqlite.messages.changes()[0])
-    sqlite.database.close()
-    from_dynamodb = acted(storage.messages, lambda: stream_changes(Settings().message_table))
+    from_sqlite, from_dynamodb = on_both(storage, tmp_path, acted)
 
     assert [(c.event, c.message_id, c.dequeue_count, c.access_key_id) for c in from_sqlite] == [
         ("send", "M00001", 0, "AK1"),
@@ -208,10 +215,7 @@ def unattributed_receive(store: MessageStore, changes: Changes) -> list[MessageC
 
 @pytest.mark.parametrize("storage", ["dynamodb-moto"], indirect=True)
 def test_a_receive_of_no_key_names_none_not_the_senders(storage, tmp_path):
-    sqlite = sqlite_storage(tmp_path / "sqlite")
-    from_sqlite = unattributed_receive(sqlite.messages, lambda: sqlite.messages.changes()[0])
-    sqlite.database.close()
-    from_dynamodb = unattributed_receive(storage.messages, lambda: stream_changes(Settings().message_table))
+    from_sqlite, from_dynamodb = on_both(storage, tmp_path, unattributed_receive)
 
     assert [(c.event, c.access_key_id) for c in from_sqlite] == [("send", "AK1"), ("receive", None)]
     assert [facts(c) for c in from_dynamodb] == [facts(c) for c in from_sqlite]
