@@ -274,3 +274,15 @@ def test_on_dynamodb_sixteen_coalesced_single_sends_cost_what_one_batch_send_of_
     )
     alone = units(lambda w: [w.call(ROOT, "POST", MESSAGES, message(b)) for b in bodies] and None)
     assert coalesced == batched < alone / 4, (coalesced, batched, alone)
+
+
+def test_the_log_names_the_key_of_coalesced_calls_that_share_one_and_none_for_a_mix(world) -> None:
+    """(`request.coalesced._one_key`: a message's history never names one request's key for another's message.)"""
+    world.call(ROOT, "PUT", "/queues/q?metaoverride=true", body="<Queue><LoggingEnabled>True</LoggingEnabled></Queue>")
+    other = world.key("SENDER", None)
+    alone = answers(batch(world, [(ROOT, "POST", MESSAGES, message("a")), (ROOT, "POST", MESSAGES, message("b"))]))
+    mixed = answers(batch(world, [(ROOT, "POST", MESSAGES, message("c")), (other, "POST", MESSAGES, message("d"))]))
+    found, _ = world.services.storage.messages.changes()
+    keys = {change.message_id: change.access_key_id for change in found if change.event == "send"}
+    assert [keys[a.value("MessageId")] for a in alone] == [ROOT.key_id, ROOT.key_id]
+    assert [keys[a.value("MessageId")] for a in mixed] == [None, None]

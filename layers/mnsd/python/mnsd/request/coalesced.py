@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 
 from mnsd.calls.call import Call, no_content
-from mnsd.ground import errors
+from mnsd.ground import actor, errors
 from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.model.inputs import MAX_BATCH, MAX_BATCH_BYTES, MessageInput
 from mnsd.model.queues import Queue
@@ -132,9 +132,17 @@ def _serve_sends(services: Services, queue: Queue, enlisted: list[Enlisted]) -> 
 def _send_part(services: Services, queue: Queue, part: list[tuple[Enlisted, MessageInput]]) -> None:
     if not part:
         return
-    results = services.messages.send(queue, [message for _, message in part])
+    with actor.acting(_one_key([each for each, _ in part])):
+        results = services.messages.send(queue, [message for _, message in part])
     for (each, _), result in zip(part, results, strict=True):
         each.fill(each.door.error(result.error) if result.error else each.call.plane.sent(result))
+
+
+def _one_key(enlisted: list[Enlisted]) -> str | None:
+    """The access key the operation log names for requests served together (`mnsd.ground.actor`): theirs when they
+    share one (a client's concurrent calls), else none (never one request's key for another's message)."""
+    keys = {each.call.principal.key_id if each.call.principal else None for each in enlisted}
+    return keys.pop() if len(keys) == 1 else None
 
 
 def _enlist_delete(batch: Batch, enlisted: Enlisted) -> HttpResponse:
@@ -179,7 +187,8 @@ def _serve_receives(services: Services, queue: Queue, enlisted: list[Enlisted]) 
     channel = contract.channel(queue.queue_id)
     for start in range(0, len(enlisted), MAX_BATCH):
         part = enlisted[start : start + MAX_BATCH]
-        outcomes = services.messages.receive_each(queue, [each.ask for each in part if each.ask is not None])
+        with actor.acting(_one_key(part)):
+            outcomes = services.messages.receive_each(queue, [each.ask for each in part if each.ask is not None])
         for each, outcome in zip(part, outcomes, strict=True):
             if isinstance(outcome, errors.MnsError):
                 each.fill(each.door.error(outcome))
