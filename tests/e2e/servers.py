@@ -1,4 +1,9 @@
-"""The local runtime for end-to-end tests: its two accounts, its environment, a server of a test's own."""
+"""The local runtime for end-to-end tests: its two accounts, its environment, a server of a test's own.
+
+A server on the moto engine always runs with the roles enforced (`local_runtime.roles`): each function with its own
+services and clients, every AWS call checked against its role in the synthesized template. `local_server` fails the
+test when a function made a call its role refused, or one that could not be decided (`roles_refusals`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,10 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from local_runtime.roles.containers import ROLES
+from local_runtime.roles.enforce import LOG as ROLES_LOG
+from local_runtime.roles.enforce import read_log
+from local_runtime.roles.template import cached_template
 from tests.local_server import ServerClock, free_port, start_server, stop_server
 
 ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
@@ -13,7 +22,11 @@ ACCOUNT_B = ("2000000000000002", "KEYB", "SECRETB")
 
 
 def server_env(port: int, **extra: str) -> dict[str, str]:
+    """A server's environment; on the moto engine, with the roles enforced (the template synthesized once per change
+    of the stack, `cached_template`)."""
     env = dict(os.environ)
+    if extra.get("MNS_ENGINE") == "moto":
+        env[ROLES] = str(cached_template())
     env.update(
         MNS_PORT=str(port),
         MNS_CREDENTIALS=",".join(":".join(a) for a in (ACCOUNT_A, ACCOUNT_B)),
@@ -38,9 +51,26 @@ def local_server(
     its endpoint URL. `extra` is added to its environment; with `clock` the server runs on it."""
     port = free_port()
     data = str(tmp_path_factory.mktemp(f"{name}-data-{engine}"))
-    env = server_env(port, MNS_ENGINE=engine, MNS_DATA_DIR=data, **(clock.env() if clock else {}), **extra)
-    proc = start_server(env, port, tmp_path_factory.mktemp(f"{name}-server") / "server.log")
+    folder = tmp_path_factory.mktemp(f"{name}-server")
+    roles_log = str(folder / "roles.jsonl")
+    env = server_env(
+        port, MNS_ENGINE=engine, MNS_DATA_DIR=data, **{ROLES_LOG: roles_log}, **(clock.env() if clock else {}), **extra
+    )
+    proc = start_server(env, port, folder / "server.log")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         stop_server(proc)
+    refused = roles_refusals(roles_log)
+    assert not refused, f"calls the functions' roles refuse ({len(refused)}):\n" + "\n".join(refused[:20])
+
+
+def roles_refusals(log: str) -> list[str]:
+    """The calls of a server's functions that their roles refused or that could not be decided, one line each."""
+    return sorted(
+        {
+            f"{r['function']}: {r['call']}: {r.get('refused') or r.get('undecidable')}"
+            for r in read_log(log)
+            if r.get("refused") or r.get("undecidable")
+        }
+    )
