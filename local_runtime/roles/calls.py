@@ -115,54 +115,89 @@ TRANSACT_WRITES = {
 }
 
 
+def _batch_get(place: Place, operation: str, params: Mapping[str, Any]) -> list[Request]:
+    return [
+        request
+        for table, asked in params["RequestItems"].items()
+        for key in asked["Keys"]
+        for request in _item(place, operation, table, key)
+    ]
+
+
+def _batch_write(place: Place, operation: str, params: Mapping[str, Any]) -> list[Request]:
+    def key(write: Mapping[str, Any]) -> Any:
+        return write["PutRequest"]["Item"] if "PutRequest" in write else write["DeleteRequest"]["Key"]
+
+    return [
+        request
+        for table, writes in params["RequestItems"].items()
+        for write in writes
+        for request in _item(place, operation, table, key(write))
+    ]
+
+
+def _transact_write(place: Place, operation: str, params: Mapping[str, Any]) -> list[Request]:
+    requests = []
+    for entry in params["TransactItems"]:
+        ((kind, item),) = entry.items()
+        key = item.get("Item") if kind == "Put" else item.get("Key")
+        requests += _item(place, TRANSACT_WRITES[kind], item["TableName"], key)
+    return requests
+
+
+def _transact_get(place: Place, operation: str, params: Mapping[str, Any]) -> list[Request]:
+    return [
+        request
+        for entry in params["TransactItems"]
+        for request in _item(place, "GetItem", entry["Get"]["TableName"], entry["Get"]["Key"])
+    ]
+
+
+def _read(place: Place, operation: str, params: Mapping[str, Any]) -> list[Request]:
+    """A Query or Scan: on the index's ARN when it names one; a query with the partition key it names."""
+    arn = table_arn(place, params["TableName"])
+    if params.get("IndexName"):
+        arn = f"{arn}/index/{params['IndexName']}"
+    context = _query_leading(params) if operation == "Query" else {}
+    return _on(place, "dynamodb", operation, arn, **context)
+
+
+def _table(place: Place, operation: str, params: Mapping[str, Any]) -> list[Request]:
+    return [Request(f"dynamodb:{operation}", table_arn(place, params["TableName"]))]
+
+
+def _export(place: Place, operation: str, params: Mapping[str, Any]) -> list[Request]:
+    """An export reads the table (its key, through DynamoDB) and writes the bucket as the caller (its key, through
+    S3): the export's objects below the prefix."""
+    table, bucket = params["TableArn"], f"arn:{place.partition}:s3:::{params['S3Bucket']}"
+    written = f"{bucket}/{params.get('S3Prefix', '')}/AWSDynamoDB/export"
+    return [
+        *_on(place, "dynamodb", operation, table),
+        Request("s3:PutObject", written),
+        *_key_requests(place, "s3", "PutObject", bucket),
+    ]
+
+
+DYNAMODB: dict[str, Callable[[Place, str, Mapping[str, Any]], list[Request]]] = {
+    "GetItem": lambda place, op, params: _item(place, op, params["TableName"], params.get("Key")),
+    "DeleteItem": lambda place, op, params: _item(place, op, params["TableName"], params.get("Key")),
+    "UpdateItem": lambda place, op, params: _item(place, op, params["TableName"], params.get("Key")),
+    "PutItem": lambda place, op, params: _item(place, op, params["TableName"], params.get("Item")),
+    "Query": _read,
+    "Scan": _read,
+    "BatchGetItem": _batch_get,
+    "BatchWriteItem": _batch_write,
+    "TransactWriteItems": _transact_write,
+    "TransactGetItems": _transact_get,
+    "ExportTableToPointInTime": _export,
+    "DescribeTable": _table,
+}
+
+
 def dynamodb(place: Place, operation: str, params: Mapping[str, Any]) -> list[Request]:
-    if operation in ("GetItem", "DeleteItem", "UpdateItem"):
-        return _item(place, operation, params["TableName"], params.get("Key"))
-    if operation == "PutItem":
-        return _item(place, operation, params["TableName"], params.get("Item"))
-    if operation in ("Query", "Scan"):
-        arn = table_arn(place, params["TableName"])
-        if params.get("IndexName"):
-            arn = f"{arn}/index/{params['IndexName']}"
-        context = _query_leading(params) if operation == "Query" else {}
-        return _on(place, "dynamodb", operation, arn, **context)
-    if operation == "BatchGetItem":
-        return [
-            request
-            for table, asked in params["RequestItems"].items()
-            for key in asked["Keys"]
-            for request in _item(place, operation, table, key)
-        ]
-    if operation == "BatchWriteItem":
-        return [
-            request
-            for table, writes in params["RequestItems"].items()
-            for write in writes
-            for request in _item(
-                place,
-                operation,
-                table,
-                write["PutRequest"]["Item"] if "PutRequest" in write else write["DeleteRequest"]["Key"],
-            )
-        ]
-    if operation == "TransactWriteItems":
-        requests = []
-        for entry in params["TransactItems"]:
-            (kind, item), *_ = entry.items()
-            key = item.get("Item") if kind == "Put" else item.get("Key")
-            requests += _item(place, TRANSACT_WRITES[kind], item["TableName"], key)
-        return requests
-    if operation == "TransactGetItems":
-        return [
-            request
-            for entry in params["TransactItems"]
-            for request in _item(place, "GetItem", entry["Get"]["TableName"], entry["Get"]["Key"])
-        ]
-    if operation == "ExportTableToPointInTime":
-        return [Request("dynamodb:ExportTableToPointInTime", params["TableArn"])]
-    if operation in ("DescribeTable", "DescribeContinuousBackups", "DescribeTimeToLive"):
-        return [Request(f"dynamodb:{operation}", table_arn(place, params["TableName"]))]
-    raise UnmappedCall(f"dynamodb {operation}")
+    if operation not in DYNAMODB:
+        raise UnmappedCall(f"dynamodb {operation}")
+    return DYNAMODB[operation](place, operation, params)
 
 
 # --- SQS, Step Functions, Secrets Manager ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import fcntl
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,6 @@ TEMPLATE = f"{STACK}.template.json"
 SYNTH_CONTEXT = {"aws:cdk:bundling-stacks": [], "aws:cdk:enable-path-metadata": True}
 LOCAL_KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/00000000-0000-4000-8000-00000000c0de"
 UNRESOLVED = "\x00unresolved"
-FUNCTIONS_PATH = re.compile(rf"{STACK}/Functions/Role-(?P<name>\w+)/Resource\Z")
 
 
 def source_hash(context: Mapping[str, object], root: Path = ROOT) -> str:
@@ -83,30 +82,38 @@ class Resolver:
             return [self.resolve(v) for v in value]
         if not isinstance(value, dict):
             return value
-        if len(value) != 1:
-            return {k: self.resolve(v) for k, v in value.items()}
-        ((function, argument),) = value.items()
-        if function == "Ref":
-            return self.pseudo.get(argument) or self.bound.get(argument, {}).get("Ref", UNRESOLVED)
-        if function == "Fn::GetAtt":
-            logical, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
-            return self.bound.get(logical, {}).get(attribute, UNRESOLVED)
-        if function == "Fn::Join":
-            separator, parts = argument
-            return str(separator).join(str(self.resolve(p)) for p in parts)
-        if function == "Fn::Select":
-            index, items = argument
-            return self.resolve(items)[int(index)]
-        if function == "Fn::Split":
-            separator, text = argument
-            return str(self.resolve(text)).split(separator)
-        if function == "Fn::Sub" and isinstance(argument, str):
-            return re.sub(r"\$\{([^}]+)\}", lambda m: str(self._sub(m.group(1))), argument)
-        if function.startswith("Fn::"):
-            return UNRESOLVED
+        if len(value) == 1:
+            ((function, argument),) = value.items()
+            if function == "Ref" or function.startswith("Fn::"):
+                intrinsic = getattr(self, "_" + function.removeprefix("Fn::").lower(), None)
+                return UNRESOLVED if intrinsic is None else intrinsic(argument)
         return {k: self.resolve(v) for k, v in value.items()}
 
-    def _sub(self, name: str) -> str:
+    def _ref(self, name: str) -> Any:
+        return self.pseudo.get(name) or self.bound.get(name, {}).get("Ref", UNRESOLVED)
+
+    def _getatt(self, argument: Any) -> Any:
+        logical, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
+        return self.bound.get(logical, {}).get(attribute, UNRESOLVED)
+
+    def _join(self, argument: Any) -> str:
+        separator, parts = argument
+        return str(separator).join(str(self.resolve(p)) for p in parts)
+
+    def _select(self, argument: Any) -> Any:
+        index, items = argument
+        return self.resolve(items)[int(index)]
+
+    def _split(self, argument: Any) -> list[str]:
+        separator, text = argument
+        return str(self.resolve(text)).split(separator)
+
+    def _sub(self, argument: Any) -> Any:
+        if not isinstance(argument, str):
+            return UNRESOLVED
+        return re.sub(r"\$\{([^}]+)\}", lambda m: str(self._named(m.group(1))), argument)
+
+    def _named(self, name: str) -> str:
         logical, _, attribute = name.partition(".")
         return str(self.resolve({"Fn::GetAtt": [logical, attribute]} if attribute else {"Ref": logical}))
 
@@ -121,6 +128,8 @@ def _derived(kind: str, ref: str, place: Place) -> dict[str, str]:
         return {"Ref": ref, "Arn": place.arn("sqs", name), "QueueName": name}
     if kind == "AWS::StepFunctions::StateMachine":
         return {"Ref": ref, "Arn": ref, "Name": ref.rsplit(":", 1)[-1]}
+    if kind == "AWS::S3::Bucket":
+        return {"Ref": ref, "Arn": f"arn:{place.partition}:s3:::{ref}"}
     return {"Ref": ref, "Arn": ref}
 
 
@@ -140,6 +149,7 @@ class Roles:
     functions: Mapping[str, Role]
     environments: Mapping[str, Mapping[str, Any]]  # each function's environment, resolved
     place: Place
+    resolver: Resolver  # the template's other values (a state machine's definition...)
 
     @classmethod
     def load(cls, template: Path | Mapping[str, Any], local: Mapping[str, str], place: Place | None = None) -> Roles:
@@ -195,7 +205,7 @@ class Roles:
             by_function[name] = by_path[paths[role]]
             variables = function["Properties"].get("Environment", {}).get("Variables", {})
             environments[name] = {k: resolver.resolve(v) for k, v in variables.items()}
-        return cls(by_path, by_function, environments, place)
+        return cls(by_path, by_function, environments, place, resolver)
 
     def role(self, name: str) -> Role:
         """A function's role by its name, else a role by its construct path (or its end)."""
@@ -224,6 +234,9 @@ def encrypted(resources: Mapping[str, Any], resolver: Resolver) -> dict[str, str
             note(logical, "Arn", properties.get("SSESpecification", {}).get("KMSMasterKeyId"))
         elif kind == "AWS::SQS::Queue":
             note(logical, "Arn", properties.get("KmsMasterKeyId"))
+        elif kind == "AWS::S3::Bucket":
+            rules = properties.get("BucketEncryption", {}).get("ServerSideEncryptionConfiguration", [{}])
+            note(logical, "Arn", rules[0].get("ServerSideEncryptionByDefault", {}).get("KMSMasterKeyID"))
         elif kind == "AWS::SecretsManager::Secret":
             note(logical, "Ref", properties.get("KmsKeyId"))
         elif kind == "AWS::StepFunctions::StateMachine":
@@ -234,10 +247,6 @@ def encrypted(resources: Mapping[str, Any], resolver: Resolver) -> dict[str, str
     return keys
 
 
-def function_names(roles: Roles) -> Iterable[str]:
-    return sorted(roles.functions)
-
-
 def template_functions(template: Mapping[str, Any]) -> list[str]:
     """The names of the template's functions (`functions/{name}.py`, or the console's package)."""
     return sorted(
@@ -245,8 +254,3 @@ def template_functions(template: Mapping[str, Any]) -> list[str]:
         for r in template["Resources"].values()
         if r["Type"] == "AWS::Lambda::Function" and str(r["Properties"].get("Handler", "")).endswith(".handler")
     )
-
-
-def is_function_role(path: str) -> str | None:
-    found = FUNCTIONS_PATH.match(path)
-    return found.group("name") if found else None
