@@ -93,6 +93,9 @@ class MetricsSampler(Construct):
                 conditions={"ForAllValues:StringLike": {"cloudwatch:AlarmActions": [f"arn:{stack.partition}:sns:*"]}},
             )
         )
+        # DescribeAlarms (called with AlarmNamePrefix) on the prefix's alarms, not "*": the service authorization
+        # reference gives the action the `alarm` resource type (its aws:ResourceTag key applies to it), and the API
+        # reference asks for "*" only to list composite alarms, which the sampler neither makes nor lists.
         self.function.add_to_role_policy(
             iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms"], resources=[alarms])
         )
