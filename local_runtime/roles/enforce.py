@@ -103,11 +103,11 @@ def every_client(guard: Guard) -> Iterator[None]:
     def create_client(session: Any, *args: Any, **kwargs: Any) -> Any:
         return guard.attach(original(session, *args, **kwargs))
 
-    botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
+    botocore.session.Session.create_client = create_client
     try:
         yield
     finally:
-        botocore.session.Session.create_client = original  # type: ignore[method-assign]
+        botocore.session.Session.create_client = original
 
 
 def read_log(path: str) -> list[dict[str, Any]]:
