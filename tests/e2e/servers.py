@@ -15,6 +15,7 @@ from local_runtime.roles.containers import ROLES
 from local_runtime.roles.enforce import LOG as ROLES_LOG
 from local_runtime.roles.enforce import read_log
 from local_runtime.roles.template import cached_template
+from mnsd.ground.settings import META_CACHE_SECONDS
 from tests.local_server import ServerClock, free_port, start_server, stop_server
 
 ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
@@ -27,6 +28,10 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     if extra.get("MNS_ENGINE") == "moto":
         env[ROLES] = str(cached_template())
+        # Each function's container reads the meta table on every call (no record cached across calls): every
+        # call takes the cold path its role must allow, and a change made through one route is seen at once
+        # through another, as the suite expects (on AWS, another container sees it within `meta_cache_seconds`).
+        env[META_CACHE_SECONDS] = "0"
     env.update(
         MNS_PORT=str(port),
         MNS_CREDENTIALS=",".join(":".join(a) for a in (ACCOUNT_A, ACCOUNT_B)),
