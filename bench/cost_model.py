@@ -61,11 +61,13 @@ class Operation:
     requests: int = 0
     dynamodb_calls: int = 0
     metered_requests: int = 0
+    payload_bytes: int = 0
 
     def count(self, calls: int, payload_bytes: int) -> None:
         """One request more, with its DynamoDB calls and payload."""
         self.requests += 1
         self.dynamodb_calls += calls
+        self.payload_bytes += payload_bytes
         self.metered_requests += max(1, math.ceil(payload_bytes / HTTP_API_METERED_BYTES))
 
 
@@ -81,6 +83,8 @@ class Usage:
     left_bytes: float = 0.0  # bytes it leaves after its delete, until TTL removes them (its retention period)
     retention_seconds: int = 0
     wakes: int = 0  # wakes the services would post to the wait tier
+    lost_claims: int = 0  # conditional claims that failed (another consumer took the lease or pack first)
+    empty_receives: int = 0  # receives that found nothing to take
     operations: dict[str, Operation] = field(default_factory=lambda: {op: Operation() for op in MEMORY_MB})
 
     def per_message(self, value: float) -> float:

@@ -77,7 +77,7 @@ class CountedWakes:
 class Bench:
     """The services over moto with a recording client; one queue per case."""
 
-    def __init__(self, seed: int = 7) -> None:
+    def __init__(self, seed: int = 7, wrap: Any = None) -> None:
         import boto3
 
         from tests.by_name import QueuesByName
@@ -86,7 +86,7 @@ class Bench:
         self.rng = random.Random(seed)
         self.clock = SimulatedClock()
         self.wakes = CountedWakes()
-        self.mock, services, self.recorder = recorded_moto_services(self.clock, notifier=self.wakes)
+        self.mock, services, self.recorder = recorded_moto_services(self.clock, notifier=self.wakes, wrap=wrap)
         self.queues = QueuesByName(services)
         self.table = services.settings.message_table
         self.raw = boto3.client("dynamodb", region_name="us-east-1")

@@ -123,19 +123,19 @@ class TierRun:
     """The local server (`python -m local_runtime`, SQLite) behind a holder (`python -m wait_tier`, in a process of its
     own, as on AWS where it runs on its own tasks); the holder's counters are read from its stats path."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, engine: str = "sqlite", coalesce_ms: float | None = None) -> None:
         from bench._servers import free_port
         from mnsd.waiting.contract import WAKE_PATH
         from wait_tier.tier import Tier, local_url
 
         port, public, wakes = (free_port() for _ in range(3))
-        key = secrets.token_urlsafe(24)
+        self.key = key = secrets.token_urlsafe(24)
         self.direct = local_url(port)
         python = str(ROOT / ".venv" / "bin" / "python")
         env = dict(
             os.environ,
             MNS_PORT=str(port),
-            MNS_ENGINE="sqlite",
+            MNS_ENGINE=engine,
             MNS_DATA_DIR=str(directory / "data"),
             MNS_WAIT_TIER_KEY=key,
             MNS_WAIT_TIER_WAKE_URL=local_url(wakes, WAKE_PATH),
@@ -145,7 +145,7 @@ class TierRun:
         self.proc = subprocess.Popen(
             [python, "-m", "local_runtime"], cwd=ROOT, env=env, stdout=self.log, stderr=self.log
         )
-        self.tier = Tier(self.direct, public, wakes, key, self.log).start()
+        self.tier = Tier(self.direct, public, wakes, key, self.log, coalesce_ms).start()
         self.url = self.tier.url
         deadline = time.monotonic() + 60
         while True:

@@ -21,25 +21,48 @@ HTTP_METHODS = {m.value: m for m in apigw.HttpMethod}
 # A long poll claims for the last time 24 s after its arrival and answers within 30 s, retries included
 # (`mnsd.ground.deadlines`); API Gateway gives up at 30 s.
 LONG_POLL_TIMEOUT = Duration.seconds(30)
-ACCESS_LOG_FORMAT = {
-    "requestId": "$context.requestId",
-    "ip": "$context.identity.sourceIp",
-    "time": "$context.requestTime",
-    "method": "$context.httpMethod",
-    "path": "$context.path",
-    "routeKey": "$context.routeKey",
-    "status": "$context.status",
-    "length": "$context.responseLength",
-    "latency": "$context.responseLatency",
-    "integrationStatus": "$context.integrationStatus",
-    "integrationError": "$context.integrationErrorMessage",
+# The access log line of each request (`infra.observability`: `-c accessLogFields=trimmed|full`). Trimmed: what an
+# operator needs to find a request and its outcome (the request id the client got as `x-mns-request-id` is in the
+# function's answer, API Gateway's id here), with short names and the time as epoch milliseconds; full: the
+# previous format, with the route key, the integration's status and the time as text besides.
+ACCESS_LOG_FORMATS = {
+    "trimmed": {
+        "id": "$context.requestId",
+        "ip": "$context.identity.sourceIp",
+        "t": "$context.requestTimeEpoch",
+        "m": "$context.httpMethod",
+        "p": "$context.path",
+        "s": "$context.status",
+        "len": "$context.responseLength",
+        "ms": "$context.responseLatency",
+        "err": "$context.integrationErrorMessage",
+    },
+    "full": {
+        "requestId": "$context.requestId",
+        "ip": "$context.identity.sourceIp",
+        "time": "$context.requestTime",
+        "method": "$context.httpMethod",
+        "path": "$context.path",
+        "routeKey": "$context.routeKey",
+        "status": "$context.status",
+        "length": "$context.responseLength",
+        "latency": "$context.responseLatency",
+        "integrationStatus": "$context.integrationStatus",
+        "integrationError": "$context.integrationErrorMessage",
+    },
 }
+
+
+def access_log_format(fields: str) -> dict[str, str]:
+    """The access log's fields, `trimmed` or `full`."""
+    return ACCESS_LOG_FORMATS[fields]
 
 
 @jsii.implements(apigw.IAccessLogSettings)
 class AccessLogs:
-    def __init__(self, log_group: logs.ILogGroup) -> None:
+    def __init__(self, log_group: logs.ILogGroup, fields: str) -> None:
         self._destination = apigw.LogGroupLogDestination(log_group)
+        self._fields = fields
 
     @property
     def destination(self) -> apigw.IAccessLogDestination:
@@ -47,7 +70,7 @@ class AccessLogs:
 
     @property
     def format(self) -> apigateway.AccessLogFormat:
-        return apigateway.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FORMAT))
+        return apigateway.AccessLogFormat.custom(json.dumps(access_log_format(self._fields)))
 
 
 class Api(Construct):
@@ -98,7 +121,7 @@ class Api(Construct):
             http_api=self.http_api,
             stage_name="$default",
             auto_deploy=True,
-            access_log_settings=AccessLogs(access_logs),
+            access_log_settings=AccessLogs(access_logs, functions.log_settings.access_log_fields),
             domain_mapping=apigw.DomainMappingOptions(domain_name=self.domain_name) if self.domain_name else None,
         )
         if self.account_domain_name is not None:

@@ -18,6 +18,7 @@ from constructs import Construct
 from infra.encryption import Encryption
 from infra.grants import GRANTS
 from infra.layer import ARCHITECTURE, IGNORED, RUNTIME, shared_layer
+from infra.observability import LogSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_SOURCE = ROOT / "functions"
@@ -132,7 +133,7 @@ class Functions(Construct):
     Secrets and environment variables given to `add_secret` / `add_environment` reach every function,
     those made before and after. With `encryption`'s key, every log group and environment is encrypted under it and
     every function that reads a table or a secret may use the key (through those services); `grant_key` gives it
-    to others.
+    to others. `log_settings` (`infra.observability`) decide each function's logging configuration and tracing.
     """
 
     def __init__(
@@ -144,11 +145,21 @@ class Functions(Construct):
         environment: Mapping[str, str],
         powertools_version: str | None = None,
         encryption: Encryption | None = None,
+        log_settings: LogSettings | None = None,
     ) -> None:
         super().__init__(scope, id)
         self.encryption = encryption or Encryption()
+        self.log_settings = log_settings or LogSettings()
         self.tables = dict(tables)
-        self.environment = {**environment, "POWERTOOLS_SERVICE_NAME": "mns", "POWERTOOLS_METRICS_NAMESPACE": "MNS"}
+        self.environment = {
+            **environment,
+            "POWERTOOLS_SERVICE_NAME": "mns",
+            "POWERTOOLS_METRICS_NAMESPACE": "MNS",
+            # Powertools' own lines below this level are not printed (the per-request line is INFO).
+            "POWERTOOLS_LOG_LEVEL": self.log_settings.powertools_log_level,
+            # Without tracing the handlers never load the X-Ray SDK (`mnsd.entry.lambda_handler.tracer`).
+            **({} if self.log_settings.tracing else {"POWERTOOLS_TRACE_DISABLED": "true"}),
+        }
         self.secrets: dict[str, secretsmanager.ISecret] = {}
         self.functions: dict[str, lambda_.Function] = {}
         self._secret_readers: list[lambda_.Function] = []  # the functions given the shared secrets
@@ -205,7 +216,10 @@ class Functions(Construct):
             environment={**self.environment, **(environment or {})},
             role=role,
             log_group=log_group,
-            tracing=lambda_.Tracing.ACTIVE,
+            logging_format=getattr(lambda_.LoggingFormat, self.log_settings.log_format.upper()),
+            system_log_level_v2=getattr(lambda_.SystemLogLevel, self.log_settings.system_log_level),
+            application_log_level_v2=getattr(lambda_.ApplicationLogLevel, self.log_settings.application_log_level),
+            tracing=lambda_.Tracing.ACTIVE if self.log_settings.tracing else lambda_.Tracing.DISABLED,
             environment_encryption=self.encryption.key,  # None: Lambda's AWS-managed key
         )
         log_group.grant_write(role)

@@ -98,6 +98,17 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
             )
             for name in ("fanout", "first_attempt", "push_worker")
         ),
+        *(
+            (
+                role(name),
+                f"AwsSolutions-IAM5[Resource::{pattern}]",
+                "A pattern the operator listed in pushLambdaArns or pushEventBusArns (the functions or buses "
+                "subscriptions may push to, e.g. a function's versions and aliases): granted as given, to invoke or "
+                "put events only.",
+            )
+            for name in ("fanout", "first_attempt", "push_worker")
+            for pattern in stack.push.targets.patterns()
+        ),
         (
             role("sample_metrics"),
             f"AwsSolutions-IAM5[Resource::{arn(stack, 'cloudwatch', f'alarm:{stack.sampler.prefix}*')}]",
@@ -150,7 +161,19 @@ def reviewed(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
     ]
 
 
+def untraced(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
+    """Without `-c tracing=active` nothing is traced (`infra.observability`): the push retry workflow neither."""
+    if stack.functions.log_settings.tracing:
+        return []
+    reason = (
+        "X-Ray traces are a choice of the operator (-c tracing=active, infra/observability.py): at $5 per million "
+        "traces they cost a busy estate more than its writes; the workflow's executions are logged (level ALL) and "
+        "their history kept by Step Functions."
+    )
+    return [(stack.push.state_machine, "AwsSolutions-SF2", reason)]
+
+
 def acknowledge_reviewed_findings(stack: MnsStack) -> None:
     tier = stack.wait_tier.reviewed() if stack.wait_tier is not None else []
-    for construct, rule, reason in [*reviewed(stack), *tier]:
+    for construct, rule, reason in [*reviewed(stack), *tier, *untraced(stack)]:
         Validations.of(construct).acknowledge(Acknowledgment(id=rule, reason=reason))

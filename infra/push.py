@@ -14,6 +14,11 @@ and kept in Secrets Manager; its public certificate reaches the certificate rout
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 from aws_cdk import Aws, CustomResource, Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -78,6 +83,59 @@ class SigningKey(Construct):
         self.certificate = resource.get_att_string("Certificate")
 
 
+# What an allow-list entry of `PushTargets` must look like (its name part may hold `*`): a function or a bus ARN of a
+# partition, never a wildcard service, account or region part that IAM would widen to other services' resources.
+_TARGET_PATTERNS = {
+    "pushLambdaArns": re.compile(r"arn:(aws|aws-cn|aws-us-gov):lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_*$:-]+\Z"),
+    "pushEventBusArns": re.compile(
+        r"arn:(aws|aws-cn|aws-us-gov):events:[a-z0-9-]+:\d{12}:event-bus/[A-Za-z0-9._/*-]+\Z"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class PushTargets:
+    """The Lambda functions and EventBridge buses subscriptions may push to (`-c pushLambdaArns=arn,...`, `-c
+    pushEventBusArns=arn,...`; ARNs, or patterns whose name part holds `*`): none by default, and then such
+    subscriptions are refused at Subscribe (`mnsd.model.cloud_targets`). The push functions may invoke exactly these
+    functions and put events on exactly these buses; the same lists reach every function's environment, which
+    Subscribe and each attempt check."""
+
+    lambda_arns: tuple[str, ...] = ()
+    event_bus_arns: tuple[str, ...] = ()
+
+    @classmethod
+    def from_context(cls, context: Callable[[str], Any]) -> PushTargets:
+        lists = {}
+        for name, pattern in _TARGET_PATTERNS.items():
+            entries = tuple(e.strip() for e in str(context(name) or "").split(",") if e.strip())
+            for entry in entries:
+                if not pattern.match(entry):
+                    raise ValueError(f"{name}: {entry!r} is not an ARN of that kind (region and account spelled out)")
+            lists[name] = entries
+        return cls(lists["pushLambdaArns"], lists["pushEventBusArns"])
+
+    def environment(self) -> dict[str, str]:
+        return {
+            settings.PUSH_LAMBDA_ARNS: ",".join(self.lambda_arns),
+            settings.PUSH_EVENT_BUS_ARNS: ",".join(self.event_bus_arns),
+        }
+
+    def grant(self, function: lambda_.Function) -> None:
+        """`lambda:InvokeFunction` on the listed functions and `events:PutEvents` on the listed buses; nothing when a
+        list is empty. (A function of another account must also grant this role in its own resource policy.)"""
+        for action, resources in (
+            ("lambda:InvokeFunction", self.lambda_arns),
+            ("events:PutEvents", self.event_bus_arns),
+        ):
+            if resources:
+                function.add_to_role_policy(iam.PolicyStatement(actions=[action], resources=list(resources)))
+
+    def patterns(self) -> list[str]:
+        """The entries that are patterns (cdk-nag names each in a finding on the roles that hold it)."""
+        return [entry for entry in (*self.lambda_arns, *self.event_bus_arns) if "*" in entry]
+
+
 class PushDelivery(Construct):
     """The fan-out and push worker functions, the push queue and the retry state machine."""
 
@@ -94,6 +152,9 @@ class PushDelivery(Construct):
     ) -> None:
         super().__init__(scope, id)
         capacity = capacity or Capacity()
+        self.targets = PushTargets.from_context(self.node.try_get_context)  # the functions and buses pushes may reach
+        for variable, value in self.targets.environment().items():  # every function's: Subscribe checks them too
+            functions.add_environment(variable, value)
         encryption = functions.encryption
         self.dead_letters = sqs.Queue(
             self, "PushDeadLetters", retention_period=Duration.days(14), enforce_ssl=True,
@@ -112,7 +173,7 @@ class PushDelivery(Construct):
             "Retries",
             definition_body=sfn.DefinitionBody.from_string(definition_json(self.queue.queue_url, Aws.PARTITION)),
             state_machine_type=sfn.StateMachineType.STANDARD,  # the longest schedule runs a day
-            tracing_enabled=True,
+            tracing_enabled=functions.log_settings.tracing,  # `-c tracing=active` (infra.observability)
             logs=sfn.LogOptions(
                 destination=logs.LogGroup(self, "RetryLogs", retention=LOG_RETENTION, encryption_key=encryption.key),
                 level=sfn.LogLevel.ALL,
@@ -189,6 +250,7 @@ class PushDelivery(Construct):
         self.worker.add_to_role_policy(iam.PolicyStatement(actions=TASK_RESPONSE_ACTIONS, resources=["*"]))
         for function in (self.fanout, self.first_attempt, self.worker):
             grant_mail_and_sms(function)
+            self.targets.grant(function)
 
 
 def first_attempt_queues(scope: Construct, encryption: Encryption) -> tuple[sqs.Queue, sqs.Queue]:

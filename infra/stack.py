@@ -13,6 +13,7 @@ from infra.encryption import Encryption
 from infra.functions import Functions
 from infra.metrics import Dashboard, MetricsSampler
 from infra.monitoring import PERIOD, SAMPLER_BEHIND, Alarms
+from infra.observability import LogSettings
 from infra.push import PushDelivery, SigningKey
 from infra.secrets import Secrets
 from infra.storage import Buckets
@@ -32,7 +33,10 @@ class MnsStack(Stack):
     key of `infra.encryption.Encryption` (kmsKeyArn, or createKmsKey=true), and metricsDefault (true: a queue or
     topic that never set MetricsEnabled is monitored; false: only those that chose it), and waitTier (`grip`: long
     polls wait in the wait tier of `infra.wait_tier`, not in Lambda), and capacity (`provisioned`: the tables and
-    the ready index provisioned with auto-scaling, `infra.table_capacity`; on demand by default)."""
+    the ready index provisioned with auto-scaling, `infra.table_capacity`; on demand by default), and pushLambdaArns and
+    pushEventBusArns (the Lambda functions and EventBridge buses subscriptions may push to, `infra.push.PushTargets`;
+    none by default), and what the stack logs and traces (`infra.observability`: functionLogs, accessLogFields,
+    tracing)."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
@@ -67,6 +71,7 @@ class MnsStack(Stack):
                 settings.METRICS_DEFAULT: metrics_default(context("metricsDefault")),
             },
             encryption=self.encryption,
+            log_settings=LogSettings.from_context(context),
         )
         for variable, secret in self.secrets.by_variable().items():
             self.functions.add_secret(variable, secret)

@@ -18,6 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from local_runtime.analytics import EXPORT_PATH
+from local_runtime.cloud_targets import (
+    DEFAULT_BUS_DIR,
+    LOCAL_EVENT_BUS_DIR,
+    LOCAL_EVENT_BUSES,
+    LOCAL_FUNCTIONS,
+    BusRecorder,
+    LocalLambda,
+    create_buses,
+    default_allow_lists,
+    registered_buses,
+    registered_functions,
+)
 from local_runtime.connections import LocalHttpServer
 from local_runtime.console import console_responder
 from local_runtime.dispatch import Handler, LocalPage, compile_routes
@@ -39,7 +51,7 @@ from mnsd.entry.lambda_handler import make_handler
 from mnsd.ground import errors
 from mnsd.ground.clock import Clock, SystemClock, ms
 from mnsd.ground.http import HttpRequest
-from mnsd.ground.settings import Settings
+from mnsd.ground.settings import PUSH_EVENT_BUS_ARNS, PUSH_LAMBDA_ARNS, Settings
 from mnsd.metrics import TeeMetrics
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.metrics.ring import MinuteRing, RecordedMinutes
@@ -84,6 +96,7 @@ class LocalServer:
         self.httpd = LocalHttpServer((host, port), handler, max_connections)
         self._mock: Any = None
         self.worker: LocalPushWorker | None = None
+        self.bus_recorder: BusRecorder | None = None
         self.sampler: GaugeSampler | None = None
         self.streams: list[LocalStreamReader | SqliteChangeReader] = []
         self.storage: SqliteStorage | None = None
@@ -102,7 +115,11 @@ class LocalServer:
         self._mock.start()
         lock = threading.Lock()  # one lock for every client: moto's backends are not thread-safe
         region = os.environ["AWS_DEFAULT_REGION"]
-        clients = lru_cache(maxsize=None)(lambda name: SerializedClient(local_client(name, region), lock))
+        aws = lru_cache(maxsize=None)(lambda name: SerializedClient(local_client(name, region), lock))
+        # Lambda functions are the user's registered callables (moto's Lambda needs Docker), buses moto's EventBridge.
+        functions = registered_functions(os.environ.get(LOCAL_FUNCTIONS, ""))
+        local_lambda = LocalLambda(functions)
+        clients = lambda name: local_lambda if name == "lambda" else aws(name)  # noqa: E731
         self.clients = clients
         if engine.engine == SQLITE:
             self.storage = sqlite_storage(engine.data_dir, engine.synchronous)
@@ -111,9 +128,17 @@ class LocalServer:
             create_tables(clients("dynamodb"), settings)
         state_machine_arn, queue_url = create_push_workflow(clients)
         clock_waits(self.clock, time_scale(os.environ))
+        buses = registered_buses(os.environ.get(LOCAL_EVENT_BUSES, ""))
+        if buses:
+            folder = Path(os.environ.get(LOCAL_EVENT_BUS_DIR, DEFAULT_BUS_DIR))
+            self.bus_recorder = BusRecorder(clients("sqs"), create_buses(clients, buses), folder).start()
+        allow_lists = default_allow_lists(os.environ, region, list(functions), buses)
         key, certificate = generate_signing_material()
         settings = dataclasses.replace(
             settings,
+            aws_region=region,
+            push_lambda_arns=allow_lists[PUSH_LAMBDA_ARNS],
+            push_event_bus_arns=allow_lists[PUSH_EVENT_BUS_ARNS],
             push_state_machine_arn=state_machine_arn,
             push_queue_url=queue_url,
             signing_key=key,
@@ -201,6 +226,8 @@ class LocalServer:
             self.worker.stop()
         if self.sampler is not None:
             self.sampler.stop()
+        if self.bus_recorder is not None:
+            self.bus_recorder.stop()
         for reader in self.streams:
             reader.stop()
         if self.storage is not None:

@@ -11,7 +11,7 @@ from typing import Any
 from migrate.errors import ServiceError
 from migrate.estate import QUEUE, QUEUE_NUMBERS, SUBSCRIPTION, TOPIC, Resource
 from migrate.openapi import OpenApi
-from migrate.planning import CONFLICT, CREATE, UPDATE, Change, Plan
+from migrate.planning import AWS_TARGET, CONFLICT, CREATE, UPDATE, Change, Plan
 from migrate.retrying import retrying
 
 RETRY_SECONDS = 30.0
@@ -59,10 +59,12 @@ def _topic_params(topic: Resource) -> dict[str, Any]:
 
 def _push(endpoint: str) -> tuple[str, str]:
     """(PushType, Endpoint) of Mns-open's Subscribe for an endpoint as compared (`queue:orders`: the target's own
-    queue `orders`, in its account and region)."""
+    queue `orders`, in its account and region; a Lambda function's or EventBridge bus's ARN as `fc` or `eventbus`)."""
     for kind in ("queue", "email", "alisms"):
         if endpoint.startswith(kind + ":"):
             return kind, endpoint[len(kind) + 1 :]
+    if found := AWS_TARGET.match(endpoint):
+        return ("fc" if found[2].startswith("lambda:") else "eventbus"), endpoint
     return "http", endpoint
 
 

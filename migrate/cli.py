@@ -56,6 +56,14 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     common.add_argument("--prefix", default="", help="only the queues and topics whose names start so")
     common.add_argument("--json", action="store_true", help="the result as JSON on stdout")
+    common.add_argument(
+        "--map-endpoint",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="subscribe NEW where the source's subscription pushes to OLD, e.g. an acs:fc:... function to a Lambda "
+        "function's ARN, an acs:eventbridge:... bus to an EventBridge bus's ARN (repeatable)",
+    )
     common.add_argument("--parallel", type=int, default=4, metavar="N", help="queues read or moved at once (default 4)")
     common.add_argument(
         "--retry-for",
@@ -125,6 +133,20 @@ def _side(args: argparse.Namespace, name: str, environ: Mapping[str, str]) -> Si
     )
 
 
+def endpoint_map(given: Sequence[str]) -> dict[str, str]:
+    """The `--map-endpoint OLD=NEW` pairs; a MigrationError (usage) for one without both sides, or OLD given twice."""
+    found: dict[str, str] = {}
+    for pair in given:
+        old, equals, new = pair.partition("=")
+        old, new = old.strip(), new.strip()
+        if not equals or not old or not new:
+            raise MigrationError(f"--map-endpoint {pair!r}: expected OLD=NEW")
+        if found.get(old, new) != new:
+            raise MigrationError(f"--map-endpoint: {old} is mapped twice")
+        found[old] = new
+    return found
+
+
 def _plan(args: argparse.Namespace, source: Side, target: Side) -> Plan:
     def read(side: Side) -> Estate:
         try:
@@ -136,7 +158,7 @@ def _plan(args: argparse.Namespace, source: Side, target: Side) -> Plan:
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         found_source, found_target = pool.map(read, (source, target))
-    return make_plan(found_source, found_target, source.endpoint, target.endpoint)
+    return make_plan(found_source, found_target, source.endpoint, target.endpoint, endpoint_map(args.map_endpoint))
 
 
 def _apply(args: argparse.Namespace, console: Console, source: Side, target: Side) -> int:
@@ -226,6 +248,7 @@ def main(
     args = _parser(environ).parse_args(argv)
     console = Console(out or sys.stdout, err or sys.stderr)
     try:
+        endpoint_map(args.map_endpoint)  # checked before any side is read
         source, target = _side(args, "source", environ), _side(args, "target", environ)
         console.secrets = source.secrets + target.secrets
         if args.command == "plan":

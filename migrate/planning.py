@@ -4,6 +4,9 @@ cannot hold it: named with why)."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,10 +23,23 @@ CREATE, UPDATE, UNCHANGED, CONFLICT, NOT_CARRIED, TARGET_ONLY = (
 )
 ORDER = {QUEUE: 0, TOPIC: 1, SUBSCRIPTION: 2}
 SERVED_PUSH_KINDS = ("queue:", "http://", "https://", "email:", "alisms:")
+# A Lambda function's or EventBridge bus's ARN (`mnsd.model.cloud_targets` checks them exactly on the target).
+AWS_TARGET = re.compile(
+    r"arn:(aws|aws-cn|aws-us-gov):(lambda:[^:]+:\d{12}:function:|events:[^:]+:\d{12}:event-bus/)\S+\Z"
+)
+# Alibaba Cloud's functions and buses: carried only where the user maps them (`--map-endpoint OLD=NEW`).
+MAPPABLE_PUSH_KINDS = ("acs:fc:", "acs:eventbridge:")
 # What a target that is not Alibaba's service (a deployed stack, `make run`) does not offer, and why.
 SSE_WHY = "server-side encryption per queue or topic is not offered: the stack encrypts its tables as a whole"
 FIFO_TOPIC_WHY = "FIFO topics are not offered by the target"
-PUSH_KIND_WHY = "the target delivers to queues, HTTP, mail (email) and SMS (alisms) only"
+PUSH_KIND_WHY = (
+    "the target delivers to queues, HTTP, mail (email), SMS (alisms), Lambda functions and EventBridge buses (their "
+    "ARNs) only"
+)
+UNMAPPED_WHY = (
+    "an Alibaba Cloud function or bus: map it to a Lambda function's or EventBridge bus's ARN with "
+    "--map-endpoint OLD=NEW"
+)
 
 
 @dataclass
@@ -62,6 +78,19 @@ def is_alibaba(endpoint: str) -> bool:
     return (urlsplit(endpoint).hostname or "").endswith(".aliyuncs.com")
 
 
+def served(endpoint: str) -> bool:
+    """Whether a target other than Alibaba's delivers to `endpoint` (as compared: `migrate.estate.endpoint_of`)."""
+    return endpoint.startswith(SERVED_PUSH_KINDS) or bool(AWS_TARGET.match(endpoint))
+
+
+def mapped(resource: Resource, endpoint_map: Mapping[str, str]) -> Resource:
+    """A subscription whose Endpoint the user mapped (`--map-endpoint OLD=NEW`), with the new one; any other as is."""
+    if resource.kind != SUBSCRIPTION or str(resource.settings.get("Endpoint")) not in endpoint_map:
+        return resource
+    settings = {**resource.settings, "Endpoint": endpoint_map[str(resource.settings["Endpoint"])]}
+    return dataclasses.replace(resource, settings=settings)
+
+
 def _carried(resource: Resource, alibaba_target: bool, skipped_topics: set[str]) -> tuple[Resource, list, str]:
     """The resource as the target can hold it: (resource without the settings it cannot hold, those settings with
     why, why the resource as a whole is not carried or "")."""
@@ -71,8 +100,10 @@ def _carried(resource: Resource, alibaba_target: bool, skipped_topics: set[str])
         topic = resource.name.split("/", 1)[0]
         if topic in skipped_topics:
             return resource, [], f"its topic {topic} is not carried"
-        if not str(resource.settings["Endpoint"]).startswith(SERVED_PUSH_KINDS):
-            return resource, [], f"endpoint {resource.settings['Endpoint']}: {PUSH_KIND_WHY}"
+        endpoint = str(resource.settings["Endpoint"])
+        if not served(endpoint):
+            why = UNMAPPED_WHY if endpoint.lower().startswith(MAPPABLE_PUSH_KINDS) else PUSH_KIND_WHY
+            return resource, [], f"endpoint {endpoint}: {why}"
         return resource, [], ""
     if resource.kind == TOPIC and resource.settings.get("TopicType", "normal") != "normal":
         return resource, [], FIFO_TOPIC_WHY
@@ -82,12 +113,15 @@ def _carried(resource: Resource, alibaba_target: bool, skipped_topics: set[str])
     return resource, [], ""
 
 
-def make_plan(source: Estate, target: Estate, source_name: str, target_name: str) -> Plan:
+def make_plan(
+    source: Estate, target: Estate, source_name: str, target_name: str, endpoint_map: Mapping[str, str] | None = None
+) -> Plan:
+    """The plan; a subscription's Endpoint named in `endpoint_map` (OLD -> NEW, as compared) is made with NEW."""
     alibaba_target = is_alibaba(target_name)
     changes: list[Change] = []
     skipped_topics: set[str] = set()
     for resource in sorted(source.resources.values(), key=lambda r: (ORDER[r.kind], r.name)):
-        wanted, not_carried, whole = _carried(resource, alibaba_target, skipped_topics)
+        wanted, not_carried, whole = _carried(mapped(resource, endpoint_map or {}), alibaba_target, skipped_topics)
         if whole:
             if resource.kind == TOPIC:
                 skipped_topics.add(resource.name)

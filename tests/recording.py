@@ -262,9 +262,10 @@ class RecordingClient:
         return result
 
 
-def recorded_moto_services(clock: Any, notifier: Any = None) -> tuple[Any, Any, Recorder]:
+def recorded_moto_services(clock: Any, notifier: Any = None, wrap: Any = None) -> tuple[Any, Any, Recorder]:
     """In-process moto (started; stop the returned mock when done) with the service's tables, and the services
-    over a `RecordingClient` of it: (mock, services, recorder)."""
+    over a `RecordingClient` of it (given to `wrap` first, when given: `wrap(client, recorder)`): (mock, services,
+    recorder)."""
     from moto import mock_aws
 
     mock = mock_aws()
@@ -279,5 +280,8 @@ def recorded_moto_services(clock: Any, notifier: Any = None) -> tuple[Any, Any, 
     raw = boto3.client("dynamodb", region_name="us-east-1")
     create_tables(raw, settings)
     recorder = Recorder()
-    services = build_services(settings, dynamodb=RecordingClient(raw, recorder), clock=clock, notifier=notifier)
+    client = RecordingClient(raw, recorder)
+    services = build_services(
+        settings, dynamodb=wrap(client, recorder) if wrap else client, clock=clock, notifier=notifier
+    )
     return mock, services, recorder

@@ -1,7 +1,8 @@
 """`python -m wait_tier`: one holder, as the container runs it (settings from the environment): WAIT_TIER_ORIGIN,
 WAIT_TIER_KEY, WAIT_TIER_PORT (7999: clients), WAIT_TIER_WAKE_PORT (7990: wakes, counters), WAIT_TIER_BIND
 (127.0.0.1), and the other instances: WAIT_TIER_PEERS (wake URLs) or WAIT_TIER_CLOUDMAP_NAMESPACE with
-WAIT_TIER_CLOUDMAP_SERVICE (and AWS_REGION); WAIT_TIER_DRAIN_SECONDS (0) between SIGTERM and the stop."""
+WAIT_TIER_CLOUDMAP_SERVICE (and AWS_REGION); WAIT_TIER_DRAIN_SECONDS (0) between SIGTERM and the stop;
+WAIT_TIER_COALESCE_MS (`coalesce.WINDOW_MS`; 0: off), the window single requests of a queue are coalesced in."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import signal
 from aiohttp import web
 
 from wait_tier import peers
+from wait_tier.coalesce import WINDOW_MS, Coalescing
 from wait_tier.holder import Holder, applications
-from wait_tier.origin import Origin
 
 BACKLOG = 4096  # (a fleet's consumers connect at once)
 
@@ -28,7 +29,8 @@ async def serve(env: dict[str, str]) -> None:
         )
     else:
         found = peers.fixed(env.get("WAIT_TIER_PEERS", ""))
-    holder = Holder(Origin(env["WAIT_TIER_ORIGIN"], env["WAIT_TIER_KEY"]), found)
+    window = float(env.get("WAIT_TIER_COALESCE_MS", str(WINDOW_MS)))
+    holder = Holder(Coalescing(env["WAIT_TIER_ORIGIN"], env["WAIT_TIER_KEY"], window), found)
     bind = env.get("WAIT_TIER_BIND", "127.0.0.1")
     runners = []
     # (handler_cancellation: a held receive whose client went away leaves its channel at once)
@@ -42,7 +44,11 @@ async def serve(env: dict[str, str]) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, done.set)
     logging.getLogger("wait_tier").info(
-        "holding on %s:%s, origin %s", bind, env.get("WAIT_TIER_PORT"), holder.origin.url
+        "holding on %s:%s, origin %s, coalescing window %s ms",
+        bind,
+        env.get("WAIT_TIER_PORT"),
+        holder.origin.url,
+        window,
     )
     await done.wait()
     # In-flight answers of the origin finish; what is held is dropped (its clients poll again).

@@ -86,6 +86,7 @@ class Holder:
             "holds": self.holds,
             "held": held,
             "calls": dict(self.calls),
+            "origin": self.origin.counts(),  # (coalesced batches: `wait_tier.coalesce`)
         }
 
     def channel(self, name: str) -> Channel:

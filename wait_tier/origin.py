@@ -62,6 +62,7 @@ class Origin:
         self._target = urllib.parse.urlsplit(self.url)
         self._session: aiohttp.ClientSession | None = None
         self._signed = ("", 0.0)
+        self._batch_signed = ("", 0.0)
 
     def _signature(self) -> str:
         token, at = self._signed
@@ -70,16 +71,19 @@ class Origin:
             self._signed = token, at = contract.sign(self._key, now), now
         return token
 
+    def _batch_signature(self) -> str:
+        """The signature of the tier's batch calls (`contract.BATCH_ISSUER`: no client request passed on carries it)."""
+        token, at = self._batch_signed
+        now = time.time()
+        if now - at > RESIGN_SECONDS:
+            self._batch_signed = token, at = contract.sign(self._key, now, issuer=contract.BATCH_ISSUER), now
+        return token
+
     async def call(
         self, method: str, path: str, headers: Iterable[tuple[str, str]], body: bytes, deadline_ms: int | None = None
     ) -> Answer:
         """The origin's answer to a client's request (`deadline_ms`: the client's, when the holder asks again)."""
-        if self._session is None:
-            connector = aiohttp.TCPConnector(limit=CONNECTIONS, enable_cleanup_closed=True)
-            timeout = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
-            self._session = aiohttp.ClientSession(  # (no cookie jar: one client's cookies are not another's)
-                connector=connector, timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
-            )
+        session = self.session()
         sent = CIMultiDict(passed(headers))
         if self._target.scheme == "https":  # a function URL answers to its own host only: the client's is passed on
             sent["X-Forwarded-Host"] = sent.pop("Host", "")
@@ -89,11 +93,25 @@ class Origin:
             sent[contract.DEADLINE_HEADER] = str(deadline_ms)
         # aiohttp adds none of its own headers: an MNS signature covers Content-Type, and the client sent what it signed.
         skip = [h for h in ("User-Agent", "Accept", "Accept-Encoding", "Content-Type") if h not in sent]
-        async with self._session.request(
+        async with session.request(
             method, self.url + path, headers=sent, data=body, allow_redirects=False, skip_auto_headers=skip
         ) as answer:
             content = await answer.read()
             return Answer(answer.status, answer.reason or "", CIMultiDict(answer.headers), content)
+
+    def session(self) -> aiohttp.ClientSession:
+        """The kept-alive connections to the origin (made on the first call)."""
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=CONNECTIONS, enable_cleanup_closed=True)
+            timeout = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
+            self._session = aiohttp.ClientSession(  # (no cookie jar: one client's cookies are not another's)
+                connector=connector, timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
+            )
+        return self._session
+
+    def counts(self) -> dict[str, int]:
+        """What the holder's counters show of the origin's calls beyond its own (`wait_tier.coalesce`)."""
+        return {}
 
     async def close(self) -> None:
         if self._session is not None:

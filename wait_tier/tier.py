@@ -30,6 +30,7 @@ class Tier:
     wake_port: int  # wakes and counters
     key: str  # the key the origin verifies the tier's requests with
     log: IO[bytes] | None = None
+    coalesce_ms: float | None = None  # the coalescing window (`wait_tier.coalesce`; 0: off), None: the holder's default
     process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
     @property
@@ -46,6 +47,8 @@ class Tier:
             WAIT_TIER_WAKE_PORT=str(self.wake_port),
             PYTHONPATH=os.pathsep.join([str(ROOT / "layers" / "mnsd" / "python"), str(ROOT)]),
         )
+        if self.coalesce_ms is not None:
+            env["WAIT_TIER_COALESCE_MS"] = str(self.coalesce_ms)
         out = self.log if self.log is not None else subprocess.DEVNULL
         self.process = subprocess.Popen([sys.executable, "-m", "wait_tier"], env=env, stdout=out, stderr=out)
         deadline = time.monotonic() + timeout

@@ -143,7 +143,11 @@ export class Client {
     return new Collection(this, path("topics", topic, "subscriptions"), "Subscription");
   }
 
-  async request(method, resource, { body = "", headers = {} } = {}) {
+  /**
+   * A signed request; its answer's root element. A refusal is thrown as an MnsError, unless its root is `results`
+   * (a batch whose entries carry each one's outcome: a batch ChangeMessageVisibility some of whose handles failed).
+   */
+  async request(method, resource, { body = "", headers = {}, results = "" } = {}) {
     const date = new Date().toUTCString();
     const mns = { "x-mns-version": VERSION, "x-mns-date": date };
     for (const [name, v] of Object.entries(headers)) mns[name.toLowerCase()] = String(v);
@@ -168,6 +172,7 @@ export class Client {
     const requestId = response.headers.get("x-mns-request-id") || "";
     if (!response.ok) {
       const root = doc && doc.documentElement;
+      if (results && root && root.localName === results) return { status: response.status, root, requestId };
       if (root && root.localName === "Error") {
         throw new MnsError(response.status, value(root, "Code"), value(root, "Message"), value(root, "RequestId"));
       }
@@ -235,6 +240,24 @@ export class Client {
 
   deleteMessage(queue, receiptHandle) {
     return this.request("DELETE", path("queues", queue, "messages") + `?ReceiptHandle=${encodeURIComponent(receiptHandle)}`);
+  }
+
+  /**
+   * A batch ChangeMessageVisibility (`PUT /queues/{q}/messages`, a `<ChangeVisibilities>` body): up to 16 handles to
+   * one timeout. Each handle's result, in order: its new `ReceiptHandle` and `NextVisibleTime`, or its `ErrorCode`
+   * and `ErrorMessage` (beside the `ReceiptHandle` given); the others are changed whatever one's failure.
+   */
+  async changeVisibilities(queue, receiptHandles, seconds) {
+    const handles = receiptHandles.map((h) => `<ReceiptHandle>${escapeXml(h)}</ReceiptHandle>`).join("");
+    const body = xmlBody("ChangeVisibilities", { VisibilityTimeout: seconds }).replace(
+      "</ChangeVisibilities>",
+      `${handles}</ChangeVisibilities>`,
+    );
+    const { root } = await this.request("PUT", path("queues", queue, "messages"), {
+      body,
+      results: "ChangeVisibilities",
+    });
+    return children(root, "ChangeVisibility").map(record);
   }
 
   async publishMessage(topic, { body, tag }) {

@@ -42,7 +42,7 @@ const ATTRIBUTES = [
   ["VisibilityTimeout", "Visibility timeout (s)", "1 to 43200", 30],
   ["DelaySeconds", "Delay (s)", "0 to 604800", 0],
   ["MaximumMessageSize", "Maximum message size (bytes)", "1024 to 65536", 65536],
-  ["MessageRetentionPeriod", "Retention (s)", "60 to 604800", 345600],
+  ["MessageRetentionPeriod", "Retention (s)", "60 to 1296000 (15 days)", 345600],
   ["PollingWaitSeconds", "Polling wait (s)", "0 to 30", 0],
 ];
 
@@ -154,31 +154,43 @@ function MessageBody({ body, decode }) {
     ${decoded !== undefined ? html`<small class="muted">base64-decoded</small>` : null}`;
 }
 
-function Messages({ title, messages, decode, onDelete }) {
+// A table of messages; a received one's (`selection`: the ids chosen and `choose(id, on)`) has a box to choose
+// each message, for a batch ChangeMessageVisibility, and shows when each becomes visible again.
+function Messages({ title, messages, decode, onDelete, selection }) {
   if (!messages) return null;
   if (!messages.length) return html`<p class="muted">${title}: no message.</p>`;
+  const all = selection && messages.every((m) => selection.chosen.has(m.MessageId));
   return html`<table class="list messages">
     <caption>${title}</caption>
     <thead>
       <tr>
+        ${selection &&
+        html`<th scope="col"><input type="checkbox" id="select-all" aria-label="Select every message" checked=${all}
+          onChange=${(e) => messages.forEach((m) => selection.choose(m.MessageId, e.currentTarget.checked))} /></th>`}
         <th scope="col">Message id</th>
         <th scope="col">Body</th>
         <th scope="col" class="num">Priority</th>
         <th scope="col">Group</th>
         <th scope="col" class="num">Dequeues</th>
         <th scope="col">Enqueued</th>
+        ${selection && html`<th scope="col">Visible again</th>`}
         ${onDelete && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}
       </tr>
     </thead>
     <tbody>
       ${messages.map(
-        (m) => html`<tr key=${m.ReceiptHandle || m.MessageId} data-message=${m.MessageId}>
+        (m) => html`<tr key=${m.MessageId} data-message=${m.MessageId}>
+          ${selection &&
+          html`<td><input type="checkbox" class="choose" aria-label=${`Select message ${m.MessageId}`}
+            checked=${selection.chosen.has(m.MessageId)}
+            onChange=${(e) => selection.choose(m.MessageId, e.currentTarget.checked)} /></td>`}
           <td><code>${m.MessageId}</code></td>
           <td><${MessageBody} body=${m.MessageBody} decode=${decode} /></td>
           <td class="num">${m.Priority}</td>
           <td data-group=${m.MessageGroupId || ""}>${m.MessageGroupId || ""}</td>
           <td class="num">${m.DequeueCount}</td>
           <td>${formatTime(m.EnqueueTime)}</td>
+          ${selection && html`<td data-visible=${m.NextVisibleTime}>${formatTime(m.NextVisibleTime)}</td>`}
           ${onDelete &&
           html`<td><button type="button" onClick=${() => onDelete(m)}>Delete message</button></td>`}
         </tr>`,
@@ -270,6 +282,32 @@ function Receivers({ client, name, live }) {
     </form>`;
 }
 
+// A batch ChangeMessageVisibility of the received messages chosen: each keeps its place in the list with its new
+// receipt handle and time; a handle the queue refused (deleted since, its time over) is named with its error code.
+function VisibilityForm({ client, name, received, chosen, onChanged }) {
+  const form = useForm({ seconds: "0" }, async (values) => {
+    const picked = received.filter((m) => chosen.has(m.MessageId));
+    const results = await client.changeVisibilities(name, picked.map((m) => m.ReceiptHandle), values.seconds);
+    const changed = new Map();
+    const refused = [];
+    results.forEach((r, i) =>
+      r.ErrorCode ? refused.push(`${picked[i].MessageId} (${r.ErrorCode})`) : changed.set(picked[i].MessageId, r),
+    );
+    onChanged(changed);
+    const done = `Visibility changed for ${changed.size} of ${picked.length} messages`;
+    return refused.length ? `${done}; not changed: ${refused.join(", ")}.` : `${done}.`;
+  });
+  return html`<form class="toolbar" id="visibility-form" onSubmit=${form.submit}>
+    <label for="visibility-seconds">Visible again in (s)</label>
+    <input id="visibility-seconds" type="number" min="0" max="43200" value=${form.values.seconds}
+      onInput=${form.set("seconds")} />
+    <button type="submit" disabled=${!chosen.size || form.action.busy}>Change visibility of selected</button>
+    <small class="muted">0 gives them back now; up to 16 at once</small>
+    <${ErrorBox} error=${form.action.error} />
+    <${Notice} text=${form.action.notice} />
+  </form>`;
+}
+
 export function QueuePage({ client, name, navigate }) {
   const queue = useLoad(() => client.queues.get(name), [client, name]);
   const [live, setLive] = useState(true);
@@ -277,7 +315,21 @@ export function QueuePage({ client, name, navigate }) {
   const [peeked, setPeeked] = useState(undefined);
   const [received, setReceived] = useState(undefined);
   const [count, setCount] = useState("1");
+  const [chosen, setChosen] = useState(new Set());
   const action = useAction();
+  const choose = (id, on) =>
+    setChosen((old) => {
+      const next = new Set(old);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  const changed = (results) => {
+    setReceived((list) =>
+      list.map((m) => (results.has(m.MessageId) ? { ...m, ...results.get(m.MessageId) } : m)),
+    );
+    queue.reload(true);
+  };
   useInterval(() => queue.reload(true), REFRESH_MS, live);
   const loadMetrics = useCallback((hours) => client.queues.metrics(name, hours), [client, name]);
   const loadMinutes = useCallback(() => client.queueMinutes(name), [client, name]);
@@ -290,6 +342,7 @@ export function QueuePage({ client, name, navigate }) {
   const receive = () =>
     action.run(async () => {
       setReceived(await client.receiveMessages(name, Number(count)));
+      setChosen(new Set());
       queue.reload(true);
     });
   const remove = (m) =>
@@ -333,7 +386,9 @@ export function QueuePage({ client, name, navigate }) {
     <div id="peeked"><${Messages} title="Peeked (Active messages, left in place)" messages=${peeked} decode=${decode} /></div>
     <div id="received">
       <${Messages} title="Received (Inactive until deleted or the visibility timeout passes)" messages=${received}
-        decode=${decode} onDelete=${remove} />
+        decode=${decode} onDelete=${remove} selection=${{ chosen, choose }} />
+      ${received && received.length > 0 &&
+      html`<${VisibilityForm} client=${client} name=${name} received=${received} chosen=${chosen} onChanged=${changed} />`}
     </div>
 
     ${q && q.QueueType !== "fifo" && !name.includes(".") && html`<${Receivers} client=${client} name=${name} live=${live} />`}

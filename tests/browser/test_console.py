@@ -461,3 +461,29 @@ def test_a_queues_and_a_topics_tags_are_shown_and_edited(console: Console, accou
     )
     data = sdk.get_topic_attributes(models.GetTopicAttributesRequest(topic_name=name)).body.to_map()["Data"]
     assert data["Tags"] == [{"TagKey": "owner", "TagValue": "ops"}]
+
+
+def test_received_messages_selected_change_visibility_in_one_batch_and_stale_ones_are_named(
+    console: Console, account, name
+) -> None:
+    queue = make_queue(account, name)  # (a received message stays Inactive 60 s)
+    for body in ("one", "two", "three"):
+        queue.send_message(Message(body))
+    console.open(f"#/queues/{name}")
+    Select(console.find("#receive-count")).select_by_value("16")
+    console.button("Receive messages").click()
+    console.wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#received tbody tr")) == 3, what="3 received")
+    console.wait(lambda d: console.find("#count-inactive").text == "3", what="3 inactive")
+    console.click("#select-all")
+    console.fill("#visibility-seconds", "0")
+    console.button("Change visibility of selected").click()
+    console.text_in("#visibility-form .notice", "Visibility changed for 3 of 3 messages.")
+    console.screenshot("visibility")
+
+    given_back = queue.batch_receive_message(16, 1)  # visible again at once, their new handles spent by it
+    assert sorted(m.message_body.decode("utf-8") for m in given_back) == ["one", "three", "two"]
+    console.fill("#visibility-seconds", "600")
+    console.button("Change visibility of selected").click()
+    notice = console.text_in("#visibility-form .notice", "Visibility changed for 0 of 3 messages; not changed:")
+    assert notice.text.count("(MessageNotExist)") == 3
+    queue.batch_delete_message([m.receipt_handle for m in given_back])

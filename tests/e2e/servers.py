@@ -8,6 +8,7 @@ test when a function made a call its role refused, or one that could not be deci
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -16,7 +17,9 @@ from local_runtime.roles.enforce import LOG as ROLES_LOG
 from local_runtime.roles.enforce import read_log
 from local_runtime.roles.template import cached_template
 from mnsd.ground.settings import META_CACHE_SECONDS
+from mnsd.waiting.contract import WAKE_PATH
 from tests.local_server import ServerClock, free_port, start_server, stop_server
+from wait_tier.tier import Tier, local_url
 
 ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")
 ACCOUNT_B = ("2000000000000002", "KEYB", "SECRETB")
@@ -46,6 +49,9 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
 
 # Every e2e test runs against each storage engine of the local runtime (MNS_E2E_ENGINES narrows it).
 ENGINES = os.environ.get("MNS_E2E_ENGINES", "sqlite,moto").split(",")
+# `MNS_E2E_THROUGH=holder`: each server of the suite behind the wait tier's holder, as `make run WAIT_TIER=holder` runs
+# it (the clients call the holder: its passing on, holding and coalescing, `wait_tier/`); empty: the server alone.
+THROUGH = os.environ.get("MNS_E2E_THROUGH", "")
 
 
 @contextmanager
@@ -56,14 +62,26 @@ def local_server(
     its endpoint URL. `extra` is added to its environment; with `clock` the server runs on it."""
     port = free_port()
     data = str(tmp_path_factory.mktemp(f"{name}-data-{engine}"))
-    folder = tmp_path_factory.mktemp(f"{name}-server")
-    roles_log = str(folder / "roles.jsonl")
+    tier = None
+    if THROUGH == "holder":
+        tier = Tier(f"http://127.0.0.1:{port}", free_port(), free_port(), secrets.token_urlsafe(24))
+        extra = {"MNS_WAIT_TIER_KEY": tier.key, "MNS_WAIT_TIER_WAKE_URL": local_url(tier.wake_port, WAKE_PATH), **extra}
+    logs = tmp_path_factory.mktemp(f"{name}-server")
+    roles_log = str(logs / "roles.jsonl")
     env = server_env(
         port, MNS_ENGINE=engine, MNS_DATA_DIR=data, **{ROLES_LOG: roles_log}, **(clock.env() if clock else {}), **extra
     )
-    proc = start_server(env, port, folder / "server.log")
+    proc = start_server(env, port, logs / "server.log")
     try:
-        yield f"http://127.0.0.1:{port}"
+        if tier is None:
+            yield f"http://127.0.0.1:{port}"
+        else:
+            with open(logs / "tier.log", "wb") as tier.log:
+                tier.start()
+                try:
+                    yield tier.url
+                finally:
+                    tier.stop()
     finally:
         stop_server(proc)
     refused = roles_refusals(roles_log)

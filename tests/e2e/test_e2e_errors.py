@@ -54,7 +54,7 @@ def seeded(queue):
 RANGES = [
     ("DelaySeconds", -1, 604801),
     ("MaximumMessageSize", 1023, 65537),
-    ("MessageRetentionPeriod", 59, 604801),
+    ("MessageRetentionPeriod", 59, 1296001),  # (CMQ's 15 days: past MNS's 604,800)
     ("VisibilityTimeout", 0, 43201),
     ("PollingWaitSeconds", -1, 31),
 ]

@@ -205,19 +205,19 @@ def test_subscribe_endpoint_invalid(topic, raw_a, tname, mns_error, endpoint_tex
 
 
 @pytest.mark.parametrize(
-    ("endpoint_text", "kind"),
+    ("endpoint_text", "kind", "instead"),
     [
-        (f"acs:fc:{REGION}:{ACCOUNT}:services/s/functions/f", "fc"),
-        (f"acs:eventbridge:{REGION}:{ACCOUNT}:eventbus/default", "eventbus"),
-        ("push:123456", "mpush"),
+        (f"acs:fc:{REGION}:{ACCOUNT}:services/s/functions/f", "fc", "a Lambda function by its ARN"),
+        (f"acs:eventbridge:{REGION}:{ACCOUNT}:eventbus/default", "eventbus", "an Amazon EventBridge bus by its ARN"),
+        ("push:123456", "mpush", "HTTP endpoint"),
     ],
 )
 def test_subscribe_to_a_push_kind_no_aws_service_serves_is_refused_saying_why(
-    topic, raw_a, tname, mns_error, endpoint_text, kind
+    topic, raw_a, tname, mns_error, endpoint_text, kind, instead
 ):
     r = raw_a.request("PUT", f"/topics/{tname}/subscriptions/s", subscription_xml(Endpoint=endpoint_text))
     mns_error(r, 400, "EndpointInvalid")
-    assert f"Push kind {kind} is not served" in r.body.decode() and "HTTP endpoint" in r.body.decode()
+    assert f"Push kind {kind} is not served" in r.body.decode() and instead in r.body.decode()
     assert raw_a.request("GET", f"/topics/{tname}/subscriptions/s").status == 404  # nothing was kept
 
 

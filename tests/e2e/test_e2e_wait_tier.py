@@ -170,6 +170,20 @@ def test_change_message_visibility_wakes_a_held_receive(run, account, make_queue
     assert at - int(changed.next_visible_time) / 1000 < BOUND
 
 
+def test_a_batch_visibility_change_giving_messages_back_wakes_held_receives(run, account, raw, make_queue):
+    q = make_queue()
+    q.batch_send_message([Message("back-0"), Message("back-1")])
+    first = q.batch_receive_message(16, 1)
+    future = held_receive(run, account, q.queue_name, batch=16)
+    handles = "".join(f"<ReceiptHandle>{m.receipt_handle}</ReceiptHandle>" for m in first)
+    body = f"<ChangeVisibilities {XMLNS}><VisibilityTimeout>0</VisibilityTimeout>{handles}</ChangeVisibilities>"
+    given_back = time.time()
+    assert raw.request("PUT", f"/queues/{q.queue_name}/messages", body).status == 200
+    (messages, at) = got(future)
+    assert sorted(m.message_body for m in messages) == ["back-0", "back-1"]
+    assert at - given_back < BOUND
+
+
 def test_a_rewind_wakes_a_held_receive(run, account, raw, make_queue):
     q = make_queue("<RewindPeriod>600</RewindPeriod>")
     since = int(time.time())

@@ -45,15 +45,22 @@ class TierRun:
 
 
 @contextmanager
-def tier_server(directory: Path, env: Callable[..., dict[str, str]], **extra: str) -> Iterator[TierRun]:
-    """A server (SQLite, its data in `directory`) behind a holder of its own; `env(port, **extra)` its environment."""
+def tier_server(
+    directory: Path,
+    env: Callable[..., dict[str, str]],
+    engine: str = "sqlite",
+    coalesce_ms: float | None = None,
+    **extra: str,
+) -> Iterator[TierRun]:
+    """A server (on `engine`, its data in `directory`) behind a holder of its own (its coalescing window `coalesce_ms`,
+    None: the holder's default); `env(port, **extra)` its environment."""
     port, public, wakes = (free_port() for _ in range(3))
     key = secrets.token_urlsafe(24)
     log = open(directory / "tier.log", "wb")  # noqa: SIM115
-    tier = Tier(f"http://127.0.0.1:{port}", public, wakes, key, log)
+    tier = Tier(f"http://127.0.0.1:{port}", public, wakes, key, log, coalesce_ms)
     server_env = env(
         port,
-        MNS_ENGINE="sqlite",
+        MNS_ENGINE=engine,
         MNS_DATA_DIR=str(directory / "data"),
         MNS_WAIT_TIER_KEY=key,
         MNS_WAIT_TIER_WAKE_URL=local_url(wakes, WAKE_PATH),

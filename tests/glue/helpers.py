@@ -9,6 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from glue_jobs.exports import find_export
 from glue_jobs.runner import read_export
+from glue_jobs.schemas import MESSAGE_SCHEMA, META_SCHEMA
 from tests.export_generator import ddb_item, write_export
 
 # 2026-11-25 00:00:00 UTC: the start of a day, so hour h of the tests is T0 + h * HOUR.
@@ -35,3 +36,13 @@ def export_of(
 def rows_by(frame: DataFrame, *keys: str) -> dict[tuple[Any, ...], dict[str, Any]]:
     """Collected rows keyed by the given columns."""
     return {tuple(row[k] for k in keys): row.asDict() for row in frame.collect()}
+
+
+def table_exports(
+    spark: SparkSession, folder: Path, messages: list[dict[str, Any]], meta: list[dict[str, Any]], export_time_ms: int
+) -> tuple[DataFrame, DataFrame]:
+    """The message table's and the meta table's exports of these records (the meta one in moto's layout)."""
+    return (
+        export_of(spark, folder / "messages", messages, MESSAGE_SCHEMA, export_time_ms=export_time_ms),
+        export_of(spark, folder / "meta", meta, META_SCHEMA, export_time_ms=export_time_ms, layout="moto"),
+    )

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import pytest
 
-from glue_jobs.schemas import MESSAGE_SCHEMA, META_SCHEMA
 from glue_jobs.transforms import backlog_snapshot
-from tests.glue.helpers import DAY, HOUR, T0, export_of, rows_by
+from tests.glue.helpers import DAY, HOUR, T0, rows_by, table_exports
 
 A = "1000000000000001"
 B = "1000000000000002"
@@ -60,10 +59,7 @@ META = [
 
 @pytest.fixture(scope="module")
 def exports(spark, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("exports")
-    messages = export_of(spark, folder / "messages", MESSAGES, MESSAGE_SCHEMA, export_time_ms=T)
-    meta = export_of(spark, folder / "meta", META, META_SCHEMA, export_time_ms=T, layout="moto")
-    return messages, meta
+    return table_exports(spark, tmp_path_factory.mktemp("exports"), MESSAGES, META, T)
 
 
 def test_states_and_oldest_age(exports):

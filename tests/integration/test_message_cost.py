@@ -61,9 +61,9 @@ def measured():
             Case("1 KB incompressible", BATCH, "standard, indexed"),
             Case("60 KB incompressible", 1, "standard, quiet"),
         ]
-        yield {case: bench.measure(case, 1) for case in cases}
+        return {case: bench.measure(case, 1) for case in cases}
     finally:
-        bench.close()
+        bench.close()  # (before the other benches of this module make moto's tables again)
 
 
 def test_a_busy_queue_reads_only_its_ready_index_and_pays_its_writes(measured):
@@ -92,3 +92,88 @@ def test_a_busy_queues_batches_of_16_cost_cents_per_million_all_in(measured, bod
     messages all-in (HTTP API, Lambda, DynamoDB, storage), from $4.77 and $5.26 one lease per message."""
     usage, _ = measured[Case(body, BATCH, "standard, indexed")]
     assert sum(cost_model.per_million(usage).values()) <= bound
+
+
+# --- clients' patterns, all-in (`bench/message_patterns.py`) -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def log_lines():
+    from bench import log_bytes
+
+    return log_bytes.measure(rounds=2)
+
+
+def test_the_stacks_log_settings_write_no_platform_line_and_no_line_per_request(log_lines):
+    """A request's logs at the stack's settings: its EMF metric line and the access log line, about 0.5 KB, where
+    the previous settings wrote START / END / REPORT, a log line per request and a metric line per request besides."""
+    from infra.observability import LogSettings
+
+    for operation, request in log_lines.items():
+        kept = request.lines(LogSettings())
+        assert [line.source for line in kept] == ["application", "access"], operation
+        assert kept[0].is_metrics  # the queue's counts: Lambda takes a line without a level for INFO, and keeps it
+        assert request.billed_bytes(LogSettings()) < 600
+        before = request.lines(LogSettings.previous())
+        assert {line.source for line in before} == {"application", "platform", "access"}
+        assert request.billed_bytes(LogSettings.previous()) > 2.5 * request.billed_bytes(LogSettings())
+        assert request.billed_bytes(LogSettings(), monitored=False) < request.billed_bytes(LogSettings())
+
+
+def test_a_successful_request_prints_no_service_level_metric_line(log_lines):
+    """Only failed calls count themselves in the service-level metrics (API Gateway and Lambda count requests)."""
+    for request in log_lines.values():
+        metric_lines = [line.text for line in request.printed if line.is_metrics]
+        assert metric_lines and all('"service"' not in text for text in metric_lines)
+
+
+@pytest.fixture(scope="module")
+def patterns():
+    from bench.capacity import no_real_sleeps
+    from bench.message_patterns import PATTERNS, measure
+
+    no_real_sleeps()
+    return {name: measure(pattern, "1 KB incompressible", 32) for name, pattern in PATTERNS.items()}
+
+
+def test_racing_clients_are_measured_with_their_lost_claims_and_every_request(patterns):
+    from bench.message_patterns import PATTERNS
+
+    for name, usage in patterns.items():
+        pattern = PATTERNS[name]
+        ops = usage.operations
+        assert ops["send"].requests * pattern.send_batch == usage.messages, name
+        assert ops["delete"].requests == (usage.messages if pattern.delete_alone else usage.messages // BATCH), name
+        assert ops["receive"].requests >= usage.messages / pattern.receive_batch, name
+    racing = patterns["one at a time, 16 producers + 16 consumers"]
+    alone = patterns["one at a time, one client"]
+    assert alone.lost_claims == 0
+    # racing consumers lose claims and retry: more DynamoDB calls and reads per message than one client's
+    assert racing.per_message(racing.read_units) > alone.per_message(alone.read_units)
+    assert sum(o.dynamodb_calls for o in racing.operations.values()) > sum(
+        o.dynamodb_calls for o in alone.operations.values()
+    )
+
+
+def test_all_in_prices_every_item_and_the_front_doors_apart(patterns, log_lines):
+    from bench import all_in, front_doors
+    from bench.message_patterns import observability, price
+    from infra.observability import LogSettings
+
+    usage = patterns["one at a time, one client"]
+    stack = observability(LogSettings(), log_lines)
+    previous = observability(LogSettings.previous(), log_lines)
+    http = price(usage, "http-api", stack)
+    alb = price(usage, "alb", stack)
+    assert http.parts["front door (http-api)"] == pytest.approx(3.00)
+    # 3 requests at 40 listener rules: 30 rule evaluations each, 1,000 a second per LCU-hour of $0.008
+    assert alb.parts["front door (alb)"] == pytest.approx(3 * 30 / 1000 / 3600 * 0.008 * 1e6)
+    assert http.total - alb.total == pytest.approx(3.00 - alb.parts["front door (alb)"])
+    assert front_doors.fixed_month("alb") == {"Application Load Balancer (hours)": pytest.approx(0.0225 * 730)}
+    assert price(usage, "http-api", previous).parts["X-Ray"] == pytest.approx(3 * 0.05 * 5.00)
+    assert http.parts["X-Ray"] == 0
+    assert 0 < http.parts["CloudWatch Logs"] < price(usage, "http-api", previous).parts["CloudWatch Logs"] / 2
+    batches = patterns["whole batches of 16"]
+    # a batch's bodies outlive their delete until TTL: in one export a day of the queue's retention period
+    days = batches.retention_seconds / 86400
+    assert days >= 1 and all_in.exported_gb(batches) >= batches.left_bytes * days / 1024**3

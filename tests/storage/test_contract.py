@@ -9,10 +9,10 @@ import pytest
 from mnsd.log.metrics import LogEvent, LogRead
 from mnsd.log.oplog import LogRecord
 from mnsd.model.messages import Content, Message, MessageState, Property, body_md5
-from mnsd.model.queues import QueueCounts
+from mnsd.model.queues import MAX_RETENTION_SECONDS, QueueCounts
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, TopicMessage
 from mnsd.storage import Storage
-from tests.storage.engines import claim_one, racing_owners, reads_index
+from tests.storage.engines import claim_one, end_lifetimes, racing_owners, reads_index
 
 NOW = 1_700_000_000_000  # ms
 RETENTION = 3600  # s
@@ -284,3 +284,16 @@ def test_new_ids_are_distinct_message_ids_an_engine_finds_its_messages_by(storag
         m.message_id = id_
     storage.messages.put(stored)
     assert sorted(ready_ids(storage, NOW + 100)) == sorted(ids)
+
+
+def test_a_message_kept_the_longest_retention_is_ready_14_days_on_and_gone_after_15(storage):
+    """CMQ's 15 days (`MAX_RETENTION_SECONDS`): no engine, nor the ready index, stops at MNS's 7."""
+    expires = NOW // 1000 + MAX_RETENTION_SECONDS
+    storage.messages.put([Message.enqueued("q1", "M00001", NOW, NOW, expires, Content(body_md5("kept"), "kept", 8))])
+    fourteen_days = NOW + 14 * 86_400_000
+    end_lifetimes(storage, fourteen_days)  # TTL, the sweep: nothing to remove yet
+    assert ready_ids(storage, fourteen_days) == ["M00001"]
+    assert storage.messages.counts("q1", fourteen_days) == QueueCounts(1, 0, 0)
+    after = (expires + 1) * 1000
+    assert ready_ids(storage, after) == []
+    assert storage.messages.counts("q1", after) == QueueCounts(0, 0, 0)

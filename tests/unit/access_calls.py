@@ -15,9 +15,10 @@ from email.utils import formatdate
 from typing import Any
 
 from local_runtime.dispatch import compile_routes, match_route
+from local_runtime.tables import create_tables
 from mnsd.access import authentication as auth
 from mnsd.access.keys import AccessKey
-from mnsd.ground.http import HttpRequest
+from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.ground.settings import Settings
 from mnsd.model.policy import Policy
 from mnsd.request import api
@@ -82,14 +83,19 @@ class HandClock:
 
 
 class World:
-    def __init__(self, clock: HandClock | None = None, **settings: Any) -> None:
+    def __init__(self, clock: HandClock | None = None, dynamodb: Any = None, **settings: Any) -> None:
+        """Over a fresh embedded engine, or over `dynamodb` (a DynamoDB client: its tables made here)."""
         self.keys = DictKeys()
         self.keys.add(ROOT)
         self.keys.add(OTHER_ROOT)
         self.clock = clock or HandClock()
+        given = Settings(region=REGION, credentials=f"{ACCOUNT}:{ROOT.key_id}:{ROOT.secret}", **settings)
+        if dynamodb is not None:
+            create_tables(dynamodb, given)
         self.services: Services = build_services(
-            Settings(region=REGION, credentials=f"{ACCOUNT}:{ROOT.key_id}:{ROOT.secret}", **settings),
-            storage=sqlite_storage(":memory:"),
+            given,
+            dynamodb=dynamodb,
+            storage=None if dynamodb is not None else sqlite_storage(":memory:"),
             keys=self.keys,
             clock=self.clock,
         )
@@ -108,7 +114,15 @@ class World:
     def key(self, key_id: str, given: Policy | None, account: str = ACCOUNT) -> AccessKey:
         return self.keys.add(AccessKey(account, key_id, f"{key_id}-SECRET", given))
 
-    def call(
+    def call(self, key: AccessKey, method: str, target: str, body: str = "", **options: Any) -> Answer:
+        """The request signed with `key` (`options`: `signed`'s host and headers) and handled: its answer."""
+        path, _, query = target.partition("?")
+        route_name, _, params = match_route(ROUTES, method, path)
+        h, data = self.signed(key, method, target, body, **options)
+        response = api.handle(route_name, HttpRequest(method, path, query, h, data, params), self.services)
+        return answer_of(response)
+
+    def signed(
         self,
         key: AccessKey,
         method: str,
@@ -116,9 +130,9 @@ class World:
         body: str = "",
         host: str = "127.0.0.1:8080",
         headers: dict[str, str] | None = None,
-    ) -> Answer:
+    ) -> tuple[dict[str, str], bytes]:
+        """A request's headers, signed with `key` (MNS V2, dated by the world's clock), and its body."""
         path, _, query = target.partition("?")
-        route_name, _, params = match_route(ROUTES, method, path)
         data = ('<?xml version="1.0" encoding="UTF-8"?>' + _namespaced(body)).encode() if body else b""
         h = {
             "host": host,
@@ -127,15 +141,19 @@ class World:
             "x-mns-version": "2015-06-06",
             **(headers or {}),
         }
-        unsigned = HttpRequest(method, path, query, h, data, params)
+        unsigned = HttpRequest(method, path, query, h, data)
         h["authorization"] = f"MNS {key.key_id}:{auth.sign(key.secret, auth.string_to_sign(unsigned, h['date']))}"
-        response = api.handle(route_name, HttpRequest(method, path, query, h, data, params), self.services)
-        code = message = ""
-        if response.status >= 400:
-            error = ET.fromstring(response.body)
-            code = _text(error, "Code")
-            message = _text(error, "Message")
-        return Answer(response.status, code, message, response.headers.get("x-mns-request-id", ""), response.body)
+        return h, data
+
+
+def answer_of(response: HttpResponse) -> Answer:
+    """A response as the tests read it: status, error code and message, request id, body."""
+    code = message = ""
+    if response.status >= 400:
+        error = ET.fromstring(response.body)
+        code = _text(error, "Code")
+        message = _text(error, "Message")
+    return Answer(response.status, code, message, response.headers.get("x-mns-request-id", ""), response.body)
 
 
 def _namespaced(body: str) -> str:

@@ -17,6 +17,10 @@ QUEUE = "<Queue><VisibilityTimeout>60</VisibilityTimeout></Queue>"
 MESSAGE = "<Message><MessageBody>m</MessageBody></Message>"
 ACCOUNT_BODY = "<Account><LoggingBucket>logs</LoggingBucket></Account>"
 HANDLES = f"<ReceiptHandles><ReceiptHandle>{HANDLE}</ReceiptHandle></ReceiptHandles>"
+VISIBILITIES = (
+    f"<ChangeVisibilities><VisibilityTimeout>10</VisibilityTimeout><ReceiptHandle>{HANDLE}</ReceiptHandle>"
+    "</ChangeVisibilities>"
+)
 TOPIC = "<Topic><MaximumMessageSize>2048</MaximumMessageSize></Topic>"
 SUBSCRIPTION = "<Subscription><Endpoint>acs:mns:cn-hangzhou:1000000000000001:queues/q</Endpoint></Subscription>"
 STRATEGY = "<Subscription><NotifyStrategy>EXPONENTIAL_DECAY_RETRY</NotifyStrategy></Subscription>"
@@ -52,6 +56,7 @@ OPERATIONS: dict[str, tuple[str, str, str, str]] = {
         f"/queues/q/messages?ReceiptHandle={HANDLE}&VisibilityTimeout=10",
         "",
     ),
+    "batch_change_message_visibility": ("ChangeMessageVisibility", "PUT", "/queues/q/messages", VISIBILITIES),
     "create_receiver": ("CreateReceiver", "PUT", "/queues/q/receivers/r2", RECEIVER),
     "list_receiver": ("ListReceiver", "GET", "/queues/q/receivers", ""),
     "get_receiver_attributes": ("GetReceiverAttributes", "GET", "/queues/q/receivers/r", ""),

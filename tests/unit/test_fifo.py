@@ -87,4 +87,4 @@ def test_a_spent_head_moves_and_its_group_waits_while_others_are_cut_before_thei
 def test_positions_and_lifetime():
     assert fifo.first_position(NOW) == NOW
     assert fifo.group_expires_at(NOW) == NOW + fifo.GROUP_LIFETIME_MS
-    assert fifo.GROUP_LIFETIME_MS == 8 * 86_400_000  # a day past the longest retention (7 days)
+    assert fifo.GROUP_LIFETIME_MS == 16 * 86_400_000  # a day past the longest retention (15 days)

@@ -145,7 +145,7 @@ def test_what_a_target_other_than_alibabas_cannot_hold_is_named_with_why():
         NOT_CARRIED,
         "its topic ordered is not carried",
     )
-    assert by_name["events/fc"].action == NOT_CARRIED and "queues, HTTP, mail" in by_name["events/fc"].reason
+    assert by_name["events/fc"].action == NOT_CARRIED and "--map-endpoint OLD=NEW" in by_name["events/fc"].reason
     text = human(plan)
     assert "not carried: FIFO topics are not offered by the target" in text
     assert "EnableSSE not carried:" in text

@@ -40,13 +40,17 @@ def test_a_push_kind_no_aws_service_serves_is_refused_saying_why(push_type):
 
 
 @pytest.mark.parametrize(
-    "endpoint",
-    [f"acs:fc:{REGION}:{ACCOUNT}:functions/f", f"ACS:EventBridge:{REGION}:{ACCOUNT}:eventbus/b", "push:1234"],
+    ("endpoint", "instead"),
+    [
+        (f"acs:fc:{REGION}:{ACCOUNT}:functions/f", "a Lambda function by its ARN"),
+        (f"ACS:EventBridge:{REGION}:{ACCOUNT}:eventbus/b", "an Amazon EventBridge bus by its ARN"),
+        ("push:1234", "HTTP endpoint"),
+    ],
 )
-def test_their_endpoints_on_the_xml_plane_are_refused_saying_why(endpoint):
+def test_their_endpoints_on_the_xml_plane_are_refused_saying_why(endpoint, instead):
     with pytest.raises(errors.EndpointInvalid) as refused:
         parse_endpoint(endpoint, REGION, ACCOUNT)
-    assert "is not served" in refused.value.message and "HTTP endpoint" in refused.value.message
+    assert "is not served" in refused.value.message and instead in refused.value.message
 
 
 def test_other_invalid_endpoints_keep_the_plain_refusal():

@@ -9,6 +9,7 @@ import time
 from aiohttp import web
 
 from mnsd.waiting import contract
+from tests.stub_http import aio_serving
 from wait_tier.origin import Origin
 
 
@@ -19,21 +20,19 @@ async def _exchange() -> list[dict[str, str]]:
         seen.append(dict(request.headers))
         return web.Response(headers={"Set-Cookie": "session=one-clients", contract.HOLD_HEADER: "1"})
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    origin = Origin(f"http://localhost:{port}", "key")  # (a name: a cookie jar keeps none of an address)
-    try:
-        client = [("Host", "a.example"), ("Authorization", "MNS k:s"), ("Content-Length", "0"), ("Mns-Wait-Sig", "x")]
-        first = await origin.call("GET", "/queues/q/messages", client, b"")
-        await origin.call("GET", "/queues/q/messages", [("Host", "b.example")], b"", deadline_ms=5)
-    finally:
-        await origin.close()
-        await runner.cleanup()
+    async with aio_serving(handle) as url:
+        origin = Origin(url.replace("127.0.0.1", "localhost"), "key")  # (a name: a cookie jar keeps none of an address)
+        try:
+            client = [
+                ("Host", "a.example"),
+                ("Authorization", "MNS k:s"),
+                ("Content-Length", "0"),
+                ("Mns-Wait-Sig", "x"),
+            ]
+            first = await origin.call("GET", "/queues/q/messages", client, b"")
+            await origin.call("GET", "/queues/q/messages", [("Host", "b.example")], b"", deadline_ms=5)
+        finally:
+            await origin.close()
     passed = dict(first.for_client())
     assert passed["Set-Cookie"] == "session=one-clients"  # (the client's own answer)
     assert not any(k.lower().startswith(contract.PREFIX) for k in passed)

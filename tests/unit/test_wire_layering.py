@@ -15,6 +15,7 @@ WIRE_USERS = {
     "mnsd.jsonwire.requests": "the query parameters and batch limits are the same on both planes (`counted_handles`)",
     "mnsd.push.delivery": "a push carries a notification (XML, JSON or the body) encoded by wire.notifications",
     "mnsd.push.dead_letters": "a push given up goes to the dead-letter queue as the notification it would have been",
+    "mnsd.push.cloud_delivery": "a Lambda function's event and an EventBridge event carry the notification (wire's)",
 }
 # Who may use the codec itself (XML in and out); everyone else goes through `wire.requests` / `wire.responses`.
 CODEC_USERS = {

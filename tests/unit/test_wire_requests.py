@@ -94,7 +94,7 @@ def test_queue_attributes_apply_the_given_changes_within_their_ranges():
         ),
         (
             QueueAttributeChanges(message_retention_period="x"),
-            "The value of MessageRetentionPeriod should between 60 and 604800 seconds.",
+            "The value of MessageRetentionPeriod should between 60 and 1296000 seconds.",
         ),
         (
             QueueAttributeChanges(visibility_timeout="0"),

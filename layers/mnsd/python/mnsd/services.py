@@ -62,13 +62,22 @@ ENGINE_CLIENT = "dynamodb"
 ENGINE_RETRIES = {"mode": "standard", "total_max_attempts": 1}
 
 
+# Pushes to Lambda functions and EventBridge buses (`mnsd.push.cloud_delivery`): one try within the attempt's 5 s (a
+# function still running then is a failed attempt, as a slow HTTP endpoint is); the retry strategy retries.
+PUSH_TARGET_CLIENTS = ("lambda", "events")
+PUSH_TARGET_TIMEOUTS = {"connect_timeout": 1, "read_timeout": 5}
+
+
 def client_config(max_pool_connections: int = 10, service: str = "") -> Any:
     """The botocore `Config` a client of `service` is made with (botocore imported here, never at import); a client
     used by more threads at once than botocore's default 10 connections asks for more."""
     from botocore.config import Config
 
-    retries = ENGINE_RETRIES if service == ENGINE_CLIENT else CLIENT_RETRIES
-    return Config(retries=dict(retries), max_pool_connections=max_pool_connections, **CLIENT_TIMEOUTS)
+    if service in PUSH_TARGET_CLIENTS:
+        retries, timeouts = ENGINE_RETRIES, PUSH_TARGET_TIMEOUTS
+    else:
+        retries, timeouts = (ENGINE_RETRIES if service == ENGINE_CLIENT else CLIENT_RETRIES), CLIENT_TIMEOUTS
+    return Config(retries=dict(retries), max_pool_connections=max_pool_connections, **timeouts)
 
 
 def boto3_clients() -> Callable[[str], Any]:

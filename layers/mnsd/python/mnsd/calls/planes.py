@@ -20,10 +20,10 @@ from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.jsonwire import VERSION as JSON_VERSION
 from mnsd.jsonwire import requests as json_requests
 from mnsd.jsonwire import responses as json_responses
-from mnsd.model.inputs import MessageInput, PublishInput
+from mnsd.model.inputs import MessageInput, PublishInput, VisibilityChange
 from mnsd.model.messages import Message
 from mnsd.model.topics import TopicMessage
-from mnsd.queues.messages import Received, SendResult
+from mnsd.queues.messages import Received, SendResult, VisibilityResult
 from mnsd.wire import plane as xml_plane
 from mnsd.wire import requests as xml_requests
 from mnsd.wire import responses as xml_responses
@@ -42,6 +42,7 @@ class Readers(Protocol[BodyT]):
     def sent_message(self, body: BodyT) -> MessageInput: ...
     def sent_messages(self, body: BodyT) -> list[MessageInput]: ...
     def receipt_handles(self, body: BodyT) -> list[str]: ...
+    def visibility_changes(self, body: BodyT) -> list[VisibilityChange]: ...
     def publish_input(self, body: BodyT) -> PublishInput: ...
 
 
@@ -55,6 +56,7 @@ class Writers(Protocol[AnswerT]):
     def message_node(self, message: Message, receipt_handle: str | None = None) -> AnswerT: ...
     def peeked_batch(self, messages: Sequence[Message]) -> AnswerT: ...
     def visibility_changed(self, receipt_handle: str, next_visible_time: int) -> AnswerT: ...
+    def visibility_batch(self, results: Sequence[VisibilityResult]) -> AnswerT: ...
     def delete_failures(self, failures: Sequence[tuple[str, errors.MnsError]]) -> AnswerT: ...
     def published(self, message: TopicMessage) -> AnswerT: ...
 
@@ -105,6 +107,9 @@ class Plane(Generic[Body, Answer]):
     def receipt_handles(self) -> list[str]:
         return self.codec.read.receipt_handles(self.body)
 
+    def visibility_changes(self) -> list[VisibilityChange]:
+        return self.codec.read.visibility_changes(self.body)
+
     def publish_input(self) -> PublishInput:
         return self.codec.read.publish_input(self.body)
 
@@ -131,13 +136,26 @@ class Plane(Generic[Body, Answer]):
     def visibility_changed(self, receipt_handle: str, next_visible_time: int) -> HttpResponse:
         return self.codec.answer(self.codec.write.visibility_changed(receipt_handle, next_visible_time), 200)
 
+    def visibility_batch(self, results: Sequence[VisibilityResult]) -> HttpResponse:
+        """A batch ChangeMessageVisibility: 200 when every handle's visibility changed, else BatchDeleteMessage's
+        status of its failures."""
+        failed = [r.error for r in results if r.error is not None]
+        status = _handle_failures_status(failed) if failed else 200
+        return self.codec.answer(self.codec.write.visibility_batch(results), status)
+
     def delete_failures(self, failures: Sequence[tuple[str, errors.MnsError]]) -> HttpResponse:
-        """BatchDeleteMessage's failures: 400 when every one is a bad receipt handle, 404 otherwise."""
-        only_bad_handles = all(isinstance(error, errors.ReceiptHandleError) for _, error in failures)
-        return self.codec.answer(self.codec.write.delete_failures(failures), 400 if only_bad_handles else 404)
+        """BatchDeleteMessage's failures."""
+        status = _handle_failures_status([error for _, error in failures])
+        return self.codec.answer(self.codec.write.delete_failures(failures), status)
 
     def published(self, message: TopicMessage) -> HttpResponse:
         return self.codec.answer(self.codec.write.published(message), 201)
+
+
+def _handle_failures_status(failures: Sequence[errors.MnsError]) -> int:
+    """The status of a batch of receipt handles some of which failed (BatchDeleteMessage's): 400 when every failure
+    is a bad receipt handle, 404 otherwise."""
+    return 400 if all(isinstance(error, errors.ReceiptHandleError) for error in failures) else 404
 
 
 def is_json(request: HttpRequest) -> bool:

@@ -41,6 +41,11 @@ ACCOUNT_REQUESTS_PER_SECOND = "MNS_ACCOUNT_REQUESTS_PER_SECOND"
 # Networks HTTP pushes may reach although internal (comma-separated CIDRs): for local testing only.
 PUSH_ALLOWED_NETWORKS = "MNS_PUSH_ALLOWED_NETWORKS"
 PUSH_HEADER_NAMES = "MNS_PUSH_HEADER_NAMES"
+# The Lambda functions and EventBridge buses pushes may reach (comma-separated ARNs or `*` patterns; none by default:
+# `mnsd.model.cloud_targets`), and the AWS region the deployment runs in (Lambda sets AWS_REGION).
+PUSH_LAMBDA_ARNS = "MNS_PUSH_LAMBDA_ARNS"
+PUSH_EVENT_BUS_ARNS = "MNS_PUSH_EVENT_BUS_ARNS"
+AWS_REGION = "AWS_REGION"
 # On AWS the secrets are not in the environment: these name Secrets Manager secrets holding them.
 RECEIPT_SECRET_ARN = "MNS_RECEIPT_SECRET_ARN"
 CREDENTIALS_SECRET_ARN = "MNS_CREDENTIALS_SECRET_ARN"
@@ -113,6 +118,10 @@ class Settings:
     # How HTTP pushes name their signed standard headers: "live" (`Content-md5`, `Content-Type`, `Date`, once) or
     # "with-lower-case-copies" (those and a lower-case copy of each: `mnsd.push.delivery.http_push`).
     push_header_names: str = "live"
+    # The functions and buses subscriptions may push to (`mnsd.model.cloud_targets`): none by default.
+    push_lambda_arns: str = ""
+    push_event_bus_arns: str = ""
+    aws_region: str = ""  # the AWS region the deployment runs in: a function's or bus's ARN must name it
     # Whether a queue or topic whose MetricsEnabled is unset is monitored on AWS (its EMF series published, its
     # gauges sampled); one that set it keeps its choice (`mnsd.metrics.monitored`).
     metrics_default: bool = True
@@ -162,6 +171,9 @@ VARIABLES = {
     "signing_key_secret_arn": SIGNING_KEY_SECRET_ARN,
     "push_allowed_networks": PUSH_ALLOWED_NETWORKS,
     "push_header_names": PUSH_HEADER_NAMES,
+    "push_lambda_arns": PUSH_LAMBDA_ARNS,
+    "push_event_bus_arns": PUSH_EVENT_BUS_ARNS,
+    "aws_region": AWS_REGION,
     "metrics_default": METRICS_DEFAULT,
     "alarm_prefix": ALARM_PREFIX,
     "alarm_topic_arn": ALARM_TOPIC_ARN,

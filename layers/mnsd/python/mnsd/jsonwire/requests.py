@@ -1,7 +1,8 @@
 """JSON request bodies read into the domain's inputs, as the SMQProxy SDKs (2026-04-09) write them.
 
 A body is one JSON object: SendMessage and PublishMessage give the message's fields at its top level,
-BatchSendMessage a `Messages` array of them, BatchDeleteMessage a `ReceiptHandles` array. Numbers may come as JSON
+BatchSendMessage a `Messages` array of them, BatchDeleteMessage a `ReceiptHandles` array, a batch
+ChangeMessageVisibility a `ChangeVisibilities` array (and a `VisibilityTimeout` for its entries that name none). Numbers may come as JSON
 numbers or as their text; the domain checks their ranges as it does for XML. Unknown fields are ignored, as unknown
 XML elements are.
 """
@@ -13,8 +14,9 @@ import re
 from typing import Any
 
 from mnsd.ground import errors, jsontext
+from mnsd.model import inputs
 from mnsd.model.inputs import MessageInput, MessageRequest, PropertyInput, PublishInput, message_batch, message_input
-from mnsd.wire.requests import counted_handles
+from mnsd.wire.requests import BATCH_VISIBILITY, counted_handles
 
 Body = dict[str, Any]
 
@@ -38,7 +40,7 @@ def parse(body: bytes) -> Body:
 def root(body: Body, expected: tuple[str, ...]) -> str:
     """What the body is, named as its XML root would be (a batch of messages, of receipt handles, or one message):
     one of `expected`, the operation's."""
-    found = next((name for name in (BATCH_SEND, BATCH_DELETE) if name in body), MESSAGE)
+    found = next((name for name in (BATCH_SEND, BATCH_DELETE, BATCH_VISIBILITY) if name in body), MESSAGE)
     if found not in expected:
         wanted = " or ".join(name if name != MESSAGE else "a message's fields" for name in expected)
         raise errors.InvalidArgument(f"The JSON you provided should hold {wanted}.")
@@ -118,6 +120,20 @@ def receipt_handles(body: Body) -> list[str]:
     if not all(isinstance(handle, str) for handle in handles):
         raise errors.InvalidArgument("Each entry of ReceiptHandles should be a string.")
     return counted_handles(handles)
+
+
+def visibility_changes(body: Body) -> list[inputs.VisibilityChange]:
+    """A batch ChangeMessageVisibility's `ChangeVisibilities`, in order: each entry a receipt handle (taking the
+    body's `VisibilityTimeout`) or `{"ReceiptHandle", "VisibilityTimeout"}` (its own, else the body's); 1 to
+    `MAX_BATCH` of them."""
+    entries: list[tuple[str | None, str | None]] = []
+    for entry in _entries(body, BATCH_VISIBILITY):
+        if isinstance(entry, str):
+            entries.append((entry, None))
+        else:
+            given = _object(entry, BATCH_VISIBILITY)
+            entries.append((text(given, "ReceiptHandle"), text(given, "VisibilityTimeout")))
+    return inputs.visibility_batch(entries, text(body, "VisibilityTimeout"))
 
 
 def _attribute(attributes: Body, name: str) -> str | None:

@@ -11,7 +11,7 @@ from mnsd.ground import errors
 from mnsd.ground.http import HttpResponse
 from mnsd.model.messages import Message, Property
 from mnsd.model.topics import TopicMessage
-from mnsd.queues.messages import Received, SendResult
+from mnsd.queues.messages import Received, SendResult, VisibilityResult
 
 Fields = dict[str, Any]
 CONTENT_TYPE = "application/json;charset=utf-8"
@@ -94,10 +94,15 @@ def sent_batch(results: Sequence[SendResult]) -> Fields:
     return {"Code": failed[0].code, "Message": summary, "Messages": entries}
 
 
+def _handle_error(handle: str, error: errors.MnsError) -> Fields:
+    """A receipt handle a batch could not use: BatchDeleteMessage's error entry."""
+    return {"ErrorCode": error.code, "ErrorMessage": error.message, "ReceiptHandle": handle}
+
+
 def delete_failures(failures: Sequence[tuple[str, errors.MnsError]]) -> Fields:
     """BatchDeleteMessage's failures, and the first failure's code as the answer's `Code`. The status:
     `mnsd.calls.planes.Plane`."""
-    entries = [{"ErrorCode": e.code, "ErrorMessage": e.message, "ReceiptHandle": h} for h, e in failures]
+    entries = [_handle_error(h, e) for h, e in failures]
     summary = f"{len(failures)} receipt handles were not deleted; each one's error is in Errors."
     return {"Code": failures[0][1].code, "Message": summary, "Errors": entries}
 
@@ -105,6 +110,25 @@ def delete_failures(failures: Sequence[tuple[str, errors.MnsError]]) -> Fields:
 def visibility_changed(receipt_handle: str, next_visible_time: int) -> Fields:
     """ChangeMessageVisibility."""
     return {"ReceiptHandle": receipt_handle, "NextVisibleTime": next_visible_time}
+
+
+def visibility_batch(results: Sequence[VisibilityResult]) -> Fields:
+    """A batch ChangeMessageVisibility: `{"ChangeVisibilities": [...]}`, an entry per handle in the order given, each
+    what ChangeMessageVisibility answers or a failed handle's error entry; when any failed, the first failure's code
+    as the answer's `Code`. The status: `mnsd.calls.planes.Plane`."""
+    entries = [
+        _handle_error(r.given, r.error)
+        if r.error is not None
+        else visibility_changed(r.receipt_handle, r.next_visible_time)
+        for r in results
+    ]
+    failed = [r.error for r in results if r.error is not None]
+    if not failed:
+        return {"ChangeVisibilities": entries}
+    summary = (
+        f"{len(failed)} of {len(results)} receipt handles were not changed; each one's error is in ChangeVisibilities."
+    )
+    return {"Code": failed[0].code, "Message": summary, "ChangeVisibilities": entries}
 
 
 def published(message: TopicMessage) -> Fields:

@@ -35,11 +35,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from mnsd.model.messages import Message, MessageState
-from mnsd.model.queues import INT_ATTRIBUTES
+from mnsd.model.queues import MAX_RETENTION_SECONDS
 
-_LONGEST_RETENTION_S = next(a.high for a in INT_ATTRIBUTES if a.field == "message_retention_period")
-# How long a group's counter is kept after its last send: a day past the longest retention (7 days).
-GROUP_LIFETIME_MS = (_LONGEST_RETENTION_S + 86_400) * 1000
+# How long a group's counter is kept after its last send: a day past the longest retention (15 days).
+GROUP_LIFETIME_MS = (MAX_RETENTION_SECONDS + 86_400) * 1000
 # How long after a group's last send a message it numbered may still be on its way to the store (numbered by
 # `sequence`, not yet `put`): an engine that does not count such messages as stored keeps an emptied group this long.
 SEND_SETTLE_MS = 60_000

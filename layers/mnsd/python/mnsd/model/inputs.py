@@ -11,6 +11,7 @@ from mnsd.model.messages import Property, body_md5
 
 MAX_BATCH = 16
 MAX_BATCH_BYTES = 65536
+VISIBILITY_RANGE = (0, 43200)  # a ChangeMessageVisibility's VisibilityTimeout, seconds
 
 
 @dataclass(frozen=True)
@@ -115,3 +116,29 @@ def json_attribute(text: str | None, name: str) -> dict | None:
     if not isinstance(value, dict):
         raise errors.InvalidArgument(f"The {name} attribute should be a JSON object.")
     return value
+
+
+@dataclass(frozen=True)
+class VisibilityChange:
+    """One receipt handle of a batch ChangeMessageVisibility and its new visibility timeout (seconds), checked."""
+
+    receipt_handle: str  # as given ("" when missing: that handle fails on its own, MissingReceiptHandle)
+    visibility_timeout: int
+
+
+def visibility_timeout(text: str | None) -> int:
+    """A VisibilityTimeout as given, required and in `VISIBILITY_RANGE`."""
+    if text is None:
+        raise errors.MissingVisibilityTimeout()
+    return int_in_range("VisibilityTimeout", text, *VISIBILITY_RANGE, "seconds")
+
+
+def visibility_batch(entries: list[tuple[str | None, str | None]], default: str | None) -> list[VisibilityChange]:
+    """A batch ChangeMessageVisibility as a request gives it, checked whole before any handle is used: 1 to
+    `MAX_BATCH` (receipt handle, its own VisibilityTimeout or None for the batch's `default`)."""
+    if not 1 <= len(entries) <= MAX_BATCH:
+        raise errors.InvalidArgument(f"The count of receipt handles should between 1 and {MAX_BATCH}.")
+    return [
+        VisibilityChange(handle or "", visibility_timeout(default if timeout is None else timeout))
+        for handle, timeout in entries
+    ]

@@ -51,6 +51,9 @@ class QueueKind(ABC):
 
     name: str  # its QueueType, as the queue's attributes show it
     fifo: bool  # whether its messages keep their group's order
+    # Whether one claim's messages may be handed to several receives (single receives the wait tier coalesced:
+    # `MessageService.receive_each`): not a FIFO group's run, which goes to one receive.
+    shares_claims: bool
 
     @abstractmethod
     def check_sent(self, message: Sent) -> None:
@@ -100,6 +103,7 @@ class StandardKind(QueueKind):
 
     name = QUEUE_TYPES[0]
     fifo = False
+    shares_claims = True
 
     def check_sent(self, message: Sent) -> None:
         return None
@@ -142,6 +146,7 @@ class FifoKind(QueueKind):
 
     name = QUEUE_TYPES[1]
     fifo = True
+    shares_claims = False
 
     def check_sent(self, message: Sent) -> None:
         """With a valid MessageGroupId, without its own delay or priority."""

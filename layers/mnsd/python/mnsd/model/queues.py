@@ -25,6 +25,10 @@ def queue_type(text: str) -> str:
     return value
 
 
+# MessageRetentionPeriod's longest: CMQ's 15 days (MNS stops at 7, 604,800 s; a longer one is accepted, never needed).
+MAX_RETENTION_SECONDS = 1_296_000
+
+
 @dataclass(frozen=True)
 class IntAttribute:
     element: str
@@ -37,7 +41,7 @@ class IntAttribute:
 INT_ATTRIBUTES = (
     IntAttribute("DelaySeconds", "delay_seconds", 0, 604800, "seconds"),
     IntAttribute("MaximumMessageSize", "maximum_message_size", 1024, 65536, "bytes"),
-    IntAttribute("MessageRetentionPeriod", "message_retention_period", 60, 604800, "seconds"),
+    IntAttribute("MessageRetentionPeriod", "message_retention_period", 60, MAX_RETENTION_SECONDS, "seconds"),
     IntAttribute("VisibilityTimeout", "visibility_timeout", 1, 43200, "seconds"),
     IntAttribute("PollingWaitSeconds", "polling_wait_seconds", 0, 30, "seconds"),
 )

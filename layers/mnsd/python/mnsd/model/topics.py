@@ -9,6 +9,7 @@ from typing import Protocol
 
 from mnsd.ground import errors
 from mnsd.ground.validation import int_in_range, mns_bool
+from mnsd.model.cloud_targets import EVENTBRIDGE, LAMBDA, cloud_target
 from mnsd.model.messages import Property, body_md5
 from mnsd.model.names import check_queue_name
 from mnsd.model.policy import resource_policy_document
@@ -25,6 +26,7 @@ XML, JSON, SIMPLIFIED = "XML", "JSON", "SIMPLIFIED"
 CONTENT_FORMATS = (XML, JSON, SIMPLIFIED)
 
 QUEUE, HTTP, MAIL, SMS = "queue", "http", "mail", "sms"
+CLOUD_KINDS = (LAMBDA, EVENTBRIDGE)  # a Lambda function, an EventBridge bus (`mnsd.model.cloud_targets`)
 _QUEUE_ENDPOINT = re.compile(r"acs:mns:(?P<region>[^:]+):(?P<account>\d+):queues/(?P<name>[A-Za-z0-9][A-Za-z0-9-]*)\Z")
 _MAIL_ENDPOINT = re.compile(r"mail:directmail:(?P<address>[^@\s]+@[^@\s]+\.[^@\s]+)\Z")
 _SMS_ENDPOINT = re.compile(r"sms:directsms:(?P<phone>anonymous|\+?\d{5,20})\Z")
@@ -32,10 +34,10 @@ _HTTP_ENDPOINT = re.compile(r"https?://[^/\s?#]+(?P<path>/[^\s#]*)?\Z", re.IGNOR
 RESERVED_PATH_PREFIX = "/mns-reserved-"
 # What the push kinds no AWS service stands behind deliver to, and why each is refused (`mnsd.rpc.push_kinds`).
 UNSERVED_KINDS = {
-    "fc": "Alibaba Cloud Function Compute functions are not on AWS: subscribe an HTTP endpoint (a Lambda function "
-    "URL, or the function's HTTP trigger) instead.",
-    "eventbus": "Alibaba Cloud EventBridge buses are not on AWS: subscribe an HTTP endpoint (an Amazon EventBridge "
-    "API destination's receiver, say) or a queue instead.",
+    "fc": "Alibaba Cloud Function Compute functions are not on AWS: subscribe a Lambda function by its ARN "
+    "(arn:{partition}:lambda:{region}:{account}:function:{name}) instead.",
+    "eventbus": "Alibaba Cloud EventBridge buses are not on AWS: subscribe an Amazon EventBridge bus by its ARN "
+    "(arn:{partition}:events:{region}:{account}:event-bus/{name}) instead.",
     "mpush": "Alibaba Cloud Mobile Push apps are not on AWS: subscribe an HTTP endpoint or a queue instead.",
     "kafka": "Alibaba Cloud Kafka instances are not on AWS: subscribe an HTTP endpoint or a queue instead.",
 }
@@ -105,7 +107,8 @@ class Topic:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where a subscription delivers: `kind` is queue, http, mail or sms; `target` what names it there."""
+    """Where a subscription delivers: `kind` is queue, http, mail, sms, lambda or eventbridge; `target` what names it
+    there (a function's or bus's ARN)."""
 
     kind: str
     target: str
@@ -131,6 +134,8 @@ def parse_endpoint(text: str, region: str, account_id: str) -> Endpoint:
         return Endpoint(MAIL, found["address"])
     if found := _SMS_ENDPOINT.match(text):
         return Endpoint(SMS, found["phone"])
+    if target := cloud_target(text):  # its region and the deployment's allow-list: `TopicService.subscribe`
+        return Endpoint(target.kind, target.arn, target.region, target.account_id)
     kind = next((kind for prefix, kind in _UNSERVED_ENDPOINTS if text.lower().startswith(prefix)), None)
     raise errors.EndpointInvalid(f"Push kind {kind} is not served: {UNSERVED_KINDS[kind]}" if kind else None)
 

@@ -23,12 +23,14 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from mnsd.model.cloud_targets import EVENTBRIDGE, LAMBDA
 from mnsd.model.messages import Property
 from mnsd.model.topics import HTTP, MAIL, SMS, Subscription, SubscriptionAttributes, TopicMessage
 from mnsd.push.first_attempt import FirstAttempt
 from mnsd.push.workflow import execution_name
 
-QUEUED_KINDS = frozenset({HTTP, MAIL, SMS})  # endpoints outside the service: an attempt may take its 5 s
+# Endpoints outside the service: an attempt may take its 5 s.
+QUEUED_KINDS = frozenset({HTTP, MAIL, SMS, LAMBDA, EVENTBRIDGE})
 MAX_BATCH_ENTRIES = 10  # SendMessageBatch: at most 10 entries...
 MAX_REQUEST_BYTES = 262_144  # ...and 256 KiB of bodies in all (a single message's limit too)
 

@@ -2,7 +2,8 @@
 
 Queue endpoints are written through the queue service's own send path; HTTP endpoints get a signed
 POST (2xx within 5 s = delivered); mail goes to Amazon SES and SMS to Amazon SNS, using the
-message's DirectMail / DirectSMS attributes. An attempt never raises: it returns an `Outcome`, and
+message's DirectMail / DirectSMS attributes; Lambda functions are invoked and EventBridge buses given an event
+(`mnsd.push.cloud_delivery`). An attempt never raises: it returns an `Outcome`, and
 `permanent` marks failures that no retry can mend (a mail message without DirectMail, say).
 """
 
@@ -22,12 +23,15 @@ from aws_lambda_powertools import Logger
 
 from mnsd.ground import errors, jsontext
 from mnsd.ground.settings import Settings
+from mnsd.model.cloud_targets import EVENTBRIDGE, LAMBDA
 from mnsd.model.egress import AddressRefused, allowed_networks
 from mnsd.model.inputs import MessageInput
 from mnsd.model.kinds import kind_of
 from mnsd.model.queues import Queue
 from mnsd.model.topics import HTTP, MAIL, QUEUE, SIMPLIFIED, SMS, QueueGrants, Subscription, TopicMessage
+from mnsd.push import cloud_delivery
 from mnsd.push import http_request as push_http
+from mnsd.push.outcome import Outcome as Outcome  # (its home; imported from here too)
 from mnsd.push.signing import sign, string_to_sign
 from mnsd.queues import addresses
 from mnsd.queues.addresses import QueueAddresses
@@ -61,14 +65,6 @@ PERMANENT_AWS_ERRORS = frozenset(
         "OptedOutException",
     }
 )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    delivered: bool
-    status: int = 0  # the endpoint's HTTP status, when there was one
-    detail: str = ""
-    permanent: bool = False
 
 
 def content_md5(body: bytes) -> str:
@@ -166,6 +162,8 @@ class Deliverer:
                 return self._to_mail(subscription, message)
             if kind == SMS:
                 return self._to_sms(subscription, message)
+            if kind in (LAMBDA, EVENTBRIDGE):
+                return self._to_cloud(kind, subscription, message)
             return Outcome(False, detail=f"unknown endpoint kind {kind}", permanent=True)
         except errors.MnsError as error:
             return Outcome(False, detail=f"{error.code}: {error.message}")
@@ -209,6 +207,14 @@ class Deliverer:
         except (OSError, http.client.HTTPException) as error:  # DeadlineExceeded is an OSError
             return Outcome(False, detail=f"{type(error).__name__}: {error}")
         return Outcome(200 <= status < 300, status=status)  # a 3xx is an answer, not a delivery
+
+    def _to_cloud(self, kind: str, subscription: Subscription, message: TopicMessage) -> Outcome:
+        """A function or bus the deployment may still push to (its allow-list is read at every attempt)."""
+        if refused := cloud_delivery.not_allowed(subscription, self.settings):
+            return refused
+        if kind == LAMBDA:
+            return cloud_delivery.to_function(self.clients("lambda"), subscription, message)
+        return cloud_delivery.to_bus(self.clients("events"), subscription, message)
 
     def _to_mail(self, subscription: Subscription, message: TopicMessage) -> Outcome:
         mail = message.direct_mail

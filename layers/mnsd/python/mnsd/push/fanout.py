@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from mnsd.model.topics import Subscription, TopicMessage
 from mnsd.push.attempt_queue import AttemptQueue
-from mnsd.push.delivery import Outcome
 from mnsd.push.first_attempt import FirstAttempt
+from mnsd.push.outcome import Outcome
 from mnsd.push.records import PushRecords
 from mnsd.topics.service import TopicService
 

@@ -13,7 +13,7 @@ from mnsd.ground.clock import Clock, ms
 from mnsd.log.oplog import LogRecord, OperationLog
 from mnsd.metrics import PUSHES_DELIVERED, PUSHES_FAILED, Metric, MetricsSink, topic_labels
 from mnsd.model.topics import Subscription, TopicMessage
-from mnsd.push.delivery import Outcome
+from mnsd.push.outcome import Outcome
 
 DEAD_LETTERED = "dead_letter"  # the outcome of a drop record whose push went to the dead-letter queue
 logger = Logger(service="mns")

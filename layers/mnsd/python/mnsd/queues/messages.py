@@ -10,7 +10,7 @@ from mnsd.control.limits import Limits
 from mnsd.ground import deadlines, errors
 from mnsd.ground.clock import Clock, ms
 from mnsd.ground.settings import Settings
-from mnsd.model.inputs import MessageInput
+from mnsd.model.inputs import MessageInput, VisibilityChange
 from mnsd.model.kinds import kind_of
 from mnsd.model.messages import Message, MessageRef
 from mnsd.model.queues import Queue
@@ -22,14 +22,25 @@ from mnsd.queues.receipts import Receipt, ReceiptCodec
 from mnsd.queues.stores import MessageStores
 
 MAX_WAIT_SECONDS = 30
-VISIBILITY_RANGE = (0, 43200)
 CLAIM_ROUNDS = 10
+# What fails one receipt handle of a batch (delete, change of visibility) on its own, the others going on.
+HANDLE_ERRORS = (errors.MessageNotExist, errors.ReceiptHandleError, errors.MissingReceiptHandle)
 
 
 @dataclass(frozen=True)
 class SendResult:
     message: Message
     receipt_handle: str | None  # only for delayed messages: lets the sender delete or re-time them
+    error: errors.MnsError | None = None
+
+
+@dataclass(frozen=True)
+class VisibilityResult:
+    """One handle of a batch ChangeMessageVisibility: its new receipt handle and NextVisibleTime, or its error."""
+
+    given: str  # the receipt handle the request gave
+    receipt_handle: str = ""
+    next_visible_time: int = 0
     error: errors.MnsError | None = None
 
 
@@ -59,6 +70,16 @@ class Hold:
     due_ms: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A single receive through the wait tier: its client's wait, when it reached the origin, and its deadline when
+    the tier asks again for a receive it holds (`MessageService.receive_or_hold`)."""
+
+    wait_seconds: int | None
+    received_at: float | None
+    deadline_ms: int | None
+
+
 @dataclass(eq=False, kw_only=True)  # a service: compared by identity
 class MessageService:
     messages: MessageStores  # a queue's store: `messages.of(queue)`
@@ -71,13 +92,17 @@ class MessageService:
     activity: QueueActivity
     limits: Limits | None = None
 
-    def send(self, queue: Queue, inputs: list[MessageInput]) -> list[SendResult]:
-        """Store messages, and each receiver's copies; every message is validated before any is written."""
+    def check_sent(self, queue: Queue, inputs: list[MessageInput]) -> None:
+        """Whether the queue takes these messages (their size, what its kind refuses): the error, else nothing."""
         limit, kind = queue.attributes.maximum_message_size, kind_of(queue)
         for message in inputs:
             if len(message.body.encode("utf-8")) > limit:
                 raise errors.InvalidArgument("The length of message should not be larger than MaximumMessageSize.")
             kind.check_sent(message)
+
+    def send(self, queue: Queue, inputs: list[MessageInput]) -> list[SendResult]:
+        """Store messages, and each receiver's copies; every message is validated before any is written."""
+        self.check_sent(queue, inputs)
         now_ms = ms(self.clock.now())
         groups = [m.message_group_id for m in inputs]
         ids = self.messages.of(queue).new_ids(queue.queue_id, len(inputs), now_ms, groups)
@@ -122,19 +147,56 @@ class MessageService:
         a receive it holds), and never later than `deadlines.HOLD_SECONDS` after it: the tier answers a hold's end
         itself, without a claim (it asks again no later than the last claim `receive` allows)."""
         self._admit(queue)
-        now = self.clock.now()
-        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
-        arrived = ms(now if received_at is None else min(received_at, now))
-        until = min(arrived + wait * 1000 if deadline_ms is None else deadline_ms, arrived + ms(deadlines.HOLD_SECONDS))
-        for _ in range(CLAIM_ROUNDS + 1):  # rounds lost to other consumers: look again at once
+        received, more, next_visible = self._claim_rounds(queue, count)
+        if received:
+            self.activity.received(queue, len(received))
+            return Claimed(received, more, min(r.message.visible_at for r in received))
+        return self._hold(queue, Ask(wait_seconds, received_at, deadline_ms), next_visible)
+
+    def receive_each(self, queue: Queue, asks: list[Ask]) -> list[Claimed | Hold | errors.MnsError]:
+        """Single receives through the wait tier that came together (`mnsd.request.coalesced`), claimed as one batch
+        receive: each admitted one gets one message while they last (in order), the others their own hold; one the
+        queue's receive limit refuses gets its error. On a queue whose kind does not share a claim (FIFO), each
+        receive claims alone, in order, as if it had come alone."""
+        if len(asks) > 1 and not kind_of(queue).shares_claims:
+            return [outcome for ask in asks for outcome in self.receive_each(queue, [ask])]
+        outcomes: list[Claimed | Hold | errors.MnsError] = []
+        for _ in asks:
+            try:
+                self._admit(queue)
+                outcomes.append(Hold(0, None))  # (a place: filled below)
+            except errors.QpsLimitExceeded as error:
+                outcomes.append(error)
+        admitted = [i for i, outcome in enumerate(outcomes) if not isinstance(outcome, errors.MnsError)]
+        if not admitted:
+            return outcomes
+        received, more, next_visible = self._claim_rounds(queue, len(admitted))
+        if received:
+            self.activity.received(queue, len(received))
+        for n, index in enumerate(admitted):
+            if n < len(received):  # (the first says what was left: the tier wakes as many held receives once)
+                outcomes[index] = Claimed([received[n]], more if n == 0 else 0, received[n].message.visible_at)
+            else:
+                outcomes[index] = self._hold(queue, asks[index], next_visible)
+        return outcomes
+
+    def _claim_rounds(self, queue: Queue, count: int) -> tuple[list[Received], int, int | None]:
+        """Up to `count` receivable messages claimed (rounds lost to other consumers: looking again at once), how
+        many more receivable ones were seen and left, and the queue's next visible time when none was claimed."""
+        for _ in range(CLAIM_ROUNDS + 1):
             received, candidates, next_visible = self._claim_ready(queue, count, self.clock.now())
             if received or not candidates:
                 break
-        if received:
-            self.activity.received(queue, len(received))
-            due = min(r.message.visible_at for r in received)
-            return Claimed(received, max(0, candidates - len(received)), due)
-        if until <= ms(self.clock.now()):
+        return received, max(0, candidates - len(received)), next_visible
+
+    def _hold(self, queue: Queue, ask: Ask, next_visible: int | None) -> Hold:
+        """A receive through the tier that found nothing: held until its client stops waiting."""
+        now = self.clock.now()
+        wait = queue.attributes.polling_wait_seconds if ask.wait_seconds is None else ask.wait_seconds
+        arrived = ms(now if ask.received_at is None else min(ask.received_at, now))
+        until = ask.deadline_ms if ask.deadline_ms is not None else arrived + wait * 1000
+        until = min(until, arrived + ms(deadlines.HOLD_SECONDS))
+        if until <= ms(now):
             self.activity.empty_receive(queue)
         return Hold(until, next_visible if next_visible is not None and next_visible < until else None)
 
@@ -227,7 +289,7 @@ class MessageService:
             try:
                 receipt, ref = self._receipt(queue, handle, now_ms)
                 outcomes.append((ref, receipt.version))
-            except (errors.MessageNotExist, errors.ReceiptHandleError, errors.MissingReceiptHandle) as exc:
+            except HANDLE_ERRORS as exc:
                 outcomes.append(exc)
         leases = [outcome for outcome in outcomes if isinstance(outcome, tuple)]
         deleted = iter(self._delete_leases(queue, leases, now_ms))
@@ -242,10 +304,31 @@ class MessageService:
     def change_visibility(self, queue: Queue, handle: str | None, visibility_timeout: int) -> tuple[str, int]:
         """Move the next visible time of an Inactive message; its new receipt handle and NextVisibleTime."""
         now_ms = ms(self.clock.now())
+        renewed, visible_at = self._retime(queue, handle, visibility_timeout, now_ms)
+        wake(self.notifier, queue.queue_id, [visible_at], now_ms)  # (sooner than it was, maybe)
+        return renewed, visible_at
+
+    def batch_change_visibility(self, queue: Queue, changes: list[VisibilityChange]) -> list[VisibilityResult]:
+        """Change each handle's visibility on its own (not atomic, as EMQ's batch: one failing leaves the others
+        changed), by the rule of `change_visibility`; each handle's result, in the order given (1 to `MAX_BATCH`:
+        `mnsd.model.inputs.visibility_batch`)."""
+        now_ms = ms(self.clock.now())
+        results: list[VisibilityResult] = []
+        for change in changes:
+            try:
+                renewed, visible_at = self._retime(queue, change.receipt_handle, change.visibility_timeout, now_ms)
+            except HANDLE_ERRORS as exc:
+                results.append(VisibilityResult(change.receipt_handle, error=exc))
+                continue
+            results.append(VisibilityResult(change.receipt_handle, renewed, visible_at))
+        wake(self.notifier, queue.queue_id, [r.next_visible_time for r in results if r.error is None], now_ms)
+        return results
+
+    def _retime(self, queue: Queue, handle: str | None, visibility_timeout: int, now_ms: int) -> tuple[str, int]:
+        """One message's next visible time moved (MessageNotExist if its handle is stale): its new handle and time."""
         receipt, ref = self._receipt(queue, handle, now_ms)
         visible_at = now_ms + visibility_timeout * 1000
         if not self.messages.of(queue).change_visibility(ref, receipt.version, now_ms, visible_at):
             raise errors.MessageNotExist()
-        wake(self.notifier, queue.queue_id, [visible_at], now_ms)  # (sooner than it was, maybe)
         renewed = dataclasses.replace(receipt, version=receipt.version + 1, visible_at=visible_at)
         return self.receipts.encode(renewed), visible_at

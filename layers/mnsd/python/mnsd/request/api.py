@@ -5,7 +5,6 @@ refuses before it reaches a route."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 
 from mnsd.calls import planes
@@ -13,20 +12,13 @@ from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.pipeline import steps
 from mnsd.pipeline.steps import Door
-from mnsd.request.door import RouteDoor, error_answer
+from mnsd.request import coalesced
+from mnsd.request.door import RouteDoor, error_answer, host_id, new_request_id
 from mnsd.request.routes import ROUTES
 from mnsd.rpc import door as rpc
 from mnsd.rpc import envelope
 from mnsd.services import Services
-
-
-def new_request_id() -> str:
-    return secrets.token_hex(12).upper()
-
-
-def host_id(host: str | None, forwarded_proto: str | None = None) -> str:
-    """The HostId of error bodies: the endpoint the client called, with its scheme (as MNS writes it)."""
-    return f"{forwarded_proto or 'http'}://{host or 'mns'}"
+from mnsd.waiting import contract
 
 
 def refuse(
@@ -49,6 +41,8 @@ def refuse(
 def handle(route_name: str | None, request: HttpRequest, services: Services) -> HttpResponse:
     request_id = new_request_id()
     host = host_id(request.header("host"), request.header("x-forwarded-proto"))
+    if request.method == "POST" and request.path == contract.BATCH_PATH:  # the wait tier's coalesced requests
+        return coalesced.answer(request, services, request_id, host)
     return steps.run(_door(route_name, request, request_id, host), services, request_id)
 
 

@@ -4,6 +4,7 @@ JSON on the JSON plane or to a client that accepts JSON and not XML."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,15 @@ from mnsd.wire import responses
 
 if TYPE_CHECKING:
     from mnsd.services import Services
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(12).upper()
+
+
+def host_id(host: str | None, forwarded_proto: str | None = None) -> str:
+    """The HostId of error bodies: the endpoint the client called, with its scheme (as MNS writes it)."""
+    return f"{forwarded_proto or 'http'}://{host or 'mns'}"
 
 
 def error_response(error: errors.MnsError, request_id: str, host_id: str, accept: str | None = None) -> HttpResponse:
@@ -71,7 +81,12 @@ class RouteDoor:
         if not self.route.json:
             planes.refuse_on_json(self.request)
         operation = self.route.select(call)
-        return Work([_permission(operation, self.route, call)], lambda: operation(call))
+        return Work([_permission(operation, self.route, call)], lambda: self.serve(operation, call))
+
+    def serve(self, operation: Operation, call: Call) -> HttpResponse:
+        """The operation on its call, authorized (a door of requests the wait tier coalesced serves some together:
+        `mnsd.request.coalesced`)."""
+        return operation(call)
 
     def error(self, error: errors.MnsError) -> HttpResponse:
         return error_answer(error, self.request_id, self.host, self.request)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from mnsd.calls.call import Call
 from mnsd.ground import errors
 from mnsd.ground.http import HttpResponse
+from mnsd.operations.batch_change_message_visibility import batch_change_message_visibility
 from mnsd.operations.batch_delete_message import batch_delete_message
 from mnsd.operations.batch_peek_message import batch_peek_message
 from mnsd.operations.batch_receive_message import batch_receive_message
@@ -62,6 +64,8 @@ CATCH_ALL = "not_found"
 # so renaming a function changes no permission. The hourly and minutely metrics are views of attributes,
 # authorized as those.
 ACTIONS: dict[Operation, str] = {
+    # MNS has no action of its own for a batch of visibility changes: each is a ChangeMessageVisibility on the queue.
+    batch_change_message_visibility: "ChangeMessageVisibility",
     batch_delete_message: "BatchDeleteMessage",
     batch_peek_message: "BatchPeekMessage",
     batch_receive_message: "BatchReceiveMessage",
@@ -187,6 +191,15 @@ def _delete_messages(call: Call) -> Operation:
     return batch_delete_message
 
 
+def _change_visibility(call: Call) -> Operation:
+    """ChangeMessageVisibility (`?ReceiptHandle=...`, no body), else the batch, whose body's root is
+    `ChangeVisibilities` (`mnsd.wire.requests.visibility_changes`)."""
+    if _has(call, "ReceiptHandle") or not call.request.body.strip():
+        return change_message_visibility
+    call.plane.root("ChangeVisibilities")
+    return batch_change_message_visibility
+
+
 def _publish(call: Call) -> Operation:
     if call.request.body.strip():
         call.plane.root("Message")
@@ -269,7 +282,7 @@ ROUTES: dict[str, Route] = {
             "put_messages",
             "PUT",
             "/queues/{queue}/messages",
-            lambda call: change_message_visibility,
+            _change_visibility,
             json=True,
         ),
         # A queue's receivers (`mnsd.queues.receivers`): their messages are reached through the routes above, at
@@ -346,3 +359,17 @@ ROUTES: dict[str, Route] = {
         Route("get_signing_certificate", "GET", CERTIFICATE_PATH, lambda call: get_signing_certificate, public=True),
     )
 }
+
+
+def path_parameters(route_path: str, path: str) -> dict[str, str]:
+    """`{name}` segments of `route_path` in `path` (none when it is not the route's path)."""
+    template, given = route_path.split("/"), path.split("/")
+    if len(template) != len(given):
+        return {}
+    found = {}
+    for part, value in zip(template, given, strict=True):
+        if part.startswith("{") and part.endswith("}"):
+            found[part[1:-1]] = unquote(value)
+        elif part != value:
+            return {}
+    return found

@@ -9,7 +9,9 @@ subscribe instead, never accepted and dropped:
 | `http` | `http(s)://...` | the same | an HTTP POST |
 | `email`, `dm` | `{address}` | `mail:directmail:{address}` | SES |
 | `alisms`, `dysms` | `{phone}` or `anonymous` | `sms:directsms:{phone}` | SNS SMS |
-| `fc`, `eventbus`, `mpush`, `kafka` | refused: `EndpointInvalid` (`model.topics.UNSERVED_KINDS`) | | |
+| `fc` | a Lambda function's ARN | the same | Lambda Invoke (`mnsd.model.cloud_targets`) |
+| `eventbus` | an EventBridge bus's ARN | the same | EventBridge PutEvents |
+| `mpush`, `kafka`; `fc`, `eventbus` naming Alibaba's (`acs:...`) | refused: `EndpointInvalid` (`model.topics.UNSERVED_KINDS`) | | |
 
 An Endpoint already written in full (`acs:mns:...`, `mail:directmail:...`) is kept as written. Mns-open's Subscribe
 (`mnsd.rpc.inputs.endpoint`) writes its Endpoints with this table.
@@ -21,9 +23,19 @@ A message's `DM` and `DYSMS` attributes (Java SDK 2.x) are read beside `DirectMa
 from __future__ import annotations
 
 from mnsd.ground import errors
+from mnsd.model.cloud_targets import EVENTBRIDGE, LAMBDA
 from mnsd.model.topics import HTTP, MAIL, QUEUE, SMS, UNSERVED_KINDS
 
-DELIVERED = {"queue": QUEUE, "http": HTTP, "email": MAIL, "dm": MAIL, "alisms": SMS, "dysms": SMS}
+DELIVERED = {
+    "queue": QUEUE,
+    "http": HTTP,
+    "email": MAIL,
+    "dm": MAIL,
+    "alisms": SMS,
+    "dysms": SMS,
+    "fc": LAMBDA,
+    "eventbus": EVENTBRIDGE,
+}
 
 
 # How a bare Endpoint of each kind is written in full; one already in full (it starts so) is kept as written, since
@@ -34,6 +46,8 @@ _IN_FULL = {
     MAIL: ("mail:", "mail:directmail:{value}"),
     SMS: ("sms:", "sms:directsms:{value}"),
 }
+# Kinds whose Endpoint is only ever given in full (an AWS ARN): anything else names Alibaba Cloud's resource.
+_ONLY_IN_FULL = {LAMBDA: "arn:", EVENTBRIDGE: "arn:"}
 
 
 def endpoint_of(push_type: str, endpoint: str, region: str, account_id: str) -> str:
@@ -44,5 +58,10 @@ def endpoint_of(push_type: str, endpoint: str, region: str, account_id: str) -> 
         reason = UNSERVED_KINDS.get(push_type.strip().lower(), f"the kinds served are {', '.join(DELIVERED)}.")
         raise errors.EndpointInvalid(f"Push kind {push_type} is not served: {reason}")
     value = endpoint.strip()
+    if kind in _ONLY_IN_FULL:
+        if not value.startswith(_ONLY_IN_FULL[kind]):
+            reason = UNSERVED_KINDS[push_type.strip().lower()]
+            raise errors.EndpointInvalid(f"Push kind {push_type} is not served for {value}: {reason}")
+        return value
     full, template = _IN_FULL[kind]
     return value if value.startswith(full) else template.format(region=region, account=account_id, value=value)

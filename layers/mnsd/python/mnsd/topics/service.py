@@ -17,6 +17,7 @@ from mnsd.ground import errors
 from mnsd.ground.clock import Clock, ms
 from mnsd.ground.settings import Settings
 from mnsd.metrics import MESSAGES_PUBLISHED, MetricsSink, NoMetrics, topic_labels
+from mnsd.model.cloud_targets import check_cloud_target, cloud_target
 from mnsd.model.egress import refuse_internal_endpoint
 from mnsd.model.inputs import PublishInput, properties
 from mnsd.model.messages import message_group_id
@@ -92,6 +93,8 @@ class TopicService:
         topic = self.get_topic(account_id, topic_name)
         attributes = subscription_attributes(given, self.settings.region, account_id)
         refuse_internal_endpoint(attributes.endpoint, self.settings.push_allowed_networks)
+        if target := cloud_target(attributes.endpoint):  # a Lambda function or EventBridge bus: this deployment's?
+            check_cloud_target(target, self.settings)
         self._check_queue_endpoint(account_id, attributes)
         self._check_dead_letter_queue(account_id, attributes)
         now = self.clock.now()

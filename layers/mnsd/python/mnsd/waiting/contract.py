@@ -9,6 +9,10 @@
   when a delayed or invisible message becomes receivable before it. `CHANNEL_HEADER` names the queue's channel in
   both. The tier removes all of these before its client sees the answer.
 - Whatever makes a message receivable posts a wake (`wake_document`) to the tier's `WAKE_PATH`.
+- Single sends, deletes and receives of one queue that reach the tier within a few milliseconds go to the origin as
+  one call (`BATCH_PATH`, signed as the tier's batch: `sign(..., issuer=BATCH_ISSUER)`), which carries each client's
+  own request whole (`batch_document`) and is answered with each one's own answer (`answers_document`): the origin
+  authenticates and authorizes each request as if it had come alone (`mnsd.request.coalesced`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,10 @@ PREFIX = "mns-wait-"
 # another instance), its readiness (the task's health), and its counters (on the wake port only).
 WAKE_PATH = "/wait-tier/wake"
 READY_PATH = "/wait-tier/ready"
+BATCH_PATH = "/wait-tier/batch"
+# The issuer of a batch call's signature: the tier signs each request it passes on as `wait-tier`, so a client's own
+# request to `BATCH_PATH`, passed on, is not taken for the tier's batch.
+BATCH_ISSUER = "wait-tier-batch"
 STATS_PATH = "/wait-tier/stats"
 
 
@@ -69,8 +77,8 @@ def sign(key: str, now: float, issuer: str = "wait-tier", lifetime: int = 3600) 
     return f"{header}.{claims}.{_b64(mac)}"
 
 
-def verify(token: str, key: str, now: float) -> bool:
-    """Whether `token` is a JWT signed HS256 with `key` and not expired."""
+def verify(token: str, key: str, now: float, issuer: str | None = None) -> bool:
+    """Whether `token` is a JWT signed HS256 with `key` and not expired (and issued by `issuer`, when named)."""
     try:
         header, claims, mac = token.split(".")
         expected = hmac.new(key.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
@@ -78,7 +86,55 @@ def verify(token: str, key: str, now: float) -> bool:
             return False
         if json.loads(_unb64(header)).get("alg") != "HS256":
             return False
-        expires = json.loads(_unb64(claims)).get("exp")
+        said = json.loads(_unb64(claims))
+        expires = said.get("exp")
+        if issuer is not None and said.get("iss") != issuer:
+            return False
     except (ValueError, TypeError, AttributeError):
         return False
     return isinstance(expires, int | float) and expires > now
+
+
+def batch_document(requests: list[tuple[str, str, list[tuple[str, str]], bytes, int | None]]) -> bytes:
+    """A batch call's body: each client's request as it came (method, path with its query, headers, body) and, for a
+    receive the tier asks again, its client's deadline (ms)."""
+    return json.dumps(
+        {
+            "requests": [
+                {"method": m, "path": p, "headers": [list(h) for h in hs], "body": _b64(b), "deadline": d}
+                for m, p, hs, b, d in requests
+            ]
+        }
+    ).encode()
+
+
+def read_batch(document: bytes) -> list[tuple[str, str, list[tuple[str, str]], bytes, int | None]]:
+    """The requests of a batch call's body (ValueError: not one)."""
+    try:
+        found = json.loads(document)["requests"]
+        requests = []
+        for each in found:
+            deadline = each.get("deadline")
+            if deadline is not None and not isinstance(deadline, int):
+                raise ValueError("deadline")
+            headers = [(str(k), str(v)) for k, v in each["headers"]]
+            requests.append((str(each["method"]), str(each["path"]), headers, _unb64(str(each["body"])), deadline))
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"not a batch: {error}") from None
+    return requests
+
+
+def answers_document(answers: list[tuple[int, dict[str, str], bytes]]) -> bytes:
+    """A batch call's answer: each request's own (status, headers, body), in the order of the requests."""
+    return json.dumps(
+        {"answers": [{"status": s, "headers": [[k, v] for k, v in h.items()], "body": _b64(b)} for s, h, b in answers]}
+    ).encode()
+
+
+def read_answers(document: bytes) -> list[tuple[int, list[tuple[str, str]], bytes]]:
+    """The answers of a batch call's answer (ValueError: not one)."""
+    try:
+        found = json.loads(document)["answers"]
+        return [(int(a["status"]), [(str(k), str(v)) for k, v in a["headers"]], _unb64(str(a["body"]))) for a in found]
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"not a batch's answers: {error}") from None

@@ -44,12 +44,22 @@ def receive(call: ReceiveCall, count: int, wait_seconds: int | None, render: Ren
     through_tier = token is not None and bool(key)  # (no key: the tier is off, the header means nothing)
     if through_tier and not contract.verify(str(token), key, call.services.clock.now()):
         raise errors.AccessDenied(f"The {contract.SIG_HEADER} header is not signed by this service's wait tier.")
-    channel, deadline = contract.channel(queue.queue_id), request.header(contract.DEADLINE_HEADER) or ""
+    channel, deadline = contract.channel(queue.queue_id), deadline_of(request)
     if not through_tier:
         return render(messages.receive(queue, count, wait_seconds, request.received_at))
-    outcome = messages.receive_or_hold(
-        queue, count, wait_seconds, request.received_at, int(deadline) if deadline.isdigit() else None
-    )
+    outcome = messages.receive_or_hold(queue, count, wait_seconds, request.received_at, deadline)
+    return tier_answer(call, channel, outcome, render)
+
+
+def deadline_of(request: HttpRequest) -> int | None:
+    """The client's deadline (ms) the tier gives when it asks again for a receive it holds."""
+    deadline = request.header(contract.DEADLINE_HEADER) or ""
+    return int(deadline) if deadline.isdigit() else None
+
+
+def tier_answer(call: ReceiveCall, channel: str, outcome: Claimed | Hold, render: Render) -> HttpResponse:
+    """A receive's answer to the tier: what it claimed, or the answer to give when its wait ends (`MessageNotExist`),
+    with what the tier reads of it."""
     answer = render(outcome.received) if isinstance(outcome, Claimed) else call.error_answer(errors.MessageNotExist())
     answer.headers.update(tier_headers(channel, outcome))
     return answer

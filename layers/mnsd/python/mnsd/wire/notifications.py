@@ -46,3 +46,32 @@ def notification_body(subscription: Subscription, message: TopicMessage) -> str:
     if content_format == JSON:
         return json.dumps({name: str(value) if name == "PublishTime" else value for name, value in fields})
     return codec.encode(codec.Node("Notification", fields)).decode("utf-8")
+
+
+# What an EventBridge push puts on its bus: rules match `{"source": ["mns"], "detail-type": ["MNS Notification"]}`.
+EVENT_SOURCE = "mns"
+EVENT_DETAIL_TYPE = "MNS Notification"
+
+
+def function_payload(subscription: Subscription, message: TopicMessage) -> bytes:
+    """The event a Lambda function is invoked with (its payload is JSON): the JSON notification as an object, the XML
+    notification or the SIMPLIFIED body as a JSON string."""
+    body = notification_body(subscription, message)
+    if subscription.attributes.notify_content_format == JSON:
+        return body.encode("utf-8")
+    return json.dumps(body).encode("utf-8")
+
+
+def event_detail(subscription: Subscription, message: TopicMessage) -> str:
+    """The `Detail` of an EventBridge push (a JSON object): the JSON notification itself; the XML notification or the
+    SIMPLIFIED body as `Notification`, SIMPLIFIED with `MessageId` (and `MessageTag`), as its HTTP headers carry."""
+    body = notification_body(subscription, message)
+    content_format = subscription.attributes.notify_content_format
+    if content_format == JSON:
+        return body
+    detail = {"Notification": body}
+    if content_format == SIMPLIFIED:
+        detail["MessageId"] = message.message_id
+        if message.tag:
+            detail["MessageTag"] = message.tag
+    return json.dumps(detail)

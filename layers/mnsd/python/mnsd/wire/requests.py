@@ -16,12 +16,15 @@ from mnsd.model.inputs import (
     MessageRequest,
     PropertyInput,
     PublishInput,
+    VisibilityChange,
     message_batch,
     message_input,
+    visibility_batch,
+    visibility_timeout,
 )
 from mnsd.model.queues import INT_ATTRIBUTES, DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
-from mnsd.queues.messages import MAX_WAIT_SECONDS, VISIBILITY_RANGE
+from mnsd.queues.messages import MAX_WAIT_SECONDS
 from mnsd.wire.codec import Element
 
 
@@ -72,6 +75,27 @@ def sent_messages(xml: Element) -> list[MessageInput]:
 def receipt_handles(xml: Element) -> list[str]:
     """The `<ReceiptHandle>` entries of BatchDeleteMessage's `<ReceiptHandles>`: 1 to `MAX_BATCH` of them."""
     return counted_handles([node.text for node in xml.all("ReceiptHandle")])
+
+
+# A batch ChangeMessageVisibility's body: its root, its entries (each a handle, or a handle with its own timeout).
+BATCH_VISIBILITY, VISIBILITY_ENTRY = "ChangeVisibilities", "ChangeVisibility"
+
+
+def visibility_changes(xml: Element) -> list[VisibilityChange]:
+    """The entries of a batch ChangeMessageVisibility's `<ChangeVisibilities>`, in order: each a `<ReceiptHandle>`
+    (taking the batch's own `<VisibilityTimeout>`) or a `<ChangeVisibility>` holding a `<ReceiptHandle>` and,
+    optionally, a `<VisibilityTimeout>` of its own; 1 to `MAX_BATCH` of them."""
+    entries: list[tuple[str | None, str | None]] = []
+    for node in xml.children:
+        if node.tag == "ReceiptHandle":
+            entries.append((node.text, None))
+        elif node.tag == VISIBILITY_ENTRY:
+            entries.append((node.value("ReceiptHandle"), node.value("VisibilityTimeout")))
+        elif node.tag != "VisibilityTimeout":
+            raise errors.InvalidArgument(
+                f"The XML you provided did not validate against our published schema, cause by Element {node.tag}."
+            )
+    return visibility_batch(entries, xml.value("VisibilityTimeout"))
 
 
 def counted_handles(handles: list[str]) -> list[str]:
@@ -219,7 +243,4 @@ def visibility_change(request: HttpRequest) -> tuple[str, int]:
     handle = request.query("ReceiptHandle")
     if not handle:
         raise errors.MissingReceiptHandle()
-    timeout = request.query("VisibilityTimeout")
-    if timeout is None:
-        raise errors.MissingVisibilityTimeout()
-    return handle, int_in_range("VisibilityTimeout", timeout, *VISIBILITY_RANGE, "seconds")
+    return handle, visibility_timeout(request.query("VisibilityTimeout"))

@@ -15,7 +15,7 @@ from mnsd.model.kinds import kind_of
 from mnsd.model.messages import Message, Property
 from mnsd.model.queues import INT_ATTRIBUTES, Queue, QueueCounts
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, Subscription, Topic, TopicMessage
-from mnsd.queues.messages import Received, SendResult
+from mnsd.queues.messages import Received, SendResult, VisibilityResult
 from mnsd.wire.codec import Node, Value
 
 Fields = list[tuple[str, Value]]
@@ -95,16 +95,34 @@ def sent_batch(results: Sequence[SendResult]) -> Node:
 
 def delete_failures(failures: Sequence[tuple[str, errors.MnsError]]) -> Node:
     """BatchDeleteMessage's failures (the status: `mnsd.calls.planes.Plane.delete_failures`)."""
-    nodes: Fields = [
-        ("Error", Node("Error", [("ErrorCode", e.code), ("ErrorMessage", e.message), ("ReceiptHandle", h)]))
-        for h, e in failures
-    ]
+    nodes: Fields = [("Error", Node("Error", _handle_error(h, e))) for h, e in failures]
     return Node("Errors", nodes)
+
+
+def _handle_error(handle: str, error: errors.MnsError) -> Fields:
+    """A receipt handle a batch could not use: BatchDeleteMessage's error entry."""
+    return [("ErrorCode", error.code), ("ErrorMessage", error.message), ("ReceiptHandle", handle)]
 
 
 def visibility_changed(receipt_handle: str, next_visible_time: int) -> Node:
     """ChangeMessageVisibility."""
     return Node("ChangeVisibility", [("ReceiptHandle", receipt_handle), ("NextVisibleTime", next_visible_time)])
+
+
+def visibility_batch(results: Sequence[VisibilityResult]) -> Node:
+    """A batch ChangeMessageVisibility: a `<ChangeVisibility>` per handle, in the order given, holding what
+    ChangeMessageVisibility answers (the new ReceiptHandle, NextVisibleTime) or what BatchDeleteMessage answers of a
+    handle that failed (ErrorCode, ErrorMessage, the ReceiptHandle given). The status: `mnsd.calls.planes.Plane`."""
+    nodes: Fields = [
+        (
+            "ChangeVisibility",
+            Node("ChangeVisibility", _handle_error(r.given, r.error))
+            if r.error is not None
+            else visibility_changed(r.receipt_handle, r.next_visible_time),
+        )
+        for r in results
+    ]
+    return Node("ChangeVisibilities", nodes)
 
 
 def published(message: TopicMessage) -> Node:

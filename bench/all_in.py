@@ -1,0 +1,157 @@
+"""What "all-in" adds to a message's DynamoDB, Lambda and front-door bill: logs, traces, exports, backups, and the
+fixed monthly cost of the always-on parts. The arithmetic of `bench/message_patterns.py`, apart from the measuring.
+
+Per message (priced per million):
+- CloudWatch Logs: the bytes each request writes at the stack's log settings (`bench/log_bytes.py`, measured from
+  the route functions), ingested at $0.50 per GB and stored for the log groups' retention (one month) at $0.03 per
+  GB-month (CloudWatch stores them compressed: the raw bytes are an upper bound);
+- X-Ray: with tracing active, X-Ray's default sampling rule records 5 % of requests beyond its reservoir of one a
+  second, $5.00 per million traces (the reservoir, about 2.6 million traces a month, is a fixed cost);
+- the daily export of the message table (`infra/analytics.py`, ExportTableToPointInTime, $0.10 per GB of the table
+  at the export): a message's items are in every export made while they are stored, the items its delete leaves
+  until TTL in one export a day of its retention period; each export kept 30 days in S3 ($0.023 per GB-month);
+- point-in-time recovery ($0.20 per GB-month of the table's size: what storage pays for, at backup's price).
+
+Fixed per month, apart: the front door's (`bench/front_doors.py`), the alarms, dashboard, secrets, key, metrics
+sampler and Glue jobs the stack makes (`fixed_month`, from the synthesized template's resources), and each monitored
+queue's CloudWatch metrics ($0.30 per metric a month).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bench import cost_model
+from bench.cost_model import HOURS_A_MONTH, MILLION, Usage
+
+GB = 1024**3
+LOGS_INGESTED_GB = 0.50
+LOGS_STORED_GB_MONTH = 0.03
+LOG_RETENTION_MONTHS = 1  # infra.functions.LOG_RETENTION: one month
+XRAY_TRACE = 5.00 / MILLION
+XRAY_SAMPLED = 0.05  # the default sampling rule: beyond the reservoir, 5 %
+XRAY_RESERVOIR_PER_SECOND = 1
+EXPORT_GB = 0.10  # DynamoDB full export to S3
+EXPORTS_A_DAY = 1  # infra.analytics.EXPORTS_CRON
+EXPORT_KEPT_DAYS = 30  # infra.storage: the exports prefix expires after 30 days
+S3_GB_MONTH = 0.023
+PITR_GB_MONTH = 0.20
+ALARM_MONTH = 0.10  # a standard-resolution alarm on one metric
+DASHBOARD_MONTH = 3.00
+SECRET_MONTH = 0.40
+KMS_KEY_MONTH = 1.00
+CUSTOM_METRIC_MONTH = 0.30  # the first 10,000 metrics
+GLUE_DPU_HOUR = 0.44
+GLUE_RUN_MINUTES = 3  # an assumption: a run over a day's export, Glue 5 bills per second with a 1-minute minimum
+SAMPLER_RUN_SECONDS = 2.0  # an assumption: the metrics sampler's run, every minute
+MINUTES_A_MONTH = HOURS_A_MONTH * 60
+SECONDS_A_MONTH = HOURS_A_MONTH * 3600
+
+
+@dataclass(frozen=True)
+class Observability:
+    """What the stack logs and traces, in the bench's terms: billed log bytes per request of each operation, and
+    whether X-Ray traces."""
+
+    log_bytes: Mapping[str, float]  # operation -> billed bytes per request, the queue monitored
+    tracing: bool
+    unmonitored_log_bytes: Mapping[str, float] | None = None  # the same, the queue not monitored (no EMF line)
+
+    def unmonitored(self) -> Observability:
+        return Observability(self.unmonitored_log_bytes or self.log_bytes, self.tracing)
+
+
+def logs_per_million(usage: Usage, observability: Observability) -> float:
+    """CloudWatch Logs ingestion and storage per million messages."""
+    total = sum(op.requests * observability.log_bytes.get(name, 0.0) for name, op in usage.operations.items())
+    per_message_gb = total / usage.messages / GB
+    return per_message_gb * (LOGS_INGESTED_GB + LOGS_STORED_GB_MONTH * LOG_RETENTION_MONTHS) * MILLION
+
+
+def xray_per_million(usage: Usage, observability: Observability) -> float:
+    if not observability.tracing:
+        return 0.0
+    requests = sum(op.requests for op in usage.operations.values())
+    return requests / usage.messages * XRAY_SAMPLED * XRAY_TRACE * MILLION
+
+
+def exported_gb(usage: Usage) -> float:
+    """GB of exports a message is in: while stored (RESIDENCE_HOURS, in a day's one export by that share), and what
+    its delete leaves, once a day until TTL."""
+    stored = usage.stored_bytes * min(1.0, cost_model.RESIDENCE_HOURS / 24 * EXPORTS_A_DAY)
+    left = usage.left_bytes * usage.retention_seconds / 86400 * EXPORTS_A_DAY
+    return (stored + left) / GB
+
+
+def export_per_million(usage: Usage) -> float:
+    """The daily export's share of a message, and the S3 storage of the exports it is in."""
+    gb = exported_gb(usage)
+    return gb * (EXPORT_GB + S3_GB_MONTH * EXPORT_KEPT_DAYS / 30) * MILLION
+
+
+def pitr_per_million(usage: Usage) -> float:
+    return cost_model.storage_month(usage) * PITR_GB_MONTH * MILLION
+
+
+def extras(usage: Usage, observability: Observability) -> dict[str, float]:
+    """$ per million messages of each all-in item beyond the bench's parts."""
+    return {
+        "CloudWatch Logs": logs_per_million(usage, observability),
+        "X-Ray": xray_per_million(usage, observability),
+        "exports": export_per_million(usage),
+        "PITR": pitr_per_million(usage),
+    }
+
+
+def count_resources(template: Mapping[str, Any]) -> dict[str, int]:
+    """How many of each CloudFormation resource type a synthesized template makes."""
+    counts: dict[str, int] = {}
+    for resource in template.get("Resources", {}).values():
+        counts[resource["Type"]] = counts.get(resource["Type"], 0) + 1
+    return counts
+
+
+def glue_dpus(template: Mapping[str, Any]) -> float:
+    """DPUs of the template's Glue jobs (G.1X: one per worker)."""
+    dpus = 0.0
+    for resource in template.get("Resources", {}).values():
+        if resource["Type"] == "AWS::Glue::Job":
+            properties = resource["Properties"]
+            dpus += float(properties.get("NumberOfWorkers", 0)) * {"G.1X": 1, "G.2X": 2}.get(
+                properties.get("WorkerType", "G.1X"), 1
+            )
+    return dpus
+
+
+def fixed_month(template: Mapping[str, Any], tracing: bool, sampler_memory_mb: int) -> dict[str, float]:
+    """The stack's always-on parts, $ a month, from its synthesized template (the front door's apart)."""
+    counts = count_resources(template)
+    sampler_seconds = MINUTES_A_MONTH * SAMPLER_RUN_SECONDS
+    fixed = {
+        f"CloudWatch alarms ({counts.get('AWS::CloudWatch::Alarm', 0)})": counts.get("AWS::CloudWatch::Alarm", 0)
+        * ALARM_MONTH,
+        "CloudWatch dashboard": counts.get("AWS::CloudWatch::Dashboard", 0) * DASHBOARD_MONTH,
+        f"Secrets Manager ({counts.get('AWS::SecretsManager::Secret', 0)} secrets)": counts.get(
+            "AWS::SecretsManager::Secret", 0
+        )
+        * SECRET_MONTH,
+        "KMS key (createKmsKey)": counts.get("AWS::KMS::Key", 0) * KMS_KEY_MONTH,
+        f"Glue jobs (daily, {glue_dpus(template):g} DPU, {GLUE_RUN_MINUTES} min each, assumed)": glue_dpus(template)
+        * GLUE_RUN_MINUTES
+        / 60
+        * GLUE_DPU_HOUR
+        * 30,
+        f"metrics sampler (a run a minute, {SAMPLER_RUN_SECONDS:g} s assumed)": MINUTES_A_MONTH
+        * cost_model.LAMBDA_REQUEST
+        + sampler_seconds * sampler_memory_mb / 1024 * cost_model.LAMBDA_ARM_GB_SECOND,
+    }
+    if tracing:
+        fixed["X-Ray reservoir (1 trace a second)"] = SECONDS_A_MONTH * XRAY_RESERVOIR_PER_SECOND * XRAY_TRACE
+    return fixed
+
+
+def queue_metrics_month(metrics_per_queue: int) -> float:
+    """CloudWatch's bill for one monitored queue's metrics a month (EMF and the sampler's gauges)."""
+    return metrics_per_queue * CUSTOM_METRIC_MONTH
