@@ -164,7 +164,7 @@ class LocalServer:
 
         services = self.services = build(clients)
         roles = enforced_roles(engine, os.environ, function_environment(settings), print)
-        self.functions = FunctionServices(build, lock, region, roles)
+        self.functions = FunctionServices(build, lock, region, roles, {"lambda": local_lambda})
         self.worker = LocalPushWorker(self._of("push_worker"), clients("sqs"), queue_url).start()
         self.sampler = GaugeSampler(lambda: self._of("sample_metrics")().queues, self.ring).start()
         oplog = self._of("oplog")

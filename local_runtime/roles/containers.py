@@ -64,8 +64,10 @@ class FunctionServices:
         lock: threading.Lock,
         region: str,
         roles: Roles | None,
+        stand_ins: Mapping[str, Any] | None = None,
     ) -> None:
         self._build = build
+        self._stand_ins = dict(stand_ins or {})
         self._lock = lock
         self._region = region
         self.roles = roles
@@ -89,7 +91,37 @@ class FunctionServices:
         def client(name: str) -> Any:
             with making:
                 if name not in made:
-                    made[name] = SerializedClient(guard.attach(local_client(name, self._region)), self._lock)
+                    stand_in = self._stand_ins.get(name)
+                    made[name] = (
+                        GuardedStandIn(guard, name, stand_in)
+                        if stand_in is not None
+                        else SerializedClient(guard.attach(local_client(name, self._region)), self._lock)
+                    )
                 return made[name]
 
         return client
+
+
+class GuardedStandIn:
+    """A local stand-in for a service's client (`local_runtime.cloud_targets.LocalLambda`: moto's Lambda needs
+    Docker), its calls decided under the function's role as a client's are: `invoke(...)` is `lambda` `Invoke`."""
+
+    def __init__(self, guard: Guard, service: str, stand_in: Any) -> None:
+        self._guard = guard
+        self._service = service
+        self._stand_in = stand_in
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._stand_in, name)
+        operation = "".join(part.title() for part in name.split("_"))
+
+        def call(**params: Any) -> Any:
+            refused = self._guard.refusal(self._service, operation, params)
+            if refused is not None:
+                from botocore.exceptions import ClientError
+
+                message = f"{self._guard.name} is not authorized to perform: {refused.action} on {refused.resource}"
+                raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": message}}, operation)
+            return method(**params)
+
+        return call

@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from local_runtime.cloud_targets import LOCAL_EVENT_BUSES, LOCAL_FUNCTIONS, bus_arn, function_arn, registered_buses
 from local_runtime.roles.containers import ROLES
 from local_runtime.roles.enforce import LOG as ROLES_LOG
 from local_runtime.roles.enforce import read_log
@@ -30,7 +31,7 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
     of the stack, `cached_template`)."""
     env = dict(os.environ)
     if extra.get("MNS_ENGINE") == "moto":
-        env[ROLES] = str(cached_template())
+        env[ROLES] = str(cached_template(deployed_targets({**env, **extra})))
         # Each function's container reads the meta table on every call (no record cached across calls): every
         # call takes the cold path its role must allow, and a change made through one route is seen at once
         # through another, as the suite expects (on AWS, another container sees it within `meta_cache_seconds`).
@@ -86,6 +87,22 @@ def local_server(
         stop_server(proc)
     refused = roles_refusals(roles_log)
     assert not refused, f"calls the functions' roles refuse ({len(refused)}):\n" + "\n".join(refused[:20])
+
+
+def deployed_targets(env: dict[str, str]) -> dict[str, str]:
+    """The context a deployer gives for the push targets a server stands in for (`-c pushLambdaArns`, `-c
+    pushEventBusArns`, `infra.push`): the synthesized roles then allow exactly the functions and buses it registers."""
+    region = env.get("AWS_DEFAULT_REGION", "us-east-1")
+    functions = [part.split("=", 1)[0].strip() for part in env.get(LOCAL_FUNCTIONS, "").split(",") if part.strip()]
+    buses = registered_buses(env.get(LOCAL_EVENT_BUSES, ""))
+    context = {}
+    if functions:
+        context["pushLambdaArns"] = ",".join(
+            f"{function_arn(region, f)},{function_arn(region, f)}:*" for f in functions
+        )
+    if buses:
+        context["pushEventBusArns"] = ",".join(bus_arn(region, b) for b in buses)
+    return context
 
 
 def roles_refusals(log: str) -> list[str]:

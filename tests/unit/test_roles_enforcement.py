@@ -9,6 +9,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from local_runtime.roles.calls import TASK_TOKENS, Place, UnmappedCall, requests_of
+from local_runtime.roles.containers import GuardedStandIn
 from local_runtime.roles.enforce import Guard, Undecidable
 from local_runtime.roles.policy import Request, UnknownCondition, decide
 from local_runtime.roles.template import Resolver, Role
@@ -137,3 +138,25 @@ def test_a_call_its_role_refuses_fails_with_the_service_access_denied(aws_creden
         assert reached.value.response["Error"]["Code"] == "ResourceNotFoundException"
         with pytest.raises(Undecidable):
             client.delete_table(TableName="meta")
+
+
+def test_a_stand_in_for_a_client_is_decided_as_a_client_is(tmp_path) -> None:
+    """The local runtime's Lambda stand-in (moto's needs Docker): `invoke` is `lambda:InvokeFunction` on the function."""
+    function = "arn:aws:lambda:us-east-1:123456789012:function:record"
+    role = Role(
+        "Mns/Functions/Role-fanout/Resource",
+        ({"Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": function},),
+    )
+    invoked: list[str] = []
+
+    class StandIn:
+        def invoke(self, FunctionName: str, Payload: bytes = b"{}") -> dict:  # noqa: N803
+            invoked.append(FunctionName)
+            return {"StatusCode": 200}
+
+    client = GuardedStandIn(Guard("fanout", role, Place(), str(tmp_path / "log.jsonl")), "lambda", StandIn())
+    assert client.invoke(FunctionName="record")["StatusCode"] == 200
+    with pytest.raises(ClientError) as refused:
+        client.invoke(FunctionName="other")
+    assert refused.value.response["Error"]["Code"] == "AccessDeniedException"
+    assert invoked == ["record"]
