@@ -79,16 +79,13 @@ def catalog_statements(arn: Callable[[str], str]) -> list[iam.PolicyStatement]:
     ]
 
 
-OPLOG_GRANTS = ("meta.read", "log.write")  # a queue's account and name by its id; the records
-
-
 def operation_log(functions: Functions, messages: dynamodb.ITable) -> lambda_.Function:
     """The function that turns the message table's stream into log records of LoggingEnabled queues.
 
     Only leases of logging queues carry the flag `l`: the event filter keeps every other change (the
     bulk of the traffic) from invoking the function at all.
     """
-    function = functions.add("oplog", grants=OPLOG_GRANTS, timeout=Duration.seconds(60))
+    function = functions.add("oplog", timeout=Duration.seconds(60))
     flagged = {LOGGING_ATTRIBUTE: {"BOOL": lambda_.FilterRule.is_equal(True)}}
     function.add_event_source(
         sources.DynamoEventSource(

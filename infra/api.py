@@ -14,12 +14,10 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra.capacity import ROUTE_MEMORY, Capacity
-from infra.functions import LOG_RETENTION, Functions, grant_metric_reads
-from mnsd.request.routes import Route
+from infra.functions import LOG_RETENTION, Functions
+from mnsd.request.routes import CATCH_ALL, Route
 
 HTTP_METHODS = {m.value: m for m in apigw.HttpMethod}
-# The function behind `$default`: whatever no route matches gets an MNS error from it.
-CATCH_ALL = "not_found"
 # A long poll claims for the last time 24 s after its arrival and answers within 30 s, retries included
 # (`mnsd.ground.deadlines`); API Gateway gives up at 30 s.
 LONG_POLL_TIMEOUT = Duration.seconds(30)
@@ -136,14 +134,10 @@ class Api(Construct):
             # reservations (`Capacity.reserves`) long polls share the pool with everything else.
             function = functions.add(
                 name,
-                # every authenticated call may count itself against the account's and the queue's limits
-                grants=route.grants if route.public else (*route.grants, "meta.count"),
                 timeout=LONG_POLL_TIMEOUT if route.long_poll else Duration.seconds(10),
                 memory_size=capacity.receive_memory if route.long_poll else ROUTE_MEMORY,
                 reserved_concurrency=capacity.reservation(capacity.receive_concurrency) if route.long_poll else None,
             )
-            if route.reads_metrics:
-                grant_metric_reads(function)
             integration: apigw.HttpRouteIntegration = integrations.HttpLambdaIntegration(f"Int-{name}", function)
             if route.long_poll and held_route is not None:
                 integration = held_route(function)

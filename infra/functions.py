@@ -16,6 +16,7 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from infra.encryption import Encryption
+from infra.grants import GRANTS
 from infra.layer import ARCHITECTURE, IGNORED, RUNTIME, shared_layer
 from infra.observability import LogSettings
 
@@ -24,7 +25,12 @@ FUNCTIONS_SOURCE = ROOT / "functions"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 # The request counters' partition keys (`mnsd.storage.dynamodb.rates`), the one thing "{table}.count" may write.
 COUNTER_KEYS = "rate#*"
-# "{table}.{access}" in a grant names one of these (or "count").
+# The account records' partition keys (`mnsd.storage.dynamodb.meta`: `{account}#account`), what "{table}.account" reads.
+ACCOUNT_KEYS = "*#account"
+# FIFO groups' and directories' partition keys (`mnsd.storage.dynamodb.directory`: `{queue}#G{group}`, `{queue}#D{d}`),
+# what "{table}.locate" reads.
+LOCATE_KEYS = ("*#G*", "*#D*")
+# "{table}.{access}" in a grant names one of these (or one of `KEYED_GRANTS`).
 TABLE_GRANTS = {
     "read": dynamodb.Table.grant_read_data,
     "write": dynamodb.Table.grant_write_data,
@@ -66,6 +72,23 @@ def grant_count(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
     )
 
 
+def grant_keyed(table: dynamodb.ITable, grantee: iam.IGrantable, action: str, keys: Iterable[str]) -> iam.Grant:
+    """`action` on the table's items whose partition keys match `keys` only."""
+    return iam.Grant.add_to_principal(
+        grantee=grantee,
+        actions=[action],
+        resource_arns=[table.table_arn],
+        conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(keys)}},
+    )
+
+
+# Item access on keys of one shape (`infra.grants.ACCESS`): the action and the partition keys it may name.
+KEYED_GRANTS = {
+    "account": ("dynamodb:GetItem", (ACCOUNT_KEYS,)),
+    "locate": ("dynamodb:BatchGetItem", LOCATE_KEYS),
+}
+
+
 def grant_update(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
     """UpdateItem alone: what sends and receives write to a queue's record as the engine places its messages
     (`mnsd.storage.dynamodb.queue_records.Placements`: stripes grown, the ready index started and built)."""
@@ -79,16 +102,27 @@ def grant_metric_reads(grantee: iam.IGrantable) -> iam.Grant:
     return iam.Grant.add_to_principal(grantee=grantee, actions=["cloudwatch:GetMetricData"], resource_arns=["*"])
 
 
+SERVICE_GRANTS = {"metrics.read": grant_metric_reads}
+
+
 def grant_tables(tables: Mapping[str, dynamodb.Table], grants: Iterable[str], grantee: iam.IGrantable) -> None:
-    """Grants `grantee` each `{table}.{read|write|read_write|count|update}` of `grants` on that table only."""
+    """Grants `grantee` each `{table}.{access}` of `grants` on that table only (`infra.grants.ACCESS`), and each
+    service grant (`SERVICE_GRANTS`)."""
     for grant in grants:
+        if grant in SERVICE_GRANTS:
+            SERVICE_GRANTS[grant](grantee)
+            continue
         table, _, access = grant.partition(".")
-        if table not in tables or access not in (*TABLE_GRANTS, "count", "update"):
-            raise ValueError(f"unknown grant {grant!r}: tables are {sorted(tables)}, access is {sorted(TABLE_GRANTS)}")
+        kinds = (*TABLE_GRANTS, *KEYED_GRANTS, "count", "update")
+        if table not in tables or access not in kinds:
+            raise ValueError(f"unknown grant {grant!r}: tables are {sorted(tables)}, access is {sorted(kinds)}")
         if access == "count":
             grant_count(tables[table], grantee)
         elif access == "update":
             grant_update(tables[table], grantee)
+        elif access in KEYED_GRANTS:
+            action, keys = KEYED_GRANTS[access]
+            grant_keyed(tables[table], grantee, action, keys)
         else:
             TABLE_GRANTS[access](tables[table], grantee)
 
@@ -143,7 +177,7 @@ class Functions(Construct):
         self,
         name: str,
         *,
-        grants: Iterable[str] = (),
+        grants: Iterable[str] | None = None,
         timeout: Duration | None = None,
         memory_size: int = 256,
         reserved_concurrency: int | None = None,
@@ -152,7 +186,8 @@ class Functions(Construct):
         shared_secrets: bool = True,
         code: lambda_.Code | None = None,
     ) -> lambda_.Function:
-        """The function whose handler is `functions/{name}.py`'s `handler`, allowed exactly `grants`.
+        """The function whose handler is `functions/{name}.py`'s `handler`, allowed exactly its row of
+        `infra.grants.GRANTS` (`grants` replaces the row: the constructs' own tests only).
 
         `environment` and `secrets` (ARN variable -> secret) are this function's own, beside the shared ones;
         a function that serves no MNS call (`shared_secrets=False`) gets no shared secret, now or later.
@@ -188,6 +223,11 @@ class Functions(Construct):
             environment_encryption=self.encryption.key,  # None: Lambda's AWS-managed key
         )
         log_group.grant_write(role)
+        if grants is None:
+            if name not in GRANTS:
+                raise ValueError(f"{name} has no row in infra.grants.GRANTS: add one (empty if it touches no table)")
+            grants = GRANTS[name]
+        grants = tuple(grants)
         grant_tables(self.tables, grants, function)
         if grants or shared_secrets or secrets:
             self.grant_key(function)

@@ -32,7 +32,6 @@ from mnsd.metrics import (
 )
 from mnsd.metrics.emf import DIMENSIONS
 
-SAMPLER_GRANTS = ("meta.read", "messages.read")  # the queue records and the account map; each queue's counts
 SCHEDULE = events.Schedule.rate(Duration.minutes(1))
 # A run's reads stop at the sampler's budget; then the alarms (at most 30 writes, ~10 s) and the last flush. A run
 # ends before the next one starts: no reservation is needed to keep two from overlapping.
@@ -66,7 +65,6 @@ class MetricsSampler(Construct):
         self.prefix = alarm_prefix(stack)
         self.function = functions.add(
             "sample_metrics",
-            grants=SAMPLER_GRANTS,
             timeout=SAMPLER_TIMEOUT,
             memory_size=SAMPLER_MEMORY_MB,
             shared_secrets=False,  # it serves no MNS call: no access key, no receipt secret
@@ -95,6 +93,9 @@ class MetricsSampler(Construct):
                 conditions={"ForAllValues:StringLike": {"cloudwatch:AlarmActions": [f"arn:{stack.partition}:sns:*"]}},
             )
         )
+        # DescribeAlarms (called with AlarmNamePrefix) on the prefix's alarms, not "*": the service authorization
+        # reference gives the action the `alarm` resource type (its aws:ResourceTag key applies to it), and the API
+        # reference asks for "*" only to list composite alarms, which the sampler neither makes nor lists.
         self.function.add_to_role_policy(
             iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms"], resources=[alarms])
         )

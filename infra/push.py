@@ -36,19 +36,13 @@ from infra.functions import LOG_RETENTION, Functions
 from mnsd.ground import settings
 from mnsd.push.workflow import ATTEMPT_TIMEOUT_SECONDS, definition_json
 
-# What a delivery reads and writes: subscriptions and queues (meta), queue endpoints (the queue service's
-# send, and dead-letter queues: `DeadLetterService.send`), the operation log. The worker also re-reads
-# the message it retries or gives up.
-FANOUT_GRANTS = ("meta.read", "meta.update", "messages.write", "log.write")
-WORKER_GRANTS = (*FANOUT_GRANTS, "topic_messages.read")
 # The worker answers within an attempt's timeout; AWS advises a queue visibility of at least six times the
 # function's timeout, so a batch being retried by the event source is never handed out twice meanwhile.
 WORKER_TIMEOUT = Duration.seconds(ATTEMPT_TIMEOUT_SECONDS - 10)
 WORKER_VISIBILITY = Duration.seconds(6 * WORKER_TIMEOUT.to_seconds())
 FANOUT_TIMEOUT = Duration.seconds(60)
-# First attempts handed over by the fan-out: the same table access (dead letters, the operation log), no re-read of
-# the message (the SQS message carries it). A batch's attempts run concurrently, each at most 5 s.
-FIRST_ATTEMPT_GRANTS = FANOUT_GRANTS
+# First attempts handed over by the fan-out (their table access: `infra.grants`). A batch's attempts run
+# concurrently, each at most 5 s.
 FIRST_ATTEMPT_TIMEOUT = Duration.seconds(30)
 FIRST_ATTEMPT_VISIBILITY = Duration.seconds(6 * FIRST_ATTEMPT_TIMEOUT.to_seconds())
 # A first attempt older than its topic message's retention (one day) is not worth making.
@@ -199,22 +193,15 @@ class PushDelivery(Construct):
         made = {
             name: functions.add(
                 name,
-                grants=grants,
                 timeout=timeout,
                 environment=variables,
                 secrets=secrets,
                 reserved_concurrency=capacity.reservation(concurrency),
             )
-            for name, grants, timeout, variables, concurrency in (
-                ("fanout", FANOUT_GRANTS, FANOUT_TIMEOUT, first_attempt_environment, capacity.fanout_concurrency),
-                (
-                    "first_attempt",
-                    FIRST_ATTEMPT_GRANTS,
-                    FIRST_ATTEMPT_TIMEOUT,
-                    first_attempt_environment,
-                    capacity.first_attempt_concurrency,
-                ),
-                ("push_worker", WORKER_GRANTS, WORKER_TIMEOUT, environment, capacity.push_concurrency),
+            for name, timeout, variables, concurrency in (
+                ("fanout", FANOUT_TIMEOUT, first_attempt_environment, capacity.fanout_concurrency),
+                ("first_attempt", FIRST_ATTEMPT_TIMEOUT, first_attempt_environment, capacity.first_attempt_concurrency),
+                ("push_worker", WORKER_TIMEOUT, environment, capacity.push_concurrency),
             )
         }
         self.fanout, self.first_attempt, self.worker = made["fanout"], made["first_attempt"], made["push_worker"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from local_runtime.metrics import METRICS_PATH, MetricsPage
 from local_runtime.minutes import GaugeSampler
 from local_runtime.moto_client import SerializedClient, local_client
 from local_runtime.push import LocalPushWorker, clock_waits, create_push_workflow, time_scale
+from local_runtime.roles.containers import FunctionServices, enforced_roles, function_environment
 from local_runtime.streams import LocalStreamReader, SqliteChangeReader
 from local_runtime.tables import create_tables
 from local_runtime.upgrade import upgrade
@@ -56,7 +58,7 @@ from mnsd.metrics.ring import MinuteRing, RecordedMinutes
 from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.queues.notifier import LocalNotifier
-from mnsd.request.routes import ROUTES
+from mnsd.request.routes import CATCH_ALL, ROUTES
 from mnsd.services import Services, build_services
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
@@ -80,7 +82,7 @@ class LocalServer:
     ) -> None:
         routes = compile_routes()
         handlers: dict[str | None, Handler] = {
-            name: make_handler(name, services=lambda: self.services) for name in [*ROUTES, None]
+            name: make_handler(name, services=self._of(name or CATCH_ALL)) for name in [*ROUTES, None]
         }
         tools = {("POST", EXPORT_PATH): self.export}
         self.operator = StaticKeyStore(settings.credentials).default
@@ -108,6 +110,7 @@ class LocalServer:
         self.sampler: GaugeSampler | None = None
         self.streams: list[LocalStreamReader | SqliteChangeReader] = []
         self.storage: SqliteStorage | None = None
+        self.functions: FunctionServices | None = None
         self.services = self._start_backend(settings, engine or EngineChoice())
         self.settings = self.services.settings
 
@@ -152,32 +155,51 @@ class LocalServer:
             signing_certificate=certificate,
             signing_cert_url=self.endpoint + CERTIFICATE_PATH,
         )
-        services = build_services(
-            settings,
-            dynamodb=None if self.storage else clients("dynamodb"),
-            storage=self.storage,
-            notifier=BoundedWaits(LocalNotifier()),
-            dispatcher=LocalDispatcher(lambda: services.fanout()),
-            clients=clients,
-            clock=self.clock,
-            metrics=TeeMetrics(self.counts, self.ring),
-            minutes=RecordedMinutes(self.ring, lambda queue: services.queues.backlog(queue)),
-        )
-        self.worker = LocalPushWorker(lambda: services, clients("sqs"), queue_url).start()
-        self.sampler = GaugeSampler(lambda: services.queues, self.ring).start()
+        notifier = BoundedWaits(LocalNotifier())  # one for every function: a send wakes the receives waiting
+        dispatcher = LocalDispatcher(lambda: self._of("fanout")().fanout())
+
+        def build(clients: Callable[[str], Any]) -> Services:
+            built = build_services(
+                settings,
+                dynamodb=None if self.storage else clients("dynamodb"),
+                storage=self.storage,
+                notifier=notifier,
+                dispatcher=dispatcher,
+                clients=clients,
+                clock=self.clock,
+                metrics=TeeMetrics(self.counts, self.ring),
+                minutes=RecordedMinutes(self.ring, lambda queue: built.queues.backlog(queue)),
+            )
+            return built
+
+        services = self.services = build(clients)
+        roles = enforced_roles(engine, os.environ, function_environment(settings), print)
+        self.functions = FunctionServices(build, lock, region, roles, {"lambda": local_lambda})
+        self.worker = LocalPushWorker(self._of("push_worker"), clients("sqs"), queue_url).start()
+        self.sampler = GaugeSampler(lambda: self._of("sample_metrics")().queues, self.ring).start()
+        oplog = self._of("oplog")
         if self.storage is not None:
             now_ms = lambda: ms(services.clock.now())  # noqa: E731
-            reader = SqliteChangeReader(self.storage, lambda events: services.queue_events().handle(events), now_ms)
+            reader = SqliteChangeReader(self.storage, lambda events: oplog().queue_events().handle(events), now_ms)
             self.streams = [reader.start()]
         else:
             self.streams = [
                 LocalStreamReader(
                     settings.message_table,
                     region,
-                    lambda records: services.queue_events().handle(message_changes(records)),
+                    lambda records: oplog().queue_events().handle(message_changes(records)),
                     lock,
                 ).start()
             ]
+        return services
+
+    def _of(self, function: str) -> Callable[[], Services]:
+        """The services of `function` (`functions/{function}.py`): its own, with its role enforced on its clients,
+        when the roles are (`local_runtime.roles`); else the one warm set every function shares."""
+
+        def services() -> Services:
+            return self.services if self.functions is None else self.functions.of(function, self.services)
+
         return services
 
     def authorize_operator(self, request: HttpRequest) -> None:

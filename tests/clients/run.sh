@@ -28,6 +28,8 @@
 #      default ../.mirror/aliyun+aliyun-mns-<lang>-sdk/repo from the repository root, where `fetch` puts them);
 #      MNS_SHARED (the shared folder, ../shared from the repository root); SERVER_WAIT (seconds, 600);
 #      PUSH_REDELIVERY_WINDOW (seconds the push checks watch for a redelivery, 25);
+#      MNS_ENGINE=moto MNS_ROLES=enforce MNS_ROLES_LOG=<file>: the servers with every function's role enforced, and a
+#      call any role refused counted as a failure (docs/deploying.md);
 #      MNS_SERVER_REV=<commit>: serve that commit of this repository instead of the work tree (unpacked with
 #      `git archive` into .build/servers/<commit>/, run with the repository's .venv and PYTHONPATH pointing at it).
 set -uo pipefail
@@ -199,6 +201,16 @@ echo "# server 2: MNS_PUSH_HEADER_NAMES=with-lower-case-copies (the Python SDK's
 run_check python_push bash "$here/python/push_check.sh"
 stop_server
 trap - EXIT
+
+# With the roles enforced (MNS_ENGINE=moto MNS_ROLES=enforce, docs/deploying.md): every call a role refused fails.
+if [ -n "${MNS_ROLES_LOG:-}" ]; then
+  refused=$(grep -c -E '"(refused|undecidable)": "' "$MNS_ROLES_LOG" 2>/dev/null || true)
+  summaries+=("roles: $(grep -c . "$MNS_ROLES_LOG" 2>/dev/null || echo 0) calls checked, ${refused:-0} refused ($MNS_ROLES_LOG)")
+  if [ "${refused:-0}" -gt 0 ]; then
+    grep -E '"(refused|undecidable)": "' "$MNS_ROLES_LOG" | sort | uniq -c | head -20
+    total_fail=$((total_fail + refused))
+  fi
+fi
 
 echo
 echo "== summary"

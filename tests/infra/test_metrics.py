@@ -11,7 +11,8 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from infra.metrics import MAX_EVENT_AGE, SAMPLER_GRANTS, TOP
+from infra.grants import GRANTS
+from infra.metrics import MAX_EVENT_AGE, TOP
 from infra.stack import MnsStack
 from mnsd.metrics import (
     MESSAGES_DEAD_LETTERED,
@@ -77,7 +78,7 @@ def test_the_sampler_reads_the_meta_and_message_tables_and_writes_neither(templa
     meta = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Meta/Resource")
     messages = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Messages/Resource")
     access = table_access(template, "sample_metrics")
-    assert set(access) == {meta, messages} and set(SAMPLER_GRANTS) == {"meta.read", "messages.read"}
+    assert set(access) == {meta, messages} and set(GRANTS["sample_metrics"]) == {"meta.read", "messages.read"}
     for actions in access.values():
         assert {"dynamodb:GetItem", "dynamodb:Query"} <= actions
         assert (

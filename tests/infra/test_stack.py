@@ -7,32 +7,27 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from infra.analytics import DATABASE, JOB_INPUTS, OPLOG_GRANTS
+from infra.analytics import DATABASE, JOB_INPUTS
 from infra.capacity import MIN_UNRESERVED, Capacity
 from infra.console import ROUTE_KEYS as CONSOLE_ROUTE_KEYS
-from infra.functions import ROOT, pinned_version
+from infra.functions import ROOT, SERVICE_GRANTS, pinned_version
+from infra.grants import GRANTS
 from infra.lint import findings
-from infra.metrics import SAMPLER_GRANTS
 from infra.nag import build
-from infra.push import FANOUT_GRANTS, FIRST_ATTEMPT_GRANTS, WORKER_GRANTS
 from infra.stack import MnsStack
 from mnsd.access.keys import parse_keys
 from mnsd.push.signing import CERTIFICATE_PATH
 from mnsd.push.workflow import definition
 from mnsd.request.routes import ROUTES
 
-# Every function's declared table access: the routes', and those of the functions beside the API.
-DECLARED_GRANTS = {
-    **{name: route.grants for name, route in ROUTES.items()},
-    "fanout": FANOUT_GRANTS,
-    "first_attempt": FIRST_ATTEMPT_GRANTS,
-    "push_worker": WORKER_GRANTS,
-    "oplog": OPLOG_GRANTS,
-    "sample_metrics": SAMPLER_GRANTS,
-    "export_tables": (),
-    "signing_setup": (),
-    "not_found": (),
-    "console": (),
+# Every function's declared table access (`infra.grants`), the service grants aside.
+DECLARED_GRANTS = {name: tuple(g for g in grants if g not in SERVICE_GRANTS) for name, grants in GRANTS.items()}
+# Item access on keys of one shape (`infra.functions.KEYED_GRANTS`), beside the table-wide grants.
+KEYED_KINDS = {"count", "account", "locate"}
+KEYED_CONDITIONS = {
+    '"dynamodb:LeadingKeys": ["rate#*"]',
+    '"dynamodb:LeadingKeys": ["*#account"]',
+    '"dynamodb:LeadingKeys": ["*#G*", "*#D*"]',
 }
 
 # Synth without running pip for the layer (tests/infra/test_layer.py covers it), with construct paths.
@@ -110,8 +105,8 @@ def table_access(template: Template, function: str) -> dict[str, set[str]]:
     """Table logical id -> the DynamoDB actions `function` may perform on it."""
     access: dict[str, set[str]] = {}
     for statement in role_statements(template, function):
-        if "Condition" in statement and COUNTER_CONDITION in json.dumps(statement["Condition"]):
-            continue  # the request counters only (`test_authenticated_routes_may_count_requests_and_nothing_more`)
+        if "Condition" in statement and any(c in json.dumps(statement["Condition"]) for c in KEYED_CONDITIONS):
+            continue  # keys of one shape only (`test_keyed_grants_name_their_keys_and_one_action`)
         actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
         resources = statement.get("Resource", [])
         for resource in resources if isinstance(resources, list) else [resources]:
@@ -191,6 +186,8 @@ def test_each_function_gets_exactly_the_table_data_access_it_declares(template: 
     declared: dict[str, set[str]] = {}
     for grant in DECLARED_GRANTS[name]:
         table, kind = grant.split(".")
+        if kind in KEYED_KINDS:
+            continue
         declared.setdefault(table, set()).add(kind)
     access = {table: actions for table, actions in table_access(template, name).items() if actions - NOT_DATA_ACTIONS}
     assert set(access) == {tables[table] for table in declared}
@@ -241,6 +238,27 @@ def test_authenticated_routes_may_count_requests_and_nothing_more(template: Temp
     assert counting[0]["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["rate#*"]}}
 
 
+KEYED = {
+    "account": ("dynamodb:GetItem", ["*#account"]),  # the account record: `{account}#account`
+    "locate": ("dynamodb:BatchGetItem", ["*#G*", "*#D*"]),  # a FIFO group's home: `{queue}#G{group}`, `{queue}#D{d}`
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRANTS))
+def test_keyed_grants_name_their_keys_and_one_action(template: Template, name: str) -> None:
+    """`meta.account` and `messages.locate` (`infra.grants.ACCESS`): one action, on that table, on keys of that shape;
+    a function without them has no such statement."""
+    tables = {"meta": "Meta", "messages": "Messages"}
+    for kind, (action, keys) in KEYED.items():
+        condition = {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": keys}}
+        found = [s for s in role_statements(template, name) if s.get("Condition") == condition]
+        granted = [g.split(".")[0] for g in GRANTS[name] if g.endswith(f".{kind}")]
+        assert len(found) == len(granted)
+        for statement, table in zip(found, granted, strict=True):
+            arn = logical_id(template, "AWS::DynamoDB::Table", f"Mns/Tables/{tables[table]}/Resource")
+            assert (statement["Action"], statement["Resource"]) == (action, {"Fn::GetAtt": [arn, "Arn"]})
+
+
 def test_only_get_queue_may_read_metrics_and_only_with_get_metric_data(synthesized) -> None:
     stack, template, _ = synthesized
     readers = {
@@ -248,7 +266,7 @@ def test_only_get_queue_may_read_metrics_and_only_with_get_metric_data(synthesiz
         for name in stack.functions.functions
         if any("cloudwatch:GetMetricData" in json.dumps(s["Action"]) for s in role_statements(template, name))
     }
-    assert readers == {name for name, route in ROUTES.items() if route.reads_metrics} == {"get_queue"}
+    assert readers == {name for name, grants in GRANTS.items() if "metrics.read" in grants} == {"get_queue"}
     # Of the API's functions, no other touches CloudWatch (the sampler keeps alarms: tests/infra/test_metrics.py).
     touching = {
         name

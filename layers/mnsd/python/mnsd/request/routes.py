@@ -2,7 +2,7 @@
 
 MNS puts several operations on one route, told apart by the query string or the body's root
 element. This table is the one source for the local runtime's router and for the CDK app, which
-builds one Lambda function per route from it.
+builds one Lambda function per route from it (what each may do on AWS: `infra/grants.py`).
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ from mnsd.operations.unsubscribe import unsubscribe
 from mnsd.push.signing import CERTIFICATE_PATH
 
 Operation = Callable[[Call], HttpResponse]
+# The function behind `$default`: whatever no route matches gets an MNS error from it (`functions/not_found.py`).
+CATCH_ALL = "not_found"
 
 
 # The RAM action (`mns:` + this) each operation is authorized as: named here, never derived from a function's name,
@@ -114,15 +116,10 @@ class Route:
     method: str
     path: str  # API Gateway route path, parameters in braces
     select: Callable[[Call], Operation]
-    # What the route's function may touch, as "{table}.{read|write|read_write}": the CDK app grants
-    # exactly these (tables: meta, messages, topic_messages, log).
-    grants: tuple[str, ...] = ()
     # The longest a call may take (long polls): sizes the function's timeout.
     long_poll: bool = False
     # Served without authentication (the push signing certificate).
     public: bool = False
-    # Reads the queues' CloudWatch metrics (GetMetricData: the console's minute chart, `mnsd.metrics.cloudwatch`).
-    reads_metrics: bool = False
     # Serves the JSON plane too (SMQProxy 2026-04-09: the message operations, `mnsd.calls.planes`).
     json: bool = False
     # The path of the RAM resource its operations are authorized on, when it is not `path` (`mnsd.access.permissions`).
@@ -235,9 +232,8 @@ def _get_account(call: Call) -> Operation:
 ROUTES: dict[str, Route] = {
     route.name: route
     for route in (
-        # ListAccessKeys reads the credentials secret, which every route's function reads (to authenticate).
-        Route("get_account", "GET", "/", _get_account, ("meta.read",)),
-        Route("put_account", "PUT", "/", _account(set_account_attributes, "Account"), ("meta.write",)),
+        Route("get_account", "GET", "/", _get_account),
+        Route("put_account", "PUT", "/", _account(set_account_attributes, "Account")),
         # IssueSecurityToken (`?securitytoken=true`): reads only the access keys and the receipt secret. The same
         # route serves the Mns-open OpenAPI (`mnsd.rpc`: queues, topics, subscriptions, tags, the account's settings
         # and endpoint, its signatures' nonces), whose calls `request.api` hands to the OpenAPI's door (`rpc.door`).
@@ -246,32 +242,26 @@ ROUTES: dict[str, Route] = {
             "POST",
             "/",
             _account(issue_security_token, "SecurityToken", flag="securitytoken"),
-            ("meta.read_write", "messages.read", "topic_messages.read"),
         ),
-        Route("list_queues", "GET", "/queues", lambda call: list_queue, ("meta.read",)),
+        Route("list_queues", "GET", "/queues", lambda call: list_queue),
         Route(
             "put_queue",
             "PUT",
             "/queues/{queue}",
             _put_queue,
-            # messages: rewind and redrive, and dropping what rewind kept when it is turned off
-            ("meta.read_write", "messages.read_write"),
         ),
         Route(
             "get_queue",
             "GET",
             "/queues/{queue}",
             _get_queue,
-            ("meta.read", "messages.read", "log.read"),
-            reads_metrics=True,
         ),
-        Route("delete_queue", "DELETE", "/queues/{queue}", lambda call: delete_queue, ("meta.read_write",)),
+        Route("delete_queue", "DELETE", "/queues/{queue}", lambda call: delete_queue),
         Route(
             "post_messages",
             "POST",
             "/queues/{queue}/messages",
             _send,
-            ("meta.read", "meta.update", "messages.write"),
             json=True,
         ),
         Route(
@@ -283,7 +273,6 @@ ROUTES: dict[str, Route] = {
                 if _flag(call, "peekonly")
                 else (batch_receive_message if _has(call, "numOfMessages") else receive_message)
             ),
-            ("meta.read", "meta.update", "messages.read_write"),
             long_poll=True,
             json=True,
         ),
@@ -292,7 +281,6 @@ ROUTES: dict[str, Route] = {
             "DELETE",
             "/queues/{queue}/messages",
             _delete_messages,
-            ("meta.read", "messages.write"),
             json=True,
         ),
         Route(
@@ -300,7 +288,6 @@ ROUTES: dict[str, Route] = {
             "PUT",
             "/queues/{queue}/messages",
             _change_visibility,
-            ("meta.read", "messages.write"),
             json=True,
         ),
         # A message's history from the operation log (`mnsd.log.history`): a message operation's resource.
@@ -309,7 +296,6 @@ ROUTES: dict[str, Route] = {
             "GET",
             "/queues/{queue}/messages/{message}/history",
             lambda call: queue_message_history,
-            ("meta.read", "log.read"),
             resource="/queues/{queue}/messages",
         ),
         # A queue's receivers (`mnsd.queues.receivers`): their messages are reached through the routes above, at
@@ -319,51 +305,44 @@ ROUTES: dict[str, Route] = {
             "GET",
             "/queues/{queue}/receivers",
             lambda call: list_receiver,
-            ("meta.read", "messages.read"),
         ),
         Route(
             "put_receiver",
             "PUT",
             "/queues/{queue}/receivers/{receiver}",
             _with_root("Receiver")(create_receiver),
-            ("meta.read_write", "messages.read_write"),
         ),
         Route(
             "get_receiver",
             "GET",
             "/queues/{queue}/receivers/{receiver}",
             lambda call: get_receiver_attributes,
-            ("meta.read", "messages.read"),
         ),
         Route(
             "delete_receiver",
             "DELETE",
             "/queues/{queue}/receivers/{receiver}",
             lambda call: delete_receiver,
-            ("meta.read_write",),
         ),
-        Route("list_topics", "GET", "/topics", lambda call: list_topic, ("meta.read",)),
+        Route("list_topics", "GET", "/topics", lambda call: list_topic),
         Route(
             "put_topic",
             "PUT",
             "/topics/{topic}",
             _put("Topic", create_topic, set_topic_attributes),
-            ("meta.read_write",),
         ),
         Route(
             "get_topic",
             "GET",
             "/topics/{topic}",
             lambda call: get_topic_attributes,
-            ("meta.read", "topic_messages.read"),
         ),
-        Route("delete_topic", "DELETE", "/topics/{topic}", lambda call: delete_topic, ("meta.read_write",)),
+        Route("delete_topic", "DELETE", "/topics/{topic}", lambda call: delete_topic),
         Route(
             "post_topic_messages",
             "POST",
             "/topics/{topic}/messages",
             _publish,
-            ("meta.read", "topic_messages.write"),
             json=True,
         ),
         Route(
@@ -371,7 +350,6 @@ ROUTES: dict[str, Route] = {
             "GET",
             "/topics/{topic}/messages/{message}/history",
             lambda call: topic_message_history,
-            ("meta.read", "log.read"),
             resource="/topics/{topic}/messages",
         ),
         Route(
@@ -379,28 +357,24 @@ ROUTES: dict[str, Route] = {
             "GET",
             "/topics/{topic}/subscriptions",
             lambda call: list_subscription_by_topic,
-            ("meta.read",),
         ),
         Route(
             "put_subscription",
             "PUT",
             "/topics/{topic}/subscriptions/{subscription}",
             _put("Subscription", subscribe, set_subscription_attributes),
-            ("meta.read_write",),
         ),
         Route(
             "get_subscription",
             "GET",
             "/topics/{topic}/subscriptions/{subscription}",
             lambda call: subscription_metrics if _has(call, "metrics") else get_subscription_attributes,
-            ("meta.read", "log.read"),
         ),
         Route(
             "delete_subscription",
             "DELETE",
             "/topics/{topic}/subscriptions/{subscription}",
             lambda call: unsubscribe,
-            ("meta.write",),
         ),
         Route("get_signing_certificate", "GET", CERTIFICATE_PATH, lambda call: get_signing_certificate, public=True),
     )
