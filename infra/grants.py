@@ -51,7 +51,9 @@ GRANTS: dict[str, tuple[str, ...]] = {
     "delete_queue": ("meta.read_write", *_COUNTED),
     # A send to a FIFO queue locates its group's home.
     "post_messages": ("meta.read", "meta.update", "messages.write", "messages.locate", *_COUNTED),
-    "get_messages": ("meta.read", "meta.update", "messages.read_write", *_COUNTED),
+    # The wait tier's origin too: the single sends and deletes it coalesces (`mnsd.request.coalesced`) are served here,
+    # and a FIFO one locates its group's home.
+    "get_messages": ("meta.read", "meta.update", "messages.read_write", "messages.locate", *_COUNTED),
     # Deleting or hiding a FIFO message again locates its group's home when this container has not met the group.
     "delete_messages": ("meta.read", "messages.write", "messages.locate", *_COUNTED),
     "put_messages": ("meta.read", "messages.write", "messages.locate", *_COUNTED),

@@ -13,7 +13,7 @@ from mnsd.ground import settings
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX
 
-# The name each table has in `Route.grants`, and the variable that tells the functions its name.
+# The name each table has in `infra.grants.GRANTS`, and the variable that tells the functions its name.
 TABLE_ENVIRONMENT = {
     "meta": settings.META_TABLE,
     "messages": settings.MESSAGE_TABLE,
@@ -27,7 +27,7 @@ class Tables(Construct):
     it), TTL on `x` everywhere but the control plane; the message table has the ready index (partition `pk`, sort
     `v`, a few small attributes projected).
 
-    `by_name` maps the names used in `Route.grants` to the tables. Streams: the message table's feeds the
+    `by_name` maps the names used in `infra.grants.GRANTS` to the tables. Streams: the message table's feeds the
     operation log (old and new images), the topic message table's the fan-out (new images). The log table
     holds the operation log of LoggingEnabled queues and topics, exported for analytics. With `encryption`'s key,
     every table (and its stream) is encrypted under it.

@@ -18,6 +18,7 @@ from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.request import api
 from mnsd.request.routes import ROUTES
+from mnsd.waiting import contract
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 ALB = "alb"  # `MNS_FRONT_DOOR=alb` (`make run FRONT_DOOR=alb`)
@@ -43,6 +44,11 @@ def compile_routes() -> list[CompiledRoute]:
 
 def match_route(routes: list[CompiledRoute], method: str, path: str) -> tuple[str | None, str, dict[str, str]]:
     """(route name or None for $default, route key, path parameters)."""
+    if method == "POST" and path == contract.BATCH_PATH:
+        # The wait tier's coalesced calls go to its origin, the long-poll route's function (by its URL on AWS:
+        # `infra.wait_tier`), and so run under that function's role when the roles are enforced.
+        origin = next(route for route in routes if ROUTES[route.name].long_poll)
+        return origin.name, "$default", {}
     for route in routes:
         found = route.pattern.match(path)
         if found and route.method == method:
