@@ -36,6 +36,8 @@ from mnsd.entry.lambda_handler import request_from_event
 from mnsd.ground import settings as names
 from mnsd.ground.settings import Settings
 from mnsd.push.signing import generate_signing_material
+from mnsd.request.listener import fits
+from mnsd.request.routes import ROUTES, path_parameters
 from tests.stub_http import QuietHandler, serving
 
 ACCOUNT, KEY_ID, SECRET = "1000000000000001", "COLDKEY", "COLDSECRET"
@@ -176,9 +178,9 @@ def api_event(method: str, path: str, query: str = "", body: str = "", route: st
         "body": body or None,
         "isBase64Encoded": False,
     }
-    parts = path.strip("/").split("/")
-    keys = {1: "queue", 3: "receiver"} if parts[0] == "queues" else {1: "topic", 3: "subscription"}
-    event["pathParameters"] = {keys[i]: parts[i] for i in keys if i < len(parts)} or None
+    # The path's parameters as API Gateway gives them: those of the route whose template the path fits.
+    found = (path_parameters(r.path, path) for r in ROUTES.values() if r.method == method and fits(r.path, path))
+    event["pathParameters"] = next(found, None) or None
     headers["authorization"] = (
         f"MNS {KEY_ID}:{sign(SECRET, string_to_sign(request_from_event(event), headers['date']))}"
     )

@@ -130,6 +130,7 @@ def test_a_cold_delete_subscription_is_allowed(deployment: Deployment) -> None:
 # --- every function ---------------------------------------------------------------------------------------------
 
 
+MESSAGE_ID = "0123456789ABCDEF-1-1"  # a message's history: a lookup, whether or not the log holds it
 ROUTE_CALLS = [
     # (function, method, path, query, body): each on a cold container, in an order that leaves something to act on
     ("put_queue", "PUT", f"/queues/{QUEUE}", "", xml("Queue", LoggingEnabled="True")),
@@ -138,12 +139,14 @@ ROUTE_CALLS = [
     ("list_queues", "GET", "/queues", "", ""),
     ("post_messages", "POST", f"/queues/{QUEUE}/messages", "", xml("Message", MessageBody="logged")),
     ("get_messages", "GET", f"/queues/{FIFO}/messages", "peekonly=true", ""),
+    ("get_queue_message_history", "GET", f"/queues/{QUEUE}/messages/{MESSAGE_ID}/history", "", ""),
     ("put_receiver", "PUT", f"/queues/{QUEUE}/receivers/r1", "", xml("Receiver")),
     ("get_receiver", "GET", f"/queues/{QUEUE}/receivers/r1", "", ""),
     ("list_receivers", "GET", f"/queues/{QUEUE}/receivers", "", ""),
     ("delete_receiver", "DELETE", f"/queues/{QUEUE}/receivers/r1", "", ""),
     ("get_topic", "GET", f"/topics/{TOPIC}", "", ""),
     ("list_topics", "GET", "/topics", "", ""),
+    ("get_topic_message_history", "GET", f"/topics/{TOPIC}/messages/{MESSAGE_ID}/history", "", ""),
     ("get_subscription", "GET", f"/topics/{TOPIC}/subscriptions/to-fifo", "", ""),
     ("list_subscriptions", "GET", f"/topics/{TOPIC}/subscriptions", "", ""),
     ("get_account", "GET", "/", "accountmeta=true", ""),
