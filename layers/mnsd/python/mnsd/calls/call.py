@@ -45,9 +45,10 @@ class Call:
     def path(self, name: str) -> str:
         return self.request.path_params[name]
 
-    def queue(self) -> Queue:
-        """The queue, or the queue's receiver, the path's `{queue}` names: resolved here, once (`mnsd.queues.addresses`)."""
-        return self.services.addresses.resolve(self.account_id, self.path("queue"))
+    def queue(self, fresh: bool = False) -> Queue:
+        """The queue, or the queue's receiver, the path's `{queue}` names: resolved here, once (`mnsd.queues.addresses`;
+        `fresh`: its record as stored now, not as this container cached it)."""
+        return self.services.addresses.resolve(self.account_id, self.path("queue"), fresh)
 
     def own_queue(self, instead: str) -> Queue:
         """The queue the path's `{queue}` names, where only a queue's own name goes (a receiver's address refused,

@@ -5,7 +5,7 @@ from mnsd.wire import responses
 
 def get_queue_attributes(call: Call) -> HttpResponse:
     queues = call.services.queues
-    queue = call.queue()
+    queue = call.queue(fresh=True)  # what was set or deleted through another function is answered at once
     held = queues.held_groups(queue)
     return xml_response(
         responses.queue_node(

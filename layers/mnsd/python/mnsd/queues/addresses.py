@@ -29,10 +29,15 @@ class QueueAddresses:
     catalog: Catalog
     receivers: ReceiverService
 
-    def resolve(self, account_id: str, address: str) -> Queue:
-        """The queue a name names, or the receiver an address names: QueueNotExist (ReceiverNotExist) if none."""
+    def resolve(self, account_id: str, address: str, fresh: bool = False) -> Queue:
+        """The queue a name names, or the receiver an address names: QueueNotExist (ReceiverNotExist) if none.
+        `fresh`: the queue's record as stored now, not as this container last read it (on AWS each function has its
+        own cache: an attributes read right after a change or a delete made through another function)."""
         if is_receiver_address(address):
             return self.receivers.resolve(account_id, address)
+        if fresh:
+            self.registry.kind.check_name(address)
+            self.catalog.get_queue(account_id, address, fresh=True)  # this container's record renewed, or forgotten
         return self.registry.get(account_id, address)
 
     def queue(self, account_id: str, name: str, instead: str) -> Queue:
