@@ -143,7 +143,10 @@ def cold_environment(variables: Mapping[str, str]) -> Iterator[None]:
     or the functions imported yet."""
     saved = dict(os.environ)
     kept = {k: v for k, v in saved.items() if k.startswith("AWS_") or k in ("PATH", "HOME", "PYTHONPATH", "TZ")}
-    for module in [m for m in sys.modules if m.split(".")[0] in FRESH]:
+    # The modules imported before are put back after: a test that runs later in this process (and the modules that
+    # imported them) must meet the same classes, not a second copy of the layer.
+    imported = {name: module for name, module in sys.modules.items() if name.split(".")[0] in FRESH}
+    for module in imported:
         del sys.modules[module]
     os.environ.clear()
     os.environ.update({**kept, "POWERTOOLS_TRACE_DISABLED": "true", **variables})
@@ -154,6 +157,7 @@ def cold_environment(variables: Mapping[str, str]) -> Iterator[None]:
         os.environ.update(saved)
         for module in [m for m in sys.modules if m.split(".")[0] in FRESH]:
             del sys.modules[module]
+        sys.modules.update(imported)
 
 
 def api_event(method: str, path: str, query: str = "", body: str = "", route: str | None = None) -> dict[str, Any]:
