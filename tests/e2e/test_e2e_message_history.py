@@ -10,12 +10,13 @@ import time
 import uuid
 
 import pytest
+from mns.account import Account
 from mns.queue import Message
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
 from tests.e2e.raw_http import NS, RawClient, RawResponse, assert_mns_error
-from tests.e2e.servers import ACCOUNT_A
+from tests.e2e.servers import ACCOUNT_A, local_server
 from tests.message_history import events as history_events
 from tests.message_history import life, told
 
@@ -43,6 +44,25 @@ def history_of(raw: RawClient, queue: str, message_id: str, kinds: int) -> RawRe
         if (response.status == 200 and len(events(response)) >= kinds) or time.monotonic() > deadline:
             return response
         time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def endpoint(tmp_path_factory, engine):
+    """A server of this module's own: the log is written behind the calls, by the server's stream (or change) reader,
+    which on the suite's shared moto server reads every other test's traffic first (past LOG_WAIT_SECONDS in a full
+    run on a loaded machine)."""
+    with local_server(tmp_path_factory, engine, "history") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def account_a(endpoint) -> Account:
+    return Account(endpoint, ACCOUNT_A[1], ACCOUNT_A[2])
+
+
+@pytest.fixture(scope="module")
+def raw_a(endpoint) -> RawClient:
+    return RawClient(endpoint, ACCOUNT_A[1], ACCOUNT_A[2])
 
 
 @pytest.fixture
