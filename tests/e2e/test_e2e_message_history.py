@@ -17,6 +17,7 @@ from mns.topic import TopicMessage, TopicMeta
 
 from tests.e2e.raw_http import NS, RawClient, RawResponse, assert_mns_error
 from tests.e2e.servers import ACCOUNT_A, local_server
+from tests.local_server import ServerClock
 from tests.message_history import events as history_events
 from tests.message_history import life, told
 
@@ -47,11 +48,17 @@ def history_of(raw: RawClient, queue: str, message_id: str, kinds: int) -> RawRe
 
 
 @pytest.fixture(scope="module")
-def endpoint(tmp_path_factory, engine):
+def server_clock(tmp_path_factory, engine) -> ServerClock:
+    """This module's server's clock (the shared server's is moved by the rest of the suite)."""
+    return ServerClock(tmp_path_factory.mktemp(f"history-clock-{engine}") / "offset")
+
+
+@pytest.fixture(scope="module")
+def endpoint(tmp_path_factory, engine, server_clock):
     """A server of this module's own: the log is written behind the calls, by the server's stream (or change) reader,
     which on the suite's shared moto server reads every other test's traffic first (past LOG_WAIT_SECONDS in a full
     run on a loaded machine)."""
-    with local_server(tmp_path_factory, engine, "history") as url:
+    with local_server(tmp_path_factory, engine, "history", server_clock) as url:
         yield url
 
 
