@@ -28,9 +28,11 @@ def _refusal(code: str, message: str, **extra: Any) -> tuple[AWSResponse, dict[s
 
 
 class Faults:
-    """At `rate` of the calls of `operations` (every one when None), one of `kinds` at random: a throttle (any call),
-    a conflict with a transaction (a write; a throttle for a read), a lost answer (the call applied, then a read
-    timeout), `most` of them at most. `counts` counts those injected, by kind."""
+    """At `rate` of the calls of `operations` (every one when None), one of `kinds` in turn: a throttle (any call), a
+    conflict with a transaction (a write only), a lost answer (the call applied, then a read timeout), `most` of them
+    at most. Writes and reads take their kinds in turns of their own, so each kind a call can meet is met as often as
+    the others (drawn at random, a run's few faulted writes could meet no conflict). `counts` counts those injected,
+    by kind."""
 
     def __init__(
         self,
@@ -47,6 +49,7 @@ class Faults:
         self.counts: Counter[str] = Counter()
         self.calls = 0
         self._random = random.Random(seed)
+        self._turns = {True: 0, False: 0}  # (the next turn of writes, of reads)
         self._lock = threading.Lock()
         self._lost = threading.local()
 
@@ -63,9 +66,10 @@ class Faults:
             self.calls += 1
             if self._random.random() >= self.rate or (self.most is not None and sum(self.counts.values()) >= self.most):
                 return None
-            kind = self._random.choice(self.kinds)
-            if kind == CONFLICT and operation not in WRITES:
-                kind = THROTTLE
+            write = operation in WRITES
+            kinds = [kind for kind in self.kinds if write or kind != CONFLICT] or [THROTTLE]
+            kind = kinds[self._turns[write] % len(kinds)]
+            self._turns[write] += 1
             self.counts[kind] += 1
             return kind
 

@@ -27,7 +27,7 @@ def server():
         started.stop()
 
 
-@pytest.mark.parametrize(("fifo", "producers", "each", "consumers"), [(False, 3, 30, 3), (True, 2, 10, 2)])
+@pytest.mark.parametrize(("fifo", "producers", "each", "consumers"), [(False, 3, 30, 3), (True, 2, 15, 2)])
 def test_a_fifth_of_dynamodb_calls_failing_loses_nothing_acknowledged(server, fifo, producers, each, consumers):
     local, account_of = server
     faults = Faults(rate=0.2, seed=11).install(local.clients("dynamodb"))
