@@ -16,7 +16,7 @@ Also, in this checkout, `authenticate()` alone and `permission_for()` + `authori
 Then, unless `--no-http`: SendMessage p50 through HTTP (the official SDK against `python -m local_runtime` in
 its own process) for the root key and the key with a policy.
 
-On AWS: the DynamoDB requests and read units of each API request, recorded over moto (`tests/recording.py`)
+On AWS: the DynamoDB requests and read units of each API request, recorded over moto (`tests/support/recording.py`)
 through `api.handle`, with a hand-moved clock; keys read from a Secrets Manager secret (moto) by the
 functions' key store (cached 60 s). Per caller a fresh container: its first request of each kind, then a
 minute of requests at 10 per simulated second (the catalog's 5 s record cache then expires 12 times).
@@ -311,7 +311,7 @@ def _tally(calls: list[Any]) -> dict[str, float]:
 
 def dynamodb_worker(rate: float, seconds: float) -> dict[str, Any]:
     from mnsd.access.keys import RefreshingKeyStore, format_keys
-    from tests.recording import Call, RecordingClient, recorded_moto_services
+    from tests.support.recording import Call, RecordingClient, recorded_moto_services
 
     clock = ManualClock(time.time())
     mock, services, recorder = recorded_moto_services(clock)
@@ -718,7 +718,7 @@ The same pieces alone (SendMessage's request, this checkout; median over 31 loop
 
 ## On AWS: DynamoDB requests per API request (recorded over moto)
 
-`api.handle` over the service's tables in moto, every DynamoDB call recorded and billed by `tests/recording.py`
+`api.handle` over the service's tables in moto, every DynamoDB call recorded and billed by `tests/support/recording.py`
 (meta `GetItem` is ConsistentRead: 1 RCU). Keys from a Secrets Manager secret (moto) through the functions' key
 store (`RefreshingKeyStore`, 60 s). Per caller a fresh container (empty key and catalog caches): its first request
 of each kind, then 60 simulated seconds at 10 requests a second (send -> receive -> delete -> get attributes),

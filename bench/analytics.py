@@ -3,7 +3,7 @@ on the same export files, at 1 M and 10 M log records.
 
     .venv/bin/python -m bench.analytics [--sizes 1000000,10000000] [--work DIR]
 
-For each size: the exports are generated (timed separately, `tests.export_generator`), then each
+For each size: the exports are generated (timed separately, `tests.support.export_generator`), then each
 job runs once on Spark (read with the explicit schema, transform, write Parquet) and once on DuckDB
 (`read_json` with explicit columns, the same SQL aggregates, `COPY ... TO` Parquet), both with 2
 threads. rows/s = input items / wall seconds. The outputs are compared row by row (counts exactly,
@@ -26,7 +26,7 @@ from bench._common import md_table, write_result
 from glue_jobs.exports import find_export
 from glue_jobs.runner import JobInputs, build, local_spark, write
 from glue_jobs.schemas import MESSAGE_ATTRIBUTES, META_ATTRIBUTES, QUEUE_EVENT_ATTRIBUTES, TOPIC_EVENT_ATTRIBUTES
-from tests.export_generator import generate
+from tests.support.export_generator import generate
 
 EXPORT_TIME = 1_795_600_800_000
 JOBS = ["queue_hourly", "subscription_hourly", "poison_messages", "backlog_snapshot"]

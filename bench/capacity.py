@@ -1,7 +1,7 @@
 """Capacity simulation: N message lifecycles per simulated second on one queue, per-partition load on DynamoDB.
 
 The real services (`build_services`: the queue services over the DynamoDB engine) run against the in-memory
-DynamoDB double (`tests/simulator/dynamodb.py`), which bills every call by DynamoDB's size rules and
+DynamoDB double (`tests/support/simulator/dynamodb.py`), which bills every call by DynamoDB's size rules and
 charges it to the partitions it touched (base table and index partitions alike). The clock is
 simulated (`mnsd.ground.clock` protocol): time moves only when the simulation moves it, in ticks of
 `TICK` seconds. Each tick, producers send the tick's share of messages (batches of 16), consumers
@@ -47,9 +47,9 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from bench import bodies
-from tests.by_name import QueuesByName
-from tests.simulator.dynamodb import Partition
-from tests.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
+from tests.support.by_name import QueuesByName
+from tests.support.simulator.dynamodb import Partition
+from tests.support.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 if TYPE_CHECKING:
     from mnsd.model.inputs import MessageInput

@@ -1,4 +1,4 @@
-"""Capacity figures of one queue on DynamoDB, over the in-memory double (`tests/simulator/dynamodb.py`), real services.
+"""Capacity figures of one queue on DynamoDB, over the in-memory double (`tests/support/simulator/dynamodb.py`), real services.
 
   --figure depth       read units of one receive with 0 / 1,000 / 100,000 messages in flight ahead
   --figure claims      failed conditional claims per delivered message at 8, 32 and 64 consumers
@@ -29,8 +29,8 @@ from bench import cost_model
 from bench.bodies import json_like
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
 from bench.cost_model import Usage
-from tests.by_name import QueuesByName
-from tests.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
+from tests.support.by_name import QueuesByName
+from tests.support.simulator.dynamodb import SimulatedDynamoDB as FakeDynamoDB
 
 BATCH = 16
 CALL_SECONDS = 0.005  # simulated duration of one DynamoDB call in `claims`

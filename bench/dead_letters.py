@@ -1,7 +1,7 @@
 """DynamoDB write units per message: a dead-letter move and a delete with rewind on, beside the plain lifecycle.
 
 In-process moto (`mock_aws`) and the queue services (`mnsd.queues`) directly (no HTTP), a hand-moved clock (no sleeps). The
-DynamoDB client is the recording proxy of tests/recording.py, which bills each call by DynamoDB's size
+DynamoDB client is the recording proxy of tests/support/recording.py, which bills each call by DynamoDB's size
 rules (`mnsd.storage.capacity`; TransactWriteItems at twice the units of its items).
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 from bench._common import md_table, use_local_aws_defaults, write_result
 from bench.capacity import SimulatedClock
 from bench.queue_lifecycle import b64_body
-from tests.by_name import QueuesByName
-from tests.recording import Recorder, recorded_moto_services
+from tests.support.by_name import QueuesByName
+from tests.support.recording import Recorder, recorded_moto_services
 
 MESSAGES = 16  # per row
 

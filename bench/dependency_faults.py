@@ -1,4 +1,4 @@
-"""The local server on `MNS_ENGINE=moto` with DynamoDB faults injected at its client's botocore layer (`tests.faults`):
+"""The local server on `MNS_ENGINE=moto` with DynamoDB faults injected at its client's botocore layer (`tests.support.faults`):
 every acknowledged message still received, no request over 30 s, every error a retryable MNS error; and a request
 that meets no throttling answers as fast while others' are throttled.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench._common import md_table, pct, use_local_aws_defaults, write_result
-from tests.faults import THROTTLE, Faults
+from tests.support.faults import THROTTLE, Faults
 
 VISIBILITY_SECONDS = 60
 RETRYABLE = {"ServiceUnavailable"}  # (503: the Java SDK retries it on its own)

@@ -1,5 +1,5 @@
 """What a FIFO message given back costs on DynamoDB: DynamoDB requests and units per message, over the capacity
-simulator (`tests/simulator/dynamodb.py`, real services, a simulated clock), for three lifecycles of single messages
+simulator (`tests/support/simulator/dynamodb.py`, real services, a simulated clock), for three lifecycles of single messages
 in a quiet FIFO queue of `--groups` groups:
 
   plain       send, receive, delete
@@ -18,8 +18,8 @@ import argparse
 from typing import Any
 
 from bench.capacity import ACCOUNT, SimulatedClock, make_services, no_real_sleeps
-from tests.by_name import QueuesByName
-from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.by_name import QueuesByName
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 BODY = "x" * 700  # a 1 KB message: lease and body inline within one write unit
 QUEUE = "fifo-give-back"

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from bench._common import md_table, use_local_aws_defaults, write_result
-from tests.loopback import LoopbackListener
+from tests.support.loopback import LoopbackListener
 
 # AWS's Elastic Load Balancing pricing page, US East (N. Virginia), found 7 December 2026 (docs/front-door.md).
 ALB_HOUR = 0.0225

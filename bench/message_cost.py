@@ -3,7 +3,7 @@
     python -m bench.message_cost [--rounds N] [--body B] [--batch N] [--queue Q]   (all cases: bench/results)
 
 Measured through the services over the DynamoDB engine on moto (in process, simulated clock), every DynamoDB call
-billed by DynamoDB's size rules by the recording client (`tests/recording.py`: table writes, the ready index's
+billed by DynamoDB's size rules by the recording client (`tests/support/recording.py`: table writes, the ready index's
 writes, reads), for each body (64 B, 1 KB JSON-like, 1 KB incompressible, 60 KB incompressible), sent and
 received one at a time and by batches of 16, deleted alike (one by one, or in one batch delete), on (a batch send
 within MNS's limits, at most 16 messages and 64 KB of bodies: 60 KB bodies are sent one per request):
@@ -36,7 +36,7 @@ from bench.capacity import ACCOUNT, SimulatedClock, no_real_sleeps
 from bench.cost_model import Usage
 from migrate.batching import cut
 from mnsd.storage.capacity import item_size
-from tests.recording import recorded_moto_services
+from tests.support.recording import recorded_moto_services
 
 BATCH = 16
 HELD_TO_INDEX = 112  # messages held in flight to make a queue busy (a receive reading past 100 indexes it)
@@ -82,7 +82,7 @@ class Bench:
     def __init__(self, seed: int = 7, wrap: Any = None) -> None:
         import boto3
 
-        from tests.by_name import QueuesByName
+        from tests.support.by_name import QueuesByName
 
         random.seed(seed)  # (the engine's random page starts)
         self.rng = random.Random(seed)

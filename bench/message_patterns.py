@@ -15,7 +15,7 @@ The patterns, on a busy (indexed) standard queue (`bench.message_cost.Bench.make
 - whole batches of 16: one producer sends batches of 16, one consumer receives 16 and deletes them in one batch
   delete, in turn (today's headline, `bench.message_cost`).
 
-Real concurrency: the threads go through the services over moto with the recording client (`tests/recording.py`,
+Real concurrency: the threads go through the services over moto with the recording client (`tests/support/recording.py`,
 DynamoDB's billing rules), each DynamoDB call made alone as DynamoDB makes each atomically (`local_runtime.
 moto_client.SerializedClient`'s reason) and the simulated clock moved 1 ms by each; races between calls stay real.
 Counted: lost claims (conditional claims that failed: another consumer took the lease or pack first), empty

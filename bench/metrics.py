@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 from bench._common import md_table, pct, use_local_aws_defaults, write_result
 from bench.access import SEND_BODY, Caller, Signer
-from tests.by_name import QueuesByName
+from tests.support.by_name import QueuesByName
 
 ACCOUNT = "1000000000000001"
 BODY = "x" * 256

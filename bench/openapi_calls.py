@@ -27,8 +27,8 @@ from aliyunsdkmns_open.request.v20220119.GetQueueAttributesRequest import GetQue
 from mns.account import Account
 from mns.queue import QueueMeta
 
-from tests.local_server import free_port, start_server, stop_server
-from tests.signers import openapi_v1_query
+from tests.support.local_server import free_port, start_server, stop_server
+from tests.support.signers import openapi_v1_query
 
 KEY, SECRET = "BENCHKEY", "BENCHSECRET"
 

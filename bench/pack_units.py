@@ -2,8 +2,8 @@
 
     python -m bench.pack_units [--messages N] [--packed] [--receivers-only]
 
-Runs over the in-memory DynamoDB double (`tests/simulator/dynamodb.py`, which bills every call and index write by
-DynamoDB's rules, checked against moto and `tests/recording.py`), simulated clock. Per case: a fresh queue, its
+Runs over the in-memory DynamoDB double (`tests/support/simulator/dynamodb.py`, which bills every call and index write by
+DynamoDB's rules, checked against moto and `tests/support/recording.py`), simulated clock. Per case: a fresh queue, its
 caches warmed by one message, then `--messages` messages sent in batches, each batch received (by one consumer, as
 many as were sent) and deleted by receipt handle a simulated second later. Bodies are random bytes in base64 cut to
 length: incompressible. "indexed": the queue's writes keep the ready index from the start (a queue that has ever
@@ -23,8 +23,8 @@ from typing import Any
 
 from bench.capacity import ACCOUNT, SimulatedClock
 from bench.capacity_figures import indexed
-from tests.by_name import QueuesByName
-from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.by_name import QueuesByName
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 
 def body(length: int) -> str:

@@ -1,7 +1,7 @@
 """DynamoDB requests and capacity units per message lifecycle (send -> receive -> delete).
 
 In-process: moto (`mock_aws`) and the queue services (`mnsd.queues`) directly (no HTTP), real clock. The DynamoDB client
-given to `build_services` is a recording proxy (tests/recording.py) that logs every storage call
+given to `build_services` is a recording proxy (tests/support/recording.py) that logs every storage call
 and bills it by DynamoDB's size rules (`mnsd.storage.capacity`).
 """
 
@@ -16,8 +16,8 @@ import time
 from collections import Counter
 
 from bench._common import md_table, use_local_aws_defaults, write_result
-from tests.by_name import QueuesByName
-from tests.recording import recorded_moto_services
+from tests.support.by_name import QueuesByName
+from tests.support.recording import recorded_moto_services
 
 MESSAGES = 32  # per row: 32 single lifecycles, or 2 batches of 16
 
@@ -205,7 +205,7 @@ def main() -> None:
     body = f"""
 Per message, averaged over {MESSAGES} messages per row. In-process moto (`mock_aws`) + the queue services (`mnsd.queues`)
 (no HTTP), real clock. Requests recorded by a proxy around the boto3 client passed to `build_services`
-(`tests/recording.py`); capacity by DynamoDB's size rules (`mnsd.storage.capacity`): PutItem /
+(`tests/support/recording.py`); capacity by DynamoDB's size rules (`mnsd.storage.capacity`): PutItem /
 BatchWriteItem by item size, UpdateItem by max(before, after), DeleteItem by the deleted item, failed
 conditional writes still billed; Query by total size of items evaluated (eventually consistent = half),
 GetItem on the meta table ConsistentRead (full unit). Single rows run send -> receive -> delete one message

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from local_runtime.roles.template import cached_template
-from tests.e2e.raw_http import RawClient
-from tests.e2e.servers import ACCOUNT_A, server_env
-from tests.local_server import free_port, start_server, stop_server
+from tests.support.local_server import free_port, start_server, stop_server
+from tests.support.raw_http import RawClient
+from tests.support.servers import ACCOUNT_A, server_env
 
 
 def one_start(roles: bool, folder: Path) -> tuple[float, float]:

@@ -1,7 +1,7 @@
 """What the metrics sampler costs (`mnsd.monitoring`): DynamoDB read units per monitored queue per run (a run a minute),
 and the sampler's own CPU per queue, which sizes its Lambda function.
 
-Read units: the real services and sampler over the in-memory DynamoDB double (`tests/simulator`, billed by DynamoDB's
+Read units: the real services and sampler over the in-memory DynamoDB double (`tests/support/simulator`, billed by DynamoDB's
 size rules, checked against moto by the test suite), one account per shape of queue, each run in a container whose
 caches of the queue records have expired (as a minute after the last run). The listing (every account's queue
 records and the account map) is counted in the figure per queue.
@@ -25,8 +25,8 @@ from bench._servers import free_port
 from bench.capacity import SimulatedClock, make_services
 from mnsd.metrics import NoMetrics
 from mnsd.model.kinds import kind_of
-from tests.by_name import QueuesByName
-from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.by_name import QueuesByName
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 BODY = "x" * 700  # a 1 KB message
 BATCH = 16

@@ -1,7 +1,7 @@
 """DynamoDB work per receive with messages in flight ahead, and per message lifecycle (single, batched by 16).
 
 In-process moto (`mock_aws`) + the queue services (`mnsd.queues`) (no HTTP), real clock, the recording client of
-`tests/recording.py` (units by DynamoDB's size rules, index writes included where the table has an index).
+`tests/support/recording.py` (units by DynamoDB's size rules, index writes included where the table has an index).
 Bounded: at most `IN_FLIGHT` messages put in flight, 32 lifecycles per row.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from bench._common import md_table, use_local_aws_defaults, write_result
 from bench.queue_lifecycle import setup
-from tests.by_name import QueuesByName
+from tests.support.by_name import QueuesByName
 
 IN_FLIGHT = (0, 1000)
 RECEIVES = 10

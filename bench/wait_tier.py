@@ -83,8 +83,8 @@ def tier_fixed_month() -> dict[str, float]:
 def measure_read_units() -> dict[str, float]:
     from bench.capacity import SimulatedClock
     from mnsd.model.inputs import MessageInput
-    from tests.by_name import QueuesByName
-    from tests.recording import recorded_moto_services
+    from tests.support.by_name import QueuesByName
+    from tests.support.recording import recorded_moto_services
 
     clock = SimulatedClock(start=time.time())
     mock, services, recorder = recorded_moto_services(clock)

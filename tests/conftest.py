@@ -3,7 +3,7 @@
 import pytest
 
 from local_runtime import moto_fixes
-from tests.push_receiver import HangingEndpoint, PushEndpoint
+from tests.support.push_receiver import HangingEndpoint, PushEndpoint
 
 # What boto3 finds under moto: placeholder keys and a region, so no client made in a test signs with a
 # developer's own keys or asks for a region.

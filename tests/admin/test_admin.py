@@ -19,7 +19,7 @@ from admin.client import ReceiverSettings
 from mnsd.access.keys import KEY_CACHE_SECONDS, NO_KEYS, AccessKey, KeysFileStore, StaticKeyStore, parse_keys
 from mnsd.ground.settings import Settings
 from mnsd.services import key_store
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 
 ONLY_SEND = {"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["mns:SendMessage"], "Resource": ["*"]}]}
 ONLY_LIST = {"Version": "1", "Statement": [{"Effect": "Allow", "Action": "mns:ListQueue", "Resource": "*"}]}

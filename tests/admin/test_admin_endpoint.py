@@ -27,7 +27,7 @@ from mnsd.access.keys import KEYS_FILE_CHECK_SECONDS
 from mnsd.ground.http import HttpRequest
 from mnsd.model.policy import grant_document
 from mnsd.wire import codec
-from tests.local_server import free_port, start_server, stop_server
+from tests.support.local_server import free_port, start_server, stop_server
 
 OWNER = ("1000000000000001", "OWNERKEY", "OWNERSECRET")
 OTHER = ("2000000000000002", "OTHERKEY", "OTHERSECRET")

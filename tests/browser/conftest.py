@@ -20,7 +20,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.browser.console_page import ACCOUNT, LIMITED, LIMITED_POLICY, REGION, Console
-from tests.local_server import free_port, start_server, stop_server
+from tests.support.local_server import free_port, start_server, stop_server
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")

@@ -9,8 +9,8 @@ from mns.queue import Message, QueueMeta
 from selenium.webdriver.common.by import By
 
 from tests.browser.console_page import ACCOUNT, Console
-from tests.e2e.raw_http import RawClient
-from tests.message_history import LIFE
+from tests.support.message_history import LIFE
+from tests.support.raw_http import RawClient
 
 LOGGING = (
     '<?xml version="1.0" encoding="UTF-8"?><Queue xmlns="http://mns.aliyuncs.com/doc/v1">'

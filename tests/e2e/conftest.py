@@ -1,6 +1,6 @@
 """End-to-end fixtures: a real `python -m local_runtime` server, SDK accounts and a signed raw-HTTP client.
 
-The helpers live in named modules (`tests.e2e.servers`, `tests.e2e.raw_http`, `tests.e2e.resources`): a test
+The helpers live in named modules (`tests.support.servers`, `tests.support.raw_http`, `tests.e2e.resources`): a test
 imports them from there, never from this file.
 """
 
@@ -12,10 +12,10 @@ import pytest
 from mns.account import Account
 from mns.queue import QueueMeta
 
-from tests.e2e.raw_http import RawClient, assert_mns_error
 from tests.e2e.resources import fresh_topic
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, ENGINES, local_server
-from tests.local_server import ServerClock
+from tests.support.local_server import ServerClock
+from tests.support.raw_http import RawClient, assert_mns_error
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B, ENGINES, local_server
 
 
 @pytest.fixture(scope="session", params=ENGINES)

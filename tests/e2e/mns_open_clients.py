@@ -16,7 +16,7 @@ from aliyunsdkcore.acs_exception.exceptions import ServerException
 from aliyunsdkcore.client import AcsClient
 from aliyunsdkcore.request import CommonRequest, RpcRequest
 
-from tests.signers import openapi_acs3_headers, openapi_v1_query
+from tests.support.signers import openapi_acs3_headers, openapi_v1_query
 
 VERSION = "2022-01-19"
 

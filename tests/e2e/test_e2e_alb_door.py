@@ -11,9 +11,9 @@ import pytest
 from mns.account import Account
 from mns.queue import Message, QueueMeta
 
-from tests.e2e.raw_http import RawResponse, exchange, request
-from tests.e2e.servers import ACCOUNT_A, local_server
-from tests.signers import v2_signature
+from tests.support.raw_http import RawResponse, exchange, request
+from tests.support.servers import ACCOUNT_A, local_server
+from tests.support.signers import v2_signature
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
-from tests.e2e.servers import ACCOUNT_A
-from tests.local_server import PYTHON, ROOT
+from tests.support.local_server import PYTHON, ROOT
+from tests.support.servers import ACCOUNT_A
 
 pytestmark = pytest.mark.slow
 

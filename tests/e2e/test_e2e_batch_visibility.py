@@ -12,7 +12,7 @@ import pytest
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
-from tests.e2e.raw_http import NS, RawClient, RawResponse, assert_mns_error
+from tests.support.raw_http import NS, RawClient, RawResponse, assert_mns_error
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -18,9 +18,9 @@ from mns.queue import Message
 
 from mnsd.model.policy import grant_document
 from mnsd.waiting import contract
-from tests.e2e.raw_http import RawClient
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, server_env
 from tests.e2e.tier_run import TierRun, run_consumers, tier_server, wait_for
+from tests.support.raw_http import RawClient
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B, server_env
 
 WINDOW_MS = 50  # (wide: a burst of threads started together on a loaded machine lands in one window)
 PRODUCERS = CONSUMERS = 16

@@ -11,7 +11,7 @@ import pytest
 
 from bench.connection_churn import active_messages, create_queue, local_server, sends, soak, usage
 from local_runtime.connections import MAX_WORKERS, RESERVED_FILES
-from tests.strict_xml import parse_error
+from tests.support.strict_xml import parse_error
 
 pytestmark = pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/fd"), reason="reads /proc")
 

@@ -13,12 +13,12 @@ from mns.mns_exception import MNSServerException
 from mns.queue import QueueMeta
 
 from mnsd.ground.settings import META_CACHE_SECONDS
-from tests.e2e.servers import ACCOUNT_A, local_server
+from tests.support.servers import ACCOUNT_A, local_server
 
 
 @pytest.fixture(scope="module")
 def cached_endpoint(tmp_path_factory):
-    # moto: the roles enforced, each function with services (and a record cache) of its own (`tests/e2e/servers.py`)
+    # moto: the roles enforced, each function with services (and a record cache) of its own (`tests/support/servers.py`)
     with local_server(tmp_path_factory, "moto", "containers", **{META_CACHE_SECONDS: "5"}) as url:
         yield url
 

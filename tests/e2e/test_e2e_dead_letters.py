@@ -14,8 +14,8 @@ from mns.message_property import MessagePropertyValue, PropertyType
 from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
 
-from tests.e2e.raw_http import NS, assert_mns_error
-from tests.e2e.servers import ACCOUNT_A
+from tests.support.raw_http import NS, assert_mns_error
+from tests.support.servers import ACCOUNT_A
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

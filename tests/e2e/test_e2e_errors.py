@@ -8,8 +8,8 @@ import pytest
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
-from tests.e2e.raw_http import RawClient
-from tests.e2e.servers import ACCOUNT_A
+from tests.support.raw_http import RawClient
+from tests.support.servers import ACCOUNT_A
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

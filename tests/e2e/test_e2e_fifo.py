@@ -8,15 +8,9 @@ from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
 from tests.e2e.resources import text_queue
+from tests.support.fifo_queues import FIFO_QUEUE, create_fifo
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-FIFO_QUEUE = '<?xml version="1.0" encoding="UTF-8"?><Queue xmlns="http://mns.aliyuncs.com/doc/v1">{}</Queue>'
-
-
-def create_fifo(raw, name: str) -> None:
-    response = raw.request("PUT", f"/queues/{name}", FIFO_QUEUE.format("<QueueType>fifo</QueueType>"))
-    assert response.status == 201, response.body
 
 
 def grouped(body: str, group: str) -> Message:

@@ -10,7 +10,7 @@ import pytest
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
-from tests.e2e.test_e2e_fifo import create_fifo
+from tests.support.fifo_queues import create_fifo
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from tests.e2e.mns_open_clients import v1_call
-from tests.e2e.raw_http import RawClient, assert_mns_error
-from tests.e2e.servers import ACCOUNT_A
-from tests.e2e.test_e2e_hostile_input import JSON_VERSION, made
-from tests.strict_xml import parse_error
+from tests.support.hostile import JSON_VERSION, made
+from tests.support.raw_http import RawClient, assert_mns_error
+from tests.support.servers import ACCOUNT_A
+from tests.support.strict_xml import parse_error
 
 JSON_TYPE = "application/json;charset=utf-8"
 CASES = 60  # per plane and engine: a few seconds in all

@@ -11,10 +11,10 @@ from email.utils import formatdate
 
 import pytest
 
-from tests.e2e.raw_http import RawResponse, assert_mns_error, exchange, request
-from tests.e2e.servers import ACCOUNT_A, server_env
 from tests.e2e.tier_run import TierRun, tier_server
-from tests.signers import v2_signature
+from tests.support.raw_http import RawResponse, assert_mns_error, exchange, request
+from tests.support.servers import ACCOUNT_A, server_env
+from tests.support.signers import v2_signature
 
 
 @pytest.fixture(scope="module")

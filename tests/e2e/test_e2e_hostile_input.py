@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
 from tests.e2e.mns_open_clients import v1_call
-from tests.e2e.raw_http import RawClient
-from tests.e2e.servers import ACCOUNT_A
+from tests.support.hostile import JSON_VERSION, made
+from tests.support.raw_http import RawClient
+from tests.support.servers import ACCOUNT_A
 
-JSON_VERSION = "2026-04-09"
 DEEP = 5000  # far past Python's recursion limit (1000), well within a request's size
 
 
@@ -38,17 +36,6 @@ def json_call(client: RawClient, method: str, path: str, body: str | bytes):
         method, path, body, headers={"x-mns-version": JSON_VERSION}, content_type="application/json;charset=utf-8"
     )
     return answer.status, json.loads(answer.body) if answer.body else {}
-
-
-@contextmanager
-def made(raw_a: RawClient, kind: str) -> Iterator[str]:
-    """A new queue or topic's name (made on the XML plane), deleted after."""
-    name = f"hostile-{uuid.uuid4().hex[:10]}"
-    assert raw_a.request("PUT", f"/{kind}s/{name}", f"<{kind.title()}/>").status == 201
-    try:
-        yield name
-    finally:
-        raw_a.request("DELETE", f"/{kind}s/{name}")
 
 
 @pytest.fixture

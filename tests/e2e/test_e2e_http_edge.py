@@ -12,8 +12,8 @@ import pytest
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
-from tests.e2e.raw_http import NS, RawClient, exchange, request
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
+from tests.support.raw_http import NS, RawClient, exchange, request
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B
 
 XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 

@@ -12,9 +12,9 @@ import pytest
 from mns.account import Account
 from mns.queue import Message, QueueMeta
 
-from tests.e2e.raw_http import NS, RawClient, RawResponse, assert_mns_error
-from tests.e2e.servers import ACCOUNT_A, local_server
-from tests.local_server import ServerClock
+from tests.support.local_server import ServerClock
+from tests.support.raw_http import NS, RawClient, RawResponse, assert_mns_error
+from tests.support.servers import ACCOUNT_A, local_server
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

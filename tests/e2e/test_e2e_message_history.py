@@ -15,11 +15,11 @@ from mns.queue import Message
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
-from tests.e2e.raw_http import NS, RawClient, RawResponse, assert_mns_error
-from tests.e2e.servers import ACCOUNT_A, local_server
-from tests.local_server import ServerClock
-from tests.message_history import events as history_events
-from tests.message_history import life, told
+from tests.support.local_server import ServerClock
+from tests.support.message_history import events as history_events
+from tests.support.message_history import life, told
+from tests.support.raw_http import NS, RawClient, RawResponse, assert_mns_error
+from tests.support.servers import ACCOUNT_A, local_server
 
 DAY_MS = 86_400_000
 LOG_WAIT_SECONDS = 15  # the stream or change reader writes the log in the background

@@ -10,8 +10,8 @@ from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
 from tests.e2e.resources import text_queue
-from tests.e2e.servers import ACCOUNT_A
-from tests.prometheus_text import QUEUE_COUNTERS, parse
+from tests.support.prometheus_text import QUEUE_COUNTERS, parse
+from tests.support.servers import ACCOUNT_A
 
 COUNTERS = QUEUE_COUNTERS
 

@@ -35,10 +35,10 @@ from tests.e2e.migrate_estate import (
     start,
 )
 from tests.e2e.mns_open_clients import CoreClient
-from tests.e2e.raw_http import NS, RawClient
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, local_server, server_env
-from tests.local_server import free_port, start_server, stop_server
-from tests.stub_http import QuietHandler, serving
+from tests.support.local_server import free_port, start_server, stop_server
+from tests.support.raw_http import NS, RawClient
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B, local_server, server_env
+from tests.support.stub_http import QuietHandler, serving
 
 
 @pytest.fixture(scope="module")

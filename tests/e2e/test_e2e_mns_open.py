@@ -32,9 +32,9 @@ from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
 
 from tests.e2e.mns_open_clients import CoreClient, acs3_headers, core_error, post, tea_client, tea_error, v1_call
-from tests.e2e.raw_http import RawClient
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
-from tests.e2e.test_e2e_security_tokens import issue, policy_body
+from tests.support.raw_http import RawClient
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B
+from tests.support.tokens import issue, policy_body
 
 KEY_A, SECRET_A = ACCOUNT_A[1], ACCOUNT_A[2]
 

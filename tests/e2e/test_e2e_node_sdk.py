@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.e2e.servers import ACCOUNT_A
+from tests.support.servers import ACCOUNT_A
 
 SDK_CALLS = Path(__file__).parent.parent / "node" / "sdk_calls.js"
 CASES = [

@@ -7,7 +7,7 @@ import pytest
 from mns.account import Account
 from mns.mns_exception import MNSClientNetworkException, MNSServerException
 
-from tests.stub_http import QuietHandler, serving
+from tests.support.stub_http import QuietHandler, serving
 
 ANSWERS = {
     "lambda throttled": (500, b'{"message":"Internal Server Error"}'),

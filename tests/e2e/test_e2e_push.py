@@ -23,10 +23,10 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
 from tests.e2e.resources import text_queue
-from tests.e2e.servers import local_server
-from tests.local_server import ServerClock
-from tests.loopback import LoopbackListener
-from tests.push_receiver import PushEndpoint, verify_push_signature
+from tests.support.local_server import ServerClock
+from tests.support.loopback import LoopbackListener
+from tests.support.push_receiver import PushEndpoint, verify_push_signature
+from tests.support.servers import local_server
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
 ACCOUNT = "1000000000000001"

@@ -13,7 +13,7 @@ import pytest
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
-from tests.push_receiver import assert_not_held_up, delivery_delays
+from tests.support.push_receiver import assert_not_held_up, delivery_delays
 
 PUBLISHES = 30
 INTERVAL = 0.5  # 2 publishes a second

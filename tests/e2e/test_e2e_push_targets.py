@@ -21,10 +21,10 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage
 
 from tests.e2e.local_functions import FUNCTION_LOG, calls
-from tests.e2e.raw_http import NS, RawClient, assert_mns_error
 from tests.e2e.resources import fresh_topic, text_queue
-from tests.e2e.servers import ACCOUNT_A, local_server
-from tests.prometheus_text import parse
+from tests.support.prometheus_text import parse
+from tests.support.raw_http import NS, RawClient, assert_mns_error
+from tests.support.servers import ACCOUNT_A, local_server
 
 AWS_REGION = "us-east-1"
 LOCAL_ACCOUNT = "123456789012"  # moto's

@@ -10,8 +10,8 @@ from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage
 
-from tests.e2e.raw_http import NS
 from tests.e2e.resources import text_queue
+from tests.support.raw_http import NS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

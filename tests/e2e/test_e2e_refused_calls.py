@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_e2e_terraform_lifecycle import Provider
+from tests.support.terraform import Provider
 
 KINDS = {"queue": ("QueueName", "GetQueueAttributes"), "topic": ("TopicName", "GetTopicAttributes")}
 

@@ -17,8 +17,8 @@ from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMeta
 
-from tests.e2e.servers import ACCOUNT_A, server_env
-from tests.local_server import free_port, start_server
+from tests.support.local_server import free_port, start_server
+from tests.support.servers import ACCOUNT_A, server_env
 
 
 def stop(proc: subprocess.Popen, how: str) -> None:

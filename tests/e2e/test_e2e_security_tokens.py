@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 
@@ -14,20 +13,11 @@ from mns.queue import Message, QueueMeta
 
 from mnsd.access.keys import AccessKey
 from mnsd.access.tokens import SecurityTokens, TokenRequest
-from tests.e2e.raw_http import NS, RawClient, assert_mns_error
-from tests.e2e.servers import ACCOUNT_A, local_server
+from tests.support.raw_http import RawClient, assert_mns_error
+from tests.support.servers import ACCOUNT_A, local_server
+from tests.support.tokens import MESSAGES_ONLY, issue, policy_body
 
 RECEIPT_SECRET = "e2e-security-token-receipt-secret"  # the server's: lets the test seal an already expired token
-MESSAGES_ONLY = {
-    "Version": "1",
-    "Statement": [
-        {
-            "Effect": "Allow",
-            "Action": ["mns:SendMessage", "mns:ReceiveMessage", "mns:DeleteMessage"],
-            "Resource": f"acs:mns:*:{ACCOUNT_A[0]}:/queues/*/messages",
-        }
-    ],
-}
 
 
 @pytest.fixture(scope="module")
@@ -43,21 +33,6 @@ def queue_name(token_endpoint):
     queue.create(QueueMeta())
     yield name
     queue.delete()
-
-
-def issue(endpoint: str, body: str = "") -> dict[str, str]:
-    response = RawClient(endpoint, ACCOUNT_A[1], ACCOUNT_A[2]).request("POST", "/?securitytoken=true", body)
-    assert response.status == 200, response.body
-    root = response.xml()
-    assert root.tag == NS + "Credentials"
-    return {child.tag.removeprefix(NS): child.text or "" for child in root}
-
-
-def policy_body(policy: dict, duration: int = 900) -> str:
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?><SecurityToken xmlns="http://mns.aliyuncs.com/doc/v1">'
-        f"<DurationSeconds>{duration}</DurationSeconds><Policy>{json.dumps(policy)}</Policy></SecurityToken>"
-    )
 
 
 def sdk(endpoint: str, credentials: dict[str, str]) -> Account:

@@ -18,7 +18,7 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
 from mnsd.model.policy import grant_document
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B
 
 REGION = "cn-hangzhou"
 ACCOUNT_HOST = re.compile(r"\d+\.mns\.localhost\Z")

@@ -1,5 +1,5 @@
 """V4 signatures (MNS4-HMAC-SHA256) end to end, on each engine: every operation of the API reference signed as the
-Java SDK 2.0 signs (`tests/signers.py`), the refusals of a bad signature or scope, temporary credentials and a
+Java SDK 2.0 signs (`tests/support/signers.py`), the refusals of a bad signature or scope, temporary credentials and a
 policy-limited key under V4."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from email.utils import formatdate, parsedate_to_datetime
 import pytest
 
 from mnsd.model.policy import grant_document
-from tests.e2e.raw_http import NS, RawClient, assert_mns_error
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, local_server
-from tests.e2e.test_e2e_security_tokens import MESSAGES_ONLY
-from tests.signers import V4Request, V4Signer
+from tests.support.raw_http import NS, RawClient, assert_mns_error
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B, local_server
+from tests.support.signers import V4Request, V4Signer
+from tests.support.tokens import MESSAGES_ONLY
 
 REGION = "cn-hangzhou"  # the local server's (MNS_REGION's default)
 XMLNS_BODY = 'xmlns="http://mns.aliyuncs.com/doc/v1"'

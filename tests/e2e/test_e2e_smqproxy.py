@@ -17,10 +17,10 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMeta
 
 from tests.e2e.resources import text_queue
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
 from tests.e2e.tea_clients import smqproxy, smqproxy_call
-from tests.e2e.test_e2e_fifo import create_fifo
-from tests.e2e.test_e2e_security_tokens import issue, policy_body
+from tests.support.fifo_queues import create_fifo
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B
+from tests.support.tokens import issue, policy_body
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the classic SDK's counts, read beside
 

@@ -22,10 +22,10 @@ from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage
 
-from tests.e2e.raw_http import NS, RawClient, assert_mns_error
 from tests.e2e.resources import fresh_topic, text_queue
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B, local_server
-from tests.local_server import ServerClock
+from tests.support.local_server import ServerClock
+from tests.support.raw_http import NS, RawClient, assert_mns_error
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B, local_server
 
 ACCOUNT = ACCOUNT_A[0]
 REGION = "cn-hangzhou"

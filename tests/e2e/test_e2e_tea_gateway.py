@@ -12,8 +12,8 @@ from alibabacloud_tea_openapi.models import Config, OpenApiRequest
 from alibabacloud_tea_util.models import RuntimeOptions
 from Tea.exceptions import TeaException
 
-from tests.e2e.servers import ACCOUNT_A
 from tests.e2e.tea_clients import gateway, params
+from tests.support.servers import ACCOUNT_A
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
 

@@ -13,8 +13,8 @@ from mns.mns_exception import MNSServerException
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
-from tests.e2e.raw_http import RawClient
-from tests.e2e.servers import ACCOUNT_A, ACCOUNT_B
+from tests.support.raw_http import RawClient
+from tests.support.servers import ACCOUNT_A, ACCOUNT_B
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -19,10 +19,10 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
 from mnsd.waiting import contract
-from tests.e2e.raw_http import NS, RawClient, assert_mns_error
-from tests.e2e.servers import ACCOUNT_A, server_env
 from tests.e2e.tier_run import TierRun, holds, receive_later, run_consumers, tier_server, until_held, wait_for
-from tests.local_server import free_port
+from tests.support.local_server import free_port
+from tests.support.raw_http import NS, RawClient, assert_mns_error
+from tests.support.servers import ACCOUNT_A, server_env
 from wait_tier.tier import Tier
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

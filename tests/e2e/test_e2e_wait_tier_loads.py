@@ -18,8 +18,8 @@ from mns.account import Account
 from mns.mns_exception import MNSExceptionBase, MNSServerException
 from mns.queue import Message, QueueMeta
 
-from tests.e2e.servers import ACCOUNT_A, server_env
 from tests.e2e.tier_run import TierRun, holds, run_consumers, tier_server, until_held, wait_for
+from tests.support.servers import ACCOUNT_A, server_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 

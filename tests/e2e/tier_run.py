@@ -18,7 +18,7 @@ from mns.account import Account
 from mns.mns_exception import MNSExceptionBase, MNSServerException
 
 from mnsd.waiting.contract import WAKE_PATH
-from tests.local_server import free_port, start_server, stop_server
+from tests.support.local_server import free_port, start_server, stop_server
 from wait_tier.tier import Tier, local_url
 
 

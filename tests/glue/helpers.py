@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from glue_jobs.exports import find_export
 from glue_jobs.runner import read_export
 from glue_jobs.schemas import MESSAGE_SCHEMA, META_SCHEMA
-from tests.export_generator import ddb_item, write_export
+from tests.support.export_generator import ddb_item, write_export
 
 # 2026-11-25 00:00:00 UTC: the start of a day, so hour h of the tests is T0 + h * HOUR.
 T0 = 1_795_564_800_000

@@ -14,8 +14,8 @@ from glue_jobs.exports import find_export, parse_export_time
 from glue_jobs.runner import read_export
 from glue_jobs.schemas import QUEUE_EVENT_SCHEMA
 from glue_jobs.transforms import queue_hourly
-from tests.export_generator import ddb_item, write_export
 from tests.glue.helpers import T0
+from tests.support.export_generator import ddb_item, write_export
 
 LINES = [ddb_item({"pk": f"p{i}", "sk": "s"}) for i in range(5)]
 

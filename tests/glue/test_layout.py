@@ -12,8 +12,8 @@ from glue_jobs.schemas import MESSAGE_ATTRIBUTES, MESSAGE_SCHEMA, META_SCHEMA, P
 from glue_jobs.transforms import backlog_snapshot
 from mnsd.model.messages import MessageState
 from mnsd.storage.dynamodb import layout, packs
-from tests.export_generator import ddb_item
 from tests.glue.helpers import HOUR, T0, export_of, rows_by
+from tests.support.export_generator import ddb_item
 
 T = T0 + HOUR + 456
 LIVE = T // 1000 + 3600

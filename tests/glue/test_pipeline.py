@@ -15,7 +15,7 @@ from glue_jobs.exports import find_export
 from glue_jobs.jobs.entry import inputs_from, present_options
 from glue_jobs.local_pipeline import NEEDS, run_all
 from glue_jobs.runner import JobInputs, build, run
-from tests.export_generator import ddb_item, generate, write_export
+from tests.support.export_generator import ddb_item, generate, write_export
 
 EXPORT_TIME = 1_795_600_800_000
 

@@ -38,7 +38,7 @@ from mnsd.ground.settings import Settings
 from mnsd.push.signing import generate_signing_material
 from mnsd.request.listener import fits
 from mnsd.request.routes import ROUTES, path_parameters
-from tests.stub_http import QuietHandler, serving
+from tests.support.stub_http import QuietHandler, serving
 
 ACCOUNT, KEY_ID, SECRET = "1000000000000001", "COLDKEY", "COLDSECRET"
 HOST = f"{ACCOUNT}.mns.cn-hangzhou.aliyuncs.com"

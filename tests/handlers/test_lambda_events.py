@@ -15,7 +15,7 @@ from mnsd.access.authentication import sign, string_to_sign
 from mnsd.entry.lambda_handler import request_from_event
 from mnsd.ground.settings import Settings
 from tests.handlers.lambda_events import ACCOUNT, EVENTS, KEY_ID, SECRET, invoke, lambda_backend
-from tests.signers import V4Request, V4Signer
+from tests.support.signers import V4Request, V4Signer
 
 
 def signed_event(

@@ -18,7 +18,7 @@ from mnsd.ground.settings import SIGNING_CERT_URL
 from mnsd.request.listener import listener_rules
 from mnsd.request.routes import ROUTES
 from mnsd.waiting.contract import READY_PATH
-from tests.infra.test_stack import logical_id, synth
+from tests.support.stack import logical_id, synth
 
 DOMAIN = "mns.example.com"
 CERTIFICATE = "arn:aws:acm:us-east-1:123456789012:certificate/0f0e0d0c-0b0a-0908-0706-050403020100"

@@ -23,7 +23,7 @@ from mnsd.metrics import (
     OLDEST_MESSAGE_AGE,
     PUSHES_FAILED,
 )
-from tests.infra.test_stack import TEST_CONTEXT, logical_id, role_statements, synth, table_access
+from tests.support.stack import TEST_CONTEXT, logical_id, role_statements, synth, table_access
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from infra.lint import findings
 from infra.push import PushTargets
 from infra.stack import MnsStack
 from mnsd.ground import settings
-from tests.infra.test_stack import role_statements, synth
+from tests.support.stack import role_statements, synth
 
 FUNCTIONS = (
     "arn:aws:lambda:us-east-1:123456789012:function:orders",

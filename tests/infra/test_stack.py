@@ -13,25 +13,18 @@ from infra.console import ROUTE_KEYS as CONSOLE_ROUTE_KEYS
 from infra.functions import ROOT, SERVICE_GRANTS, pinned_version
 from infra.grants import GRANTS
 from infra.lint import findings
-from infra.nag import build
 from infra.stack import MnsStack
 from mnsd.access.keys import parse_keys
 from mnsd.push.signing import CERTIFICATE_PATH
 from mnsd.push.workflow import definition
 from mnsd.request.routes import ROUTES
+from tests.support.stack import TEST_CONTEXT, logical_id, role_statements, synth, table_access
 
 # Every function's declared table access (`infra.grants`), the service grants aside.
 DECLARED_GRANTS = {name: tuple(g for g in grants if g not in SERVICE_GRANTS) for name, grants in GRANTS.items()}
 # Item access on keys of one shape (`infra.functions.KEYED_GRANTS`), beside the table-wide grants.
 KEYED_KINDS = {"count", "account", "locate"}
-KEYED_CONDITIONS = {
-    '"dynamodb:LeadingKeys": ["rate#*"]',
-    '"dynamodb:LeadingKeys": ["*#account"]',
-    '"dynamodb:LeadingKeys": ["*#G*", "*#D*"]',
-}
 
-# Synth without running pip for the layer (tests/infra/test_layer.py covers it), with construct paths.
-TEST_CONTEXT = {"aws:cdk:bundling-stacks": [], "aws:cdk:enable-path-metadata": True}
 # Actions that support no resource-level permissions, the only ones a policy may grant on "*": X-Ray, stream
 # listing (stream event sources) and the log delivery of Step Functions.
 ANY_RESOURCE_ACTIONS = {
@@ -63,14 +56,6 @@ NOT_DATA_ACTIONS = {
 DATA_ACTIONS = {"read": {"dynamodb:GetItem", "dynamodb:Query"}, "write": {"dynamodb:PutItem", "dynamodb:UpdateItem"}}
 
 
-def synth(outdir: Path, **context: object) -> tuple[MnsStack, Template]:
-    """Synthesizes the app as `cdk synth` does: cdk-nag's validation fails the synth on any unreviewed finding."""
-    app = cdk.App(context={**TEST_CONTEXT, **context}, outdir=str(outdir))
-    stack = build(app, env=cdk.Environment(region="us-east-1"))
-    app.synth()
-    return stack, Template.from_stack(stack)
-
-
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template, Path]:
     outdir = tmp_path_factory.mktemp("cdk.out")
@@ -83,38 +68,7 @@ def template(synthesized: tuple[MnsStack, Template, Path]) -> Template:
     return synthesized[1]
 
 
-def logical_id(template: Template, type_: str, construct_path: str) -> str:
-    """The logical id of the resource of `type_` whose CDK path is `construct_path`."""
-    for name, resource in template.find_resources(type_).items():
-        if resource.get("Metadata", {}).get("aws:cdk:path") == construct_path:
-            return name
-    raise AssertionError(f"no {type_} at {construct_path}")
-
-
-def role_statements(template: Template, function: str) -> list[dict]:
-    role = logical_id(template, "AWS::IAM::Role", f"Mns/Functions/Role-{function}/Resource")
-    policies = template.find_resources("AWS::IAM::Policy", {"Properties": {"Roles": [{"Ref": role}]}})
-    assert len(policies) == 1, f"{function}: {len(policies)} policies"
-    return next(iter(policies.values()))["Properties"]["PolicyDocument"]["Statement"]
-
-
 COUNTER_CONDITION = '"dynamodb:LeadingKeys": ["rate#*"]'
-
-
-def table_access(template: Template, function: str) -> dict[str, set[str]]:
-    """Table logical id -> the DynamoDB actions `function` may perform on it."""
-    access: dict[str, set[str]] = {}
-    for statement in role_statements(template, function):
-        if "Condition" in statement and any(c in json.dumps(statement["Condition"]) for c in KEYED_CONDITIONS):
-            continue  # keys of one shape only (`test_keyed_grants_name_their_keys_and_one_action`)
-        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-        resources = statement.get("Resource", [])
-        for resource in resources if isinstance(resources, list) else [resources]:
-            if resource != "*" and any(action.startswith("dynamodb:") for action in actions):
-                if "Fn::Join" in resource:  # a table's indexes: `{table arn}/index/*`
-                    resource = resource["Fn::Join"][1][0]
-                access.setdefault(resource["Fn::GetAtt"][0], set()).update(actions)
-    return access
 
 
 def assert_alarms_on_waiting_messages(template: Template, queue: str) -> None:

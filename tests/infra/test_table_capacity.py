@@ -14,7 +14,7 @@ from infra.lint import findings
 from infra.table_capacity import Provisioned
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX
-from tests.infra.test_stack import synth
+from tests.support.stack import synth
 
 CONTEXT = {
     "capacity": "provisioned",

@@ -14,7 +14,7 @@ from infra.stack import MnsStack
 from infra.wait_tier import CPU_TARGET_PERCENT, HEALTH_PROBE, HOLD_PORT, MAX_TASKS, TASKS, WAKE_PATH, enabled
 from mnsd.ground import settings
 from mnsd.waiting.contract import READY_PATH
-from tests.infra.test_stack import logical_id, role_statements, synth
+from tests.support.stack import logical_id, role_statements, synth
 
 
 @pytest.fixture(scope="module")

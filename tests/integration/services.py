@@ -10,8 +10,8 @@ from local_runtime.tables import create_tables
 from mnsd.ground.settings import Settings
 from mnsd.services import build_services
 from mnsd.storage.sqlite import sqlite_storage
-from tests.by_name import QueuesByName
-from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.by_name import QueuesByName
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 ENGINES = ["dynamodb", "dynamodb-fake", "sqlite"]  # what `service_on` serves from
 

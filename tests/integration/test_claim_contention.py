@@ -20,9 +20,9 @@ from local_runtime.tables import create_tables
 from mnsd.ground.settings import Settings
 from mnsd.model.inputs import MessageInput
 from mnsd.services import build_services
-from tests.by_name import QueuesByName
 from tests.integration.placements import placement
-from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.by_name import QueuesByName
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 ACCOUNT = "1000000000000001"
 BATCH = 16

@@ -27,9 +27,9 @@ from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
 from mnsd.storage.dynamodb.conditions import condition_failed
 from mnsd.storage.dynamodb.packs import entry_of
-from tests.by_name import QueuesByName
 from tests.integration.placements import placement
-from tests.wrappers import Wrapping
+from tests.support.by_name import QueuesByName
+from tests.support.wrappers import Wrapping
 
 ACCOUNT = "1000000000000001"
 MESSAGES = int(os.environ.get("MNS_CONCURRENCY_MESSAGES", "800"))

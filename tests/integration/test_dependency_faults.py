@@ -15,7 +15,7 @@ from mns.mns_exception import MNSServerException
 from mns.queue import QueueMeta
 
 from bench.dependency_faults import REQUEST_LIMIT_SECONDS, run, sends_while_others_throttled, start_server
-from tests.faults import THROTTLE, Faults
+from tests.support.faults import THROTTLE, Faults
 
 
 @pytest.fixture(scope="module")

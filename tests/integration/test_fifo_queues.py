@@ -11,8 +11,8 @@ from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges
 from mnsd.services import build_services
 from mnsd.storage.sqlite import sqlite_storage
-from tests.by_name import QueuesByName
 from tests.integration.services import ACCOUNT, make_service
+from tests.support.by_name import QueuesByName
 
 FIFO = QueueAttributeChanges(queue_type="fifo", visibility_timeout="10")
 

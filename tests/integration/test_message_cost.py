@@ -15,7 +15,7 @@ from bench.message_cost import BATCH, Bench, Case
 from local_runtime.tables import create_tables
 from mnsd.ground.settings import Settings
 from mnsd.storage.dynamodb.layout import INDEX_KEY
-from tests.recording import Recorder, RecordingClient
+from tests.support.recording import Recorder, RecordingClient
 
 
 def test_bodies_compress_as_named():

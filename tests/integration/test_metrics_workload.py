@@ -37,8 +37,8 @@ from mnsd.metrics.emf import EmfMetrics
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.services import Services, build_services
 from mnsd.storage.sqlite import sqlite_storage
-from tests.clocks import ManualClock
-from tests.prometheus_text import QUEUE_COUNTERS, parse
+from tests.support.clocks import ManualClock
+from tests.support.prometheus_text import QUEUE_COUNTERS, parse
 
 ACCOUNT, KEY_ID, SECRET = "1000000000000001", "WORKLOADKEY", "WORKLOADSECRET"
 NS = "http://mns.aliyuncs.com/doc/v1/"

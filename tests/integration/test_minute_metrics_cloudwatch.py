@@ -35,7 +35,7 @@ from mnsd.metrics.minutes import MINUTE_MS, MINUTE_SERIES, MinuteWindow
 from mnsd.model.queues import Queue, QueueAttributes
 from mnsd.request import api
 from mnsd.services import Services, build_services
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
 NS = "{http://mns.aliyuncs.com/doc/v1}"

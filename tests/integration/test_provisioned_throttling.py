@@ -14,9 +14,9 @@ from mnsd.ground import deadlines, errors
 from mnsd.ground.settings import Settings
 from mnsd.model.inputs import MessageInput
 from mnsd.services import build_services
-from tests.by_name import QueuesByName
 from tests.integration.services import ACCOUNT, make_service
-from tests.wrappers import Wrapping
+from tests.support.by_name import QueuesByName
+from tests.support.wrappers import Wrapping
 
 BUDGET_SECONDS = 1.0
 DATA_CALLS = ("batch_write_item", "update_item", "delete_item", "query", "get_item", "transact_write_items")

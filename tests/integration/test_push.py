@@ -8,148 +8,20 @@ waits are recorded instead of slept, so the schedule itself is what is checked.
 from __future__ import annotations
 
 import json
-import threading
 import time
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from email.utils import formatdate
-from functools import lru_cache
 
-import boto3
 import pytest
-from moto import mock_aws
-from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
-from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 
-from local_runtime.moto_client import SerializedClient
-from local_runtime.push import LocalPushWorker, create_push_workflow
-from local_runtime.tables import create_tables
 from mnsd.ground.http import HttpRequest, HttpResponse
-from mnsd.ground.settings import Settings
-from mnsd.push.signing import generate_signing_material
-from mnsd.push.workflow import TASK_HEARTBEAT_SECONDS, delivery_reference
+from mnsd.push.workflow import delivery_reference
 from mnsd.request import api
-from mnsd.services import build_services
-from mnsd.wire import codec, requests
-from tests.signers import V4Request, V4Signer
+from tests.support.push import ACCOUNT, REGION, Push
+from tests.support.signers import V4Request, V4Signer
 
-ACCOUNT = "1000000000000001"
-REGION = "cn-hangzhou"
 MOTO_ACCOUNT = "123456789012"
-SIGNING = generate_signing_material()
-LOOPBACK = "127.0.0.0/8,::1/128"
-
-
-def body(tag: str, **fields: str) -> codec.Element:
-    inner = "".join(f"<{k}>{v}</{k}>" for k, v in fields.items())
-    return codec.parse(f'<{tag} xmlns="http://mns.aliyuncs.com/doc/v1">{inner}</{tag}>'.encode())
-
-
-class Push:
-    """Services over moto with the retry workflow running, and helpers to drive them."""
-
-    def __init__(self, endpoint, heartbeat_seconds: int = TASK_HEARTBEAT_SECONDS, start_worker: bool = True) -> None:
-        lock = threading.Lock()
-        self.clients = lru_cache(maxsize=None)(
-            lambda name: SerializedClient(boto3.client(name, region_name="us-east-1"), lock)
-        )
-        arn, queue_url = create_push_workflow(self.clients, heartbeat_seconds)
-        self.queue_url = queue_url
-        endpoint.certificate = SIGNING[1]
-        settings = Settings(
-            credentials=f"{ACCOUNT}:KEYID:SECRET",
-            region=REGION,
-            push_state_machine_arn=arn,
-            push_queue_url=queue_url,
-            signing_key=SIGNING[0],
-            signing_certificate=SIGNING[1],
-            signing_cert_url=endpoint.url("/cert.pem"),
-            push_allowed_networks=LOOPBACK,  # the test endpoints listen on 127.0.0.1
-        )
-        create_tables(self.clients("dynamodb"), settings)
-        self.services = build_services(settings, dynamodb=self.clients("dynamodb"), clients=self.clients)
-        self.arn = arn
-        self.topics = self.services.topics
-        self.fanout = self.services.fanout()
-        self.retries = self.services.push().retry_worker
-        self.workflow = self.services.push().workflow
-        self.counters = self.services.push().counters
-        self.worker = LocalPushWorker(lambda: self.services, self.clients("sqs"), queue_url)
-        if start_worker:
-            self.worker.start()
-
-    def topic(self, name: str = "t", logging: bool = False) -> str:
-        self.topics.create_topic(
-            ACCOUNT, name, requests.topic_attribute_changes(body("Topic", LoggingEnabled=str(logging)))
-        )
-        return name
-
-    def subscribe(self, topic: str, name: str, endpoint: str, **fields: str) -> None:
-        self.topics.subscribe(
-            ACCOUNT, topic, name, requests.subscription_input(body("Subscription", Endpoint=endpoint, **fields))
-        )
-
-    def publish(self, topic: str, text: str = "hello", extra: str = ""):
-        xml = f'<Message xmlns="http://mns.aliyuncs.com/doc/v1"><MessageBody>{text}</MessageBody>{extra}</Message>'
-        message = self.topics.publish(ACCOUNT, topic, requests.publish_input(codec.parse(xml.encode())))
-        return message, self.fanout.fan_out(message)
-
-    def executions(self) -> list[dict]:
-        return self.clients("stepfunctions").list_executions(stateMachineArn=self.arn)["executions"]
-
-    def wait_finished(self, timeout: float = 60) -> list[dict]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            executions = self.executions()
-            if executions and all(e["status"] != "RUNNING" for e in executions):
-                return executions
-            time.sleep(0.05)
-        raise AssertionError(f"executions still running: {self.executions()}")
-
-    def wait_for_log(self, event: str, count: int, timeout: float = 10) -> list[dict]:
-        """The worker records a drop just after the execution ends: wait for it."""
-        deadline = time.monotonic() + timeout
-        while len(self.log(event)) < count and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return self.log(event)
-
-    def log(self, event: str | None = None) -> list[dict]:
-        items = self.clients("dynamodb").scan(TableName=self.services.settings.log_table)["Items"]
-        records = [{k: next(iter(v.values())) for k, v in item.items()} for item in items]
-        return sorted((r for r in records if event is None or r["event"] == event), key=lambda r: r["sk"])
-
-
-@pytest.fixture
-def moto(monkeypatch):
-    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        yield
-
-
-@pytest.fixture
-def push(moto, push_endpoint):
-    harness = Push(push_endpoint)
-    yield harness
-    harness.worker.stop()
-
-
-@pytest.fixture
-def recorded_waits(monkeypatch):
-    """moto's waits (Wait states and Retry intervals), recorded instead of slept."""
-    waits: list[tuple[str, float]] = []
-
-    class Time:
-        @staticmethod
-        def sleep(seconds: float) -> None:
-            waits.append(("retry", seconds))
-
-    monkeypatch.setattr(retrier_decl, "time", Time)
-    monkeypatch.setattr(
-        WaitFunction, "_wait_interval", lambda self, env, wait_seconds: waits.append(("wait", wait_seconds))
-    )
-    return waits
 
 
 def test_a_first_attempt_that_succeeds_starts_no_execution(push, push_endpoint):
@@ -427,7 +299,7 @@ def test_a_redirect_is_not_a_delivery(push, push_endpoint):
 def java2_publish(push: Push, topic: str, body: str, attributes: str) -> HttpResponse:
     """PublishMessage as Java SDK 2.x sends it: its `TopicMessageSerializer`'s XML (the attributes' element made
     without a namespace, each attribute Gson's JSON of `DmAttributes` / `DysmsAttributes`), its headers, and its
-    `MNS4-HMAC-SHA256` signature (`tests/signers.py`), through the API's request path."""
+    `MNS4-HMAC-SHA256` signature (`tests/support/signers.py`), through the API's request path."""
     xml = (
         '<?xml version="1.0" encoding="UTF-8" standalone="no"?>'
         f'<Message xmlns="http://mns.aliyuncs.com/doc/v1"><MessageBody>{body}</MessageBody>'

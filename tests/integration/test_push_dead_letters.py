@@ -16,14 +16,10 @@ from mnsd.ground import errors
 from mnsd.push.records import DEAD_LETTERED
 from mnsd.push.workflow import definition, delivery_reference
 from mnsd.queues.messages import Received
-from tests.integration import test_push
-from tests.integration.test_push import ACCOUNT, REGION, Push
+from tests.support.push import ACCOUNT, REGION, Push
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
 # The push harness's fixtures (services over moto with the workflow running; moto's waits recorded).
-moto = test_push.moto
-push = test_push.push
-recorded_waits = test_push.recorded_waits
 POLICY = "<Enabled>True</Enabled><DeadLetterTargetQueue>dlq</DeadLetterTargetQueue>"
 
 

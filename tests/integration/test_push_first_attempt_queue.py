@@ -31,7 +31,7 @@ from mnsd.services import Services, build_services
 from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.wire import codec, requests
-from tests.push_receiver import PushEndpoint, assert_not_held_up, delivery_delays
+from tests.support.push_receiver import PushEndpoint, assert_not_held_up, delivery_delays
 
 ACCOUNT = "1000000000000001"
 SIGNING = generate_signing_material()

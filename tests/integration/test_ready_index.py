@@ -12,9 +12,9 @@ from mnsd.services import build_services
 from mnsd.storage.dynamodb import layout, stripe_counts
 from mnsd.storage.dynamodb import packs as packs_module
 from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE
-from tests.by_name import QueuesByName
 from tests.integration.placements import grow, placement
 from tests.integration.receiving import receive_all
+from tests.support.by_name import QueuesByName
 
 ACCOUNT = "1000000000000001"
 SETTLE = 120.0  # Settings.index_settle_seconds

@@ -17,10 +17,10 @@ from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
 from mnsd.queues import receivers as receivers_module
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import build_services
-from tests.by_name import QueuesByName
 from tests.integration.receiving import receive_all
 from tests.integration.services import ACCOUNT, ENGINES, make_service, service_on
-from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.by_name import QueuesByName
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 
 @pytest.fixture(params=ENGINES)

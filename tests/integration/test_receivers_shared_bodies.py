@@ -21,8 +21,8 @@ from mnsd.storage.dynamodb.layout import BODY, LEASE, SOURCE_ATTRIBUTE
 from mnsd.storage.dynamodb.packs import SIZE, indexes_of, is_pack, member_id
 from tests.integration.receiving import receive_all
 from tests.integration.services import ACCOUNT, ENGINES, make_service, service_on
-from tests.simulator.dynamodb import SimulatedDynamoDB
-from tests.wrappers import Wrapping
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.wrappers import Wrapping
 
 # The shapes a send's bodies take on DynamoDB: a batch's bodies in one body item; a single message's out of line;
 # a batch too large for one body item, a body item per message (`packs.BODY_LIMIT`).

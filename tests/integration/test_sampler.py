@@ -22,8 +22,8 @@ from mnsd.monitoring.alarms import AlarmReconciler, CloudWatchAlarms
 from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
-from tests.by_name import QueuesByName
-from tests.clocks import ManualClock
+from tests.support.by_name import QueuesByName
+from tests.support.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
 PREFIX = "Mns-queue-alarm/"

@@ -28,7 +28,7 @@ from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
 from mnsd.push.stepfunctions import StepFunctionsWorkflow
 from mnsd.push.workflow import delivery_reference, execution_input, execution_name
 from mnsd.services import Services, build_services
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
 PREFIX = "Mns-queue-alarm/"

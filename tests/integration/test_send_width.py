@@ -14,7 +14,7 @@ from mnsd.storage.dynamodb.layout import stripe_of
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS
 from tests.integration.placements import grow, placement
 from tests.integration.receiving import receive_all
-from tests.wrappers import Wrapping
+from tests.support.wrappers import Wrapping
 
 ACCOUNT = "1000000000000001"
 STRIPES = 8

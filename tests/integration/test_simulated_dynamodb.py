@@ -1,7 +1,7 @@
-"""The benchmarks' in-memory DynamoDB (tests/simulator/dynamodb.py) answers and bills as moto and DynamoDB do.
+"""The benchmarks' in-memory DynamoDB (tests/support/simulator/dynamodb.py) answers and bills as moto and DynamoDB do.
 
 The same scenarios run on moto and on the simulator; their responses, their errors and the units
-recorded (moto through tests/recording.py, the simulator by itself) must agree. Index billing and
+recorded (moto through tests/support/recording.py, the simulator by itself) must agree. Index billing and
 per-partition throttling, which moto does not model, are checked against DynamoDB's documented rules.
 A few of the queue service's moto tests also run on the simulator (imported below, `dynamodb` overridden).
 """
@@ -12,7 +12,6 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.by_name import QueuesByName
 from tests.integration.test_messages import (  # noqa: F401  (run again here, on the simulator)
     test_batch_delete_partial_failures,
     test_change_visibility,
@@ -22,8 +21,9 @@ from tests.integration.test_messages import (  # noqa: F401  (run again here, on
     test_visibility_timeout_redelivers,
 )
 from tests.integration.test_queues import test_list_prefix_and_paging, test_recreate_does_not_see_old_messages  # noqa: F401
-from tests.recording import Recorder, RecordingClient
-from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.by_name import QueuesByName
+from tests.support.recording import Recorder, RecordingClient
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 
 @pytest.fixture

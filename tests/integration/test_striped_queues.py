@@ -15,10 +15,10 @@ from mnsd.services import build_services
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.layout import stripe_of
-from tests.by_name import QueuesByName
 from tests.integration.placements import grow, placement
 from tests.integration.receiving import receive_all
-from tests.wrappers import Wrapping
+from tests.support.by_name import QueuesByName
+from tests.support.wrappers import Wrapping
 
 ACCOUNT = "1000000000000001"
 
@@ -462,7 +462,7 @@ def test_a_burst_grows_the_queue_before_any_send_is_refused(clock):
     """On the DynamoDB double, which refuses a partition's requests past 1,000 WCU in a second, as DynamoDB
     does without burst capacity: a queue that starts at 5,000 messages/s grows with the rate it sees."""
     from local_runtime.tables import create_tables
-    from tests.simulator.dynamodb import SimulatedDynamoDB
+    from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
     double = SimulatedDynamoDB(now=clock.now, throttle=True)
     settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")

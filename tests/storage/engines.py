@@ -19,7 +19,7 @@ from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
 from mnsd.storage.dynamodb.placement import Placement
 from mnsd.storage.dynamodb.striped import StripedMessageStore
 from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
-from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 # The engines the contract suite runs against, each behind the `storage` fixture (conftest.py).
 ENGINES = ["dynamodb-moto", "dynamodb-fake", "dynamodb-fake-indexed", "sqlite-file", "sqlite-memory"]
@@ -78,7 +78,7 @@ def engine(request, tmp_path):
             yield dynamodb_storage(client, settings)
         return
     if request.param.startswith("dynamodb-fake"):
-        # The benchmarks' in-memory DynamoDB (tests/simulator/dynamodb.py): the contract holds on it as on moto.
+        # The benchmarks' in-memory DynamoDB (tests/support/simulator/dynamodb.py): the contract holds on it as on moto.
         client = SerializedClient(SimulatedDynamoDB())
         create_tables(client, settings)
         storage = dynamodb_storage(client, settings)

@@ -20,7 +20,7 @@ from mnsd.storage import Storage
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.packs import entry_of
 from mnsd.storage.sqlite import sqlite_storage
-from tests.storage.test_contract import NOW, message
+from tests.support.stored import NOW, message
 
 Changes = Callable[[], list[MessageChange]]
 

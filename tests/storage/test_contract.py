@@ -11,22 +11,8 @@ from mnsd.log.oplog import LogRecord
 from mnsd.model.messages import Content, Message, MessageState, Property, body_md5
 from mnsd.model.queues import MAX_RETENTION_SECONDS, QueueCounts
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, TopicMessage
-from mnsd.storage import Storage
 from tests.storage.engines import claim_one, end_lifetimes, racing_owners, reads_index
-
-NOW = 1_700_000_000_000  # ms
-RETENTION = 3600  # s
-
-
-def message(n: int, queue_id: str = "q1", priority: int = 8, delay_ms: int = 0, body: str | None = None) -> Message:
-    text = body if body is not None else f"body-{n}"
-    content = Content(body_md5(text), text, priority)
-    return Message.enqueued(queue_id, f"M{n:05d}", NOW + n, NOW + n + delay_ms, (NOW + n) // 1000 + RETENTION, content)
-
-
-def ready_ids(storage: Storage, now: int, wanted: int = 100, queue_id: str = "q1") -> list[str]:
-    return [m.message_id for m in storage.messages.peek_ready(queue_id, now, wanted)]
-
+from tests.support.stored import NOW, RETENTION, message, ready_ids
 
 # --- messages -----------------------------------------------------------------------------------
 

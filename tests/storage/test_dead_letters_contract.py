@@ -9,7 +9,7 @@ from mnsd.model.messages import Message, Property
 from mnsd.model.queues import QueueCounts
 from mnsd.storage import Storage
 from tests.storage.engines import claim_one
-from tests.storage.test_contract import NOW, message, ready_ids
+from tests.support.stored import NOW, message, ready_ids
 
 
 def dead_letter(source: Message, n: int, queue_id: str = "dlq") -> Message:

@@ -23,8 +23,8 @@ from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.dynamodb.directory import HOME, MIN_DIRECTORY_WIDTH
 from mnsd.storage.dynamodb.fifo_groups import FifoGroups
 from mnsd.storage.dynamodb.placement import Placement
-from tests.simulator.dynamodb import SimulatedDynamoDB
-from tests.storage.test_fifo_contract import NOW, VISIBLE, fifo_message
+from tests.support.fifo_stored import NOW, VISIBLE, fifo_message
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 WIDE = 64
 

@@ -14,7 +14,7 @@ from mnsd.model.messages import Content, Message, body_md5
 from mnsd.model.queues import MAX_RETENTION_SECONDS
 from mnsd.storage import Storage
 from tests.storage.engines import end_lifetimes
-from tests.storage.test_fifo_contract import NOW, RETENTION, fifo_message, runs, send, take
+from tests.support.fifo_stored import NOW, RETENTION, fifo_message, runs, send, take
 
 THIRTY_S = NOW + 10 + 30_000  # a receive's visibility: 30 s
 

@@ -9,57 +9,16 @@ import threading
 
 import pytest
 
-from mnsd.model import fifo
-from mnsd.model.messages import Content, Message, Property, body_md5
 from mnsd.model.queues import QueueCounts
-from mnsd.storage import Storage
-from tests.faults import LOST, Faults
 from tests.storage.engines import ENGINES, PACKED_ENGINES, end_lifetimes, engine
-from tests.storage.test_fifo_contract import NOW, RETENTION, VISIBLE
+from tests.support.faults import LOST, Faults
+from tests.support.fifo_packs import batch, counts, delete, ids, offered, take
+from tests.support.fifo_stored import NOW, RETENTION, VISIBLE
 
 
 @pytest.fixture(params=ENGINES + PACKED_ENGINES)
 def storage(request, tmp_path):
     yield from engine(request, tmp_path)
-
-
-def batch(storage: Storage, *groups: str, queue_id: str = "q1", at: int = NOW) -> list[Message]:
-    """A batch send of one message per group given, in that order: ids from the store (given the groups, as a send
-    gives them), places from each group's counter (`fifo.positions`), each with its own body and properties."""
-    store = storage.fifo_messages
-    ids = store.new_ids(queue_id, len(groups), at, list(groups))
-    places = fifo.positions(list(groups), lambda group, count: store.sequence(queue_id, group, count, at))
-    sent = []
-    for n, (group, message_id, position) in enumerate(zip(groups, ids, places, strict=True)):
-        body = f"{group}-{n}-" + "x" * n
-        content = Content(body_md5(body), body, 8, (Property("n", str(n), "NUMBER"),), (), group, fifo=True)
-        expires = at // 1000 + RETENTION
-        sent.append(Message.enqueued(queue_id, message_id, at, at, expires, content, position))
-    assert store.put(sent) == set()
-    return sent
-
-
-def take(storage: Storage, now: int, count: int = 16, visible_at: int = VISIBLE) -> list[Message]:
-    scan = storage.fifo_messages.scan_ready("q1", now, count)
-    claimed = scan.claim(scan.messages, count, now, visible_at)
-    storage.fifo_messages.load_bodies(claimed)
-    return claimed
-
-
-def ids(messages: list[Message]) -> list[str]:
-    return [m.message_id for m in messages]
-
-
-def offered(storage: Storage, now: int) -> list[str]:
-    return ids(storage.fifo_messages.peek_ready("q1", now, 100))
-
-
-def counts(storage: Storage, now: int) -> QueueCounts:
-    return storage.fifo_messages.counts("q1", now)
-
-
-def delete(storage: Storage, messages: list[Message], now: int) -> list[bool]:
-    return storage.fifo_messages.delete_many([(m.ref, m.version) for m in messages], now)
 
 
 def test_a_groups_batch_is_read_in_send_order_each_message_with_its_own_body_and_properties(storage):
@@ -220,7 +179,7 @@ def test_retention_ends_a_batch_whatever_its_messages_states(storage):
 
 @pytest.mark.parametrize("storage", ["dynamodb-moto", "dynamodb-moto-packed"], indirect=True)
 def test_a_claim_applied_whose_answer_never_came_back_holds_its_run_until_its_visibility_ends(storage):
-    """The claim's transaction applied, then its answer lost (a read timeout: `tests.faults`) and tried again
+    """The claim's transaction applied, then its answer lost (a read timeout: `tests.support.faults`) and tried again
     (`retries`): the retry finds the group claimed and the receive gets nothing (on DynamoDB its ClientRequestToken may
     answer it as done: the run). Either way the run stays hidden, its group gives nothing, and the run comes back,
     counted, once its visibility ends; nothing is claimed twice."""

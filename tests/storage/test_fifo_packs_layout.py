@@ -22,10 +22,10 @@ from mnsd.storage.dynamodb.directory import GroupState
 from mnsd.storage.dynamodb.layout import Item, is_kept, message_of, state_of
 from mnsd.storage.dynamodb.packs import entries, entry_of, is_pack
 from mnsd.storage.sqlite import sqlite_storage
-from tests.simulator.dynamodb import SimulatedDynamoDB
-from tests.storage.test_fifo_contract import NOW
-from tests.storage.test_fifo_packs_contract import batch, counts, delete, ids, offered, take
-from tests.storage.test_packs_layout import items
+from tests.support.fifo_packs import batch, counts, delete, ids, offered, take
+from tests.support.fifo_stored import NOW
+from tests.support.packs import items
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 
 @pytest.fixture

@@ -5,22 +5,12 @@ from __future__ import annotations
 
 from mnsd.control import catalog as catalog_module
 from mnsd.control.catalog import Catalog
-from mnsd.model.messages import Content, Message, body_md5
+from mnsd.model.messages import Message
 from mnsd.model.queues import Backlog, Queue, QueueAttributes, QueueCounts
 from mnsd.model.topics import Subscription, SubscriptionAttributes
 from mnsd.storage import Storage
-from mnsd.storage.ids import new_message_id
 from tests.storage.engines import claim_one
-
-NOW = 1_700_000_000_000  # ms
-RETENTION = 3600  # s
-
-
-def sent(enqueued: int, delay_ms: int = 0, queue_id: str = "q1", retention: int = RETENTION) -> Message:
-    """A message as a send makes it at `enqueued` (its id made then, as `MessageStore.new_ids` makes ids)."""
-    expires_at = enqueued // 1000 + retention
-    content = Content(body_md5("x"), "x", 8)
-    return Message.enqueued(queue_id, new_message_id(enqueued), enqueued, enqueued + delay_ms, expires_at, content)
+from tests.support.stored import NOW, sent
 
 
 def claim(storage: Storage, message: Message, now: int, visible_at: int) -> Message:

@@ -8,41 +8,16 @@ import threading
 
 import pytest
 
-from mnsd.model.messages import Content, Message, Property, body_md5
+from mnsd.model.messages import Message
 from mnsd.model.queues import QueueCounts
-from mnsd.storage import Storage
 from tests.storage.engines import ENGINES, PACKED_ENGINES, end_lifetimes, engine, racing_owners
-from tests.storage.test_contract import NOW, RETENTION
-
-VISIBLE = NOW + 60_000
+from tests.support.packs import VISIBLE, batch, counts, receive
+from tests.support.stored import NOW, RETENTION
 
 
 @pytest.fixture(params=ENGINES + PACKED_ENGINES)
 def storage(request, tmp_path):
     yield from engine(request, tmp_path)
-
-
-def batch(storage: Storage, n: int = 16, queue_id: str = "q1", delay_ms: int = 0, at: int = NOW) -> list[Message]:
-    """A batch send of `n` messages (ids from the store, as a send's), each with its own body and properties."""
-    ids = storage.messages.new_ids(queue_id, n, at)
-    sent = []
-    for number, message_id in enumerate(ids):
-        body = f"body-{number}-" + "x" * number
-        content = Content(body_md5(body), body, 8, user_properties=(Property("n", str(number), "NUMBER"),))
-        sent.append(Message.enqueued(queue_id, message_id, at, at + delay_ms, at // 1000 + RETENTION, content))
-    assert storage.messages.put(sent) == set()
-    return sent
-
-
-def receive(storage: Storage, now: int, count: int = 16, visible_at: int = VISIBLE, queue_id: str = "q1"):
-    scan = storage.messages.scan_ready(queue_id, now, count)
-    claimed = scan.claim(scan.messages, count, now, visible_at)
-    storage.messages.load_bodies(claimed)
-    return claimed
-
-
-def counts(storage: Storage, now: int, queue_id: str = "q1") -> QueueCounts:
-    return storage.messages.counts(queue_id, now)
 
 
 def test_a_batch_is_read_whole_each_message_with_its_own_body_and_properties(storage):

@@ -15,10 +15,10 @@ from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
 from mnsd.storage.dynamodb.layout import INDEX_KEY, READY_INDEX
 from mnsd.storage.dynamodb.packs import entries, entry_of, indexes_of, is_pack
-from tests.simulator.dynamodb import SimulatedDynamoDB
 from tests.storage.engines import indexed_queues
-from tests.storage.test_contract import NOW
-from tests.storage.test_packs_contract import batch, counts, receive
+from tests.support.packs import batch, counts, items, receive
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.stored import NOW
 
 
 def engine(client, packed: bool = True) -> Storage:
@@ -30,10 +30,6 @@ def client():
     client = SerializedClient(SimulatedDynamoDB())
     create_tables(client, Settings())
     return client
-
-
-def items(client) -> list[dict]:
-    return client.scan(TableName=Settings().message_table)["Items"]
 
 
 def index_entries(client, partition: str = "q1") -> list[dict]:

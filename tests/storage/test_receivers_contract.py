@@ -10,7 +10,7 @@ from mnsd.control.catalog import Catalog
 from mnsd.model.messages import Message, Property
 from mnsd.model.queues import Queue, QueueAttributes, Receiver
 from mnsd.storage import Storage
-from tests.storage.test_contract import NOW, RETENTION, message
+from tests.support.stored import NOW, RETENTION, message
 
 BIG = "x" * 3000  # stored apart from its lease on DynamoDB
 

@@ -18,7 +18,7 @@ from mnsd.storage.capacity import item_size
 from mnsd.storage.dynamodb.layout import BODY, SOURCE_ATTRIBUTE, STRIPE_SEPARATOR, message_items, queue_id_of
 from mnsd.storage.dynamodb.packs import items_of
 from tests.storage.engines import engine
-from tests.storage.test_contract import NOW, RETENTION
+from tests.support.stored import NOW, RETENTION
 
 
 @pytest.fixture(params=["dynamodb-fake-packed", "dynamodb-moto-packed"])

@@ -6,7 +6,7 @@ from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.sqlite import sqlite_storage
 from mnsd.storage.sqlite.database import REPLACED_INDEX
 from mnsd.storage.sqlite.messages import _BACKLOG_SQL
-from tests.storage.test_metrics_contract import NOW, sent
+from tests.support.stored import NOW, sent
 
 OLD_INDEX = f"CREATE INDEX {REPLACED_INDEX} ON messages (queue_id, visible_at, dequeue_count, expires_at)"
 

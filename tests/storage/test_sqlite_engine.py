@@ -24,8 +24,8 @@ from mnsd.storage.sqlite.database import ADDED_MESSAGE_COLUMNS, AS_STORED, COLUM
 from mnsd.storage.sqlite.messages import _READY_SQL
 from mnsd.storage.sqlite.stores import HISTORY_SQL
 from tests.storage.engines import claim_one
-from tests.storage.test_contract import NOW, RETENTION, message
-from tests.storage.test_fifo_contract import VISIBLE, fifo_message
+from tests.support.fifo_stored import VISIBLE, fifo_message
+from tests.support.stored import NOW, RETENTION, message
 
 
 @pytest.fixture

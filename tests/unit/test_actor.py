@@ -7,7 +7,7 @@ import dataclasses
 
 from mnsd.ground import actor
 from mnsd.storage.dynamodb import layout
-from tests.storage.test_contract import message
+from tests.support.stored import message
 
 
 def test_the_key_is_told_only_while_a_call_works_on_a_logging_queue():

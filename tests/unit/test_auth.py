@@ -9,7 +9,7 @@ from mnsd.access import authentication as auth
 from mnsd.access.keys import StaticKeyStore
 from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest
-from tests.signers import V4Request, V4Signer
+from tests.support.signers import V4Request, V4Signer
 
 KEYS = StaticKeyStore("acct1:KEYID:SECRET")
 NOW = 1_700_000_000.0
@@ -135,7 +135,7 @@ def test_content_md5_mismatch():
         auth.authenticate(_request(headers={"content-md5": md5}, body=b"body"), KEYS, NOW, region=REGION)
 
 
-# ---------------------------------------------------------------- V4 (MNS4-HMAC-SHA256), signed by `tests/signers.py`
+# ---------------------------------------------------------------- V4 (MNS4-HMAC-SHA256), signed by `tests/support/signers.py`
 
 
 def _v4_request(

@@ -22,7 +22,7 @@ from mnsd.request.routes import ACTIONS, ROUTES
 from mnsd.wire import requests as xml_requests
 from mnsd.wire import responses as xml_responses
 from mnsd.wire.plane import parsed_body
-from tests.unit.test_wire_responses import HEAD, NS, xml
+from tests.support.wire import HEAD, NS, xml
 
 MNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
 

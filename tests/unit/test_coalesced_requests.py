@@ -15,7 +15,7 @@ from mnsd.access.keys import AccessKey
 from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.request import api
 from mnsd.waiting import contract
-from tests.simulator.dynamodb import SimulatedDynamoDB
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 from tests.unit.access_calls import ACCOUNT, OTHER, OTHER_ROOT, ROOT, World, answer_of, policy, resource
 
 KEY = "the-tiers-key"

@@ -7,7 +7,7 @@ import dataclasses
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.changes import message_change
 from mnsd.storage.sqlite import sqlite_storage
-from tests.storage.test_contract import NOW, message
+from tests.support.stored import NOW, message
 
 
 def logged(n: int, queue_id: str = "q1"):

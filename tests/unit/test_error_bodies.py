@@ -1,5 +1,5 @@
 """Every error code the service can answer, in the body it answers with, read by the clients that read it: as
-strictly as the Java SDK's JAXB binding (`tests/strict_xml.py`), by the Python SDK's decoder and by the Node SDK."""
+strictly as the Java SDK's JAXB binding (`tests/support/strict_xml.py`), by the Python SDK's decoder and by the Node SDK."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from mns.mns_xml_handler import ErrorDecoder
 
 from mnsd.ground import errors
 from mnsd.request import door
-from tests.strict_xml import NotAnErrorMessage, parse_error
-from tests.stub_http import QuietHandler, serving
+from tests.support.strict_xml import NotAnErrorMessage, parse_error
+from tests.support.stub_http import QuietHandler, serving
 
 NODE_READER = Path(__file__).parent.parent / "node" / "read_errors.js"
 

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from mnsd.model import fifo
-from tests.unit.test_fifo import NOW, message
+from tests.support.fifo_groups import NOW, message
 
 
 def test_a_hold_is_its_hidden_messages_and_lasts_until_the_latest():

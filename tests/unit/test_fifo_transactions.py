@@ -10,8 +10,8 @@ from botocore.exceptions import ClientError
 from local_runtime.tables import create_tables
 from mnsd.ground.settings import Settings
 from mnsd.storage.dynamodb import dynamodb_storage
-from tests.simulator.dynamodb import SimulatedDynamoDB
-from tests.storage.test_fifo_contract import NOW, VISIBLE, offer, send, take
+from tests.support.fifo_stored import NOW, VISIBLE, offer, send, take
+from tests.support.simulator.dynamodb import SimulatedDynamoDB
 
 
 def failing(code: str, reasons: list[str] | None = None):

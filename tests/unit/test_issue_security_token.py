@@ -19,7 +19,7 @@ from mnsd.model.policy import Policy
 from mnsd.request import api
 from mnsd.services import Services, build_services
 from mnsd.storage.sqlite import sqlite_storage
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
 NS = "{http://mns.aliyuncs.com/doc/v1}"

@@ -20,8 +20,8 @@ from mnsd.request import api
 from mnsd.topics.attributes import direct_mail, direct_sms
 from mnsd.wire import codec
 from mnsd.wire import requests as xml_requests
+from tests.support.wire import stored
 from tests.unit.access_calls import ROOT, World
-from tests.unit.test_wire_responses import stored
 
 
 def request(headers: dict[str, str], body: bytes = b"") -> HttpRequest:

@@ -7,7 +7,7 @@ import time
 
 from local_runtime.clock import FileClock, OffsetClock, clock_from_env
 from mnsd.ground.clock import SystemClock
-from tests.local_server import ServerClock
+from tests.support.local_server import ServerClock
 
 
 def test_a_file_clock_reads_the_offset_the_test_writes(tmp_path):

@@ -21,8 +21,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.local_server import PYTHON, ROOT, free_port, start_server, stop_server
-from tests.signers import v2_signature
+from tests.support.local_server import PYTHON, ROOT, free_port, start_server, stop_server
+from tests.support.signers import v2_signature
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 EXTRAS = PROJECT["optional-dependencies"]

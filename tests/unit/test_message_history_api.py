@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mnsd.log.oplog import RETENTION_SECONDS
 from mnsd.storage.ids import new_message_id
-from tests.message_history import events, life, told
+from tests.support.message_history import events, life, told
 from tests.unit.access_calls import ROOT, World, policy, resource
 
 LOGGING = (

@@ -24,7 +24,7 @@ from mnsd.push.records import PushCounters, PushRecords
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
 from mnsd.storage.sqlite import sqlite_storage
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
 

@@ -21,8 +21,8 @@ from mnsd.model.inputs import MessageInput, PublishInput
 from mnsd.queues.receivers import ReceiverInput
 from mnsd.services import Services, build_services
 from mnsd.storage.sqlite import sqlite_storage
-from tests.clocks import ManualClock
-from tests.prometheus_text import QUEUE_COUNTERS, parse
+from tests.support.clocks import ManualClock
+from tests.support.prometheus_text import QUEUE_COUNTERS, parse
 
 A, B = "1000000000000001", "2000000000000002"
 QUEUE_FAMILIES = QUEUE_COUNTERS

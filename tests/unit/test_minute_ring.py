@@ -24,7 +24,7 @@ from mnsd.metrics.minutes import MINUTE_SERIES, WINDOW_MINUTES, MinuteWindow, No
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.metrics.ring import MinuteRing, RecordedMinutes
 from mnsd.model.queues import Backlog, Queue, QueueAttributes, QueueCounts
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
 ORDERS = queue_labels(ACCOUNT, "orders")

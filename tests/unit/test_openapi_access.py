@@ -4,7 +4,6 @@ its signatures' refusals (signed by Alibaba's own signers: the core SDK's v1 com
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from datetime import UTC, datetime
 from urllib.parse import urlencode
@@ -17,7 +16,8 @@ from mnsd.access.signature_rpc import v1_signature, v1_string_to_sign
 from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest
 from mnsd.request import api
-from tests.signers import openapi_acs3_headers, openapi_v1_query
+from tests.support.openapi_calls import handle, now_iso, v1
+from tests.support.signers import openapi_acs3_headers, openapi_v1_query
 from tests.unit.access_calls import ACCOUNT, OTHER, ROOT, ROUTES, World, policy, resource
 
 # action -> (its parameters in the world, the resource path it is authorized on)
@@ -54,29 +54,6 @@ ACTIONS = {
 }
 
 
-def now_iso(world: World) -> str:
-    return datetime.fromtimestamp(world.clock.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def v1(
-    world: World,
-    key: AccessKey,
-    action: str,
-    params: dict[str, str],
-    host: str = "127.0.0.1:8080",
-    unsigned: dict[str, str] | None = None,
-    leave_out: tuple[str, ...] = (),
-    **given: str,
-):
-    """A POST signed v1 by the core SDK's composer (`signers`), the action's parameters in a form body, dated by the
-    world's clock; `given` query parameters replace the signer's, `leave_out` ones are not sent, and `unsigned`
-    headers are sent beside the signed parameters (the SDKs send `x-acs-action` and `x-acs-version` so)."""
-    given = {"Timestamp": now_iso(world), **given}
-    query = openapi_v1_query((key.key_id, key.secret), action, params, leave_out, **given)
-    headers = {"host": host, "content-type": "application/x-www-form-urlencoded", **(unsigned or {})}
-    return handle(world, HttpRequest("POST", "/", urlencode(query), headers, urlencode(params).encode()))
-
-
 def acs3(
     world: World,
     key: AccessKey,
@@ -93,13 +70,6 @@ def acs3(
     )
     sent = {name.lower(): value for name, value in {**headers, **changed}.items()}  # as the front end gives them
     return handle(world, HttpRequest("POST", "/", urlencode(query), sent, body))
-
-
-def handle(world: World, request: HttpRequest) -> tuple[int, dict]:
-    route_name, _, _ = match_route(ROUTES, "POST", "/")
-    request = dataclasses.replace(request, source_ip="192.0.2.10")  # as API Gateway's sourceIp gives it
-    response = api.handle(route_name, request, world.services)
-    return response.status, json.loads(response.body)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.log.oplog import LogRecord, QueueEventLog, queue_record
 from mnsd.storage.dynamodb.changes import message_changes
 from mnsd.storage.dynamodb.oplog import DynamoOperationLog, log_item, record_of
-from tests.unit.test_dynamodb_changes import event as change_of
-from tests.unit.test_dynamodb_changes import lease, record
+from tests.support.changes import event as change_of
+from tests.support.changes import lease, record
 
 
 def event(rec: dict) -> LogRecord:

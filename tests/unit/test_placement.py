@@ -9,8 +9,8 @@ from mnsd.model.queues import Queue, QueueAttributes
 from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS, Placement
 from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords
 from mnsd.storage.sqlite import sqlite_storage
-from tests.clocks import ManualClock
-from tests.wrappers import Wrapping
+from tests.support.clocks import ManualClock
+from tests.support.wrappers import Wrapping
 
 NOW = 1_700_000_000.0
 

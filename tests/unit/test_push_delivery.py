@@ -29,8 +29,8 @@ from mnsd.storage.dynamodb.changes import published_messages
 from mnsd.storage.dynamodb.topic_messages import to_item
 from mnsd.wire import codec as xmlcodec
 from mnsd.wire.notifications import notification_body
-from tests.loopback import LoopbackListener
-from tests.stub_http import QuietHandler, serving
+from tests.support.loopback import LoopbackListener
+from tests.support.stub_http import QuietHandler, serving
 
 KEY, CERT = generate_signing_material()
 MESSAGE = TopicMessage("1000000000000001", "t", "tid", "MSGID", "a & <b>", "tag", 1449556920975)

@@ -8,8 +8,8 @@ import pytest
 from mnsd.ground import errors
 from mnsd.model.topics import HTTP, MAIL, QUEUE, SMS, parse_endpoint
 from mnsd.rpc.push_kinds import endpoint_of
+from tests.support.openapi_calls import v1
 from tests.unit.access_calls import ROOT, World
-from tests.unit.test_openapi_access import v1
 
 REGION, ACCOUNT = "cn-hangzhou", "1000000000000001"
 

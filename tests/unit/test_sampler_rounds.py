@@ -18,7 +18,7 @@ from mnsd.metrics import (
 from mnsd.metrics.process import ProcessMetrics
 from mnsd.model.queues import Backlog, Queue, QueueAttributes, QueueCounts
 from mnsd.monitoring.sampler import BacklogSampler, SamplerLimits
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 
 ACCOUNT = "1000000000000001"
 

@@ -13,7 +13,7 @@ import pytest
 from local_runtime.dispatch import match_route
 from mnsd.ground.http import HttpRequest
 from mnsd.request import api
-from tests.signers import V4Request, V4Signer
+from tests.support.signers import V4Request, V4Signer
 from tests.unit.access_calls import NS, REGION, ROOT, ROUTES, World
 
 JSON_PLANE = {"x-mns-version": "2026-04-09"}

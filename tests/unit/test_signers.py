@@ -10,7 +10,7 @@ import pytest
 
 from mnsd.access import signature_v4
 from mnsd.ground.http import HttpRequest
-from tests.signers import V4Request, V4Signer, java_url_encode
+from tests.support.signers import V4Request, V4Signer, java_url_encode
 
 
 def _time(text: str) -> datetime:

@@ -17,7 +17,7 @@ from mnsd.storage.dynamodb.stripes import (
     stripes_for,
 )
 from mnsd.storage.ids import new_message_id
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 
 START = 1000.0
 

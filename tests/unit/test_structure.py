@@ -1,5 +1,6 @@
 """The layout of the code, held: no class of the layer grows past `MAX_CLASS_LINES`, the storage Protocols speak
-no engine's words, and the tree repeats itself in few places.
+no engine's words, the tree repeats itself in few places, and test support lives in its own room (`tests/support/`):
+no file imports a test module, no helper lies loose at `tests/`'s root, `bench/` borrows only support.
 
 The first two rules have an allow-list of today's known exceptions, with the reason; a test fails as soon as an entry
 is no longer needed, so that the lists only shrink. The third counts the whole tree's pairs against a limit. Import loops among the layer's modules are `test_layer_imports`'
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.duplication import pairs
+from tests.support.duplication import pairs
 from tests.unit.layer_imports import LAYER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,7 @@ ENGINE_WORDS = ("ordered", "fifo", "stripe", "partition", "table", "sql")
 # lists today: most of them known answers, error tables and field lists that only look alike, such as the settings'
 # packed_batches flag after two integers, like QueueAttributes').
 MAX_DUPLICATE_PAIRS = 15
-# Where it is not installed: pairs `tests/duplication.py` finds over the whole repository, at the most (what it finds
+# Where it is not installed: pairs `tests/support/duplication.py` finds over the whole repository, at the most (what it finds
 # today: identical runs only, so not the same pairs; most of them import blocks and CDK constructors' keyword
 # signatures, which `duplicates` marks boilerplate). It was 16 while the tree already held 20: machines with
 # `duplicates` never ran this branch.
@@ -156,7 +157,7 @@ def test_the_tree_repeats_itself_in_few_places():
         limit, how = MAX_DUPLICATE_PAIRS, "`duplicates --most 200`"
     else:
         found = [(pair.a.path, pair.b.path) for pair in pairs(ROOT)]
-        limit, how = MAX_CHECKER_PAIRS, "tests/duplication.py"
+        limit, how = MAX_CHECKER_PAIRS, "tests/support/duplication.py"
     listed = "".join(f"\n  {a} ~ {b}" for a, b in found)
     assert len(found) <= limit, f"{how}: {len(found)} pairs (at most {limit}); make one piece of code serve:{listed}"
 
@@ -203,3 +204,113 @@ def test_a_run_found_in_more_than_eight_places_is_too_common_to_pair(tmp_path: P
     assert pairs(tmp_path) == []
     (tmp_path / "tests" / "t8.py").unlink()
     assert len(pairs(tmp_path)) == 28  # eight places: every two of them
+
+
+# --- test support ----------------------------------------------------------------------------------------------
+
+# Test modules (`test_*.py`) that import others on purpose, to run their tests again, with the reason. Nothing else
+# imports a test module: what tests share is in `tests/support/` (or beside the tests of one folder, in a module
+# not named `test_*`).
+RERUNS = {
+    # The integration cases run again with the services over the in-memory DynamoDB double instead of moto.
+    "tests/integration/test_simulated_dynamodb.py": {
+        "tests.integration.test_messages",
+        "tests.integration.test_queues",
+    },
+}
+# What may lie at `tests/`'s root: the package and its fixtures, and the folders.
+TESTS_ROOT_FILES = {"__init__.py", "conftest.py"}
+
+
+def python_files(root: Path) -> list[Path]:
+    """The Python files of the repository (git's, else every one on disk outside the environments)."""
+    listed = subprocess.run(["git", "-C", str(root), "ls-files", "*.py"], capture_output=True, text=True)
+    if listed.returncode == 0 and listed.stdout:
+        return [root / line for line in listed.stdout.splitlines() if (root / line).exists()]
+    skipped = {".venv", "node_modules", "cdk.out", ".git"}
+    return sorted(path for path in root.rglob("*.py") if not skipped & set(path.relative_to(root).parts))
+
+
+def imported_modules(source: str) -> set[str]:
+    """Every module an import names: `import a.b`, `from a.b import c` (a.b, and a.b.c, which may be a module)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def owning_test_module(module: str) -> str | None:
+    """The test module a module name is or lies in (`tests.unit.test_a.helper` -> `tests.unit.test_a`), else None."""
+    parts = module.split(".")
+    if parts[0] != "tests":
+        return None
+    for n, part in enumerate(parts):
+        if part.startswith("test_"):
+            return ".".join(parts[: n + 1])
+    return None
+
+
+def imports_of_test_modules(root: Path = ROOT) -> dict[str, set[str]]:
+    """File (relative to `root`) -> the test modules it imports."""
+    imports = {}
+    for path in python_files(root):
+        found = {owner for module in imported_modules(path.read_text()) if (owner := owning_test_module(module))}
+        if found:
+            imports[str(path.relative_to(root))] = found
+    return imports
+
+
+def loose_helpers(root: Path = ROOT) -> list[str]:
+    return sorted(path.name for path in (root / "tests").glob("*.py") if path.name not in TESTS_ROOT_FILES)
+
+
+def bench_borrowings(root: Path = ROOT) -> dict[str, set[str]]:
+    """bench file -> the modules of `tests` it imports from outside `tests.support`."""
+    borrowed = {}
+    for path in sorted((root / "bench").rglob("*.py")):
+        found = {
+            module
+            for module in imported_modules(path.read_text())
+            if module.split(".")[0] == "tests" and not module.startswith("tests.support")
+        }
+        found = {module for module in found if not any(module.startswith(f"{other}.") for other in found)}
+        if found:
+            borrowed[str(path.relative_to(root))] = found
+    return borrowed
+
+
+def test_no_file_imports_a_test_module_save_the_reruns():
+    imports = imports_of_test_modules()
+    unexpected = {path: modules for path, modules in imports.items() if modules != RERUNS.get(path)}
+    assert not unexpected, f"test modules imported (move what they share to tests/support/): {unexpected}"
+    stale = sorted(set(RERUNS) - set(imports))
+    assert not stale, f"RERUNS lists files that no longer import test modules (remove them): {stale}"
+
+
+def test_no_helper_lies_loose_at_the_root_of_tests():
+    assert loose_helpers() == [], "helpers belong in tests/support/ (or beside the tests of one folder)"
+
+
+def test_bench_borrows_only_test_support():
+    assert bench_borrowings() == {}, "bench/ imports what tests share from tests/support/, never a test's module"
+
+
+def test_the_import_reading_finds_each_way_of_importing_a_test_module(tmp_path: Path):
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "tests" / "support.py").write_text("x = 1\n")
+    (tmp_path / "tests" / "conftest.py").write_text("import pytest\n")
+    (tmp_path / "tests" / "unit" / "test_a.py").write_text("from tests.unit.test_b import helper\n")
+    (tmp_path / "tests" / "unit" / "test_c.py").write_text("from tests.unit import test_b\nimport tests.unit.test_d\n")
+    (tmp_path / "tests" / "unit" / "helpers.py").write_text("from tests.support import x\nfrom .test_b import y\n")
+    (tmp_path / "bench" / "run.py").write_text("from tests.support.clocks import C\nfrom tests.unit.helpers import h\n")
+    assert imports_of_test_modules(tmp_path) == {
+        "tests/unit/test_a.py": {"tests.unit.test_b"},
+        "tests/unit/test_c.py": {"tests.unit.test_b", "tests.unit.test_d"},
+    }
+    assert loose_helpers(tmp_path) == ["support.py"]
+    assert bench_borrowings(tmp_path) == {"bench/run.py": {"tests.unit.helpers"}}

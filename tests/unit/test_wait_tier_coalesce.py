@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 
 from mnsd.waiting import contract
-from tests.stub_http import aio_serving
+from tests.support.stub_http import aio_serving
 from wait_tier.coalesce import MAX_REQUESTS, Coalescing, kind_of
 
 SEND = "/queues/q/messages"

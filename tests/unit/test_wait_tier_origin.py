@@ -10,7 +10,7 @@ from aiohttp import web
 
 from mnsd.pipeline.steps import MAX_REQUEST_BYTES
 from mnsd.waiting import contract
-from tests.stub_http import aio_serving
+from tests.support.stub_http import aio_serving
 from wait_tier.holder import MAX_BODY_BYTES
 from wait_tier.origin import Origin
 

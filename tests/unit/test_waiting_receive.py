@@ -18,7 +18,7 @@ from mnsd.services import Services, build_services
 from mnsd.storage.sqlite import sqlite_storage
 from mnsd.waiting import contract
 from mnsd.waiting.receive import tier_headers
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 from wait_tier.origin import Answer
 
 ACCOUNT = "1000000000000001"

@@ -9,7 +9,7 @@ import pytest
 
 from mnsd.queues.notifier import PollingNotifier, wake
 from mnsd.waiting.wakes import KeptAlivePost, TierWakes, aws_signer
-from tests.clocks import ManualClock
+from tests.support.clocks import ManualClock
 
 
 class Posts:

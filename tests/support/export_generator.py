@@ -1,6 +1,6 @@
 """Write DynamoDB exports (log, message and meta tables) in the layout AWS writes, of any size.
 
-    .venv/bin/python -m tests.export_generator --out DIR --records 1000000 [--queues 20] [--topics 4]
+    .venv/bin/python -m tests.support.export_generator --out DIR --records 1000000 [--queues 20] [--topics 4]
         [--subscriptions 3] [--messages N] [--files 8] [--seed 7] [--layout aws|moto]
 
 writes `DIR/log`, `DIR/messages`, `DIR/meta`, each `AWSDynamoDB/<export-id>/` with `data/*.json.gz`

@@ -19,7 +19,7 @@ from local_runtime.roles.enforce import read_log
 from local_runtime.roles.template import cached_template
 from mnsd.ground.settings import META_CACHE_SECONDS
 from mnsd.waiting.contract import WAKE_PATH
-from tests.local_server import ServerClock, free_port, start_server, stop_server
+from tests.support.local_server import ServerClock, free_port, start_server, stop_server
 from wait_tier.tier import Tier, local_url
 
 ACCOUNT_A = ("1000000000000001", "KEYA", "SECRETA")

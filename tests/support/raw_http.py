@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from email.utils import formatdate, parsedate_to_datetime
 
-from tests.signers import V4Request, V4Signer, v2_signature
-from tests.strict_xml import parse_error
+from tests.support.signers import V4Request, V4Signer, v2_signature
+from tests.support.strict_xml import parse_error
 
 NS = "{http://mns.aliyuncs.com/doc/v1}"
 

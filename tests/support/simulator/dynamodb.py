@@ -5,10 +5,10 @@ indexes with their projection; streams, TTL and backups accepted), describe_tabl
 batch_write_item, get_item, batch_get_item, update_item, delete_item, query (table or index, Limit,
 ExclusiveStartKey, ScanIndexForward, Select COUNT, ProjectionExpression, FilterExpression) and
 transact_write_items, with ConditionExpression / UpdateExpression evaluated as DynamoDB does
-(`tests/simulator/expressions.py`) and errors raised as botocore `ClientError`s with DynamoDB's codes.
+(`tests/support/simulator/expressions.py`) and errors raised as botocore `ClientError`s with DynamoDB's codes.
 
 Each partition keeps its sort keys in a sorted list, so a query costs O(log n + page), not O(partition).
-Every call is billed by DynamoDB's size rules (`mnsd.storage.capacity`, the rules `tests/recording.py`
+Every call is billed by DynamoDB's size rules (`mnsd.storage.capacity`, the rules `tests/support/recording.py`
 applies over moto) and charged to the partitions it touched, base table and index partitions alike:
   writes     1 WCU per KB of the larger of the item before and after, per item; a failed condition
              bills the item present (1 if absent); each index entry written is one more write of its
@@ -36,8 +36,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.storage.capacity import item_size, read_units, value_size, write_units
-from tests.recording import Call
-from tests.simulator import expressions as ex
+from tests.support.recording import Call
+from tests.support.simulator import expressions as ex
 
 Item = ex.Item
 Partition = tuple[str, str, Any]  # (table, index name or "", partition key value)

@@ -1,6 +1,6 @@
 """DynamoDB expressions (condition, filter, key condition, update, projection), parsed once and compiled to closures.
 
-Used by the DynamoDB simulator (`tests/simulator/dynamodb.py`). Values are DynamoDB JSON
+Used by the DynamoDB simulator (`tests/support/simulator/dynamodb.py`). Values are DynamoDB JSON
 (`{"S": ...}`, `{"N": ...}`, ...), as the low-level boto3 client speaks them. Semantics follow the
 DynamoDB developer guide: a comparison with a missing attribute is false (`<>` true), comparisons
 across types are false (`<>` true), `+`/`-` take numbers only, an update's right-hand sides read the
