@@ -16,37 +16,28 @@ from aws_cdk.assertions import Template
 
 from infra.encryption import KEY_USE_ACTIONS, LOGS_KEY_ACTIONS
 from infra.lint import findings
-from infra.nag import build
 from infra.stack import MnsStack
+from tests.support.stack import TEST_CONTEXT, synthesized
 
 KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-TEST_CONTEXT = {"aws:cdk:bundling-stacks": [], "aws:cdk:enable-path-metadata": True}
 # Functions that read or write no encrypted data: the console serves its own files.
 KEYLESS_FUNCTIONS = {"console.handler"}
 
 
-def synth(outdir: Path, **context: object) -> Template:
-    """As `cdk synth`: cdk-nag's validation fails the synth on any unreviewed finding."""
-    app = cdk.App(context={**TEST_CONTEXT, **context}, outdir=str(outdir))
-    stack = build(app, env=cdk.Environment(region="us-east-1"))
-    app.synth()
-    return Template.from_stack(stack)
+@pytest.fixture(scope="module")
+def imported() -> tuple[Template, Path]:
+    _, template, outdir = synthesized(kmsKeyArn=KEY_ARN)
+    return template, outdir
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Template, Path]:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    return synth(outdir, kmsKeyArn=KEY_ARN), outdir
+def created() -> Template:
+    return synthesized(createKmsKey="true").template
 
 
 @pytest.fixture(scope="module")
-def created(tmp_path_factory: pytest.TempPathFactory) -> Template:
-    return synth(tmp_path_factory.mktemp("cdk.out"), createKmsKey="true")
-
-
-@pytest.fixture(scope="module")
-def unkeyed(tmp_path_factory: pytest.TempPathFactory) -> Template:
-    return synth(tmp_path_factory.mktemp("cdk.out"))
+def unkeyed() -> Template:
+    return synthesized().template
 
 
 @pytest.fixture(params=["imported", "created"])

@@ -18,7 +18,7 @@ from mnsd.ground.settings import SIGNING_CERT_URL
 from mnsd.request.listener import listener_rules
 from mnsd.request.routes import ROUTES
 from mnsd.waiting.contract import READY_PATH
-from tests.support.stack import logical_id, synth
+from tests.support.stack import logical_id, synthesized
 
 DOMAIN = "mns.example.com"
 CERTIFICATE = "arn:aws:acm:us-east-1:123456789012:certificate/0f0e0d0c-0b0a-0908-0706-050403020100"
@@ -28,21 +28,14 @@ RULE = "AWS::ElasticLoadBalancingV2::ListenerRule"
 GROUP = "AWS::ElasticLoadBalancingV2::TargetGroup"
 
 
-def synthesized(tmp_path_factory: pytest.TempPathFactory, **context: str) -> tuple[MnsStack, Template, Path]:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    return (*synth(outdir, **context), outdir)
+@pytest.fixture(scope="module")
+def http_only() -> tuple[MnsStack, Template, Path]:
+    return synthesized(frontDoor="alb")
 
 
 @pytest.fixture(scope="module")
-def http_only(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template, Path]:
-    return synthesized(tmp_path_factory, frontDoor="alb")
-
-
-@pytest.fixture(scope="module")
-def with_domain_and_tier(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template, Path]:
-    return synthesized(
-        tmp_path_factory, frontDoor="alb", waitTier="grip", domainName=DOMAIN, certificateArn=CERTIFICATE
-    )
+def with_domain_and_tier() -> tuple[MnsStack, Template, Path]:
+    return synthesized(frontDoor="alb", waitTier="grip", domainName=DOMAIN, certificateArn=CERTIFICATE)
 
 
 def test_with_the_load_balancer_synth_passes_cdk_nag_and_cfn_lint(http_only, with_domain_and_tier) -> None:
@@ -50,9 +43,9 @@ def test_with_the_load_balancer_synth_passes_cdk_nag_and_cfn_lint(http_only, wit
         assert findings(outdir / "Mns.template.json") == []
 
 
-def test_the_default_front_door_is_the_http_api_and_its_template_unchanged(tmp_path_factory) -> None:
-    _, default = synth(tmp_path_factory.mktemp("cdk.out"))
-    _, named = synth(tmp_path_factory.mktemp("cdk.out"), frontDoor="http-api")
+def test_the_default_front_door_is_the_http_api_and_its_template_unchanged() -> None:
+    default = synthesized().template
+    named = synthesized(frontDoor="http-api").template
     assert named.to_json() == default.to_json()
     assert not default.find_resources(LB) and not default.find_resources(GROUP)
     assert not default.find_resources("AWS::EC2::VPC")  # nothing of the load balancer's network either

@@ -23,12 +23,14 @@ from mnsd.metrics import (
     OLDEST_MESSAGE_AGE,
     PUSHES_FAILED,
 )
-from tests.support.stack import TEST_CONTEXT, logical_id, role_statements, synth, table_access
+from tests.support.stack import TEST_CONTEXT, logical_id, role_statements, table_access
+from tests.support.stack import synthesized as shared_synth
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template]:
-    return synth(tmp_path_factory.mktemp("cdk.out"))  # (fails on any cdk-nag finding not reviewed)
+def synthesized() -> tuple[MnsStack, Template]:
+    stack, template, _ = shared_synth()  # (fails on any cdk-nag finding not reviewed)
+    return stack, template
 
 
 @pytest.fixture(scope="module")

@@ -2,36 +2,28 @@
 synthesized template, and the context that brings the rest back."""
 
 import json
-from pathlib import Path
 
-import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Template
 
 from infra.api import ACCESS_LOG_FORMATS
-from infra.nag import build
 from infra.observability import LogSettings
+from tests.support.stack import synthesized
 
-TEST_CONTEXT = {"aws:cdk:bundling-stacks": [], "aws:cdk:enable-path-metadata": True}
 
-
-def synth(outdir: Path, **context: object) -> dict:
+def synth(**context: object) -> dict:
     """As `cdk synth` (cdk-nag's validation fails it on any unreviewed finding): the template."""
-    app = cdk.App(context={**TEST_CONTEXT, **context}, outdir=str(outdir))
-    stack = build(app, env=cdk.Environment(region="us-east-1"))
-    app.synth()
-    template: dict = Template.from_stack(stack).to_json()
+    template: dict = synthesized(**context).template.to_json()
     return template
 
 
 @pytest.fixture(scope="module")
-def default(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return synth(tmp_path_factory.mktemp("cdk.out"))
+def default() -> dict:
+    return synth()
 
 
 @pytest.fixture(scope="module")
-def chosen(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return synth(tmp_path_factory.mktemp("cdk.out"), tracing="active", functionLogs="verbose", accessLogFields="full")
+def chosen() -> dict:
+    return synth(tracing="active", functionLogs="verbose", accessLogFields="full")
 
 
 def resources(template: dict, kind: str) -> list[dict]:

@@ -12,7 +12,8 @@ from infra.lint import findings
 from infra.push import PushTargets
 from infra.stack import MnsStack
 from mnsd.ground import settings
-from tests.support.stack import role_statements, synth
+from tests.support.stack import role_statements
+from tests.support.stack import synthesized as shared_synth
 
 FUNCTIONS = (
     "arn:aws:lambda:us-east-1:123456789012:function:orders",
@@ -24,10 +25,8 @@ TARGET_ACTIONS = {"lambda:InvokeFunction", "events:PutEvents"}
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template, Path]:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    stack, template = synth(outdir, pushLambdaArns=" , ".join(FUNCTIONS), pushEventBusArns=BUSES[0])
-    return stack, template, outdir
+def synthesized() -> tuple[MnsStack, Template, Path]:
+    return shared_synth(pushLambdaArns=" , ".join(FUNCTIONS), pushEventBusArns=BUSES[0])
 
 
 def actions_of(statement: dict) -> list[str]:
@@ -71,8 +70,8 @@ def test_no_other_function_may_invoke_or_put_events_and_every_one_knows_the_list
             assert variables[settings.PUSH_EVENT_BUS_ARNS] == ",".join(BUSES)
 
 
-def test_by_default_no_function_may_invoke_or_put_events_anywhere(tmp_path: Path) -> None:
-    stack, template = synth(tmp_path / "cdk.out")
+def test_by_default_no_function_may_invoke_or_put_events_anywhere() -> None:
+    stack, template, _ = shared_synth()
     for name in stack.functions.functions:
         if name != "signing_setup":
             assert target_statements(template, name) == {}, name

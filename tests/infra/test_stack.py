@@ -19,6 +19,7 @@ from mnsd.push.signing import CERTIFICATE_PATH
 from mnsd.push.workflow import definition
 from mnsd.request.routes import ROUTES
 from tests.support.stack import TEST_CONTEXT, logical_id, role_statements, synth, table_access
+from tests.support.stack import synthesized as shared_synth
 
 # Every function's declared table access (`infra.grants`), the service grants aside.
 DECLARED_GRANTS = {name: tuple(g for g in grants if g not in SERVICE_GRANTS) for name, grants in GRANTS.items()}
@@ -57,10 +58,8 @@ DATA_ACTIONS = {"read": {"dynamodb:GetItem", "dynamodb:Query"}, "write": {"dynam
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template, Path]:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    stack, template = synth(outdir)
-    return stack, template, outdir
+def synthesized() -> tuple[MnsStack, Template, Path]:
+    return shared_synth()
 
 
 @pytest.fixture(scope="module")
@@ -392,8 +391,7 @@ CERTIFICATE = "arn:aws:acm:us-east-1:123456789012:certificate/abc"
 @pytest.fixture(scope="module")
 def custom_domain(tmp_path_factory: pytest.TempPathFactory) -> Template:
     """The app synthesized with the domain mns.example.com and its certificate."""
-    _, template = synth(tmp_path_factory.mktemp("domain"), domainName="mns.example.com", certificateArn=CERTIFICATE)
-    return template
+    return shared_synth(domainName="mns.example.com", certificateArn=CERTIFICATE).template
 
 
 def assert_serves_domain(template: Template, name: str) -> None:

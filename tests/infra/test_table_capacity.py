@@ -14,7 +14,7 @@ from infra.lint import findings
 from infra.table_capacity import Provisioned
 from mnsd.storage.dynamodb import layout
 from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX
-from tests.support.stack import synth
+from tests.support.stack import synthesized
 
 CONTEXT = {
     "capacity": "provisioned",
@@ -29,12 +29,10 @@ TABLE = "AWS::DynamoDB::Table"
 
 
 @pytest.fixture(scope="module")
-def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[Template, Template, Path]:
+def both() -> tuple[Template, Template, Path]:
     """(on demand, provisioned, the provisioned synth's cdk.out)."""
-    _, on_demand = synth(tmp_path_factory.mktemp("cdk.out"))
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    _, provisioned = synth(outdir, **CONTEXT)
-    return on_demand, provisioned, outdir
+    provisioned = synthesized(**CONTEXT)
+    return synthesized().template, provisioned.template, provisioned.outdir
 
 
 def test_on_demand_is_the_default_and_the_flag_takes_two_values():

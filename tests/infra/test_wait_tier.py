@@ -14,14 +14,13 @@ from infra.stack import MnsStack
 from infra.wait_tier import CPU_TARGET_PERCENT, HEALTH_PROBE, HOLD_PORT, MAX_TASKS, TASKS, WAKE_PATH, enabled
 from mnsd.ground import settings
 from mnsd.waiting.contract import READY_PATH
-from tests.support.stack import logical_id, role_statements, synth
+from tests.support.stack import logical_id, role_statements
+from tests.support.stack import synthesized as shared_synth
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[MnsStack, Template, Path]:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    stack, template = synth(outdir, waitTier="grip")
-    return stack, template, outdir
+def synthesized() -> tuple[MnsStack, Template, Path]:
+    return shared_synth(waitTier="grip")
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,17 @@
 """The app synthesized as `cdk synth` does (cdk-nag included), and readers of its template: logical ids, a
-function's role statements, its table access."""
+function's role statements, its table access.
+
+A synthesis takes seconds: `synthesized(**context)` makes one per context for the whole test session (each worker's),
+shared by every module that reads it; `synth(outdir, ...)` makes a fresh one, for a test that needs its own."""
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import aws_cdk as cdk
 from aws_cdk.assertions import Template
@@ -12,6 +19,7 @@ from aws_cdk.assertions import Template
 from infra.nag import build
 from infra.stack import MnsStack
 
+# Item access on keys of one shape (`infra.functions.KEYED_GRANTS`), beside the table-wide grants.
 KEYED_CONDITIONS = {
     '"dynamodb:LeadingKeys": ["rate#*"]',
     '"dynamodb:LeadingKeys": ["*#account"]',
@@ -29,6 +37,26 @@ def synth(outdir: Path, **context: object) -> tuple[MnsStack, Template]:
     stack = build(app, env=cdk.Environment(region="us-east-1"))
     app.synth()
     return stack, Template.from_stack(stack)
+
+
+class Synthesized(NamedTuple):
+    stack: MnsStack
+    template: Template
+    outdir: Path  # its cloud assembly (`Mns.template.json`, ...)
+
+
+_SESSION: dict[str, Synthesized] = {}
+
+
+def synthesized(**context: object) -> Synthesized:
+    """The app synthesized with `context`, once per context for the session: readers only (a test that would change
+    the stack or the assembly synthesizes its own with `synth`)."""
+    key = json.dumps(context, sort_keys=True)
+    if key not in _SESSION:
+        outdir = Path(tempfile.mkdtemp(prefix="cdk.out-"))
+        atexit.register(shutil.rmtree, outdir, ignore_errors=True)
+        _SESSION[key] = Synthesized(*synth(outdir, **context), outdir)
+    return _SESSION[key]
 
 
 def logical_id(template: Template, type_: str, construct_path: str) -> str:
