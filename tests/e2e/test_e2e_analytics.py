@@ -15,6 +15,7 @@ from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
+from tests.support.jvm import QUICK_JVM
 from tests.support.local_server import PYTHON, ROOT
 from tests.support.servers import ACCOUNT_A
 
@@ -58,7 +59,7 @@ def test_operation_metrics_equal_the_operations_performed(account_a, endpoint, p
     out = tmp_path / "analytics"
     command = [str(PYTHON), "-m", "local_runtime.analytics", "--endpoint", endpoint, "--out", str(out)]
     operator = {"MNS_CREDENTIALS": ":".join(ACCOUNT_A)}  # the export is the operator's tool: signed with its key
-    env = {**os.environ, **operator}
+    env = {**os.environ, **operator, "JAVA_TOOL_OPTIONS": QUICK_JVM}  # (Spark's JVMs: tests/support/jvm.py)
     finished = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert "queue_hourly" in finished.stdout
