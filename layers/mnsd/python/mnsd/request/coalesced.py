@@ -22,7 +22,7 @@ from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.model.inputs import MAX_BATCH, MAX_BATCH_BYTES, MessageInput
 from mnsd.model.queues import Queue
 from mnsd.operations.delete_message import delete_message
-from mnsd.operations.receive_message import receive_message, single_receive
+from mnsd.operations.receive_message import Render, deadline_of, receive_message, single_receive, tier_answer
 from mnsd.operations.send_message import send_message
 from mnsd.pipeline import steps
 from mnsd.queues import addresses
@@ -30,7 +30,6 @@ from mnsd.queues.messages import Ask
 from mnsd.request.door import RouteDoor, error_response, host_id, new_request_id
 from mnsd.request.routes import ROUTES, Operation, path_parameters
 from mnsd.waiting import contract
-from mnsd.waiting.receive import Render, deadline_of, tier_answer
 
 if TYPE_CHECKING:
     from mnsd.services import Services
@@ -252,7 +251,7 @@ def _enlisted(
     method, target, headers, body, deadline = given
     path, _, query = target.partition("?")
     said = {name.lower(): value for name, value in headers if not name.lower().startswith(contract.PREFIX)}
-    said[contract.SIG_HEADER.lower()] = token  # (a receive's answer is the tier's: `mnsd.waiting.receive`)
+    said[contract.SIG_HEADER.lower()] = token  # (a receive's answer is the tier's: `mnsd.operations.receive_message`)
     if deadline is not None:
         said[contract.DEADLINE_HEADER.lower()] = str(deadline)
     route_name, params = _route(method, path)
