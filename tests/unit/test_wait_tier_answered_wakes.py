@@ -156,14 +156,23 @@ async def relayed_soon(relayed: list[Any], count: int) -> None:
         await asyncio.sleep(0.01)
 
 
-def test_a_wake_in_the_origins_answer_wakes_a_held_receive_here_and_is_relayed_to_the_other_instances() -> None:
+@pytest.mark.parametrize(
+    ("coalesced", "sends", "path"),
+    [(False, 1, MESSAGES), (True, 3, contract.BATCH_PATH)],  # a send passed on alone; three in one batch call
+)
+def test_a_wake_in_the_origins_answer_wakes_a_held_receive_here_and_is_relayed_to_the_other_instances_once(
+    coalesced: bool, sends: int, path: str
+) -> None:
     async def test(origin_url: str, peer_url: str, relayed: list[Any]) -> None:
-        holder = Holder(Origin(origin_url, KEY), lambda: [peer_url])
+        origin = Coalescing(origin_url, KEY, window_ms=50) if coalesced else Origin(origin_url, KEY)
+        holder = Holder(origin, lambda: [peer_url])
         try:
             waiter = held(holder)
-            answer = await holder.origin.call("POST", MESSAGES, [("Host", "mns.example")], b"<Message/>")
-            assert contract.WAKES_HEADER in answer.headers  # (the holder's server drops it: `Answer.for_client`)
-            assert all(not name.lower().startswith(contract.PREFIX) for name, _ in answer.for_client())
+            calls = [holder.origin.call("POST", MESSAGES, [("Host", "h")], f"m{n}".encode()) for n in range(sends)]
+            answers = await asyncio.gather(*calls)
+            assert [a.status for a in answers] == [201] * sends
+            # (the holder's server drops the contract's headers: `Answer.for_client`)
+            assert all(not name.lower().startswith(contract.PREFIX) for a in answers for name, _ in a.for_client())
             assert waiter.signal.is_set()
             assert holder.stats()["wakes"] == {"answered": 1}
             await relayed_soon(relayed, 1)
@@ -171,26 +180,8 @@ def test_a_wake_in_the_origins_answer_wakes_a_held_receive_here_and_is_relayed_t
             await holder.close()
 
     called, relayed = asyncio.run(serving_origin_and_peer(test))
-    assert called == [("POST", MESSAGES)]
+    assert called == [("POST", path)]
     assert relayed == [(WAKE, "1")]  # (relayed: the peer takes it without relaying it again)
-
-
-def test_the_wakes_of_a_coalesced_batchs_answer_are_taken_once() -> None:
-    async def test(origin_url: str, peer_url: str, relayed: list[Any]) -> None:
-        holder = Holder(Coalescing(origin_url, KEY, window_ms=50), lambda: [peer_url])
-        try:
-            waiter = held(holder)
-            sends = [holder.origin.call("POST", MESSAGES, [("Host", "h")], f"m{n}".encode()) for n in range(3)]
-            assert [a.status for a in await asyncio.gather(*sends)] == [201, 201, 201]
-            assert waiter.signal.is_set()
-            assert holder.stats()["wakes"] == {"answered": 1}
-            await relayed_soon(relayed, 1)
-        finally:
-            await holder.close()
-
-    called, relayed = asyncio.run(serving_origin_and_peer(test))
-    assert called == [("POST", contract.BATCH_PATH)]
-    assert relayed == [(WAKE, "1")]
 
 
 def test_an_answer_without_wakes_wakes_nothing_and_a_malformed_one_is_ignored() -> None:
