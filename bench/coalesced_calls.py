@@ -10,7 +10,8 @@ clock (which each DynamoDB call moves by `bench.message_patterns.CALL_SECONDS`),
   first call's time plus the window), else that group goes and the call opens the next;
 - a group goes when the clock passes its end (another thread's DynamoDB calls moved it), when it is full, or when
   no client thread can do anything but wait (every one parked in a group, waiting for an answer or for work): the
-  clock then moves on to the earliest group's end, as time passes with nothing else happening;
+  clock then moves on to the earliest group's end, as time passes with nothing else happening, and every group
+  ended by then goes;
 - the first call of a group (its leader) makes the batch call: the batch's operation served as
   `mnsd.request.coalesced` serves it (`serve`), then each parked call gets its own outcome.
 
@@ -104,9 +105,9 @@ class Coalescer:
             self._close(group)
             return
         if self.active <= 0 and self.groups:
-            earliest = min(self.groups.values(), key=lambda g: g.ends)
-            self.clock.t = max(self.clock.t, earliest.ends)
-            self._close(earliest)
+            self.clock.t = max(self.clock.t, min(g.ends for g in self.groups.values()))
+            for ended in [g for g in self.groups.values() if g.ends <= self.clock.t]:
+                self._close(ended)
             return
         self.condition.wait(timeout=0.0005)
 
