@@ -61,15 +61,8 @@ class Coalescer:
     def call(self, operation: str, queue: str, item: Any, serve: Serve) -> Any:
         """`item`'s outcome, served in a batch with the calls of its queue and operation that came within the window
         (`serve(items)`, made by the group's first call, in its thread)."""
-        key = (operation, queue)
         with self.condition:
-            group = self.groups.get(key)
-            if group is not None and self.clock.t > group.ends:
-                self._close(group)  # (its end passed: it goes; this call opens the next)
-                group = None
-            leader = group is None
-            if group is None:
-                group = self.groups[key] = Group(key, self.clock.t + self.window)
+            group, leader = self.group_for((operation, queue))
             index = len(group.items)
             group.items.append(item)
             self.active -= 1
@@ -97,6 +90,18 @@ class Coalescer:
         if group.error is not None:
             raise group.error
         return group.outcomes[0]
+
+    def group_for(self, key: tuple[str, str]) -> tuple[Group, bool]:
+        """The group a call of `key` (operation, queue) joins now, and whether it opens it (its leader): the open one
+        unless the clock passed its end (it goes then, and the call opens the next). Under the condition."""
+        group = self.groups.get(key)
+        if group is not None and self.clock.t > group.ends:
+            self._close(group)
+            group = None
+        if group is None:
+            self.groups[key] = Group(key, self.clock.t + self.window)
+            return self.groups[key], True
+        return group, False
 
     def _pass_time(self, group: Group) -> None:
         """Wait (holding the condition) until `group` closes: its end passed on the clock, or every client thread

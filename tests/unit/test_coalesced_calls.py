@@ -75,6 +75,19 @@ def test_a_call_after_the_groups_end_on_the_clock_opens_the_next_group():
     assert coalescer.batch_sizes == {"send": [1, 1]}
 
 
+def test_a_call_joins_the_open_group_until_the_clock_passes_its_end():
+    clock = SimpleNamespace(t=1.0)
+    coalescer = Coalescer(clock, clients=3)
+    with coalescer.condition:
+        first, leader = coalescer.group_for(("send", "q"))
+        assert leader and first.ends == pytest.approx(1.0 + WINDOW_MS / 1000)
+        clock.t = first.ends  # (at its end: still in)
+        assert coalescer.group_for(("send", "q")) == (first, False)
+        clock.t += 0.0001
+        second, leader = coalescer.group_for(("send", "q"))
+    assert leader and second is not first and first.closed and not second.closed
+
+
 def test_a_full_group_goes_at_once_without_waiting_for_its_window():
     clock = SimpleNamespace(t=5.0)
     coalescer, log = Coalescer(clock, clients=MAX_REQUESTS + 4), []  # 4 clients that call nothing: never all waiting
