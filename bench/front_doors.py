@@ -18,14 +18,15 @@
 
 What each door writes to logs per request (`bench.log_bytes`, priced by `bench.all_in`): the HTTP API its access log
 line to CloudWatch Logs; the ALB its access log entry to S3 (gzipped; each node's file every 5 minutes a PUT, fixed
-here); the wait tier nothing.
+here); the wait tier nothing. Not priced: the flow logs of the ALB's VPC (a record per connection and 10-minute
+interval, not per request: clients that keep their connections write a few a month).
 """
 
 from __future__ import annotations
 
 from bench import all_in, cost_model
 from bench.cost_model import HOURS_A_MONTH, MILLION, Usage
-from bench.wait_tier import tier_fixed_month
+from bench.wait_tier import PUBLIC_IPV4_HOUR, tier_fixed_month
 
 FRONT_DOORS = ("http-api", "alb", "wait-tier")
 ALB_SOURCE = "https://aws.amazon.com/elasticloadbalancing/pricing/"
@@ -67,6 +68,8 @@ def fixed_month(door: str) -> dict[str, float]:
     if door == "alb":
         return {
             "Application Load Balancer (hours)": ALB_HOUR * HOURS_A_MONTH,
+            # internet-facing: a public IPv4 address a node, one in each of its two subnets (`infra.load_balancer`)
+            f"public IPv4 addresses ({all_in.ALB_NODES})": all_in.ALB_NODES * PUBLIC_IPV4_HOUR * HOURS_A_MONTH,
             f"ALB access log files (S3 PUTs, {all_in.ALB_NODES} nodes, every 5 min)": all_in.alb_log_files_month(),
         }
     if door == "wait-tier":

@@ -51,6 +51,8 @@ def test_the_albs_access_log_is_stored_gzipped_in_s3_for_the_buckets_90_days():
     assert alb["ALB access logs (S3)"] > 0
     assert all_in.extras(used, OBSERVED, "http-api")["ALB access logs (S3)"] == 0
     assert all_in.extras(used, OBSERVED, "wait-tier")["ALB access logs (S3)"] == 0
+    # each node's public IPv4 address: 2 x $0.005 an hour
+    assert front_doors.fixed_month("alb")["public IPv4 addresses (2)"] == pytest.approx(2 * 0.005 * 730)
     # each node's file every 5 minutes: 2 x 12 x 730 PUTs at $0.005 per 1,000
     assert front_doors.fixed_month("alb")[next(k for k in front_doors.fixed_month("alb") if "PUT" in k)] == (
         pytest.approx(2 * 12 * 730 * 0.005 / 1000)
