@@ -77,9 +77,12 @@ def fixed_costs(template: Mapping[str, Any], tracing: bool) -> dict[str, float]:
     return all_in.fixed_month(template, tracing, SAMPLER_MEMORY_MB)
 
 
-def doors_of(pattern: str, doors: list[str]) -> list[str]:
-    """The front doors a pattern runs at: a coalesced one only at the wait tier (the tier coalesces)."""
-    return [d for d in doors if d == "wait-tier"] if PATTERNS[pattern].coalesced else doors
+def door_label(pattern: str, door: str) -> str:
+    """A door as a pattern runs at it: a coalesced pattern through the wait tier, behind the HTTP API or the ALB
+    (`-c waitTier=grip`: the tier takes the send, receive and delete routes) or as the front door itself."""
+    if PATTERNS[pattern].coalesced and door != "wait-tier":
+        return f"{door} + wait tier"
+    return door
 
 
 def report(
@@ -99,6 +102,8 @@ def report(
         mns_line(),
         "## Per million messages, all-in, by front door and DynamoDB capacity\n\n"
         + totals(results, doors, observed)
+        + "\n\n"
+        + coalesced_note()
         + "\n\n"
         + capacity_note(),
         "## The issue's targets\n\n" + targets(results, doors, stack),
@@ -139,6 +144,15 @@ def mns_line() -> str:
     )
 
 
+def coalesced_note() -> str:
+    return (
+        "A coalesced row runs through the wait tier (`-c waitTier=grip`: the tier takes the send, receive and delete "
+        "routes and calls each route's function by its URL): behind the HTTP API or the ALB, which bill and log each "
+        "client request as without it, or as the front door itself (`wait-tier`, no per-request fee); the tier's "
+        "fixed cost is apart (the fixed table). The other rows have no tier in the path."
+    )
+
+
 def capacity_note() -> str:
     provisioned = cost_model.stack_provisioning()
     return (
@@ -167,10 +181,8 @@ def totals(results: Results, doors: list[str], observed: Mapping[str, all_in.Obs
         row: list[object] = [pattern, body]
         for door in doors:
             for capacity in CAPACITY_MODES:
-                runs = door in doors_of(pattern, doors)
-                row.append(f"**{money(price(usage, door, stack, capacity).total)}**" if runs else "-")
-        before = price(usage, "http-api", observed["before"]).total if "http-api" in doors_of(pattern, doors) else None
-        row.append("-" if before is None else money(before))
+                row.append(f"**{money(price(usage, door, stack, capacity).total)}**")
+        row.append(money(price(usage, "http-api", observed["before"]).total))
         row += [money(sqs_per_million(PATTERNS[pattern], size_of(body))), money(mns_per_million(usage))]
         rows.append(row)
     headers = [
@@ -193,13 +205,13 @@ def targets(results: Results, doors: list[str], stack: all_in.Observability) -> 
                 figures = [
                     (pattern, price(results[(pattern, target.body)], door, stack, capacity).total)
                     for pattern in target.patterns
-                    if (pattern, target.body) in results and door in doors_of(pattern, doors)
+                    if (pattern, target.body) in results
                 ]
                 for pattern, value in figures:
                     rows.append(
                         [
                             target.label + (", coalesced" if PATTERNS[pattern].coalesced else ""),
-                            column(door, capacity),
+                            column(door_label(pattern, door), capacity),
                             f"<= {money(target.usd)}",
                             money(value),
                             f"**{verdict(value, target.usd)}**",
@@ -212,14 +224,13 @@ def parts_table(results: Results, doors: list[str], stack: all_in.Observability)
     rows = []
     names: list[str] = []
     for (pattern, body), usage in results.items():
-        priced = {door: price(usage, door, stack).parts for door in doors_of(pattern, doors)}
+        priced = {door: price(usage, door, stack).parts for door in doors}
         first = next(iter(priced.values()))
         shared = [n for n in first if not n.startswith("front door") and n not in DOOR_PARTS]
         names = names or shared
         row: list[object] = [pattern, body]
-        for door in doors:
-            parts = priced.get(door)
-            row += ["-"] * 3 if parts is None else [money(parts[f"front door ({door})"]), *door_logs(parts)]
+        for door, parts in priced.items():
+            row += [money(parts[f"front door ({door})"]), *door_logs(parts)]
         rows.append([*row, *(money(first[n]) for n in names)])
     door_headers = [h for d in doors for h in (f"{d}: door", f"{d}: CloudWatch Logs", f"{d}: ALB logs (S3)")]
     return md_table(["pattern", "body", *door_headers, *names], rows)
