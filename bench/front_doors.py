@@ -10,7 +10,8 @@
   the listener's rules it processes less the first 10 (free). Priced here at the stack's ~40 listener rules, every
   request processing all of them (the worst order), clients keeping their connections (the SDKs do): rule
   evaluations are then the largest dimension for messages under ~1.6 KB a request.
-- `wait-tier`: the wait tier's always-on tasks as the front door, calling each operation's function by its
+- `wait-tier`: the wait tier's always-on tasks as the front door (a design: deployed, `-c waitTier=grip` puts the tier
+  behind the HTTP API or the ALB, which still bill each request), calling each operation's function by its
   function URL (no per-request fee: Lambda bills its invocation as it does behind the HTTP API); the tier's fixed
   cost (`bench.wait_tier.tier_fixed_month`, at its two tasks' floor: the tasks an estate's request rate would need
   beyond them, up to `infra.wait_tier.MAX_TASKS`, are not measured). Its other job, coalescing concurrent single
