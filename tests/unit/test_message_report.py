@@ -41,3 +41,21 @@ def test_a_coalesced_pattern_runs_through_the_wait_tier_behind_the_door():
     assert door_label("one at a time, 16 producers + 16 consumers, coalesced", "alb") == "alb + wait tier"
     assert door_label("one at a time, 16 producers + 16 consumers, coalesced", "wait-tier") == "wait-tier"
     assert door_label("one at a time, 16 producers + 16 consumers", "alb") == "alb"
+
+
+def test_the_routes_memory_is_read_from_the_synthesized_functions():
+    """The bench prices Lambda at the memory each route is deployed at (it refuses to run when they differ)."""
+    from bench.message_report import deployed_memory
+
+    def function(handler: str, memory: int) -> dict[str, object]:
+        return {"Type": "AWS::Lambda::Function", "Properties": {"Handler": handler, "MemorySize": memory}}
+
+    template = {
+        "Resources": {
+            "Send": function("post_messages.handler", 256),
+            "Receive": function("get_messages.handler", 512),
+            "Delete": function("delete_messages.handler", 128),
+            "Other": function("put_queue.handler", 1024),
+        }
+    }
+    assert deployed_memory(template) == {"send": 256, "receive": 512, "delete": 128}
