@@ -1,10 +1,10 @@
 """Single calls coalesced as the wait tier's holder coalesces them (`wait_tier.coalesce`), for the bench's threads
-over the simulated clock (`bench.message_patterns`).
+over the simulated clock (`bench.pattern_prices`).
 
 The holder's rule: single sends, single receives and single deletes of one queue that arrive within the window
 (`wait_tier.coalesce.WINDOW_MS`) of the first of their group go to the origin as one batch call; a group goes at once
 when it holds `MAX_REQUESTS`; a group of one is passed on alone. Here the window is simulated time on the bench's
-clock (which each DynamoDB call moves by `bench.message_patterns.CALL_SECONDS`), so:
+clock (which each DynamoDB call moves by `bench.pattern_prices.CALL_SECONDS`), so:
 
 - a call joins the open group of its queue and operation when the clock has not passed the group's end (the
   first call's time plus the window), else that group goes and the call opens the next;

@@ -13,7 +13,7 @@ from bench._common import md_table
 from bench.bodies import BODIES
 from bench.cost_model import CAPACITY_MODES, Usage
 from bench.cost_targets import ESTATE_MONTH, PER_MILLION, verdict
-from bench.message_patterns import (
+from bench.pattern_prices import (
     CNY_PER_USD,
     ESTATE_MESSAGES_A_QUEUE,
     ESTATE_QUEUES,
@@ -288,7 +288,7 @@ def measured_table(results: Results) -> str:
 
 
 def coalescing(results: Results) -> str:
-    from bench.message_patterns import CALL_SECONDS
+    from bench.pattern_prices import CALL_SECONDS
     from wait_tier.coalesce import WINDOW_MS
 
     rows = []

@@ -166,7 +166,7 @@ def test_racing_clients_are_measured_with_their_lost_claims_and_every_request(pa
 
 def test_all_in_prices_every_item_and_the_front_doors_apart(patterns, log_lines):
     from bench import all_in, front_doors
-    from bench.message_patterns import observability, price
+    from bench.pattern_prices import observability, price
     from infra.observability import LogSettings
 
     usage = patterns["one at a time, one client"]
