@@ -4,7 +4,11 @@
   random point of that span (`window`), so concurrent consumers read different pages instead of all racing for the
   same head;
 - per queue that sends over fewer stripes than it has (`Spread.width`), when it last read the others too (a sweep,
-  `_Sweep`): `order` gives the stripes a receive reads, in turn.
+  `_Sweep`): `order` gives the stripes a receive reads, in turn;
+- per stripe whose head a receive read as held leases only (claimed with `w` left in place, `layout.held_version`),
+  where they end and when the first of them is receivable again (`_HeldHead`): till then, a receive reads the
+  stripe's head from there (`held_below`). Every lease written since has a `w` no earlier than its writer's clock,
+  so none is below (clocks within `_SKEW_MS`); one that was is held till then at least.
 
 Both are hints, bounded in size (`_SPANS` entries, then forgotten at once): a container that forgets reads from the
 heads and sweeps, as a new one does.
@@ -26,6 +30,10 @@ _SPANS = 10_000  # stripes whose span of ready `v` a container remembers (and qu
 # this often per container (a sweep), and while a sweep found messages there, for this long after.
 _SWEEP_MS = 5_000
 _WIDE_MS = 60_000
+# A stripe's held head is read past from its end at most this long (`held_below`), and its end is taken no later than
+# this before the time it was read (the containers' clocks may differ by as much).
+_HELD_HEAD_MS = 5_000
+_SKEW_MS = 50
 
 
 @dataclass
@@ -48,10 +56,39 @@ class _Span:
     priority: int = -1
 
 
+@dataclass(frozen=True)
+class _HeldHead:
+    """A stripe's head read as held leases only: below `end` (its `w`), none is receivable before `until`."""
+
+    end: int
+    until: int
+
+
 class StripeSpans:
     def __init__(self) -> None:
         self._spans: dict[str, _Span] = {}
         self._sweeps: dict[str, _Sweep] = {}
+        self._held: dict[str, _HeldHead] = {}
+
+    # --- past a stripe's held head ----------------------------------------------------------------
+
+    def held_below(self, partition: str, now_ms: int) -> tuple[int, int] | None:
+        """(end, until) of the held head last read in a stripe, while none of it can be receivable (else None)."""
+        head = self._held.get(partition)
+        if head is None or now_ms >= head.until:
+            self._held.pop(partition, None)
+            return None
+        return head.end, head.until
+
+    def held_head(self, partition: str, end: int | None, until: int | None, now_ms: int) -> None:
+        """A read of a stripe's head found held leases up to `end` (its `w`; None: none, or not only held ones
+        from where it started), the first receivable again at `until`."""
+        if end is None or until is None:
+            self._held.pop(partition, None)
+            return
+        if len(self._held) >= _SPANS and partition not in self._held:
+            self._held.clear()
+        self._held[partition] = _HeldHead(min(end, now_ms - _SKEW_MS), min(until, now_ms + _HELD_HEAD_MS))
 
     # --- where in a stripe ----------------------------------------------------------------------
 
