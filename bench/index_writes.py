@@ -4,8 +4,8 @@
 
 Runs over the in-memory DynamoDB double (`tests/simulator/dynamodb.py`: every call and every ready-index write billed
 by DynamoDB's rules, the same as `tests/recording.py` over moto), simulated clock. Per case: a fresh queue, its
-ready index on from the start, holding `in flight` messages received and not deleted (`capacity_figures.holding`:
-visibility 12 h, received 16 a receive), 16 more waiting; then `--lifecycles` times one message sent, received
+ready index on from the start, batches not packed (every message its own lease), holding `in flight` messages
+received and not deleted (`capacity_figures.holding`: visibility 12 h, received 16 a receive), 16 more waiting; then `--lifecycles` times one message sent, received
 (one message) and deleted by its handle, 0.1 simulated seconds apart, by one client: the figures are per lifecycle.
 Bodies 1 KB, incompressible. Write units are the table's and the index's together (the index's apart too); read
 units are the Queries' (index and table) and GetItem/BatchGetItem's. The design: `docs/ready-index-writes.md`.
@@ -33,7 +33,7 @@ def fresh() -> tuple[QueuesByName, SimulatedDynamoDB, SimulatedClock]:
 
     clock = SimulatedClock()
     client = SimulatedDynamoDB(now=clock.now, record_calls=True)
-    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", packed_batches=False)  # (every message a lease)
     create_tables(client, settings)
     services = build_services(settings, dynamodb=client, clock=clock, notifier=LocalNotifier())
     return QueuesByName(services), client, clock

@@ -12,9 +12,11 @@ depends on the queue's `placement.Spread`:
   (`w > now`); an expired lease it meets (retention over, TTL not yet done) it deletes, so each is read about once.
   A lease claimed with its `w` left in place (`layout.held_version`) stays in `w <= now` while it is held: the
   receive tells it from its entry (`layout.index_due`) and reads past it. Where a read met `_CROWD` such entries,
-  the receive's claims there move `w` (`StripeScan.crowded`); where it could not get past them in `_SKIPPED_PAGES`
-  pages, it moves theirs (`ReadyIndex.lift`): the held entries a receive reads past stay bounded whatever is in
-  flight, and their earliest time is the next visible time a long poll waits for (`StripeScan.next_visible_at`).
+  the receive's claims there move `w` (`StripeScan.crowded`); the entries it met held long (the same claim seconds
+  apart, `StripeSpans.held_long`), or past `_LIFT` in one read, it moves (`ReadyIndex.lift`); a held head a
+  container read it reads past from its end till one of it may come back (`StripeSpans.held_below`). So the held
+  entries a receive reads past stay few whatever is in flight; their earliest time is the next visible time a long
+  poll waits for (`StripeScan.next_visible_at`).
   Until the index is built over the leases written before it was kept (`ReadyIndex.build`), the stripes that hold
   them are read from the table; so is every stripe while the index cannot be read yet (`IndexUnavailable`).
 
@@ -49,14 +51,17 @@ from mnsd.storage.dynamodb.placement import Spread
 from mnsd.storage.dynamodb.ready_index import IndexUnavailable, ReadyIndex
 from mnsd.storage.dynamodb.stripe_spans import StripeSpans
 
-# Pages of leases it cannot take (expired, held) a receive reads past in one stripe before moving on, each twice as
-# long as the one before (a page of `wanted` first: 15 x `wanted` in all).
-_SKIPPED_PAGES = 4
+# Pages of expired leases a receive clears from one stripe before moving on.
+_EXPIRED_PAGES = 4
 # A stripe whose read met this many held entries (claimed with `w` left in place) is crowded: the receive's claims
-# there move `w` (as a claim did before), so the entries held in place at a stripe's head stay about this many, and
-# those that consumers racing past the crowd add to them are read past; a read that could not get past them all
-# (every page read) moves those it read (`ReadyIndex.lift`), so the next one does.
+# there move `w` (as a claim did before), so the entries held in place in a stripe stay about this many (and as many
+# as consumers racing claim before they meet them).
 _CROWD = 24
+# A receive reads on past held entries while it has too few, in pages each twice as long as the one before, to this
+# many entries; it moves those it met held long (`StripeSpans.held_long`), and, should it read past `_LIFT` in one
+# read, all of them (`ReadyIndex.lift`): the next receives read past them no more.
+_LONGEST_PAGE = 1000
+_LIFT = 500
 # Stripes whose next visible time an empty receive reads (a long poll's wake-up), chosen at random.
 _NEXT_VISIBLE_STRIPES = 4
 
@@ -79,11 +84,9 @@ class _Held:
 
     crowded: set[str] = field(default_factory=set)  # partitions where a read met `_CROWD` or more
     due: int | None = None  # the earliest time one of them is receivable again
-    cut: bool = False  # a read stopped with leases of `w <= now` unread, having read past pages of them
 
-    def met(self, partition: str, items: list[Item]) -> None:
-        if len(items) >= _CROWD:
-            self.crowded.add(partition)
+    def met(self, items: list[Item]) -> None:
+        """A read met held entries `items`."""
         dues = [due for due in map(index_due, items) if due is not None]
         self.due = min([*dues, *([self.due] if self.due is not None else [])], default=None)
 
@@ -124,7 +127,7 @@ class StripeReads:
         else:  # (a wake-up in an indexed stripe not looked at is seen by the next poll)
             indexed = [stripe_partition(queue_id, s) for s in order if spread.reads_index(s)]
             times = [t for t in (self.index.next_visible(p, now_ms) for p in indexed[:_NEXT_VISIBLE_STRIPES]) if t]
-            times += [t for t in (next_visible, held.due, now_ms if held.cut else None) if t is not None]
+            times += [t for t in (next_visible, held.due) if t is not None]
             next_visible = min(times, default=None)
         if sweep:
             self.spans.swept(queue_id, now_ms, any(stripe_of(m.message_id) >= spread.width for m in ready))
@@ -206,8 +209,9 @@ class StripeReads:
     ) -> tuple[list[Message], int | None, bool]:
         """Active leases from the head (`below` None) or downwards from `w <= below`; the oldest `w` read (from
         the head: the stripe's head) and whether more were left unread. The held entries read are told `held`
-        (and moved when the read could not get past them). It reads on past a page with expired leases while it has
-        fewer than `wanted` (`wants`), past one with held leases while it has fewer than `enough`."""
+        (and moved when they are `_LIFT` or more). It reads on past a page with expired leases while it has fewer
+        than `wanted` (`wants`, `_EXPIRED_PAGES` at most), past one with held leases while it has fewer than
+        `enough`."""
         wanted, enough = wants
         ready: list[Message] = []
         start = None
@@ -220,42 +224,58 @@ class StripeReads:
         condition, values = "w <= :now", {":now": {"N": str(bound)}}
         if past is not None:  # (below its end, the stripe's head is held till its `until`)
             condition, values = "w BETWEEN :end AND :now", {**values, ":end": {"N": str(past[0])}}
-        for page in range(_SKIPPED_PAGES):
-            items, start = self.index.page(partition, condition, values, wanted << page, start, forward=below is None)
+        pages = lifted = 0
+        while True:
+            limit = min(wanted << min(pages, 10), _LONGEST_PAGE)
+            items, start = self.index.page(partition, condition, values, limit, start, forward=below is None)
             head.read(items, now_ms)
-            expired = held_here = 0
+            pages += 1
             whole, unread = self.table.whole(items, wanted - len(ready))  # (unread: the packs read may do)
-            for item in whole:
-                v = int(item[INDEX_KEY]["N"])
-                oldest = v if oldest is None else min(oldest, v)
-                if is_pack(item) and not _expired(item, now_ms):
-                    leases = _unpacked([item], packs, now_ms)
-                    found = [message_of(e) for e in leases if state_of(e, now_ms) is MessageState.ACTIVE]
-                    ready += found
-                    if not found:
-                        self.packs.settle(item, now_ms, True)
-                    continue
-                state = state_of(item, now_ms)
-                if state is MessageState.ACTIVE:
-                    ready.append(candidate_of(item))
-                    continue
-                if state is MessageState.EXPIRED:
-                    self.table.delete_expired(item, now_ms)
-                    expired += 1
-                else:  # (held: claimed with `w` left in place, receivable again at its `index_due`)
-                    taken.append(item)
-                    held_here += 1
-            more_wanted = (expired and len(ready) < wanted) or (held_here and len(ready) < enough)
+            if whole:
+                oldest = min(
+                    [*(int(item[INDEX_KEY]["N"]) for item in whole), *([oldest] if oldest is not None else [])]
+                )
+            before = len(taken)
+            expired = sum(self._take(item, now_ms, packs, ready, taken) for item in whole)
+            held_here = len(taken) - before
+            if len(taken) - lifted >= _LIFT:
+                self.index.lift(taken[lifted:])
+                lifted = len(taken)
+            more_wanted = (expired and len(ready) < wanted and pages < _EXPIRED_PAGES) or (
+                held_here and len(ready) < enough
+            )
             if unread or not more_wanted or start is None:
                 break
-        else:
-            held.cut = True  # (the last page read past leases it could not take, and more were left)
-            self.index.lift(taken)
-            head.end = None
         if below is None:
             self.spans.held_head(partition, head.end, head.until, now_ms)
-        held.met(partition, taken)
+            self.index.lift(self.spans.held_long(partition, taken[lifted:], now_ms))
+        if len(taken) >= _CROWD:
+            held.crowded.add(partition)
+        held.met(taken)
         return ready, oldest, unread or start is not None
+
+    def _take(
+        self, item: Item, now_ms: int, packs: dict[tuple[str, str], Item], ready: list[Message], held: list[Item]
+    ) -> bool:
+        """An index item read: its receivable lease (a pack's, read whole) added to `ready`, or a held entry (claimed
+        with `w` left in place, receivable again at its `index_due`) to `held`; an expired lease deleted (True)."""
+        if is_pack(item) and not _expired(item, now_ms):
+            found = [
+                message_of(e) for e in _unpacked([item], packs, now_ms) if state_of(e, now_ms) is MessageState.ACTIVE
+            ]
+            ready += found
+            if not found:
+                self.packs.settle(item, now_ms, True)
+            return False
+        state = state_of(item, now_ms)
+        if state is MessageState.ACTIVE:
+            ready.append(candidate_of(item))
+        elif state is MessageState.EXPIRED:
+            self.table.delete_expired(item, now_ms)
+            return True
+        else:
+            held.append(item)
+        return False
 
 
 class _HeldHeadRead:
@@ -264,8 +284,7 @@ class _HeldHeadRead:
     those below where it started) is receivable again."""
 
     def __init__(self, past: tuple[int, int] | None) -> None:
-        self.until = None if past is None else past[1]
-        self.end: int | None = None
+        self.end, self.until = (None, None) if past is None else past
         self._open = False  # a lease it could take (or a pack) read: the held head ended
 
     def read(self, items: list[Item], now_ms: int) -> None:

@@ -5,6 +5,8 @@
   same head;
 - per queue that sends over fewer stripes than it has (`Spread.width`), when it last read the others too (a sweep,
   `_Sweep`): `order` gives the stripes a receive reads, in turn;
+- per stripe, the held leases its reads of the head met and when first: one met again seconds later under the same
+  claim is held long (`held_long`), and the receive moves it out of the way;
 - per stripe whose head a receive read as held leases only (claimed with `w` left in place, `layout.held_version`),
   where they end and when the first of them is receivable again (`_HeldHead`): till then, a receive reads the
   stripe's head from there (`held_below`). Every lease written since has a `w` no earlier than its writer's clock,
@@ -20,6 +22,7 @@ import random
 from dataclasses import dataclass
 
 from mnsd.model.messages import Message
+from mnsd.storage.dynamodb.layout import Item
 from mnsd.storage.dynamodb.placement import Spread
 
 # Receives read a stripe at its head in this share of reads, from its newest ready lease down in as many, and
@@ -34,6 +37,9 @@ _WIDE_MS = 60_000
 # this before the time it was read (the containers' clocks may differ by as much).
 _HELD_HEAD_MS = 5_000
 _SKEW_MS = 50
+# A held lease a container's reads of a stripe's head met under one claim this long apart is held long (`held_long`).
+_HELD_LONG_MS = 5_000
+_HELD_SEEN = 1_000  # held leases a container remembers per stripe
 
 
 @dataclass
@@ -69,6 +75,20 @@ class StripeSpans:
         self._spans: dict[str, _Span] = {}
         self._sweeps: dict[str, _Sweep] = {}
         self._held: dict[str, _HeldHead] = {}
+        self._seen: dict[str, dict[tuple[str, str], int]] = {}  # partition -> (sk, r) held -> when first read
+
+    def held_long(self, partition: str, held: list[Item], now_ms: int) -> list[Item]:
+        """Of the held leases a read of a stripe's head met, those met under the same claim (`r`) at least
+        `_HELD_LONG_MS` before: the ones held long, not deleted soon after their receive (remembered: those met now)."""
+        if len(self._seen) >= _SPANS and partition not in self._seen:
+            self._seen.clear()
+        seen = self._seen.setdefault(partition, {})
+        keys = [(item["sk"]["S"], item["r"]["N"]) for item in held]
+        for key in keys:
+            seen.setdefault(key, now_ms)
+        for key in list(seen)[: max(0, len(seen) - _HELD_SEEN)]:  # (the first met go first)
+            del seen[key]
+        return [item for item, key in zip(held, keys, strict=True) if now_ms - seen.get(key, now_ms) >= _HELD_LONG_MS]
 
     # --- past a stripe's held head ----------------------------------------------------------------
 
