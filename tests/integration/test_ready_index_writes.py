@@ -27,9 +27,9 @@ from tests.simulator.dynamodb import SimulatedDynamoDB
 ACCOUNT = "1000000000000001"
 
 
-def busy_queue(client: Any, clock: SimulatedClock, visibility: int = 30) -> QueuesByName:
+def busy_queue(client: Any, clock: SimulatedClock, visibility: int = 30, **settings_: Any) -> QueuesByName:
     """Services over `client` with a standard queue "q" whose writes keep the ready index (a queue once busy)."""
-    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET")
+    settings = Settings(credentials=f"{ACCOUNT}:KEYID:SECRET", **settings_)
     create_tables(client, settings)
     queues = QueuesByName(build_services(settings, dynamodb=client, clock=clock))
     queues.create_queue(ACCOUNT, "q", QueueAttributeChanges(visibility_timeout=str(visibility)))
@@ -113,6 +113,7 @@ def test_a_table_written_by_the_layout_before_is_read_unchanged():
     assert queues.queue_counts(queue) == QueueCounts(1, 2, 0)
     (got,) = queues.receive(ACCOUNT, "q", 1, 0)
     assert got.message.message_id == ids["waiting"]
+    queues.delete(ACCOUNT, "q", got.receipt_handle)
     assert receive(queues) == []
     # The next visible time a long poll waits for: the old claim's own.
     scan = queues.messages.scan_ready(queue.queue_id, int(clock.now() * 1000), 1)
@@ -127,13 +128,12 @@ def test_a_table_written_by_the_layout_before_is_read_unchanged():
     assert again.message.version == 2  # (the receipt rule: the version as read, plus one)
     claims = [c for c in double.usage.calls if c.op == "UpdateItem"]
     assert [(c.wcu, c.index_wcu) for c in claims] == [(1, 1)]
-    assert queues.queue_counts(queue) == QueueCounts(0, 3, 0)
+    assert queues.queue_counts(queue) == QueueCounts(0, 2, 0)
     # The old claim's handle (version 1) still deletes its message; the new one's deletes the other.
     store = queues.messages
     long_ref = MessageRef.from_key(queue.queue_id, long_held["sk"]["S"])
     assert store.delete_many([(long_ref, 1)], int(clock.now() * 1000)) == [True]
     queues.delete(ACCOUNT, "q", again.receipt_handle)
-    queues.delete(ACCOUNT, "q", got.receipt_handle)
     assert queues.queue_counts(queue) == QueueCounts(0, 0, 0)
 
 
@@ -234,3 +234,57 @@ def test_sixteen_racing_consumers_own_each_message_once():
     # The index writes: a put (1), each claim in place (1) or moving the entry (2), the delete (1).
     claims = sum(len(times) for times in race.holds.values())
     assert index_writes(double) <= 2 * race.total + 1.25 * claims, (index_writes(double), claims)
+
+
+def test_a_receive_finds_a_message_behind_hundreds_held_in_place_and_moves_the_long_held():
+    clock = SimulatedClock()
+    double = SimulatedDynamoDB(now=clock.now, record_calls=True)
+    queues = busy_queue(double, clock, max_queue_stripes=1)  # (one stripe: all 300 in one partition's head)
+    send(queues, 300)
+    now_ms = int(clock.now() * 1000)
+    table = queues.messages.table
+    held = [i for i in double.scan(TableName=table)["Items"] if layout.is_lease(i)]
+    for item in held:  # claimed in place (as racing consumers that met no crowd leave them), for an hour
+        double.update_item(
+            TableName=table,
+            Key={"pk": item["pk"], "sk": item["sk"]},
+            UpdateExpression="SET v = :vis, r = :held, d = :one",
+            ExpressionAttributeValues={
+                ":vis": {"N": str(now_ms + 3_600_000)},
+                ":held": {"N": str(layout.held_version(1, now_ms + 3_600_000))},
+                ":one": {"N": "1"},
+            },
+        )
+    queue = queues.get_queue(ACCOUNT, "q")
+    assert queues.queue_counts(queue) == QueueCounts(0, 300, 0)
+    clock.t += 1
+    send(queues)
+    (got,) = queues.receive(ACCOUNT, "q", 1, 0)  # (behind 300 held entries: read past, not given up on)
+    queues.delete(ACCOUNT, "q", got.receipt_handle)
+
+    # Met again under the same claims seconds later: held long, moved out of the receives' way (`w = v`).
+    def held_in_place() -> int:
+        return len(
+            double.query(
+                TableName=table,
+                IndexName=layout.READY_INDEX,
+                KeyConditionExpression="pk = :p AND w <= :now",
+                ExpressionAttributeValues={":p": held[0]["pk"], ":now": {"N": str(int(clock.now() * 1000))}},
+            )["Items"]
+        )
+
+    left = [held_in_place()]
+    for _ in range(10):
+        clock.t += 6
+        send(queues)
+        (again,) = queues.receive(ACCOUNT, "q", 1, 0)
+        queues.delete(ACCOUNT, "q", again.receipt_handle)
+        left.append(held_in_place())
+        if not left[-1]:
+            break
+    assert left[0] == 300 and left[-1] == 0, left
+    assert queues.queue_counts(queue) == QueueCounts(0, 300, 0)
+    double.usage.reset()
+    send(queues)
+    queues.receive(ACCOUNT, "q", 1, 0)
+    assert double.usage.calls is not None and sum(c.rcu for c in double.usage.calls if c.op == "Query") <= 1
