@@ -76,14 +76,19 @@ class ReadyIndex:
         claim that moves `w` leaves it; each on condition that its lease is still the one read (its version: then `v`
         is that time)."""
         for entry in entries:
-            conditional(
-                self.table.client.update_item,
-                TableName=self.table.name,
-                Key={"pk": entry["pk"], "sk": entry["sk"]},
-                UpdateExpression="SET w = :due",
-                ConditionExpression="r = :ver",
-                ExpressionAttributeValues={":due": {"N": str(index_due(entry))}, ":ver": entry["r"]},
-            )
+            self._set(entry, "SET w = :due", "r = :ver", {":due": {"N": str(index_due(entry))}, ":ver": entry["r"]})
+
+    def _set(self, item: Item, update: str, condition: str, values: Item | None = None) -> None:
+        """One conditional UpdateItem of a lease (its `w`); a no-op if the condition no longer holds."""
+        kwargs = {"ExpressionAttributeValues": values} if values else {}
+        conditional(
+            self.table.client.update_item,
+            TableName=self.table.name,
+            Key={"pk": item["pk"], "sk": item["sk"]},
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            **kwargs,
+        )
 
     def build(self, queue_id: str, spread: Spread, cursor: str, now_ms: int, budget: int) -> str | None:
         """Give `w = v` to the leases that lack it (or whose entry a container still writing without the index left
@@ -99,13 +104,7 @@ class ReadyIndex:
             items, more = self.table.lease_page(partition, budget, start, projection="pk, sk, v, w, r")
             for item in items:
                 if "v" in item and not _indexed(item):
-                    conditional(
-                        self.table.client.update_item,
-                        TableName=self.table.name,
-                        Key={"pk": item["pk"], "sk": item["sk"]},
-                        UpdateExpression="SET w = v",
-                        ConditionExpression="attribute_exists(v)",
-                    )
+                    self._set(item, "SET w = v", "attribute_exists(v)")
             budget -= max(1, len(items))
             stripe, after = (stripe, more["sk"]["S"]) if more else (stripe + 1, "")
         if stripe < spread.stripes:
