@@ -284,7 +284,8 @@ class _HeldHeadRead:
     those below where it started) is receivable again."""
 
     def __init__(self, past: tuple[int, int] | None) -> None:
-        self.end, self.until = (None, None) if past is None else past
+        self.end: int | None = None if past is None else past[0]
+        self.until: int | None = None if past is None else past[1]
         self._open = False  # a lease it could take (or a pack) read: the held head ended
 
     def read(self, items: list[Item], now_ms: int) -> None:
