@@ -10,8 +10,10 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from admin.client import ApiError, Credentials, MnsClient, ReceiverSettings
 from admin.keys import AdminError, KeyBook, KeyList, KeysFile, SecretKeys, read_policy
+from mnsclient.errors import ServiceError
+from mnsclient.resources import Credentials, ReceiverSettings, ResourceClient
+from mnsclient.signing import Key
 from mnsd.access.keys import KEY_CACHE_SECONDS, KEYS_FILE_CHECK_SECONDS, AccessKey, parse_keys
 from mnsd.ground.errors import MnsError
 from mnsd.ground.settings import (
@@ -223,7 +225,7 @@ def show_receiver(entry: Mapping[str, str]) -> str:
     return " ".join(parts) + (" copying" if entry.get("CopyPending") == "True" else "")
 
 
-def run_receiver_command(args: argparse.Namespace, client: MnsClient) -> str:
+def run_receiver_command(args: argparse.Namespace, client: ResourceClient) -> str:
     address = f"{args.queue}.{getattr(args, 'name', '')}"
     if args.command == "list-receivers":
         return "\n".join(show_receiver(entry) for entry in client.receivers(args.queue)) or f"queue {args.queue}: none"
@@ -265,7 +267,7 @@ def alarms_text(args: argparse.Namespace) -> str:
     return text
 
 
-def run_monitoring_command(args: argparse.Namespace, client: MnsClient) -> str:
+def run_monitoring_command(args: argparse.Namespace, client: ResourceClient) -> str:
     if args.command == "show-queue-monitoring":
         found = client.attributes("queues", args.name)
         return f"queue {args.name}: metrics {found.get('MetricsEnabled', '?')}, alarms {found.get('Alarms') or 'none'}"
@@ -279,7 +281,7 @@ def run_monitoring_command(args: argparse.Namespace, client: MnsClient) -> str:
     return f"{kind[:-1]} {args.name}: metrics {args.choice} (published: {shown})"
 
 
-def run_api_command(args: argparse.Namespace, client: MnsClient) -> str:
+def run_api_command(args: argparse.Namespace, client: ResourceClient) -> str:
     if args.command in MONITORING_COMMANDS:
         return run_monitoring_command(args, client)
     if args.command == "issue-token":
@@ -327,7 +329,7 @@ def key_list(args: argparse.Namespace, environ: Mapping[str, str], secretsmanage
     return SecretKeys(secretsmanager, arn)
 
 
-def api_client(args: argparse.Namespace) -> MnsClient:
+def api_client(args: argparse.Namespace) -> ResourceClient:
     missing = [
         option
         for option, value in (
@@ -339,7 +341,7 @@ def api_client(args: argparse.Namespace) -> MnsClient:
     ]
     if missing:
         raise UsageError(f"give {', '.join(missing)} (or set {ENDPOINT}, {ACCESS_KEY_ID}, {ACCESS_KEY_SECRET})")
-    return MnsClient(args.endpoint, args.access_key_id, args.access_key_secret)
+    return ResourceClient(args.endpoint, Key(args.access_key_id, args.access_key_secret))
 
 
 class UsageError(Exception):
@@ -364,7 +366,7 @@ def main(
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except (AdminError, ApiError) as error:
+    except (AdminError, ServiceError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     if output:

@@ -2,9 +2,13 @@
 fixed monthly cost of the always-on parts. The arithmetic of `bench/message_patterns.py`, apart from the measuring.
 
 Per message (priced per million):
-- CloudWatch Logs: the bytes each request writes at the stack's log settings (`bench/log_bytes.py`, measured from
-  the route functions), ingested at $0.50 per GB and stored for the log groups' retention (one month) at $0.03 per
+- CloudWatch Logs: the bytes each function invocation writes at the stack's log settings, and each request's access
+  log line where the front door writes one to CloudWatch (the HTTP API's; `bench/log_bytes.py`, measured from the
+  route functions), ingested at $0.50 per GB and stored for the log groups' retention (one month) at $0.03 per
   GB-month (CloudWatch stores them compressed: the raw bytes are an upper bound);
+- the ALB's access log (`-c frontDoor=alb`): delivered to S3 at no charge of its own, gzipped, stored for the access
+  log bucket's 90 days at $0.023 per GB-month (`bench.log_bytes.alb_gzipped_bytes`); each node's file every 5
+  minutes is a PUT, a fixed cost;
 - X-Ray: with tracing active, X-Ray's default sampling rule records 5 % of requests beyond its reservoir of one a
   second, $5.00 per million traces (the reservoir, about 2.6 million traces a month, is a fixed cost);
 - the daily export of the message table (`infra/analytics.py`, ExportTableToPointInTime, $0.10 per GB of the table
@@ -20,7 +24,7 @@ queue's CloudWatch metrics ($0.30 per metric a month).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bench import cost_model
@@ -38,6 +42,10 @@ EXPORTS_A_DAY = 1  # infra.analytics.EXPORTS_CRON
 EXPORT_KEPT_DAYS = 30  # infra.storage: the exports prefix expires after 30 days
 S3_GB_MONTH = 0.023
 PITR_GB_MONTH = 0.20
+ACCESS_LOG_KEPT_DAYS = 90  # infra.storage: the access log bucket's objects expire after 90 days
+S3_PUT = 0.005 / 1000
+ALB_NODES = 2  # one per Availability Zone of the front door's VPC (`infra.load_balancer`: two)
+ALB_LOG_FILES_AN_HOUR = 12  # each node delivers its log every 5 minutes
 ALARM_MONTH = 0.10  # a standard-resolution alarm on one metric
 DASHBOARD_MONTH = 3.00
 SECRET_MONTH = 0.40
@@ -52,29 +60,50 @@ SECONDS_A_MONTH = HOURS_A_MONTH * 3600
 
 @dataclass(frozen=True)
 class Observability:
-    """What the stack logs and traces, in the bench's terms: billed log bytes per request of each operation, and
-    whether X-Ray traces."""
+    """What the stack logs and traces, in the bench's terms: billed CloudWatch bytes per function invocation of each
+    operation, per request of the HTTP API's access log, the ALB's access log entry in S3, and whether X-Ray
+    traces."""
 
-    log_bytes: Mapping[str, float]  # operation -> billed bytes per request, the queue monitored
+    log_bytes: Mapping[str, float]  # operation -> the function's billed bytes per invocation, the queue monitored
     tracing: bool
     unmonitored_log_bytes: Mapping[str, float] | None = None  # the same, the queue not monitored (no EMF line)
+    access_log_bytes: Mapping[str, float] = field(default_factory=dict)  # the HTTP API's line per request
+    alb_log_bytes: Mapping[str, float] = field(default_factory=dict)  # the ALB's entry per request, gzipped in S3
 
     def unmonitored(self) -> Observability:
-        return Observability(self.unmonitored_log_bytes or self.log_bytes, self.tracing)
+        return replace(self, log_bytes=self.unmonitored_log_bytes or self.log_bytes)
 
 
-def logs_per_million(usage: Usage, observability: Observability) -> float:
-    """CloudWatch Logs ingestion and storage per million messages."""
-    total = sum(op.requests * observability.log_bytes.get(name, 0.0) for name, op in usage.operations.items())
-    per_message_gb = total / usage.messages / GB
+def logs_per_million(usage: Usage, observability: Observability, door: str = "http-api") -> float:
+    """CloudWatch Logs ingestion and storage per million messages: the functions' lines per invocation, and the
+    HTTP API's access log line per client request when it is the front door."""
+    function = sum(op.requests * observability.log_bytes.get(name, 0.0) for name, op in usage.invocations.items())
+    access = 0.0
+    if door == "http-api":
+        access = sum(
+            op.requests * observability.access_log_bytes.get(name, 0.0) for name, op in usage.operations.items()
+        )
+    per_message_gb = (function + access) / usage.messages / GB
     return per_message_gb * (LOGS_INGESTED_GB + LOGS_STORED_GB_MONTH * LOG_RETENTION_MONTHS) * MILLION
 
 
+def alb_logs_per_million(usage: Usage, observability: Observability) -> float:
+    """The ALB's access log in S3 per million messages: each request's gzipped entry, kept the bucket's 90 days."""
+    stored = sum(op.requests * observability.alb_log_bytes.get(name, 0.0) for name, op in usage.operations.items())
+    return stored / usage.messages / GB * S3_GB_MONTH * ACCESS_LOG_KEPT_DAYS / 30 * MILLION
+
+
+def alb_log_files_month() -> float:
+    """The PUTs of the ALB's log files a month (each node's file every 5 minutes), $."""
+    return ALB_NODES * ALB_LOG_FILES_AN_HOUR * HOURS_A_MONTH * S3_PUT
+
+
 def xray_per_million(usage: Usage, observability: Observability) -> float:
+    """Traces of the functions' invocations (active tracing samples invocations)."""
     if not observability.tracing:
         return 0.0
-    requests = sum(op.requests for op in usage.operations.values())
-    return requests / usage.messages * XRAY_SAMPLED * XRAY_TRACE * MILLION
+    invocations = sum(op.requests for op in usage.invocations.values())
+    return invocations / usage.messages * XRAY_SAMPLED * XRAY_TRACE * MILLION
 
 
 def exported_gb(usage: Usage) -> float:
@@ -95,10 +124,11 @@ def pitr_per_million(usage: Usage) -> float:
     return cost_model.storage_month(usage) * PITR_GB_MONTH * MILLION
 
 
-def extras(usage: Usage, observability: Observability) -> dict[str, float]:
-    """$ per million messages of each all-in item beyond the bench's parts."""
+def extras(usage: Usage, observability: Observability, door: str = "http-api") -> dict[str, float]:
+    """$ per million messages of each all-in item beyond the bench's parts, at front door `door`."""
     return {
-        "CloudWatch Logs": logs_per_million(usage, observability),
+        "CloudWatch Logs": logs_per_million(usage, observability, door),
+        "ALB access logs (S3)": alb_logs_per_million(usage, observability) if door == "alb" else 0.0,
         "X-Ray": xray_per_million(usage, observability),
         "exports": export_per_million(usage),
         "PITR": pitr_per_million(usage),
@@ -150,6 +180,30 @@ def fixed_month(template: Mapping[str, Any], tracing: bool, sampler_memory_mb: i
     if tracing:
         fixed["X-Ray reservoir (1 trace a second)"] = SECONDS_A_MONTH * XRAY_RESERVOIR_PER_SECOND * XRAY_TRACE
     return fixed
+
+
+def provisioned_minimum_month(template: Mapping[str, Any]) -> dict[str, float]:
+    """With `-c capacity=provisioned`: what each table and global secondary index of the (so synthesized) template
+    is provisioned at before any load, auto-scaling's minimum, $ a month (the capacity a load needs above it is
+    priced per message)."""
+    minimum: dict[str, float] = {}
+
+    def month(throughput: Mapping[str, Any]) -> float:
+        return (
+            float(throughput["WriteCapacityUnits"]) * cost_model.PROVISIONED_WCU_HOUR
+            + float(throughput["ReadCapacityUnits"]) * cost_model.PROVISIONED_RCU_HOUR
+        ) * HOURS_A_MONTH
+
+    for name, resource in template.get("Resources", {}).items():
+        if resource["Type"] != "AWS::DynamoDB::Table":
+            continue
+        properties = resource["Properties"]
+        if "ProvisionedThroughput" in properties:
+            minimum[f"table {name}"] = month(properties["ProvisionedThroughput"])
+        for index in properties.get("GlobalSecondaryIndexes", []):
+            if "ProvisionedThroughput" in index:
+                minimum[f"index {index['IndexName']} of {name}"] = month(index["ProvisionedThroughput"])
+    return minimum
 
 
 def queue_metrics_month(metrics_per_queue: int) -> float:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from bench.wait_tier import ORIGIN_CALL_SECONDS
 from infra.capacity import ROUTE_MEMORY, Capacity
+from infra.table_capacity import Provisioned
 
 PRICES_DATE = "2026-11-26"
 MILLION = 1e6
@@ -25,8 +26,13 @@ WRITE_UNIT = 0.625 / MILLION  # DynamoDB on demand, per write request unit
 READ_UNIT = 0.125 / MILLION  # per read request unit
 STORAGE_GB_MONTH = 0.25  # DynamoDB Standard table class
 STORAGE_ITEM_OVERHEAD = 100  # bytes DynamoDB adds to each item (and index entry) it stores
+# Provisioned capacity (`-c capacity=provisioned`), per unit-hour of capacity provisioned, used or not:
+# https://aws.amazon.com/dynamodb/pricing/provisioned/ (us-east-1; the same rates AWS long published as $0.0065 an
+# hour per 10 WCU and per 50 RCU).
+PROVISIONED_SOURCE = "https://aws.amazon.com/dynamodb/pricing/provisioned/"
 PROVISIONED_WCU_HOUR = 0.00065
 PROVISIONED_RCU_HOUR = 0.00013
+CAPACITY_MODES = ("on demand", "provisioned")
 SQS_STANDARD_REQUEST = 0.40 / MILLION  # beyond the free tier
 SQS_FIFO_REQUEST = 0.50 / MILLION
 SQS_CHUNK_BYTES = 64 * 1024  # each 64 KB chunk of a request's payload is billed as one request
@@ -40,8 +46,32 @@ HANDLER_MS = 5.0
 CPU_PER_CALL_FULL_VCPU_MS = 2.65
 LATENCY_PER_CALL_MS = 5.0
 VCPU_MEMORY_MB = 1769
-# Memory of the functions that serve each operation (infra/api.py): the receive route's, every other route's.
-MEMORY_MB = {"send": ROUTE_MEMORY, "receive": Capacity().receive_memory, "delete": ROUTE_MEMORY}
+
+
+def stack_context() -> dict[str, object]:
+    """The stack's CDK context as `cdk.json` gives it (what a deploy without `-c` options uses)."""
+    import json
+    from pathlib import Path
+
+    document = json.loads((Path(__file__).resolve().parent.parent / "cdk.json").read_text())
+    return dict(document.get("context", {}))
+
+
+def stack_provisioning() -> Provisioned:
+    """The auto-scaling the stack sets up with `-c capacity=provisioned` and `cdk.json`'s context otherwise."""
+    context = {**stack_context(), "capacity": "provisioned"}
+    provisioned = Provisioned.from_context(context.get)
+    assert provisioned is not None
+    return provisioned
+
+
+# Memory of the functions that serve each operation, as infra/api.py deploys them: the long-poll (receive) route at
+# `Capacity.receive_memory` (cdk.json's `receiveMemory`), every other route at ROUTE_MEMORY.
+MEMORY_MB = {
+    "send": ROUTE_MEMORY,
+    "receive": Capacity.from_context(stack_context().get).receive_memory,
+    "delete": ROUTE_MEMORY,
+}
 # How long a message stays stored on a busy queue (its storage is billed for that long): an assumption.
 RESIDENCE_HOURS = 1.0
 # With the wait tier: each receive of a busy queue is one origin call, as it is one invocation without the tier;
@@ -56,16 +86,21 @@ TIER_READ_UNITS_PER_CALL = 0.5
 @dataclass
 class Operation:
     """What one kind of API request (send, receive, delete) did over a run: requests, their DynamoDB calls, and
-    the requests the HTTP API meters (one per 512 KB of a request's payload, the larger of request and answer)."""
+    the requests the HTTP API meters (one per 512 KB of a request's payload, the larger of request and answer).
+
+    Counted at the origin (`Usage.origin`, coalesced calls), a "request" is one invocation of the function and
+    `carried` the clients' requests it served."""
 
     requests: int = 0
     dynamodb_calls: int = 0
     metered_requests: int = 0
     payload_bytes: int = 0
+    carried: int = 0
 
-    def count(self, calls: int, payload_bytes: int) -> None:
-        """One request more, with its DynamoDB calls and payload."""
+    def count(self, calls: int, payload_bytes: int, carried: int = 1) -> None:
+        """One request (or invocation carrying `carried` requests) more, with its DynamoDB calls and payload."""
         self.requests += 1
+        self.carried += carried
         self.dynamodb_calls += calls
         self.payload_bytes += payload_bytes
         self.metered_requests += max(1, math.ceil(payload_bytes / HTTP_API_METERED_BYTES))
@@ -78,7 +113,8 @@ class Usage:
     messages: int
     write_units: float = 0.0  # the table's
     index_write_units: float = 0.0  # the ready index's
-    read_units: float = 0.0
+    read_units: float = 0.0  # the table's and the ready index's
+    index_read_units: float = 0.0  # the ready index's share of `read_units` (its Queries)
     stored_bytes: float = 0.0  # table and index bytes a message keeps while stored, overhead included
     left_bytes: float = 0.0  # bytes it leaves after its delete, until TTL removes them (its retention period)
     retention_seconds: int = 0
@@ -86,15 +122,50 @@ class Usage:
     lost_claims: int = 0  # conditional claims that failed (another consumer took the lease or pack first)
     empty_receives: int = 0  # receives that found nothing to take
     operations: dict[str, Operation] = field(default_factory=lambda: {op: Operation() for op in MEMORY_MB})
+    # What reached the functions when the clients' calls were coalesced (one invocation per batch call or call
+    # passed on alone); None: each client request is its own invocation (`operations`).
+    origin: dict[str, Operation] | None = None
+    batch_sizes: dict[str, list[int]] = field(default_factory=dict)  # coalesced: each batch call's size, by operation
 
     def per_message(self, value: float) -> float:
         return value / self.messages
 
+    @property
+    def invocations(self) -> dict[str, Operation]:
+        """What Lambda ran: the origin's invocations when coalesced, else one per client request."""
+        return self.origin if self.origin is not None else self.operations
 
-def lambda_seconds(operation: str, calls_per_request: float) -> float:
+
+def lambda_seconds(operation: str, calls_per_request: float, carried_per_request: float = 1.0) -> float:
+    """The modelled billed duration of one invocation: its handling (per client request it serves) and its DynamoDB
+    calls, at the memory the operation's route is deployed at."""
     share = min(1.0, MEMORY_MB[operation] / VCPU_MEMORY_MB)
     per_call = CPU_PER_CALL_FULL_VCPU_MS / share + LATENCY_PER_CALL_MS
-    return (HANDLER_MS + calls_per_request * per_call) / 1000
+    return (HANDLER_MS * carried_per_request + calls_per_request * per_call) / 1000
+
+
+def unit_price(capacity: str, write: bool) -> float:
+    """$ per write (or read) unit consumed: on demand per request unit; provisioned, per unit-second of the capacity
+    auto-scaling keeps under a steady load, consumed / the stack's target utilisation (`infra.table_capacity`)."""
+    if capacity == "on demand":
+        return WRITE_UNIT if write else READ_UNIT
+    if capacity == "provisioned":
+        hour = PROVISIONED_WCU_HOUR if write else PROVISIONED_RCU_HOUR
+        return hour / 3600 / (stack_provisioning().target_percent / 100)
+    raise ValueError(f"capacity must be one of {CAPACITY_MODES}, not {capacity!r}")
+
+
+def dynamodb_per_million(usage: Usage, capacity: str) -> dict[str, float]:
+    """$ per million messages of DynamoDB's units, the table's and the ready index's apart (each provisioned and
+    scaled on its own: `infra.tables`)."""
+    write, read = unit_price(capacity, True), unit_price(capacity, False)
+    units = {
+        "table writes": usage.write_units * write,
+        "ready index writes": usage.index_write_units * write,
+        "table reads": (usage.read_units - usage.index_read_units) * read,
+        "ready index reads": usage.index_read_units * read,
+    }
+    return {name: usage.per_message(value) * MILLION for name, value in units.items()}
 
 
 def storage_month(usage: Usage) -> float:
@@ -104,21 +175,30 @@ def storage_month(usage: Usage) -> float:
     return stored / 1024**3 / HOURS_A_MONTH
 
 
-def per_million(usage: Usage, tier: bool = False) -> dict[str, float]:
-    """$ per million messages by part (HTTP API, Lambda, DynamoDB writes, reads, storage; the wait tier's share
-    when `tier`)."""
-    api = lambda_cost = 0.0
-    for name, op in usage.operations.items():
+def lambda_cost(usage: Usage) -> float:
+    """Lambda's requests and modelled duration over the run, $, per invocation (`Usage.invocations`)."""
+    cost = 0.0
+    for name, op in usage.invocations.items():
         if not op.requests:
             continue
-        api += op.metered_requests * HTTP_API_REQUEST
-        seconds = lambda_seconds(name, op.dynamodb_calls / op.requests)
-        lambda_cost += op.requests * (LAMBDA_REQUEST + seconds * MEMORY_MB[name] / 1024 * LAMBDA_ARM_GB_SECOND)
+        seconds = lambda_seconds(name, op.dynamodb_calls / op.requests, (op.carried or op.requests) / op.requests)
+        cost += op.requests * (LAMBDA_REQUEST + seconds * MEMORY_MB[name] / 1024 * LAMBDA_ARM_GB_SECOND)
+    return cost
+
+
+def lambda_per_million(usage: Usage) -> float:
+    return usage.per_message(lambda_cost(usage)) * MILLION
+
+
+def per_million(usage: Usage, tier: bool = False, capacity: str = "on demand") -> dict[str, float]:
+    """$ per million messages by part (HTTP API, Lambda, DynamoDB writes, reads at `capacity`, storage; the wait
+    tier's share when `tier`)."""
+    api = sum(op.metered_requests for op in usage.operations.values()) * HTTP_API_REQUEST
     parts = {
         "HTTP API": api,
-        "Lambda": lambda_cost,
-        "DynamoDB writes": (usage.write_units + usage.index_write_units) * WRITE_UNIT,
-        "DynamoDB reads": usage.read_units * READ_UNIT,
+        "Lambda": lambda_cost(usage),
+        "DynamoDB writes": (usage.write_units + usage.index_write_units) * unit_price(capacity, True),
+        "DynamoDB reads": usage.read_units * unit_price(capacity, False),
         "storage": storage_month(usage) * STORAGE_GB_MONTH * usage.messages,
     }
     if tier:
@@ -156,7 +236,12 @@ def prices_line() -> str:
         f"Lambda arm64 ${LAMBDA_ARM_GB_SECOND}/GB-s and $0.20 per million requests (send and delete at "
         f"{MEMORY_MB['send']} MB, receive at {MEMORY_MB['receive']} MB, infra/api.py); DynamoDB on demand $0.625 per "
         f"million write units, $0.125 per million read units, storage ${STORAGE_GB_MONTH} per GB-month (a message "
-        f"stored {RESIDENCE_HOURS:g} h, what its delete leaves until the retention period ends); provisioned ${PROVISIONED_WCU_HOUR} per WCU-hour, ${PROVISIONED_RCU_HOUR} "
-        "per RCU-hour; SQS $0.40 (standard) and $0.50 (FIFO) per million requests, batches of 10, a request billed "
+        f"stored {RESIDENCE_HOURS:g} h, what its delete leaves until the retention period ends); provisioned "
+        f"(`-c capacity=provisioned`) ${PROVISIONED_WCU_HOUR} per WCU-hour, ${PROVISIONED_RCU_HOUR} per RCU-hour "
+        f"({PROVISIONED_SOURCE}), for the capacity auto-scaling keeps under a steady load: the units consumed / its "
+        f"target utilisation of {stack_provisioning().target_percent} % (infra/table_capacity.py), the table's and the "
+        "ready index's each on its own, i.e. "
+        f"${unit_price('provisioned', True) * MILLION:.3f} per million write units and "
+        f"${unit_price('provisioned', False) * MILLION:.4f} per million read units consumed; SQS $0.40 (standard) and $0.50 (FIFO) per million requests, batches of 10, a request billed "
         "per 64 KB chunk."
     )

@@ -17,7 +17,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from admin.client import MnsClient
 from bench._common import md_table, use_local_aws_defaults, write_result
 from bench.local_engine import (
     BODY,
@@ -32,6 +31,8 @@ from bench.local_engine import (
     lifecycle,
     sqs_batch_taker,
 )
+from mnsclient.resources import ResourceClient
+from mnsclient.signing import Key
 from mnsd.wire import codec
 
 GROUPS = 100
@@ -65,7 +66,7 @@ def ours_lifecycle(server: Ours, name: str, total: int, fifo: bool, check: Order
     from mns.queue import Message
 
     queue_type = "fifo" if fifo else "normal"
-    MnsClient(server.endpoint, KEY_ID, KEY_SECRET).call(
+    ResourceClient(server.endpoint, Key(KEY_ID, KEY_SECRET)).call(
         "PUT", f"/queues/{name}", codec.Node("Queue", [("QueueType", queue_type)])
     )
 
@@ -128,7 +129,7 @@ def ours_receivers(server: Ours, name: str, total: int, receivers: int) -> Rate:
     from mns.queue import Message, QueueMeta
 
     server.account().get_queue(name).create(QueueMeta())
-    client = MnsClient(server.endpoint, KEY_ID, KEY_SECRET)
+    client = ResourceClient(server.endpoint, Key(KEY_ID, KEY_SECRET))
     addresses = [name]
     for n in range(receivers):
         client.call("PUT", f"/queues/{name}/receivers/r{n}", codec.Node("Receiver", []))

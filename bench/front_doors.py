@@ -10,18 +10,24 @@
   the listener's rules it processes less the first 10 (free). Priced here at the stack's ~40 listener rules, every
   request processing all of them (the worst order), clients keeping their connections (the SDKs do): rule
   evaluations are then the largest dimension for messages under ~1.6 KB a request.
-- `wait-tier`: the wait tier's always-on tasks as the front door, calling each operation's function by its
+- `wait-tier`: the wait tier's always-on tasks as the front door (a design: deployed, `-c waitTier=grip` puts the tier
+  behind the HTTP API or the ALB, which still bill each request), calling each operation's function by its
   function URL (no per-request fee: Lambda bills its invocation as it does behind the HTTP API); the tier's fixed
   cost (`bench.wait_tier.tier_fixed_month`, at its two tasks' floor: the tasks an estate's request rate would need
-  beyond them, up to `infra.wait_tier.MAX_TASKS`, are not measured). Coalescing single requests into batches (the
-  tier's other job) is not measured here.
+  beyond them, up to `infra.wait_tier.MAX_TASKS`, are not measured). Its other job, coalescing concurrent single
+  requests into batch calls, is measured by `bench.message_patterns`' coalesced patterns (`bench.coalesced_calls`).
+
+What each door writes to logs per request (`bench.log_bytes`, priced by `bench.all_in`): the HTTP API its access log
+line to CloudWatch Logs; the ALB its access log entry to S3 (gzipped; each node's file every 5 minutes a PUT, fixed
+here); the wait tier nothing. Not priced: the flow logs of the ALB's VPC (a record per connection and 10-minute
+interval, not per request: clients that keep their connections write a few a month).
 """
 
 from __future__ import annotations
 
-from bench import cost_model
+from bench import all_in, cost_model
 from bench.cost_model import HOURS_A_MONTH, MILLION, Usage
-from bench.wait_tier import tier_fixed_month
+from bench.wait_tier import PUBLIC_IPV4_HOUR, tier_fixed_month
 
 FRONT_DOORS = ("http-api", "alb", "wait-tier")
 ALB_SOURCE = "https://aws.amazon.com/elasticloadbalancing/pricing/"
@@ -61,7 +67,12 @@ def per_million(usage: Usage, door: str) -> float:
 def fixed_month(door: str) -> dict[str, float]:
     """The front door's always-on cost, $ a month."""
     if door == "alb":
-        return {"Application Load Balancer (hours)": ALB_HOUR * HOURS_A_MONTH}
+        return {
+            "Application Load Balancer (hours)": ALB_HOUR * HOURS_A_MONTH,
+            # internet-facing: a public IPv4 address a node, one in each of its two subnets (`infra.load_balancer`)
+            f"public IPv4 addresses ({all_in.ALB_NODES})": all_in.ALB_NODES * PUBLIC_IPV4_HOUR * HOURS_A_MONTH,
+            f"ALB access log files (S3 PUTs, {all_in.ALB_NODES} nodes, every 5 min)": all_in.alb_log_files_month(),
+        }
     if door == "wait-tier":
         return {f"wait tier as front door: {name}": value for name, value in tier_fixed_month().items()}
     return {}

@@ -9,7 +9,16 @@ lines the function does not print but CloudWatch Logs ingests, built in the form
 
 - Lambda's platform lines, START / END / REPORT (text format; REPORT with its X-Ray part when tracing is active):
   system logs at INFO, dropped when the function's system log level is WARN;
-- the HTTP API's access log line, one per request, in the stage's format (`infra.api.access_log_format`).
+- the HTTP API's access log line, one per request, in the stage's format (`infra.api.access_log_format`): written
+  only when the HTTP API is the front door;
+- with `-c frontDoor=alb` the load balancer's access log entry instead (`alb_entry`, ALB's documented format for a
+  Lambda target), which ALB delivers gzipped to the stack's access log bucket in S3, not to CloudWatch: its bytes
+  are measured compressed (`alb_gzipped_bytes`, a file of entries with their own ids, times and handles);
+- with the wait tier as the front door, nothing per request: the tier writes no access log (`wait_tier.__main__`:
+  `access_log=None`).
+
+The function's lines are per invocation (`function_bytes`), the access log's per client request (`door_bytes`): a
+call the wait tier coalesced is one invocation for several client requests.
 
 Which lines reach CloudWatch follows the settings of `infra.observability.LogSettings`: Lambda gives a line without a
 `level` (an EMF line, a print) the level INFO and filters application lines below the application log level;
@@ -89,6 +98,17 @@ class RequestLines:
     def billed_bytes(self, settings: LogSettings, monitored: bool = True) -> int:
         return sum(line.billed for line in self.lines(settings, monitored=monitored))
 
+    def function_bytes(self, settings: LogSettings, monitored: bool = True) -> int:
+        """What the function's invocation writes to CloudWatch Logs (its own lines and Lambda's platform lines)."""
+        return sum(line.billed for line in self.lines(settings, monitored=monitored) if line.source != "access")
+
+    def door_bytes(self, settings: LogSettings, door: str) -> int:
+        """What the front door writes to CloudWatch Logs for the request: the HTTP API's access log line; nothing at
+        an ALB (its log goes to S3: `alb_gzipped_bytes`) or at the wait tier."""
+        if door != "http-api" or not settings.access_log:
+            return 0
+        return access_line(self.operation, settings.access_log_fields).billed
+
 
 def platform_lines(tracing: bool, memory_mb: int) -> list[Line]:
     """START, END and REPORT in Lambda's text format (AWS's documented fields, typical values)."""
@@ -131,6 +151,57 @@ def access_line(operation: str, fields: str) -> Line:
     for variable in sorted(values, key=len, reverse=True):  # `$context.requestTimeEpoch` before `$context.requestTime`
         text = text.replace(variable, values[variable])
     return Line("access", "INFO", text)
+
+
+# ALB's access log entry (Elastic Load Balancing user guide, "Access log entries"), a request to a Lambda target
+# (no target address); the fields in their documented order, typical values of the stack's requests.
+ALB_ENTRY = (
+    "http {time} app/mns-FrontDoor-Alb/50dc6c495c0c9188 {client}:{port} - 0.000 {latency} 0.000 {status} {status} "
+    '{received} {sent} "{method} http://{host}:80{path} HTTP/1.1" "aliyun-sdk-python/1.1.6(Linux/5.10/x86_64;3.11)" '
+    "- - arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/mns-Targe-{group}/73e2d6bc24d8a067 "
+    '"Root=1-{trace}" "-" "-" {priority} {time} "forward" "-" "-" "-" "-" "-" "-" TID_{conn}'
+)
+ALB_OPERATIONS = {  # method, path, status, received and sent bytes, listener rule priority of each operation
+    "send": ("POST", f"/queues/{QUEUE}/messages", 201, 1650, 420, 12),
+    "receive": ("GET", f"/queues/{QUEUE}/messages?waitseconds=0", 200, 560, 1900, 11),
+    "delete": ("DELETE", f"/queues/{QUEUE}/messages?ReceiptHandle={{handle}}", 204, 700, 180, 13),
+}
+
+
+def alb_entry(operation: str, rng: Any) -> str:
+    """One ALB access log entry of an operation's request, its ids, times, port and handle drawn from `rng`."""
+    method, path, status, received, sent, priority = ALB_OPERATIONS[operation]
+    seconds = rng.uniform(0, 300)
+    return ALB_ENTRY.format(
+        time=f"2026-12-07T17:{int(seconds // 60):02d}:{seconds % 60:09.6f}Z",
+        client=f"203.0.113.{rng.randrange(1, 255)}",
+        port=rng.randrange(1024, 65535),
+        latency=f"{rng.uniform(0.008, 0.060):.3f}",
+        status=status,
+        received=received,
+        sent=sent,
+        method=method,
+        host=HOST,
+        path=path.format(handle=base64.b64encode(rng.randbytes(60)).decode()),
+        group=hashlib.sha256(operation.encode()).hexdigest()[:10],  # (each route its own target group)
+        trace=f"{rng.getrandbits(32):08x}-{rng.getrandbits(96):024x}",
+        priority=priority,
+        conn=rng.getrandbits(128).to_bytes(16, "big").hex(),
+    )
+
+
+def alb_gzipped_bytes(entries: int = 3000, seed: int = 7) -> dict[str, float]:
+    """Bytes each operation's ALB access log entry takes in S3: a log file of `entries` entries of the operation
+    (each its own ids, time, port, handle), gzipped as ALB delivers it, divided by the entries."""
+    import gzip
+    import random
+
+    rng = random.Random(seed)
+    measured = {}
+    for operation in ALB_OPERATIONS:
+        text = "".join(alb_entry(operation, rng) + "\n" for _ in range(entries)).encode()
+        measured[operation] = len(gzip.compress(text)) / entries
+    return measured
 
 
 @contextlib.contextmanager
@@ -328,6 +399,10 @@ def main() -> None:
                 for line in lines:
                     print(f"  [{operation} {line.source} {line.level}] {line.billed:>4} B  {line.text[:150]}")
     print(md_table(["settings", "operation", "log events", "billed bytes"], rows))
+    rng = __import__("random").Random(7)
+    for operation, size in alb_gzipped_bytes().items():
+        entry = alb_entry(operation, rng)
+        print(f"ALB access log, {operation}: {len(entry)} B an entry, {size:.0f} B gzipped in S3: {entry}")
 
 
 if __name__ == "__main__":

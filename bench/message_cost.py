@@ -179,6 +179,7 @@ class Bench:
         usage.write_units = sum(c.wcu for c in calls)
         usage.index_write_units = sum(c.index_wcu for c in calls)
         usage.read_units = sum(c.rcu for c in calls)
+        usage.index_read_units = sum(c.rcu for c in calls if c.op == "Query" and c.index)
         usage.wakes = self.wakes.count
         return usage, only_index
 

@@ -32,17 +32,20 @@ apart, and the estate of 500 queues at a million single-message lifecycles a mon
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench import all_in, cost_model, front_doors
+from bench import cost_model, front_doors
 from bench.bodies import BODIES
 from bench.capacity import ACCOUNT, no_real_sleeps
-from bench.cost_model import Usage
+from bench.coalesced_calls import Coalescer
+from bench.cost_model import Operation, Usage
 from bench.message_cost import (
     BATCH,
     DELETE_HANDLE_BYTES,
@@ -51,37 +54,80 @@ from bench.message_cost import (
     Bench,
     Case,
 )
+from bench.pattern_prices import (
+    BACKLOG,
+    CALL_SECONDS,
+    INDEXED,
+    PATTERNS,
+    Pattern,
+    observability,
+)
 from infra.observability import LogSettings
 from local_runtime.moto_client import SerializedClient
 
-INDEXED = "standard, indexed"
-QUIET = "standard, quiet"
-BACKLOG = 64
-CALL_SECONDS = 0.001  # simulated time each DynamoDB call takes
-CONSUMERS = 16
+
+def serve_sends(queues: Any, name: str, messages: list[Any]) -> list[Any]:
+    """Coalesced single sends of a queue: batch sends of 16 messages and 64 KB at most, each one pack
+    (`mnsd.request.coalesced._serve_sends`); each message's own result."""
+    from mnsd.model.inputs import MAX_BATCH, MAX_BATCH_BYTES
+    from mnsd.queues import addresses
+
+    queue = queues.services.addresses.queue(ACCOUNT, name, addresses.SEND)
+    results: list[Any] = []
+    part: list[Any] = []
+    size = 0
+    for message in messages:
+        length = len(message.body.encode("utf-8"))
+        if part and (len(part) == MAX_BATCH or size + length > MAX_BATCH_BYTES):
+            results += queues.services.messages.send(queue, part)
+            part, size = [], 0
+        part.append(message)
+        size += length
+    return results + (queues.services.messages.send(queue, part) if part else [])
 
 
-@dataclass(frozen=True)
-class Pattern:
-    name: str
-    producers: int
-    consumers: int
-    send_batch: int
-    receive_batch: int
-    delete_alone: bool
-    concurrent: bool = True
-    queue: str = INDEXED
+def serve_deletes(queues: Any, name: str, handles: list[str]) -> list[Any]:
+    """Coalesced single deletes: batch deletes of distinct handles, 16 at most (`mnsd.request.coalesced.
+    _serve_deletes`); each one's error, or None."""
+    from mnsd.model.inputs import MAX_BATCH
+
+    queue = queues.get_queue(ACCOUNT, name)
+    outcomes: dict[int, Any] = {}
+    rest = list(range(len(handles)))
+    while rest:
+        part: list[int] = []
+        later: list[int] = []
+        for i in rest:
+            (later if handles[i] in {handles[j] for j in part} or len(part) == MAX_BATCH else part).append(i)
+        failures = dict(queues.services.messages.batch_delete(queue, [handles[i] for i in part]))
+        outcomes.update({i: failures.get(handles[i]) for i in part})
+        rest = later
+    return [outcomes[i] for i in range(len(handles))]
 
 
-PATTERNS = {
-    p.name: p
-    for p in (
-        Pattern("one at a time, one client", 1, 1, 1, 1, True, concurrent=False),
-        Pattern("one at a time, one client, quiet queue", 1, 1, 1, 1, True, concurrent=False, queue=QUIET),
-        Pattern("one at a time, 16 producers + 16 consumers", 16, CONSUMERS, 1, 1, True),
-        Pattern("receive 16, delete each alone, 16 consumers", 1, CONSUMERS, BATCH, BATCH, True),
-        Pattern("whole batches of 16", 1, 1, BATCH, BATCH, False, concurrent=False),
-    )
+def serve_receives(queues: Any, name: str, asks: list[Any]) -> list[Any]:
+    """Coalesced single receives (the client's wait 0): one claim for 16 at most (`MessageService.receive_each`);
+    each one's message, None (nothing to take), or its error."""
+    from mnsd.ground import errors
+    from mnsd.model.inputs import MAX_BATCH
+    from mnsd.queues.messages import Ask, Claimed
+
+    queue = queues.get_queue(ACCOUNT, name)
+    outcomes: list[Any] = []
+    for start in range(0, len(asks), MAX_BATCH):
+        part = [Ask(0, None, None) for _ in asks[start : start + MAX_BATCH]]
+        for outcome in queues.services.messages.receive_each(queue, part):
+            if isinstance(outcome, errors.MnsError):
+                outcomes.append(outcome)
+            else:
+                outcomes.append(outcome.received[0] if isinstance(outcome, Claimed) else None)
+    return outcomes
+
+
+SERVERS: dict[str, Callable[[Any, str, list[Any]], list[Any]]] = {
+    "send": serve_sends,
+    "delete": serve_deletes,
+    "receive": serve_receives,
 }
 
 
@@ -135,18 +181,45 @@ class Concurrent:
         self.counted = CountedCalls(self.bench.clock)
         self.bench.recorder.calls = self.counted
         self.size = len(BODIES[body](random.Random(0)))
+        self.coalescer: Coalescer | None = None
 
     def close(self) -> None:
         self.bench.close()
 
     def request(self, run: Run, op: str, payload: int, fn: Callable[..., Any], *args: Any) -> Any:
-        """One API request, its DynamoDB calls counted (this thread's) into the run's usage."""
+        """One API request, its DynamoDB calls counted (this thread's) into the run's usage (and, coalescing, as an
+        invocation of its own at the origin: the holder passes it on alone)."""
         start = self.counted.mine()
         try:
             return fn(ACCOUNT, *args)
         finally:
             with run.lock:
                 run.usage.operations[op].count(self.counted.mine() - start, payload)
+                if run.usage.origin is not None:
+                    run.usage.origin[op].count(self.counted.mine() - start, payload)
+
+    def coalesced(self, run: Run, op: str, payload: int, name: str, item: Any) -> Any:
+        """One single API request through the coalescer: counted as the client's request, its DynamoDB calls in the
+        batch call that carried it (`serve`)."""
+        assert self.coalescer is not None
+        with run.lock:
+            run.usage.operations[op].count(0, payload)
+        return self.coalescer.call(op, name, (payload, item), lambda items: self.serve(run, op, name, items))
+
+    def serve(self, run: Run, op: str, name: str, items: list[tuple[int, Any]]) -> list[Any]:
+        """A coalesced group at the origin: one invocation (alone, or the batch call), served as
+        `mnsd.request.coalesced` serves the accepted requests of a queue."""
+        start = self.counted.mine()
+        try:
+            return SERVERS[op](self.bench.queues, name, [item for _, item in items])
+        finally:
+            with run.lock:
+                assert run.usage.origin is not None
+                run.usage.origin[op].count(self.counted.mine() - start, sum(p for p, _ in items), carried=len(items))
+
+    def waiting(self) -> AbstractContextManager[None]:
+        """A client thread waiting for work: idle to the coalescer (no call of its can join a group meanwhile)."""
+        return self.coalescer.idle() if self.coalescer is not None else contextlib.nullcontext()
 
     def measure(self) -> Usage:
         bench, pattern = self.bench, self.pattern
@@ -158,6 +231,9 @@ class Concurrent:
         run = Run(
             Usage(messages=self.messages, retention_seconds=queue.attributes.message_retention_period), self.messages
         )
+        if pattern.coalesced:
+            self.coalescer = Coalescer(bench.clock, pattern.producers + pattern.consumers)
+            run.usage.origin = {op: Operation() for op in run.usage.operations}
         before = bench.stored_bytes(queue.queue_id)
         bench.recorder.reset()
         bench.wakes.count = 0
@@ -179,11 +255,14 @@ class Concurrent:
         usage.write_units = sum(c.wcu for c in calls)
         usage.index_write_units = sum(c.index_wcu for c in calls)
         usage.read_units = sum(c.rcu for c in calls)
+        usage.index_read_units = sum(c.rcu for c in calls if c.op == "Query" and c.index)
         usage.lost_claims = sum(1 for c in calls if c.op == "UpdateItem" and c.failed_condition)
         usage.wakes = bench.wakes.count
         left = bench.stored_bytes(queue.queue_id) - before  # what the run's deletes left (the backlog stays)
         usage.left_bytes = max(0.0, left) / len(run.delivered)
         usage.stored_bytes = self.stored_per_message()
+        if self.coalescer is not None:
+            usage.batch_sizes = self.coalescer.batch_sizes
         return usage
 
     def stored_per_message(self) -> float:
@@ -200,7 +279,10 @@ class Concurrent:
             n = self.pattern.send_batch
             for _ in range(count // n):
                 inputs = self.bench.inputs(self.body, n, False)
-                if n == 1:
+                if n == 1 and self.coalescer is not None:
+                    result = self.coalesced(run, "send", self.size + SEND_ENVELOPE_BYTES, name, inputs[0])
+                    assert result.error is None, result.error
+                elif n == 1:
                     self.request(run, "send", self.size + SEND_ENVELOPE_BYTES, self.bench.queues.send, name, inputs)
                 else:
                     results = self.request(
@@ -209,11 +291,11 @@ class Concurrent:
                     assert all(r.error is None for r in results)
         except BaseException as error:  # noqa: BLE001 (reported by the run)
             run.errors.append(error)
+        finally:
+            if self.coalescer is not None:
+                self.coalescer.leave()
 
     def consume(self, run: Run, name: str) -> None:
-        from mnsd.ground import errors
-
-        queues = self.bench.queues
         try:
             while not run.errors:
                 n = run.take(self.pattern.receive_batch)
@@ -221,30 +303,57 @@ class Concurrent:
                     with run.lock:
                         if run.left == 0 and len(run.delivered) >= run.usage.messages:
                             return
-                    time.sleep(0.001)  # (another consumer's receive may give some back)
+                    with self.waiting():
+                        time.sleep(0.001)  # (another consumer's receive may give some back)
                     continue
-                try:
-                    got = self.request(
-                        run, "receive", n * (self.size + RECEIVE_ENVELOPE_BYTES), queues.receive, name, n, 0
-                    )
-                except errors.MessageNotExist:
-                    got = []
-                    with run.lock:
-                        run.usage.empty_receives += 1
+                got = self.receive(run, name, n)
                 run.give_back(n - len(got))
                 with run.lock:
                     run.delivered += [r.message.message_id for r in got]
                 if not got:
-                    time.sleep(0.001)  # (real time: let the producers in)
+                    with self.waiting():
+                        time.sleep(0.001)  # (real time: let the producers in)
                     continue
-                handles = [r.receipt_handle for r in got]
-                if self.pattern.delete_alone:
-                    for handle in handles:
-                        self.request(run, "delete", DELETE_HANDLE_BYTES, queues.delete, name, handle)
-                else:
-                    self.request(run, "delete", len(handles) * DELETE_HANDLE_BYTES, queues.batch_delete, name, handles)
+                self.delete(run, name, [r.receipt_handle for r in got])
         except BaseException as error:  # noqa: BLE001 (reported by the run)
             run.errors.append(error)
+        finally:
+            if self.coalescer is not None:
+                self.coalescer.leave()
+
+    def delete(self, run: Run, name: str, handles: list[str]) -> None:
+        """Each message deleted by its own request (coalesced when coalescing), or all in one batch delete."""
+        queues = self.bench.queues
+        if not self.pattern.delete_alone:
+            self.request(run, "delete", len(handles) * DELETE_HANDLE_BYTES, queues.batch_delete, name, handles)
+            return
+        for handle in handles:
+            if self.coalescer is None:
+                self.request(run, "delete", DELETE_HANDLE_BYTES, queues.delete, name, handle)
+                continue
+            failed = self.coalesced(run, "delete", DELETE_HANDLE_BYTES, name, handle)
+            if failed is not None:
+                raise failed
+
+    def receive(self, run: Run, name: str, n: int) -> list[Any]:
+        """A receive of up to `n` (a single one coalesced when coalescing): what it got (nothing: an empty receive)."""
+        from mnsd.ground import errors
+
+        payload = n * (self.size + RECEIVE_ENVELOPE_BYTES)
+        try:
+            if n == 1 and self.coalescer is not None:
+                outcome = self.coalesced(run, "receive", payload, name, None)
+                if isinstance(outcome, errors.MnsError):
+                    raise outcome
+                got = [] if outcome is None else [outcome]
+            else:
+                got = self.request(run, "receive", payload, self.bench.queues.receive, name, n, 0)
+        except errors.MessageNotExist:
+            got = []
+        if not got:
+            with run.lock:
+                run.usage.empty_receives += 1
+        return list(got)
 
 
 def measure(pattern: Pattern, body: str, messages: int) -> Usage:
@@ -267,68 +376,6 @@ def measure(pattern: Pattern, body: str, messages: int) -> Usage:
         run.close()
 
 
-@dataclass(frozen=True)
-class Priced:
-    """A measured pattern's $ per million messages by part, at a front door and log settings."""
-
-    parts: dict[str, float]
-
-    @property
-    def total(self) -> float:
-        return sum(self.parts.values())
-
-
-def price(usage: Usage, door: str, observability: all_in.Observability) -> Priced:
-    parts = cost_model.per_million(usage)
-    parts.pop("HTTP API")
-    return Priced(
-        {
-            f"front door ({door})": front_doors.per_million(usage, door),
-            **parts,
-            **all_in.extras(usage, observability),
-        }
-    )
-
-
-def observability(settings: LogSettings, measured: dict[str, Any] | None = None) -> all_in.Observability:
-    """The billed log bytes per request of each operation under `settings` (measured by `bench.log_bytes`)."""
-    from bench import log_bytes
-
-    lines = measured or log_bytes.measure()
-    return all_in.Observability(
-        {op: float(request.billed_bytes(settings)) for op, request in lines.items()},
-        settings.tracing,
-        {op: float(request.billed_bytes(settings, monitored=False)) for op, request in lines.items()},
-    )
-
-
-def mns_per_million(usage: Usage) -> float:
-    """MNS: every request at MNS's request price (`MNS_REQUEST_USD`)."""
-    requests = sum(op.requests for op in usage.operations.values())
-    return usage.per_message(requests) * MNS_REQUEST_USD * cost_model.MILLION
-
-
-# MNS (Alibaba Cloud, Chinese mainland): about CNY 2 per million requests; converted at USD 1 = CNY 7.10 (the rate
-# of 2026-12-07 used here; `issues show 48` used the same ≈ $0.28 per million). The issue's queue fee: $3.34 per
-# queue-month (a figure of the issue, kept as it gave it).
-MNS_CNY_PER_MILLION = 2.0
-CNY_PER_USD = 7.10
-RATE_DATE = "2026-12-07"
-MNS_REQUEST_USD = MNS_CNY_PER_MILLION / CNY_PER_USD / cost_model.MILLION
-MNS_QUEUE_MONTH_USD = 3.34
-ESTATE_QUEUES = 500
-ESTATE_MESSAGES_A_QUEUE = 1_000_000
-
-
-def sqs_per_million(pattern: Pattern, size: int) -> float:
-    """SQS for the same calls: one request per send, receive and delete call (batches of up to 10), per 64 KB chunk."""
-    chunks = max(1, -(-min(pattern.send_batch, cost_model.SQS_BATCH) * size // cost_model.SQS_CHUNK_BYTES))
-    send = chunks / min(pattern.send_batch, cost_model.SQS_BATCH)
-    receive = chunks / min(pattern.receive_batch, cost_model.SQS_BATCH)
-    delete = 1.0 if pattern.delete_alone else 1 / min(pattern.receive_batch, cost_model.SQS_BATCH)
-    return (send + receive + delete) * cost_model.SQS_STANDARD_REQUEST * cost_model.MILLION
-
-
 def run(bodies: list[str], patterns: list[Pattern], messages: int) -> dict[tuple[str, str], Usage]:
     results = {}
     for pattern in patterns:
@@ -341,9 +388,11 @@ def run(bodies: list[str], patterns: list[Pattern], messages: int) -> dict[tuple
 
 
 def main() -> None:
+    import os
+
     from bench import log_bytes
     from bench._common import use_local_aws_defaults, write_result
-    from bench.message_report import report, stack_template
+    from bench.message_report import deployed_memory, report, stack_template
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=256, help="messages per pattern")
@@ -353,17 +402,31 @@ def main() -> None:
     args = parser.parse_args()
     use_local_aws_defaults()
     no_real_sleeps()
+    template = stack_template()
+    deployed = deployed_memory(template)
+    assert deployed == cost_model.MEMORY_MB, (
+        f"the routes are deployed at {deployed} MB, priced at {cost_model.MEMORY_MB}"
+    )
+    provisioned_template = stack_template(capacity="provisioned")
     lines = log_bytes.measure()
     observed = {
         "the stack's": observability(LogSettings(), lines),
         "before": observability(LogSettings.previous(), lines),
     }
+    load = os.getloadavg()
     results = run(
         args.body or ["1 KB incompressible", "64 B"],
         [PATTERNS[p] for p in args.pattern or PATTERNS],
         args.messages,
     )
-    text = report(results, args.front_door or list(front_doors.FRONT_DOORS), observed, stack_template())
+    load_after = os.getloadavg()
+    text = report(results, args.front_door or list(front_doors.FRONT_DOORS), observed, template, provisioned_template)
+    text = (
+        f"Options: `--messages {args.messages}`. Load average (1 / 5 / 15 min) at the start "
+        f"{' / '.join(f'{v:.1f}' for v in load)}, at the end {' / '.join(f'{v:.1f}' for v in load_after)} (a shared "
+        "machine: the figures are counts on simulated time, not timings, and do not depend on it; the batch sizes of "
+        "the coalesced patterns follow the threads' real interleaving).\n\n" + text
+    )
     print(text)
     if not (args.body or args.pattern or args.front_door):
         write_result("message_patterns", "What a message costs as clients send it, all-in, per front door", text)

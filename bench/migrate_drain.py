@@ -30,7 +30,7 @@ from mns.queue import Message, QueueMeta
 
 from migrate.batching import cut
 from migrate.cli import main
-from migrate.xmlapi import body_bytes
+from mnsclient.messages import body_bytes
 
 KEY = ("1000000000000001", "BENCHKEY", "BENCHSECRET")
 BODY_SIZES = {"1KB": (1024, 1024), "16-60KB": (16 * 1024, 60 * 1024)}  # characters of base64: bytes on the wire

@@ -76,8 +76,9 @@ class AccessLogs:
 class Api(Construct):
     """`routes` become `METHOD /path` routes, each served by its own function with the route's grants.
 
-    With `domain_name` and `certificate_arn` the API is also served at the root of that host. With `held_route`
-    the long-poll route is integrated as it says, given its function (the wait tier, `infra.wait_tier`).
+    With `domain_name` and `certificate_arn` the API is also served at the root of that host. With `tier_route`
+    each route it gives an integration for (given the route and its function) is integrated so (the wait tier's
+    routes, `infra.wait_tier`); the others with their function.
     """
 
     def __init__(
@@ -90,7 +91,7 @@ class Api(Construct):
         domain_name: str | None = None,
         certificate_arn: str | None = None,
         capacity: Capacity | None = None,
-        held_route: Callable[[lambda_.Function], apigw.HttpRouteIntegration] | None = None,
+        tier_route: Callable[[Route, lambda_.Function], apigw.HttpRouteIntegration | None] | None = None,
     ) -> None:
         super().__init__(scope, id)
         capacity = capacity or Capacity()
@@ -138,9 +139,9 @@ class Api(Construct):
                 memory_size=capacity.receive_memory if route.long_poll else ROUTE_MEMORY,
                 reserved_concurrency=capacity.reservation(capacity.receive_concurrency) if route.long_poll else None,
             )
-            integration: apigw.HttpRouteIntegration = integrations.HttpLambdaIntegration(f"Int-{name}", function)
-            if route.long_poll and held_route is not None:
-                integration = held_route(function)
+            integration = tier_route(route, function) if tier_route is not None else None
+            if integration is None:
+                integration = integrations.HttpLambdaIntegration(f"Int-{name}", function)
             self.http_api.add_routes(path=route.path, methods=[HTTP_METHODS[route.method]], integration=integration)
         apigw.HttpRoute(
             self,

@@ -51,8 +51,9 @@ GRANTS: dict[str, tuple[str, ...]] = {
     "delete_queue": ("meta.read_write", *_COUNTED),
     # A send to a FIFO queue locates its group's home.
     "post_messages": ("meta.read", "meta.update", "messages.write", "messages.locate", *_COUNTED),
-    # The wait tier's origin too: the single sends and deletes it coalesces (`mnsd.request.coalesced`) are served here,
-    # and a FIFO one locates its group's home.
+    # A FIFO receive locates a group's home when its scan saw nothing of the group. (With the wait tier each message
+    # route's function serves the coalesced calls of its own route only, `mnsd.request.coalesced`: sends and deletes
+    # keep to theirs.)
     "get_messages": ("meta.read", "meta.update", "messages.read_write", "messages.locate", *_COUNTED),
     # Deleting or hiding a FIFO message again locates its group's home when this container has not met the group.
     "delete_messages": ("meta.read", "messages.write", "messages.locate", *_COUNTED),

@@ -1,6 +1,7 @@
 """The Application Load Balancer front door (`-c frontDoor=alb`, docs/front-door.md): one listener rule per route of
 `mnsd.request.listener` (method and path pattern, in its priority order), each forwarding to its route's function
-(or, with the wait tier, the receive route to the tier's tasks); what no rule takes goes to the catch-all function.
+(or, with the wait tier, the tier's routes, `infra.wait_tier.ROUTES`, to the tier's tasks); what no rule takes goes to
+the catch-all function.
 ALB bills by the hour and by capacity units, not per request.
 
 - With `domain_name` + `certificate_arn`: HTTPS on 443 with the certificate (TLS 1.2 and 1.3 only), for the domain
@@ -28,7 +29,6 @@ from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION, Functions
 from infra.wait_tier import HOLD_PORT, WaitTier
 from mnsd.request.listener import listener_rules
-from mnsd.request.routes import ROUTES
 from mnsd.waiting.contract import READY_PATH
 
 FRONT_DOORS = ("http-api", "alb")
@@ -106,9 +106,9 @@ class LoadBalancer(Construct):
             )
             self.endpoint = f"http://{self.load_balancer.load_balancer_dns_name}"
         self.listener = listener
+        self.tier_targets: elbv2.ApplicationTargetGroup | None = None
         for rule in listener_rules():
-            route = ROUTES[rule.route]
-            if route.long_poll and wait_tier is not None:
+            if wait_tier is not None and rule.route in wait_tier.routes:
                 action = elbv2.ListenerAction.forward([self._tier_targets(wait_tier)])
             else:
                 action = self._forward(rule.route, functions)
@@ -161,9 +161,11 @@ class LoadBalancer(Construct):
         return elbv2.ListenerAction.forward([group])
 
     def _tier_targets(self, wait_tier: WaitTier) -> elbv2.ApplicationTargetGroup:
-        """The wait tier's tasks, on the port the HTTP API's VPC link reaches them on."""
-        assert wait_tier.service is not None, "the tier's service is made with the receive route's integration"
-        group = elbv2.ApplicationTargetGroup(
+        """The wait tier's tasks, on the port the HTTP API's VPC link reaches them on (one group for the tier's rules)."""
+        if self.tier_targets is not None:
+            return self.tier_targets
+        assert wait_tier.service is not None, "the tier's service is made with its routes' integrations"
+        group = self.tier_targets = elbv2.ApplicationTargetGroup(
             self,
             "Targets-wait-tier",
             vpc=self.vpc,

@@ -91,7 +91,7 @@ class MnsStack(Stack):
             domain_name=None if behind_alb else context("domainName"),
             certificate_arn=None if behind_alb else context("certificateArn"),
             capacity=self.capacity,
-            held_route=self.wait_tier.integration if self.wait_tier else None,
+            tier_route=self.wait_tier.integration if self.wait_tier else None,
         )
         self.load_balancer = (
             LoadBalancer(

@@ -1,13 +1,17 @@
 """The wait tier (`-c waitTier=grip`, docs/wait_tier.md): the holder (`wait_tier/`, one process) on ECS Fargate
-(arm64, two tasks, rolling deploys), in front of the receive route through an HTTP API VPC link, so a long poll
-with nothing to receive waits in the tier and not in a billed Lambda invocation.
+(arm64, two tasks, rolling deploys), in front of the message routes through an HTTP API VPC link (or the load
+balancer's listener rules, `infra.load_balancer`), so a long poll with nothing to receive waits in the tier and not in
+a billed Lambda invocation, and concurrent single sends, receives and deletes of a queue reach their function as one
+batch call (`wait_tier.coalesce`).
 
-- The receive route (`GET /queues/{queue}/messages`, receive and peek) goes to the tier through the VPC link
-  (Cloud Map names the tasks); the tier asks the receive function through its function URL, signing each request
-  with a key of its own secret (`mnsd.waiting.contract.SIG_HEADER`), which the function verifies: a request without it is served as
-  without the tier, one with a forged one is refused.
-- Whatever makes a message receivable posts a wake to `POST /wait-tier/wake` on the same API (IAM-authorized:
-  only the stack's functions may), which reaches one task's holder; it passes it on to the other tasks (found in
+- The routes of `ROUTES` (`GET`, `POST` and `DELETE /queues/{queue}/messages`: receive and peek, send and batch send,
+  delete and batch delete) go to the tier through the VPC link (Cloud Map names the tasks); the tier asks each route's
+  own function through its function URL (by the request's method), signing each request with a key of its own secret
+  (`mnsd.waiting.contract.SIG_HEADER`), which the function verifies: a request without it is served as without the
+  tier, one with a forged one is not taken for the tier's. Each function keeps its own role, memory and concurrency.
+- Whatever makes a message receivable tells the tier: in its answer when the request came through the tier
+  (`contract.WAKES_HEADER`), else by a post to `POST /wait-tier/wake` on the same API (IAM-authorized: only the
+  stack's functions may), which reaches one task's holder. A holder passes each wake on to the other tasks (found in
   Cloud Map) on their wake port.
 - The tasks have public addresses and no inbound rule but from the VPC link: no NAT gateway to pay for.
 """
@@ -34,6 +38,8 @@ from constructs import Construct
 from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION
 from mnsd.ground import settings
+from mnsd.request.coalesced import BATCH_ROUTES
+from mnsd.request.routes import Route
 from mnsd.waiting.contract import READY_PATH
 
 # The image is built from the repository with wait_tier/Dockerfile, from the holder and the one file of the layer it
@@ -47,7 +53,9 @@ IMAGE_FILES = (
     "layers/mnsd/python/mnsd/waiting/__init__.py",
     "layers/mnsd/python/mnsd/waiting/contract.py",
 )
-HOLD_PORT = 7999  # the holder: the receive route and the API's wake route
+# The routes the tier fronts (the message routes whose single calls it coalesces), each asking its own function.
+ROUTES = BATCH_ROUTES
+HOLD_PORT = 7999  # the holder: the tier's routes and the API's wake route
 WAKE_PORT = 7990  # the holder: wakes relayed between tasks
 # The task's health: the holder's readiness on the receive route's port.
 HEALTH_PROBE = f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{HOLD_PORT}{READY_PATH}', timeout=2)"
@@ -72,7 +80,7 @@ def enabled(value: object) -> bool:
 
 
 class WaitTier(Construct):
-    """The tier's network, key and service; `integration` puts it in front of the receive route."""
+    """The tier's network, key and service; `integration` puts it in front of the routes of `ROUTES`."""
 
     def __init__(self, scope: Construct, id: str, *, encryption: Encryption | None = None) -> None:
         super().__init__(scope, id)
@@ -80,7 +88,7 @@ class WaitTier(Construct):
         self.key = secretsmanager.Secret(
             self,
             "GripKey",
-            description="Signs the wait tier's requests to the receive function",
+            description="Signs the wait tier's requests to the functions of the message routes",
             generate_secret_string=secretsmanager.SecretStringGenerator(exclude_punctuation=True, password_length=48),
         )
         self.encryption.encrypt_secret(self.key)
@@ -116,16 +124,32 @@ class WaitTier(Construct):
         self.namespace = servicediscovery.PrivateDnsNamespace(self, "Namespace", name=NAMESPACE, vpc=self.vpc)
         self.cluster = ecs.Cluster(self, "Cluster", vpc=self.vpc)
         self.service: ecs.FargateService | None = None
+        self.container: ecs.ContainerDefinition | None = None
+        self.routes: list[str] = []  # the routes integrated with the tier so far
+        self._integration: apigw.HttpRouteIntegration | None = None
 
-    def integration(self, origin: lambda_.Function) -> apigw.HttpRouteIntegration:
-        """The receive route's integration: the tier, asking `origin` (the receive function) through its URL."""
-        url = origin.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
-        origin.add_environment(settings.WAIT_TIER_KEY_SECRET_ARN, self.key.secret_arn)
-        self.key.grant_read(origin)
-        self.hold = self._service(url.url)
-        return integrations.HttpServiceDiscoveryIntegration("Int-wait-tier", self.hold, vpc_link=self.link)
+    def integration(self, route: Route, function: lambda_.Function) -> apigw.HttpRouteIntegration | None:
+        """The route's integration when the tier fronts it (None: not one of `ROUTES`): the tier, asking `function`
+        (the route's own) through its URL for the route's method."""
+        if route.name not in ROUTES:
+            return None
+        url = function.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
+        function.add_environment(settings.WAIT_TIER_KEY_SECRET_ARN, self.key.secret_arn)
+        self.key.grant_read(function)
+        if self.container is None:
+            self.hold = self._service()
+        assert self.container is not None
+        # The long-poll route's function is the origin of whatever names no method of its own (`wait_tier.__main__`).
+        origin = "WAIT_TIER_ORIGIN" if route.long_poll else f"WAIT_TIER_ORIGIN_{route.method}"
+        self.container.add_environment(origin, url.url)
+        self.routes.append(route.name)
+        if self._integration is None:
+            self._integration = integrations.HttpServiceDiscoveryIntegration(
+                "Int-wait-tier", self.hold, vpc_link=self.link
+            )
+        return self._integration
 
-    def _service(self, origin_url: str) -> servicediscovery.Service:
+    def _service(self) -> servicediscovery.Service:
         task = ecs.FargateTaskDefinition(
             self,
             "Task",
@@ -149,8 +173,7 @@ class WaitTier(Construct):
                 platform=ecr_assets.Platform.LINUX_ARM64,
             ),
             logging=ecs.LogDriver.aws_logs(stream_prefix="tier", log_group=logs_group),
-            environment={
-                "WAIT_TIER_ORIGIN": origin_url.rstrip("/"),
+            environment={  # (and the origins: `integration`)
                 "WAIT_TIER_PORT": str(HOLD_PORT),
                 "WAIT_TIER_WAKE_PORT": str(WAKE_PORT),
                 "WAIT_TIER_CLOUDMAP_NAMESPACE": NAMESPACE,
@@ -164,6 +187,7 @@ class WaitTier(Construct):
             ),
             stop_timeout=Duration.seconds(DRAIN_SECONDS + 10),
         )
+        self.container = container
         container.add_port_mappings(
             ecs.PortMapping(container_port=HOLD_PORT), ecs.PortMapping(container_port=WAKE_PORT)
         )
@@ -180,17 +204,17 @@ class WaitTier(Construct):
             security_groups=[self.task_group],
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC),
         )
-        # A busy queue's receives cost the tier CPU (the holder's pass to the origin and its send's wake: about 0.8 ms
-        # a receive, measured locally in bench/results/wait_tier.md), so a task of 0.25 vCPU passes some hundreds a
-        # second: more tasks while the CPU is busy, back to two when it is not (a task stopped drops only waits).
+        # A busy queue's calls cost the tier CPU (the holder's pass to the origin: about 0.6 ms a receive, measured
+        # locally in bench/results/wait_tier.md), so a task of 0.25 vCPU passes some hundreds a second: more tasks while
+        # the CPU is busy, back to two when it is not (a task stopped drops only waits).
         self.service.auto_scale_task_count(min_capacity=TASKS, max_capacity=MAX_TASKS).scale_on_cpu_utilization(
             "Cpu",
             target_utilization_percent=CPU_TARGET_PERCENT,
             scale_out_cooldown=Duration.seconds(60),
             scale_in_cooldown=Duration.minutes(5),
         )
-        # One Cloud Map service (ECS registers a service once): the API reaches the holder there for both routes,
-        # and each holder finds the other tasks there.
+        # One Cloud Map service (ECS registers a service once): the API reaches the holder there for the tier's
+        # routes and the wake route, and each holder finds the other tasks there.
         hold = self.namespace.create_service(
             "Hold", name="hold", dns_record_type=servicediscovery.DnsRecordType.SRV, dns_ttl=Duration.seconds(10),
             custom_health_check=servicediscovery.HealthCheckCustomConfig(failure_threshold=1),
@@ -244,7 +268,8 @@ class WaitTier(Construct):
             (
                 self,
                 "AwsSolutions-SMG4",
-                "The tier's key is shared by the tasks and the receive function, which read it at start: a new key "
+                "The tier's key is shared by the tasks and the functions of the routes it fronts, which read it at "
+                "start: a new key "
                 "is rolled out by a deploy (replacing the secret), not rotated behind their back.",
             ),
         ]

@@ -12,16 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import urllib.request
-from email.utils import formatdate
 from pathlib import Path
 
-from mnsd.access.authentication import sign, string_to_sign
+from mnsclient.signing import Key
+from mnsclient.xml import XmlClient, refusal
 from mnsd.access.keys import AccessKey, StaticKeyStore
-from mnsd.ground.http import HttpRequest
 from mnsd.ground.settings import credentials_from_env
 
 EXPORT_PATH = "/-/exports"
+EXPORT_SECONDS = 120.0
 
 
 def operator_key(env: dict[str, str] | None = None) -> AccessKey:
@@ -29,17 +28,13 @@ def operator_key(env: dict[str, str] | None = None) -> AccessKey:
     return StaticKeyStore(credentials_from_env(dict(os.environ if env is None else env))).default
 
 
-def signed_headers(key: AccessKey, method: str, path: str) -> dict[str, str]:
-    headers = {"date": formatdate(usegmt=True), "content-type": "text/xml", "x-mns-version": "2015-06-06"}
-    text = string_to_sign(HttpRequest(method, path, "", headers), headers["date"])
-    return {**headers, "authorization": f"MNS {key.key_id}:{sign(key.secret, text)}"}
-
-
 def request_export(endpoint: str, key: AccessKey | None = None) -> Path:
-    headers = signed_headers(key or operator_key(), "POST", EXPORT_PATH)
-    request = urllib.request.Request(endpoint.rstrip("/") + EXPORT_PATH, data=b"", method="POST", headers=headers)
-    with urllib.request.urlopen(request, timeout=120) as response:  # noqa: S310
-        return Path(json.loads(response.read())["exports"])
+    operator = key or operator_key()
+    client = XmlClient(endpoint, Key(operator.key_id, operator.secret), timeout=EXPORT_SECONDS)
+    reply = client.exchange("POST", EXPORT_PATH)
+    if reply.status >= 300:
+        raise refusal(reply)
+    return Path(json.loads(reply.body)["exports"])
 
 
 def main(argv: list[str] | None = None) -> None:

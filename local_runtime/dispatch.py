@@ -16,7 +16,7 @@ from local_runtime.alb import alb_event
 from local_runtime.console import Responder
 from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest, HttpResponse
-from mnsd.request import api
+from mnsd.request import api, coalesced
 from mnsd.request.routes import ROUTES
 from mnsd.waiting import contract
 
@@ -42,19 +42,32 @@ def compile_routes() -> list[CompiledRoute]:
     return compiled
 
 
-def match_route(routes: list[CompiledRoute], method: str, path: str) -> tuple[str | None, str, dict[str, str]]:
+def match_route(
+    routes: list[CompiledRoute], method: str, path: str, body: bytes = b""
+) -> tuple[str | None, str, dict[str, str]]:
     """(route name or None for $default, route key, path parameters)."""
     if method == "POST" and path == contract.BATCH_PATH:
-        # The wait tier's coalesced calls go to its origin, the long-poll route's function (by its URL on AWS:
-        # `infra.wait_tier`), and so run under that function's role when the roles are enforced.
-        origin = next(route for route in routes if ROUTES[route.name].long_poll)
-        return origin.name, "$default", {}
+        # The wait tier's coalesced calls go to the function of their operation's route (on AWS by its URL: the tier
+        # posts each operation's batches there, `infra.wait_tier`), and so run under that function's role when the
+        # roles are enforced.
+        return batch_route(body), "$default", {}
     for route in routes:
         found = route.pattern.match(path)
         if found and route.method == method:
             params = {k: unquote(v) for k, v in found.groupdict().items()}
             return route.name, f"{method} {route.path}", params
     return None, "$default", {}
+
+
+def batch_route(body: bytes) -> str | None:
+    """The route whose function serves a batch call of the wait tier: its requests' (the tier batches one operation of
+    one queue), by their method on the messages' path (None: not a batch, which the catch-all refuses)."""
+    try:
+        methods = {method for method, *_ in contract.read_batch(body)}
+    except ValueError:
+        return None
+    found = [name for name in coalesced.BATCH_ROUTES if {ROUTES[name].method} == methods]
+    return found[0] if found else None
 
 
 def api_gateway_event(
@@ -66,7 +79,7 @@ def api_gateway_event(
     received_at: float | None = None,
 ) -> tuple[str | None, dict[str, Any]]:
     raw_path, _, raw_query = target.partition("?")
-    route_name, route_key, params = match_route(routes, method, raw_path)
+    route_name, route_key, params = match_route(routes, method, raw_path, body)
     text_body: str | None = None
     is_base64 = False
     if body:

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from migrate.errors import ServiceError
 from migrate.estate import QUEUE, QUEUE_NUMBERS, SUBSCRIPTION, TOPIC, Resource
-from migrate.openapi import OpenApi
 from migrate.planning import AWS_TARGET, CONFLICT, CREATE, UPDATE, Change, Plan
-from migrate.retrying import retrying
+from mnsclient.errors import ServiceError
+from mnsclient.openapi import OpenApiClient
+from mnsclient.retrying import retrying
 
 RETRY_SECONDS = 30.0
 
@@ -78,7 +78,7 @@ def _dlq_param(policy: dict[str, Any] | None) -> dict[str, Any]:
 
 
 class Applier:
-    def __init__(self, api: OpenApi, retry_seconds: float = RETRY_SECONDS) -> None:
+    def __init__(self, api: OpenApiClient, retry_seconds: float = RETRY_SECONDS) -> None:
         self.api = api
         self.retry_seconds = retry_seconds
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from mnsclient.messages import Message, body_bytes
+
 T = TypeVar("T")
 MOST_MESSAGES = 16
 MOST_BODY_BYTES = 65536
@@ -30,3 +32,8 @@ def cut(messages: Sequence[T], size: Callable[[T], int]) -> list[list[T]]:
     if run:
         runs.append(run)
     return runs
+
+
+def send_batches(messages: list[Message]) -> list[list[Message]]:
+    """`messages` in their order, cut into the BatchSendMessage requests the service takes."""
+    return cut(messages, lambda m: body_bytes(m.body))

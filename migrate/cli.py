@@ -26,15 +26,14 @@ from typing import TextIO
 from migrate import rendering, verifying
 from migrate.applying import Applier
 from migrate.credentials import CONFIG_FILE, DEFAULT_PREFIX, Side, resolve_side
-from migrate.errors import MigrationError, ServiceError
+from migrate.errors import MigrationError
 from migrate.estate import QUEUE, Estate, read_estate
 from migrate.journal import Journal
 from migrate.moving import Options, QueueMove
-from migrate.openapi import OpenApi
 from migrate.planning import NOT_CARRIED, TARGET_ONLY, Plan, make_plan
 from migrate.progress import Progress, summary, summary_json
-from migrate.retrying import retrying
-from migrate.xmlapi import XmlApi
+from mnsclient.errors import ServiceError
+from mnsclient.retrying import retrying
 
 OK, DIFFERENT, USAGE, INTERRUPTED = 0, 1, 2, 130
 DONE = {"create": "created", "update": "changed"}
@@ -150,10 +149,10 @@ def endpoint_map(given: Sequence[str]) -> dict[str, str]:
 def _plan(args: argparse.Namespace, source: Side, target: Side) -> Plan:
     def read(side: Side) -> Estate:
         try:
-            xml = XmlApi(side)
-            return retrying(lambda: read_estate(OpenApi(side), args.prefix, xml.subscription_endpoint), args.retry_for)
+            full_endpoint = side.resources().subscription_endpoint
+            return retrying(lambda: read_estate(side.openapi(), args.prefix, full_endpoint), args.retry_for)
         except ServiceError as error:
-            error.side = side.name
+            error.answered_by = side.name
             raise
 
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -163,7 +162,7 @@ def _plan(args: argparse.Namespace, source: Side, target: Side) -> Plan:
 
 def _apply(args: argparse.Namespace, console: Console, source: Side, target: Side) -> int:
     plan = _plan(args, source, target)
-    applied = Applier(OpenApi(target), min(args.retry_for, 60.0)).apply(plan)
+    applied = Applier(target.openapi(), min(args.retry_for, 60.0)).apply(plan)
     for change in applied.done:
         console.warn(f"{DONE[change.action]} {change.kind} {change.name}")
     for change, error in applied.failed:
@@ -185,7 +184,7 @@ def _apply(args: argparse.Namespace, console: Console, source: Side, target: Sid
 def _queues(args: argparse.Namespace, source: Side) -> list[str]:
     if args.queue:
         return list(args.queue)
-    estate = retrying(lambda: read_estate(OpenApi(source), args.prefix), args.retry_for)
+    estate = retrying(lambda: read_estate(source.openapi(), args.prefix), args.retry_for)
     return sorted(r.name for r in estate.of(QUEUE))
 
 
@@ -199,7 +198,7 @@ def _move(args: argparse.Namespace, console: Console, source: Side, target: Side
     )
     stop = threading.Event()
     journal = Journal(args.state, source.endpoint, target.endpoint)
-    source_api, target_api = XmlApi(source), XmlApi(target)
+    source_api, target_api = source.messages(), target.messages()
     moves = [QueueMove(q, source_api, target_api, journal.queue(q), options, stop) for q in _queues(args, source)]
     interrupted = _on_signals(stop)
     if args.for_seconds is not None:
@@ -232,7 +231,7 @@ def _on_signals(stop: threading.Event) -> threading.Event:
 def _verify(args: argparse.Namespace, console: Console, source: Side, target: Side) -> int:
     plan = _plan(args, source, target)
     queues = sorted(c.name for c in plan.changes if c.kind == QUEUE and c.action != TARGET_ONLY)
-    counts = verifying.count_messages(XmlApi(source), XmlApi(target), queues, max(1, args.parallel))
+    counts = verifying.count_messages(source.messages(), target.messages(), queues, max(1, args.parallel))
     text, differs = (verifying.report_json if args.json else verifying.report)(plan, counts)
     console.say(text)
     return DIFFERENT if differs else OK
@@ -264,5 +263,5 @@ def main(
         console.warn(f"error: {error}")
         return USAGE
     except ServiceError as error:
-        console.warn(f"error: the {error.side or 'service'} answered {error}")
+        console.warn(f"error: the {error.answered_by or 'service'} answered {error}")
         return DIFFERENT

@@ -14,6 +14,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from migrate.errors import MigrationError
+from mnsclient.messages import MessageClient
+from mnsclient.openapi import OpenApiClient
+from mnsclient.resources import ResourceClient
+from mnsclient.signing import Key
 
 DEFAULT_PREFIX = {"source": "ALIBABA_CLOUD_", "target": "MNS_"}
 CONFIG_FILE = Path("~/.aliyun/config.json")
@@ -36,6 +40,22 @@ class Side:
     @property
     def secrets(self) -> tuple[str, ...]:
         return tuple(s for s in (self.access_key_secret, self.security_token) if s)
+
+    @property
+    def key(self) -> Key:
+        return Key(self.access_key_id, self.access_key_secret, self.security_token)
+
+    def messages(self) -> MessageClient:
+        """The side's message calls (its classic endpoint)."""
+        return MessageClient(self.endpoint, self.key)
+
+    def resources(self) -> ResourceClient:
+        """The side's resource calls on its classic endpoint (a subscription's endpoint in full)."""
+        return ResourceClient(self.endpoint, self.key)
+
+    def openapi(self) -> OpenApiClient:
+        """The side's Mns-open calls (its configuration)."""
+        return OpenApiClient(self.openapi_endpoint, self.key, self.region)
 
 
 def openapi_endpoint_for(endpoint: str) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from migrate.openapi import OpenApi
+from mnsclient.openapi import OpenApiClient
 
 QUEUE, TOPIC, SUBSCRIPTION = "queue", "topic", "subscription"
 
@@ -124,7 +124,7 @@ def subscription_resource(entry: dict[str, Any], topic: str, full_endpoint: Full
     return Resource(SUBSCRIPTION, f"{topic}/{entry['SubscriptionName']}", settings)
 
 
-def read_estate(api: OpenApi, prefix: str = "", full_endpoint: FullEndpoint | None = None) -> Estate:
+def read_estate(api: OpenApiClient, prefix: str = "", full_endpoint: FullEndpoint | None = None) -> Estate:
     """Every queue and topic (whose name starts with `prefix`) of the side and every subscription of those topics
     (an Endpoint Mns-open answers bare read in full with `full_endpoint`)."""
     resources: list[Resource] = [queue_resource(e) for e in api.pages("ListQueue", {"QueueName": prefix or None})]

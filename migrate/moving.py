@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from migrate.errors import NETWORK, ServiceError
+from migrate.batching import MOST_MESSAGES, send_batches
 from migrate.journal import QueueJournal
-from migrate.retrying import FIRST_PAUSE, LONGEST_PAUSE, retrying
-from migrate.xmlapi import BATCH, Message, XmlApi, send_batches
+from mnsclient.errors import NETWORK, ServiceError
+from mnsclient.messages import Message, MessageClient
+from mnsclient.retrying import FIRST_PAUSE, LONGEST_PAUSE, retrying
 
 T = TypeVar("T")
 SETTLE_PAUSE = 0.5
@@ -49,8 +50,8 @@ class QueueStats:
 @dataclass
 class QueueMove:
     queue: str
-    source: XmlApi
-    target: XmlApi
+    source: MessageClient
+    target: MessageClient
     journal: QueueJournal
     options: Options
     stop: threading.Event
@@ -71,7 +72,7 @@ class QueueMove:
             self.stats.waiting_at_start = sum(self._source(lambda: self.source.counts(self.queue)))
             self._loop()
         except ServiceError as error:
-            self.stats.error = f"queue {self.queue}: the {error.side or 'source'} answered {error}"
+            self.stats.error = f"queue {self.queue}: the {error.answered_by or 'source'} answered {error}"
         finally:
             self.stats.finished = True
         return self.stats
@@ -79,7 +80,7 @@ class QueueMove:
     def _loop(self) -> None:
         quiet_since: float | None = None
         while not self.stop.is_set():
-            messages = self._source(lambda: self.source.receive(self.queue, BATCH, self.options.wait_seconds))
+            messages = self._source(lambda: self.source.receive(self.queue, MOST_MESSAGES, self.options.wait_seconds))
             if messages:
                 quiet_since = None
                 self._move(messages)
@@ -137,7 +138,7 @@ class QueueMove:
                 outcomes = self.target.send(self.queue, pending)
             except ServiceError as error:
                 if not error.retryable or time.monotonic() + pause > deadline:
-                    error.side = "target"
+                    error.answered_by = "target"
                     raise
                 if error.code == NETWORK:
                     self.stats.possible_duplicates += len(pending)
@@ -150,7 +151,7 @@ class QueueMove:
             final = [(m, o) for m, o in refused if not o.retryable]
             if final:
                 message, outcome = final[0]
-                outcome.side = "target"
+                outcome.answered_by = "target"
                 outcome.message = f"message {message.message_id}: {outcome.message}"
                 self.journal.add([m.message_id for m in sent])
                 self.stats.moved += len(sent)

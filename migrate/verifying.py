@@ -8,10 +8,10 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from migrate.errors import ServiceError
 from migrate.planning import CONFLICT, CREATE, UPDATE, Plan
 from migrate.rendering import human
-from migrate.xmlapi import XmlApi
+from mnsclient.errors import ServiceError
+from mnsclient.messages import MessageClient
 
 
 @dataclass(frozen=True)
@@ -26,11 +26,11 @@ class Counts:
         return bool(self.error) or bool(self.source)
 
 
-def _waiting(api: XmlApi, queue: str) -> int:
+def _waiting(api: MessageClient, queue: str) -> int:
     return sum(api.counts(queue))
 
 
-def count_messages(source: XmlApi, target: XmlApi, queues: list[str], parallel: int) -> list[Counts]:
+def count_messages(source: MessageClient, target: MessageClient, queues: list[str], parallel: int) -> list[Counts]:
     def one(queue: str) -> Counts:
         try:
             return Counts(queue, _waiting(source, queue), _waiting(target, queue))

@@ -1,4 +1,5 @@
-"""`python -m wait_tier`: one holder, as the container runs it (settings from the environment): WAIT_TIER_ORIGIN,
+"""`python -m wait_tier`: one holder, as the container runs it (settings from the environment): WAIT_TIER_ORIGIN
+(and WAIT_TIER_ORIGIN_<METHOD>, the origin of that method's requests: on AWS the send and delete functions' URLs),
 WAIT_TIER_KEY, WAIT_TIER_PORT (7999: clients), WAIT_TIER_WAKE_PORT (7990: wakes, counters), WAIT_TIER_BIND
 (127.0.0.1), and the other instances: WAIT_TIER_PEERS (wake URLs) or WAIT_TIER_CLOUDMAP_NAMESPACE with
 WAIT_TIER_CLOUDMAP_SERVICE (and AWS_REGION); WAIT_TIER_DRAIN_SECONDS (0) between SIGTERM and the stop;
@@ -24,6 +25,7 @@ from wait_tier.coalesce import WINDOW_MS, Coalescing
 from wait_tier.holder import Holder, client_server, wake_application
 
 BACKLOG = 4096  # (a fleet's consumers connect at once)
+ORIGIN_OF = "WAIT_TIER_ORIGIN_"  # + a method: that method's origin
 
 
 async def serve(env: dict[str, str]) -> None:
@@ -35,7 +37,9 @@ async def serve(env: dict[str, str]) -> None:
     else:
         found = peers.fixed(env.get("WAIT_TIER_PEERS", ""))
     window = float(env.get("WAIT_TIER_COALESCE_MS", str(WINDOW_MS)))
-    holder = Holder(Coalescing(env["WAIT_TIER_ORIGIN"], env["WAIT_TIER_KEY"], window), found)
+    by_method = {name.removeprefix(ORIGIN_OF): url for name, url in env.items() if name.startswith(ORIGIN_OF)}
+    origin = Coalescing(env["WAIT_TIER_ORIGIN"], env["WAIT_TIER_KEY"], window, by_method=by_method)
+    holder = Holder(origin, found)
     bind = env.get("WAIT_TIER_BIND", "127.0.0.1")
     runners: list[web.BaseRunner] = [
         web.ServerRunner(client_server(holder), access_log=None),
@@ -49,10 +53,11 @@ async def serve(env: dict[str, str]) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, done.set)
     logging.getLogger("wait_tier").info(
-        "holding on %s:%s, origin %s, coalescing window %s ms",
+        "holding on %s:%s, origin %s (by method: %s), coalescing window %s ms",
         bind,
         env.get("WAIT_TIER_PORT"),
         holder.origin.url,
+        origin.by_method,
         window,
     )
     await done.wait()

@@ -16,7 +16,7 @@ import asyncio
 import http
 import urllib.parse
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from multidict import CIMultiDict
@@ -60,8 +60,15 @@ class Group:
 class Coalescing(Origin):
     """The origin, with single requests of a queue that come together passed on as one call."""
 
-    def __init__(self, url: str, key: str, window_ms: float = WINDOW_MS, later: Later | None = None) -> None:
-        super().__init__(url, key)
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        window_ms: float = WINDOW_MS,
+        later: Later | None = None,
+        by_method: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(url, key, by_method)
         self.window_ms = window_ms
         self._later = later  # (a test's timer; else the event loop's)
         self._groups: dict[tuple[str, str, str], Group] = {}
@@ -132,13 +139,15 @@ class Coalescing(Origin):
         """One call carrying every request: each one's answer (the call's own, to each, when the origin refused it)."""
         document = contract.batch_document([(m, p, passed(h), b, d) for m, p, h, b, d in requests])
         sent = {"Content-Type": "application/json", contract.SIG_HEADER: self._batch_signature()}
-        target = urllib.parse.urlsplit(self.url)
+        base = self.url_for(requests[0][0])  # (one operation's: its route's function)
+        target = urllib.parse.urlsplit(base)
         if target.scheme == "https":
             sent["Host"] = target.netloc
         async with self.session().post(
-            self.url + contract.BATCH_PATH, data=document, headers=sent, allow_redirects=False
+            base + contract.BATCH_PATH, data=document, headers=sent, allow_redirects=False
         ) as answer:
             content = await answer.read()
+            self.hear(answer.headers)  # (the wakes of the whole batch: its sends')
             if answer.status != 200:
                 refused = Answer(answer.status, answer.reason or "", CIMultiDict(answer.headers), content)
                 return [refused] * len(requests)

@@ -6,8 +6,9 @@ request on its own connection: it is never taken for another, and never held pas
 arrival (nor past `contract.MAX_HOLD_MS` after it: the HTTP API cuts every request at 30 s), and asked again
 only before `contract.LAST_ASK_MS` after it.
 
-Wakes (`contract.WAKE_PATH`, posted by the service: `mnsd.waiting.wakes`) come on either port; one posted by the
-service is relayed to the other instances (`peers`) on their wake port, which also serves the counters
+Wakes (`contract.WAKE_PATH`, posted by the service: `mnsd.waiting.wakes`) come on either port, or in the origin's
+answer to a request the holder passed on (`contract.WAKES_HEADER`: a send through the tier posts none); one posted by
+the service or answered is relayed to the other instances (`peers`) on their wake port, which also serves the counters
 (`contract.STATS_PATH`).
 """
 
@@ -129,7 +130,14 @@ class Holder:
     receives: int = 0
     holds: int = 0
     wakes: int = 0  # wakes taken so far (`Channel.stale`)
+    # Wake documents taken, by where from: `posted` (by the service, on either port), `relayed` (by another instance),
+    # `answered` (in the origin's answers, `contract.WAKES_HEADER`).
+    told: Counter[str] = field(default_factory=Counter)
+    _relaying: set[asyncio.Task[None]] = field(default_factory=set)
     _session: aiohttp.ClientSession | None = None
+
+    def __post_init__(self) -> None:
+        self.origin.told = self.take_wakes
 
     def stats(self) -> dict[str, object]:
         held = sum(len(c.held) for c in self.channels.values())
@@ -139,6 +147,7 @@ class Holder:
             "holds": self.holds,
             "held": held,
             "calls": dict(self.calls),
+            "wakes": dict(self.told),
             "origin": self.origin.counts(),  # (coalesced batches: `wait_tier.coalesce`)
         }
 
@@ -253,19 +262,41 @@ class Holder:
 
     # -- wakes -------------------------------------------------------------------------------------------------------
     async def take_wake(self, request: web.BaseRequest) -> web.Response:
+        relayed = RELAYED_HEADER in request.headers
         try:
             document = json.loads(await request.read())
-            channel = self.channel(str(document["channel"]))
-            if "at" in document:
-                self._due(channel, int(document["at"]))
-            else:
-                self.wakes += 1
-                self._wake(channel.wake(max(1, int(document.get("count", 1))), self.wakes, now_ms()))
+            self._take(document)
         except (ValueError, KeyError, TypeError):
             return web.Response(status=400, text="bad wake\n")
-        if RELAYED_HEADER not in request.headers:
-            asyncio.get_running_loop().create_task(self._relay(document))
+        self.told["relayed" if relayed else "posted"] += 1
+        if not relayed:
+            self._relay_later(document)
         return web.Response(status=204)
+
+    def take_wakes(self, documents: list[dict[str, object]]) -> None:
+        """The wakes of an origin's answer (`Origin.told`): taken here and relayed, as if the service had posted them."""
+        for document in documents:
+            try:
+                self._take(document)
+            except (ValueError, KeyError, TypeError):
+                logger.warning("bad wake in the origin's answer: %.200s", document)
+                continue
+            self.told["answered"] += 1
+            self._relay_later(document)
+
+    def _take(self, document: Mapping[str, object]) -> None:
+        """A wake document (`contract.wake_document`) told to its channel (ValueError, KeyError, TypeError: not one)."""
+        channel = self.channel(str(document["channel"]))
+        if "at" in document:
+            self._due(channel, _whole(document["at"]))
+        else:
+            self.wakes += 1
+            self._wake(channel.wake(max(1, _whole(document.get("count", 1))), self.wakes, now_ms()))
+
+    def _relay_later(self, document: object) -> None:
+        task = asyncio.get_running_loop().create_task(self._relay(document))
+        self._relaying.add(task)
+        task.add_done_callback(self._relaying.discard)
 
     def _wake(self, waiters: list[Waiter]) -> None:
         for waiter in waiters:
@@ -280,7 +311,7 @@ class Holder:
         self._wake(channel.fire(now_ms()))
         self._forget_if_idle(channel)
 
-    async def _relay(self, document: dict[str, object]) -> None:
+    async def _relay(self, document: object) -> None:
         peers = await asyncio.get_running_loop().run_in_executor(None, self.peers)
         if not peers:
             return
@@ -298,8 +329,17 @@ class Holder:
 
     async def close(self) -> None:
         await self.origin.close()
+        if self._relaying:  # (the wakes of the last answers, passed on before the session closes)
+            await asyncio.gather(*self._relaying, return_exceptions=True)
         if self._session is not None:
             await self._session.close()
+
+
+def _whole(value: object) -> int:
+    """A wake's count or time (TypeError, ValueError: not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TypeError(f"not a number: {value!r}")
+    return int(value)
 
 
 def refusal_of(request: web.BaseRequest) -> Refusal | None:

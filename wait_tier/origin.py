@@ -1,11 +1,14 @@
-"""The holder's origin (the local server, or the receive function's URL on AWS): requests passed on over
-kept-alive connections (aiohttp's pool), each signed with the tier's key (`contract.SIG_HEADER`)."""
+"""The holder's origin (the local server, or on AWS the function URLs of the routes the tier fronts: the receive
+function's, and by their method the send and delete functions'): requests passed on over kept-alive connections
+(aiohttp's pool), each signed with the tier's key (`contract.SIG_HEADER`). The wakes an answer carries
+(`contract.WAKES_HEADER`: the messages its request made receivable) are told to the holder (`told`)."""
 
 from __future__ import annotations
 
+import logging
 import time
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import aiohttp
@@ -13,6 +16,10 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from mnsd.waiting import contract
+
+logger = logging.getLogger("wait_tier")
+
+Told = Callable[[list[dict[str, object]]], None]  # the wake documents an answer carried
 
 DROPPED = {
     "connection",
@@ -58,12 +65,31 @@ def passed(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 class Origin:
-    def __init__(self, url: str, key: str) -> None:
+    """`url`, or for a request of a method `by_method` names, that one (on AWS each route's function URL)."""
+
+    def __init__(self, url: str, key: str, by_method: Mapping[str, str] | None = None) -> None:
         self.url, self._key = url.rstrip("/"), key
-        self._target = urllib.parse.urlsplit(self.url)
+        self.by_method = {method.upper(): given.rstrip("/") for method, given in (by_method or {}).items()}
         self._session: aiohttp.ClientSession | None = None
         self._signed = ("", 0.0)
         self._batch_signed = ("", 0.0)
+        self.told: Told = lambda wakes: None  # (the holder's: `Holder.take_wakes`)
+
+    def url_for(self, method: str) -> str:
+        """The origin a request of `method` goes to."""
+        return self.by_method.get(method.upper(), self.url)
+
+    def hear(self, headers: Mapping[str, str]) -> None:
+        """Tell the holder the wakes an answer of the origin carries (none: nothing)."""
+        value = headers.get(contract.WAKES_HEADER)
+        if not value:
+            return
+        try:
+            wakes = contract.read_wakes(value)
+        except ValueError:
+            logger.warning("the origin's wakes are not wakes: %.200s", value)
+            return
+        self.told(wakes)
 
     def _signature(self) -> str:
         token, at = self._signed
@@ -87,9 +113,11 @@ class Origin:
         the path and query as the client sent them, and so passed on (never re-quoted or normalised)."""
         session = self.session()
         sent = CIMultiDict(passed(headers))
-        if self._target.scheme == "https":  # a function URL answers to its own host only: the client's is passed on
+        base = self.url_for(method)
+        target = urllib.parse.urlsplit(base)
+        if target.scheme == "https":  # a function URL answers to its own host only: the client's is passed on
             sent["X-Forwarded-Host"] = sent.pop("Host", "")
-            sent["Host"] = self._target.netloc
+            sent["Host"] = target.netloc
         sent[contract.SIG_HEADER] = self._signature()
         if deadline_ms is not None:
             sent[contract.DEADLINE_HEADER] = str(deadline_ms)
@@ -97,13 +125,14 @@ class Origin:
         skip = [h for h in ("User-Agent", "Accept", "Accept-Encoding", "Content-Type") if h not in sent]
         async with session.request(
             method,
-            URL(self.url + path, encoded=True),
+            URL(base + path, encoded=True),
             headers=sent,
             data=body,
             allow_redirects=False,
             skip_auto_headers=skip,
         ) as answer:
             content = await answer.read()
+            self.hear(answer.headers)
             return Answer(answer.status, answer.reason or "", CIMultiDict(answer.headers), content)
 
     def session(self) -> aiohttp.ClientSession:

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from mnsd.waiting import contract
+
 REFRESH_SECONDS = 30.0  # (Cloud Map bills lookups: two tasks every 30 s is $0.17 a month)
 
 
@@ -27,11 +29,16 @@ def cloud_map(namespace: str, service: str, port: int, region: str) -> Callable[
         if time.monotonic() - cache["at"] > REFRESH_SECONDS:
             try:
                 found = client.discover_instances(NamespaceName=namespace, ServiceName=service)["Instances"]
-                ips = [i["Attributes"].get("AWS_INSTANCE_IPV4") for i in found]
-                cache["urls"] = [f"http://{ip}:{port}/wake" for ip in ips if ip and ip != own]
+                cache["urls"] = wake_urls(found, port, own)
             except Exception:  # noqa: BLE001 (keep the last list: a wake not relayed only waits longer)
                 pass
             cache["at"] = time.monotonic()
         return list(cache["urls"])
 
     return peers
+
+
+def wake_urls(instances: list[dict[str, Any]], port: int, own: str) -> list[str]:
+    """The wake URLs (the wake port's `contract.WAKE_PATH`) of the tasks Cloud Map lists, but this one's."""
+    ips = [i.get("Attributes", {}).get("AWS_INSTANCE_IPV4") for i in instances]
+    return [f"http://{ip}:{port}{contract.WAKE_PATH}" for ip in ips if ip and ip != own]

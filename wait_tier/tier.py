@@ -31,6 +31,7 @@ class Tier:
     key: str  # the key the origin verifies the tier's requests with
     log: IO[bytes] | None = None
     coalesce_ms: float | None = None  # the coalescing window (`wait_tier.coalesce`; 0: off), None: the holder's default
+    peers: list[str] = field(default_factory=list)  # the other holders' wake URLs, which wakes are relayed to
     process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
     @property
@@ -49,6 +50,8 @@ class Tier:
         )
         if self.coalesce_ms is not None:
             env["WAIT_TIER_COALESCE_MS"] = str(self.coalesce_ms)
+        if self.peers:
+            env["WAIT_TIER_PEERS"] = ",".join(self.peers)
         out = self.log if self.log is not None else subprocess.DEVNULL
         self.process = subprocess.Popen([sys.executable, "-m", "wait_tier"], env=env, stdout=out, stderr=out)
         deadline = time.monotonic() + timeout

@@ -15,7 +15,7 @@ import pytest
 from moto import mock_aws
 
 from admin.__main__ import main, parser, region_of, run_api_command
-from admin.client import ReceiverSettings
+from mnsclient.resources import ReceiverSettings
 from mnsd.access.keys import KEY_CACHE_SECONDS, NO_KEYS, AccessKey, KeysFileStore, StaticKeyStore, parse_keys
 from mnsd.ground.settings import Settings
 from mnsd.services import key_store

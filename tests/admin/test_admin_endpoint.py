@@ -21,7 +21,9 @@ from mns.queue import Message, QueueMeta
 from mns.topic import TopicMeta
 
 from admin.__main__ import main
-from admin.client import ApiError, MnsClient
+from mnsclient.errors import ServiceError
+from mnsclient.resources import ResourceClient
+from mnsclient.signing import Key
 from mnsd.access.authentication import sign, string_to_sign
 from mnsd.access.keys import KEYS_FILE_CHECK_SECONDS
 from mnsd.ground.http import HttpRequest
@@ -197,7 +199,9 @@ def test_set_queue_policy_is_returned_by_get_queue_attributes_and_grants_the_oth
     assert api(endpoint, OWNER, "set-queue-policy", "shared-orders", policy_file(tmp_path, document)) == 0
     assert capsys.readouterr().out.strip() == "queue shared-orders: policy set"
 
-    answer = MnsClient(endpoint, OWNER[1], OWNER[2]).call("GET", "/queues/shared-orders")  # GetQueueAttributes
+    answer = ResourceClient(endpoint, Key(OWNER[1], OWNER[2])).call(
+        "GET", "/queues/shared-orders"
+    )  # GetQueueAttributes
     assert answer is not None and json.loads(answer.value("Policy") or "") == document
     assert api(endpoint, OWNER, "show-queue-policy", "shared-orders") == 0
     assert json.loads(capsys.readouterr().out) == document
@@ -232,7 +236,7 @@ def test_a_resource_policy_without_principal_is_refused_before_any_call(endpoint
     path = policy_file(tmp_path, allow("mns:SendMessage"))
     assert api(endpoint, OWNER, "set-queue-policy", "unshared", path) == 1
     assert capsys.readouterr().err.strip() == f"error: the policy {path} is refused: Statement 1: Principal is required"
-    assert MnsClient(endpoint, OWNER[1], OWNER[2]).policy("queues", "unshared") == ""
+    assert ResourceClient(endpoint, Key(OWNER[1], OWNER[2])).policy("queues", "unshared") == ""
 
 
 def test_refusals_are_printed_as_the_mns_code_and_message(endpoint, capsys, tmp_path) -> None:
@@ -271,7 +275,7 @@ def test_set_queue_policy_needs_set_queue_attributes_on_the_queue(endpoint, keys
 
 
 def access_keys(endpoint: str, key: tuple[str, ...]) -> list[dict[str, str]]:
-    answer = MnsClient(endpoint, key[1], key[2]).call("GET", "/?accesskeys=true")
+    answer = ResourceClient(endpoint, Key(key[1], key[2])).call("GET", "/?accesskeys=true")
     assert answer is not None and answer.tag == "AccessKeys"
     return [{child.tag: child.text for child in entry.children} for entry in answer.all("AccessKey")]
 
@@ -291,7 +295,7 @@ def test_a_root_key_lists_its_accounts_keys_and_policies_never_the_secrets(
     assert keys[OWNER[1]] == {"AccessKeyId": OWNER[1], "Root": "True"}
     assert keys[limited_id]["Root"] == "False" and json.loads(keys[limited_id]["Policy"]) == document
     assert OTHER[1] not in keys  # another account's key
-    raw = MnsClient(endpoint, OWNER[1], OWNER[2]).call("GET", "/?accesskeys=true")
+    raw = ResourceClient(endpoint, Key(OWNER[1], OWNER[2])).call("GET", "/?accesskeys=true")
     assert OWNER[2] not in str(raw) and limited_secret not in str(raw)
     assert [k["AccessKeyId"] for k in access_keys(endpoint, OTHER)] == [OTHER[1]]
 
@@ -300,7 +304,7 @@ def test_only_a_root_key_may_list_keys_whatever_its_policy_allows(endpoint, keys
     assert admin(keys_file, "create-key", OWNER[0], "--policy", policy_file(tmp_path, allow("mns:*"))) == 0
     everything = created(capsys.readouterr().out)
     within(BOUND, lambda: refusal(endpoint, everything) is None, "the key accepted")
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(ServiceError) as refused:
         access_keys(endpoint, everything)
     assert (refused.value.status, refused.value.code) == (403, "AccessDenied")
     assert refused.value.message == (
@@ -334,7 +338,7 @@ def test_receivers_are_created_listed_and_deleted_and_the_sdk_reaches_them_by_ad
     replay.set_encoding(False)
     assert sorted(m.message_body for m in replay.batch_receive_message(16, 1)) == ["after", "before"]
 
-    listed = {e["ReceiverName"]: e for e in MnsClient(endpoint, OWNER[1], OWNER[2]).receivers("receiving")}
+    listed = {e["ReceiverName"]: e for e in ResourceClient(endpoint, Key(OWNER[1], OWNER[2])).receivers("receiving")}
     assert api(endpoint, OWNER, "list-receivers", "receiving") == 0
     assert capsys.readouterr().out.splitlines() == [
         f"receiving.audit start={listed['audit']['StartTime']} visibility=7 polling=0 dlq=- active=1 inactive=0 "
@@ -381,7 +385,7 @@ def test_what_is_monitored_and_alarmed_is_set_and_shown_through_the_api(endpoint
         f"queue watched: metrics True, alarms {asked}",
         "queue watched: alarms removed",
     ]
-    answer = MnsClient(endpoint, OWNER[1], OWNER[2]).attributes("queues", "watched")
+    answer = ResourceClient(endpoint, Key(OWNER[1], OWNER[2])).attributes("queues", "watched")
     assert "Alarms" not in answer and answer["MetricsEnabled"] == "True"
 
 

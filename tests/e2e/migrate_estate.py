@@ -21,7 +21,7 @@ from mns.queue import Message
 
 from migrate.batching import cut
 from migrate.cli import main
-from migrate.xmlapi import body_bytes
+from mnsclient.messages import body_bytes
 from tests.e2e.mns_open_clients import CoreClient
 
 PUSH_KINDS = (

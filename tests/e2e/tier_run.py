@@ -78,6 +78,51 @@ def tier_server(
         stop_server(proc)
 
 
+@contextmanager
+def tier_pair(
+    directory: Path, env: Callable[..., dict[str, str]], engine: str = "sqlite"
+) -> Iterator[tuple[TierRun, TierRun]]:
+    """A server behind two holders, as two tasks of the tier on AWS: each relays the wakes it takes to the other; the
+    server posts its wakes (those of requests not through the tier) to the first one's wake port."""
+    port, *ports = (free_port() for _ in range(5))
+    key = secrets.token_urlsafe(24)
+    logs = [open(directory / f"tier-{n}.log", "wb") for n in range(2)]  # noqa: SIM115
+    first, second = (
+        Tier(
+            f"http://127.0.0.1:{port}",
+            ports[n],
+            ports[n + 2],
+            key,
+            logs[n],
+            peers=[local_url(ports[2 + (1 - n)], WAKE_PATH)],
+        )
+        for n in range(2)
+    )
+    server_env = env(
+        port,
+        MNS_ENGINE=engine,
+        MNS_DATA_DIR=str(directory / "data"),
+        MNS_WAIT_TIER_KEY=key,
+        MNS_WAIT_TIER_WAKE_URL=local_url(first.wake_port, WAKE_PATH),
+    )
+    proc = start_server(server_env, port, directory / "server.log")
+    try:
+        first.start()
+        try:
+            second.start()
+            try:
+                origin = f"http://127.0.0.1:{port}"
+                yield TierRun(first, origin, key), TierRun(second, origin, key)
+            finally:
+                second.stop()
+        finally:
+            first.stop()
+            for log in logs:
+                log.close()
+    finally:
+        stop_server(proc)
+
+
 def receive_later(account: Callable[[], Account], queue: str, wait: int, batch: int = 0) -> Future:
     """A receive started now in a thread of its own (its own SDK client): its future gives (messages, when)."""
     future: Future = Future()

@@ -1,7 +1,7 @@
 """The template with the load balancer as the front door (`-c frontDoor=alb`, infra/load_balancer.py): cdk-nag and
 cfn-lint clean; one listener rule per route forwarding to its function (multi-value events), the catch-all as the
 default action; HTTPS with the domain's certificate, or HTTP only without a domain; access logs to the encrypted
-access log bucket; with the wait tier, the receive rule to the tier's tasks. Without the option the template is the
+access log bucket; with the wait tier, the receive, send and delete rules to the tier's tasks. Without the option the template is the
 HTTP API's, as it was."""
 
 import json
@@ -138,12 +138,18 @@ def test_with_a_domain_https_serves_it_and_http_only_redirects(with_domain_and_t
     assert not template.find_resources("AWS::ApiGatewayV2::DomainName")  # the domain is the load balancer's
 
 
-def test_with_the_wait_tier_the_receive_rule_goes_to_the_tasks_from_the_load_balancer(with_domain_and_tier) -> None:
+def test_with_the_wait_tier_the_receive_send_and_delete_rules_go_to_the_tasks_from_the_load_balancer(
+    with_domain_and_tier,
+) -> None:
     _, template, _ = with_domain_and_tier
     rules = {r["Properties"]["Priority"]: r["Properties"] for r in template.find_resources(RULE).values()}
+    through_tier = {"get_messages", "post_messages", "delete_messages"}
     for rule in listener_rules():
-        expected = f"ip:{HOLD_PORT}" if ROUTES[rule.route].long_poll else rule.route
+        expected = f"ip:{HOLD_PORT}" if rule.route in through_tier else rule.route
         assert target_of(template, rules[rule.priority]["Actions"]) == expected
+    assert {(ROUTES[r].method, ROUTES[r].path) for r in through_tier} == {
+        (method, "/queues/{queue}/messages") for method in ("GET", "POST", "DELETE")
+    }
     [tier] = [g["Properties"] for g in template.find_resources(GROUP).values() if g["Properties"]["TargetType"] == "ip"]
     assert (tier["HealthCheckPath"], tier["Matcher"]) == (READY_PATH, {"HttpCode": "204"})
     tasks = logical_id(template, "AWS::EC2::SecurityGroup", "Mns/WaitTier/TaskGroup/Resource")

@@ -1,7 +1,7 @@
-"""The template with the wait tier (`-c waitTier=grip`, infra/wait_tier.py): cdk-nag and cfn-lint clean, the receive
-route through a VPC link to two arm64 Fargate tasks deployed rolling, wakes on an IAM route only the functions may
-call, the tier's key readable by the receive function and the tasks only. (Without the flag the template has no
-trace of it: tests/infra/test_stack.py.)"""
+"""The template with the wait tier (`-c waitTier=grip`, infra/wait_tier.py): cdk-nag and cfn-lint clean, the receive,
+send and delete routes through a VPC link to two arm64 Fargate tasks deployed rolling, which ask each route's own
+function by its URL; wakes on an IAM route only the functions may call, the tier's key readable by those three
+functions and the tasks only. (Without the flag the template has no trace of it: tests/infra/test_stack.py.)"""
 
 import json
 from pathlib import Path
@@ -16,6 +16,14 @@ from mnsd.ground import settings
 from mnsd.waiting.contract import READY_PATH
 from tests.support.stack import logical_id, role_statements
 from tests.support.stack import synthesized as shared_synth
+
+# The routes through the tier: receive (and peek), send (and batch send), delete (and batch delete); each asks its own
+# function, by the method the tier's origins are named with (`wait_tier.__main__`).
+TIER_ROUTES = {
+    "GET /queues/{queue}/messages": ("get_messages", "WAIT_TIER_ORIGIN"),
+    "POST /queues/{queue}/messages": ("post_messages", "WAIT_TIER_ORIGIN_POST"),
+    "DELETE /queues/{queue}/messages": ("delete_messages", "WAIT_TIER_ORIGIN_DELETE"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -62,18 +70,48 @@ def test_two_arm64_fargate_tasks_deploy_rolling_and_roll_back(template: Template
     template.resource_count_is("AWS::EC2::NatGateway", 0)
 
 
-def test_the_receive_route_goes_through_the_vpc_link_and_every_other_route_to_its_function(template: Template) -> None:
+def test_the_receive_send_and_delete_routes_go_through_the_vpc_link_and_every_other_route_to_its_function(
+    template: Template,
+) -> None:
     routes = template.find_resources("AWS::ApiGatewayV2::Route")
     integrations = template.find_resources("AWS::ApiGatewayV2::Integration")
     by_key = {r["Properties"]["RouteKey"]: r["Properties"] for r in routes.values()}
-    receive = integrations[by_key["GET /queues/{queue}/messages"]["Target"]["Fn::Join"][1][1]["Ref"]]["Properties"]
-    assert (receive["IntegrationType"], receive["ConnectionType"]) == ("HTTP_PROXY", "VPC_LINK")
+
+    def integration(key: str) -> dict:
+        return integrations[by_key[key]["Target"]["Fn::Join"][1][1]["Ref"]]["Properties"]
+
+    for key in TIER_ROUTES:
+        assert (integration(key)["IntegrationType"], integration(key)["ConnectionType"]) == ("HTTP_PROXY", "VPC_LINK")
+    assert len({json.dumps(by_key[key]["Target"]) for key in TIER_ROUTES}) == 1  # (one integration: the tasks)
     wake = by_key[f"POST {WAKE_PATH}"]
     assert wake["AuthorizationType"] == "AWS_IAM"
-    others = [p for key, p in by_key.items() if key not in ("GET /queues/{queue}/messages", f"POST {WAKE_PATH}")]
-    for route in others:
-        target = integrations[route["Target"]["Fn::Join"][1][1]["Ref"]]["Properties"]
-        assert target["IntegrationType"] == "AWS_PROXY", route["RouteKey"]
+    others = [key for key in by_key if key not in (*TIER_ROUTES, f"POST {WAKE_PATH}")]
+    assert "PUT /queues/{queue}/messages" in others  # (ChangeMessageVisibility: its function, as without the tier)
+    for key in others:
+        assert integration(key)["IntegrationType"] == "AWS_PROXY", key
+
+
+def function_of(template: Template, name: str) -> tuple[str, dict]:
+    """The logical id and properties of the function of route `name`."""
+    return next(
+        (logical, f["Properties"]) for logical, f in template.find_resources("AWS::Lambda::Function").items()
+        if f["Properties"]["Handler"] == f"{name}.handler"
+    )  # fmt: skip
+
+
+def test_the_tier_asks_each_routes_own_function_by_its_url(template: Template) -> None:
+    urls = template.find_resources("AWS::Lambda::Url")
+    by_function = {u["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]: (logical, u["Properties"])
+                   for logical, u in urls.items()}  # fmt: skip
+    assert len(urls) == len(TIER_ROUTES)  # no other function has a URL
+    (container,) = template.find_resources("AWS::ECS::TaskDefinition").values()
+    (tier,) = container["Properties"]["ContainerDefinitions"]
+    environment = {v["Name"]: v["Value"] for v in tier["Environment"]}
+    for name, variable in TIER_ROUTES.values():
+        logical, _ = function_of(template, name)
+        url, properties = by_function[logical]
+        assert properties["AuthType"] == "NONE"  # (the tier's signature and each client's MNS signature are checked)
+        assert environment[variable] == {"Fn::GetAtt": [url, "FunctionUrl"]}, name
 
 
 def test_the_tasks_are_reached_from_the_vpc_link_only(template: Template) -> None:
@@ -90,23 +128,24 @@ def test_the_tasks_are_reached_from_the_vpc_link_only(template: Template) -> Non
     assert "SecurityGroupIngress" not in props  # no open rule
 
 
-def test_only_the_receive_function_and_the_tasks_read_the_wait_tier_key(template: Template) -> None:
+def test_only_the_tiers_route_functions_and_the_tasks_read_the_wait_tier_key(template: Template) -> None:
     key = logical_id(template, "AWS::SecretsManager::Secret", "Mns/WaitTier/GripKey/Resource")
+    policies = template.find_resources("AWS::IAM::Policy")
     readers = [
         name
-        for name, policy in template.find_resources("AWS::IAM::Policy").items()
+        for name, policy in policies.items()
         if any(
             "secretsmanager:GetSecretValue" in json.dumps(s["Action"]) and key in json.dumps(s.get("Resource"))
             for s in policy["Properties"]["PolicyDocument"]["Statement"]
         )
     ]
-    roles = {json.dumps(template.find_resources("AWS::IAM::Policy")[name]["Properties"]["Roles"]) for name in readers}
-    assert len(readers) == 2, roles  # the receive function's role, the task execution role
-    receive = next(
-        f["Properties"] for f in template.find_resources("AWS::Lambda::Function").values()
-        if f["Properties"]["Handler"] == "get_messages.handler"
-    )  # fmt: skip
-    assert receive["Environment"]["Variables"][settings.WAIT_TIER_KEY_SECRET_ARN] == {"Ref": key}
+    roles = {json.dumps(policies[name]["Properties"]["Roles"]) for name in readers}
+    functions = [function_of(template, name)[1] for name, _ in TIER_ROUTES.values()]
+    assert len(readers) == len(functions) + 1, roles  # the three functions' roles, the task execution role
+    for function in functions:
+        role = function["Role"]["Fn::GetAtt"][0]
+        assert any(role in json.dumps(policies[name]["Properties"]["Roles"]) for name in readers), role
+        assert function["Environment"]["Variables"][settings.WAIT_TIER_KEY_SECRET_ARN] == {"Ref": key}
 
 
 def test_every_function_may_post_wakes_to_the_wake_route_and_nowhere_else(template: Template) -> None:

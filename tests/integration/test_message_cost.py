@@ -166,7 +166,7 @@ def test_racing_clients_are_measured_with_their_lost_claims_and_every_request(pa
 
 def test_all_in_prices_every_item_and_the_front_doors_apart(patterns, log_lines):
     from bench import all_in, front_doors
-    from bench.message_patterns import observability, price
+    from bench.pattern_prices import observability, price
     from infra.observability import LogSettings
 
     usage = patterns["one at a time, one client"]
@@ -177,8 +177,22 @@ def test_all_in_prices_every_item_and_the_front_doors_apart(patterns, log_lines)
     assert http.parts["front door (http-api)"] == pytest.approx(3.00)
     # 3 requests at 40 listener rules: 30 rule evaluations each, 1,000 a second per LCU-hour of $0.008
     assert alb.parts["front door (alb)"] == pytest.approx(3 * 30 / 1000 / 3600 * 0.008 * 1e6)
-    assert http.total - alb.total == pytest.approx(3.00 - alb.parts["front door (alb)"])
-    assert front_doors.fixed_month("alb") == {"Application Load Balancer (hours)": pytest.approx(0.0225 * 730)}
+    # the doors differ by their fee and their logs: the HTTP API's access log line in CloudWatch, the ALB's in S3
+    assert http.parts["CloudWatch Logs"] > alb.parts["CloudWatch Logs"] > 0
+    assert alb.parts["ALB access logs (S3)"] > 0 == http.parts["ALB access logs (S3)"]
+    logs = ("CloudWatch Logs", "ALB access logs (S3)")
+    assert http.total - alb.total == pytest.approx(
+        3.00 - alb.parts["front door (alb)"] + sum(http.parts[n] for n in logs) - sum(alb.parts[n] for n in logs)
+    )
+    tier = price(usage, "wait-tier", stack)
+    assert tier.parts["CloudWatch Logs"] == pytest.approx(alb.parts["CloudWatch Logs"])  # the functions' lines only
+    assert front_doors.fixed_month("alb")["Application Load Balancer (hours)"] == pytest.approx(0.0225 * 730)
+    # provisioned at the stack's auto-scaling target, DynamoDB's units cost less than on demand at any steady load
+    provisioned = price(usage, "http-api", stack, "provisioned")
+    assert provisioned.parts["DynamoDB writes"] == pytest.approx(
+        http.parts["DynamoDB writes"] * 0.00065 / 3600 / 0.70 / (0.625 / 1e6)
+    )
+    assert provisioned.total < http.total
     assert price(usage, "http-api", previous).parts["X-Ray"] == pytest.approx(3 * 0.05 * 5.00)
     assert http.parts["X-Ray"] == 0
     assert 0 < http.parts["CloudWatch Logs"] < price(usage, "http-api", previous).parts["CloudWatch Logs"] / 2
@@ -186,3 +200,26 @@ def test_all_in_prices_every_item_and_the_front_doors_apart(patterns, log_lines)
     # a batch's bodies outlive their delete until TTL: in one export a day of the queue's retention period
     days = batches.retention_seconds / 86400
     assert days >= 1 and all_in.exported_gb(batches) >= batches.left_bytes * days / 1024**3
+
+
+def test_coalesced_single_calls_reach_the_origin_as_fewer_invocations_and_writes(patterns):
+    """The wait tier's coalescing run with the pattern's threads: the same client requests, fewer invocations (batch
+    calls), sends stored as packs; every message received once (`measure` checks it)."""
+    from bench import cost_model
+
+    alone = patterns["one at a time, 16 producers + 16 consumers"]
+    coalesced = patterns["one at a time, 16 producers + 16 consumers, coalesced"]
+    assert alone.origin is None and coalesced.origin is not None
+    for op in ("send", "receive", "delete"):
+        assert coalesced.operations[op].requests == alone.operations[op].requests == coalesced.messages
+        assert coalesced.invocations[op].requests < coalesced.operations[op].requests, op
+        assert coalesced.invocations[op].carried == coalesced.messages, op  # each request carried once
+        sizes = coalesced.batch_sizes[op]
+        assert sum(sizes) == coalesced.messages and max(sizes) > 1 and max(sizes) <= 16, op
+    assert coalesced.per_message(coalesced.write_units + coalesced.index_write_units) < alone.per_message(
+        alone.write_units + alone.index_write_units
+    )
+    assert cost_model.lambda_per_million(coalesced) < cost_model.lambda_per_million(alone)
+    deletes = patterns["receive 16, delete each alone, 16 consumers, coalesced"]
+    assert "receive" not in deletes.batch_sizes  # a receive of 16 is passed on alone
+    assert deletes.invocations["delete"].requests < deletes.operations["delete"].requests

@@ -85,7 +85,7 @@ def test_receives_that_read_leases_they_cannot_take_turn_the_index_on_and_build_
     assert got.message.message_id == behind.message.message_id
     assert placement(service).index_since == int(clock.now() * 1000)
     assert placement(service).spread.indexing and placement(service).spread.plain == 1  # written from now on, not read
-    # From now on writes keep it: a new lease has `w`, a claim sets it with `v`.
+    # From now on writes keep it: a new lease has `w` (= `v`).
     (new,) = send(service, 1)
     by_id = {layout.message_id_of(i): i for i in leases(dynamodb, service)}
     assert by_id[new.message.message_id][layout.INDEX_KEY] == by_id[new.message.message_id]["v"]
@@ -105,7 +105,9 @@ def test_receives_that_read_leases_they_cannot_take_turn_the_index_on_and_build_
         assert steps <= 10
     assert steps == -(-(INDEX_WASTE + 3) // INDEX_STEP)  # INDEX_STEP leases a receive, then done
     live = [i for i in leases(dynamodb, service) if "v" in i]
-    assert live and all(i.get(layout.INDEX_KEY) == i["v"] for i in live)
+    # Every live lease's entry tells its `v` (`w` itself, or no later, the claim's time in `r`).
+    assert live and all(layout.INDEX_KEY in i and layout.index_due(i) == int(i["v"]["N"]) for i in live)
+    assert all(int(i[layout.INDEX_KEY]["N"]) <= int(i["v"]["N"]) for i in live)
     # Now a receive reads only what it can claim: the leases in flight are not read.
     queue = service.get_queue(ACCOUNT, "q")
     assert placement(service).spread.reads_index(0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mnsd.model.inputs import counted_handles
 from mnsd.model.names import is_receiver_address
 from mnsd.queues import addresses
 from mnsd.wire import requests
@@ -57,7 +58,7 @@ class QueuesByName:
         self.services.messages.delete(self.get_queue(account_id, name), handle)
 
     def batch_delete(self, account_id: str, name: str, handles: list[str]) -> list[tuple[str, MnsError]]:
-        handles = requests.counted_handles(handles)
+        handles = counted_handles(handles)
         return self.services.messages.batch_delete(self.get_queue(account_id, name), handles)
 
     def change_visibility(self, account_id: str, name: str, handle: str | None, seconds: int) -> tuple[str, int]:

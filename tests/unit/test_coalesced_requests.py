@@ -220,15 +220,33 @@ def test_a_queues_receive_limit_counts_each_coalesced_receive(world) -> None:
     assert b"QpsLimitExceeded" in triples[2][2]
 
 
-def test_the_receive_functions_url_answers_the_batch_as_any_route_would(world) -> None:
-    # (on AWS the tier's origin is the receive function's URL: its route is `get_messages`)
-    signed, data = world.signed(ROOT, "POST", MESSAGES, message("through the function URL"))
+def batch_to(world: World, route_name: str | None, requests: list[tuple[str, str]]) -> list[int]:
+    """The statuses of a batch call of `requests` (method, target; signed by the root) to the function of
+    `route_name` (on AWS its function URL)."""
+    items = []
+    for method, target in requests:
+        signed, data = world.signed(
+            ROOT, method, target, message("through the function URL") if method == "POST" else ""
+        )
+        items.append((method, target, list(signed.items()), data, None))
     token = contract.sign(KEY, time.time(), issuer=contract.BATCH_ISSUER)
-    document = contract.batch_document([("POST", MESSAGES, list(signed.items()), data, None)] * 2)
-    call = HttpRequest("POST", contract.BATCH_PATH, "", {contract.SIG_HEADER.lower(): token}, document)
-    assert [
-        status for status, _, _ in contract.read_answers(api.handle("get_messages", call, world.services).body)
-    ] == [201, 201]
+    call = HttpRequest(
+        "POST", contract.BATCH_PATH, "", {contract.SIG_HEADER.lower(): token}, contract.batch_document(items)
+    )
+    return [status for status, _, _ in contract.read_answers(api.handle(route_name, call, world.services).body)]
+
+
+def test_each_routes_function_serves_the_batches_of_its_own_route_only(world) -> None:
+    # On AWS the tier posts each operation's batches to that route's function URL: each function serves its own
+    # route's requests under its own role, and answers another route's as no route's.
+    assert batch_to(world, "post_messages", [("POST", MESSAGES)] * 2) == [201, 201]
+    assert batch_to(world, "get_messages", [("GET", MESSAGES)] * 2) == [200, 200]
+    handles = [world.call(ROOT, "GET", MESSAGES + "?waitseconds=0") for _ in range(2)]  # (the two sent above: taken)
+    assert [h.status for h in handles] == [404, 404]
+    assert batch_to(world, "get_messages", [("POST", MESSAGES)]) == [400]  # InvalidRequestURL: not its route's
+    assert batch_to(world, "delete_messages", [("POST", MESSAGES), ("GET", MESSAGES)]) == [400, 400]
+    assert batch_to(world, "post_messages", [("DELETE", MESSAGES + "?ReceiptHandle=x")]) == [400]
+    assert batch_to(world, None, [("POST", MESSAGES), ("GET", MESSAGES)]) == [201, 200]  # (no route: each its own)
 
 
 def test_a_fifo_groups_run_goes_to_one_receive_as_if_each_came_alone(world) -> None:

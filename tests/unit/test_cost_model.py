@@ -71,3 +71,91 @@ def test_provisioned_capacity_breaks_even_with_on_demand_near_29_percent_used():
     assert even["writes"] == pytest.approx(0.00065 * 1e6 / 3600 / 0.625)
     assert 0.28 < even["writes"] < 0.30 and even["reads"] == pytest.approx(even["writes"])
     assert cost_model.provisioned_per_million(0.00065, even["writes"]) == pytest.approx(0.625)
+
+
+# --- capacity as a dimension of the price (`-c capacity=provisioned`) ------------------------------------------------
+
+
+def test_provisioned_capacity_is_priced_per_unit_hour_at_the_stacks_auto_scaling_target():
+    """7 write units (3 table, 4 ready index) and 2 read units (0.5 of them the index's) a message, steady: auto-
+    scaling keeps consumed / 70 % provisioned, billed at $0.00065 per WCU-hour and $0.00013 per RCU-hour."""
+    from infra.table_capacity import Provisioned
+
+    assert cost_model.stack_provisioning().target_percent == Provisioned().target_percent == 70
+    used = usage(write_units=3e6, index_write_units=4e6, read_units=2e6, index_read_units=0.5e6)
+    parts = cost_model.per_million(used, capacity="provisioned")
+    # a unit consumed each second for an hour needs 1 / 0.70 units provisioned for that hour
+    assert parts["DynamoDB writes"] == pytest.approx(7 * 1e6 / 3600 / 0.70 * 0.00065)  # $1.806
+    assert parts["DynamoDB reads"] == pytest.approx(2 * 1e6 / 3600 / 0.70 * 0.00013)  # $0.103
+    split = cost_model.dynamodb_per_million(used, "provisioned")
+    assert split["table writes"] == pytest.approx(3 * 1e6 / 3600 / 0.70 * 0.00065)
+    assert split["ready index writes"] == pytest.approx(4 * 1e6 / 3600 / 0.70 * 0.00065)
+    assert split["table reads"] == pytest.approx(1.5 * 1e6 / 3600 / 0.70 * 0.00013)
+    assert split["ready index reads"] == pytest.approx(0.5 * 1e6 / 3600 / 0.70 * 0.00013)
+    on_demand = cost_model.dynamodb_per_million(used, "on demand")
+    assert on_demand == pytest.approx(
+        {
+            "table writes": 3 * 0.625,
+            "ready index writes": 4 * 0.625,
+            "table reads": 1.5 * 0.125,
+            "ready index reads": 0.5 * 0.125,
+        }
+    )
+    with pytest.raises(ValueError, match="capacity"):
+        cost_model.unit_price("reserved", True)
+
+
+def test_the_provisioned_price_follows_the_target_the_stack_is_configured_with(monkeypatch):
+    """The target utilisation is the stack's (`infra.table_capacity`, with cdk.json's context), not a copied number."""
+    at_70 = cost_model.unit_price("provisioned", True)
+    monkeypatch.setattr(cost_model, "stack_context", lambda: {"capacityTargetPercent": 35})
+    assert cost_model.unit_price("provisioned", True) == pytest.approx(2 * at_70)
+
+
+def test_auto_scalings_minimum_is_a_fixed_monthly_cost_of_each_table_and_index():
+    from bench import all_in
+
+    template = {
+        "Resources": {
+            "Messages": {
+                "Type": "AWS::DynamoDB::Table",
+                "Properties": {
+                    "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+                    "GlobalSecondaryIndexes": [
+                        {
+                            "IndexName": "receivable",
+                            "ProvisionedThroughput": {"ReadCapacityUnits": 4, "WriteCapacityUnits": 6},
+                        }
+                    ],
+                },
+            },
+            "OnDemand": {"Type": "AWS::DynamoDB::Table", "Properties": {"BillingMode": "PAY_PER_REQUEST"}},
+        }
+    }
+    minimum = all_in.provisioned_minimum_month(template)
+    assert minimum == pytest.approx(
+        {
+            "table Messages": (5 * 0.00065 + 5 * 0.00013) * 730,  # $2.85
+            "index receivable of Messages": (6 * 0.00065 + 4 * 0.00013) * 730,
+        }
+    )
+
+
+# --- Lambda per invocation: coalesced calls ---------------------------------------------------------------------------
+
+
+def test_lambda_bills_each_invocation_with_the_handling_of_every_request_it_carries():
+    """16 single sends coalesced into one invocation of 1 DynamoDB call: one Lambda request, 16 requests' handling."""
+    share = cost_model.MEMORY_MB["send"] / cost_model.VCPU_MEMORY_MB
+    per_call = cost_model.CPU_PER_CALL_FULL_VCPU_MS / share + cost_model.LATENCY_PER_CALL_MS
+    assert cost_model.lambda_seconds("send", 1, 16) == pytest.approx((16 * cost_model.HANDLER_MS + per_call) / 1000)
+    alone = Usage(messages=16)
+    alone.operations["send"].requests = 16
+    alone.operations["send"].dynamodb_calls = 16
+    coalesced = Usage(messages=16, origin={op: Operation() for op in cost_model.MEMORY_MB})
+    coalesced.operations["send"].requests = 16
+    coalesced.origin["send"].count(1, 16 * 1200, carried=16)  # type: ignore[index]
+    gb_second = cost_model.MEMORY_MB["send"] / 1024 * cost_model.LAMBDA_ARM_GB_SECOND
+    expected = (0.20 / 1e6 + cost_model.lambda_seconds("send", 1, 16) * gb_second) / 16 * 1e6
+    assert cost_model.lambda_per_million(coalesced) == pytest.approx(expected)
+    assert cost_model.lambda_per_million(coalesced) < cost_model.lambda_per_million(alone) / 5

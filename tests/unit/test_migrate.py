@@ -16,7 +16,7 @@ from migrate.moving import QueueStats
 from migrate.planning import CONFLICT, CREATE, NOT_CARRIED, TARGET_ONLY, UNCHANGED, UPDATE, make_plan
 from migrate.progress import Progress
 from migrate.rendering import as_json, human
-from migrate.xmlapi import Message, copy_xml
+from mnsclient.messages import Message, copy_xml
 
 PROFILES = {
     "current": "prod",

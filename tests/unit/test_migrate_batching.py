@@ -7,11 +7,11 @@ import base64
 import random
 import threading
 
-from migrate.batching import MOST_BODY_BYTES, MOST_MESSAGES, cut
-from migrate.errors import ServiceError
+from migrate.batching import MOST_BODY_BYTES, MOST_MESSAGES, cut, send_batches
 from migrate.journal import QueueJournal
 from migrate.moving import Options, QueueMove, QueueStats
-from migrate.xmlapi import Message, body_bytes, send_batches
+from mnsclient.errors import ServiceError
+from mnsclient.messages import Message, body_bytes
 from mnsd.ground.errors import InvalidArgument
 from mnsd.model.inputs import MAX_BATCH, MAX_BATCH_BYTES, MessageRequest, message_batch
 

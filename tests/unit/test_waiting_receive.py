@@ -1,23 +1,26 @@
 """A receive through the wait tier at the origin: the service's typed outcome (`MessageService.receive_or_hold`),
-the headers the adapter makes of it (`mnsd.waiting.receive`), the tier's signature, and the holder reading those
+the headers the adapter makes of it (`mnsd.operations.receive_message`), the tier's signature, and the holder reading those
 headers with the same contract (`mnsd.waiting.contract`, imported by both)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import closing
+from typing import get_type_hints
 
 import pytest
 from multidict import CIMultiDict
 
+from mnsd.calls.call import Call
 from mnsd.ground import deadlines
 from mnsd.ground.settings import Settings
 from mnsd.model.inputs import MessageInput
+from mnsd.operations import receive_message
+from mnsd.operations.receive_message import tier_headers
 from mnsd.queues.messages import Claimed, Hold
 from mnsd.services import Services, build_services
 from mnsd.storage.sqlite import sqlite_storage
 from mnsd.waiting import contract
-from mnsd.waiting.receive import tier_headers
 from tests.support.clocks import ManualClock
 from wait_tier.origin import Answer
 
@@ -132,3 +135,12 @@ def test_the_tiers_times_keep_a_held_receive_within_the_platforms_30_s() -> None
     origin's own bound, from when the request reached it, no later than the tier's)."""
     assert contract.LAST_ASK_MS < deadlines.LAST_CLAIM_SECONDS * 1000
     assert deadlines.HOLD_SECONDS * 1000 <= contract.MAX_HOLD_MS < deadlines.ANSWER_SECONDS * 1000 - 1000
+
+
+def test_the_receives_answer_takes_the_call_itself():
+    """Beside the operations it serves (`mnsd.operations.receive_message`), a receive's answer names the call's own
+    type: no Protocol of its shape (which it needed in `mnsd.waiting`, below the call's room, to dodge a circle)."""
+    for function in (receive_message.receive, receive_message.tier_answer):
+        assert get_type_hints(function)["call"] is Call
+    protocols = [name for name, value in vars(receive_message).items() if getattr(value, "_is_protocol", False)]
+    assert not protocols

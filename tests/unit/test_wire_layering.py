@@ -3,7 +3,11 @@ import `mnsd.wire`, and the XML codec is used only inside `wire/` and by the req
 
 from __future__ import annotations
 
-from tests.unit.layer_imports import Import, import_graph, where
+import ast
+
+from mnsd.jsonwire import requests as json_requests
+from mnsd.wire import requests as xml_requests
+from tests.unit.layer_imports import LAYER, Import, import_graph, where
 
 # Who may import the wire format, and why: a module, or a package with every module in it.
 WIRE_USERS = {
@@ -12,7 +16,6 @@ WIRE_USERS = {
     "mnsd.calls.call": "parses the request body, writes the response",
     "mnsd.request.door": "writes errors as MNS answers them",
     "mnsd.calls.planes": "picks the data plane (XML or JSON) a message call is on",
-    "mnsd.jsonwire.requests": "the query parameters and batch limits are the same on both planes (`counted_handles`)",
     "mnsd.push.delivery": "a push carries a notification (XML, JSON or the body) encoded by wire.notifications",
     "mnsd.push.dead_letters": "a push given up goes to the dead-letter queue as the notification it would have been",
     "mnsd.push.cloud_delivery": "a Lambda function's event and an EventBridge event carry the notification (wire's)",
@@ -48,6 +51,37 @@ def test_the_domain_does_not_import_the_wire_format():
 def test_the_domain_does_not_import_the_json_plane():
     outside = [i for i in imports_of("mnsd.jsonwire") if not within(i.importer, JSON_USERS)]
     assert not outside, "\n" + "".join(f"{where(i)}\n" for i in outside)
+
+
+def test_the_json_plane_does_not_import_the_xml_one():
+    """What both planes read (the query's parameters, a batch's limits) stands below both (`mnsd.calls.queries`,
+    `mnsd.model.inputs`), so the JSON plane reads no XML module for it."""
+    crossing = [i for i in imports_of("mnsd.wire") if within(i.importer, {"mnsd.jsonwire": ""})]
+    assert not crossing, "\n" + "".join(f"{where(i)}\n" for i in crossing)
+
+
+# What each data plane reads alike: it lives in neither plane's package.
+PLANE_NEUTRAL = ("wait_seconds", "batch_size", "visibility_change", "counted_handles")
+
+
+def functions_defined(folder: str) -> dict[str, str]:
+    """The top-level functions of each module of a folder of the layer, by name: the module's file."""
+    found = {}
+    for path in sorted((LAYER / folder).rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef):
+                found[node.name] = str(path.relative_to(LAYER))
+    return found
+
+
+def test_the_plane_neutral_readers_live_in_neither_plane():
+    defined = {**functions_defined("wire"), **functions_defined("jsonwire")}
+    inside = sorted(f"{name} in {defined[name]}" for name in PLANE_NEUTRAL if name in defined)
+    assert not inside, inside
+
+
+def test_the_json_plane_names_its_bodies_as_the_xml_roots():
+    assert json_requests.BATCH_VISIBILITY == xml_requests.BATCH_VISIBILITY
 
 
 def test_only_wire_and_the_request_path_use_the_xml_codec():

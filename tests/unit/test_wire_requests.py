@@ -2,6 +2,7 @@
 
 import pytest
 
+from mnsd.calls import queries
 from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest
 from mnsd.model.inputs import MessageInput, PropertyInput, PublishInput
@@ -295,25 +296,25 @@ def query(raw: str) -> HttpRequest:
 
 
 def test_receive_parameters():
-    assert requests.wait_seconds(query("")) is None
-    assert requests.wait_seconds(query("waitseconds=30")) == 30
-    assert requests.batch_size(query("numOfMessages=16")) == 16
-    assert requests.batch_size(query("numofmessages=1")) == 1  # names are case-insensitive
-    assert invalid(lambda: requests.wait_seconds(query("waitseconds=31"))) == (
+    assert queries.wait_seconds(query("")) is None
+    assert queries.wait_seconds(query("waitseconds=30")) == 30
+    assert queries.batch_size(query("numOfMessages=16")) == 16
+    assert queries.batch_size(query("numofmessages=1")) == 1  # names are case-insensitive
+    assert invalid(lambda: queries.wait_seconds(query("waitseconds=31"))) == (
         "The value of waitseconds should between 0 and 30 seconds."
     )
-    assert invalid(lambda: requests.batch_size(query("numOfMessages=17"))) == (
+    assert invalid(lambda: queries.batch_size(query("numOfMessages=17"))) == (
         "The value of numOfMessages should between 1 and 16."
     )
-    assert invalid(lambda: requests.batch_size(query(""))) == "The value of numOfMessages should between 1 and 16."
+    assert invalid(lambda: queries.batch_size(query(""))) == "The value of numOfMessages should between 1 and 16."
 
 
 def test_visibility_change_parameters():
-    assert requests.visibility_change(query("ReceiptHandle=h&VisibilityTimeout=0")) == ("h", 0)
+    assert queries.visibility_change(query("ReceiptHandle=h&VisibilityTimeout=0")) == ("h", 0)
     with pytest.raises(errors.MissingReceiptHandle):
-        requests.visibility_change(query("VisibilityTimeout=10"))
+        queries.visibility_change(query("VisibilityTimeout=10"))
     with pytest.raises(errors.MissingVisibilityTimeout):
-        requests.visibility_change(query("ReceiptHandle=h"))
-    assert invalid(lambda: requests.visibility_change(query("ReceiptHandle=h&VisibilityTimeout=43201"))) == (
+        queries.visibility_change(query("ReceiptHandle=h"))
+    assert invalid(lambda: queries.visibility_change(query("ReceiptHandle=h&VisibilityTimeout=43201"))) == (
         "The value of VisibilityTimeout should between 0 and 43200 seconds."
     )

@@ -32,7 +32,7 @@ class Call:
     owner: str  # the account whose resources the call is on: the host's, else the caller's
     services: Services
     # The answer an error gets on this call (its door's, `mnsd.pipeline.steps.Door.error`: its request id and plane), for an operation
-    # that answers with one it does not raise (a receive the wait tier holds: `mnsd.waiting.receive`).
+    # that answers with one it does not raise (a receive the wait tier holds: `mnsd.operations.receive_message`).
     error_answer: Callable[[errors.MnsError], HttpResponse] = field(default=_raised, repr=False)
     _xml: xmlcodec.Element | None = field(default=None, repr=False)
     _plane: Plane[Any, Any] | None = field(default=None, repr=False)

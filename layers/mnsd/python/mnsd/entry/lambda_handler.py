@@ -20,6 +20,7 @@ from mnsd.request import api
 from mnsd.request.listener import fits
 from mnsd.request.routes import ROUTES, path_parameters
 from mnsd.services import Services, default_services
+from mnsd.waiting import contract
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
@@ -72,6 +73,21 @@ def request_from_event(event: dict[str, Any], route_path: str | None = None) -> 
         received_at=time_epoch / 1000 if isinstance(time_epoch, int | float) else None,
         source_ip=event["requestContext"].get("http", {}).get("sourceIp"),
     )
+
+
+def is_function_url(event: dict[str, Any]) -> bool:
+    """Whether the event is a function URL's (the wait tier asks the functions of its routes there)."""
+    return ".lambda-url." in (event.get("requestContext") or {}).get("domainName", "")
+
+
+def for_route(route_name: str | None, request: HttpRequest) -> bool:
+    """Whether a request to the function URL of `route_name` is its route's (its method, a path its template fits) or
+    the tier's batch call: the tier passes on paths as sent, and ALB's rules take more than a route's paths
+    (`mnsd.request.listener`); what is not the route's is served as the catch-all serves it, as behind ALB."""
+    route = ROUTES.get(route_name or "")
+    if request.method == "POST" and request.path == contract.BATCH_PATH:
+        return route is not None
+    return route is not None and request.method == route.method and fits(route.path, request.path)
 
 
 def event_response(response: HttpResponse) -> dict[str, Any]:
@@ -137,7 +153,10 @@ def routed_request(route_name: str | None, event: dict[str, Any]) -> tuple[str |
     the catch-all serves it, whichever function ALB sent it to."""
     route_path = api.route_path(route_name)
     if not alb.is_alb_event(event):
-        return route_name, request_from_event(event, route_path)
+        request = request_from_event(event, route_path)
+        if is_function_url(event) and not for_route(route_name, request):
+            return None, request
+        return route_name, request
     request = alb.request_from_event(event)
     if route_path is None or not fits(route_path, request.path):
         return None, request

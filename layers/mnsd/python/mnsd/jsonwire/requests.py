@@ -15,8 +15,15 @@ from typing import Any
 
 from mnsd.ground import errors, jsontext
 from mnsd.model import inputs
-from mnsd.model.inputs import MessageInput, MessageRequest, PropertyInput, PublishInput, message_batch, message_input
-from mnsd.wire.requests import BATCH_VISIBILITY, counted_handles
+from mnsd.model.inputs import (
+    MessageInput,
+    MessageRequest,
+    PropertyInput,
+    PublishInput,
+    counted_handles,
+    message_batch,
+    message_input,
+)
 
 Body = dict[str, Any]
 
@@ -24,7 +31,7 @@ Body = dict[str, Any]
 _NOT_IN_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 # The body each operation's JSON has at its top level, by the root element its XML would have.
-BATCH_SEND, BATCH_DELETE, MESSAGE = "Messages", "ReceiptHandles", "Message"
+BATCH_SEND, BATCH_DELETE, BATCH_VISIBILITY, MESSAGE = "Messages", "ReceiptHandles", "ChangeVisibilities", "Message"
 
 
 def parse(body: bytes) -> Body:

@@ -91,6 +91,13 @@ def message_batch(given: list[MessageRequest]) -> list[MessageInput]:
     return inputs
 
 
+def counted_handles(handles: list[str]) -> list[str]:
+    """A batch of receipt handles (BatchDeleteMessage's, on either plane), refused unless it holds 1 to `MAX_BATCH`."""
+    if not 1 <= len(handles) <= MAX_BATCH:
+        raise errors.InvalidArgument(f"The count of receipt handles should between 1 and {MAX_BATCH}.")
+    return handles
+
+
 @dataclass(frozen=True)
 class PublishInput:
     """A PublishMessage request as given: texts, None where absent; `TopicService.publish` checks it."""

@@ -1,7 +1,8 @@
 """The one entry of every API call (the Lambda handlers' and the local server's): the request's id, its plane's front
 door (the XML and JSON planes' route table, `request.door`, or the Mns-open OpenAPI's action table, `rpc.door`),
 and the request pipeline (`mnsd.pipeline.steps`) through it; and the MNS answer to a request the HTTP front end
-refuses before it reaches a route."""
+refuses before it reaches a route. A request the wait tier passed on (signed by it) tells the tier of the messages it
+made receivable in its answer (`contract.WAKES_HEADER`), not by a post (`mnsd.waiting.wakes.carried`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from mnsd.request.routes import ROUTES
 from mnsd.rpc import door as rpc
 from mnsd.rpc import envelope
 from mnsd.services import Services
-from mnsd.waiting import contract
+from mnsd.waiting import contract, wakes
 
 
 def refuse(
@@ -39,11 +40,26 @@ def refuse(
 
 
 def handle(route_name: str | None, request: HttpRequest, services: Services) -> HttpResponse:
+    with wakes.carried(through_tier(request, services)) as told:
+        response = _handle(route_name, request, services)
+    if told:
+        response.headers[contract.WAKES_HEADER] = contract.wakes_header(told)
+    return response
+
+
+def _handle(route_name: str | None, request: HttpRequest, services: Services) -> HttpResponse:
     request_id = new_request_id()
     host = host_id(request.header("host"), request.header("x-forwarded-proto"))
     if request.method == "POST" and request.path == contract.BATCH_PATH:  # the wait tier's coalesced requests
-        return coalesced.answer(request, services, request_id, host)
+        return coalesced.answer(request, services, request_id, host, route_name)
     return steps.run(_door(route_name, request, request_id, host), services, request_id)
+
+
+def through_tier(request: HttpRequest, services: Services) -> bool:
+    """Whether the wait tier passed the request on: signed with its key (`contract.SIG_HEADER`; a client cannot send
+    that header through the tier, and one it sends to the origin itself does not verify without the key)."""
+    token, key = request.header(contract.SIG_HEADER), services.settings.wait_tier_key
+    return token is not None and bool(key) and contract.verify(token, key, services.clock.now())
 
 
 def _door(route_name: str | None, request: HttpRequest, request_id: str, host: str) -> Door:

@@ -6,7 +6,12 @@ ACL, permission, request id and plane), and what its operation would do is enlis
 requests of a queue are then served together through the message service (one batch send, stored as one pack; one
 batch delete; one claim for the single receives) and each request is answered with its own operation's answer: a
 single send's `Message` with its own MessageId and MD5, a receive's own message and handle, its own error when its
-message, its signature, its permission or its limit refuses it (`docs/wait_tier.md`, "Coalescing")."""
+message, its signature, its permission or its limit refuses it (`docs/wait_tier.md`, "Coalescing").
+
+The tier posts each operation's batches to that operation's own function (on AWS its function URL: sends to the send
+route's, deletes to the delete route's, receives to the receive route's), which serves the requests of its own route
+only, under its own role; a request of another route in its batch is answered as no route's (`InvalidRequestURL`).
+A batch to no route (`route_name` None) serves each request on its own route."""
 
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ from mnsd.ground.http import HttpRequest, HttpResponse
 from mnsd.model.inputs import MAX_BATCH, MAX_BATCH_BYTES, MessageInput
 from mnsd.model.queues import Queue
 from mnsd.operations.delete_message import delete_message
-from mnsd.operations.receive_message import receive_message, single_receive
+from mnsd.operations.receive_message import Render, deadline_of, receive_message, single_receive, tier_answer
 from mnsd.operations.send_message import send_message
 from mnsd.pipeline import steps
 from mnsd.queues import addresses
@@ -30,14 +35,14 @@ from mnsd.queues.messages import Ask
 from mnsd.request.door import RouteDoor, error_response, host_id, new_request_id
 from mnsd.request.routes import ROUTES, Operation, path_parameters
 from mnsd.waiting import contract
-from mnsd.waiting.receive import Render, deadline_of, tier_answer
 
 if TYPE_CHECKING:
     from mnsd.services import Services
 
 logger = Logger(service="mns")
 
-# The routes a coalesced request may be on (the tier coalesces only single sends, deletes and receives).
+# The routes a coalesced request may be on (the tier coalesces only single sends, deletes and receives), each served by
+# its own route's function.
 BATCH_ROUTES = ("post_messages", "get_messages", "delete_messages")
 MAX_REQUESTS = 64  # requests in one batch call, at most (the tier sends at most 16 a queue)
 JSON_TYPE = "application/json"
@@ -210,11 +215,14 @@ SERVERS: dict[str, Callable[[Services, Queue, list[Enlisted]], None]] = {
 
 
 # -- the batch call ------------------------------------------------------------------------------------------------------
-def answer(request: HttpRequest, services: Services, request_id: str, host: str) -> HttpResponse:
-    """The answer to the tier's batch call: each request's own answer (`contract.answers_document`), or the call's
-    error (a signature not the tier's batch signature, a body not a batch)."""
+def answer(
+    request: HttpRequest, services: Services, request_id: str, host: str, route_name: str | None = None
+) -> HttpResponse:
+    """The answer to the tier's batch call (to the function of `route_name`, when it is one of `BATCH_ROUTES`): each
+    request's own answer (`contract.answers_document`), or the call's error (a signature not the tier's batch
+    signature, a body not a batch)."""
     try:
-        answers = _answers(request, services)
+        answers = _answers(request, services, route_name)
     except errors.MnsError as error:
         refused = error_response(error, request_id, host)
         refused.headers["x-mns-request-id"] = request_id
@@ -225,7 +233,7 @@ def answer(request: HttpRequest, services: Services, request_id: str, host: str)
     return HttpResponse(200, body, {"Content-Type": JSON_TYPE, "x-mns-request-id": request_id})
 
 
-def _answers(request: HttpRequest, services: Services) -> list[HttpResponse]:
+def _answers(request: HttpRequest, services: Services, route_name: str | None) -> list[HttpResponse]:
     token, key = request.header(contract.SIG_HEADER), services.settings.wait_tier_key
     if not key or token is None or not contract.verify(token, key, services.clock.now(), contract.BATCH_ISSUER):
         raise errors.AccessDenied(f"The {contract.SIG_HEADER} header is not the wait tier's batch signature.")
@@ -236,7 +244,8 @@ def _answers(request: HttpRequest, services: Services) -> list[HttpResponse]:
     if not 1 <= len(given) <= MAX_REQUESTS:
         raise errors.InvalidArgument(f"A batch of the wait tier holds 1 to {MAX_REQUESTS} requests.")
     batch = Batch()
-    answers = [_enlisted(each, request, token, services, batch) for each in given]
+    served = (route_name,) if route_name in BATCH_ROUTES else BATCH_ROUTES
+    answers = [_enlisted(each, request, token, services, batch, served) for each in given]
     batch.serve(services)
     return answers
 
@@ -247,15 +256,16 @@ def _enlisted(
     token: str,
     services: Services,
     batch: Batch,
+    served: tuple[str, ...],
 ) -> HttpResponse:
     """One request of the batch through the pipeline, as if it had come alone: its answer, or its place in the batch."""
     method, target, headers, body, deadline = given
     path, _, query = target.partition("?")
     said = {name.lower(): value for name, value in headers if not name.lower().startswith(contract.PREFIX)}
-    said[contract.SIG_HEADER.lower()] = token  # (a receive's answer is the tier's: `mnsd.waiting.receive`)
+    said[contract.SIG_HEADER.lower()] = token  # (a receive's answer is the tier's: `mnsd.operations.receive_message`)
     if deadline is not None:
         said[contract.DEADLINE_HEADER.lower()] = str(deadline)
-    route_name, params = _route(method, path)
+    route_name, params = _route(method, path, served)
     request = HttpRequest(method, path, query, said, body, params, outer.received_at, outer.source_ip)
     request_id = new_request_id()
     door = EnlistingDoor(
@@ -264,9 +274,9 @@ def _enlisted(
     return steps.run(door, services, request_id)
 
 
-def _route(method: str, path: str) -> tuple[str | None, dict[str, str]]:
-    """The route of a coalesced request (None: not one the tier coalesces) and its path's parameters."""
-    for name in BATCH_ROUTES:
+def _route(method: str, path: str, served: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
+    """The route of a coalesced request among those `served` (None: not one of them) and its path's parameters."""
+    for name in served:
         route = ROUTES[name]
         params = path_parameters(route.path, path) if route.method == method else {}
         if params:

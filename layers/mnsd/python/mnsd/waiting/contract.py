@@ -8,7 +8,9 @@
   receivable, with the answer to give when the wait ends plus `HOLD_HEADER` (hold until then, ms) and `DUE_HEADER`
   when a delayed or invisible message becomes receivable before it. `CHANNEL_HEADER` names the queue's channel in
   both. The tier removes all of these before its client sees the answer.
-- Whatever makes a message receivable posts a wake (`wake_document`) to the tier's `WAKE_PATH`.
+- Whatever makes a message receivable posts a wake (`wake_document`) to the tier's `WAKE_PATH`; or, when the request
+  that made it receivable came through the tier (signed by it), tells it in that request's answer (`WAKES_HEADER`:
+  the wake documents, `wakes_header`/`read_wakes`), which the tier takes as a posted wake.
 - Single sends, deletes and receives of one queue that reach the tier within a few milliseconds go to the origin as
   one call (`BATCH_PATH`, signed as the tier's batch: `sign(..., issuer=BATCH_ISSUER)`), which carries each client's
   own request whole (`batch_document`) and is answered with each one's own answer (`answers_document`): the origin
@@ -29,6 +31,7 @@ DUE_HEADER = "Mns-Wait-Due"
 MORE_HEADER = "Mns-Wait-More"
 CLAIMED_HEADER = "Mns-Wait-Claimed"
 CHANNEL_HEADER = "Mns-Wait-Channel"
+WAKES_HEADER = "Mns-Wait-Wakes"  # the wakes of a request the tier passed on, in its answer (no post: `wakes_header`)
 # Times after the client's arrival at the tier: a held receive is asked again only before `LAST_ASK_MS` (its claim
 # must start before the origin's last claim, `mnsd.ground.deadlines.LAST_CLAIM_SECONDS`, 24 s: a woken receive past it
 # is left held), and held `MAX_HOLD_MS` at most (the HTTP API cuts a request at 30 s; the origin's own bound is
@@ -59,6 +62,19 @@ def wake_document(queue_id: str, count: int | None = None, at_ms: int | None = N
     if at_ms is not None:
         return {"channel": channel(queue_id), "at": at_ms}
     return {"channel": channel(queue_id), "count": count or 1}
+
+
+def wakes_header(wakes: list[dict[str, object]]) -> str:
+    """The wakes of a request through the tier, as its answer's `WAKES_HEADER` (a JSON list of wake documents)."""
+    return json.dumps(wakes, separators=(",", ":"))
+
+
+def read_wakes(value: str) -> list[dict[str, object]]:
+    """The wake documents of an answer's `WAKES_HEADER` (ValueError: not a list of them)."""
+    found = json.loads(value)
+    if not isinstance(found, list) or not all(isinstance(w, dict) and "channel" in w for w in found):
+        raise ValueError("not a list of wakes")
+    return found
 
 
 def _b64(data: bytes) -> str:

@@ -5,6 +5,10 @@ A wake that does not arrive (the tier restarting, the network) loses no message:
 waiters the wake missed ask again when their hold times out (at most the client's wait). So a post is tried once,
 briefly (once more on a new connection if the kept-alive one had been closed), and its failure only logged: the
 operation that made the message receivable has succeeded. A wake posted twice only wakes a waiter more.
+
+A request the tier passed on (signed by it) posts none: its wakes are kept (`carried`) and go back in its answer
+(`contract.WAKES_HEADER`), which the tier reads as it would a posted wake (`mnsd.request.api`): one request and one
+round trip fewer per send through the tier.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import logging
 import os
 import threading
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from mnsd.queues.notifier import Notifier
@@ -24,6 +30,9 @@ from mnsd.waiting import contract
 logger = logging.getLogger(__name__)
 
 POST_TIMEOUT_SECONDS = 1.0
+
+# The wakes of the request being served, when they go back in its answer (`carried`), else None: posted.
+_carried: ContextVar[list[dict[str, object]] | None] = ContextVar("carried_wakes", default=None)
 
 Post = Callable[[bytes], None]
 Sign = Callable[[str, bytes, dict[str, str]], dict[str, str]]  # (url, body, headers) -> the headers to add
@@ -108,7 +117,26 @@ class TierWakes:
         self._send(contract.wake_document(queue_id, at_ms=at_ms))
 
     def _send(self, wake: dict[str, object]) -> None:
+        carried = _carried.get()
+        if carried is not None:
+            carried.append(wake)
+            return
         try:
             self.post(json.dumps(wake).encode())
         except OSError as error:  # (urllib's URLError and timeouts are OSErrors)
             logger.warning("wait tier wake not delivered: %s", error)
+
+
+@contextmanager
+def carried(through_tier: bool) -> Iterator[list[dict[str, object]]]:
+    """The wakes told within (to `TierWakes`), kept for the answer instead of posted when the request came `through_tier`
+    (else posted, and the list stays empty)."""
+    wakes: list[dict[str, object]] = []
+    if not through_tier:
+        yield wakes
+        return
+    token = _carried.set(wakes)
+    try:
+        yield wakes
+    finally:
+        _carried.reset(token)

@@ -97,10 +97,15 @@ class Node:
 _KEPT = {"\r": "&#13;"}
 
 
+def escaped(text: str) -> str:
+    """Text as written in an element: `&`, `<`, `>` and `\r` as references."""
+    return escape(text, _KEPT)
+
+
 def _text(value: str | int | bool) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
-    return escape(str(value), _KEPT)
+    return escaped(str(value))
 
 
 def _encode_fields(fields: Iterable[tuple[str, Value]], out: list[str]) -> None:

@@ -11,20 +11,18 @@ from mnsd.ground import errors
 from mnsd.ground.http import HttpRequest
 from mnsd.ground.validation import int_in_range, json_object, strict_int
 from mnsd.model.inputs import (
-    MAX_BATCH,
     MessageInput,
     MessageRequest,
     PropertyInput,
     PublishInput,
     VisibilityChange,
+    counted_handles,
     message_batch,
     message_input,
     visibility_batch,
-    visibility_timeout,
 )
 from mnsd.model.queues import INT_ATTRIBUTES, DlqPolicyInput, QueueAttributeChanges, RateLimitInput
 from mnsd.model.topics import SubscriptionChanges, SubscriptionInput, TopicAttributeChanges
-from mnsd.queues.messages import MAX_WAIT_SECONDS
 from mnsd.wire.codec import Element
 
 
@@ -96,13 +94,6 @@ def visibility_changes(xml: Element) -> list[VisibilityChange]:
                 f"The XML you provided did not validate against our published schema, cause by Element {node.tag}."
             )
     return visibility_batch(entries, xml.value("VisibilityTimeout"))
-
-
-def counted_handles(handles: list[str]) -> list[str]:
-    """A batch of receipt handles, refused unless it holds 1 to `MAX_BATCH`."""
-    if not 1 <= len(handles) <= MAX_BATCH:
-        raise errors.InvalidArgument(f"The count of receipt handles should between 1 and {MAX_BATCH}.")
-    return handles
 
 
 # The plain elements of a `<Queue>` and of a `<Topic>` body (their nested policies are read apart).
@@ -225,22 +216,3 @@ def security_token_request(xml: Element | None) -> TokenRequest:
         else int_in_range("DurationSeconds", duration.strip(), MIN_DURATION, MAX_DURATION, "seconds")
     )
     return TokenRequest(seconds, token_policy(xml.value("Policy")))
-
-
-def wait_seconds(request: HttpRequest) -> int | None:
-    """The `waitseconds` of ReceiveMessage and BatchReceiveMessage, if given (else the queue's)."""
-    text = request.query("waitseconds")
-    return None if text is None else int_in_range("waitseconds", text, 0, MAX_WAIT_SECONDS, "seconds")
-
-
-def batch_size(request: HttpRequest) -> int:
-    """The `numOfMessages` of BatchReceiveMessage and BatchPeekMessage."""
-    return int_in_range("numOfMessages", request.query("numOfMessages"), 1, MAX_BATCH)
-
-
-def visibility_change(request: HttpRequest) -> tuple[str, int]:
-    """The receipt handle and new visibility timeout (seconds) of ChangeMessageVisibility."""
-    handle = request.query("ReceiptHandle")
-    if not handle:
-        raise errors.MissingReceiptHandle()
-    return handle, visibility_timeout(request.query("VisibilityTimeout"))

@@ -37,6 +37,8 @@ from mnsd.storage.dynamodb.layout import (
     number,
     restore_update,
     revisit_update,
+    version_is,
+    version_of,
 )
 from mnsd.storage.dynamodb.packs import is_pack
 from mnsd.storage.moves import move_event
@@ -120,12 +122,13 @@ def move(
     `removal`: the write that removes the source when it is not its lease's Delete (a packed message's)."""
     if target.body is None:
         raise ValueError("a moved message needs its body loaded")
+    held, versioned = version_is(source.version)
     condition: Item = {
         "TableName": table,
         "Key": lease_item_key(source.ref),
-        "ConditionExpression": "r = :ver AND v <= :now AND x > :now_s",
+        "ConditionExpression": f"{held} AND v <= :now AND x > :now_s",
         "ExpressionAttributeValues": {
-            ":ver": {"N": str(source.version)},
+            **versioned,
             ":now": {"N": str(now_ms)},
             ":now_s": {"N": str(now_ms // 1000)},
         },
@@ -203,7 +206,7 @@ def rewind_lease(client: Any, table: str, item: Item, since_ms: int, now_ms: int
         return "done"
     if (number(item, "e") or 0) < since_ms:
         return "in flight" if in_flight(item, now_ms) else "done"
-    values = {":now": {"N": str(now_ms)}, ":one": {"N": "1"}, ":ver": item["r"]}
+    values = {":now": {"N": str(now_ms)}, ":next": {"N": str(version_of(item) + 1)}, ":ver": item["r"]}
     if is_kept(item):
         update, condition, outcome = restore_update(indexing), "attribute_exists(k) AND r = :ver", "restored"
     elif in_flight(item, now_ms):

@@ -28,11 +28,14 @@ same item, re-marked in place by one conditional UpdateItem (`KEEP_UPDATE`) that
 lease readers skip it (`state_of` ranks it with the expired). A rewind restores `v` and removes `k`; TTL
 (`x`, unchanged) ends it with its retention.
 
-The index `READY_INDEX` (partition `pk`, sort `w`) is the ready index: a receive reads `w <= now` there, and
-what it reads is what it can claim. `w` is a copy of `v` that only the leases of a queue whose writes keep the
-index carry (`mnsd.storage.dynamodb.placement.Spread`): every write that sets `v` then sets `w` too (`visibility_set`), so a
-quiet queue pays no index writes (an index entry is one write more for a put and a delete, two for a claim).
-No other item has `w` (the index stays sparse); its items carry the keys and `INDEX_ATTRIBUTES`, never the body.
+The index `READY_INDEX` (partition `pk`, sort `w`) is the ready index: a receive reads `w <= now` there. Only the
+leases of a queue whose writes keep the index carry `w` (`mnsd.storage.dynamodb.placement.Spread`), so a quiet queue
+pays no index writes. No other item has `w` (the index stays sparse); its items carry the keys and
+`INDEX_ATTRIBUTES`, never the body. An entry tells when its lease is receivable (`index_due`; the invariant and why
+it holds: `docs/ready-index-writes.md`): a claim that leaves `w` where it was (no index key changes: one index write,
+in place, not a delete and a put) stores with the version the time it holds the lease till (`held_version`: `r` is
+projected); every other write that sets `v` sets `w` with it (`visibility_set`) and a plain version. A receive reads
+past the held entries (`stripe_reads`), counts count them Inactive (`state_of`).
 
 Attribute names are one letter because DynamoDB bills them on every write.
 """
@@ -65,6 +68,9 @@ VISIBLE_AT = "v"  # NextVisibleTime (Number); only lease items have it
 INDEX_KEY = "w"  # the index's sort key: `v` again, on the leases of a queue whose writes keep the index
 INDEX_ATTRIBUTES = ("r", "d", "x")  # what receives and counts read besides the keys (INCLUDE projection)
 STRIPE_SEPARATOR = "#"
+# A lease's `r` is its version, or, written by a claim that left `w` in place, version x HELD + the time (epoch ms,
+# >= 1, < HELD) the claim holds it till (`held_version`): versions are counts, far below HELD.
+HELD = 10**13
 
 # Lease attributes: name -> (DynamoDB type, meaning).
 LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
@@ -73,7 +79,7 @@ LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "id": ("S", "message id (leases written before it was read from the sort key only)"),
     "v": ("N", "visible_at: NextVisibleTime, epoch ms (leases only)"),
     "w": ("N", "v again, the ready index's sort key: only while the queue's writes keep the index"),
-    "r": ("N", "version, bumped by every receive and visibility change"),
+    "r": ("N", "version, bumped by every receive and visibility change (x 10^13 + held till, see `held_version`)"),
     "d": ("N", "dequeue count"),
     "e": ("N", "enqueue time, epoch ms"),
     "f": ("N", "first dequeue time, epoch ms (absent until the first receive)"),
@@ -152,6 +158,43 @@ def visibility_set(indexing: bool, value: str = ":vis") -> str:
     return f"v = {value}, w = {value}" if indexing else f"v = {value}"
 
 
+def held_version(version: int, visible_at: int) -> int:
+    """What a claim that leaves the lease's `w` in place stores as `r`: its version and the time it holds the lease
+    till, both readable from the index entry (`version_of`, `held_until`)."""
+    return version * HELD + visible_at
+
+
+def version_of(item: Item) -> int:
+    """A lease's version, from its `r` (plain, or with the time a claim holds it till: `held_version`)."""
+    stored = int(item["r"]["N"])
+    return stored // HELD if stored >= HELD else stored
+
+
+def held_until(item: Item) -> int | None:
+    """The time a lease is held till by a claim that left its `w` in place (`held_version`), from its `r`; None when
+    its `r` is plain (its `w` is its `v`)."""
+    stored = int(item["r"]["N"]) if "r" in item else 0
+    return stored % HELD if stored >= HELD else None
+
+
+def index_due(item: Item) -> int | None:
+    """When the lease an index entry stands for is receivable: the time a claim that left `w` in place holds it till
+    (`held_until`), else its `w` (its `v`: every other write that sets `v` sets `w` with it)."""
+    held = held_until(item)
+    return held if held is not None else number(item, INDEX_KEY)
+
+
+def version_is(version: int, name: str = ":ver") -> tuple[str, Item]:
+    """The condition that a lease's version is `version` (its `r` plain, or with a time: `held_version`), and its
+    values."""
+    values = {name: {"N": str(version)}}
+    if version < 1:  # (a claim's version is at least 1: a version 0 is always plain)
+        return f"r = {name}", values
+    values[f"{name}_held"] = {"N": str(version * HELD + 1)}
+    values[f"{name}_last"] = {"N": str(version * HELD + HELD - 1)}
+    return f"(r = {name} OR r BETWEEN {name}_held AND {name}_last)", values
+
+
 def actor_set(name: str = ACTOR_ATTRIBUTE) -> tuple[str, Item]:
     """A write's `, {name} = :who` clause and its value naming the access key acting on a logging queue, "" when no
     key is (a call the wait tier coalesced: the key of an earlier write must not stand for it); nothing for a queue
@@ -192,12 +235,12 @@ def number(item: Item, name: str) -> int | None:
 def state_of(item: Item, now_ms: int) -> MessageState:
     """The state of a lease item at `now_ms` (the rule of `mnsd.model.messages.lease_state`).
 
-    A lease always has `v`, `d` and `x` (an index item `w` for `v`); should one lack them, the message counts
+    A lease always has `v`, `d` and `x` (an index item `index_due` for `v`); should one lack them, the message counts
     as receivable since its enqueue (no `v`), never received (no `d`) and never expiring (no `x`).
     """
     if KEPT_ATTRIBUTE in item:
         return MessageState.EXPIRED  # deleted, kept for rewind: never returned nor counted
-    visible_at = number(item, VISIBLE_AT) if VISIBLE_AT in item else number(item, INDEX_KEY)
+    visible_at = number(item, VISIBLE_AT) if VISIBLE_AT in item else index_due(item)
     expires_at = number(item, TTL_ATTRIBUTE)
     return lease_state(
         number(item, "e") or 0 if visible_at is None else visible_at,
@@ -270,12 +313,13 @@ KEEP_VALUES: Item = {":kept": {"BOOL": True}}
 def held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
     """A write's key and condition on a lease still held by the receipt handle that names `version` (hidden until a
     later time, unexpired)."""
+    held, values = version_is(version)
     return {
         "TableName": table,
         "Key": lease_item_key(ref),
-        "ConditionExpression": "r = :ver AND v > :now AND x > :now_s",
+        "ConditionExpression": f"{held} AND v > :now AND x > :now_s",
         "ExpressionAttributeValues": {
-            ":ver": {"N": str(version)},
+            **values,
             ":now": {"N": str(now_ms)},
             ":now_s": {"N": str(now_ms // 1000)},
         },
@@ -291,13 +335,13 @@ def keep_held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> I
 
 
 def restore_update(indexing: bool) -> str:
-    """A rewind of a kept lease: receivable at `:now` again, with a new version (old receipt handles fail)."""
-    return f"SET {visibility_set(indexing, ':now')}, r = r + :one REMOVE k"
+    """A rewind of a kept lease: receivable at `:now` again, with a new version `:next` (old receipt handles fail)."""
+    return f"SET {visibility_set(indexing, ':now')}, r = :next REMOVE k"
 
 
 def revisit_update(indexing: bool) -> str:
-    """A rewind of an in-flight lease: receivable at `:now`, new version."""
-    return f"SET {visibility_set(indexing, ':now')}, r = r + :one"
+    """A rewind of an in-flight lease: receivable at `:now`, new version `:next`."""
+    return f"SET {visibility_set(indexing, ':now')}, r = :next"
 
 
 def message_id_of(item: Item) -> str:
@@ -347,7 +391,7 @@ def message_of(item: Item) -> Message:
         priority=ref.priority,
         position=ref.position,
         visible_at=int(item["v"]["N"]),
-        version=int(item["r"]["N"]),
+        version=version_of(item),
         dequeue_count=int(item["d"]["N"]),
         enqueue_time=enqueue_time,
         first_dequeue_time=int(item["f"]["N"]) if "f" in item else enqueue_time,
@@ -371,8 +415,8 @@ def candidate_of(item: Item) -> Message:
         message_id=ref.message_id,
         priority=ref.priority,
         position=ref.position,
-        visible_at=int(item[INDEX_KEY]["N"]),
-        version=int(item["r"]["N"]),
+        visible_at=index_due(item) or 0,
+        version=version_of(item),
         dequeue_count=int(item["d"]["N"]),
         enqueue_time=0,
         first_dequeue_time=0,

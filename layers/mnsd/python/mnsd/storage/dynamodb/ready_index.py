@@ -1,5 +1,6 @@
 """The ready index of the message table (`layout.READY_INDEX`: `pk`, then `w`, a lease's visibility while its queue's
-writes keep the index): its pages, and its build over the leases written before a queue kept it.
+writes keep the index, or earlier while a claim holds it: `layout.index_due`): its pages, the held entries moved out
+of a receive's way (`lift`), and its build over the leases written before a queue kept it.
 
 While DynamoDB cannot answer a read of the index (it is still backfilling it on an existing table, or it is not
 there), the stores read the table instead: `IndexUnavailable` says so, and the index is not asked again for
@@ -14,7 +15,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.layout import INDEX_KEY, READY_INDEX, Item, stripe_partition
+from mnsd.storage.dynamodb.layout import INDEX_KEY, READY_INDEX, Item, index_due, stripe_partition
 from mnsd.storage.dynamodb.message_table import MessageTable
 from mnsd.storage.dynamodb.placement import Spread
 
@@ -62,34 +63,48 @@ class ReadyIndex:
         return list(response["Items"]), response.get("LastEvaluatedKey")
 
     def next_visible(self, partition: str, now_ms: int) -> int | None:
-        """When the first lease of a stripe that is not receivable now becomes so (None: none, or no index)."""
+        """When the first lease of a stripe whose `w` is later than now becomes receivable (None: none, or no index);
+        the leases held with `w` left in place are those a receive read past (`stripe_reads`)."""
         try:
             items, _ = self.page(partition, "w > :now", {":now": {"N": str(now_ms)}}, 1)
         except IndexUnavailable:
             return None
         return int(items[0][INDEX_KEY]["N"]) if items else None
 
+    def lift(self, entries: list[Item]) -> None:
+        """Move held entries (claimed with `w` left in place) to the time their claims hold them till: `w = v`, as a
+        claim that moves `w` leaves it; each on condition that its lease is still the one read (its version: then `v`
+        is that time)."""
+        for entry in entries:
+            self._set(entry, "SET w = :due", "r = :ver", {":due": {"N": str(index_due(entry))}, ":ver": entry["r"]})
+
+    def _set(self, item: Item, update: str, condition: str, values: Item | None = None) -> None:
+        """One conditional UpdateItem of a lease (its `w`); a no-op if the condition no longer holds."""
+        kwargs = {"ExpressionAttributeValues": values} if values else {}
+        conditional(
+            self.table.client.update_item,
+            TableName=self.table.name,
+            Key={"pk": item["pk"], "sk": item["sk"]},
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            **kwargs,
+        )
+
     def build(self, queue_id: str, spread: Spread, cursor: str, now_ms: int, budget: int) -> str | None:
-        """Give `w = v` to the leases that lack it (or whose `w` a container still writing without the index left
-        behind), stripe by stripe in queue order: up to `budget` leases read from `cursor` (`{stripe}|{sort key}`)
-        on, one conditional UpdateItem each that needs it. Done (None) once every stripe is and the index answers
-        (`placer.IndexBuilder`).
+        """Give `w = v` to the leases that lack it (or whose entry a container still writing without the index left
+        telling another time than `v`: `layout.index_due`), stripe by stripe in queue order: up to `budget` leases
+        read from `cursor` (`{stripe}|{sort key}`) on, one conditional UpdateItem each that needs it. Done (None) once
+        every stripe is and the index answers (`placer.IndexBuilder`).
         """
         number, _, after = cursor.partition("|")
         stripe = int(number or 0)
         while stripe < spread.stripes and budget > 0:
             partition = stripe_partition(queue_id, stripe)
             start = {"pk": {"S": partition}, "sk": {"S": after}} if after else None
-            items, more = self.table.lease_page(partition, budget, start, projection="pk, sk, v, w")
+            items, more = self.table.lease_page(partition, budget, start, projection="pk, sk, v, w, r")
             for item in items:
-                if "v" in item and item.get(INDEX_KEY) != item["v"]:
-                    conditional(
-                        self.table.client.update_item,
-                        TableName=self.table.name,
-                        Key={"pk": item["pk"], "sk": item["sk"]},
-                        UpdateExpression="SET w = v",
-                        ConditionExpression="attribute_exists(v)",
-                    )
+                if "v" in item and not _indexed(item):
+                    self._set(item, "SET w = v", "attribute_exists(v)")
             budget -= max(1, len(items))
             stripe, after = (stripe, more["sk"]["S"]) if more else (stripe + 1, "")
         if stripe < spread.stripes:
@@ -99,3 +114,9 @@ class ReadyIndex:
         except IndexUnavailable:
             return f"{stripe}|"
         return None
+
+
+def _indexed(lease: Item) -> bool:
+    """Whether a lease's entry in the index tells its `v` (`layout.index_due`), with `w` no later."""
+    w = lease.get(INDEX_KEY)
+    return w is not None and index_due(lease) == int(lease["v"]["N"]) and int(w["N"]) <= int(lease["v"]["N"])

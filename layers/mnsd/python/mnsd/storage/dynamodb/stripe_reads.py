@@ -8,8 +8,15 @@ depends on the queue's `placement.Spread`:
   it read in vain (`StripeScan.wasted`): too many, and the store turns the index on (`placer.Placer.received`).
 - an indexing queue's stripe: the ready index (`pk = stripe AND w <= now`, a small page; on a stripe deeper
   than a page, mostly from a random point down, so concurrent consumers read different pages:
-  `stripe_spans.StripeSpans.window`). So a receive never reads a lease it cannot take (in flight or delayed:
-  `w > now`); an expired lease it meets (retention over, TTL not yet done) it deletes, so each is read about once.
+  `stripe_spans.StripeSpans.window`). A receive reads no delayed lease, nor one in flight whose claim moved its `w`
+  (`w > now`); an expired lease it meets (retention over, TTL not yet done) it deletes, so each is read about once.
+  A lease claimed with its `w` left in place (`layout.held_version`) stays in `w <= now` while it is held: the
+  receive tells it from its entry (`layout.index_due`) and reads past it. Where a read met `_CROWD` such entries,
+  the receive's claims there move `w` (`StripeScan.crowded`); the entries it met held long (the same claim seconds
+  apart, `StripeSpans.held_long`), or past `_LIFT` in one read, it moves (`ReadyIndex.lift`); a held head a
+  container read it reads past from its end till one of it may come back (`StripeSpans.held_below`). So the held
+  entries a receive reads past stay few whatever is in flight; their earliest time is the next visible time a long
+  poll waits for (`StripeScan.next_visible_at`).
   Until the index is built over the leases written before it was kept (`ReadyIndex.build`), the stripes that hold
   them are read from the table; so is every stripe while the index cannot be read yet (`IndexUnavailable`).
 
@@ -20,7 +27,7 @@ earlier than needed) is moved on (`PackWrites.settle`). The packs a scan read ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mnsd.model.messages import Message, MessageState
 from mnsd.storage.dynamodb import dead_letters
@@ -30,6 +37,7 @@ from mnsd.storage.dynamodb.layout import (
     TTL_ATTRIBUTE,
     Item,
     candidate_of,
+    index_due,
     is_kept,
     message_of,
     state_of,
@@ -43,8 +51,17 @@ from mnsd.storage.dynamodb.placement import Spread
 from mnsd.storage.dynamodb.ready_index import IndexUnavailable, ReadyIndex
 from mnsd.storage.dynamodb.stripe_spans import StripeSpans
 
-# Pages of expired leases a receive clears from one stripe's head before moving on.
+# Pages of expired leases a receive clears from one stripe before moving on.
 _EXPIRED_PAGES = 4
+# A stripe whose read met this many held entries (claimed with `w` left in place) is crowded: the receive's claims
+# there move `w` (as a claim did before), so the entries held in place in a stripe stay about this many (and as many
+# as consumers racing claim before they meet them).
+_CROWD = 24
+# A receive reads on past held entries while it has too few, in pages each twice as long as the one before, to this
+# many entries; it moves those it met held long (`StripeSpans.held_long`), and, should it read past `_LIFT` in one
+# read, all of them (`ReadyIndex.lift`): the next receives read past them no more.
+_LONGEST_PAGE = 1000
+_LIFT = 500
 # Stripes whose next visible time an empty receive reads (a long poll's wake-up), chosen at random.
 _NEXT_VISIBLE_STRIPES = 4
 
@@ -58,6 +75,20 @@ class StripeScan:
     next_visible_at: int | None
     wasted: int
     packs: dict[tuple[str, str], Item]  # the packs read, by (pk, sk)
+    crowded: frozenset[str] = frozenset()  # partitions whose read met `_CROWD` held entries or more
+
+
+@dataclass
+class _Held:
+    """The held entries (claimed with `w` left in place, `layout.held_version`) a scan's reads of the index met."""
+
+    crowded: set[str] = field(default_factory=set)  # partitions where a read met `_CROWD` or more
+    due: int | None = None  # the earliest time one of them is receivable again
+
+    def met(self, items: list[Item]) -> None:
+        """A read met held entries `items`."""
+        dues = [due for due in map(index_due, items) if due is not None]
+        self.due = min([*dues, *([self.due] if self.due is not None else [])], default=None)
 
 
 class StripeReads:
@@ -74,6 +105,7 @@ class StripeReads:
         wasted = 0
         next_visible: int | None = None
         packs: dict[tuple[str, str], Item] = {}
+        held = _Held()
         order, sweep = self.spans.order(queue_id, spread, now_ms)
         for stripe in order:
             partition = stripe_partition(queue_id, stripe)
@@ -81,7 +113,7 @@ class StripeReads:
             try:
                 if not spread.reads_index(stripe):
                     raise IndexUnavailable()
-                ready += self._ready_in(partition, now_ms, want, enough_here, packs)
+                ready += self._ready_in(partition, now_ms, want, enough_here, packs, held)
             except IndexUnavailable:
                 found, later, waste = self._plain_ready(partition, now_ms, want, enough_here, packs)
                 ready += found
@@ -95,11 +127,12 @@ class StripeReads:
         else:  # (a wake-up in an indexed stripe not looked at is seen by the next poll)
             indexed = [stripe_partition(queue_id, s) for s in order if spread.reads_index(s)]
             times = [t for t in (self.index.next_visible(p, now_ms) for p in indexed[:_NEXT_VISIBLE_STRIPES]) if t]
-            next_visible = min([*times, *([next_visible] if next_visible else [])], default=None)
+            times += [t for t in (next_visible, held.due) if t is not None]
+            next_visible = min(times, default=None)
         if sweep:
             self.spans.swept(queue_id, now_ms, any(stripe_of(m.message_id) >= spread.width for m in ready))
         ready.sort(key=lambda m: (m.priority, m.position))
-        return StripeScan(ready, next_visible, wasted, packs)
+        return StripeScan(ready, next_visible, wasted, packs, frozenset(held.crowded))
 
     # --- from the table ---------------------------------------------------------------------------
 
@@ -150,54 +183,125 @@ class StripeReads:
     # --- from the ready index -------------------------------------------------------------------
 
     def _ready_in(
-        self, partition: str, now_ms: int, wanted: int, enough: int, packs: dict[tuple[str, str], Item]
+        self, partition: str, now_ms: int, wanted: int, enough: int, packs: dict[tuple[str, str], Item], held: _Held
     ) -> list[Message]:
         """Up to `wanted` Active leases of one stripe: at its head, or (`StripeSpans.window`) older than a random
-        point of the span of `v` this container saw there; expired ones met on the way are deleted."""
+        point of the span of `v` this container saw there; expired ones met on the way are deleted, held ones
+        read past (`_Held`)."""
         below = self.spans.window(partition, now_ms)
         if below is not None:
-            ready, _, more = self._read_ready(partition, now_ms, wanted, below, packs)
+            ready, _, more = self._read_ready(partition, now_ms, (wanted, enough), below, packs, held)
             if more or len(ready) >= enough:  # (else it met the head with too few: the head has more)
                 self.spans.saw(partition, ready, None, None)
                 return ready
-        ready, head, more = self._read_ready(partition, now_ms, wanted, None, packs)
+        ready, head, more = self._read_ready(partition, now_ms, (wanted, enough), None, packs, held)
         self.spans.saw(partition, ready, head, more)
         return ready
 
     def _read_ready(
-        self, partition: str, now_ms: int, wanted: int, below: int | None, packs: dict[tuple[str, str], Item]
+        self,
+        partition: str,
+        now_ms: int,
+        wants: tuple[int, int],
+        below: int | None,
+        packs: dict[tuple[str, str], Item],
+        held: _Held,
     ) -> tuple[list[Message], int | None, bool]:
-        """Active leases from the head (`below` None) or downwards from `v <= below`; the oldest `v` read (from
-        the head: the stripe's head) and whether more were left unread."""
+        """Active leases from the head (`below` None) or downwards from `w <= below`; the oldest `w` read (from
+        the head: the stripe's head) and whether more were left unread. The held entries read are told `held`
+        (and moved when they are `_LIFT` or more). It reads on past a page with expired leases while it has fewer
+        than `wanted` (`wants`, `_EXPIRED_PAGES` at most), past one with held leases while it has fewer than
+        `enough`."""
+        wanted, enough = wants
         ready: list[Message] = []
         start = None
         unread = False
         oldest: int | None = None
         bound = now_ms if below is None else min(below, now_ms)
-        for _ in range(_EXPIRED_PAGES):
-            items, start = self.index.page(
-                partition, "w <= :now", {":now": {"N": str(bound)}}, wanted, start, forward=below is None
-            )
-            expired = 0
+        taken: list[Item] = []  # held entries read
+        past = self.spans.held_below(partition, now_ms) if below is None else None
+        head = _HeldHeadRead(past)
+        condition, values = "w <= :now", {":now": {"N": str(bound)}}
+        if past is not None:  # (below its end, the stripe's head is held till its `until`)
+            condition, values = "w BETWEEN :end AND :now", {**values, ":end": {"N": str(past[0])}}
+        pages = lifted = 0
+        while True:
+            limit = min(wanted << min(pages, 10), _LONGEST_PAGE)
+            items, start = self.index.page(partition, condition, values, limit, start, forward=below is None)
+            head.read(items, now_ms)
+            pages += 1
             whole, unread = self.table.whole(items, wanted - len(ready))  # (unread: the packs read may do)
-            for item in whole:
-                v = int(item[INDEX_KEY]["N"])
-                oldest = v if oldest is None else min(oldest, v)
-                if is_pack(item) and not _expired(item, now_ms):
-                    leases = _unpacked([item], packs, now_ms)
-                    found = [message_of(e) for e in leases if state_of(e, now_ms) is MessageState.ACTIVE]
-                    ready += found
-                    if not found:
-                        self.packs.settle(item, now_ms, True)
-                    continue
-                if state_of(item, now_ms) is MessageState.ACTIVE:
-                    ready.append(candidate_of(item))
-                else:
-                    self.table.delete_expired(item, now_ms)
-                    expired += 1
-            if unread or not expired or start is None or len(ready) >= wanted:
+            if whole:
+                oldest = min(
+                    [*(int(item[INDEX_KEY]["N"]) for item in whole), *([oldest] if oldest is not None else [])]
+                )
+            before = len(taken)
+            expired = sum(self._take(item, now_ms, packs, ready, taken) for item in whole)
+            held_here = len(taken) - before
+            if len(taken) - lifted >= _LIFT:
+                self.index.lift(taken[lifted:])
+                lifted = len(taken)
+            more_wanted = (expired and len(ready) < wanted and pages < _EXPIRED_PAGES) or (
+                held_here and len(ready) < enough
+            )
+            if unread or not more_wanted or start is None:
                 break
+        if below is None:
+            self.spans.held_head(partition, head.end, head.until, now_ms)
+            self.index.lift(self.spans.held_long(partition, taken[lifted:], now_ms))
+        if len(taken) >= _CROWD:
+            held.crowded.add(partition)
+        held.met(taken)
         return ready, oldest, unread or start is not None
+
+    def _take(
+        self, item: Item, now_ms: int, packs: dict[tuple[str, str], Item], ready: list[Message], held: list[Item]
+    ) -> bool:
+        """An index item read: its receivable lease (a pack's, read whole) added to `ready`, or a held entry (claimed
+        with `w` left in place, receivable again at its `index_due`) to `held`; an expired lease deleted (True)."""
+        if is_pack(item) and not _expired(item, now_ms):
+            found = [
+                message_of(e) for e in _unpacked([item], packs, now_ms) if state_of(e, now_ms) is MessageState.ACTIVE
+            ]
+            ready += found
+            if not found:
+                self.packs.settle(item, now_ms, True)
+            return False
+        state = state_of(item, now_ms)
+        if state is MessageState.ACTIVE:
+            ready.append(candidate_of(item))
+        elif state is MessageState.EXPIRED:
+            self.table.delete_expired(item, now_ms)
+            return True
+        else:
+            held.append(item)
+        return False
+
+
+class _HeldHeadRead:
+    """A read from a stripe's head (or from the end of its held head, `StripeSpans.held_below`): where the held leases
+    it read first, before any other, end (the first other's `w`, else the last's), and when the first of them (or of
+    those below where it started) is receivable again."""
+
+    def __init__(self, past: tuple[int, int] | None) -> None:
+        self.end: int | None = None if past is None else past[0]
+        self.until: int | None = None if past is None else past[1]
+        self._open = False  # a lease it could take (or a pack) read: the held head ended
+
+    def read(self, items: list[Item], now_ms: int) -> None:
+        for item in items:
+            if self._open:
+                return
+            w = int(item[INDEX_KEY]["N"])
+            state = None if is_pack(item) else state_of(item, now_ms)
+            if state is MessageState.INACTIVE:
+                due = index_due(item) or now_ms
+                self.until, self.end = due if self.until is None else min(self.until, due), w
+            elif state is MessageState.EXPIRED:
+                self.end = w
+            else:
+                self._open = True
+                self.end = w if self.until is not None else None
 
 
 def _expired(item: Item, now_ms: int) -> bool:

@@ -4,7 +4,13 @@
   random point of that span (`window`), so concurrent consumers read different pages instead of all racing for the
   same head;
 - per queue that sends over fewer stripes than it has (`Spread.width`), when it last read the others too (a sweep,
-  `_Sweep`): `order` gives the stripes a receive reads, in turn.
+  `_Sweep`): `order` gives the stripes a receive reads, in turn;
+- per stripe, the held leases its reads of the head met and when first: one met again seconds later under the same
+  claim is held long (`held_long`), and the receive moves it out of the way;
+- per stripe whose head a receive read as held leases only (claimed with `w` left in place, `layout.held_version`),
+  where they end and when the first of them is receivable again (`_HeldHead`): till then, a receive reads the
+  stripe's head from there (`held_below`). Every lease written since has a `w` no earlier than its writer's clock,
+  so none is below (clocks within `_SKEW_MS`); one that was is held till then at least.
 
 Both are hints, bounded in size (`_SPANS` entries, then forgotten at once): a container that forgets reads from the
 heads and sweeps, as a new one does.
@@ -16,6 +22,7 @@ import random
 from dataclasses import dataclass
 
 from mnsd.model.messages import Message
+from mnsd.storage.dynamodb.layout import Item
 from mnsd.storage.dynamodb.placement import Spread
 
 # Receives read a stripe at its head in this share of reads, from its newest ready lease down in as many, and
@@ -26,6 +33,13 @@ _SPANS = 10_000  # stripes whose span of ready `v` a container remembers (and qu
 # this often per container (a sweep), and while a sweep found messages there, for this long after.
 _SWEEP_MS = 5_000
 _WIDE_MS = 60_000
+# A stripe's held head is read past from its end at most this long (`held_below`), and its end is taken no later than
+# this before the time it was read (the containers' clocks may differ by as much).
+_HELD_HEAD_MS = 5_000
+_SKEW_MS = 50
+# A held lease a container's reads of a stripe's head met under one claim this long apart is held long (`held_long`).
+_HELD_LONG_MS = 5_000
+_HELD_SEEN = 1_000  # held leases a container remembers per stripe
 
 
 @dataclass
@@ -48,10 +62,53 @@ class _Span:
     priority: int = -1
 
 
+@dataclass(frozen=True)
+class _HeldHead:
+    """A stripe's head read as held leases only: below `end` (its `w`), none is receivable before `until`."""
+
+    end: int
+    until: int
+
+
 class StripeSpans:
     def __init__(self) -> None:
         self._spans: dict[str, _Span] = {}
         self._sweeps: dict[str, _Sweep] = {}
+        self._held: dict[str, _HeldHead] = {}
+        self._seen: dict[str, dict[tuple[str, str], int]] = {}  # partition -> (sk, r) held -> when first read
+
+    def held_long(self, partition: str, held: list[Item], now_ms: int) -> list[Item]:
+        """Of the held leases a read of a stripe's head met, those met under the same claim (`r`) at least
+        `_HELD_LONG_MS` before: the ones held long, not deleted soon after their receive (remembered: those met now)."""
+        if len(self._seen) >= _SPANS and partition not in self._seen:
+            self._seen.clear()
+        seen = self._seen.setdefault(partition, {})
+        keys = [(item["sk"]["S"], item["r"]["N"]) for item in held]
+        for key in keys:
+            seen.setdefault(key, now_ms)
+        for key in list(seen)[: max(0, len(seen) - _HELD_SEEN)]:  # (the first met go first)
+            del seen[key]
+        return [item for item, key in zip(held, keys, strict=True) if now_ms - seen.get(key, now_ms) >= _HELD_LONG_MS]
+
+    # --- past a stripe's held head ----------------------------------------------------------------
+
+    def held_below(self, partition: str, now_ms: int) -> tuple[int, int] | None:
+        """(end, until) of the held head last read in a stripe, while none of it can be receivable (else None)."""
+        head = self._held.get(partition)
+        if head is None or now_ms >= head.until:
+            self._held.pop(partition, None)
+            return None
+        return head.end, head.until
+
+    def held_head(self, partition: str, end: int | None, until: int | None, now_ms: int) -> None:
+        """A read of a stripe's head found held leases up to `end` (its `w`; None: none, or not only held ones
+        from where it started), the first receivable again at `until`."""
+        if end is None or until is None:
+            self._held.pop(partition, None)
+            return
+        if len(self._held) >= _SPANS and partition not in self._held:
+            self._held.clear()
+        self._held[partition] = _HeldHead(min(end, now_ms - _SKEW_MS), min(until, now_ms + _HELD_HEAD_MS))
 
     # --- where in a stripe ----------------------------------------------------------------------
 

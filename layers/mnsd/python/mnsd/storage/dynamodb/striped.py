@@ -38,10 +38,12 @@ from mnsd.storage.dynamodb.layout import (
     Item,
     actor_set,
     held_lease,
+    held_version,
     lease_item_key,
     message_of,
     partition_of,
     stripe_partition,
+    version_is,
     visibility_set,
 )
 from mnsd.storage.dynamodb.message_table import MessageTable, throttled
@@ -99,25 +101,32 @@ class StripedMessageStore:
             self.placer.written(queue_id)
         return failed_messages(messages, failed)
 
-    def _claim(self, message: Message, now_ms: int, visible_at: int) -> Message | None | bool:
-        """The claimed message; None if another consumer changed the lease first; False if throttled."""
+    def _claim(self, message: Message, now_ms: int, visible_at: int, crowded: bool = False) -> Message | None | bool:
+        """The claimed message; None if another consumer changed the lease first; False if throttled. On a queue that
+        keeps the ready index, the lease's `w` stays where it is and its `r` tells how long the claim holds it
+        (`layout.held_version`: one index write, in place, not a delete and a put), unless its stripe's read met a
+        crowd of held entries (`crowded`): then `w` moves with `v`, as every claim did before."""
         after = message.received(now_ms, visible_at)
+        indexing = self._indexing(message.queue_id)
+        in_place = indexing and not crowded
+        held, versioned = version_is(message.version)
+        version = held_version(after.version, after.visible_at) if in_place else after.version
+        visibility = "v = :vis" if in_place else visibility_set(indexing)
         who, named = actor_set()
         try:
             response = conditional(
                 self.client.update_item,
                 TableName=self.table,
                 Key=lease_item_key(message.ref),
-                UpdateExpression=f"SET {visibility_set(self._indexing(message.queue_id))}, r = :next, d = d + :one, "
-                f"f = if_not_exists(f, :now){who}",
-                ConditionExpression="r = :ver AND v <= :now AND x > :now_s",
+                UpdateExpression=f"SET {visibility}, r = :next, d = d + :one, f = if_not_exists(f, :now){who}",
+                ConditionExpression=f"{held} AND v <= :now AND x > :now_s",
                 ExpressionAttributeValues={
                     ":vis": {"N": str(after.visible_at)},
-                    ":next": {"N": str(after.version)},
+                    ":next": {"N": str(version)},
                     ":one": {"N": "1"},
                     ":now": {"N": str(now_ms)},
                     ":now_s": {"N": str(now_ms // 1000)},
-                    ":ver": {"N": str(message.version)},
+                    **versioned,
                     **named,
                 },
                 ReturnValues="ALL_NEW",
@@ -130,14 +139,21 @@ class StripedMessageStore:
         return None if response is None else message_of(response["Attributes"])
 
     def _claim_some(
-        self, candidates: list[Message], count: int, now_ms: int, visible_at: int, packs: Packs | None = None
+        self,
+        candidates: list[Message],
+        count: int,
+        now_ms: int,
+        visible_at: int,
+        packs: Packs | None = None,
+        crowded: frozenset[str] = frozenset(),
     ) -> list[Message]:
         """Claim candidates in their order until `count` are owned. A lost claim means another consumer works
         the same page of that stripe: the rest of that stripe's candidates are left to it (the receive returns
         what it has, or reads again), so consumers that meet on one page lose about one claim, not one each.
         A packed candidate is claimed with the pack's other candidates it has room for, in one write (`packs`: the
         packs its scan read; one it did not, read now); so that packs do not crowd out the single messages among the
-        first `count` candidates (what the caller would have), those are claimed first."""
+        first `count` candidates (what the caller would have), those are claimed first. A single message of a stripe
+        whose read met a crowd of held entries (`crowded`: partitions, `stripe_reads`) is claimed moving `w`."""
         claimed: list[Message] = []
         lost: dict[str, int] = {}
         left: set[str] = set()  # stripes (partitions) where a claim was lost
@@ -153,7 +169,7 @@ class StripedMessageStore:
                 continue
             outcome: list[Message] | None | bool
             if entry_of(candidate.message_id) is None:
-                single = self._claim(candidate, now_ms, visible_at)
+                single = self._claim(candidate, now_ms, visible_at, partition_of(candidate.ref) in crowded)
                 outcome = [single] if isinstance(single, Message) else single
             else:
                 siblings = [m for m in candidates if _same_pack(m, candidate) and m.message_id not in taken]
@@ -228,7 +244,7 @@ class StripedMessageStore:
         found = self.reads.scan(queue_id, now_ms, page, placement.read_spread(now_ms), count)
         seen = len(found.messages)
         scan = _ReceiveScan(queue_id, seen, seen < wanted, found.wasted)
-        claim = functools.partial(self._claim_some, packs=found.packs)
+        claim = functools.partial(self._claim_some, packs=found.packs, crowded=found.crowded)
         claims = _ReceiveClaims(claim, self.placer, self.index.build, scan)
         return ReadyScan(found.messages, found.next_visible_at, claimer=claims)
 

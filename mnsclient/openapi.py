@@ -4,39 +4,29 @@ configuration through it: one plane that carries every attribute, tags and dead-
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import urlencode
 
-from migrate.credentials import Side
-from migrate.errors import ServiceError
-from migrate.transport import Transport
+from mnsclient.errors import ServiceError
+from mnsclient.signing import Key, v1_signed
+from mnsclient.transport import TIMEOUT_SECONDS, Transport
 
 VERSION = "2022-01-19"
 PAGE_SIZE = 50
 FORM = "application/x-www-form-urlencoded"
 
 
-def _encode(text: str) -> str:
-    return quote(text, safe="~")
+class OpenApiClient:
+    """Calls of one endpoint's Mns-open actions with one key (`region`: the RegionId sent, none when "")."""
 
-
-def sign_v1(secret: str, method: str, params: Mapping[str, str]) -> str:
-    canonical = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in sorted(params.items()))
-    text = f"{method}&%2F&{_encode(canonical)}"
-    return base64.b64encode(hmac.new(f"{secret}&".encode(), text.encode(), hashlib.sha1).digest()).decode()
-
-
-class OpenApi:
-    def __init__(self, side: Side) -> None:
-        self.side = side
-        self.transport = Transport(side.openapi_endpoint)
+    def __init__(self, endpoint: str, key: Key, region: str = "", timeout: float = TIMEOUT_SECONDS) -> None:
+        self.key = key
+        self.region = region
+        self.transport = Transport(endpoint.rstrip("/"), timeout)
 
     def call(self, action: str, params: Mapping[str, Any] | None = None) -> Any:
         """The action's `Data` (None when it has none); a refusal raises `ServiceError`."""
@@ -45,21 +35,21 @@ class OpenApi:
             "Action": action,
             "Version": VERSION,
             "Format": "JSON",
-            "AccessKeyId": self.side.access_key_id,
+            "AccessKeyId": self.key.key_id,
             "SignatureMethod": "HMAC-SHA1",
             "SignatureVersion": "1.0",
             "SignatureNonce": uuid.uuid4().hex,
             "Timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
-        if self.side.region:
-            query["RegionId"] = self.side.region
-        if self.side.security_token:
-            query["SecurityToken"] = self.side.security_token
-        query["Signature"] = sign_v1(self.side.access_key_secret, "POST", {**query, **given})
+        if self.region:
+            query["RegionId"] = self.region
+        if self.key.security_token:
+            query["SecurityToken"] = self.key.security_token
+        query["Signature"] = v1_signed(self.key, "POST", {**query, **given})
         body = urlencode(given).encode()
         headers = {
             "Content-Type": FORM,
-            "Host": urlsplit(self.side.openapi_endpoint).netloc,
+            "Host": self.transport.netloc,
             "Accept": "application/json",
         }
         reply = self.transport.request("POST", "/?" + urlencode(query), body, headers)

@@ -1,4 +1,4 @@
-"""HTTP to one side: one kept-alive connection per thread and endpoint, a failure to reach the endpoint turned into
+"""HTTP to one endpoint: one kept-alive connection per thread, a failure to reach the endpoint turned into
 `ServiceError(0, "NetworkError")` naming the endpoint (never the key)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from migrate.errors import NETWORK, ServiceError
+from mnsclient.errors import NETWORK, ServiceError
 
 TIMEOUT_SECONDS = 40.0  # above the longest receive wait (30 s)
 

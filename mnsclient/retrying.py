@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from migrate.errors import ServiceError
+from mnsclient.errors import ServiceError
 
 T = TypeVar("T")
 FIRST_PAUSE, LONGEST_PAUSE = 0.2, 2.0
