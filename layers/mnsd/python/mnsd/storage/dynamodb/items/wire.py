@@ -9,7 +9,7 @@ in the records (PynamoDB's is a datetime).
 from __future__ import annotations
 
 import calendar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.attributes import Attribute, TTLAttribute
@@ -29,7 +29,7 @@ class Expiry(TTLAttribute):
 
     def _normalize(self, value: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
-            return datetime.fromtimestamp(value, tz=timezone.utc)
+            return datetime.fromtimestamp(value, tz=UTC)
         return super()._normalize(value)
 
 
