@@ -7,19 +7,13 @@ of the record that has a value (numbers N, text S; no empty `message_id`: it key
 from __future__ import annotations
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
-from pynamodb.models import Model
 
-from mnsd.storage.dynamodb.items.wire import Expiry
+from mnsd.storage.dynamodb.items.wire import Expiry, KeyedItem
 
 MESSAGE_INDEX = "message"  # the records of one message: partition `message_id`, sort `pk`, every attribute projected
 
 
-class LogItem(Model):
-    class Meta:
-        table_name = "log"  # (not bound to a table: the engine's client makes the calls)
-
-    pk = UnicodeAttribute(hash_key=True)
-    sk = UnicodeAttribute(range_key=True)
+class LogItem(KeyedItem):
     x = Expiry()
     account = UnicodeAttribute()
     kind = UnicodeAttribute()

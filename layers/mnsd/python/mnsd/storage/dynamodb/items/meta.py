@@ -18,23 +18,16 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
-from pynamodb.models import Model
 
 from mnsd.control.catalog import ACCOUNT, QUEUE, QUEUE_IDS, SUBSCRIBERS, TOPIC
-from mnsd.storage.dynamodb.items.wire import Expiry
+from mnsd.storage.dynamodb.items.wire import Expiry, KeyedItem
 
 NONCE_PREFIX = "nonce#"
 RATE_PREFIX = "rate#"
 
 
-class MetaItem(Model):
-    """The meta table's key, which every item of it has."""
-
-    class Meta:
-        table_name = "meta"  # (the models are not bound to a table: the engine's client makes the calls)
-
-    pk = UnicodeAttribute(hash_key=True)
-    sk = UnicodeAttribute(range_key=True)
+class MetaItem(KeyedItem):
+    """The meta table's items: keyed by scope and name."""
 
 
 class _Placement(MetaItem):
@@ -63,28 +56,33 @@ class ReceiverMap(MapAttribute[str, Any]):
     copy_cursor = UnicodeAttribute(null=True)
 
 
-class QueueItem(_Placement):
+class _Resource(MetaItem):
+    """What a queue's and a topic's records both hold: times and the attributes they share."""
+
+    create_time = NumberAttribute()
+    last_modify_time = NumberAttribute()
+    maximum_message_size = NumberAttribute()
+    logging_enabled = BooleanAttribute()
+    policy = UnicodeAttribute()
+    metrics_enabled = BooleanAttribute(null=True)
+    tags = UnicodeAttribute()
+
+
+class QueueItem(_Resource, _Placement):
     """A queue (`{account}#queue`, its name): its incarnation, times, attributes, receivers and placement."""
 
     queue_id = UnicodeAttribute()
-    create_time = NumberAttribute()
-    last_modify_time = NumberAttribute()
     delay_seconds = NumberAttribute()
-    maximum_message_size = NumberAttribute()
     message_retention_period = NumberAttribute()
     visibility_timeout = NumberAttribute()
     polling_wait_seconds = NumberAttribute()
-    logging_enabled = BooleanAttribute()
     dlq_target = UnicodeAttribute()
     dlq_max_receive_count = NumberAttribute()
     rewind_period = NumberAttribute()
-    policy = UnicodeAttribute()
     max_receives_per_second = NumberAttribute()
     queue_type = UnicodeAttribute()
-    metrics_enabled = BooleanAttribute(null=True)
     alarms = UnicodeAttribute()
-    tags = UnicodeAttribute()
-    receivers = ListAttribute(null=True)  # of `ReceiverMap`s (see there)
+    receivers: ListAttribute[Any] = ListAttribute(null=True)  # of `ReceiverMap`s (see there)
     receivers_version = NumberAttribute(null=True)
 
 
@@ -97,17 +95,10 @@ class QueueIdItem(_Placement):
     queue_id = UnicodeAttribute(null=True)
 
 
-class TopicItem(MetaItem):
+class TopicItem(_Resource):
     """A topic (`{account}#topic`, its name)."""
 
     topic_id = UnicodeAttribute()
-    create_time = NumberAttribute()
-    last_modify_time = NumberAttribute()
-    maximum_message_size = NumberAttribute()
-    logging_enabled = BooleanAttribute()
-    policy = UnicodeAttribute()
-    metrics_enabled = BooleanAttribute(null=True)
-    tags = UnicodeAttribute()
 
 
 class SubscriptionItem(MetaItem):

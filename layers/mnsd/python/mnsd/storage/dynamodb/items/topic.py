@@ -8,18 +8,14 @@ x expiry (epoch seconds, TTL).
 
 from __future__ import annotations
 
+from typing import Any
+
 from pynamodb.attributes import BinaryAttribute, BooleanAttribute, ListAttribute, NumberAttribute, UnicodeAttribute
-from pynamodb.models import Model
 
-from mnsd.storage.dynamodb.items.wire import Expiry
+from mnsd.storage.dynamodb.items.wire import Expiry, KeyedItem
 
 
-class TopicMessageItem(Model):
-    class Meta:
-        table_name = "topic-messages"  # (not bound to a table: the engine's client makes the calls)
-
-    pk = UnicodeAttribute(hash_key=True)
-    sk = UnicodeAttribute(range_key=True)
+class TopicMessageItem(KeyedItem):
     a = UnicodeAttribute()
     t = UnicodeAttribute()
     p = NumberAttribute()
@@ -29,7 +25,7 @@ class TopicMessageItem(Model):
     g = UnicodeAttribute(null=True)
     ml = UnicodeAttribute(null=True)
     ms = UnicodeAttribute(null=True)
-    u = ListAttribute(null=True)  # of [name, value, type] lists of text
+    u: ListAttribute[Any] = ListAttribute(null=True)  # of [name, value, type] lists of text
     l = BooleanAttribute(null=True)  # noqa: E741 (the name on the wire)
     me = BooleanAttribute(null=True)
     mg = UnicodeAttribute(null=True)

@@ -12,7 +12,7 @@ import calendar
 from datetime import UTC, datetime
 from typing import Any
 
-from pynamodb.attributes import Attribute, TTLAttribute
+from pynamodb.attributes import Attribute, TTLAttribute, UnicodeAttribute
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.operand import Value
 from pynamodb.expressions.projection import create_projection_expression
@@ -22,6 +22,16 @@ from pynamodb.models import Model
 Item = dict[str, Any]  # an item in DynamoDB JSON ({"S": ...}, {"N": ...}, ...)
 Record = dict[str, Any]  # an item's attributes by name, as Python values
 NULL: Item = {"NULL": True}
+
+
+class KeyedItem(Model):
+    """The key every table of the engine has: `pk` (partition) and `sk` (sort), both text."""
+
+    class Meta:
+        table_name = "items"  # (the models are not bound to a table: the engine's client makes the calls)
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
 
 
 class Expiry(TTLAttribute):
@@ -66,11 +76,9 @@ def record_of(model: type[Model], item: Item, leave: tuple[str, ...] = ()) -> Re
 
 def key_of(model: type[Model], hash_key: Any, range_key: Any = None) -> Item:
     """An item's primary key."""
-    keys: Record = {model._hash_keyname: hash_key}
-    if model._range_keyname is not None:
-        keys[model._range_keyname] = range_key
-    item = model(**keys).serialize(null_check=False)
-    return {name: item[name] for name in (model._hash_keyname, model._range_keyname) if name is not None}
+    names = [name for name in (model._hash_keyname, model._range_keyname) if name is not None]
+    item = model(**dict(zip(names, (hash_key, range_key), strict=False))).serialize(null_check=False)
+    return {name: item[name] for name in names}
 
 
 class Expression:
