@@ -28,8 +28,8 @@ _BATCH = 25
 _READ_PAGE = 1000
 _FIELDS = [field.name for field in dataclasses.fields(LogRecord) if field.name != "event_id"]
 # What a read of counts projects: the key that holds the time, and the counted fields (`LogEvent`).
-_COUNTED = (LogItem.sk, LogItem.event, LogItem.message_id, LogItem.dequeue_count, LogItem.subscription)
-_COUNTED += (LogItem.attempt, LogItem.outcome)
+_COUNTED: tuple[Any, ...] = (LogItem.sk, LogItem.event, LogItem.message_id, LogItem.dequeue_count)
+_COUNTED += (LogItem.subscription, LogItem.attempt, LogItem.outcome)
 
 
 def log_item(record: LogRecord) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError
 
 from mnsd.storage.dynamodb.conditions import condition_failed
 from mnsd.storage.dynamodb.items.meta import RATE_PREFIX, RateItem
-from mnsd.storage.dynamodb.items.wire import Expression, key_of
+from mnsd.storage.dynamodb.items.wire import Expression, key_of, set_value
 
 SHARD_LIMIT = 500
 KEEP_SECONDS = 60
@@ -38,7 +38,7 @@ class DynamoRateCounter:
             self.client.update_item(
                 TableName=self.table,
                 Key=key_of(RateItem, f"{RATE_PREFIX}{key}#{shard}", str(second)),
-                UpdateExpression=counted.update(RateItem.n.add(1), RateItem.x.set(second + KEEP_SECONDS)),
+                UpdateExpression=counted.update(RateItem.n.add(1), set_value(RateItem.x, second + KEEP_SECONDS)),
                 ConditionExpression=counted.condition(RateItem.n.does_not_exist() | (RateItem.n < share)),
                 **counted.arguments(),
             )
