@@ -55,9 +55,10 @@ def attributes(model: type[Model]) -> dict[str, Attribute[Any]]:
 
 
 def item_of(model: type[Model], record: Record) -> Item:
-    """The item storing `record` (every key of it an attribute of `model`, else ValueError): None values as NULL."""
+    """The item storing `record` (every key of it an attribute of `model`, else ValueError): None values as NULL. (A
+    record may leave attributes out: the meta table's port stores what it is given; `check` finds a missing one.)"""
     instance = model(**{name: value for name, value in record.items() if value is not None})
-    item = instance.serialize()
+    item = instance.serialize(null_check=False)
     for name, value in record.items():
         if value is None:
             item[model.get_attributes()[name].attr_name] = NULL
