@@ -29,17 +29,10 @@ SNIPPET = (
 
 def engine_ms(source: Path) -> float:
     """CPU ms of importing the engine's table modules, boto3 and its client already made."""
+    command = [sys.executable, "-c", SNIPPET.format(modules=", ".join(ENGINE))]
     env = {**os.environ, "PYTHONPATH": str(source / "layers" / "mnsd" / "python")}
-    result = subprocess.run(
-        [sys.executable, "-c", SNIPPET.format(modules=", ".join(ENGINE))],
-        cwd=source,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return float(result.stdout.strip().splitlines()[-1])
+    printed = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True, check=True, timeout=60)
+    return float(printed.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,35 +6,19 @@ of the record that has a value (numbers N, text S; no empty `message_id`: it key
 
 from __future__ import annotations
 
-from pynamodb.attributes import NumberAttribute, UnicodeAttribute
+from pynamodb.attributes import UnicodeAttribute
 
-from mnsd.storage.dynamodb.items.wire import Expiry, KeyedItem
+from mnsd.log.oplog import LogRecord
+from mnsd.storage.dynamodb.items.wire import Expiry, KeyedItem, fields_of, model
 
 MESSAGE_INDEX = "message"  # the records of one message: partition `message_id`, sort `pk`, every attribute projected
 
 
-class LogItem(KeyedItem):
-    x = Expiry()
-    account = UnicodeAttribute()
-    kind = UnicodeAttribute()
-    resource = UnicodeAttribute()
-    event = UnicodeAttribute()
-    time = NumberAttribute()
-    message_id = UnicodeAttribute(null=True)
-    enqueue_time = NumberAttribute(null=True)
-    dequeue_count = NumberAttribute(null=True)
-    first_dequeue_time = NumberAttribute(null=True)
-    priority = NumberAttribute(null=True)
-    delay = NumberAttribute(null=True)
-    body_size = NumberAttribute(null=True)
-    subscription = UnicodeAttribute(null=True)
-    endpoint_kind = UnicodeAttribute(null=True)
-    attempt = NumberAttribute(null=True)
-    outcome = UnicodeAttribute(null=True)
-    status = NumberAttribute(null=True)
-    latency_ms = NumberAttribute(null=True)
-    publish_time = NumberAttribute(null=True)
-    access_key_id = UnicodeAttribute(null=True)
-    next_visible_time = NumberAttribute(null=True)
-    target_queue = UnicodeAttribute(null=True)
-    target_message_id = UnicodeAttribute(null=True)
+LogItem = model(
+    "LogItem",
+    KeyedItem,
+    "A `LogRecord`: its fields (the event id in `sk`), `x` its expiry.",
+    x=Expiry(),
+    message_id=UnicodeAttribute(null=True),  # (left out when "": an index key is never empty)
+    **fields_of(LogRecord, leave=("event_id", "message_id")),
+)

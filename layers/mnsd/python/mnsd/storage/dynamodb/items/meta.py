@@ -3,7 +3,7 @@ accounts with subscriptions), signature nonces and request counters.
 
 Every item is keyed `pk` (the record's scope, `{account}#{kind}`, see `mnsd.control.catalog`; `nonce#{key}`;
 `rate#{key}#{shard}`) and `sk` (the resource's name; "nonce"; the second). A record's fields are its attributes,
-under the same names (numbers N, text S, flags BOOL, a None NULL); a queue's record also holds the engine's
+under the same names (the entities' dataclass fields, `wire.fields_of`) (numbers N, text S, flags BOOL, a None NULL); a queue's record also holds the engine's
 placement of it (`placement.FIELDS`) and its receivers (a list of maps, each a `Receiver`'s fields).
 """
 
@@ -12,15 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import (
-    BooleanAttribute,
     ListAttribute,
     MapAttribute,
     NumberAttribute,
     UnicodeAttribute,
 )
 
-from mnsd.control.catalog import ACCOUNT, QUEUE, QUEUE_IDS, SUBSCRIBERS, TOPIC
-from mnsd.storage.dynamodb.items.wire import Expiry, KeyedItem
+from mnsd.control.catalog import ACCOUNT, QUEUE, QUEUE_IDS, SUBSCRIBERS, TOPIC, AccountAttributes
+from mnsd.model.queues import QueueAttributes, Receiver
+from mnsd.model.topics import SubscriptionAttributes, TopicAttributes
+from mnsd.storage.dynamodb.items.wire import Expiry, KeyedItem, fields_of, model
 
 NONCE_PREFIX = "nonce#"
 RATE_PREFIX = "rate#"
@@ -40,95 +41,56 @@ class _Placement(MetaItem):
     index_cursor = UnicodeAttribute(null=True)
 
 
-class ReceiverMap(MapAttribute[str, Any]):
-    """One of a queue's receivers (`mnsd.model.queues.Receiver`): what the validation of its items checks (the list
-    itself is written by type, so a None field stays NULL as it always was)."""
+# A queue's receivers (`Receiver`s): what the check of its items reads each entry of its list with (the list itself is
+# written by type, so a None field stays NULL as it always was).
+ReceiverMap: type[MapAttribute[str, Any]] = type(
+    "ReceiverMap", (MapAttribute,), {"__module__": __name__, **fields_of(Receiver)}
+)
+_INCARNATION = ("create_time", "last_modify_time")
 
-    name = UnicodeAttribute()
-    queue_id = UnicodeAttribute()
-    create_time_ms = NumberAttribute()
-    start_time = NumberAttribute()
-    last_modify_time = NumberAttribute()
-    visibility_timeout = NumberAttribute(null=True)
-    polling_wait_seconds = NumberAttribute(null=True)
-    dlq_target = UnicodeAttribute(null=True)
-    dlq_max_receive_count = NumberAttribute(null=True)
-    copy_cursor = UnicodeAttribute(null=True)
-
-
-class _Resource(MetaItem):
-    """What a queue's and a topic's records both hold: times and the attributes they share."""
-
-    create_time = NumberAttribute()
-    last_modify_time = NumberAttribute()
-    maximum_message_size = NumberAttribute()
-    logging_enabled = BooleanAttribute()
-    policy = UnicodeAttribute()
-    metrics_enabled = BooleanAttribute(null=True)
-    tags = UnicodeAttribute()
-
-
-class QueueItem(_Resource, _Placement):
-    """A queue (`{account}#queue`, its name): its incarnation, times, attributes, receivers and placement."""
-
-    queue_id = UnicodeAttribute()
-    delay_seconds = NumberAttribute()
-    message_retention_period = NumberAttribute()
-    visibility_timeout = NumberAttribute()
-    polling_wait_seconds = NumberAttribute()
-    dlq_target = UnicodeAttribute()
-    dlq_max_receive_count = NumberAttribute()
-    rewind_period = NumberAttribute()
-    max_receives_per_second = NumberAttribute()
-    queue_type = UnicodeAttribute()
-    alarms = UnicodeAttribute()
-    receivers: ListAttribute[Any] = ListAttribute(null=True)  # of `ReceiverMap`s (see there)
-    receivers_version = NumberAttribute(null=True)
-
-
-class QueueIdItem(_Placement):
-    """A queue id's entry (`queue-ids#queue`, the id): the account and name of its queue; a receiver's incarnation
-    (with its `queue_id`) also holds its placement there."""
-
-    account = UnicodeAttribute()
-    name = UnicodeAttribute()
-    queue_id = UnicodeAttribute(null=True)
-
-
-class TopicItem(_Resource):
-    """A topic (`{account}#topic`, its name)."""
-
-    topic_id = UnicodeAttribute()
-
-
-class SubscriptionItem(MetaItem):
-    """A subscription (`{account}#subscription#{topic}`, its name)."""
-
-    topic_id = UnicodeAttribute()
-    create_time_ms = NumberAttribute()
-    last_modify_time = NumberAttribute()
-    endpoint = UnicodeAttribute()
-    filter_tag = UnicodeAttribute()
-    notify_strategy = UnicodeAttribute()
-    notify_content_format = UnicodeAttribute()
-    dlq_enabled = BooleanAttribute()
-    dlq_target_queue = UnicodeAttribute()
-    endpoint_given = UnicodeAttribute()
-
-
-class AccountItem(MetaItem):
-    """An account's settings (`{account}#account`, "meta")."""
-
-    logging_bucket = UnicodeAttribute()
-    log_store = UnicodeAttribute()
-    endpoint_enabled = BooleanAttribute()
-    endpoint_acl = UnicodeAttribute()
-
-
-class SubscriberItem(MetaItem):
-    """An account that made subscriptions (`subscribers#account`, the account)."""
-
-    account = UnicodeAttribute()
+QueueItem: type[MetaItem] = model(
+    "QueueItem",
+    _Placement,
+    "A queue (`{account}#queue`, its name): its incarnation, times, attributes, receivers and placement.",
+    queue_id=UnicodeAttribute(),
+    **{name: NumberAttribute() for name in _INCARNATION},
+    **fields_of(QueueAttributes),
+    receivers=ListAttribute(null=True),  # of `ReceiverMap`s (see there)
+    receivers_version=NumberAttribute(null=True),
+)
+QueueIdItem: type[MetaItem] = model(
+    "QueueIdItem",
+    _Placement,
+    "A queue id's entry (`queue-ids#queue`, the id): the account and name of its queue; a receiver's incarnation (with "
+    "its `queue_id`) also holds its placement there.",
+    account=UnicodeAttribute(),
+    name=UnicodeAttribute(),
+    queue_id=UnicodeAttribute(null=True),
+)
+TopicItem: type[MetaItem] = model(
+    "TopicItem",
+    MetaItem,
+    "A topic (`{account}#topic`, its name).",
+    topic_id=UnicodeAttribute(),
+    **{name: NumberAttribute() for name in _INCARNATION},
+    **fields_of(TopicAttributes),
+)
+SubscriptionItem: type[MetaItem] = model(
+    "SubscriptionItem",
+    MetaItem,
+    "A subscription (`{account}#subscription#{topic}`, its name).",
+    topic_id=UnicodeAttribute(),
+    create_time_ms=NumberAttribute(),
+    last_modify_time=NumberAttribute(),
+    **fields_of(SubscriptionAttributes),
+)
+AccountItem: type[MetaItem] = model(
+    "AccountItem", MetaItem, 'An account\'s settings (`{account}#account`, "meta").', **fields_of(AccountAttributes)
+)
+SubscriberItem: type[MetaItem] = model(
+    "SubscriberItem", MetaItem, "An account that made subscriptions (`subscribers#account`, the account).",
+    account=UnicodeAttribute(),
+)  # fmt: skip
 
 
 class NonceItem(MetaItem):

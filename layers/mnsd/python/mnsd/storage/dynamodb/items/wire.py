@@ -9,10 +9,11 @@ in the records (PynamoDB's is a datetime).
 from __future__ import annotations
 
 import calendar
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
-from pynamodb.attributes import Attribute, TTLAttribute, UnicodeAttribute
+from pynamodb.attributes import Attribute, BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.operand import Value
 from pynamodb.expressions.projection import create_projection_expression
@@ -41,6 +42,33 @@ class Expiry(TTLAttribute):
         if isinstance(value, int) and not isinstance(value, bool):
             return datetime.fromtimestamp(value, tz=UTC)
         return super()._normalize(value)
+
+
+# A dataclass field's annotation -> the attribute that stores it.
+_TYPED: dict[str, tuple[type[Attribute[Any]], bool]] = {
+    "int": (NumberAttribute, False),
+    "str": (UnicodeAttribute, False),
+    "bool": (BooleanAttribute, False),
+    "int | None": (NumberAttribute, True),
+    "str | None": (UnicodeAttribute, True),
+    "bool | None": (BooleanAttribute, True),
+}
+
+
+def fields_of(entity: type, leave: tuple[str, ...] = ()) -> dict[str, Attribute[Any]]:
+    """The attributes storing a dataclass's fields as a record holds them (`dataclasses.asdict`): each under its
+    field's name, typed by its annotation (None allowed where the field may be None); but those named in `leave`."""
+    found: dict[str, Attribute[Any]] = {}
+    for field in dataclasses.fields(entity):
+        if field.name not in leave:
+            kind, null = _TYPED[str(field.type)]
+            found[field.name] = kind(null=null)
+    return found
+
+
+def model(called: str, base: type[Model], doc: str, /, **declared: Attribute[Any]) -> Any:
+    """A model made of `base` and the attributes `declared` (of which `fields_of` gives a dataclass's)."""
+    return type(called, (base,), {"__doc__": doc, "__module__": base.__module__, **declared})
 
 
 def _python(value: Any) -> Any:
