@@ -37,6 +37,9 @@ def pip_install_command(requirements: Path, target: Path) -> list[str]:
         "--platform",
         PIP_PLATFORM,
         "--only-binary=:all:",
+        # The requirements are the whole closure (cffi and pycparser for cryptography); pynamodb's one dependency,
+        # botocore, is the runtime's (a second copy in the layer would shadow it under the runtime's boto3).
+        "--no-deps",
         "--python-version",
         PYTHON_VERSION,
         "--implementation",

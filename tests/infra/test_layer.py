@@ -24,3 +24,6 @@ def test_the_layer_carries_our_code_and_linux_wheels_of_its_requirements(tmp_pat
     assert list(python.glob("cryptography/hazmat/bindings/_rust.abi3.so"))
     # cffi has one build per CPython version: the runtime's (3.13), not this interpreter's.
     assert [p.name for p in python.glob("_cffi_backend.*.so")] == ["_cffi_backend.cpython-313-aarch64-linux-gnu.so"]
+    # The item models' package, without a botocore of its own (the runtime's serves it and boto3 alike).
+    assert (python / f"pynamodb-{pins['pynamodb']}.dist-info").is_dir()
+    assert not list(python.glob("botocore*"))

@@ -47,5 +47,10 @@ def test_one_messages_history_is_one_query_of_one_index_key(dynamodb) -> None:
     assert [r.message_id for r in found.records] == ["MINE"] * 3 and not found.truncated
     ((operation, request),) = recording.calls
     assert operation == "query" and request["IndexName"] == MESSAGE_INDEX
-    assert request["KeyConditionExpression"] == "message_id = :m AND pk = :pk"
+    names, values = request["ExpressionAttributeNames"], request["ExpressionAttributeValues"]
+    assert request["KeyConditionExpression"] == "(#0 = :0 AND #1 = :1)" and (names["#0"], names["#1"]) == (
+        "message_id",
+        "pk",
+    )
+    assert values == {":0": {"S": "MINE"}, ":1": {"S": "A#queue#q"}}
     assert "FilterExpression" not in request

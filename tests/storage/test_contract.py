@@ -157,32 +157,37 @@ def test_racing_consumers_each_message_has_one_owner(storage):
 
 
 def test_meta_create_get_update_delete(storage):
+    # (The fields are a queue record's: the DynamoDB engine stores the fields its item models declare, and no other.)
     meta = storage.meta
-    assert meta.create("a#queue", "q", {"queue_id": "1", "n": 5, "flag": True}) is None
-    assert meta.create("a#queue", "q", {"queue_id": "2"}) == {"queue_id": "1", "n": 5, "flag": True}
-    assert meta.get("a#queue", "q") == {"queue_id": "1", "n": 5, "flag": True}
+    assert meta.create("a#queue", "q", {"queue_id": "1", "delay_seconds": 5, "logging_enabled": True}) is None
+    assert meta.create("a#queue", "q", {"queue_id": "2"}) == {
+        "queue_id": "1",
+        "delay_seconds": 5,
+        "logging_enabled": True,
+    }
+    assert meta.get("a#queue", "q") == {"queue_id": "1", "delay_seconds": 5, "logging_enabled": True}
     assert meta.get("b#queue", "q") is None
-    assert meta.update("a#queue", "q", {"n": 6})
-    assert meta.get("a#queue", "q") == {"queue_id": "1", "n": 6, "flag": True}
-    assert not meta.update("a#queue", "missing", {"n": 1})
+    assert meta.update("a#queue", "q", {"delay_seconds": 6})
+    assert meta.get("a#queue", "q") == {"queue_id": "1", "delay_seconds": 6, "logging_enabled": True}
+    assert not meta.update("a#queue", "missing", {"delay_seconds": 1})
     meta.put("a#queue", "p", {"queue_id": "3"})
     assert meta.count("a#queue") == 2
-    assert meta.delete("a#queue", "q") == {"queue_id": "1", "n": 6, "flag": True}
+    assert meta.delete("a#queue", "q") == {"queue_id": "1", "delay_seconds": 6, "logging_enabled": True}
     assert meta.delete("a#queue", "q") is None
     assert meta.count("a#queue") == 1
 
 
 def test_meta_list_with_prefix_and_pages(storage):
     for name in ["a1", "a2", "a3", "b1", "a4"]:
-        storage.meta.put("acct#topic", name, {"name": name})
-    storage.meta.put("other#topic", "a0", {"name": "a0"})
+        storage.meta.put("acct#topic", name, {"topic_id": name})
+    storage.meta.put("other#topic", "a0", {"topic_id": "a0"})
     page, more = storage.meta.list("acct#topic", "a", 2, None)
     assert [n for n, _ in page] == ["a1", "a2"] and more
     page, more = storage.meta.list("acct#topic", "a", 2, "a2")
     assert [n for n, _ in page] == ["a3", "a4"] and not more
     page, more = storage.meta.list("acct#topic", "", 10, None)
     assert [n for n, _ in page] == ["a1", "a2", "a3", "a4", "b1"] and not more
-    assert page[0][1] == {"name": "a1"}
+    assert page[0][1] == {"topic_id": "a1"}
 
 
 # --- topic messages and the operation log -------------------------------------------------------

@@ -31,8 +31,8 @@ XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1"'
 # The venv's own tools (setuptools puts a hook in every interpreter's start through a .pth file).
 VENV_TOOLS = {"pip", "setuptools"}
 # Imported when installed, not needed: requests loads urllib3's SOCKS support if PySocks is there (dev has it,
-# through selenium's urllib3[socks]).
-OPTIONAL = {"pysocks"}
+# through selenium's urllib3[socks]); pynamodb's signals use blinker if it is there (dev has it, through moto's server).
+OPTIONAL = {"pysocks", "blinker"}
 
 
 def pins(requirements: list[str]) -> dict[str, str]:

@@ -414,9 +414,21 @@ def _key_part(tokens: _Tokens) -> tuple[str, str, tuple[str, ...]]:
     return result
 
 
+def _unwrapped(text: str) -> str:
+    """A key condition without parentheses around the whole of it (as PynamoDB's conditions serialise: DynamoDB
+    accepts both)."""
+    text = text.strip()
+    depth = 0
+    for position, character in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(character, 0)
+        if depth == 0:
+            return _unwrapped(text[1:-1]) if position == len(text) - 1 and text[0] == "(" else text
+    return text
+
+
 @lru_cache(maxsize=256)
 def key_condition(text: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    tokens = _tokenize(text)
+    tokens = _tokenize(_unwrapped(text))
     parts = [_key_part(tokens)]
     while tokens.keyword("AND"):
         parts.append(_key_part(tokens))

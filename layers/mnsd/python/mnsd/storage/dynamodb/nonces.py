@@ -1,14 +1,14 @@
 """Signature nonces across every function container: one conditional put per signed OpenAPI request in the meta
-table (`pk = nonce#{key}`), removed by TTL once the request's timestamp is out of the accepted window."""
+table (`items.meta.NonceItem`: `pk = nonce#{key}`), removed by TTL once the request's timestamp is out of the accepted
+window."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
-
-_NEW = "attribute_not_exists(pk)"
+from mnsd.storage.dynamodb.items.meta import NONCE_PREFIX, NonceItem
+from mnsd.storage.dynamodb.items.wire import Expression, item_of
 
 
 class DynamoNonces:
@@ -17,6 +17,10 @@ class DynamoNonces:
         self.table = table
 
     def first_use(self, key: str, expires: int) -> bool:
-        item = {"pk": {"S": f"nonce#{key}"}, "sk": {"S": "nonce"}, TTL_ATTRIBUTE: {"N": str(expires)}}
-        put = conditional(self.client.put_item, TableName=self.table, Item=item, ConditionExpression=_NEW)
+        item = item_of(NonceItem, {"pk": f"{NONCE_PREFIX}{key}", "sk": "nonce", "x": expires})
+        new = Expression()
+        condition = new.condition(NonceItem.pk.does_not_exist())
+        put = conditional(
+            self.client.put_item, TableName=self.table, Item=item, ConditionExpression=condition, **new.arguments()
+        )
         return put is not None

@@ -1,8 +1,8 @@
 """The operation log table on DynamoDB: one item per `LogRecord` (`log_item`), the layout docs/analytics.md
 describes and the analytics jobs read from the table's exports.
 
-`pk = {account}#{kind}#{resource}`, `sk = {time_ms:013}#{event_id}`, `x` the TTL (epoch seconds), then each
-field of the record that has a value (numbers as N, the others as S).
+Its items are `items.log.LogItem`s: `pk = {account}#{kind}#{resource}`, `sk = {time_ms:013}#{event_id}`, `x` the
+TTL (epoch seconds), then each field of the record that has a value (numbers as N, the others as S).
 
 The index `MESSAGE_INDEX` (partition `message_id`, sort `pk`, every attribute projected) finds one message's
 records of one queue or topic (`history`). Both are attributes every item has had from the first version, so the
@@ -18,52 +18,50 @@ from typing import Any
 from mnsd.log.history import HistoryRead
 from mnsd.log.metrics import LogEvent, LogRead
 from mnsd.log.oplog import LogRecord
+from mnsd.storage.dynamodb.items.log import MESSAGE_INDEX, LogItem
+from mnsd.storage.dynamodb.items.wire import Expression, item_of
+from mnsd.storage.dynamodb.items.wire import record_of as _read
 
-MESSAGE_INDEX = "message"  # the records of one message: partition `message_id`, sort `pk`
+__all__ = ["MESSAGE_INDEX", "DynamoOperationLog", "log_item", "record_of"]
+
 _BATCH = 25
 _READ_PAGE = 1000
 _FIELDS = [field.name for field in dataclasses.fields(LogRecord) if field.name != "event_id"]
+# What a read of counts projects: the key that holds the time, and the counted fields (`LogEvent`).
+_COUNTED: tuple[Any, ...] = (LogItem.sk, LogItem.event, LogItem.message_id, LogItem.dequeue_count)
+_COUNTED += (LogItem.subscription, LogItem.attempt, LogItem.outcome)
 
 
 def log_item(record: LogRecord) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "pk": {"S": record.partition},
-        "sk": {"S": record.key},
-        "x": {"N": str(record.expires_at)},
+    fields = {name: getattr(record, name) for name in _FIELDS}
+    stored = {
+        name: value
+        for name, value in fields.items()
+        if value is not None and (value != "" or name != "message_id")  # (no empty string as an index key)
     }
-    for name in _FIELDS:
-        value = getattr(record, name)
-        if value is not None and (value != "" or name != "message_id"):  # (no empty string as an index key)
-            item[name] = {"N": str(value)} if isinstance(value, int) else {"S": str(value)}
-    return item
+    return item_of(LogItem, {"pk": record.partition, "sk": record.key, "x": record.expires_at, **stored})
 
 
 def record_of(item: dict[str, Any]) -> LogRecord:
     """The record a log item stores."""
-    fields: dict[str, Any] = {
-        name: int(item[name]["N"]) if "N" in item[name] else item[name]["S"] for name in _FIELDS if name in item
-    }
+    fields = _read(LogItem, item)
+    event_id = fields.pop("sk").split("#", 1)[1]
+    fields = {name: value for name, value in fields.items() if name in _FIELDS}
     fields.setdefault("message_id", "")
-    return LogRecord(event_id=item["sk"]["S"].split("#", 1)[1], **fields)
+    return LogRecord(event_id=event_id, **fields)
 
 
 def _event_of(item: dict[str, Any]) -> LogEvent:
     """The counted fields of a log item, as a read projects it."""
-
-    def number(name: str) -> int | None:
-        return int(item[name]["N"]) if name in item else None
-
-    def text(name: str) -> str | None:
-        return item[name]["S"] if name in item else None
-
+    read = _read(LogItem, item)
     return LogEvent(
-        time=int(item["sk"]["S"][:13]),
-        event=text("event") or "",
-        message_id=text("message_id") or "",
-        dequeue_count=number("dequeue_count"),
-        subscription=text("subscription"),
-        attempt=number("attempt"),
-        outcome=text("outcome"),
+        time=int(read["sk"][:13]),
+        event=read.get("event") or "",
+        message_id=read.get("message_id") or "",
+        dequeue_count=read.get("dequeue_count"),
+        subscription=read.get("subscription"),
+        attempt=read.get("attempt"),
+        outcome=read.get("outcome"),
     )
 
 
@@ -89,20 +87,19 @@ class DynamoOperationLog:
         self, account: str, kind: str, resource: str, start_ms: int, end_ms: int, limit: int, subscription: str = ""
     ) -> LogRead:
         """One partition, a key range of times, the counted fields only; at most `limit` items read."""
+        read = Expression()
+        keys = (LogItem.pk == f"{account}#{kind}#{resource}") & LogItem.sk.between(
+            f"{start_ms:013d}",
+            f"{end_ms:013d}~",  # "~" sorts after the "#" that ends the time
+        )
         request: dict[str, Any] = {
             "TableName": self.table,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :start AND :end",
-            "ProjectionExpression": "sk, #event, message_id, dequeue_count, #subscription, attempt, outcome",
-            "ExpressionAttributeNames": {"#event": "event", "#subscription": "subscription"},
-            "ExpressionAttributeValues": {
-                ":pk": {"S": f"{account}#{kind}#{resource}"},
-                ":start": {"S": f"{start_ms:013d}"},
-                ":end": {"S": f"{end_ms:013d}~"},  # "~" sorts after the "#" that ends the time
-            },
+            "KeyConditionExpression": read.condition(keys),
+            "ProjectionExpression": read.projection(*_COUNTED),
         }
         if subscription:
-            request["FilterExpression"] = "#subscription = :subscription"
-            request["ExpressionAttributeValues"][":subscription"] = {"S": subscription}
+            request["FilterExpression"] = read.condition(LogItem.subscription == subscription)
+        request.update(read.arguments())
         events: list[LogEvent] = []
         remaining = limit
         while remaining > 0:
@@ -116,11 +113,13 @@ class DynamoOperationLog:
 
     def history(self, account: str, kind: str, resource: str, message_id: str, limit: int) -> HistoryRead:
         """One message's records of one queue or topic, from `MESSAGE_INDEX` (one key, at most `limit` read)."""
+        found = Expression()
+        keys = (LogItem.message_id == message_id) & (LogItem.pk == f"{account}#{kind}#{resource}")
         request: dict[str, Any] = {
             "TableName": self.table,
             "IndexName": MESSAGE_INDEX,
-            "KeyConditionExpression": "message_id = :m AND pk = :pk",
-            "ExpressionAttributeValues": {":m": {"S": message_id}, ":pk": {"S": f"{account}#{kind}#{resource}"}},
+            "KeyConditionExpression": found.condition(keys),
+            **found.arguments(),
         }
         records: list[LogRecord] = []
         while len(records) <= limit:  # (one more than `limit`: whether more are left)
