@@ -157,7 +157,8 @@ def make_services(
 
 def no_real_sleeps() -> None:
     """The engine backs off throttled writes with `time.sleep`: in simulated time that is no wait."""
-    from mnsd.storage.dynamodb import group_writes, message_table
+    from mnsd.storage.dynamodb.fifo import group_writes
+    from mnsd.storage.dynamodb.items import message_table
 
     simulated = types.SimpleNamespace(sleep=lambda seconds: None, time=time.time, monotonic=time.monotonic)
     for module in (message_table, group_writes):
@@ -179,7 +180,8 @@ def seeded_ids(rng: random.Random) -> None:
     messages land in) can be repeated exactly."""
     from mnsd.queues import receivers as queue_receivers
     from mnsd.storage import ids as message_ids
-    from mnsd.storage.dynamodb import packs, placer
+    from mnsd.storage.dynamodb.items import packs
+    from mnsd.storage.dynamodb.placement.placement import placer
 
     seeded = types.SimpleNamespace(
         token_hex=lambda n: rng.randbytes(n).hex(),

@@ -61,7 +61,7 @@ def send(queues: Any, name: str, total: int) -> None:
 
 
 def placement(queues: Any, name: str) -> Any:
-    """The DynamoDB engine's placement of a queue (`mnsd.storage.dynamodb.placement.Placement`)."""
+    """The DynamoDB engine's placement of a queue (`mnsd.storage.dynamodb.placement.placement.Placement`)."""
     return queues.messages.placer.of(queues.get_queue(ACCOUNT, name).queue_id)
 
 
@@ -296,7 +296,7 @@ def lifecycle(messages: int = 320, held: int = 0, burst: bool = False) -> dict[s
         api = 0
         step = max(
             0.01, batch / 160
-        )  # 50 or 80 messages/s: a quiet queue (`mnsd.storage.dynamodb.stripes`: it keeps one stripe)
+        )  # 50 or 80 messages/s: a quiet queue (`mnsd.storage.dynamodb.placement.stripes`: it keeps one stripe)
         for _ in range(messages // batch):
             clock.t += step
             queues.send(ACCOUNT, "life", inputs(batch))

@@ -73,7 +73,7 @@ def row(services, recorder, clock, account: str, body: str, mode: str) -> list[o
 def receive_reads(services, recorder, clock, account: str, kept: int) -> list[str]:
     """Read units of one receive on a queue with rewind on after `kept` messages were received and deleted (so
     kept), sent at a quiet producer's 80 messages/s: as soon as they are kept, and once the queue's ready index
-    is built when those receives turned it on (`mnsd.storage.dynamodb.stripes`)."""
+    is built when those receives turned it on (`mnsd.storage.dynamodb.placement.stripes`)."""
     from mnsd.ground import errors
     from mnsd.model.inputs import MessageInput
     from mnsd.model.queues import QueueAttributeChanges
@@ -93,7 +93,7 @@ def receive_reads(services, recorder, clock, account: str, kept: int) -> list[st
         queues.receive(account, name, 1, 0)
         return sum(c.rcu for c in recorder.calls if c.table != "mns-meta")
 
-    def spread() -> Any:  # the engine's placement of the queue (`mnsd.storage.dynamodb.placement`)
+    def spread() -> Any:  # the engine's placement of the queue (`mnsd.storage.dynamodb.placement.placement`)
         return queues.messages.placer.of(queues.get_queue(account, name).queue_id).spread
 
     first = one_receive()

@@ -18,8 +18,8 @@ from pathlib import Path
 from bench._common import ROOT, md_table, write_result
 
 ENGINE = (
-    "mnsd.storage.dynamodb.meta mnsd.storage.dynamodb.nonces mnsd.storage.dynamodb.rates mnsd.storage.dynamodb.oplog "
-    "mnsd.storage.dynamodb.topic_messages mnsd.storage.dynamodb.queue_records"
+    "mnsd.storage.dynamodb.tables.meta mnsd.storage.dynamodb.tables.nonces mnsd.storage.dynamodb.tables.rates mnsd.storage.dynamodb.tables.oplog "
+    "mnsd.storage.dynamodb.tables.topic_messages mnsd.storage.dynamodb.placement.queue_records"
 ).split()
 SNIPPET = (
     "import boto3; boto3.client('dynamodb', region_name='us-east-1'); import time; t = time.process_time(); "

@@ -11,7 +11,7 @@ within MNS's limits, at most 16 messages and 64 KB of bodies: 60 KB bodies are s
 - a quiet standard queue (the engine reads its leases from the table);
 - an indexed standard queue: one that has been busy. The engine turns a queue's ready index on for good when a
   receive reads 100 leases it cannot take (in flight, delayed), its receives lose many claims or it grows stripes
-  (`mnsd.storage.dynamodb.stripes`); this one held 112 messages in flight, a receive read past them, and after
+  (`mnsd.storage.dynamodb.placement.stripes`); this one held 112 messages in flight, a receive read past them, and after
   the index settled receives built it. The bench checks that the measured receives read only the index;
 - a FIFO queue, every message in one group (a FIFO queue keeps no ready index).
 

@@ -8,7 +8,7 @@ caches warmed by one message, then `--messages` messages sent in batches, each b
 many as were sent) and deleted by receipt handle a simulated second later. Bodies are random bytes in base64 cut to
 length: incompressible. "indexed": the queue's writes keep the ready index from the start (a queue that has ever
 been busy). FIFO: every message in one group. `--packed`: the engine storing batches packed
-(`Settings.packed_batches`, `mnsd.storage.dynamodb.packs`; a FIFO batch, a pack per group's run: `group_packs`).
+(`Settings.packed_batches`, `mnsd.storage.dynamodb.items.packs`; a FIFO batch, a pack per group's run: `group_packs`).
 "2 receivers": the queue has two receivers (their indexes on too), and each batch is received and deleted on the
 queue and on each receiver: the figures are per message sent, its copies' lifecycles included (`--receivers-only`:
 only those cases). Left out: contention between consumers (lost claims), retries, the operation log, the wait tier.

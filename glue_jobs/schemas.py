@@ -55,7 +55,7 @@ MESSAGE_ATTRIBUTES: dict[str, str] = {
     "x": "N",
     "k": "BOOL",  # a lease kept for rewind (deleted, no `v`): not part of the backlog
 }
-# A packed batch's lease (`mnsd.storage.dynamodb.packs`): `p` its batch's size, and each entry n's own `v`, `d`, `k` as
+# A packed batch's lease (`mnsd.storage.dynamodb.items.packs`): `p` its batch's size, and each entry n's own `v`, `d`, `k` as
 # `v{n}`, `d{n}`, `k{n}`, with `r{n}` (its version) present while the entry holds a message.
 PACK_ENTRIES = 16
 PACK_ENTRY_ATTRIBUTES = {"r": "N", "v": "N", "d": "N", "k": "BOOL"}

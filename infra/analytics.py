@@ -31,7 +31,7 @@ from functions.export_tables import EXPORT_BUCKET, EXPORT_TABLES
 from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION, Functions
 from infra.storage import ANALYTICS_PREFIX, EXPORTS_PREFIX
-from mnsd.storage.dynamodb.layout import LOGGING_ATTRIBUTE
+from mnsd.storage.dynamodb.items.layout import LOGGING_ATTRIBUTE
 
 ROOT = Path(__file__).resolve().parents[1]
 JOB_INPUTS = {

@@ -23,11 +23,11 @@ from infra.observability import LogSettings
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_SOURCE = ROOT / "functions"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
-# The request counters' partition keys (`mnsd.storage.dynamodb.rates`), the one thing "{table}.count" may write.
+# The request counters' partition keys (`mnsd.storage.dynamodb.tables.rates`), the one thing "{table}.count" may write.
 COUNTER_KEYS = "rate#*"
-# The account records' partition keys (`mnsd.storage.dynamodb.meta`: `{account}#account`), what "{table}.account" reads.
+# The account records' partition keys (`mnsd.storage.dynamodb.tables.meta`: `{account}#account`), what "{table}.account" reads.
 ACCOUNT_KEYS = "*#account"
-# FIFO groups' and directories' partition keys (`mnsd.storage.dynamodb.directory`: `{queue}#G{group}`, `{queue}#D{d}`),
+# FIFO groups' and directories' partition keys (`mnsd.storage.dynamodb.fifo.directory`: `{queue}#G{group}`, `{queue}#D{d}`),
 # what "{table}.locate" reads.
 LOCATE_KEYS = ("*#G*", "*#D*")
 # "{table}.{access}" in a grant names one of these (or one of `KEYED_GRANTS`).
@@ -63,7 +63,7 @@ def powertools_parameter(version: str) -> str:
 
 
 def grant_count(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
-    """UpdateItem on the table's request counters only (`mnsd.storage.dynamodb.rates`: keys `rate#...`)."""
+    """UpdateItem on the table's request counters only (`mnsd.storage.dynamodb.tables.rates`: keys `rate#...`)."""
     return iam.Grant.add_to_principal(
         grantee=grantee,
         actions=["dynamodb:UpdateItem"],
@@ -91,7 +91,7 @@ KEYED_GRANTS = {
 
 def grant_update(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
     """UpdateItem alone: what sends and receives write to a queue's record as the engine places its messages
-    (`mnsd.storage.dynamodb.queue_records.Placements`: stripes grown, the ready index started and built)."""
+    (`mnsd.storage.dynamodb.placement.queue_records.Placements`: stripes grown, the ready index started and built)."""
     return iam.Grant.add_to_principal(grantee=grantee, actions=["dynamodb:UpdateItem"], resource_arns=[table.table_arn])
 
 

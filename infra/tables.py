@@ -10,8 +10,8 @@ from infra.encryption import Encryption
 from infra.table_capacity import Provisioned, index_billing, table_billing
 from local_runtime.tables import TTL_ATTRIBUTE
 from mnsd.ground import settings
-from mnsd.storage.dynamodb import layout
-from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX
+from mnsd.storage.dynamodb.items import layout
+from mnsd.storage.dynamodb.tables.oplog import MESSAGE_INDEX
 
 # The name each table has in `infra.grants.GRANTS`, and the variable that tells the functions its name.
 TABLE_ENVIRONMENT = {
@@ -53,7 +53,7 @@ class Tables(Construct):
             "deletion_protection": deletion_protection,
             "removal_policy": RemovalPolicy.RETAIN if deletion_protection else RemovalPolicy.DESTROY,
         }
-        # TTL removes the request counters kept beside the records (`mnsd.storage.dynamodb.rates`).
+        # TTL removes the request counters kept beside the records (`mnsd.storage.dynamodb.tables.rates`).
         self.meta = dynamodb.Table(self, "Meta", time_to_live_attribute=TTL_ATTRIBUTE, **common)
         self.messages = dynamodb.Table(
             self,

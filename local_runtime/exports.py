@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from mnsd.ground.settings import Settings
-from mnsd.storage.dynamodb import layout
-from mnsd.storage.dynamodb.meta import meta_item
-from mnsd.storage.dynamodb.oplog import log_item
+from mnsd.storage.dynamodb.items import layout
+from mnsd.storage.dynamodb.tables.meta import meta_item
+from mnsd.storage.dynamodb.tables.oplog import log_item
 from mnsd.storage.sqlite import SqliteStorage
 
 BUCKET = "mns-local-exports"

@@ -60,7 +60,7 @@ from mnsd.push.signing import CERTIFICATE_PATH, generate_signing_material
 from mnsd.queues.notifier import LocalNotifier
 from mnsd.request.routes import CATCH_ALL, ROUTES
 from mnsd.services import Services, build_services
-from mnsd.storage.dynamodb.changes import message_changes
+from mnsd.storage.dynamodb.tables.changes import message_changes
 from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
 
 

@@ -1,6 +1,6 @@
 """Streams in the local runtime: the message table's changes, read and handed to what consumes the
 DynamoDB stream on AWS (the operation log). On moto, the table's stream records (`LocalStreamReader`, turned
-into change events by `mnsd.storage.dynamodb.changes`); on the embedded engine, its change events
+into change events by `mnsd.storage.dynamodb.tables.changes`); on the embedded engine, its change events
 (`SqliteChangeReader`).
 
 moto records stream records but its HTTP routing does not answer DynamoDB Streams requests here, so

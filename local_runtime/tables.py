@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from mnsd.ground.settings import Settings
-from mnsd.storage.dynamodb import layout
-from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX
+from mnsd.storage.dynamodb.items import layout
+from mnsd.storage.dynamodb.tables.oplog import MESSAGE_INDEX
 
 KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
 KEY_ATTRIBUTES = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}]
@@ -24,7 +24,7 @@ READY_INDEX = {
     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(layout.INDEX_ATTRIBUTES)},
 }
 
-# The log table's index of one message's records (`mnsd.storage.dynamodb.oplog.MESSAGE_INDEX`).
+# The log table's index of one message's records (`mnsd.storage.dynamodb.tables.oplog.MESSAGE_INDEX`).
 LOG_MESSAGE_INDEX = {
     "IndexName": MESSAGE_INDEX,
     "KeySchema": [{"AttributeName": "message_id", "KeyType": "HASH"}, {"AttributeName": "pk", "KeyType": "RANGE"}],
@@ -54,7 +54,7 @@ def create_tables(client: Any, settings: Settings) -> None:
         client.update_continuous_backups(
             TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
         )
-    for name in tables:  # the meta table: request counters (`mnsd.storage.dynamodb.rates`)
+    for name in tables:  # the meta table: request counters (`mnsd.storage.dynamodb.tables.rates`)
         client.update_time_to_live(
             TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
         )

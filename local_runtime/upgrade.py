@@ -7,8 +7,8 @@ runtime knows both engines and hands the engine the converters it needs (each st
 
 from __future__ import annotations
 
-from mnsd.storage.dynamodb.changes import message_changes
-from mnsd.storage.dynamodb.oplog import record_of
+from mnsd.storage.dynamodb.tables.changes import message_changes
+from mnsd.storage.dynamodb.tables.oplog import record_of
 from mnsd.storage.sqlite import SqliteStorage
 
 

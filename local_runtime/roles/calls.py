@@ -17,7 +17,7 @@ from typing import Any
 
 from local_runtime.roles.policy import Request
 
-PARTITION_KEY = "pk"  # every table's and the ready index's partition key (`mnsd.storage.dynamodb.layout`)
+PARTITION_KEY = "pk"  # every table's and the ready index's partition key (`mnsd.storage.dynamodb.items.layout`)
 NO_RESOURCE = "*"  # the resource of an action that supports no resource-level permission
 
 

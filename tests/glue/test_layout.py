@@ -1,4 +1,4 @@
-"""The Glue side of the message-table layout agrees with `mnsd.storage.dynamodb.layout`: attribute types,
+"""The Glue side of the message-table layout agrees with `mnsd.storage.dynamodb.items.layout`: attribute types,
 and the one Active / Inactive / Delayed / expired rule (`layout.state_of`), including leases that lack
 `v`, `d` or `x`."""
 
@@ -11,7 +11,7 @@ import pytest
 from glue_jobs.schemas import MESSAGE_ATTRIBUTES, MESSAGE_SCHEMA, META_SCHEMA, PACK_ENTRIES, PACK_ENTRY_ATTRIBUTES
 from glue_jobs.transforms import backlog_snapshot
 from mnsd.model.messages import MessageState
-from mnsd.storage.dynamodb import layout, packs
+from mnsd.storage.dynamodb.items import layout, packs
 from tests.glue.helpers import HOUR, T0, export_of, rows_by
 from tests.support.export_generator import ddb_item
 

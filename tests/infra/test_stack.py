@@ -175,7 +175,7 @@ def test_push_functions_may_dead_letter_into_a_queue(template: Template, name: s
 
 @pytest.mark.parametrize("name", sorted(ROUTES))
 def test_authenticated_routes_may_count_requests_and_nothing_more(template: Template, name: str) -> None:
-    """The limits' counters (`mnsd.storage.dynamodb.rates`): UpdateItem on the meta table's `rate#` keys only."""
+    """The limits' counters (`mnsd.storage.dynamodb.tables.rates`): UpdateItem on the meta table's `rate#` keys only."""
     meta = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Meta/Resource")
     counting = [
         statement
@@ -266,7 +266,7 @@ def test_tables_are_on_demand_with_pitr_and_ttl(template: Template) -> None:
         assert table["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
         assert table["Properties"]["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
     with_ttl = [t for t in tables.values() if "TimeToLiveSpecification" in t["Properties"]]
-    assert len(with_ttl) == 4  # the meta table: its request counters (`mnsd.storage.dynamodb.rates`)
+    assert len(with_ttl) == 4  # the meta table: its request counters (`mnsd.storage.dynamodb.tables.rates`)
     assert all(t["Properties"]["TimeToLiveSpecification"] == {"AttributeName": "x", "Enabled": True} for t in with_ttl)
     template.has_resource_properties(
         "AWS::DynamoDB::Table",

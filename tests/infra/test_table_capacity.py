@@ -12,8 +12,8 @@ from aws_cdk.assertions import Template
 
 from infra.lint import findings
 from infra.table_capacity import Provisioned
-from mnsd.storage.dynamodb import layout
-from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX
+from mnsd.storage.dynamodb.items import layout
+from mnsd.storage.dynamodb.tables.oplog import MESSAGE_INDEX
 from tests.support.stack import synthesized
 
 CONTEXT = {

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from mnsd.storage.dynamodb.placement import Placement
+from mnsd.storage.dynamodb.placement.placement import Placement
 
 ACCOUNT = "1000000000000001"
 
 
 def placement(service, name: str = "q", account: str = ACCOUNT) -> Placement:
-    """The queue's stripes, send width and ready index (`mnsd.storage.dynamodb.placement`), as cached here."""
+    """The queue's stripes, send width and ready index (`mnsd.storage.dynamodb.placement.placement`), as cached here."""
     return service.messages.placer.of(service.get_queue(account, name).queue_id)
 
 

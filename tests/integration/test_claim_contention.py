@@ -88,7 +88,7 @@ class Lockstep:
 
 def create_indexed(queues: Any, name: str) -> None:
     """A one-stripe queue whose ready index is on and built: what a hot queue's is once it turned it on
-    (`mnsd.storage.dynamodb.stripes`) and built it over the older leases."""
+    (`mnsd.storage.dynamodb.placement.stripes`) and built it over the older leases."""
     queues.create_queue(ACCOUNT, name)
     indexed(queues, name)
     assert placement(queues, name).spread.reads_index(0)

@@ -25,8 +25,8 @@ from mnsd.ground.settings import Settings
 from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
-from mnsd.storage.dynamodb.conditions import condition_failed
-from mnsd.storage.dynamodb.packs import entry_of
+from mnsd.storage.dynamodb.items.conditions import condition_failed
+from mnsd.storage.dynamodb.items.packs import entry_of
 from tests.integration.placements import placement
 from tests.support.by_name import QueuesByName
 from tests.support.wrappers import Wrapping
@@ -198,7 +198,7 @@ def test_64_consumers_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
     assert failed / delivered < 0.5, report
 
 
-# The same with batches stored packed (`mnsd.storage.dynamodb.packs`): 64 consumers on 16 messages a lease item,
+# The same with batches stored packed (`mnsd.storage.dynamodb.items.packs`): 64 consumers on 16 messages a lease item,
 # each message received once (`run`); receiving one at a time, they rarely lose a claim. (Receiving 16 at a time,
 # 64 consumers want 1,024 of 384 messages: they lose many by construction.)
 @pytest.mark.slow
@@ -221,7 +221,7 @@ def test_64_consumers_batched_on_a_hot_queue_rarely_lose_a_claim(dynamodb):
     assert failed / delivered < 0.5, report
 
 
-# A FIFO queue with batches packed (`mnsd.storage.dynamodb.group_packs`: a group's batch one lease item): consumers
+# A FIFO queue with batches packed (`mnsd.storage.dynamodb.fifo.group_packs`: a group's batch one lease item): consumers
 # receiving 16 at a time get each message once (`run`), each group's in send order (a group's next run is claimed
 # only once the one before it is deleted).
 def test_consumers_on_a_fifo_queue_of_packed_batches_each_message_once_in_order(dynamodb):

@@ -14,7 +14,7 @@ from bench.bodies import BODIES
 from bench.message_cost import BATCH, Bench, Case
 from local_runtime.tables import create_tables
 from mnsd.ground.settings import Settings
-from mnsd.storage.dynamodb.layout import INDEX_KEY
+from mnsd.storage.dynamodb.items.layout import INDEX_KEY
 from tests.support.recording import Recorder, RecordingClient
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from local_runtime.tables import create_tables
 from mnsd.ground.settings import Settings
 from mnsd.log.oplog import LogRecord
-from mnsd.storage.dynamodb.oplog import MESSAGE_INDEX, DynamoOperationLog
+from mnsd.storage.dynamodb.tables.oplog import MESSAGE_INDEX, DynamoOperationLog
 
 NOW = 1_765_000_000_000
 

@@ -12,7 +12,7 @@ from mns.topic import TopicMessage, TopicMeta
 from local_runtime.clock import OffsetClock
 from local_runtime.server import LocalServer
 from mnsd.ground.settings import Settings
-from mnsd.storage.dynamodb.changes import message_changes
+from mnsd.storage.dynamodb.tables.changes import message_changes
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,8 @@ from mnsd.ground.settings import Settings
 from mnsd.model.topics import TopicMessage
 from mnsd.push.signing import generate_signing_material
 from mnsd.services import Services, build_services
-from mnsd.storage.dynamodb.changes import published_messages
-from mnsd.storage.dynamodb.topic_messages import to_item
+from mnsd.storage.dynamodb.tables.changes import published_messages
+from mnsd.storage.dynamodb.tables.topic_messages import to_item
 from mnsd.wire import codec, requests
 from tests.support.push_receiver import PushEndpoint, assert_not_held_up, delivery_delays
 

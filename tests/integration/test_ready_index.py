@@ -9,9 +9,10 @@ from mnsd.ground import errors
 from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
-from mnsd.storage.dynamodb import layout, stripe_counts
-from mnsd.storage.dynamodb import packs as packs_module
-from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE
+from mnsd.storage.dynamodb.items import layout
+from mnsd.storage.dynamodb.items import packs as packs_module
+from mnsd.storage.dynamodb.placement.stripes import INDEX_STEP, INDEX_WASTE
+from mnsd.storage.dynamodb.standard import stripe_counts
 from tests.integration.placements import grow, placement
 from tests.integration.receiving import receive_all
 from tests.support.by_name import QueuesByName

@@ -20,7 +20,7 @@ from mnsd.model.inputs import MessageInput
 from mnsd.model.messages import MessageRef
 from mnsd.model.queues import QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
-from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.items import layout
 from tests.support.by_name import QueuesByName
 from tests.support.simulator.dynamodb import SimulatedDynamoDB
 

@@ -1,4 +1,4 @@
-"""A queue's receivers' copies share the original's body items on DynamoDB (`mnsd.storage.dynamodb.shared_bodies`):
+"""A queue's receivers' copies share the original's body items on DynamoDB (`mnsd.storage.dynamodb.items.shared_bodies`):
 a send to a queue with receivers writes its bodies once; every reader of a copy (receive, peek, dead-letter, redrive,
 rewind) reads its body byte for byte with its properties, the original deleted or not, on every engine; a body item
 that could not be written leaves no lease naming it."""
@@ -16,9 +16,9 @@ from mnsd.model.inputs import MessageInput
 from mnsd.model.messages import Property
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
 from mnsd.queues.receivers import ReceiverInput
-from mnsd.storage.dynamodb import message_table
-from mnsd.storage.dynamodb.layout import BODY, LEASE, SOURCE_ATTRIBUTE
-from mnsd.storage.dynamodb.packs import SIZE, indexes_of, is_pack, member_id
+from mnsd.storage.dynamodb.items import message_table
+from mnsd.storage.dynamodb.items.layout import BODY, LEASE, SOURCE_ATTRIBUTE
+from mnsd.storage.dynamodb.items.packs import SIZE, indexes_of, is_pack, member_id
 from tests.integration.receiving import receive_all
 from tests.integration.services import ACCOUNT, ENGINES, make_service, service_on
 from tests.support.simulator.dynamodb import SimulatedDynamoDB

@@ -10,8 +10,8 @@ import pytest
 from mnsd.ground import errors
 from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import QueueAttributeChanges
-from mnsd.storage.dynamodb.layout import stripe_of
-from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS
+from mnsd.storage.dynamodb.items.layout import stripe_of
+from mnsd.storage.dynamodb.placement.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS
 from tests.integration.placements import grow, placement
 from tests.integration.receiving import receive_all
 from tests.support.wrappers import Wrapping
@@ -103,7 +103,9 @@ def test_a_quiet_queue_gathers_its_messages_and_receives_read_few_stripes(grown,
 def test_a_container_sending_faster_than_the_width_allows_widens_the_queue(grown, clock):
     clock.advance(3 * WIDTH_HALVING_MS / 1000)
     assert placement(grown).send_width(ms(clock)) == 1
-    sent = send(grown, 256)  # a burst: 256 at once, beyond what one stripe takes (`mnsd.storage.dynamodb.stripes`)
+    sent = send(
+        grown, 256
+    )  # a burst: 256 at once, beyond what one stripe takes (`mnsd.storage.dynamodb.placement.stripes`)
     seen = placement(grown)
     assert seen.widened_at == ms(clock) and seen.send_width(ms(clock)) == STRIPES
     spread = collections.Counter(stripe_of(r.message.message_id) for r in sent)

@@ -12,9 +12,9 @@ from mnsd.ground.settings import Settings
 from mnsd.model.inputs import MessageInput
 from mnsd.model.queues import DlqPolicyInput, QueueAttributeChanges, QueueCounts
 from mnsd.services import build_services
-from mnsd.storage.dynamodb import layout
-from mnsd.storage.dynamodb.changes import message_changes
-from mnsd.storage.dynamodb.layout import stripe_of
+from mnsd.storage.dynamodb.items import layout
+from mnsd.storage.dynamodb.items.layout import stripe_of
+from mnsd.storage.dynamodb.tables.changes import message_changes
 from tests.integration.placements import grow, placement
 from tests.integration.receiving import receive_all
 from tests.support.by_name import QueuesByName
@@ -305,7 +305,7 @@ def test_counts_of_a_small_queue_are_exact(make, clock):
 
 @pytest.mark.parametrize("stripes", [1, 4])
 def test_counts_of_a_large_queue_read_a_bounded_sample(make, dynamodb, clock, stripes, monkeypatch):
-    from mnsd.storage.dynamodb import stripe_counts
+    from mnsd.storage.dynamodb.standard import stripe_counts
 
     # A queue many times the sample (the sample made small, so that moto fills the queue quickly).
     monkeypatch.setattr(stripe_counts, "COUNT_ITEMS", 100)

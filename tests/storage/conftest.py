@@ -1,7 +1,7 @@
 """Every storage engine behind the same fixture: the contract suite runs against each.
 
 The DynamoDB engine reads a quiet queue from its table and an indexing one from its ready index
-(`mnsd.storage.dynamodb.placement.Spread`): `dynamodb-fake-indexed` runs the suite on queues that keep the index.
+(`mnsd.storage.dynamodb.placement.placement.Spread`): `dynamodb-fake-indexed` runs the suite on queues that keep the index.
 """
 
 from __future__ import annotations

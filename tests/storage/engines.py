@@ -1,5 +1,5 @@
 """The contract's view of the DynamoDB engine on queues that keep the ready index
-(`mnsd.storage.dynamodb.placement.Spread`)."""
+(`mnsd.storage.dynamodb.placement.placement.Spread`)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from mnsd.model.messages import Message
 from mnsd.model.ports import MessageStore
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
-from mnsd.storage.dynamodb.layout import TTL_ATTRIBUTE
-from mnsd.storage.dynamodb.placement import Placement
-from mnsd.storage.dynamodb.striped import StripedMessageStore
+from mnsd.storage.dynamodb.items.layout import TTL_ATTRIBUTE
+from mnsd.storage.dynamodb.placement.placement import Placement
+from mnsd.storage.dynamodb.standard.striped import StripedMessageStore
 from mnsd.storage.sqlite import SqliteStorage, sqlite_storage
 from tests.support.simulator.dynamodb import SimulatedDynamoDB
 

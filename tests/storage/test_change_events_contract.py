@@ -1,5 +1,5 @@
 """Both engines report the same change events for the same operations: the DynamoDB engine through its
-message table's stream (records as Lambda receives them, `mnsd.storage.dynamodb.changes`), the SQLite
+message table's stream (records as Lambda receives them, `mnsd.storage.dynamodb.tables.changes`), the SQLite
 engine through its change table."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from mnsd.log.changes import MessageChange
 from mnsd.model.messages import Message, dead_letter_marks
 from mnsd.model.ports import MessageStore
 from mnsd.storage import Storage
-from mnsd.storage.dynamodb.changes import message_changes
-from mnsd.storage.dynamodb.packs import entry_of
+from mnsd.storage.dynamodb.items.packs import entry_of
+from mnsd.storage.dynamodb.tables.changes import message_changes
 from mnsd.storage.sqlite import sqlite_storage
 from tests.support.stored import NOW, message
 

@@ -1,4 +1,4 @@
-"""The DynamoDB engine's FIFO directory (`mnsd.storage.dynamodb.directory`): its width follows the queue's placement,
+"""The DynamoDB engine's FIFO directory (`mnsd.storage.dynamodb.fifo.directory`): its width follows the queue's placement,
 each group's item lives at the home recorded when it was made, whatever width each container believes, and scans
 move free groups to the home the grown width gives them.
 
@@ -20,9 +20,9 @@ from local_runtime.tables import create_tables
 from mnsd.ground.settings import Settings
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
-from mnsd.storage.dynamodb.directory import HOME, MIN_DIRECTORY_WIDTH
-from mnsd.storage.dynamodb.fifo_groups import FifoGroups
-from mnsd.storage.dynamodb.placement import Placement
+from mnsd.storage.dynamodb.fifo.directory import HOME, MIN_DIRECTORY_WIDTH
+from mnsd.storage.dynamodb.fifo.fifo_groups import FifoGroups
+from mnsd.storage.dynamodb.placement.placement import Placement
 from tests.support.fifo_stored import NOW, VISIBLE, fifo_message
 from tests.support.simulator.dynamodb import SimulatedDynamoDB
 

@@ -1,5 +1,5 @@
 """The storage contract of a FIFO batch send's messages, on every engine and on the DynamoDB engine storing batches
-packed (`mnsd.storage.dynamodb.group_packs`: a group's run of a batch in one lease item): each message keeps its own
+packed (`mnsd.storage.dynamodb.fifo.group_packs`: a group's run of a batch in one lease item): each message keeps its own
 owner, visibility, count and place in its group whatever happens to its siblings, and its group's rules hold (one run
 in flight at a time, received in send order)."""
 

@@ -1,4 +1,4 @@
-"""The DynamoDB engine's FIFO packs (`mnsd.storage.dynamodb.group_packs`): what a group's batch stores, the
+"""The DynamoDB engine's FIFO packs (`mnsd.storage.dynamodb.fifo.group_packs`): what a group's batch stores, the
 invariants that keep it safe (an entry's position is its pack's plus its index; the group item's count and hold are
 its messages'), the same answers as the SQLite engine over random operations, and tables written with packs off
 read with them on and back."""
@@ -18,9 +18,9 @@ from mnsd.model.messages import Message, MessageRef, MessageState
 from mnsd.model.queues import QueueCounts
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
-from mnsd.storage.dynamodb.directory import GroupState
-from mnsd.storage.dynamodb.layout import Item, is_kept, message_of, state_of
-from mnsd.storage.dynamodb.packs import entries, entry_of, is_pack
+from mnsd.storage.dynamodb.fifo.directory import GroupState
+from mnsd.storage.dynamodb.items.layout import Item, is_kept, message_of, state_of
+from mnsd.storage.dynamodb.items.packs import entries, entry_of, is_pack
 from mnsd.storage.sqlite import sqlite_storage
 from tests.support.fifo_packs import batch, counts, delete, ids, offered, take
 from tests.support.fifo_stored import NOW

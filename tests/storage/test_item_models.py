@@ -19,12 +19,12 @@ from mnsd.model.messages import Property
 from mnsd.model.queues import Queue, QueueAttributes, Receiver
 from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
 from mnsd.storage import Storage
-from mnsd.storage.dynamodb import meta, oplog, topic_messages
 from mnsd.storage.dynamodb.items import check
 from mnsd.storage.dynamodb.items.log import LogItem
 from mnsd.storage.dynamodb.items.meta import QueueItem, model_of
 from mnsd.storage.dynamodb.items.topic import TopicMessageItem
 from mnsd.storage.dynamodb.items.wire import record_of
+from mnsd.storage.dynamodb.tables import meta, oplog, topic_messages
 from tests.storage.engines import engine
 
 # Items the engine wrote on moto before its items were models (every kind of the three tables; bytes in base64).

@@ -1,5 +1,5 @@
 """The storage contract of a batch send's messages, on every engine and on the DynamoDB engine storing batches packed
-(`mnsd.storage.dynamodb.packs`: one lease item for the batch): each message of a batch keeps its own visibility,
+(`mnsd.storage.dynamodb.items.packs`: one lease item for the batch): each message of a batch keeps its own visibility,
 version, count and owner whatever happens to its siblings."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The DynamoDB engine's packed batches (`mnsd.storage.dynamodb.packs`): what a batch stores, the invariant on a
+"""The DynamoDB engine's packed batches (`mnsd.storage.dynamodb.items.packs`): what a batch stores, the invariant on a
 pack's place in the ready index, and tables written with packs off read with them on and back."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from mnsd.ground.settings import Settings
 from mnsd.model.queues import QueueCounts
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb import dynamodb_storage
-from mnsd.storage.dynamodb.layout import INDEX_KEY, READY_INDEX
-from mnsd.storage.dynamodb.packs import entries, entry_of, indexes_of, is_pack
+from mnsd.storage.dynamodb.items.layout import INDEX_KEY, READY_INDEX
+from mnsd.storage.dynamodb.items.packs import entries, entry_of, indexes_of, is_pack
 from tests.storage.engines import indexed_queues
 from tests.support.packs import batch, counts, items, receive
 from tests.support.simulator.dynamodb import SimulatedDynamoDB

@@ -1,5 +1,5 @@
 """The DynamoDB engine's rules for a receiver's copy sharing its original's body items
-(`mnsd.storage.dynamodb.shared_bodies`): only where the body item outlives the copy and where naming it costs less
+(`mnsd.storage.dynamodb.items.shared_bodies`): only where the body item outlives the copy and where naming it costs less
 than writing the copy's own; a batch's body item in its stripe's body partition (`layout.body_partition`); and
 copies and batches written before (body items of their own, beside their packs), read as ever."""
 
@@ -15,8 +15,8 @@ from mnsd.model.kinds import STANDARD
 from mnsd.model.messages import Content, Message, Property, body_md5
 from mnsd.storage import Storage
 from mnsd.storage.capacity import item_size
-from mnsd.storage.dynamodb.layout import BODY, SOURCE_ATTRIBUTE, STRIPE_SEPARATOR, message_items, queue_id_of
-from mnsd.storage.dynamodb.packs import items_of
+from mnsd.storage.dynamodb.items.layout import BODY, SOURCE_ATTRIBUTE, STRIPE_SEPARATOR, message_items, queue_id_of
+from mnsd.storage.dynamodb.items.packs import items_of
 from tests.storage.engines import engine
 from tests.support.stored import NOW, RETENTION
 

@@ -16,9 +16,9 @@ from mnsd.log.oplog import LogRecord
 from mnsd.model import fifo
 from mnsd.model.messages import Message
 from mnsd.model.queues import QueueCounts
-from mnsd.storage.dynamodb import layout
-from mnsd.storage.dynamodb.changes import message_changes
-from mnsd.storage.dynamodb.oplog import log_item
+from mnsd.storage.dynamodb.items import layout
+from mnsd.storage.dynamodb.tables.changes import message_changes
+from mnsd.storage.dynamodb.tables.oplog import log_item
 from mnsd.storage.sqlite import DATABASE_FILE, changes, groups, sqlite_storage
 from mnsd.storage.sqlite.database import ADDED_MESSAGE_COLUMNS, AS_STORED, COLUMNS, MESSAGE_COLUMNS
 from mnsd.storage.sqlite.messages import _READY_SQL

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mnsd.log.changes import MessageChange
-from mnsd.storage.dynamodb.changes import message_change
+from mnsd.storage.dynamodb.tables.changes import message_change
 
 LEASE = "L08" + "1700000000000" + "MSG1"
 

@@ -28,7 +28,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.storage.capacity import item_size, read_units, write_units
-from mnsd.storage.dynamodb.conditions import condition_failed
+from mnsd.storage.dynamodb.items.conditions import condition_failed
 
 
 @dataclass

@@ -128,5 +128,5 @@ def foreign_imports(graph: dict[str, list[Import]], package: str) -> list[Import
 
 
 def where(i: Import) -> str:
-    """`mnsd/log/oplog.py:14 imports mnsd.storage.dynamodb.layout`, for failure messages."""
+    """`mnsd/log/oplog.py:14 imports mnsd.storage.dynamodb.items.layout`, for failure messages."""
     return f"{module_path(i.importer)}:{i.line} imports {i.imported}"

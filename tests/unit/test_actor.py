@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from mnsd.ground import actor
-from mnsd.storage.dynamodb import layout
+from mnsd.storage.dynamodb.items import layout
 from tests.support.stored import message
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from mnsd.storage.dynamodb import layout
-from mnsd.storage.dynamodb.changes import message_change
+from mnsd.storage.dynamodb.items import layout
+from mnsd.storage.dynamodb.tables.changes import message_change
 from mnsd.storage.sqlite import sqlite_storage
 from tests.support.stored import NOW, message
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.model.topics import TopicMessage
-from mnsd.storage.dynamodb import layout
-from mnsd.storage.dynamodb.changes import message_change, message_changes, published_messages
-from mnsd.storage.dynamodb.topic_messages import to_item
+from mnsd.storage.dynamodb.items import layout
+from mnsd.storage.dynamodb.tables.changes import message_change, message_changes, published_messages
+from mnsd.storage.dynamodb.tables.topic_messages import to_item
 from tests.support.changes import event, lease, record
 
 

@@ -5,8 +5,8 @@ import pytest
 from mnsd.entry.push import make_oplog_handler
 from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.log.oplog import LogRecord, QueueEventLog, queue_record
-from mnsd.storage.dynamodb.changes import message_changes
-from mnsd.storage.dynamodb.oplog import DynamoOperationLog, log_item, record_of
+from mnsd.storage.dynamodb.tables.changes import message_changes
+from mnsd.storage.dynamodb.tables.oplog import DynamoOperationLog, log_item, record_of
 from tests.support.changes import event as change_of
 from tests.support.changes import lease, record
 
@@ -85,7 +85,7 @@ def sends(count: int) -> list[LogRecord]:
 
 
 def test_records_dynamodb_never_takes_raise_so_the_stream_batch_is_retried(monkeypatch):
-    monkeypatch.setattr("mnsd.storage.dynamodb.oplog.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("mnsd.storage.dynamodb.tables.oplog.time.sleep", lambda seconds: None)
     table = ThrottledTable(throttled=100)
     with pytest.raises(RuntimeError, match="1 operation-log records still unprocessed"):
         DynamoOperationLog(table, "log").write(sends(2))
@@ -93,7 +93,7 @@ def test_records_dynamodb_never_takes_raise_so_the_stream_batch_is_retried(monke
 
 
 def test_records_taken_on_a_later_try_are_all_written_once(monkeypatch):
-    monkeypatch.setattr("mnsd.storage.dynamodb.oplog.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("mnsd.storage.dynamodb.tables.oplog.time.sleep", lambda seconds: None)
     table = ThrottledTable(throttled=1)
     records = sends(2)
     DynamoOperationLog(table, "log").write(records)

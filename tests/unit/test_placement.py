@@ -6,8 +6,8 @@ import pytest
 
 from mnsd.control.catalog import Catalog
 from mnsd.model.queues import Queue, QueueAttributes
-from mnsd.storage.dynamodb.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS, Placement
-from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords
+from mnsd.storage.dynamodb.placement.placement import WIDTH_HALVING_MS, WIDTH_LAG_MS, Placement
+from mnsd.storage.dynamodb.placement.queue_records import Placements, QueueRecords
 from mnsd.storage.sqlite import sqlite_storage
 from tests.support.clocks import ManualClock
 from tests.support.wrappers import Wrapping

@@ -25,8 +25,8 @@ from mnsd.push.delivery import Deliverer, content_md5, http_push, sms_text
 from mnsd.push.dispatch import LocalDispatcher
 from mnsd.push.records import PushCounters
 from mnsd.push.signing import generate_signing_material, sign, string_to_sign
-from mnsd.storage.dynamodb.changes import published_messages
-from mnsd.storage.dynamodb.topic_messages import to_item
+from mnsd.storage.dynamodb.tables.changes import published_messages
+from mnsd.storage.dynamodb.tables.topic_messages import to_item
 from mnsd.wire import codec as xmlcodec
 from mnsd.wire.notifications import notification_body
 from tests.support.loopback import LoopbackListener

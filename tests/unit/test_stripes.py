@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from mnsd.model.messages import MessageRef
-from mnsd.storage.dynamodb.layout import partition_of, queue_id_of, stripe_of, stripe_partition
-from mnsd.storage.dynamodb.packs import pack_ids
-from mnsd.storage.dynamodb.stripes import (
+from mnsd.storage.dynamodb.items.layout import partition_of, queue_id_of, stripe_of, stripe_partition
+from mnsd.storage.dynamodb.items.packs import pack_ids
+from mnsd.storage.dynamodb.placement.stripes import (
     COOLDOWN_SECONDS,
     MIN_ATTEMPTS,
     STRIPE_BUDGET,
@@ -165,7 +165,7 @@ def test_the_count_estimate_between_two_pages_allows_for_leases_sharing_a_time()
     import random
     import statistics
 
-    from mnsd.storage.dynamodb.stripe_counts import _between
+    from mnsd.storage.dynamodb.standard.stripe_counts import _between
 
     # 100 groups of 4 every 2 ms; each page ends one lease into a group.
     leases = [2 * group for group in range(100) for _ in range(4)]

@@ -21,7 +21,7 @@ logger = Logger(service="mns")
 metrics = Metrics(namespace="MNS", service="mns")
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
-# The change events of a stream event's records: the entry point names its engine's (`mnsd.storage.dynamodb.changes`).
+# The change events of a stream event's records: the entry point names its engine's (`mnsd.storage.dynamodb.tables.changes`).
 Published = Callable[[list[dict[str, Any]]], list[TopicMessagePublished]]
 MessageChanges = Callable[[list[dict[str, Any]]], list[MessageChange]]
 Record = TypeVar("Record")

@@ -84,11 +84,11 @@ class Settings:
     max_poll_seconds: float = 24.0
     poll_interval_ms: int = 500
     # Partitions a new queue's messages spread over, and the most a busy queue grows to (DynamoDB engine:
-    # `mnsd.storage.dynamodb.stripes`).
+    # `mnsd.storage.dynamodb.placement.stripes`).
     queue_stripes: int = 1
     max_queue_stripes: int = 128
     # A standard queue's batch sends stored packed, its messages sharing their writes (DynamoDB engine:
-    # `mnsd.storage.dynamodb.packs`); on by default, `MNS_PACKED_BATCHES=false` for one lease per message; tables
+    # `mnsd.storage.dynamodb.items.packs`); on by default, `MNS_PACKED_BATCHES=false` for one lease per message; tables
     # are read either way.
     packed_batches: bool = True
     # How long a container trusts the queue records it read (its own writes update them at once): a queue
@@ -98,7 +98,7 @@ class Settings:
     # How long after a queue's writes begin to keep its ready index the index is built over its older leases:
     # longer than a queue record is cached plus the longest request that writes messages (a push fan-out, 60 s),
     # so no container still writes the queue's leases without the index by then (DynamoDB engine:
-    # `mnsd.storage.dynamodb.placement.Spread`).
+    # `mnsd.storage.dynamodb.placement.placement.Spread`).
     index_settle_seconds: float = 120.0
     receipt_secret_arn: str = ""
     credentials_secret_arn: str = ""

@@ -2,7 +2,7 @@
 publication, is `mnsd.model.topics.TopicMessagePublished`).
 
 Each storage engine turns its own change feed into these (the DynamoDB engine its tables' stream records,
-`mnsd.storage.dynamodb.changes`; the SQLite engine its change table, `mnsd.storage.sqlite.messages`); the
+`mnsd.storage.dynamodb.tables.changes`; the SQLite engine its change table, `mnsd.storage.sqlite.messages`); the
 operation log (`mnsd.log.oplog`) reads only these. An engine reports the changes of messages
 whose queue logs them (`Message.logging`), one event per operation:
 

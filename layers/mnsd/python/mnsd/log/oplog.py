@@ -2,7 +2,7 @@
 
 A record is kept under `{account}#{kind}#{resource}` and `{time_ms:013}#{event_id}`, for `RETENTION_SECONDS`
 (each engine's log table; the DynamoDB item, which the analytics jobs read from exports, is
-`mnsd.storage.dynamodb.oplog.log_item`, schema in docs/analytics.md). The same event may be written twice
+`mnsd.storage.dynamodb.tables.oplog.log_item`, schema in docs/analytics.md). The same event may be written twice
 (retried writes): readers dedupe on that key, so the event id must be stable for one event.
 """
 

@@ -294,7 +294,7 @@ class TopicMessage:
 @dataclass(frozen=True)
 class TopicMessagePublished:
     """A published message as its engine's change feed announces it for fan-out (on DynamoDB, the topic message
-    table's stream: `mnsd.storage.dynamodb.changes`). `position` is where the announcement stands in that feed (a
+    table's stream: `mnsd.storage.dynamodb.tables.changes`). `position` is where the announcement stands in that feed (a
     stream record's sequence number): the feed hands the message over again from there when its fan-out fails."""
 
     message: TopicMessage

@@ -19,18 +19,18 @@ def dynamodb_storage(client: Any, settings: Settings, clock: Clock | None = None
     """The engine's stores (one message table: standard queues striped, FIFO queues by group; one `Placer` for both,
     which gives the ids of new messages and knows which leases the ready index keeps); `clock` times the placement
     of queues (growth, the send width, the ready index)."""
-    from mnsd.storage.dynamodb.fifo_groups import FifoGroups
-    from mnsd.storage.dynamodb.meta import DynamoMetaTable
-    from mnsd.storage.dynamodb.nonces import DynamoNonces
-    from mnsd.storage.dynamodb.oplog import DynamoOperationLog
-    from mnsd.storage.dynamodb.placement import MAX_STRIPES
-    from mnsd.storage.dynamodb.placer import Placer
-    from mnsd.storage.dynamodb.queue_records import Placements, QueueRecords
-    from mnsd.storage.dynamodb.rates import DynamoRateCounter
+    from mnsd.storage.dynamodb.fifo.fifo_groups import FifoGroups
+    from mnsd.storage.dynamodb.items.layout import MAX_STRIPES
+    from mnsd.storage.dynamodb.placement.placer import Placer
+    from mnsd.storage.dynamodb.placement.queue_records import Placements, QueueRecords
+    from mnsd.storage.dynamodb.placement.stripes import Pressure, StripeGrowth
     from mnsd.storage.dynamodb.retries import RetryingClient, throttled_partitions
-    from mnsd.storage.dynamodb.striped import StripedMessageStore
-    from mnsd.storage.dynamodb.stripes import Pressure, StripeGrowth
-    from mnsd.storage.dynamodb.topic_messages import DynamoTopicMessageStore
+    from mnsd.storage.dynamodb.standard.striped import StripedMessageStore
+    from mnsd.storage.dynamodb.tables.meta import DynamoMetaTable
+    from mnsd.storage.dynamodb.tables.nonces import DynamoNonces
+    from mnsd.storage.dynamodb.tables.oplog import DynamoOperationLog
+    from mnsd.storage.dynamodb.tables.rates import DynamoRateCounter
+    from mnsd.storage.dynamodb.tables.topic_messages import DynamoTopicMessageStore
 
     clock = clock or SystemClock()
     pressure = Pressure()

@@ -29,8 +29,8 @@ from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as NotConnected
 
 from mnsd.ground import deadlines, errors
-from mnsd.storage.dynamodb.conditions import THROTTLES, condition_failed
-from mnsd.storage.dynamodb.layout import PARTITION_KEY, SORT_KEY, queue_id_of
+from mnsd.storage.dynamodb.items.conditions import THROTTLES, condition_failed
+from mnsd.storage.dynamodb.items.layout import PARTITION_KEY, SORT_KEY, queue_id_of
 
 CALL_SECONDS = 5.0  # how long a call outside a request (a stream consumer's, a worker's) is tried at most
 MARGIN_SECONDS = 0.2  # of a request's budget, left for answering

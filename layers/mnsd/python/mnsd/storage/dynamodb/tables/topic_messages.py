@@ -12,10 +12,10 @@ from typing import Any
 
 from mnsd.model.messages import Property
 from mnsd.model.topics import TOPIC_RETENTION_SECONDS, TopicMessage
-from mnsd.storage.dynamodb import queries
+from mnsd.storage.dynamodb.items.layout import body_attributes, body_of
 from mnsd.storage.dynamodb.items.topic import TopicMessageItem
 from mnsd.storage.dynamodb.items.wire import Expression, item_of, key_of, record_of
-from mnsd.storage.dynamodb.layout import body_attributes, body_of
+from mnsd.storage.dynamodb.tables import queries
 
 
 def to_item(message: TopicMessage) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 - `stripes`: how many partitions its messages spread over (stripes 0 .. stripes - 1, `layout.stripe_partition`):
   sends pick one of the first `send_width` at random (the stripe is part of the message id, `layout.stripe_of`),
   receives read those and now and then all. It only ever grows, so no receiver misses a stripe that holds
-  messages (`mnsd.storage.dynamodb.stripes`: when it grows).
+  messages (`mnsd.storage.dynamodb.placement.stripes`: when it grows).
 - `index_since`: since when (epoch ms; 0: not) its writes keep the ready index (`Spread.indexing`);
   `plain_stripes`: how many of its first stripes may still hold leases the index lacks (while `index_since` is 0,
   every stripe is read from the table); `index_cursor`: how far building the index over them has come.
@@ -12,7 +12,7 @@
 
 The state is kept in the queue's record of the meta table (`mnsd.control.catalog`), beside what the catalog
 writes there, under its own fields (`Placement.record`), and read, cached and updated by the engine alone
-(`mnsd.storage.dynamodb.queue_records`).
+(`mnsd.storage.dynamodb.placement.queue_records`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-MAX_STRIPES = 1024  # the most partitions a queue's messages may spread over (`layout.stripe_of`)
+from mnsd.storage.dynamodb.items.layout import MAX_STRIPES
+
 WIDTH_HALVING_MS = 600_000  # a queue no longer busy sends over half as many stripes every 10 min (`send_width`)
 WIDTH_LAG_MS = 60_000  # receives read the send width of this long ago (longer than a cached record plus a request)
 
@@ -34,7 +35,7 @@ class Spread:
     - `indexing`: writes keep the ready index, the table's index of leases by visible time that lets a receive
       read only what it can claim. Keeping it costs writes, so a quiet queue does not: it starts without, and
       a queue whose receives read many leases they cannot take or lose many claims, or that grows stripes,
-      turns it on for good (`mnsd.storage.dynamodb.stripes`).
+      turns it on for good (`mnsd.storage.dynamodb.placement.stripes`).
     - `plain`: stripes 0 .. plain - 1 may hold leases the index lacks (written before `indexing`, until the
       index is built over them): receives and counts read those from the table, the others from the index.
     - `width`: the stripes 0 .. width - 1 sends spread over now (`Placement.send_width`; 0: all): a receive reads
@@ -103,7 +104,7 @@ class Placement:
         """How many of its first stripes sends spread over at `now_ms`: all of them for `WIDTH_HALVING_MS` after it
         last needed them, then half as many every `WIDTH_HALVING_MS`, down to one. A queue that is no longer busy
         gathers its messages in few stripes again, where receives find them without reading every stripe; one
-        that still is widens again at once (`mnsd.storage.dynamodb.stripes`)."""
+        that still is widens again at once (`mnsd.storage.dynamodb.placement.stripes`)."""
         if not self.widened_at or self.stripes == 1:
             return self.stripes
         halvings = max(0, now_ms - self.widened_at) // WIDTH_HALVING_MS

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from mnsd.model.messages import Message
 from mnsd.storage.capacity import item_size, write_units
-from mnsd.storage.dynamodb.layout import (
+from mnsd.storage.dynamodb.items.layout import (
     BODY,
     SOURCE_ATTRIBUTE,
     TTL_ATTRIBUTE,
@@ -44,7 +44,7 @@ from mnsd.storage.dynamodb.layout import (
     shared_source,
     stripe_of,
 )
-from mnsd.storage.dynamodb.packs import entry_of, member_id, pack_key, stored_id
+from mnsd.storage.dynamodb.items.packs import entry_of, member_id, pack_key, stored_id
 
 LEASE_WRITES = 3  # writes of a lease from send to delete (put, claim, delete); its body item's: one
 Key = tuple[str, str]  # (pk, sk)

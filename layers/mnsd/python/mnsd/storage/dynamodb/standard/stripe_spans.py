@@ -22,8 +22,8 @@ import random
 from dataclasses import dataclass
 
 from mnsd.model.messages import Message
-from mnsd.storage.dynamodb.layout import Item
-from mnsd.storage.dynamodb.placement import Spread
+from mnsd.storage.dynamodb.items.layout import Item
+from mnsd.storage.dynamodb.placement.placement import Spread
 
 # Receives read a stripe at its head in this share of reads, from its newest ready lease down in as many, and
 # from a random point between in the rest, once it holds more than a page (`StripeSpans.window`).

@@ -56,11 +56,12 @@ from typing import Any
 
 from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef, Property
-from mnsd.storage.dynamodb.layout import (
+from mnsd.storage.dynamodb.items.layout import (
     BODY,
     INDEX_KEY,
     LEASE,
     LOGGING_ATTRIBUTE,
+    MAX_STRIPES,
     SOURCE_ATTRIBUTE,
     Item,
     body_attributes,
@@ -71,7 +72,6 @@ from mnsd.storage.dynamodb.layout import (
     queue_id_of,
     stripe_of,
 )
-from mnsd.storage.dynamodb.placement import MAX_STRIPES
 
 MAX_PACK = 16  # messages a pack holds at most (a batch send's)
 BODY_LIMIT = 300 * 1024  # a batch's compressed content stored in one body item at most (DynamoDB: 400 KB an item)

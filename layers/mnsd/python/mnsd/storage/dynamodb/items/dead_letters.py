@@ -24,8 +24,8 @@ from botocore.exceptions import ClientError
 
 from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef
-from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.layout import (
+from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.layout import (
     LEASE,
     MOVED_ATTRIBUTE,
     TTL_ATTRIBUTE,
@@ -40,7 +40,7 @@ from mnsd.storage.dynamodb.layout import (
     version_is,
     version_of,
 )
-from mnsd.storage.dynamodb.packs import is_pack
+from mnsd.storage.dynamodb.items.packs import is_pack
 from mnsd.storage.moves import move_event
 
 REWIND_PROJECTION = "pk, sk, v, r, d, e, x, k"

@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mnsd.model.messages import Message, MessageState
-from mnsd.storage.dynamodb import dead_letters
-from mnsd.storage.dynamodb.layout import (
+from mnsd.storage.dynamodb.items import dead_letters
+from mnsd.storage.dynamodb.items.layout import (
     INDEX_KEY,
     LEASE,
     TTL_ATTRIBUTE,
@@ -44,12 +44,12 @@ from mnsd.storage.dynamodb.layout import (
     stripe_of,
     stripe_partition,
 )
-from mnsd.storage.dynamodb.message_table import MessageTable
-from mnsd.storage.dynamodb.pack_writes import PackWrites
-from mnsd.storage.dynamodb.packs import entries, is_pack
-from mnsd.storage.dynamodb.placement import Spread
-from mnsd.storage.dynamodb.ready_index import IndexUnavailable, ReadyIndex
-from mnsd.storage.dynamodb.stripe_spans import StripeSpans
+from mnsd.storage.dynamodb.items.message_table import MessageTable
+from mnsd.storage.dynamodb.items.pack_writes import PackWrites
+from mnsd.storage.dynamodb.items.packs import entries, is_pack
+from mnsd.storage.dynamodb.placement.placement import Spread
+from mnsd.storage.dynamodb.standard.ready_index import IndexUnavailable, ReadyIndex
+from mnsd.storage.dynamodb.standard.stripe_spans import StripeSpans
 
 # Pages of expired leases a receive clears from one stripe before moving on.
 _EXPIRED_PAGES = 4

@@ -16,13 +16,13 @@ from typing import Any
 from mnsd.model import fifo
 from mnsd.model.messages import Message, MessageRef, MessageState
 from mnsd.model.queues import QueueCounts
-from mnsd.storage.dynamodb import group_packs
-from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.directory import GroupState, hold_attribute
-from mnsd.storage.dynamodb.group_writes import GroupWrites, numbers
-from mnsd.storage.dynamodb.layout import LEASE, Item, is_kept, message_of, state_of
-from mnsd.storage.dynamodb.pack_writes import PackWrites
-from mnsd.storage.dynamodb.packs import entries, is_pack
+from mnsd.storage.dynamodb.fifo import group_packs
+from mnsd.storage.dynamodb.fifo.directory import GroupState, hold_attribute
+from mnsd.storage.dynamodb.fifo.group_writes import GroupWrites, numbers
+from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.layout import LEASE, Item, is_kept, message_of, state_of
+from mnsd.storage.dynamodb.items.pack_writes import PackWrites
+from mnsd.storage.dynamodb.items.packs import entries, is_pack
 
 _EXTRA_PAGES = 8  # Queries of group items one receive makes at most beyond one per directory partition
 _RUN_SLACK = 4  # leases read past a run's wanted length (deleted-but-kept, expired ones on the way)

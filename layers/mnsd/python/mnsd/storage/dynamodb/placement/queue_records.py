@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from mnsd.control.catalog import QUEUE, QUEUE_IDS, queue_scope
 from mnsd.ground.clock import Clock, ms
 from mnsd.model.ports import MetaTable, Record
-from mnsd.storage.dynamodb.placement import FIELDS, Placement
+from mnsd.storage.dynamodb.placement.placement import FIELDS, Placement
 
 LISTING_LAG_SECONDS = 1.0  # how far behind an eventually consistent listing may be (DynamoDB: usually under 1 s)
 _REMEMBERED = 20_000  # queue records a container remembers (then it starts afresh): the sampler lists every queue

@@ -1,5 +1,5 @@
 """Standard queues' messages on the DynamoDB message table: one small lease item per message, the body inline when it
-fits in 1 KB (the layout is `mnsd.storage.dynamodb.layout`).
+fits in 1 KB (the layout is `mnsd.storage.dynamodb.items.layout`).
 
 A queue's messages spread over its stripes (partitions): a send writes each message to the stripe its id names; a
 receive reads stripes in turn (`stripe_reads`: how, and the container's hints that steer it, `stripe_spans`). Where
@@ -32,9 +32,9 @@ from botocore.exceptions import ClientError
 from mnsd.model.messages import Message, MessageRef, MessageState
 from mnsd.model.ports import Claim, ReadyScan, candidates
 from mnsd.model.queues import Backlog, QueueCounts
-from mnsd.storage.dynamodb import dead_letters, enqueued
-from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.layout import (
+from mnsd.storage.dynamodb.items import dead_letters
+from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.layout import (
     Item,
     actor_set,
     held_lease,
@@ -46,15 +46,16 @@ from mnsd.storage.dynamodb.layout import (
     version_is,
     visibility_set,
 )
-from mnsd.storage.dynamodb.message_table import MessageTable, throttled
-from mnsd.storage.dynamodb.pack_writes import PackWrites
-from mnsd.storage.dynamodb.packs import entry_of, failed_messages, items_of, pack_key
-from mnsd.storage.dynamodb.placer import IndexBuilder, Placer
-from mnsd.storage.dynamodb.ready_index import ReadyIndex
-from mnsd.storage.dynamodb.shared_bodies import share
-from mnsd.storage.dynamodb.stripe_counts import StripeCounts
-from mnsd.storage.dynamodb.stripe_reads import StripeReads
-from mnsd.storage.dynamodb.stripes import CONTENDED_SPREAD
+from mnsd.storage.dynamodb.items.message_table import MessageTable, throttled
+from mnsd.storage.dynamodb.items.pack_writes import PackWrites
+from mnsd.storage.dynamodb.items.packs import entry_of, failed_messages, items_of, pack_key
+from mnsd.storage.dynamodb.items.shared_bodies import share
+from mnsd.storage.dynamodb.placement.placer import IndexBuilder, Placer
+from mnsd.storage.dynamodb.placement.stripes import CONTENDED_SPREAD
+from mnsd.storage.dynamodb.standard import enqueued
+from mnsd.storage.dynamodb.standard.ready_index import ReadyIndex
+from mnsd.storage.dynamodb.standard.stripe_counts import StripeCounts
+from mnsd.storage.dynamodb.standard.stripe_reads import StripeReads
 
 
 class StripedMessageStore:

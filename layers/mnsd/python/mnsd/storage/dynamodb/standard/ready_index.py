@@ -14,10 +14,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.layout import INDEX_KEY, READY_INDEX, Item, index_due, stripe_partition
-from mnsd.storage.dynamodb.message_table import MessageTable
-from mnsd.storage.dynamodb.placement import Spread
+from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.layout import INDEX_KEY, READY_INDEX, Item, index_due, stripe_partition
+from mnsd.storage.dynamodb.items.message_table import MessageTable
+from mnsd.storage.dynamodb.placement.placement import Spread
 
 # After a read of the ready index failed because it cannot be read yet, the table is read instead this long.
 _INDEX_RETRY_SECONDS = 30.0

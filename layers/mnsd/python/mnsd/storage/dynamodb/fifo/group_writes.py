@@ -13,10 +13,10 @@ from botocore.exceptions import ClientError
 
 from mnsd.model import fifo
 from mnsd.model.messages import MessageRef
-from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
-from mnsd.storage.dynamodb.directory import GroupDirectory, Home, group_item_key, hold_attribute
-from mnsd.storage.dynamodb.layout import Item
-from mnsd.storage.dynamodb.placer import Placer
+from mnsd.storage.dynamodb.fifo.directory import GroupDirectory, Home, group_item_key, hold_attribute
+from mnsd.storage.dynamodb.items.conditions import THROTTLES, conditional
+from mnsd.storage.dynamodb.items.layout import Item
+from mnsd.storage.dynamodb.placement.placer import Placer
 
 _ATTEMPTS = 4  # of a delete's or a visibility change's transaction that meets a conflicting write or throttling
 _SEQUENCE_ATTEMPTS = 6  # of a send's counter that meets a home no longer its group's or a racing creator

@@ -21,10 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from mnsd.model.messages import Message, MessageRef
-from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.dead_letters import REWOUND
-from mnsd.storage.dynamodb.layout import MOVED_ATTRIBUTE, Item, actor_set, message_of, number, visibility_set
-from mnsd.storage.dynamodb.packs import ENTRY_ATTRIBUTES, SIZE, Entry, entries, entry_of, indexes_of, pack_key
+from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.dead_letters import REWOUND
+from mnsd.storage.dynamodb.items.layout import MOVED_ATTRIBUTE, Item, actor_set, message_of, number, visibility_set
+from mnsd.storage.dynamodb.items.packs import ENTRY_ATTRIBUTES, SIZE, Entry, entries, entry_of, indexes_of, pack_key
 
 _KEPT = {":kept": {"BOOL": True}}
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from mnsd.model.messages import MessageState
 from mnsd.model.queues import Backlog, QueueCounts
-from mnsd.storage.dynamodb.layout import INDEX_KEY, Item, enqueued_at, state_of, stripe_partition
-from mnsd.storage.dynamodb.message_table import MessageTable
-from mnsd.storage.dynamodb.packs import leases_of
-from mnsd.storage.dynamodb.placement import Spread
-from mnsd.storage.dynamodb.ready_index import IndexUnavailable, ReadyIndex
+from mnsd.storage.dynamodb.items.layout import INDEX_KEY, Item, enqueued_at, state_of, stripe_partition
+from mnsd.storage.dynamodb.items.message_table import MessageTable
+from mnsd.storage.dynamodb.items.packs import leases_of
+from mnsd.storage.dynamodb.placement.placement import Spread
+from mnsd.storage.dynamodb.standard.ready_index import IndexUnavailable, ReadyIndex
 
 # Index items a count reads per state range, shared by the stripes (each reads at least the minimum).
 COUNT_ITEMS = 1000

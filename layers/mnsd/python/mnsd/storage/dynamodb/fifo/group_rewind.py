@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mnsd.model.messages import MessageRef
-from mnsd.storage.dynamodb import dead_letters, group_packs
-from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.directory import GroupState, hold_attribute, hold_value
-from mnsd.storage.dynamodb.group_writes import GROUP_EXISTS, GroupWrites, numbers
-from mnsd.storage.dynamodb.layout import Item
-from mnsd.storage.dynamodb.pack_writes import PackWrites
-from mnsd.storage.dynamodb.packs import is_pack
+from mnsd.storage.dynamodb.fifo import group_packs
+from mnsd.storage.dynamodb.fifo.directory import GroupState, hold_attribute, hold_value
+from mnsd.storage.dynamodb.fifo.group_writes import GROUP_EXISTS, GroupWrites, numbers
+from mnsd.storage.dynamodb.items import dead_letters
+from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.layout import Item
+from mnsd.storage.dynamodb.items.pack_writes import PackWrites
+from mnsd.storage.dynamodb.items.packs import is_pack
 
 _REWIND_PAUSE_MS = 60_000  # how long a rewind pauses a group at most (should it stop half way)
 

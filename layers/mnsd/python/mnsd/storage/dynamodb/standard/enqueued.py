@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from mnsd.model.messages import Message
-from mnsd.storage.dynamodb.layout import LEASE, VISIBLE_AT, Item, message_of, stripe_partition
-from mnsd.storage.dynamodb.packs import leases_of
+from mnsd.storage.dynamodb.items.layout import LEASE, VISIBLE_AT, Item, message_of, stripe_partition
+from mnsd.storage.dynamodb.items.packs import leases_of
 
 MAX_QUERIES = 16  # pages of leases one call reads at most (each up to the page's limit, or 1 MB)
 

@@ -9,14 +9,14 @@ One partition per stripe of a queue incarnation: `pk = queue_id` for stripe 0 (a
 is one partition) and `pk = {queue_id}#{stripe}` for the others; the stripe is part of the message id
 (`stripe_of`), so a receipt handle finds its message's partition. A FIFO message (a FIFO queue's) is in its
 group's partition instead, `{queue_id}#G{group}` (`group_partition`; the group is part of its key), beside the
-group items of `mnsd.storage.dynamodb.fifo_groups` in `{queue_id}#D{n}`. A standard queue's packed batches keep their
+group items of `mnsd.storage.dynamodb.fifo.fifo_groups` in `{queue_id}#D{n}`. A standard queue's packed batches keep their
 bodies in a partition of their stripe's own, `{queue_id}#B{stripe}` (`body_partition`, `packs`).
 
     L{priority:02}{position:013}{message_id}   the lease: visibility, version, counts (+ inline body)
     B{message_id}                              the body and its MD5, when lease + body would exceed 1 KB
 
 A receiver's copy whose content another message of the same send stores apart (its original's) has no body item of
-its own: its lease names that one (`SOURCE_ATTRIBUTE`, `mnsd.storage.dynamodb.shared_bodies`).
+its own: its lease names that one (`SOURCE_ATTRIBUTE`, `mnsd.storage.dynamodb.items.shared_bodies`).
 
 A lease repeats neither the message id (its sort key ends with it: `message_id_of`) nor an inline body's MD5 (computed
 from the body on read, `message_of`); an out-of-line body's MD5 is kept in its body item. Leases written before
@@ -29,7 +29,7 @@ lease readers skip it (`state_of` ranks it with the expired). A rewind restores 
 (`x`, unchanged) ends it with its retention.
 
 The index `READY_INDEX` (partition `pk`, sort `w`) is the ready index: a receive reads `w <= now` there. Only the
-leases of a queue whose writes keep the index carry `w` (`mnsd.storage.dynamodb.placement.Spread`), so a quiet queue
+leases of a queue whose writes keep the index carry `w` (`mnsd.storage.dynamodb.placement.placement.Spread`), so a quiet queue
 pays no index writes. No other item has `w` (the index stays sparse); its items carry the keys and
 `INDEX_ATTRIBUTES`, never the body. An entry tells when its lease is receivable (`index_due`; the invariant and why
 it holds: `docs/ready-index-writes.md`): a claim that leaves `w` where it was (no index key changes: one index write,
@@ -48,8 +48,9 @@ from typing import Any
 from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef, MessageState, Property, body_md5, lease_state
 from mnsd.storage.capacity import KB, item_size
-from mnsd.storage.dynamodb.placement import MAX_STRIPES
 from mnsd.storage.ids import message_id_time
+
+MAX_STRIPES = 1024  # the most partitions a queue's messages may spread over (`stripe_of`; `placement.Placement`)
 
 Item = dict[str, Any]  # an item in DynamoDB JSON ({"S": ...}, {"N": ...}, ...)
 
@@ -128,7 +129,7 @@ def body_partition(queue_id: str, stripe: int) -> str:
 
 
 def group_partition(queue_id: str, group: str) -> str:
-    """The partition of a FIFO message group's items (`mnsd.storage.dynamodb.fifo_groups`)."""
+    """The partition of a FIFO message group's items (`mnsd.storage.dynamodb.fifo.fifo_groups`)."""
     return f"{queue_id}{STRIPE_SEPARATOR}G{group}"
 
 

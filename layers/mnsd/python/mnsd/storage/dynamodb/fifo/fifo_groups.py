@@ -5,7 +5,7 @@ A group's leases are the leases of any message (`layout.message_items`), in a pa
 with a strongly consistent Query (order costs no read across partitions). A group's state is its *group item*,
 `G{group}` in one of the queue's directory partitions `{queue_id}#D{d}`: how many there are grows with the queue's
 load, and where each group's item lives is recorded in its *home item* (`#H` in the group's partition), written when
-the group item is created and read by any writer that does not know it (`mnsd.storage.dynamodb.directory`):
+the group item is created and read by any writer that does not know it (`mnsd.storage.dynamodb.fifo.directory`):
 
     n  the last position given (`sequence`; a group made anew numbers from its time of creation on, in ms, so
        above every message of a former one, which has expired, been deleted or been sent over 1,000 a second)
@@ -74,17 +74,18 @@ from mnsd.model import fifo
 from mnsd.model.messages import Message, MessageRef, MessageState
 from mnsd.model.ports import ReadyScan, candidates
 from mnsd.model.queues import Backlog, QueueCounts
-from mnsd.storage.dynamodb import dead_letters, group_packs, group_reads, group_rewind
-from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.directory import MIN_DIRECTORY_WIDTH, GroupDirectory, hold_attribute, hold_value
-from mnsd.storage.dynamodb.group_reads import UNPAUSED, Head, Heads
-from mnsd.storage.dynamodb.group_writes import GroupWrites, numbers
-from mnsd.storage.dynamodb.layout import Item
-from mnsd.storage.dynamodb.message_table import MessageTable
-from mnsd.storage.dynamodb.pack_writes import PackWrites
-from mnsd.storage.dynamodb.packs import failed_messages, items_of
-from mnsd.storage.dynamodb.placer import Placer
-from mnsd.storage.dynamodb.stripe_counts import Sample, oldest_of, plain_sample
+from mnsd.storage.dynamodb.fifo import group_packs, group_reads, group_rewind
+from mnsd.storage.dynamodb.fifo.directory import MIN_DIRECTORY_WIDTH, GroupDirectory, hold_attribute, hold_value
+from mnsd.storage.dynamodb.fifo.group_reads import UNPAUSED, Head, Heads
+from mnsd.storage.dynamodb.fifo.group_writes import GroupWrites, numbers
+from mnsd.storage.dynamodb.items import dead_letters
+from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.layout import Item
+from mnsd.storage.dynamodb.items.message_table import MessageTable
+from mnsd.storage.dynamodb.items.pack_writes import PackWrites
+from mnsd.storage.dynamodb.items.packs import failed_messages, items_of
+from mnsd.storage.dynamodb.placement.placer import Placer
+from mnsd.storage.dynamodb.standard.stripe_counts import Sample, oldest_of, plain_sample
 
 __all__ = ["MIN_DIRECTORY_WIDTH", "FifoGroups"]
 

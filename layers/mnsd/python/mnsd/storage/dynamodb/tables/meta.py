@@ -10,10 +10,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.model.ports import Record
-from mnsd.storage.dynamodb import queries
-from mnsd.storage.dynamodb.conditions import condition_failed
+from mnsd.storage.dynamodb.items.conditions import condition_failed
 from mnsd.storage.dynamodb.items.meta import MetaItem, model_of
 from mnsd.storage.dynamodb.items.wire import Expression, equals, item_of, key_of, record_of, set_value
+from mnsd.storage.dynamodb.tables import queries
 
 _KEYS = ("pk", "sk")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.model.topics import TopicMessagePublished
-from mnsd.storage.dynamodb import layout, packs
+from mnsd.storage.dynamodb.items import layout, packs
 
 StreamRecord = dict[str, Any]  # one record of a DynamoDB stream event (DynamoDB JSON images)
 
@@ -136,7 +136,7 @@ def message_changes(records: list[StreamRecord]) -> list[MessageChange]:
 def published_messages(records: list[StreamRecord]) -> list[TopicMessagePublished]:
     """The messages a batch of the topic message table's stream records announces (its INSERTs), in order."""
     # (The item models load botocore's session: the consumer loads them with its first batch, not at its import.)
-    from mnsd.storage.dynamodb.topic_messages import from_item
+    from mnsd.storage.dynamodb.tables.topic_messages import from_item
 
     return [
         TopicMessagePublished(from_item(record["dynamodb"]["NewImage"]), record["dynamodb"].get("SequenceNumber", ""))

@@ -16,7 +16,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.storage.dynamodb.conditions import condition_failed
+from mnsd.storage.dynamodb.items.conditions import condition_failed
 from mnsd.storage.dynamodb.items.meta import RATE_PREFIX, RateItem
 from mnsd.storage.dynamodb.items.wire import Expression, key_of, set_value
 

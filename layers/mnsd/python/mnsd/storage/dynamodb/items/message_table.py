@@ -15,9 +15,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.model.messages import Message, body_md5
-from mnsd.storage.dynamodb import dead_letters
-from mnsd.storage.dynamodb.conditions import THROTTLES, conditional
-from mnsd.storage.dynamodb.layout import (
+from mnsd.storage.dynamodb.items import dead_letters
+from mnsd.storage.dynamodb.items.conditions import THROTTLES, conditional
+from mnsd.storage.dynamodb.items.layout import (
     BODY,
     Item,
     body_of,
@@ -31,8 +31,8 @@ from mnsd.storage.dynamodb.layout import (
     partition_of,
     queue_id_of,
 )
-from mnsd.storage.dynamodb.packs import MAX_PACK, SIZE, entry_of, is_pack, stored_id, unpack_content
-from mnsd.storage.dynamodb.shared_bodies import body_item, member_item
+from mnsd.storage.dynamodb.items.packs import MAX_PACK, SIZE, entry_of, is_pack, stored_id, unpack_content
+from mnsd.storage.dynamodb.items.shared_bodies import body_item, member_item
 
 _BATCH_WRITE_LIMIT = 25
 _BATCH_GET_LIMIT = 100

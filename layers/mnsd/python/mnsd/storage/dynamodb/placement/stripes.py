@@ -25,7 +25,7 @@ container asks for twice the stripes (at most `Settings.max_queue_stripes`, at m
 so containers that notice the same load at once double it once. The count never shrinks, but sends spread
 only over the first `Placement.send_width` stripes: all of them for 10 minutes after the queue last needed them,
 then half as many every 10 minutes, so a queue that is quiet again gathers its messages in few stripes and its
-receives read those (and sweep the others every few seconds, `mnsd.storage.dynamodb.stripe_spans`). The rule above
+receives read those (and sweep the others every few seconds, `mnsd.storage.dynamodb.standard.stripe_spans`). The rule above
 is applied to that width: when the rate, lost claims or throttling ask for more than the width, the queue sends
 over all its stripes again (`Placements.widen`), or grows.
 

@@ -1,5 +1,5 @@
 """How the message store places a queue's messages and follows its load: the stripe of each new message, growth
-and widening (`mnsd.storage.dynamodb.stripes`), and the ready index turned on and built (`placement.Spread`).
+and widening (`mnsd.storage.dynamodb.placement.stripes`), and the ready index turned on and built (`placement.Spread`).
 
 The message store calls it at the points where the load shows: before a send picks its messages' stripes (the
 send rate, counted with them), after its writes (throttling), and after each receive's claims (lost claims,
@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 from mnsd.ground.clock import Clock, ms
 from mnsd.model.messages import Message
-from mnsd.storage.dynamodb.packs import MAX_PACK, pack_ids
-from mnsd.storage.dynamodb.placement import Placement, Spread
-from mnsd.storage.dynamodb.queue_records import Placements
-from mnsd.storage.dynamodb.stripes import INDEX_STEP, INDEX_WASTE, StripeGrowth
+from mnsd.storage.dynamodb.items.packs import MAX_PACK, pack_ids
+from mnsd.storage.dynamodb.placement.placement import Placement, Spread
+from mnsd.storage.dynamodb.placement.queue_records import Placements
+from mnsd.storage.dynamodb.placement.stripes import INDEX_STEP, INDEX_WASTE, StripeGrowth
 from mnsd.storage.ids import new_message_id
 
 # One step of building a queue's ready index: (queue id, spread, cursor, now_ms, budget) -> where to go on from.

@@ -35,10 +35,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from mnsd.model.messages import Message, MessageRef
-from mnsd.storage.dynamodb import dead_letters
-from mnsd.storage.dynamodb.conditions import conditional
-from mnsd.storage.dynamodb.group_writes import numbers
-from mnsd.storage.dynamodb.layout import (
+from mnsd.storage.dynamodb.fifo.group_writes import numbers
+from mnsd.storage.dynamodb.items import dead_letters
+from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.layout import (
     Item,
     actor_set,
     held_lease,
@@ -47,7 +47,7 @@ from mnsd.storage.dynamodb.layout import (
     message_id_of,
     number,
 )
-from mnsd.storage.dynamodb.pack_writes import (
+from mnsd.storage.dynamodb.items.pack_writes import (
     PackWrites,
     claim_entries,
     deletion,
@@ -55,7 +55,7 @@ from mnsd.storage.dynamodb.pack_writes import (
     removed_entries,
     retiming,
 )
-from mnsd.storage.dynamodb.packs import MAX_PACK, entries, entry_of, indexes_of, pack_ids, pack_key
+from mnsd.storage.dynamodb.items.packs import MAX_PACK, entries, entry_of, indexes_of, pack_ids, pack_key
 
 
 def packed_ids(ids: list[str], groups: Sequence[str], now_ms: int) -> list[str]:

@@ -1,6 +1,6 @@
 """A FIFO queue's directory on the DynamoDB message table: where each group's item lives, and how wide it is.
 
-A group's item (`mnsd.storage.dynamodb.fifo_groups` says what it holds) lives in one of the queue's directory partitions
+A group's item (`mnsd.storage.dynamodb.fifo.fifo_groups` says what it holds) lives in one of the queue's directory partitions
 `{queue_id}#D{d}`, d < `width`. The width follows the queue's load as a standard queue's stripes do: it is
 `max(MIN_DIRECTORY_WIDTH, DIRECTORY_PER_STRIPE x stripes)` (a power of two) of the queue's placement
 (`placement.Placement.stripes`, grown by `placer.Placer` from the send rate and throttling), so the group-item
@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mnsd.model import fifo
-from mnsd.storage.dynamodb.layout import Item, group_partition, number
-from mnsd.storage.dynamodb.placement import Placement
+from mnsd.storage.dynamodb.items.layout import Item, group_partition, number
+from mnsd.storage.dynamodb.placement.placement import Placement
 
 MIN_DIRECTORY_WIDTH = 8  # the fewest directory partitions of a FIFO queue (and those of group items older than homes)
 DIRECTORY_PER_STRIPE = 1  # directory partitions per stripe of the queue's placement (see `GroupDirectory.width`)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnsd.storage.dynamodb.conditions import conditional
+from mnsd.storage.dynamodb.items.conditions import conditional
 from mnsd.storage.dynamodb.items.meta import NONCE_PREFIX, NonceItem
 from mnsd.storage.dynamodb.items.wire import Expression, item_of
 
