@@ -63,6 +63,27 @@ def floors(rooms: dict[str, set[str]]) -> dict[str, int]:
     return floor
 
 
+def arrows_up(graph: dict[str, list[Import]], package: str, order: tuple[str, ...]) -> list[Import]:
+    """The imports inside `package` that run back up: from a module of one of its rooms (`order`: its subpackages,
+    the ground floor first) to a module of a room declared above it, or to a module loose at `package`'s root (those
+    stand above every room: the package's assembly)."""
+
+    def inside(module: str) -> bool:
+        return module == package or module.startswith(package + ".")
+
+    def floor(module: str) -> int:
+        room = module.removeprefix(package).lstrip(".").split(".")[0]
+        return order.index(room) if room in order else len(order)
+
+    return [
+        i
+        for module, imports in sorted(graph.items())
+        if inside(module)
+        for i in imports
+        if inside(i.imported) and floor(i.imported) > floor(module)
+    ]
+
+
 def mermaid(rooms: dict[str, set[str]]) -> Iterable[str]:
     """The rooms as a Mermaid flowchart, top floor first, an arrow per import between rooms."""
     floor = floors(rooms)

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.duplication import pairs
-from tests.unit.layer_imports import LAYER
+from tests.unit.layer_imports import LAYER, Import, import_graph, where
+from tests.unit.layer_rooms import arrows_up
 
 ROOT = Path(__file__).resolve().parents[2]
 STORAGE_PROTOCOLS = LAYER / "model" / "ports.py"
@@ -204,6 +205,52 @@ def test_a_run_found_in_more_than_eight_places_is_too_common_to_pair(tmp_path: P
     assert pairs(tmp_path) == []
     (tmp_path / "tests" / "t8.py").unlink()
     assert len(pairs(tmp_path)) == 28  # eight places: every two of them
+
+
+# --- the DynamoDB engine's rooms -------------------------------------------------------------------------------
+
+ENGINE = "mnsd.storage.dynamodb"
+ENGINE_FOLDER = LAYER / "storage" / "dynamodb"
+# The engine's rooms, grouped by what they store, the ground floor first: each imports only rooms before it in this
+# list, and none imports a module loose at the engine's root (the engine's assembly, `__init__`, and `retries`, the
+# client every call goes through). docs/layout.md draws them.
+ENGINE_ROOMS = (
+    "items",  # the items: PynamoDB models, the message table's layout, packs, bodies, dead letters, conditions
+    "placement",  # where a queue's messages lie: placement, stripes' growth, queue records, the placer
+    "tables",  # the meta table's records, the operation log, topic messages, stream records as changes
+    "standard",  # a standard queue's messages: striped reads and spans, counts, the ready index
+    "fifo",  # a FIFO queue's messages: groups, their directory, writes, reads, rewinds, packs
+)
+MAX_ENGINE_ROOT_MODULES = 8  # modules loose at the engine's root, `__init__.py` counted
+
+
+def test_the_dynamodb_engine_keeps_few_modules_loose_at_its_root():
+    loose = sorted(path.name for path in ENGINE_FOLDER.glob("*.py"))
+    assert len(loose) <= MAX_ENGINE_ROOT_MODULES, f"{len(loose)} modules loose at the engine's root: {loose}"
+
+
+def test_the_dynamodb_engine_stands_in_the_declared_rooms():
+    folders = {path.name for path in ENGINE_FOLDER.iterdir() if (path / "__init__.py").is_file()}
+    assert folders == set(ENGINE_ROOMS), "declare each room of the engine in ENGINE_ROOMS, in its floor's place"
+
+
+def test_each_room_of_the_dynamodb_engine_imports_only_the_rooms_below_it():
+    up = arrows_up(import_graph(), ENGINE, ENGINE_ROOMS)
+    assert not up, "arrows back up (a room imports only the rooms before it in ENGINE_ROOMS):\n" + "".join(
+        f"{where(i)}\n" for i in up
+    )
+
+
+def test_an_arrow_up_is_an_import_of_a_higher_room_or_of_the_root():
+    graph = {
+        "p": [Import("p", "p.low.a", 1)],  # the root assembles the rooms: down
+        "p.low": [],
+        "p.low.a": [Import("p.low.a", "p.high.b", 3), Import("p.low.a", "p.low", 4)],  # up; its own room
+        "p.high.b": [Import("p.high.b", "p.low.a", 2), Import("p.high.b", "p.tool", 5)],  # down; up to the root
+        "p.tool": [Import("p.tool", "p.low", 1)],
+        "q": [Import("q", "p.high.b", 1)],  # outside the package: not its arrow
+    }
+    assert arrows_up(graph, "p", ("low", "high")) == [Import("p.high.b", "p.tool", 5), Import("p.low.a", "p.high.b", 3)]
 
 
 # --- test support ----------------------------------------------------------------------------------------------
