@@ -21,11 +21,11 @@ ACCESS = {
     "read": "GetItem, Query, Scan, BatchGetItem, ConditionCheckItem, DescribeTable (and the stream's reads)",
     "write": "PutItem, UpdateItem, DeleteItem, BatchWriteItem, DescribeTable",
     "read_write": "read and write",
-    "update": "UpdateItem alone (queue records as the engine places messages: `storage.dynamodb.queue_records`)",
-    "count": "UpdateItem on the request counters' keys `rate#*` (`storage.dynamodb.rates`)",
-    "account": "GetItem on account records' keys `{account}#account` (`storage.dynamodb.meta`)",
+    "update": "UpdateItem alone (queue records as the engine places messages: `storage.dynamodb.placement.queue_records`)",
+    "count": "UpdateItem on the request counters' keys `rate#*` (`storage.dynamodb.tables.rates`)",
+    "account": "GetItem on account records' keys `{account}#account` (`storage.dynamodb.tables.meta`)",
     "locate": "consistent BatchGetItem on FIFO groups' and directories' keys `*#G*`, `*#D*` "
-    "(`storage.dynamodb.directory.Directory.locate`, whenever a container does not know a group's home)",
+    "(`storage.dynamodb.fifo.directory.Directory.locate`, whenever a container does not know a group's home)",
 }
 # Service grants: cloudwatch:GetMetricData ("*": no resource-level permission), one queue's series.
 SERVICE_ACCESS = {"metrics.read": "cloudwatch:GetMetricData"}
