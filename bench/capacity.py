@@ -181,7 +181,7 @@ def seeded_ids(rng: random.Random) -> None:
     from mnsd.queues import receivers as queue_receivers
     from mnsd.storage import ids as message_ids
     from mnsd.storage.dynamodb.items import packs
-    from mnsd.storage.dynamodb.placement.placement import placer
+    from mnsd.storage.dynamodb.placement import placer
 
     seeded = types.SimpleNamespace(
         token_hex=lambda n: rng.randbytes(n).hex(),
