@@ -25,6 +25,7 @@ import os
 import secrets
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -603,7 +604,10 @@ def main() -> None:
     ]
     ratio = statistics.median(rates[True]) / statistics.median(rates[False])
     added = statistics.median(receives["through the holder"]) - statistics.median(receives["direct"])
+    options = " ".join(sys.argv[1:])
     body = f"""
+This run: `.venv/bin/python -m bench.wait_tier{" " + options if options else ""}`.
+
 Prices: us-east-1 list prices of {PRICES_DATE} (Lambda arm64 ${LAMBDA_GB_SECOND_ARM}/GB-s and $0.20 per million
 requests; HTTP API $1.00 per million; DynamoDB on demand $0.125 per million read units; Fargate arm64
 ${FARGATE_ARM_VCPU_HOUR}/vCPU-h and ${FARGATE_ARM_GB_HOUR}/GB-h; public IPv4 ${PUBLIC_IPV4_HOUR}/h; Cloud Map $0.50 per
