@@ -597,8 +597,8 @@ def main() -> None:
             f"{median(route, 'answered_per_message'):.2f}",
             f"{median(route, 'origin_calls_per_message'):.2f} / {median(route, 'wasted_per_message'):.2f}",
             f"{statistics.median(latencies[route]) * 1000:.0f} / {pct(latencies[route], 99) * 1000:.0f}",
-            *(f"${v * 1e6:,.2f}" for v in arrivals[route].values()),
-            f"**${sum(arrivals[route].values()) * 1e6:,.2f}**",
+            *(f"${v * 1e6:,.3f}" for v in arrivals[route].values()),
+            f"**${sum(arrivals[route].values()) * 1e6:,.3f}**",
         ]
         for route in ROUTES
     ]
