@@ -18,7 +18,11 @@ def test_a_message_sent_through_the_tier_is_charged_no_wake_post() -> None:
     assert through_tier["wake posts (HTTP API)"] == 0
     assert through_tier["the send waiting for its post (Lambda duration)"] == 0
     assert sum(through_tier.values()) == pytest.approx(
-        CALLS * (wait_tier.LAMBDA_REQUEST + wait_tier.ORIGIN_CALL_SECONDS * wait_tier.RECEIVE_GB * wait_tier.LAMBDA_GB_SECOND_ARM)
+        CALLS
+        * (
+            wait_tier.LAMBDA_REQUEST
+            + wait_tier.ORIGIN_CALL_SECONDS * wait_tier.RECEIVE_GB * wait_tier.LAMBDA_GB_SECOND_ARM
+        )
         + CALLS * UNITS * wait_tier.DYNAMODB_READ_UNIT
     )
 
