@@ -6,14 +6,16 @@ Measured here:
    look at the queue, then a hold); and of the claim of one message.
 2. Through the holder (`python -m wait_tier`, a process of its own, as on AWS) in front of the local server (SQLite):
    the origin calls per first and per later idle poll (consumers arriving within 2 s and polling empty queues with
-   10 s waits), per message with 100 receives held on one queue (by why they were made and what they got, from the
-   holder's counters: the wasted ones apart), and the latency from a send to the held receive's answer.
+   10 s waits); with 100 receives held on one queue, for messages sent through the tier (their wakes in the send's
+   answer) and sent to the server directly (each posts a wake): the wake posts the server made, the origin calls per
+   message (by why they were made and what they got, from the holder's counters: the wasted ones apart), and the
+   latency from a send to the held receive's answer; the round trip of one wake post.
 3. Side by side in one run, against the same server: a lifecycle (producers and consumers, batches of 16; rounds
    alternating), and single receive latency and CPU per process directly and through the holder.
 
 Then $ per idle consumer-month at 10, 100 and 1,000 consumers over 20 queues, today's mode against the tier, at
-list prices. The figures that are not measured (the tier's fixed cost, the billed duration of an origin call)
-are named with their source.
+list prices, and $ per message arriving each way. The figures that are not measured (the tier's fixed cost, the
+billed duration of an origin call) are named with their source.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import os
 import secrets
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -52,6 +55,7 @@ MONTH_SECONDS = 30 * 86400
 # (infra/capacity.py).
 TASKS, TASK_VCPU, TASK_GB = 2, 0.25, 0.5
 RECEIVE_GB = 0.25
+SEND_GB = 0.25  # the send function (every route's but the receive's: `infra.capacity.ROUTE_MEMORY`)
 # An idle poll without the tier lasts 28.11 s (bench/results/lambda_cost.md, measured); with it, the client waits
 # 28 s (the deadline's cap) in the tier.
 TODAY_POLL_SECONDS = 28.11
@@ -240,9 +244,23 @@ def wasted(calls: dict[str, int]) -> int:
     return sum(n for k, n in calls.items() if k.endswith(".held") and not k.startswith("first."))
 
 
-def wakes(run: TierRun, waiters: int, messages: int) -> dict[str, Any]:
-    """`waiters` receives held on one queue, `messages` sent (batches of 16) through the direct route: origin calls
-    of receives per message (by why and what they got), every message received once."""
+ROUTES = ("through the tier", "directly")  # the two ways a sent message reaches the origin (`wakes`)
+
+
+def wake_posts(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
+    """The wakes the holder took between two `TierRun.stats`, by where from: `posted` (the server's POSTs to the wake
+    route: with one holder, every wake post the server made), `answered` (in the origin's answers to requests the
+    holder passed on, no post), `relayed`."""
+    keys = set(before.get("wakes", {})) | set(after.get("wakes", {})) | {"posted", "answered"}
+    return {k: int(after.get("wakes", {}).get(k, 0)) - int(before.get("wakes", {}).get(k, 0)) for k in sorted(keys)}
+
+
+def wakes(run: TierRun, waiters: int, messages: int, route: str) -> dict[str, Any]:
+    """`waiters` receives held on one queue, `messages` sent one at a time `route` ("through the tier": to the holder,
+    as `-c waitTier=grip` routes sends on AWS; "directly": to the server, as a send reaches its function without the
+    tier): origin calls of receives per message (by why and what they got), the wake posts the server made and the
+    wakes that came in its answers, every message received once. The deletes go to the server directly (they make
+    nothing receivable, and so the holder's origin calls are the receives' and the sends')."""
     from mns.mns_exception import MNSExceptionBase
     from mns.queue import Message
 
@@ -259,7 +277,7 @@ def wakes(run: TierRun, waiters: int, messages: int) -> dict[str, Any]:
             except MNSExceptionBase:
                 continue
             owners[m.message_body] += 1
-            d.delete_message(m.receipt_handle)  # (deletes take the direct route, as on AWS)
+            d.delete_message(m.receipt_handle)
 
     threads = [threading.Thread(target=consume, daemon=True) for _ in range(waiters)]
     before = run.stats()["holds"]
@@ -268,39 +286,66 @@ def wakes(run: TierRun, waiters: int, messages: int) -> dict[str, Any]:
     while run.stats()["holds"] < before + waiters:
         time.sleep(0.05)
     first = run.stats()
-    producer = run.queue(name, run.direct)
-    for start in range(0, messages, 16):
-        producer.batch_send_message([Message(f"n{n}") for n in range(start, min(messages, start + 16))])
+    producer = run.queue(name, run.url if route == ROUTES[0] else run.direct)
+    for n in range(messages):
+        producer.send_message(Message(f"n{n}"))
     deadline = time.monotonic() + 120
     while len(owners) < messages and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(1.5)  # (the consumers' last polls held)
-    calls = spent(first, run.stats())
+    last = run.stats()
+    calls = spent(first, last)
+    if route == ROUTES[0]:  # (each send through the holder is one origin call of its own, answered: not a receive's)
+        calls["first.answered"] -= messages
     done.set()
     for t in threads:
         t.join(15)
+    told = wake_posts(first, last)
     return {
         "origin_calls_per_message": sum(calls.values()) / messages,
         "wasted_per_message": wasted(calls) / messages,
+        "posts_per_message": told["posted"] / messages,
+        "answered_per_message": told["answered"] / messages,
         "calls": calls,
         "lost": messages - len(owners),
         "received_twice": sum(1 for c in owners.values() if c > 1),
     }
 
 
-def wake_latency(run: TierRun, n: int) -> list[float]:
-    """Seconds from a send (returned) to the held receive's answer, `n` times."""
+def post_round_trip(run: TierRun, n: int) -> list[float]:
+    """Seconds of `n` wake posts as the server makes them (`mnsd.waiting.wakes.KeptAlivePost`, kept alive) to the
+    holder's wake route, for a channel no one waits on: what a send that does not come through the tier waits for
+    before it answers (locally, over loopback)."""
+    import json
+
+    from mnsd.waiting.contract import WAKE_PATH, wake_document
+    from mnsd.waiting.wakes import KeptAlivePost
+    from wait_tier.tier import local_url
+
+    post = KeptAlivePost(local_url(run.tier.wake_port, WAKE_PATH))
+    body = json.dumps(wake_document(f"nobody{time.monotonic_ns()}", count=1)).encode()
+    found = []
+    for _ in range(n + 10):
+        t0 = time.perf_counter()
+        post(body)
+        found.append(time.perf_counter() - t0)
+    return found[10:]
+
+
+def wake_latency(run: TierRun, n: int, sender_url: str) -> list[float]:
+    """Seconds from a send to `sender_url` (returned) to the held receive's answer, `n` times."""
     from mns.queue import Message
 
-    run.queue("latency", create=True)
-    sender = run.queue("latency", run.direct)
+    name = f"latency{time.monotonic_ns()}"
+    run.queue(name, create=True)
+    sender = run.queue(name, sender_url)
     found: list[float] = []
     for i in range(n):
         result: dict[str, float] = {}
         holds = run.stats()["holds"]
 
         def receive(into: dict[str, float]) -> None:
-            run.queue("latency").receive_message(10)
+            run.queue(name).receive_message(10)
             into["at"] = time.perf_counter()
 
         t = threading.Thread(target=receive, args=(result,))
@@ -453,6 +498,20 @@ def tier_per_consumer(calls_per_poll: float, read_units_per_call: float) -> dict
     }
 
 
+def per_message_cost(posts: float, origin_calls: float, claim_units: float, post_seconds: float) -> dict[str, float]:
+    """$ per message the tier adds over the direct route's own requests, for messages arriving with `posts` wake posts
+    each (measured: 0 for a send through the tier, whose wakes come back in its answer; 1 for one sent to its function
+    directly), `origin_calls` origin calls of the held receives per message, `claim_units` read units an origin call
+    reads and `post_seconds` a post's round trip, which the sending function waits for before it answers."""
+    return {
+        "wake posts (HTTP API)": posts * HTTP_API_REQUEST,
+        "the send waiting for its post (Lambda duration)": posts * post_seconds * SEND_GB * LAMBDA_GB_SECOND_ARM,
+        "origin calls (Lambda)": origin_calls
+        * (LAMBDA_REQUEST + ORIGIN_CALL_SECONDS * RECEIVE_GB * LAMBDA_GB_SECOND_ARM),
+        "origin calls (DynamoDB reads)": origin_calls * claim_units * DYNAMODB_READ_UNIT,
+    }
+
+
 def money(value: float) -> str:
     return f"${value:,.3f}" if value < 10 else f"${value:,.2f}"
 
@@ -469,18 +528,22 @@ def main() -> None:
     args = parser.parse_args()
     use_local_aws_defaults()
 
+    started_load = os.getloadavg()
     units = measure_read_units()
     print("read units:", units)
     run = TierRun(Path(tempfile.mkdtemp(prefix="mns-wait-tier-bench-")))
     try:
         idle = idle_polls(run, args.idle_consumers, args.idle_seconds)
         print("idle:", idle)
-        wake_rounds = []
+        wake_rounds: dict[str, list[dict[str, Any]]] = {route: [] for route in ROUTES}
         for _ in range(args.wake_rounds):
-            wake_rounds.append(wakes(run, args.waiters, args.messages))
-            print("wakes:", wake_rounds[-1])
-        latencies = wake_latency(run, 20)
-        print("wake latency p50:", statistics.median(latencies))
+            for route in ROUTES:
+                wake_rounds[route].append(wakes(run, args.waiters, args.messages, route))
+                print("wakes", route, wake_rounds[route][-1])
+        latencies = {route: wake_latency(run, 20, run.url if route == ROUTES[0] else run.direct) for route in ROUTES}
+        print("wake latency p50:", {route: statistics.median(ms) for route, ms in latencies.items()})
+        post_seconds = post_round_trip(run, 200)
+        print("wake post round trip p50:", statistics.median(post_seconds))
         rates: dict[bool, list[float]] = {True: [], False: []}
         hops = {"direct": run.direct, "through the holder": run.url}
         receives: dict[str, list[float]] = {hop: [] for hop in hops}
@@ -509,22 +572,42 @@ def main() -> None:
     ]  # fmt: skip
     break_even = next(n for n in range(1, 10_000) if fixed_total / n + tier_variable < today_total)
     woken = {
-        "lost": sum(w["lost"] for w in wake_rounds),
-        "received_twice": sum(w["received_twice"] for w in wake_rounds),
+        "lost": sum(w["lost"] for ws in wake_rounds.values() for w in ws),
+        "received_twice": sum(w["received_twice"] for ws in wake_rounds.values() for w in ws),
         "calls": Counter[str](),
     }
-    for w in wake_rounds:
-        woken["calls"].update(w["calls"])
-    per_message_calls = statistics.median(w["origin_calls_per_message"] for w in wake_rounds)
-    wasted_per_message = statistics.median(w["wasted_per_message"] for w in wake_rounds)
+    for ws in wake_rounds.values():
+        for w in ws:
+            woken["calls"].update(w["calls"])
+
+    def median(route: str, key: str) -> float:
+        return statistics.median(w[key] for w in wake_rounds[route])
+
+    post_p50 = statistics.median(post_seconds)
+    arrivals = {
+        route: per_message_cost(
+            median(route, "posts_per_message"), median(route, "origin_calls_per_message"), units["tier_claim"], post_p50
+        )
+        for route in ROUTES
+    }
+    arrival_rows = [
+        [
+            route,
+            f"{median(route, 'posts_per_message'):.2f}",
+            f"{median(route, 'answered_per_message'):.2f}",
+            f"{median(route, 'origin_calls_per_message'):.2f} / {median(route, 'wasted_per_message'):.2f}",
+            f"{statistics.median(latencies[route]) * 1000:.0f} / {pct(latencies[route], 99) * 1000:.0f}",
+            *(f"${v * 1e6:,.3f}" for v in arrivals[route].values()),
+            f"**${sum(arrivals[route].values()) * 1e6:,.3f}**",
+        ]
+        for route in ROUTES
+    ]
     ratio = statistics.median(rates[True]) / statistics.median(rates[False])
     added = statistics.median(receives["through the holder"]) - statistics.median(receives["direct"])
-    per_message = (
-        HTTP_API_REQUEST  # the wake's post to the API's wake route
-        + per_message_calls * (LAMBDA_REQUEST + ORIGIN_CALL_SECONDS * RECEIVE_GB * LAMBDA_GB_SECOND_ARM)
-        + per_message_calls * units["tier_claim"] * DYNAMODB_READ_UNIT
-    )
+    options = " ".join(sys.argv[1:])
     body = f"""
+This run: `.venv/bin/python -m bench.wait_tier{" " + options if options else ""}`.
+
 Prices: us-east-1 list prices of {PRICES_DATE} (Lambda arm64 ${LAMBDA_GB_SECOND_ARM}/GB-s and $0.20 per million
 requests; HTTP API $1.00 per million; DynamoDB on demand $0.125 per million read units; Fargate arm64
 ${FARGATE_ARM_VCPU_HOUR}/vCPU-h and ${FARGATE_ARM_GB_HOUR}/GB-h; public IPv4 ${PUBLIC_IPV4_HOUR}/h; Cloud Map $0.50 per
@@ -545,9 +628,39 @@ Per idle consumer-month without the tier: {", ".join(f"{k} {money(v)}" for k, v 
 With the tier: {", ".join(f"{k} {money(v)}" for k, v in tier.items())}.
 The tier's fixed cost: {", ".join(f"{k} {money(v)}" for k, v in fixed.items())}.
 
-Per message (not idle): one wake posted to the API ($1 per million) and
-{per_message_calls:.2f} origin calls of receives per message with {args.waiters} receives held on one queue
-(measured below): about ${per_message * 1e6:,.2f} per million messages over the direct route's cost.
+## Per message: the two ways a sent message arrives
+
+With `-c waitTier=grip` the API sends `POST /queues/{{queue}}/messages` (single and batch sends) through the tier: the
+send function answers the holder with the message's wake in its answer (`Mns-Wait-Wakes`), and the holder wakes its
+own held receives and relays the wake to the other tasks, so **such a send posts no wake**. What reaches a function
+without the tier (a send to the server directly, or any send without the tier's flag, where no one holds receives
+anyway), and every other event that makes a message receivable (pushes to a queue endpoint, ChangeMessageVisibility,
+rewinds, dead-letter redrives, a receiver's copy), **posts one wake** to the API's IAM wake route: an HTTP API
+request and a round trip the sending function waits for before it answers. Measured on each route with
+{args.waiters} receives held on one queue, {args.messages:,} messages sent one at a time, {args.wake_rounds} rounds
+each way, alternating (medians of the rounds; the wake posts are the holder's count of what the server posted to its
+wake route, the answered ones what it read in the origin's answers); $ per million messages over the direct
+route's own requests:
+
+{
+        md_table(
+            [
+                "route of the send",
+                "wake posts per message",
+                "wakes in answers per message",
+                "origin calls of receives per message / wasted",
+                "send to a held receive's answer p50 / p99 ms",
+                *(f"{k} $/M" for k in arrivals[ROUTES[0]]),
+                "total $/M",
+            ],
+            arrival_rows,
+        )
+    }
+
+The post's round trip, {post_p50 * 1000:.2f} ms at p50 (p99 {pct(post_seconds, 99) * 1000:.2f} ms), is the server's own
+kept-alive post to the holder's wake route over loopback, 200 posts; on AWS the post is SigV4-signed and crosses the
+HTTP API and its VPC link (not measured there), so its duration share is a lower bound. Lost: {woken["lost"]:.0f},
+received twice: {woken["received_twice"]:.0f}.
 
 ## Measured
 
@@ -565,14 +678,10 @@ Per message (not idle): one wake posted to the API ($1 per million) and
     } consumers arriving within 2 s over {QUEUES} empty queues, 10 s waits, until each is held |
 | origin calls per later idle poll | {idle["origin_calls_per_poll"]:.2f} | the same consumers, counted over {
         args.idle_seconds:.0f} s ({idle["polls"]:.0f} polls) after their first polls |
-| origin calls of receives per message, {args.waiters} receives held on one queue | {per_message_calls:.2f} | {
-        args.messages:,} messages sent in batches of 16 (direct route), median of {args.wake_rounds} rounds; lost: {
-        woken["lost"]:.0f}, received twice: {woken["received_twice"]:.0f} |
-| of which wasted (a held request asking again and finding nothing) | {wasted_per_message:.2f} | the same rounds |
-| send to a held receive's answer, p50 / p99 (ms) | {statistics.median(latencies) * 1000:.0f} / {
-        pct(latencies, 99) * 1000:.0f} | 20 sends, each to one held receive |
 
-Origin calls of the {args.wake_rounds} rounds with {args.waiters} held receives, by why they were made and what they
+Origin calls of the receives in the {2 * args.wake_rounds} rounds with {
+        args.waiters
+    } held receives (both routes; a send through the tier's own call taken out), by why they were made and what they
 got (`first`: a client's request; `woken`: a held one asked again after its wake; `reask`: a look again after a wake
 that came while the origin looked; `answered`: a claim, `held`: nothing receivable). Necessary: a claim per message (the `answered` ones) and a hold for a client's
 request that finds the queue empty (`first.held`); the other `held` ones are wasted:
@@ -584,11 +693,12 @@ ${LOGS_MONTH:.2f} a month. Doubling the origin call's duration adds ${tier["Lamb
 ## A busy queue through the tier and directly (same server, same run)
 
 The holder runs as its own process (`python -m wait_tier`), as on AWS; the machine is shared (2 cores; other work
-ran on it: load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end), so the rounds alternate and
+ran on it: load average {started_load[0]:.1f} / {started_load[1]:.1f} / {started_load[2]:.1f} at the start,
+{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end), so the rounds alternate and
 contention falls on both routes alike.
 Lifecycle: 4 producers and 4 consumers (batches of 16, 1 s waits, 1 KB bodies), {args.lifecycle:,} messages a round;
-consumers receive through the tier or directly, everything else goes directly (as on AWS, where only the receive
-route goes through the tier). Through the tier: **{ratio:.2f}** of the direct route's median
+consumers receive through the tier or directly; sends and deletes go directly in both (on AWS with the tier they go
+through it too: this compares the receive route alone). Through the tier: **{ratio:.2f}** of the direct route's median
 (round by round, each tier round against the direct round before it: {
         " ".join(f"{t / d:.2f}" for t, d in zip(rates[True], rates[False], strict=True))
     }).

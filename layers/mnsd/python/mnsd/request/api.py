@@ -58,8 +58,11 @@ def _handle(route_name: str | None, request: HttpRequest, services: Services) ->
 def through_tier(request: HttpRequest, services: Services) -> bool:
     """Whether the wait tier passed the request on: signed with its key (`contract.SIG_HEADER`; a client cannot send
     that header through the tier, and one it sends to the origin itself does not verify without the key)."""
-    token, key = request.header(contract.SIG_HEADER), services.settings.wait_tier_key
-    return token is not None and bool(key) and contract.verify(token, key, services.clock.now())
+    token = request.header(contract.SIG_HEADER)
+    if token is None:  # (a client's request: the services are not asked, the catch-all's none)
+        return False
+    key = services.settings.wait_tier_key
+    return bool(key) and contract.verify(token, key, services.clock.now())
 
 
 def _door(route_name: str | None, request: HttpRequest, request_id: str, host: str) -> Door:
