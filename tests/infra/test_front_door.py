@@ -15,7 +15,7 @@ from infra.load_balancer import ACCESS_LOG_PREFIX, LOG_DELIVERY, front_door
 from infra.stack import MnsStack
 from infra.wait_tier import HOLD_PORT
 from mnsd.ground.settings import SIGNING_CERT_URL
-from mnsd.request.listener import listener_rules
+from mnsd.request.listener import listener_rules, pattern_matches, sample_paths
 from mnsd.request.routes import ROUTES
 from mnsd.waiting.contract import READY_PATH
 from tests.support.stack import logical_id, synthesized
@@ -81,6 +81,37 @@ def test_one_rule_per_route_in_the_listeners_order_each_to_its_function(http_onl
     [listener] = template.find_resources(LISTENER).values()
     assert (listener["Properties"]["Port"], listener["Properties"]["Protocol"]) == (80, "HTTP")  # no domain: HTTP only
     assert target_of(template, listener["Properties"]["DefaultActions"]) == "not_found"
+
+
+def test_the_message_routes_are_among_the_first_10_rules_and_every_route_still_reaches_its_function(http_only) -> None:
+    _, template, _ = http_only
+    rules = sorted((r["Properties"] for r in template.find_resources(RULE).values()), key=lambda r: r["Priority"])
+    [listener] = template.find_resources(LISTENER).values()
+
+    def routed(method: str, path: str) -> tuple[int, str]:
+        """The rules ALB goes through for a request (in priority order, to the first whose conditions hold) and the
+        function it sends it to."""
+        for processed, rule in enumerate(rules, start=1):
+            conditions = {c["Field"]: c for c in rule["Conditions"]}
+            methods = conditions["http-request-method"]["HttpRequestMethodConfig"]["Values"]
+            [pattern] = conditions["path-pattern"]["PathPatternConfig"]["Values"]
+            if method in methods and pattern_matches(pattern, path):
+                return processed, target_of(template, rule["Actions"])
+        return len(rules), target_of(template, listener["Properties"]["DefaultActions"])
+
+    # send, delete and receive, single or batch (each form on the same method and path): ALB bills the rules a
+    # request goes through beyond the first 10, so none of theirs
+    processed = {method: routed(method, "/queues/q/messages") for method in ("POST", "DELETE", "GET", "PUT")}
+    assert processed == {
+        "POST": (1, "post_messages"),
+        "DELETE": (3, "delete_messages"),
+        "GET": (6, "get_messages"),
+        "PUT": (8, "put_messages"),
+    }
+    for name, route in ROUTES.items():
+        for path in sample_paths(route):
+            assert routed(route.method, path)[1] == name, (route.method, path)
+    assert routed("PATCH", "/queues/q/messages")[1] == "not_found"
 
 
 def test_elastic_load_balancing_may_invoke_each_route_function_from_its_target_group_only(http_only) -> None:

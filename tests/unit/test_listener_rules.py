@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from mnsd.request.listener import fits, listener_rules, path_pattern, rule_for
+from mnsd.request.listener import fits, listener_rules, path_pattern, pattern_matches, rule_for
 from mnsd.request.routes import ROUTES
 
 # Names a queue, topic, receiver or subscription may have that are also literal segments of other routes.
@@ -71,3 +71,51 @@ def test_alb_wildcards_take_more_than_the_route() -> None:
     )
     assert rule_for("PATCH", "/queues/q") is None
     assert rule_for("GET", "/Queues") is None  # case-sensitive, as API Gateway
+
+
+def first_rule_in_the_safe_order(method: str, path: str) -> str | None:
+    """The route the rules in their safe order (more segments first, queues before the rest: the order before the
+    message routes were moved up) send a request to."""
+
+    def order(route):
+        segments = route.path.count("/")
+        return (0 if route.path.startswith("/queues/{queue}") and segments >= 3 else 1), -segments, route.path
+
+    for route in sorted(ROUTES.values(), key=order):
+        if route.method == method and pattern_matches(path_pattern(route.path), path):
+            return route.name
+    return None
+
+
+ODD_PATHS = ["/queues/a/b/messages", "/queues/q/messages/", "/queues//messages", "/queues/q/x/y/history", "/", "//"]
+
+
+def test_every_request_goes_to_the_rule_it_went_to_before_the_message_routes_moved_up() -> None:
+    methods = sorted({route.method for route in ROUTES.values()} | {"PATCH"})
+    paths = [path for route in ROUTES.values() for path in sample_paths(route.path)] + ODD_PATHS
+    for method, path in itertools.product(methods, paths):
+        rule = rule_for(method, path)
+        assert (rule.route if rule else None) == first_rule_in_the_safe_order(method, path), (method, path)
+
+
+# The message routes (send, delete, receive, ChangeMessageVisibility; single and batch forms share each route) and the
+# rules each must follow: a rule its pattern would take requests of, and so on.
+MUST_FOLLOW = {
+    "post_messages": [],
+    "delete_messages": ["delete_receiver"],
+    "get_messages": ["get_queue_message_history", "get_receiver"],
+    "put_messages": ["put_receiver"],
+}
+
+
+def test_the_message_routes_come_first_each_after_only_the_rules_it_would_take_requests_of() -> None:
+    expected = [name for route, follows in MUST_FOLLOW.items() for name in (*follows, route)]
+    assert [rule.route for rule in listener_rules()][: len(expected)] == expected
+    # a request stops at the first rule that matches: a send goes through 1 rule, a delete 3, a receive 6
+    assert [rule_for(ROUTES[name].method, "/queues/q/messages").priority for name in MUST_FOLLOW] == [1, 3, 6, 8]
+    for route, follows in MUST_FOLLOW.items():
+        assert ROUTES[route].path == "/queues/{queue}/messages"
+        chain = [*follows, route]
+        for earlier, later in itertools.pairwise(chain):
+            pattern = path_pattern(ROUTES[later].path)
+            assert any(pattern_matches(pattern, p) for p in sample_paths(ROUTES[earlier].path)), (later, earlier)
