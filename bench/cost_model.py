@@ -77,10 +77,15 @@ RESIDENCE_HOURS = 1.0
 # With the wait tier: each receive of a busy queue is one origin call, as it is one invocation without the tier;
 # held receives asked again and finding nothing add 0.13 origin calls per message (bench/results/wait_tier.md,
 # 100 receives held on one queue), each billed ORIGIN_CALL_SECONDS at the receive route's memory and reading 0.5
-# units; and each wake the services post is one HTTP API request. The tier's own fixed cost (Fargate, about $24 a
-# month) is not per message and left out.
+# units. A wake the services post is one HTTP API request, but a request that came through the tier posts none: its
+# wakes go back in its answer (`mnsd.waiting.wakes.carried`; bench/results/wait_tier.md measured 0.00 wake posts a
+# message sent through the tier). With `-c waitTier=grip` a message's send, receive and delete all come through the
+# tier, so its life posts none (TIER_WAKE_POSTS_PER_WAKE); what is not measured here (ChangeMessageVisibility,
+# rewinds, pushes, redrives) still posts its wakes. The tier's own fixed cost (Fargate, about $24 a month) is not
+# per message and left out.
 TIER_WASTED_CALLS_PER_MESSAGE = 0.13
 TIER_READ_UNITS_PER_CALL = 0.5
+TIER_WAKE_POSTS_PER_WAKE = 0.0
 
 
 @dataclass
@@ -96,14 +101,19 @@ class Operation:
     metered_requests: int = 0
     payload_bytes: int = 0
     carried: int = 0
+    # requests by form: (a batch call, the messages it carried: sent, received or deleted; 0 a receive that found
+    # nothing), what the bytes on the wire follow (`bench.wire`)
+    forms: dict[tuple[bool, int], int] = field(default_factory=dict)
 
-    def count(self, calls: int, payload_bytes: int, carried: int = 1) -> None:
-        """One request (or invocation carrying `carried` requests) more, with its DynamoDB calls and payload."""
+    def count(self, calls: int, payload_bytes: int, carried: int = 1, messages: int = 1, batch: bool = False) -> None:
+        """One request (or invocation carrying `carried` requests) more, with its DynamoDB calls and payload, in its
+        form (a batch call or not, carrying `messages` messages)."""
         self.requests += 1
         self.carried += carried
         self.dynamodb_calls += calls
         self.payload_bytes += payload_bytes
         self.metered_requests += max(1, math.ceil(payload_bytes / HTTP_API_METERED_BYTES))
+        self.forms[(batch, messages)] = self.forms.get((batch, messages), 0) + 1
 
 
 @dataclass
@@ -111,6 +121,7 @@ class Usage:
     """What `messages` messages' lives (send, receive, delete) used."""
 
     messages: int
+    body_bytes: int = 0  # each message's body
     write_units: float = 0.0  # the table's
     index_write_units: float = 0.0  # the ready index's
     read_units: float = 0.0  # the table's and the ready index's
@@ -118,7 +129,7 @@ class Usage:
     stored_bytes: float = 0.0  # table and index bytes a message keeps while stored, overhead included
     left_bytes: float = 0.0  # bytes it leaves after its delete, until TTL removes them (its retention period)
     retention_seconds: int = 0
-    wakes: int = 0  # wakes the services would post to the wait tier
+    wakes: int = 0  # wakes the services tell the wait tier (posted without the tier, carried in answers through it)
     lost_claims: int = 0  # conditional claims that failed (another consumer took the lease or pack first)
     empty_receives: int = 0  # receives that found nothing to take
     operations: dict[str, Operation] = field(default_factory=lambda: {op: Operation() for op in MEMORY_MB})
@@ -204,7 +215,8 @@ def per_million(usage: Usage, tier: bool = False, capacity: str = "on demand") -
     if tier:
         wasted = TIER_WASTED_CALLS_PER_MESSAGE * usage.messages
         call = LAMBDA_REQUEST + ORIGIN_CALL_SECONDS * MEMORY_MB["receive"] / 1024 * LAMBDA_ARM_GB_SECOND
-        parts["wait tier"] = usage.wakes * HTTP_API_REQUEST + wasted * (call + TIER_READ_UNITS_PER_CALL * READ_UNIT)
+        posts = usage.wakes * TIER_WAKE_POSTS_PER_WAKE
+        parts["wait tier"] = posts * HTTP_API_REQUEST + wasted * (call + TIER_READ_UNITS_PER_CALL * READ_UNIT)
     return {name: usage.per_message(value) * MILLION for name, value in parts.items()}
 
 
