@@ -29,6 +29,7 @@ from typing import Any
 
 from bench import cost_model
 from bench.cost_model import HOURS_A_MONTH, MILLION, Usage
+from bench.wire import Wire
 
 GB = 1024**3
 LOGS_INGESTED_GB = 0.50
@@ -62,13 +63,15 @@ SECONDS_A_MONTH = HOURS_A_MONTH * 3600
 class Observability:
     """What the stack logs and traces, in the bench's terms: billed CloudWatch bytes per function invocation of each
     operation, per request of the HTTP API's access log, the ALB's access log entry in S3, and whether X-Ray
-    traces."""
+    traces; and what a request carries past the front door (`wire`: by side, `bench.front_door_cost.measure_wire`),
+    which an ALB bills as processed bytes."""
 
     log_bytes: Mapping[str, float]  # operation -> the function's billed bytes per invocation, the queue monitored
     tracing: bool
     unmonitored_log_bytes: Mapping[str, float] | None = None  # the same, the queue not monitored (no EMF line)
     access_log_bytes: Mapping[str, float] = field(default_factory=dict)  # the HTTP API's line per request
     alb_log_bytes: Mapping[str, float] = field(default_factory=dict)  # the ALB's entry per request, gzipped in S3
+    wire: Mapping[str, Wire] = field(default_factory=dict)  # "clients", "functions": the bytes of each request form
 
     def unmonitored(self) -> Observability:
         return replace(self, log_bytes=self.unmonitored_log_bytes or self.log_bytes)
@@ -182,16 +185,23 @@ def fixed_month(template: Mapping[str, Any], tracing: bool, sampler_memory_mb: i
     return fixed
 
 
-def provisioned_minimum_month(template: Mapping[str, Any]) -> dict[str, float]:
-    """With `-c capacity=provisioned`: what each table and global secondary index of the (so synthesized) template
-    is provisioned at before any load, auto-scaling's minimum, $ a month (the capacity a load needs above it is
-    priced per message)."""
+def provisioned_minimum_month(
+    template: Mapping[str, Any], kept: Mapping[str, tuple[float, float]] | None = None
+) -> dict[str, float]:
+    """With `-c capacity=provisioned`: what auto-scaling's minimum, the capacity each table and global secondary index
+    of the (so synthesized) template is provisioned at before any load, costs beyond the load, $ a month. `kept`:
+    the write and read capacity a steady load keeps of a table or index (named as the result is: `table {id}`,
+    `index {name} of {id}`; its units consumed / the target utilisation, priced per message): auto-scaling keeps
+    the larger of it and the minimum, so only the part of the minimum above the load is a fixed cost (all of it,
+    for a table or index without load)."""
+    kept = kept or {}
     minimum: dict[str, float] = {}
 
-    def month(throughput: Mapping[str, Any]) -> float:
+    def month(name: str, throughput: Mapping[str, Any]) -> float:
+        write, read = kept.get(name, (0.0, 0.0))
         return (
-            float(throughput["WriteCapacityUnits"]) * cost_model.PROVISIONED_WCU_HOUR
-            + float(throughput["ReadCapacityUnits"]) * cost_model.PROVISIONED_RCU_HOUR
+            max(0.0, float(throughput["WriteCapacityUnits"]) - write) * cost_model.PROVISIONED_WCU_HOUR
+            + max(0.0, float(throughput["ReadCapacityUnits"]) - read) * cost_model.PROVISIONED_RCU_HOUR
         ) * HOURS_A_MONTH
 
     for name, resource in template.get("Resources", {}).items():
@@ -199,11 +209,36 @@ def provisioned_minimum_month(template: Mapping[str, Any]) -> dict[str, float]:
             continue
         properties = resource["Properties"]
         if "ProvisionedThroughput" in properties:
-            minimum[f"table {name}"] = month(properties["ProvisionedThroughput"])
+            minimum[f"table {name}"] = month(f"table {name}", properties["ProvisionedThroughput"])
         for index in properties.get("GlobalSecondaryIndexes", []):
             if "ProvisionedThroughput" in index:
-                minimum[f"index {index['IndexName']} of {name}"] = month(index["ProvisionedThroughput"])
+                key = f"index {index['IndexName']} of {name}"
+                minimum[key] = month(key, index["ProvisionedThroughput"])
     return minimum
+
+
+def message_table_names(template: Mapping[str, Any], index: str) -> tuple[str, str]:
+    """The names `provisioned_minimum_month` gives the message table and its ready index (`index`): the table that
+    has that index."""
+    for name, resource in template.get("Resources", {}).items():
+        if resource["Type"] == "AWS::DynamoDB::Table" and any(
+            i["IndexName"] == index for i in resource["Properties"].get("GlobalSecondaryIndexes", [])
+        ):
+            return f"table {name}", f"index {index} of {name}"
+    raise LookupError(f"no table with the index {index!r}")
+
+
+def kept_capacity(usage: Usage, lifecycles_per_second: float, target: float) -> dict[str, tuple[float, float]]:
+    """The write and read capacity auto-scaling keeps for the usage's pattern at `lifecycles_per_second`, at the
+    `target` utilisation: the message table's and its ready index's (keys "table", "index")."""
+
+    def kept(units: float) -> float:
+        return usage.per_message(units) * lifecycles_per_second / target
+
+    return {
+        "table": (kept(usage.write_units), kept(usage.read_units - usage.index_read_units)),
+        "index": (kept(usage.index_write_units), kept(usage.index_read_units)),
+    }
 
 
 def queue_metrics_month(metrics_per_queue: int) -> float:

@@ -161,16 +161,22 @@ ALB_ENTRY = (
     "- - arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/mns-Targe-{group}/73e2d6bc24d8a067 "
     '"Root=1-{trace}" "-" "-" {priority} {time} "forward" "-" "-" "-" "-" "-" "-" TID_{conn}'
 )
-ALB_OPERATIONS = {  # method, path, status, received and sent bytes, listener rule priority of each operation
-    "send": ("POST", f"/queues/{QUEUE}/messages", 201, 1650, 420, 12),
-    "receive": ("GET", f"/queues/{QUEUE}/messages?waitseconds=0", 200, 560, 1900, 11),
-    "delete": ("DELETE", f"/queues/{QUEUE}/messages?ReceiptHandle={{handle}}", 204, 700, 180, 13),
+ALB_OPERATIONS = {  # method, path, status, received and sent bytes of each operation
+    "send": ("POST", f"/queues/{QUEUE}/messages", 201, 1650, 420),
+    "receive": ("GET", f"/queues/{QUEUE}/messages?waitseconds=0", 200, 560, 1900),
+    "delete": ("DELETE", f"/queues/{QUEUE}/messages?ReceiptHandle={{handle}}", 204, 700, 180),
 }
 
 
 def alb_entry(operation: str, rng: Any) -> str:
-    """One ALB access log entry of an operation's request, its ids, times, port and handle drawn from `rng`."""
-    method, path, status, received, sent, priority = ALB_OPERATIONS[operation]
+    """One ALB access log entry of an operation's request, its ids, times, port and handle drawn from `rng` (the
+    listener rule it matched, `mnsd.request.listener`'s)."""
+    from mnsd.request.listener import rule_for
+
+    method, path, status, received, sent = ALB_OPERATIONS[operation]
+    rule = rule_for(method, path.partition("?")[0])
+    assert rule is not None
+    priority = rule.priority
     seconds = rng.uniform(0, 300)
     return ALB_ENTRY.format(
         time=f"2026-12-07T17:{int(seconds // 60):02d}:{seconds % 60:09.6f}Z",

@@ -167,7 +167,11 @@ class Bench:
         self.queues.send(ACCOUNT, name, self.inputs(case.body, 1, case.fifo))  # warm, as a busy container is
         self.queues.delete(ACCOUNT, name, self.queues.receive(ACCOUNT, name, 1, 0)[0].receipt_handle)
         queue = self.queues.get_queue(ACCOUNT, name)
-        usage = Usage(messages=rounds * case.batch, retention_seconds=queue.attributes.message_retention_period)
+        usage = Usage(
+            messages=rounds * case.batch,
+            body_bytes=len(BODIES[case.body](random.Random(0))),
+            retention_seconds=queue.attributes.message_retention_period,
+        )
         self.recorder.reset()
         self.wakes.count = 0
         before = self.stored_bytes(queue.queue_id)
@@ -193,7 +197,8 @@ class Bench:
         queue_id = self.queues.get_queue(ACCOUNT, name).queue_id
         for request in cut(self.inputs(case.body, n, case.fifo), lambda m: len(m.body.encode("utf-8"))):
             # as many BatchSendMessage requests as MNS's limits need (60 KB bodies: one each)
-            self.call(usage, "send", len(request) * (size + SEND_ENVELOPE_BYTES), self.queues.send, name, request)
+            payload = len(request) * (size + SEND_ENVELOPE_BYTES)
+            self.call(usage, "send", payload, n > 1, self.queues.send, name, request)
         if stored_before is not None:
             usage.stored_bytes = (self.stored_bytes(queue_id) - stored_before) / n
         handles: list[str] = []
@@ -203,9 +208,8 @@ class Bench:
                 break
             start, want = len(self.recorder.calls), n - len(handles)
             try:
-                got = self.call(
-                    usage, "receive", want * (size + RECEIVE_ENVELOPE_BYTES), self.queues.receive, name, want, 0
-                )
+                payload = want * (size + RECEIVE_ENVELOPE_BYTES)
+                got = self.call(usage, "receive", payload, n > 1, self.queues.receive, name, want, 0)
             except errors.MessageNotExist:
                 got = []
             handles += [r.receipt_handle for r in got]
@@ -213,20 +217,33 @@ class Bench:
             only_index = only_index and bool(reads) and all(reads)
         assert len(handles) == n, f"{case}: received {len(handles)} of {n}"
         if n == 1:
-            self.call(usage, "delete", DELETE_HANDLE_BYTES, self.queues.delete, name, handles[0])
+            self.call(usage, "delete", DELETE_HANDLE_BYTES, False, self.queues.delete, name, handles[0])
         else:
-            self.call(usage, "delete", n * DELETE_HANDLE_BYTES, self.queues.batch_delete, name, handles)
+            self.call(usage, "delete", n * DELETE_HANDLE_BYTES, True, self.queues.batch_delete, name, handles)
         if stored_before is not None:
             usage.left_bytes = (self.stored_bytes(queue_id) - stored_before) / n
         return only_index
 
-    def call(self, usage: Usage, op: str, payload: int, fn: Callable[..., Any], *args: Any) -> Any:
-        """One API request of kind `op` (`fn(ACCOUNT, *args)`), its DynamoDB calls and payload counted."""
+    def call(self, usage: Usage, op: str, payload: int, batch: bool, fn: Callable[..., Any], *args: Any) -> Any:
+        """One API request of kind `op` (`fn(ACCOUNT, *args)`, a batch call or not), its DynamoDB calls, payload and
+        messages counted."""
         start = len(self.recorder.calls)
+        got: Any = None
         try:
-            return fn(ACCOUNT, *args)
+            got = fn(ACCOUNT, *args)
+            return got
         finally:
-            usage.operations[op].count(len(self.recorder.calls) - start, payload)
+            usage.operations[op].count(
+                len(self.recorder.calls) - start, payload, messages=carried_messages(op, args, got), batch=batch
+            )
+
+
+def carried_messages(op: str, args: tuple[Any, ...], got: Any) -> int:
+    """The messages a request carried: those sent, those received (0 when it found none), the handles deleted."""
+    if op == "receive":
+        return len(got) if got else 0
+    sent_or_deleted = args[1]
+    return len(sent_or_deleted) if isinstance(sent_or_deleted, list) else 1
 
 
 def cases(bodies: list[str], batches: list[int], queues: list[str]) -> list[Case]:

@@ -53,6 +53,7 @@ from bench.message_cost import (
     SEND_ENVELOPE_BYTES,
     Bench,
     Case,
+    carried_messages,
 )
 from bench.pattern_prices import (
     BACKLOG,
@@ -186,15 +187,19 @@ class Concurrent:
     def close(self) -> None:
         self.bench.close()
 
-    def request(self, run: Run, op: str, payload: int, fn: Callable[..., Any], *args: Any) -> Any:
-        """One API request, its DynamoDB calls counted (this thread's) into the run's usage (and, coalescing, as an
-        invocation of its own at the origin: the holder passes it on alone)."""
+    def request(self, run: Run, op: str, payload: int, batch: bool, fn: Callable[..., Any], *args: Any) -> Any:
+        """One API request (a batch call or not), its DynamoDB calls counted (this thread's) into the run's usage with
+        the messages it carried (and, coalescing, as an invocation of its own at the origin: the holder passes it on
+        alone)."""
         start = self.counted.mine()
+        got: Any = None
         try:
-            return fn(ACCOUNT, *args)
+            got = fn(ACCOUNT, *args)
+            return got
         finally:
             with run.lock:
-                run.usage.operations[op].count(self.counted.mine() - start, payload)
+                messages = carried_messages(op, args, got)
+                run.usage.operations[op].count(self.counted.mine() - start, payload, messages=messages, batch=batch)
                 if run.usage.origin is not None:
                     run.usage.origin[op].count(self.counted.mine() - start, payload)
 
@@ -202,9 +207,14 @@ class Concurrent:
         """One single API request through the coalescer: counted as the client's request, its DynamoDB calls in the
         batch call that carried it (`serve`)."""
         assert self.coalescer is not None
-        with run.lock:
-            run.usage.operations[op].count(0, payload)
-        return self.coalescer.call(op, name, (payload, item), lambda items: self.serve(run, op, name, items))
+        got: Any = None
+        try:
+            got = self.coalescer.call(op, name, (payload, item), lambda items: self.serve(run, op, name, items))
+            return got
+        finally:
+            took = not (got is None or isinstance(got, BaseException))
+            with run.lock:  # (a receive that found nothing carried no message)
+                run.usage.operations[op].count(0, payload, messages=int(took or op != "receive"))
 
     def serve(self, run: Run, op: str, name: str, items: list[tuple[int, Any]]) -> list[Any]:
         """A coalesced group at the origin: one invocation (alone, or the batch call), served as
@@ -229,7 +239,12 @@ class Concurrent:
             bench.queues.send(ACCOUNT, name, bench.inputs(self.body, BATCH, False))
         queue = bench.queues.get_queue(ACCOUNT, name)
         run = Run(
-            Usage(messages=self.messages, retention_seconds=queue.attributes.message_retention_period), self.messages
+            Usage(
+                messages=self.messages,
+                body_bytes=self.size,
+                retention_seconds=queue.attributes.message_retention_period,
+            ),
+            self.messages,
         )
         if pattern.coalesced:
             self.coalescer = Coalescer(bench.clock, pattern.producers + pattern.consumers)
@@ -283,11 +298,12 @@ class Concurrent:
                     result = self.coalesced(run, "send", self.size + SEND_ENVELOPE_BYTES, name, inputs[0])
                     assert result.error is None, result.error
                 elif n == 1:
-                    self.request(run, "send", self.size + SEND_ENVELOPE_BYTES, self.bench.queues.send, name, inputs)
-                else:
-                    results = self.request(
-                        run, "send", n * (self.size + SEND_ENVELOPE_BYTES), self.bench.queues.send, name, inputs
+                    self.request(
+                        run, "send", self.size + SEND_ENVELOPE_BYTES, False, self.bench.queues.send, name, inputs
                     )
+                else:
+                    payload = n * (self.size + SEND_ENVELOPE_BYTES)
+                    results = self.request(run, "send", payload, True, self.bench.queues.send, name, inputs)
                     assert all(r.error is None for r in results)
         except BaseException as error:  # noqa: BLE001 (reported by the run)
             run.errors.append(error)
@@ -325,11 +341,11 @@ class Concurrent:
         """Each message deleted by its own request (coalesced when coalescing), or all in one batch delete."""
         queues = self.bench.queues
         if not self.pattern.delete_alone:
-            self.request(run, "delete", len(handles) * DELETE_HANDLE_BYTES, queues.batch_delete, name, handles)
+            self.request(run, "delete", len(handles) * DELETE_HANDLE_BYTES, True, queues.batch_delete, name, handles)
             return
         for handle in handles:
             if self.coalescer is None:
-                self.request(run, "delete", DELETE_HANDLE_BYTES, queues.delete, name, handle)
+                self.request(run, "delete", DELETE_HANDLE_BYTES, False, queues.delete, name, handle)
                 continue
             failed = self.coalesced(run, "delete", DELETE_HANDLE_BYTES, name, handle)
             if failed is not None:
@@ -347,7 +363,8 @@ class Concurrent:
                     raise outcome
                 got = [] if outcome is None else [outcome]
             else:
-                got = self.request(run, "receive", payload, self.bench.queues.receive, name, n, 0)
+                batch = self.pattern.receive_batch > 1
+                got = self.request(run, "receive", payload, batch, self.bench.queues.receive, name, n, 0)
         except errors.MessageNotExist:
             got = []
         if not got:
@@ -392,6 +409,7 @@ def main() -> None:
 
     from bench import log_bytes
     from bench._common import use_local_aws_defaults, write_result
+    from bench.front_door_cost import measure_wire
     from bench.message_report import deployed_memory, report, stack_template
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -409,9 +427,10 @@ def main() -> None:
     )
     provisioned_template = stack_template(capacity="provisioned")
     lines = log_bytes.measure()
+    wire = measure_wire()
     observed = {
-        "the stack's": observability(LogSettings(), lines),
-        "before": observability(LogSettings.previous(), lines),
+        "the stack's": observability(LogSettings(), lines, wire),
+        "before": observability(LogSettings.previous(), lines, wire),
     }
     load = os.getloadavg()
     results = run(

@@ -113,10 +113,11 @@ def report(
         "## What was measured\n\n" + measured_table(results),
         "## Coalescing (the wait tier's door)\n\n" + coalescing(results),
         "## Lambda\n\n" + lambda_table(results),
+        "## The load balancer's capacity units\n\n" + lcu_table(results, stack),
         "## Logs per request, by front door\n\n" + logs_table(observed),
         "## Fixed a month (always on, not per message)\n\n" + fixed_table(fixed, doors, minimum),
         "## The estate: 500 queues, a million single-message lifecycles a month each\n\n"
-        + estate(results, doors, stack, fixed, minimum),
+        + estate(results, doors, stack, fixed, provisioned_template),
     ]
     return "\n\n".join(sections)
 
@@ -158,9 +159,11 @@ def capacity_note() -> str:
     return (
         "Provisioned: the capacity auto-scaling keeps under a steady load, the units consumed divided by its target "
         f"utilisation ({provisioned.target_percent} %, `infra.table_capacity.Provisioned`), the table's and the ready "
-        "index's each scaled on its own; auto-scaling's minimum "
-        f"({provisioned.min_write} WCU and {provisioned.min_read} RCU a table and an index) is a fixed cost, stated "
-        "apart (it overlaps the message table's load: an upper bound by that minimum). A load that moves faster than "
+        "index's each scaled on its own. Auto-scaling keeps at least its minimum "
+        f"({provisioned.min_write} WCU and {provisioned.min_read} RCU a table and an index): a table or index whose "
+        "load keeps more costs nothing beyond its load, and only the part of the minimum above the load is a fixed "
+        "cost, stated apart (the fixed table gives each minimum whole, an idle stack's; the estate counts the part its "
+        "load leaves unused). A load that moves faster than "
         "auto-scaling (it scales up after about two minutes above the target) is throttled and retried, or needs more "
         "headroom: these figures are a steady load's."
     )
@@ -427,27 +430,42 @@ def fixed_table(fixed: Mapping[str, float], doors: list[str], minimum: Mapping[s
     return md_table(["part", "$ a month"], rows)
 
 
+ESTATE_CONNECTIONS_A_QUEUE = 2  # a producer's and a consumer's, each kept alive (at the load balancer's door)
+
+
 def estate(
     results: Results,
     doors: list[str],
     stack: all_in.Observability,
     fixed: Mapping[str, float],
-    minimum: Mapping[str, float],
+    provisioned_template: Mapping[str, Any],
 ) -> str:
+    from mnsd.storage.dynamodb.items.layout import READY_INDEX
+
     millions = ESTATE_QUEUES * ESTATE_MESSAGES_A_QUEUE / cost_model.MILLION
+    an_hour = millions * cost_model.MILLION / cost_model.HOURS_A_MONTH
+    target = cost_model.stack_provisioning().target_percent / 100
+    names = all_in.message_table_names(provisioned_template, READY_INDEX)
     body = "1 KB incompressible"
     rows = []
+    unused: dict[str, float] = {}
     stack_fixed = sum(fixed.values())
     metrics = ESTATE_QUEUES * all_in.queue_metrics_month(METRICS_PER_QUEUE)
+    connections = ESTATE_QUEUES * ESTATE_CONNECTIONS_A_QUEUE
     for pattern in ESTATE_PATTERNS:
         usage = results.get((pattern, body))
         if usage is None:
             continue
+        kept = all_in.kept_capacity(usage, an_hour / 3600, target)
+        minimum = all_in.provisioned_minimum_month(provisioned_template, dict(zip(names, kept.values(), strict=True)))
+        unused[pattern] = sum(minimum.values())
         for door in doors:
             for capacity in CAPACITY_MODES:
                 per_message = price(usage, door, stack.unmonitored(), capacity).total * millions
                 monitored = price(usage, door, stack, capacity).total * millions
                 all_fixed = stack_fixed + sum(front_doors.fixed_month(door).values())
+                if door == "alb":
+                    all_fixed += front_doors.alb_connections_month(usage, stack.wire, an_hour, connections)
                 if capacity == "provisioned":
                     all_fixed += sum(minimum.values())
                 total = per_message + all_fixed
@@ -472,19 +490,78 @@ def estate(
             "queues",
             "front door, capacity",
             "per-message parts",
-            "fixed (stack + front door + provisioned minimum)",
+            "fixed (stack + front door + the provisioned minimum above the load)",
             "all-in a month, queues not monitored",
             "the issue's target",
             f"every queue monitored (its EMF lines, and {money(metrics)} of metrics)",
         ],
         rows,
     )
+    hour = front_doors.alb_hour(usage, stack.wire, an_hour, connections) if stack.wire else {}
+    lcu = ", ".join(f"{name} {value:,.2f}" for name, value in hour.items())
     return (
         f"{ESTATE_QUEUES} standard queues, {ESTATE_MESSAGES_A_QUEUE:,} lifecycles a month each (0.39 a second), "
         f"{body} bodies, one at a time from one client ({millions:g} million lifecycles); a queue that slow stays "
         "quiet unless its consumers fall behind. One client a queue makes one call at a time: nothing for the wait "
-        f"tier to coalesce.\n\n{table}\n\n{estate_capacity(usage, millions)}\n\n"
+        f"tier to coalesce.\n\n{table}\n\n{estate_capacity(usage, millions)} Auto-scaling's minimum beyond that "
+        "load (the tables and indexes the estate's messages do not use, and the part of the others' minimum their "
+        "load leaves unused): "
+        + ", ".join(f"{money(value)} a month {'quiet' if 'quiet' in p else 'busy'}" for p, value in unused.items())
+        + f" (the whole minimum: {money(sum(all_in.provisioned_minimum_month(provisioned_template).values()))}).\n\n"
+        f"The load balancer at the estate's rate (busy; {connections:,} connections, a producer's and a consumer's a "
+        f"queue, kept alive), LCUs an hour by dimension: {lcu}; ALB bills the largest.\n\n"
         f"MNS: **{money(mns)}** a month (requests and queue fees); SQS: {money(sqs)}."
+    )
+
+
+def lcu_table(results: Results, stack: all_in.Observability) -> str:
+    """Per pattern: the bytes the load balancer processes a message, by side, and each dimension's $ per million."""
+    if not stack.wire:
+        return "(the bytes on the wire were not measured)"
+    rows = []
+    for (pattern, body), usage in results.items():
+        carried = front_doors.processed_bytes(usage, stack.wire)
+        hours = front_doors.alb_lcu_hours(usage, stack.wire)
+        tier = usage.origin is not None
+        rows.append(
+            [
+                pattern,
+                body,
+                f"{usage.per_message(carried['clients']):,.0f} B",
+                "- (to the tier)" if tier else f"{usage.per_message(carried['functions']):,.0f} B",
+                *(money(usage.per_message(h * front_doors.ALB_LCU_HOUR) * cost_model.MILLION) for h in hours.values()),
+                f"**{money(front_doors.per_million(usage, 'alb', stack.wire))}**",
+            ]
+        )
+    wire = stack.wire["clients"]
+    forms = ", ".join(
+        f"{op} {'batch' if batch else 'single'} {wire.carried(op, batch, 1, 1024):,.0f} B"
+        for op in OPERATIONS
+        for batch in (False, True)
+    )
+    return (
+        "Bytes a message's requests and answers carry (headers included), measured per request form with the MNS "
+        "Python SDK through the local server's ALB door (`bench.front_door_cost.measure_wire`): between the client "
+        "and the load balancer, and between the load balancer and the function (the event and the answer, JSON); "
+        "with the wait tier behind it, the clients' at 1 GB an LCU-hour (the tier's tasks are IP targets; the hop to "
+        f"them not counted: ProcessedBytes names clients and Lambda functions). Between client and load balancer, a request of one 1 KB message and its answer: {forms}. Rule "
+        "evaluations: none billed (a send goes through 1 rule, a delete 3, a receive 6, of the first 10 free).\n\n"
+        + md_table(
+            [
+                "pattern",
+                "body",
+                "client - load balancer, a message",
+                "load balancer - function, a message",
+                "processed bytes, $/M",
+                "rule evaluations, $/M",
+                "alb door, $/M (the largest)",
+            ],
+            rows,
+        )
+        + '\n\nALB\'s ProcessedBytes is "HTTP header and HTTP payload" and "includes traffic to and from clients and '
+        f'Lambda functions" ({front_doors.ALB_BYTES_SOURCE}): both sides are priced. Counted on the client side alone '
+        "(should AWS bill only that), the door's figure would be the client column's share of it, under half. A "
+        "deployed stack settles it: ProcessedBytes against the access log's received and sent bytes."
     )
 
 

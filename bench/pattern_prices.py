@@ -4,12 +4,14 @@ and capacity mode, beside MNS and SQS for the same calls (`bench.message_report`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bench import all_in, cost_model, front_doors
 from bench.cost_model import Usage
 from bench.message_cost import BATCH
+from bench.wire import Wire
 from infra.observability import LogSettings
 
 INDEXED = "standard, indexed"
@@ -66,16 +68,19 @@ def price(usage: Usage, door: str, observability: all_in.Observability, capacity
     parts.pop("HTTP API")
     return Priced(
         {
-            f"front door ({door})": front_doors.per_million(usage, door),
+            f"front door ({door})": front_doors.per_million(usage, door, observability.wire),
             **parts,
             **all_in.extras(usage, observability, door),
         }
     )
 
 
-def observability(settings: LogSettings, measured: dict[str, Any] | None = None) -> all_in.Observability:
+def observability(
+    settings: LogSettings, measured: dict[str, Any] | None = None, wire: Mapping[str, Wire] | None = None
+) -> all_in.Observability:
     """The billed log bytes of each operation under `settings`: the function's per invocation, the HTTP API's
-    access log line and the ALB's entry (gzipped, in S3) per request (measured by `bench.log_bytes`)."""
+    access log line and the ALB's entry (gzipped, in S3) per request (measured by `bench.log_bytes`); and the bytes
+    each request form carries past the front door (`wire`, measured by `bench.front_door_cost.measure_wire`)."""
     from bench import log_bytes
 
     lines = measured or log_bytes.measure()
@@ -85,6 +90,7 @@ def observability(settings: LogSettings, measured: dict[str, Any] | None = None)
         {op: float(request.function_bytes(settings, monitored=False)) for op, request in lines.items()},
         {op: float(request.door_bytes(settings, "http-api")) for op, request in lines.items()},
         log_bytes.alb_gzipped_bytes(),
+        wire or {},
     )
 
 

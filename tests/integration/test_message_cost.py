@@ -167,16 +167,25 @@ def test_racing_clients_are_measured_with_their_lost_claims_and_every_request(pa
 def test_all_in_prices_every_item_and_the_front_doors_apart(patterns, log_lines):
     from bench import all_in, front_doors
     from bench.pattern_prices import observability, price
+    from bench.wire import Wire
     from infra.observability import LogSettings
 
     usage = patterns["one at a time, one client"]
-    stack = observability(LogSettings(), log_lines)
-    previous = observability(LogSettings.previous(), log_lines)
+    forms = [(op, batch) for op in ("send", "receive", "delete") for batch in (False, True)]
+    body = {form: 0.0 if form[0] == "delete" else 1.0 for form in forms}  # a delete carries no body
+    wire = {
+        side: Wire(dict.fromkeys(forms, fixed), dict.fromkeys(forms, 0.0), body, {})
+        for side, fixed in (("clients", 700.0), ("functions", 1100.0))
+    }
+    stack = observability(LogSettings(), log_lines, wire)
+    previous = observability(LogSettings.previous(), log_lines, wire)
     http = price(usage, "http-api", stack)
     alb = price(usage, "alb", stack)
     assert http.parts["front door (http-api)"] == pytest.approx(3.00)
-    # 3 requests at 40 listener rules: 30 rule evaluations each, 1,000 a second per LCU-hour of $0.008
-    assert alb.parts["front door (alb)"] == pytest.approx(3 * 30 / 1000 / 3600 * 0.008 * 1e6)
+    # every request single, carrying one message: 3 requests a message each side, the body each way it travels
+    assert all(op.forms == {(False, 1): usage.messages} for op in usage.operations.values())
+    carried = 3 * (700 + 1100) + 2 * 2 * usage.body_bytes
+    assert alb.parts["front door (alb)"] == pytest.approx(carried / 0.4e9 * 0.008 * 1e6)  # 0.4 GB an LCU-hour
     # the doors differ by their fee and their logs: the HTTP API's access log line in CloudWatch, the ALB's in S3
     assert http.parts["CloudWatch Logs"] > alb.parts["CloudWatch Logs"] > 0
     assert alb.parts["ALB access logs (S3)"] > 0 == http.parts["ALB access logs (S3)"]

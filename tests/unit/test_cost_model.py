@@ -148,6 +148,38 @@ def test_auto_scalings_minimum_is_a_fixed_monthly_cost_of_each_table_and_index()
     )
 
 
+def test_only_the_part_of_auto_scalings_minimum_above_the_load_is_a_fixed_cost():
+    """Auto-scaling keeps the larger of the load's capacity and its minimum: a table or index whose load keeps more
+    than the minimum costs nothing fixed; one whose load keeps less, the rest of the minimum; one without load, all."""
+    from bench import all_in
+
+    def table(*indexes: str) -> dict[str, object]:
+        five = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+        return {
+            "Type": "AWS::DynamoDB::Table",
+            "Properties": {
+                "ProvisionedThroughput": five,
+                "GlobalSecondaryIndexes": [{"IndexName": i, "ProvisionedThroughput": five} for i in indexes],
+            },
+        }
+
+    template = {"Resources": {"Messages": table("receivable"), "Meta": table()}}
+    names = all_in.message_table_names(template, "receivable")
+    assert names == ("table Messages", "index receivable of Messages")
+    # the table's load keeps 815 WCU and 51 RCU; the index's 3 WCU and no read
+    minimum = all_in.provisioned_minimum_month(template, dict(zip(names, [(815, 51), (3, 0)], strict=True)))
+    assert minimum == pytest.approx(
+        {
+            "table Messages": 0.0,
+            "index receivable of Messages": (2 * 0.00065 + 5 * 0.00013) * 730,
+            "table Meta": (5 * 0.00065 + 5 * 0.00013) * 730,  # no load: the whole minimum, $2.85
+        }
+    )
+    used = Usage(messages=1000, write_units=3000, index_write_units=500, read_units=900, index_read_units=200)
+    kept = all_in.kept_capacity(used, lifecycles_per_second=7, target=0.7)
+    assert kept["table"] == pytest.approx((30, 7)) and kept["index"] == pytest.approx((5, 2))
+
+
 # --- Lambda per invocation: coalesced calls ---------------------------------------------------------------------------
 
 

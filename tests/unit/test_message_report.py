@@ -9,8 +9,14 @@ from bench import all_in
 from bench.cost_model import MEMORY_MB, Usage
 from bench.cost_targets import PER_MILLION
 from bench.message_report import door_label, targets
+from bench.wire import Wire
 
-NO_LOGS = all_in.Observability({}, False)
+def wire(fixed: float) -> Wire:
+    forms = [(op, batch) for op in MEMORY_MB for batch in (False, True)]
+    return Wire(dict.fromkeys(forms, fixed), dict.fromkeys(forms, 0.0), dict.fromkeys(forms, 1.0), {})
+
+
+NO_LOGS = all_in.Observability({}, False, wire={"clients": wire(700), "functions": wire(1100)})
 
 
 def lifecycles(calls_per_request: int) -> Usage:
