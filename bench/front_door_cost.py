@@ -288,7 +288,7 @@ def main() -> None:
         + md_table(["LCU dimension, per million requests", "LCU-hours", f"at ${LCU_HOUR}/LCU-hour"], rows)
         + f"\n\nALB bills the largest dimension in each hour: **${kept_alive * LCU_HOUR:.3f} per million** requests"
         f" for these clients (${dimensions['bytes, the client side alone'] * LCU_HOUR:.3f} if only the client side "
-        f"counted; clients opening a connection a request would add nothing while the bytes stay the largest); "
+        f"counted); ${max(dimensions.values()) * LCU_HOUR:.3f} for clients opening a connection a request; "
         f"plus ${ALB_HOUR * HOURS_PER_MONTH:.2f} a month (${ALB_HOUR}/ALB-hour). API Gateway's HTTP API: "
         f"${HTTP_API_PER_MILLION:.2f} per million. Break-even: "
         f"{ALB_HOUR * HOURS_PER_MONTH / (HTTP_API_PER_MILLION - kept_alive * LCU_HOUR):.1f} million requests a month."
