@@ -367,7 +367,9 @@ def main() -> None:
 Per message, over its life (send, receive, delete), measured through the services over the DynamoDB engine on moto
 with the recording client (DynamoDB's size rules: table writes, the ready index's writes, reads); $ per million
 messages all-in (HTTP API, Lambda requests and duration, DynamoDB on demand, storage), and with the wait tier's
-share (its wakes and wasted origin calls, not its fixed cost); SQS's list price for the same traffic.
+share (its wasted origin calls; a life whose send, receive and delete come through the tier posts no wake, its
+wakes going back in the answers, bench/results/wait_tier.md; not the tier's fixed cost); SQS's list price for the
+same traffic.
 
 {summary(results)}
 
