@@ -11,6 +11,7 @@ from bench.cost_targets import PER_MILLION
 from bench.message_report import door_label, targets
 from bench.wire import Wire
 
+
 def wire(fixed: float) -> Wire:
     forms = [(op, batch) for op in MEMORY_MB for batch in (False, True)]
     return Wire(dict.fromkeys(forms, fixed), dict.fromkeys(forms, 0.0), dict.fromkeys(forms, 1.0), {})
