@@ -236,22 +236,21 @@ class MessageService:
             contended_rounds = 0
 
     def _claim_ready(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
-        with actor.recording(queue.attributes.logging_enabled):
-            return self._claim_ready_recorded(queue, count, now)
-
-    def _claim_ready_recorded(self, queue: Queue, count: int, now: float) -> tuple[list[Received], int, int | None]:
+        """One scan of the queue and its claim (the storage's writes recorded as the caller's when the queue logs):
+        what it claimed, how many candidates it saw, and the queue's next visible time."""
         now_ms = ms(now)
         store = self.messages.of(queue)
-        scan = store.scan_ready(queue.queue_id, now_ms, count)  # (its candidates: `mnsd.model.ports.candidates`)
-        candidates = kind_of(queue).candidates(scan.messages)
-        seen = len(candidates)
-        policy = queue.attributes.dlq_policy
-        if policy is not None:
-            candidates = self.dead_letters.at_receive(queue, policy, candidates, now_ms)
-        visible_at = now_ms + queue.attributes.visibility_timeout * 1000
-        claimed = scan.claim(candidates, count, now_ms, visible_at)
-        store.load_bodies(claimed)
-        return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at
+        with actor.recording(queue.attributes.logging_enabled):
+            scan = store.scan_ready(queue.queue_id, now_ms, count)  # (its candidates: `mnsd.model.ports.candidates`)
+            candidates = kind_of(queue).candidates(scan.messages)
+            seen = len(candidates)
+            policy = queue.attributes.dlq_policy
+            if policy is not None:
+                candidates = self.dead_letters.at_receive(queue, policy, candidates, now_ms)
+            visible_at = now_ms + queue.attributes.visibility_timeout * 1000
+            claimed = scan.claim(candidates, count, now_ms, visible_at)
+            store.load_bodies(claimed)
+            return [Received(m, self._handle(m)) for m in claimed], seen, scan.next_visible_at
 
     def peek(self, queue: Queue, count: int) -> list[Message]:
         store = self.messages.of(queue)

@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 import secrets
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +115,43 @@ def entry_of(message_id: str) -> Entry | None:
     slot = int(parts[1]) - 1
     stripe, rest = slot % MAX_STRIPES, slot // MAX_STRIPES - 1
     return Entry(f"{parts[0]}-{stripe + 1}-{parts[2]}-{PACK_MARK}{parts[3]}", rest % MAX_PACK, rest // MAX_PACK + 1)
+
+
+def pack_of(ref: MessageRef) -> tuple[str, str] | None:
+    """Where a message is stored when it is packed: its pack's primary key (pk, sk); None for a single message's
+    lease. "Is it packed" is decided here, from its id (`entry_of`), for every reference a caller holds."""
+    entry = entry_of(ref.message_id)
+    if entry is None:
+        return None
+    key = pack_key(ref, entry)
+    return key["pk"]["S"], key["sk"]["S"]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """References to what one item stores (`by_pack`): their places in the references given, and the item's key when
+    it is a pack (None: one single message's lease)."""
+
+    places: list[int]
+    pack: tuple[str, str] | None
+
+
+def by_pack(refs: Sequence[MessageRef]) -> list[Stored]:
+    """References (message refs of candidates, receipt handles, leases) grouped by the item that stores them: each
+    pack's entries together (in their order), each single message alone; in the order of each item's first
+    reference. The one grouping by pack of every writer of references (claims, deletes, keeps)."""
+    packs: dict[tuple[str, str], list[int]] = {}
+    stored: list[Stored] = []
+    for n, ref in enumerate(refs):
+        pack = pack_of(ref)
+        if pack is None:
+            stored.append(Stored([n], None))
+        elif pack in packs:
+            packs[pack].append(n)
+        else:
+            packs[pack] = [n]
+            stored.append(Stored(packs[pack], pack))
+    return stored
 
 
 def is_pack_key(key: str) -> bool:

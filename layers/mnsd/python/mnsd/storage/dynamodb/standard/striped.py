@@ -22,15 +22,13 @@ messages, and the packs of tables written before, are read and written as ever.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnsd.model.messages import Message, MessageRef, MessageState
-from mnsd.model.ports import Claim, ReadyScan, candidates
+from mnsd.model.messages import Message, MessageRef
+from mnsd.model.ports import ReadyScan, candidates
 from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb.items import dead_letters
 from mnsd.storage.dynamodb.items.conditions import conditional
@@ -41,16 +39,15 @@ from mnsd.storage.dynamodb.items.layout import (
     held_version,
     lease_item_key,
     message_of,
-    partition_of,
     stripe_partition,
     version_is,
     visibility_set,
 )
 from mnsd.storage.dynamodb.items.message_table import MessageTable, throttled
 from mnsd.storage.dynamodb.items.pack_writes import PackWrites
-from mnsd.storage.dynamodb.items.packs import entry_of, failed_messages, items_of, pack_key
+from mnsd.storage.dynamodb.items.packs import by_pack, failed_messages, items_of, pack_of
 from mnsd.storage.dynamodb.items.shared_bodies import share
-from mnsd.storage.dynamodb.placement.placer import IndexBuilder, Placer
+from mnsd.storage.dynamodb.placement.placer import Placer
 from mnsd.storage.dynamodb.placement.stripes import CONTENDED_SPREAD
 from mnsd.storage.dynamodb.standard import enqueued
 from mnsd.storage.dynamodb.standard.ready_index import ReadyIndex
@@ -68,7 +65,7 @@ class StripedMessageStore:
         self.pressure = placer.growth.pressure
         self.index = ReadyIndex(self.items)
         self.packs = PackWrites(client, table)
-        self.reads = StripeReads(self.items, self.index, self.packs)
+        self.reads = StripeReads(self.items, self.index, self.packs, placer, self._claim)
         self.tallies = StripeCounts(self.items, self.index)
 
     @property
@@ -139,77 +136,13 @@ class StripedMessageStore:
             return False
         return None if response is None else message_of(response["Attributes"])
 
-    def _claim_some(
-        self,
-        candidates: list[Message],
-        count: int,
-        now_ms: int,
-        visible_at: int,
-        packs: Packs | None = None,
-        crowded: frozenset[str] = frozenset(),
-    ) -> list[Message]:
-        """Claim candidates in their order until `count` are owned. A lost claim means another consumer works
-        the same page of that stripe: the rest of that stripe's candidates are left to it (the receive returns
-        what it has, or reads again), so consumers that meet on one page lose about one claim, not one each.
-        A packed candidate is claimed with the pack's other candidates it has room for, in one write (`packs`: the
-        packs its scan read; one it did not, read now); so that packs do not crowd out the single messages among the
-        first `count` candidates (what the caller would have), those are claimed first. A single message of a stripe
-        whose read met a crowd of held entries (`crowded`: partitions, `stripe_reads`) is claimed moving `w`."""
-        claimed: list[Message] = []
-        lost: dict[str, int] = {}
-        left: set[str] = set()  # stripes (partitions) where a claim was lost
-        taken: set[str] = set()
-        window = [c for c in candidates if c.state_at(now_ms) is MessageState.ACTIVE][:count]
-        singles = [c for c in window if entry_of(c.message_id) is None]
-        first = {id(c) for c in singles}
-        for candidate in [*singles, *(c for c in candidates if id(c) not in first)]:
-            if len(claimed) >= count:
-                break
-            active = candidate.state_at(now_ms) is MessageState.ACTIVE
-            if partition_of(candidate.ref) in left or not active or candidate.message_id in taken:
-                continue
-            outcome: list[Message] | None | bool
-            if entry_of(candidate.message_id) is None:
-                single = self._claim(candidate, now_ms, visible_at, partition_of(candidate.ref) in crowded)
-                outcome = [single] if isinstance(single, Message) else single
-            else:
-                siblings = [m for m in candidates if _same_pack(m, candidate) and m.message_id not in taken]
-                siblings = [m for m in siblings if m.state_at(now_ms) is MessageState.ACTIVE][: count - len(claimed)]
-                taken.update(m.message_id for m in siblings)
-                outcome = self._claim_packed(siblings, now_ms, visible_at, packs or {}) or None
-            if isinstance(outcome, list):
-                claimed += outcome
-            elif outcome is None:
-                lost[candidate.queue_id] = lost.get(candidate.queue_id, 0) + 1
-                left.add(partition_of(candidate.ref))
-        for queue_id in {m.queue_id for m in candidates}:
-            won = sum(1 for m in claimed if m.queue_id == queue_id)
-            self.pressure.claims(queue_id, won, lost.get(queue_id, 0))
-        return claimed
-
-    def _claim_packed(self, taken: list[Message], now_ms: int, visible_at: int, packs: Packs) -> list[Message]:
-        """Entries of one pack claimed in one write (`PackWrites.claim`), the pack as the scan read it."""
-        first = taken[0]
-        entry = entry_of(first.message_id)
-        assert entry is not None
-        key = pack_key(first.ref, entry)
-        pack = packs.get((key["pk"]["S"], key["sk"]["S"])) or self.packs.read(first.ref)
-        if pack is None:
-            return []
-        try:
-            return self.packs.claim(pack, taken, now_ms, visible_at, self._indexing(first.queue_id))
-        except ClientError as exc:
-            if not throttled(exc):
-                raise
-            self.pressure.throttled(first.queue_id)
-            return []
-
     def delete_many(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         """Delete each message whose lease is still the one a receipt handle names (`Message.held_by`): a pack's
         together (`PackWrites.delete`)."""
         done = [False] * len(leases)
-        for numbers, packed in _by_pack(leases):
-            if packed:
+        for stored in by_pack([ref for ref, _ in leases]):
+            numbers = stored.places
+            if stored.pack is not None:
                 outcomes = self.packs.delete([leases[n] for n in numbers], now_ms)
             else:
                 deletes = (held_lease(self.table, *leases[n], now_ms) for n in numbers)
@@ -220,7 +153,7 @@ class StripedMessageStore:
 
     def change_visibility(self, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> bool:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
-        if entry_of(ref.message_id) is not None:
+        if pack_of(ref) is not None:
             return self.packs.retime(ref, version, now_ms, visible_at, self._indexing(ref.queue_id))
         request = held_lease(self.table, ref, version, now_ms)
         who, named = actor_set()
@@ -243,11 +176,7 @@ class StripedMessageStore:
         placement = self.placer.of(queue_id)
         page = wanted * CONTENDED_SPREAD if self.placer.growth.contended(queue_id) else wanted
         found = self.reads.scan(queue_id, now_ms, page, placement.read_spread(now_ms), count)
-        seen = len(found.messages)
-        scan = _ReceiveScan(queue_id, seen, seen < wanted, found.wasted)
-        claim = functools.partial(self._claim_some, packs=found.packs, crowded=found.crowded)
-        claims = _ReceiveClaims(claim, self.placer, self.index.build, scan)
-        return ReadyScan(found.messages, found.next_visible_at, claimer=claims)
+        return ReadyScan(found.messages, found.next_visible_at, claimer=found.claim)
 
     def peek_ready(self, queue_id: str, now_ms: int, wanted: int) -> list[Message]:
         """Up to `wanted` Active, unexpired messages from every stripe (their leases only)."""
@@ -274,9 +203,10 @@ class StripedMessageStore:
 
     def delete_keeping(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         done = [False] * len(leases)
-        for numbers, packed in _by_pack(leases):
+        for stored in by_pack([ref for ref, _ in leases]):
+            numbers = stored.places
             chosen = [leases[n] for n in numbers]
-            if packed:
+            if stored.pack is not None:
                 outcomes = [self.packs.keep(ref, version, now_ms) for ref, version in chosen]
             else:
                 outcomes = dead_letters.delete_keeping(self.client, self.table, chosen, now_ms)
@@ -320,60 +250,5 @@ class StripedMessageStore:
         return [m for m in found if m.body is not None], cursor  # (a body gone since: its message was deleted)
 
 
-class _ReceiveClaims:
-    """A receive's claim of what its scan found, and then the placement work the receive leaves
-    (`Placer.received`: growth, the ready index turned on or built a step), done once, after the first claim."""
-
-    def __init__(self, claim: Claim, placer: Placer, build: IndexBuilder, scan: _ReceiveScan) -> None:
-        self.claim = claim
-        self.placer = placer
-        self.build = build
-        self.scan: _ReceiveScan | None = scan
-
-    def __call__(self, candidates: list[Message], count: int, now_ms: int, visible_at: int) -> list[Message]:
-        claimed = self.claim(candidates, count, now_ms, visible_at)
-        scan, self.scan = self.scan, None
-        if scan is not None:
-            self.placer.received(scan.queue_id, scan.seen, scan.scarce, scan.wasted, self.build)
-        return claimed
-
-
-@dataclass(frozen=True)
-class _ReceiveScan:
-    """What a receive's scan saw, for the placement work after its claims (`Placer.received`)."""
-
-    queue_id: str
-    seen: int
-    scarce: bool  # fewer candidates than it looked for
-    wasted: int
-
-
 def _partitions(queue_id: str, stripes: int) -> list[str]:
     return [stripe_partition(queue_id, stripe) for stripe in range(stripes)]
-
-
-Packs = dict[tuple[str, str], Item]  # packs a scan read, by (pk, sk)
-
-
-def _same_pack(message: Message, other: Message) -> bool:
-    entry, theirs = entry_of(message.message_id), entry_of(other.message_id)
-    return (
-        entry is not None
-        and theirs is not None
-        and entry.pack == theirs.pack
-        and message.ref.key[:16] == other.ref.key[:16]
-        and message.queue_id == other.queue_id
-    )
-
-
-def _by_pack(leases: list[tuple[MessageRef, int]]) -> list[tuple[list[int], bool]]:
-    """The places of `leases` by the item that stores them: each pack's together (True), the single ones (False)."""
-    groups: dict[tuple[str, str, str], list[int]] = {}
-    singles: list[int] = []
-    for n, (ref, _) in enumerate(leases):
-        entry = entry_of(ref.message_id)
-        if entry is None:
-            singles.append(n)
-        else:
-            groups.setdefault((ref.queue_id, ref.key[:16], entry.pack), []).append(n)
-    return [*((numbers, True) for numbers in groups.values()), *([(singles, False)] if singles else [])]
