@@ -55,7 +55,16 @@ from mnsd.storage.dynamodb.items.pack_writes import (
     removed_entries,
     retiming,
 )
-from mnsd.storage.dynamodb.items.packs import MAX_PACK, entries, entry_of, indexes_of, pack_ids, pack_key
+from mnsd.storage.dynamodb.items.packs import (
+    MAX_PACK,
+    Stored,
+    by_pack,
+    entries,
+    entry_of,
+    indexes_of,
+    pack_ids,
+    pack_of,
+)
 
 
 def packed_ids(ids: list[str], groups: Sequence[str], now_ms: int) -> list[str]:
@@ -95,23 +104,15 @@ def _claim_lease(table: str, before: Message, after: Message, now_ms: int) -> It
 
 def claim_writes(table: str, run: list[Message], after: list[Message], now_ms: int) -> list[Item]:
     """A claim transaction's writes of a run's messages (as observed: `run`; as claimed: `after`): each single
-    lease's, and one a pack for its entries in the run."""
-    writes: list[Item] = []
-    packs: dict[str, list[Message]] = {}
-    for before, claimed in zip(run, after, strict=True):
-        entry = entry_of(before.message_id)
-        if entry is None:
-            writes.append(_claim_lease(table, before, claimed, now_ms))
-        else:
-            packs.setdefault(entry.pack, []).append(before)
-    for taken in packs.values():
-        sets, conditions, values = claim_entries(taken)
+    lease's, and one a pack for its entries in the run (`packs.by_pack`)."""
+    stored = by_pack([m.ref for m in run])
+    writes = [_claim_lease(table, run[s.places[0]], after[s.places[0]], now_ms) for s in stored if s.pack is None]
+    for pack in (s for s in stored if s.pack is not None):
+        sets, conditions, values = claim_entries([run[n] for n in pack.places])
         values.update(numbers(vis=after[0].visible_at, now=now_ms, now_s=now_ms // 1000, one=1))
-        entry = entry_of(taken[0].message_id)
-        assert entry is not None
         update = {
             "TableName": table,
-            "Key": pack_key(taken[0].ref, entry),
+            "Key": _item_key(pack),
             "UpdateExpression": "SET " + ", ".join(sets),
             "ConditionExpression": " AND ".join(["x > :now_s", *conditions]),
             "ExpressionAttributeValues": values,
@@ -122,25 +123,28 @@ def claim_writes(table: str, run: list[Message], after: list[Message], now_ms: i
 
 def delete_writes(table: str, leases: list[tuple[MessageRef, int]], now_ms: int, kept: bool) -> list[Item]:
     """A delete transaction's writes of held leases of one group (distinct), deleted or `kept` for rewind: each
-    single lease's, one a pack for its entries."""
+    single lease's, one a pack for its entries (`packs.by_pack`)."""
     writes: list[Item] = []
-    packs: dict[str, list[tuple[MessageRef, int]]] = {}
-    for ref, version in leases:
-        entry = entry_of(ref.message_id)
-        if entry is not None:
-            packs.setdefault(entry.pack, []).append((ref, version))
-        elif kept:
+    stored = by_pack([ref for ref, _ in leases])
+    for ref, version in (leases[s.places[0]] for s in stored if s.pack is None):
+        if kept:
             writes.append({"Update": keep_held_lease(table, ref, version, now_ms)})
         else:
             writes.append({"Delete": held_lease(table, ref, version, now_ms)})
-    for members in packs.values():
+    for pack in (s for s in stored if s.pack is not None):
+        members = [leases[n] for n in pack.places]
         writes.append(keeping(table, members, now_ms) if kept else deletion(table, members, now_ms))
     return writes
 
 
+def _item_key(stored: Stored) -> Item:
+    assert stored.pack is not None
+    return {"pk": {"S": stored.pack[0]}, "sk": {"S": stored.pack[1]}}
+
+
 def retime_request(table: str, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> Item:
     """The UpdateItem request re-timing a held lease (a single one, or a pack's entry)."""
-    if entry_of(ref.message_id) is not None:
+    if pack_of(ref) is not None:
         return retiming(table, ref, version, now_ms, visible_at)
     lease = held_lease(table, ref, version, now_ms)
     who, named = actor_set()

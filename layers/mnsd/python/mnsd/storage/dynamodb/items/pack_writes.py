@@ -24,7 +24,16 @@ from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.items.conditions import conditional
 from mnsd.storage.dynamodb.items.dead_letters import REWOUND
 from mnsd.storage.dynamodb.items.layout import MOVED_ATTRIBUTE, Item, actor_set, message_of, number, visibility_set
-from mnsd.storage.dynamodb.items.packs import ENTRY_ATTRIBUTES, SIZE, Entry, entries, entry_of, indexes_of, pack_key
+from mnsd.storage.dynamodb.items.packs import (
+    ENTRY_ATTRIBUTES,
+    SIZE,
+    Entry,
+    entries,
+    entry_of,
+    indexes_of,
+    pack_key,
+    pack_of,
+)
 
 _KEPT = {":kept": {"BOOL": True}}
 
@@ -233,7 +242,7 @@ class PackWrites:
         """A transaction's write removing an Active entry as observed (a move: dead-lettering, redrive); None for a
         message that is not packed (its lease's Delete, `dead_letters.move`, removes it). A logging queue's `mark`
         (`dead_letters.moved_mark`) stays on the pack as `t{n}`: its stream tells the move (`changes.pack_records`)."""
-        if entry_of(source.message_id) is None:
+        if pack_of(source.ref) is None:
             return None
         n = _entry(source.message_id).index
         values = {":ver": _n(source.version), ":now": _n(now_ms), ":now_s": _n(now_ms // 1000)}
