@@ -5,7 +5,7 @@ depends on the queue's `placement.Spread`:
 - a quiet queue's stripe (its writes do not keep the ready index): the leases in queue order from the
   table, in flight and delayed ones included, as many as it takes to find enough (on a stripe deeper than a
   page, mostly from a random point of its ready leases, as from the index: `_plain_ready`). The scan reports how many
-  it read in vain (`StripeScan.wasted`): too many, and the store turns the index on (`placer.Placer.received`).
+  it read in vain (`StripeScan.wasted`): too many, and its claim turns the index on (`placer.Placer.received`).
 - an indexing queue's stripe: the ready index (`pk = stripe AND w <= now`, a small page; on a stripe deeper
   than a page, mostly from a random point down, so concurrent consumers read different pages:
   `stripe_spans.StripeSpans.window`). A receive reads no delayed lease, nor one in flight whose claim moved its `w`

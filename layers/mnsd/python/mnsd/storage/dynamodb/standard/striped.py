@@ -5,7 +5,9 @@ A queue's messages spread over its stripes (partitions): a send writes each mess
 receive reads stripes in turn (`stripe_reads`: how, and the container's hints that steer it, `stripe_spans`). Where
 they go and how a stripe is read follow the queue's `placement.Spread`, which the store keeps itself
 (`placer.Placer`: growth with the load it sees, the ready index turned on and built, `ready_index`). A receive's
-scan binds, into the `ReadyScan` it returns, the placement work its claims are followed by (`_ReceiveClaims`).
+scan is its claim (`stripe_reads.StripeScan.claim`, bound into the `ReadyScan` it returns): it claims what it read,
+a single lease through this store's `_claim`, a pack's entries through `PackWrites.claim`, then does the placement
+work the receive leaves.
 
 A claim is a conditional UpdateItem of the lease (`version` as observed, visible and unexpired), so two consumers
 can never own one message; the index is eventually consistent on AWS, and a stale candidate just fails its claim.
@@ -170,8 +172,8 @@ class StripedMessageStore:
         """A receive's `candidates(count)` Active, unexpired messages (from the index, their leases only: `load_bodies`
         reads the rest), by priority then position among those read (`StripeReads.scan`): the stripes of the send
         width a minute ago (`Placement.read_spread`) besides its sweeps, until it has `count`, a page
-        `CONTENDED_SPREAD` times wider while this container's receives of the queue lose many claims; its claim
-        followed by the placement work the receive leaves (`_ReceiveClaims`)."""
+        `CONTENDED_SPREAD` times wider while this container's receives of the queue lose many claims; claimed through
+        the scan itself (`StripeScan.claim`), which then does the placement work the receive leaves."""
         wanted = candidates(count)
         placement = self.placer.of(queue_id)
         page = wanted * CONTENDED_SPREAD if self.placer.growth.contended(queue_id) else wanted
