@@ -39,41 +39,46 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pynamodb.expressions.condition import Condition
+
 from mnsd.model import fifo
-from mnsd.storage.dynamodb.items.layout import Item, group_partition, number
+from mnsd.storage.dynamodb.items.groups import (
+    GROUP,
+    GROUP_STATE,
+    HOME,
+    GroupItem,
+    HomeItem,
+    delete_request,
+    directory_partition,
+    group_key,
+    group_of,
+    hold_attribute,
+    hold_of,
+    home_item,
+    home_key,
+    home_of,
+    moved_item,
+    put_request,
+    query_request,
+    sort_key,
+)
+from mnsd.storage.dynamodb.items.layout import Item, group_partition
 from mnsd.storage.dynamodb.placement.placement import Placement
+
+__all__ = ["GROUP", "HOME", "directory_partition", "group_key", "hold_attribute", "home_key"]
 
 MIN_DIRECTORY_WIDTH = 8  # the fewest directory partitions of a FIFO queue (and those of group items older than homes)
 DIRECTORY_PER_STRIPE = 1  # directory partitions per stripe of the queue's placement (see `GroupDirectory.width`)
-GROUP = "G"
-HOLD = "t_"  # a group item's hold: `t_{position}`, the next visible time of that message of its run in flight
-_DIGITS = string.digits + string.ascii_letters
-_BASE = len(_DIGITS)
-HOME = "#H"  # the sort key of a group's home item, in the group's partition (before its leases)
 _DIRECTORY_PAGE = 100  # group items a receive reads per Query
 _START_CHARACTERS = string.printable[:94]  # where a shuffled read may start (`G` + one)
 _REMEMBERED = 100_000  # homes a container remembers (then it starts afresh)
-# A group item's attributes besides its key and its hold (`fifo_groups`' module docstring; `i`: its home's). A move is
-# conditioned on them as read: its hold changes only with `c`.
-_STATE = "nqohcpkxi"
+_WHOLE, _FROM, _UP_TO = "whole", "from", "up to"  # the parts a directory partition is read in (`_ranges`)
 
 
 class Placements(Protocol):
     """Where the queue's placement is read (`placer.Placer`)."""
 
     def of(self, queue_id: str) -> Placement: ...
-
-
-def directory_partition(queue_id: str, d: int) -> str:
-    return f"{queue_id}#D{d}"
-
-
-def group_item_key(queue_id: str, group: str, d: int) -> Item:
-    return {"pk": {"S": directory_partition(queue_id, d)}, "sk": {"S": GROUP + group}}
-
-
-def home_key(queue_id: str, group: str) -> Item:
-    return {"pk": {"S": group_partition(queue_id, group)}, "sk": {"S": HOME}}
 
 
 def home_for(group: str, width: int) -> int:
@@ -94,35 +99,6 @@ class Home:
     token: str
 
 
-def hold_attribute(position: int) -> str:
-    """The group item's attribute holding the next visible time of its run's message at `position` (`fifo.Hold`):
-    `t_` and the position in base 62 (short: a group item is read on every receive that meets it)."""
-    digits = []
-    while True:
-        position, digit = divmod(position, _BASE)
-        digits.append(_DIGITS[digit])
-        if not position:
-            return HOLD + "".join(reversed(digits))
-
-
-def hold_value(position: int, visible_at: int) -> Item:
-    """What a hold attribute stores: the message's next visible time less its position (a few digits: a position is
-    about its send's time in ms)."""
-    return {"N": str(visible_at - position)}
-
-
-def hold_of(item: Item) -> fifo.Hold:
-    """The hold a group item records (its `hold_attribute`s)."""
-    leases = {}
-    for name, value in item.items():
-        if name.startswith(HOLD):
-            position = 0
-            for digit in name[len(HOLD) :]:
-                position = position * _BASE + _DIGITS.index(digit)
-            leases[position] = int(value["N"]) + position
-    return fifo.Hold(leases)
-
-
 @dataclass(frozen=True)
 class GroupState:
     """A group item as read: its group, its directory partition, its state, and the item itself (a move copies it)."""
@@ -138,13 +114,15 @@ class GroupState:
     token: str  # i ("": from before homes)
     item: Item = field(compare=False, repr=False)
     former_until: int = 0  # h, while o > 0: the hold of a run claimed before holds were kept per message
+    former: int = 0  # o: how many that run held
 
     @classmethod
     def of(cls, item: Item) -> GroupState:
-        queue_id, d = item["pk"]["S"].rsplit("#D", 1)
-        q, o, h, c, p, k = (number(item, name) or 0 for name in "qohcpk")
-        token = str(item.get("i", {}).get("S", ""))
-        return cls(queue_id, item["sk"]["S"][1:], int(d), q, hold_of(item), c, p, k, token, item, h if o > 0 else 0)
+        read = group_of(item)
+        queue_id, d = read.pk.rsplit("#D", 1)
+        q, o, h, c, p, k = (int(value or 0) for value in (read.q, read.o, read.h, read.c, read.p, read.k))
+        hold = fifo.Hold(hold_of(item))
+        return cls(queue_id, read.sk[1:], int(d), q, hold, c, p, k, read.i or "", item, h if o > 0 else 0, o)
 
     def held(self, now_ms: int) -> bool:
         return self.hold.held(now_ms) or self.former_until > now_ms or self.paused_until > now_ms
@@ -155,7 +133,7 @@ class GroupState:
 
     def in_flight(self, now_ms: int) -> int:
         """How many of its messages are hidden now (a run from before per-message holds: as it counted them)."""
-        former = number(self.item, "o") or 0 if self.former_until > now_ms else 0
+        former = self.former if self.former_until > now_ms else 0
         return self.hold.hidden(now_ms) + former
 
     def forgettable(self, now_ms: int) -> bool:
@@ -212,13 +190,14 @@ class GroupDirectory:
     def locate(self, queue_id: str, group: str) -> Home | None:
         """The group's home as stored now (consistent reads): its home item's; with none, the place of a group item
         from before homes if one is there; else None (no group item)."""
-        legacy = group_item_key(queue_id, group, home_for(group, MIN_DIRECTORY_WIDTH))
+        legacy = group_key(queue_id, group, home_for(group, MIN_DIRECTORY_WIDTH))
         keys = [home_key(queue_id, group), legacy]
         response = self.client.batch_get_item(RequestItems={self.table: {"Keys": keys, "ConsistentRead": True}})
-        found = {item["sk"]["S"]: item for item in response.get("Responses", {}).get(self.table, [])}
+        found = {sort_key(item): item for item in response.get("Responses", {}).get(self.table, [])}
         home = found.get(HOME)
         if home is not None:
-            located = Home(int(home["d"]["N"]), str(home["i"]["S"]))
+            read = home_of(home)
+            located = Home(int(read.d), read.i)
         elif GROUP + group in found:
             located = Home(GroupState.of(found[GROUP + group]).home, "")
         else:
@@ -227,43 +206,28 @@ class GroupDirectory:
         self.remember(queue_id, group, located.d)
         return located
 
-    def create_items(self, queue_id: str, group: str, seen: Home | None, state: Item) -> tuple[int, list[Item]]:
+    def create_items(self, queue_id: str, group: str, seen: Home | None, state: GroupItem) -> tuple[int, list[Item]]:
         """Where a new group item goes and the transaction creating it with its home: `state` its attributes; the
         home put if there is none, or (`seen`) if it is still the one whose group item was found gone."""
         d = home_for(group, self.width(queue_id))
         token = _token()
-        home_condition: Item = {"ConditionExpression": "attribute_not_exists(pk)"}
+        home_condition: Condition = HomeItem.pk.does_not_exist()
         if seen is not None and seen.token:
-            home_condition = {
-                "ConditionExpression": "i = :i",
-                "ExpressionAttributeValues": {":i": {"S": seen.token}},
-            }
-        home = {"Item": {**home_key(queue_id, group), "d": {"N": str(d)}, "i": {"S": token}}, **home_condition}
-        item = {**group_item_key(queue_id, group, d), **state, "i": {"S": token}}
+            home_condition = HomeItem.i == seen.token
+        state.pk, state.sk, state.i = directory_partition(queue_id, d), GROUP + group, token
+        item = state.serialize(null_check=False)
         return d, [
-            {"Put": {"TableName": self.table, **home}},
-            {"Put": {"TableName": self.table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}},
+            {"Put": put_request(self.table, home_item(queue_id, group, d, token), home_condition)},
+            {"Put": put_request(self.table, item, GroupItem.pk.does_not_exist())},
         ]
 
-    def forget_items(self, group: GroupState, condition: str, values: Item) -> list[Item]:
+    def forget_items(self, group: GroupState, condition: Condition) -> list[Item]:
         """The deletes forgetting a group, in turn: its group item (if `condition` holds), then its home if it is still
         the item's (a group item from before homes has none)."""
-        delete = {
-            "Delete": {
-                "TableName": self.table,
-                "Key": group_item_key(group.queue_id, group.name, group.home),
-                "ConditionExpression": condition,
-                "ExpressionAttributeValues": values,
-            }
-        }
+        delete = {"Delete": delete_request(self.table, group_key(group.queue_id, group.name, group.home), condition)}
         if not group.token:
             return [delete]
-        home = {
-            "TableName": self.table,
-            "Key": home_key(group.queue_id, group.name),
-            "ConditionExpression": "i = :i",
-            "ExpressionAttributeValues": {":i": {"S": group.token}},
-        }
+        home = delete_request(self.table, home_key(group.queue_id, group.name), HomeItem.i == group.token)
         return [delete, {"Delete": home}]
 
     def misplaced(self, group: GroupState) -> int | None:
@@ -276,26 +240,21 @@ class GroupDirectory:
         attribute is still as read, put at `d`, and its home re-pointed if still as read (made, for a group item from
         before homes)."""
         token = _token()
-        names = [name for name in _STATE if name in group.item]
-        condition = " AND ".join(
-            [f"{name} = :{name}" for name in names] + [f"attribute_not_exists({n})" for n in _STATE if n not in names]
-        )
-        delete = {
-            "TableName": self.table,
-            "Key": group_item_key(group.queue_id, group.name, group.home),
-            "ConditionExpression": condition,
-            "ExpressionAttributeValues": {f":{name}": group.item[name] for name in names},
-        }
-        moved = {**group.item, **group_item_key(group.queue_id, group.name, d), "i": {"S": token}}
-        put = {"TableName": self.table, "Item": moved, "ConditionExpression": "attribute_not_exists(pk)"}
-        home: Item = {
-            "TableName": self.table,
-            "Item": {**home_key(group.queue_id, group.name), "d": {"N": str(d)}, "i": {"S": token}},
-            "ConditionExpression": "attribute_not_exists(pk)",
-        }
-        if group.token:
-            home["ConditionExpression"] = "i = :i"
-            home["ExpressionAttributeValues"] = {":i": {"S": group.token}}
+        read = group_of(group.item)
+        conditions = [
+            attribute == getattr(read, attribute.attr_name)
+            if attribute.attr_name in group.item
+            else attribute.does_not_exist()
+            for attribute in GROUP_STATE
+        ]
+        as_read: Condition = conditions[0]
+        for condition in conditions[1:]:
+            as_read &= condition
+        delete = delete_request(self.table, group_key(group.queue_id, group.name, group.home), as_read)
+        moved = moved_item(group.item, directory_partition(group.queue_id, d), GROUP + group.name, token)
+        put = put_request(self.table, moved, GroupItem.pk.does_not_exist())
+        home_condition = HomeItem.i == group.token if group.token else HomeItem.pk.does_not_exist()
+        home = put_request(self.table, home_item(group.queue_id, group.name, d, token), home_condition)
         return GroupState.of(moved), [{"Delete": delete}, {"Put": put}, {"Put": home}]
 
     # --- reads ----------------------------------------------------------------------------------
@@ -310,37 +269,33 @@ class GroupDirectory:
             directories = directories[first:] + directories[:first]
         budget = [pages]
         for partition in directories:
-            for condition, values in self._ranges(partition, shuffled):
-                for item in self._pages(partition, condition, values, budget):
-                    if not (condition.startswith("sk BETWEEN") and item["sk"] == values[":s"]):  # (read already)
+            for part, condition, start in self._ranges(partition, shuffled):
+                for item in self._pages(partition, part, condition, budget):
+                    if not (part == _UP_TO and sort_key(item) == start):  # (read already)
                         yield GroupState.of(item)
 
-    def _ranges(self, partition: str, shuffled: bool) -> list[tuple[str, Item]]:
-        """How to read a directory partition: whole, or from a random group on, then up to it."""
+    def _ranges(self, partition: str, shuffled: bool) -> list[tuple[str, Condition, str]]:
+        """How to read a directory partition (each part: which, its sort key condition, where it starts): whole, or
+        from a random group on, then up to it."""
         if not (shuffled and partition in self._deep):
-            return [("begins_with(sk, :g)", {":g": {"S": GROUP}})]
-        start = {":s": {"S": GROUP + random.choice(_START_CHARACTERS)}}
-        return [("sk >= :s", start), ("sk BETWEEN :g AND :s", {":g": {"S": GROUP}, **start})]
+            return [(_WHOLE, GroupItem.sk.startswith(GROUP), GROUP)]
+        start = GROUP + random.choice(_START_CHARACTERS)
+        return [(_FROM, GroupItem.sk >= start, start), (_UP_TO, GroupItem.sk.between(GROUP, start), start)]
 
-    def _pages(self, partition: str, condition: str, values: Item, budget: list[int | None]) -> Iterator[Item]:
+    def _pages(self, partition: str, part: str, condition: Condition, budget: list[int | None]) -> Iterator[Item]:
         """The group items of one range of a directory partition, while `budget[0]` Queries remain (None: any)."""
         after: Item | None = None
         first = True
         while budget[0] is None or budget[0] > 0:
             kwargs: dict[str, Any] = {"ExclusiveStartKey": after} if after else {}
-            response = self.client.query(
-                TableName=self.table,
-                KeyConditionExpression=f"pk = :p AND {condition}",
-                ExpressionAttributeValues={":p": {"S": partition}, **values},
-                Limit=_DIRECTORY_PAGE,
-                **kwargs,
-            )
+            keys = (GroupItem.pk == partition) & condition
+            response = self.client.query(**query_request(self.table, keys, Limit=_DIRECTORY_PAGE, **kwargs))
             items, after = list(response["Items"]), response.get("LastEvaluatedKey")
             if budget[0] is not None:
                 budget[0] -= 1
             if after is not None:
                 self._deep.add(partition)
-            elif first and condition.startswith("begins_with"):
+            elif first and part == _WHOLE:
                 self._deep.discard(partition)
             first = False
             yield from items
@@ -349,6 +304,6 @@ class GroupDirectory:
 
     def read(self, queue_id: str, group: str, d: int) -> GroupState | None:
         """A group item read at `d` (consistently: a claim relies on it)."""
-        key = group_item_key(queue_id, group, d)
+        key = group_key(queue_id, group, d)
         item = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True)
         return GroupState.of(item["Item"]) if "Item" in item else None

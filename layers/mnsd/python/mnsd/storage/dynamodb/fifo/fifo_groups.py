@@ -70,16 +70,20 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
+
 from mnsd.model import fifo
 from mnsd.model.messages import Message, MessageRef, MessageState
 from mnsd.model.ports import ReadyScan, candidates
 from mnsd.model.queues import Backlog, QueueCounts
 from mnsd.storage.dynamodb.fifo import group_packs, group_reads, group_rewind
-from mnsd.storage.dynamodb.fifo.directory import MIN_DIRECTORY_WIDTH, GroupDirectory, hold_attribute, hold_value
-from mnsd.storage.dynamodb.fifo.group_reads import UNPAUSED, Head, Heads
-from mnsd.storage.dynamodb.fifo.group_writes import GroupWrites, numbers
+from mnsd.storage.dynamodb.fifo.directory import MIN_DIRECTORY_WIDTH, GroupDirectory
+from mnsd.storage.dynamodb.fifo.group_reads import Head, Heads, unpaused
+from mnsd.storage.dynamodb.fifo.group_writes import GroupWrites
 from mnsd.storage.dynamodb.items import dead_letters
 from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.groups import GroupItem, held, hold
 from mnsd.storage.dynamodb.items.layout import Item
 from mnsd.storage.dynamodb.items.message_table import MessageTable
 from mnsd.storage.dynamodb.items.pack_writes import PackWrites
@@ -92,16 +96,15 @@ __all__ = ["MIN_DIRECTORY_WIDTH", "FifoGroups"]
 _RUN_DELETE_LIMIT = 50  # leases one delete transaction takes at most (DynamoDB: 100 items a transaction)
 
 
-def _claimed(head: Head, run: list[Message], now_ms: int) -> tuple[str, Item, str]:
-    """The group item's part of a claim (update, values, condition): the run's hold (`fifo.Hold.claimed`, its
-    messages as the claim leaves them) in place of the one before, `c` bumped; if the group is as the scan read it
-    (`c`: its hold lapsed), no rewind pauses it and no former run holds it."""
-    hold = fifo.Hold.claimed(run)
-    sets = ", ".join(f"{hold_attribute(position)} = :h{n}" for n, position in enumerate(hold.leases))
-    gone = ", ".join(["o", "h", *(hold_attribute(p) for p in head.hold.leases if p not in hold.leases)])
-    values = numbers(one=1, zero=0, now=now_ms, c=head.changes)
-    values.update({f":h{n}": hold_value(p, visible_at) for n, (p, visible_at) in enumerate(hold.leases.items())})
-    return f"SET {sets}, c = c + :one REMOVE {gone}", values, f"c = :c AND {UNPAUSED}"
+def _claimed(head: Head, run: list[Message], now_ms: int) -> tuple[Sequence[Action], Condition]:
+    """The group item's part of a claim (update, condition): the run's hold (`fifo.Hold.claimed`, its messages as
+    the claim leaves them) in place of the one before, `c` bumped; if the group is as the scan read it (`c`: its hold
+    lapsed), no rewind pauses it and no former run holds it."""
+    claimed = fifo.Hold.claimed(run)
+    actions = [hold(position).set(held(position, visible_at)) for position, visible_at in claimed.leases.items()]
+    actions += [GroupItem.c.set(GroupItem.c + 1), GroupItem.o.remove(), GroupItem.h.remove()]
+    actions += [hold(p).remove() for p in head.hold.leases if p not in claimed.leases]
+    return actions, (GroupItem.c == head.changes) & unpaused(now_ms)
 
 
 class FifoGroups:
@@ -204,13 +207,11 @@ class FifoGroups:
         transaction, `c` bumped); a lease outside the hold (a delayed message's) alone. A run claimed before holds were
         kept per message adds its lease to the hold (its former hold stays until then). A pack's entry alone."""
         lease = group_packs.retime_request(self.table, ref, version, now_ms, visible_at)
-        name = hold_attribute(ref.position)
+        its = hold(ref.position)
 
         def retime_hold(d: int) -> list[Item]:
-            update = f"SET {name} = :held, c = if_not_exists(c, :zero) + :one"
-            condition = f"attribute_exists({name}) OR o > :zero"
-            values = {**numbers(zero=0, one=1), ":held": hold_value(ref.position, visible_at)}
-            return [{"Update": lease}, self.writes.group_update(ref, d, update, values, condition)]
+            actions = [its.set(held(ref.position, visible_at)), GroupItem.c.set((GroupItem.c | 0) + 1)]
+            return [{"Update": lease}, self.writes.group_update(ref, d, actions, its.exists() | (GroupItem.o > 0))]
 
         if self.writes.at_home(ref, retime_hold):
             return True
@@ -221,9 +222,7 @@ class FifoGroups:
         free, so it may have moved: its home is read), and the target (a standard queue's too)."""
         home = self.directory.locate(source.queue_id, source.message_group_id)
         d = home.d if home is not None else 0  # (no group item: its condition refuses the move)
-        fewer = self.writes.group_update(
-            source.ref, d, "SET q = if_not_exists(q, :zero) - :one", numbers(zero=0, one=1)
-        )
+        fewer = self.writes.group_update(source.ref, d, [GroupItem.q.set((GroupItem.q | 0) - 1)])
         indexed = self.placer.indexed(target)
         removal = self.packs.removal(source, now_ms, dead_letters.moved_mark(source, target))
         return dead_letters.move(self.client, self.table, source, now_ms, target, indexed, [fewer], removal)

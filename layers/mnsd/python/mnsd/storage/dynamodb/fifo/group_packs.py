@@ -33,30 +33,34 @@ its first entry and a run read from the group's head meets the entries in their 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
+
+from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef
-from mnsd.storage.dynamodb.fifo.group_writes import numbers
 from mnsd.storage.dynamodb.items import dead_letters
 from mnsd.storage.dynamodb.items.conditions import conditional
-from mnsd.storage.dynamodb.items.layout import (
-    Item,
-    actor_set,
-    held_lease,
-    keep_held_lease,
-    lease_item_key,
-    message_id_of,
-    number,
+from mnsd.storage.dynamodb.items.groups import (
+    GroupLease,
+    GroupPackItem,
+    delete_request,
+    enqueued_of,
+    entry_attributes,
+    expiry_of,
+    item_key,
+    kept_entry,
+    sort_key,
+    update_request,
+    with_update,
 )
-from mnsd.storage.dynamodb.items.pack_writes import (
-    PackWrites,
-    claim_entries,
-    deletion,
-    keeping,
-    removed_entries,
-    retiming,
-)
+from mnsd.storage.dynamodb.items.groups import entry as entry_attribute
+from mnsd.storage.dynamodb.items.layout import Item, held_lease, keep_held_lease, lease_item_key, message_id_of
+from mnsd.storage.dynamodb.items.pack_writes import PackWrites, deletion, keeping, retiming
 from mnsd.storage.dynamodb.items.packs import (
     MAX_PACK,
+    Entry,
     Stored,
     by_pack,
     entries,
@@ -65,6 +69,7 @@ from mnsd.storage.dynamodb.items.packs import (
     pack_ids,
     pack_of,
 )
+from mnsd.storage.dynamodb.items.wire import key_of
 
 
 def packed_ids(ids: list[str], groups: Sequence[str], now_ms: int) -> list[str]:
@@ -85,20 +90,24 @@ def packed_ids(ids: list[str], groups: Sequence[str], now_ms: int) -> list[str]:
     return packed
 
 
+def _claimed(
+    v: Any, r: Any, d: Any, f: Any, a: Any, before: Message, after: Message, now_ms: int
+) -> tuple[Sequence[Action], Condition]:
+    """A claim of one message (a lease's attributes, or a pack's entry's): its new visibility and version, counted,
+    first dequeued now if never before, and who claims it (a logging queue's: `layout.actor_set`); if it is as
+    observed (`r`) and Active."""
+    actions = [v.set(after.visible_at), r.set(after.version), d.set(d + 1), f.set(f | now_ms)]
+    if actor.is_recording():
+        actions.append(a.set(actor.current() or ""))
+    return actions, (r == before.version) & (v <= now_ms)
+
+
 def _claim_lease(table: str, before: Message, after: Message, now_ms: int) -> Item:
     """A claim transaction's update of one lease of its run: as observed (`r`), Active and unexpired."""
-    values = numbers(
-        vis=after.visible_at, next=after.version, one=1, now=now_ms, now_s=now_ms // 1000, ver=before.version
-    )
-    who, named = actor_set()
+    lease = GroupLease
+    actions, condition = _claimed(lease.v, lease.r, lease.d, lease.f, lease.a, before, after, now_ms)
     return {
-        "Update": {
-            "TableName": table,
-            "Key": lease_item_key(before.ref),
-            "UpdateExpression": f"SET v = :vis, r = :next, d = d + :one, f = if_not_exists(f, :now){who}",
-            "ConditionExpression": "r = :ver AND v <= :now AND x > :now_s",
-            "ExpressionAttributeValues": {**values, **named},
-        }
+        "Update": update_request(table, lease_item_key(before.ref), actions, condition & (lease.x > now_ms // 1000))
     }
 
 
@@ -108,17 +117,22 @@ def claim_writes(table: str, run: list[Message], after: list[Message], now_ms: i
     stored = by_pack([m.ref for m in run])
     writes = [_claim_lease(table, run[s.places[0]], after[s.places[0]], now_ms) for s in stored if s.pack is None]
     for pack in (s for s in stored if s.pack is not None):
-        sets, conditions, values = claim_entries([run[n] for n in pack.places])
-        values.update(numbers(vis=after[0].visible_at, now=now_ms, now_s=now_ms // 1000, one=1))
-        update = {
-            "TableName": table,
-            "Key": _item_key(pack),
-            "UpdateExpression": "SET " + ", ".join(sets),
-            "ConditionExpression": " AND ".join(["x > :now_s", *conditions]),
-            "ExpressionAttributeValues": values,
-        }
-        writes.append({"Update": update})
+        actions: list[Action] = []
+        condition: Condition = GroupPackItem.x > now_ms // 1000
+        for n in pack.places:
+            index = _entry(run[n].message_id).index
+            v, r, d, f, a = (entry_attribute(name, index) for name in "vrdfa")
+            its_actions, its_condition = _claimed(v, r, d, f, a, run[n], after[n], now_ms)
+            actions += its_actions
+            condition &= its_condition
+        writes.append({"Update": update_request(table, _item_key(pack), actions, condition)})
     return writes
+
+
+def _entry(message_id: str) -> Entry:
+    entry = entry_of(message_id)
+    assert entry is not None
+    return entry
 
 
 def delete_writes(table: str, leases: list[tuple[MessageRef, int]], now_ms: int, kept: bool) -> list[Item]:
@@ -139,30 +153,27 @@ def delete_writes(table: str, leases: list[tuple[MessageRef, int]], now_ms: int,
 
 def _item_key(stored: Stored) -> Item:
     assert stored.pack is not None
-    return {"pk": {"S": stored.pack[0]}, "sk": {"S": stored.pack[1]}}
+    return key_of(GroupPackItem, *stored.pack)
 
 
 def retime_request(table: str, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> Item:
     """The UpdateItem request re-timing a held lease (a single one, or a pack's entry)."""
     if pack_of(ref) is not None:
         return retiming(table, ref, version, now_ms, visible_at)
-    lease = held_lease(table, ref, version, now_ms)
-    who, named = actor_set()
-    lease["UpdateExpression"] = f"SET v = :vis, r = :next{who}"
-    lease["ExpressionAttributeValues"].update({**numbers(vis=visible_at, next=version + 1), **named})
-    return lease
+    actions = [GroupLease.v.set(visible_at), GroupLease.r.set(version + 1)]
+    if actor.is_recording():
+        actions.append(GroupLease.a.set(actor.current() or ""))
+    return with_update(held_lease(table, ref, version, now_ms), actions)
 
 
 def _index(lease: Item) -> int:
     """The index of a pack's entry, given as its lease (`packs.entries`)."""
-    entry = entry_of(message_id_of(lease))
-    assert entry is not None
-    return entry.index
+    return _entry(message_id_of(lease)).index
 
 
 def positions(pack: Item, indexes: list[int]) -> list[int]:
     """The positions of entries of a FIFO pack."""
-    return [MessageRef.from_key("", lease["sk"]["S"]).position for lease in entries(pack) if _index(lease) in indexes]
+    return [MessageRef.from_key("", sort_key(lease)).position for lease in entries(pack) if _index(lease) in indexes]
 
 
 def dropped(packs: PackWrites, pack: Item, now_ms: int) -> list[int]:
@@ -173,33 +184,29 @@ def dropped(packs: PackWrites, pack: Item, now_ms: int) -> list[int]:
     if not indexes:
         packs.settle(pack, now_ms, False)
         return []
-    if (number(pack, "x") or 0) > now_ms // 1000:
+    if (expiry_of(pack) or 0) > now_ms // 1000:
         return []
-    gone = [n for n in indexes if f"k{n}" not in pack]
+    gone = [n for n in indexes if not kept_entry(pack, n)]
     if not gone:
         return []  # (kept for rewind: TTL ends them)
-    key = {"pk": pack["pk"], "sk": pack["sk"]}
-    condition = " AND ".join(["x <= :now_s", *(f"attribute_exists(r{n}) AND attribute_not_exists(k{n})" for n in gone)])
-    request = {
-        "TableName": packs.table,
-        "Key": key,
-        "ConditionExpression": condition,
-        "ExpressionAttributeValues": numbers(now_s=now_ms // 1000),
-    }
+    condition: Condition = GroupPackItem.x <= now_ms // 1000
+    for n in gone:
+        condition &= entry_attribute("r", n).exists() & entry_attribute("k", n).does_not_exist()
     if len(gone) == len(indexes):
-        done = conditional(packs.client.delete_item, **request)
+        done = conditional(packs.client.delete_item, **delete_request(packs.table, item_key(pack), condition))
     else:
-        done = conditional(packs.client.update_item, **request, UpdateExpression=removed_entries(gone))
+        removed = [attribute.remove() for n in gone for attribute in entry_attributes(n)]
+        done = conditional(packs.client.update_item, **update_request(packs.table, item_key(pack), removed, condition))
     return [] if done is None else positions(pack, gone)
 
 
 def rewind_pack(packs: PackWrites, pack: Item, since_ms: int, now_ms: int) -> Iterator[tuple[str, Item]]:
     """Rewind a FIFO pack read whole, entry by entry (`PackWrites.rewind_entry`): each entry's outcome as
     `dead_letters.rewind_lease` names them, with its lease as read (`packs.entries`)."""
-    if (number(pack, "x") or 0) <= now_ms // 1000:
+    if (expiry_of(pack) or 0) <= now_ms // 1000:
         return
     for lease in entries(pack):
-        if (number(pack, "e") or 0) < since_ms:
+        if (enqueued_of(pack) or 0) < since_ms:
             yield ("in flight" if dead_letters.in_flight(lease, now_ms) else "done"), lease
         else:
             yield packs.rewind_entry(pack, _index(lease), now_ms, False) or "done", lease

@@ -13,13 +13,24 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pynamodb.expressions.condition import Condition
+
 from mnsd.model import fifo
 from mnsd.model.messages import Message, MessageRef, MessageState
 from mnsd.model.queues import QueueCounts
 from mnsd.storage.dynamodb.fifo import group_packs
-from mnsd.storage.dynamodb.fifo.directory import GroupState, hold_attribute
-from mnsd.storage.dynamodb.fifo.group_writes import GroupWrites, numbers
+from mnsd.storage.dynamodb.fifo.directory import GroupState
+from mnsd.storage.dynamodb.fifo.group_writes import GroupWrites
 from mnsd.storage.dynamodb.items.conditions import conditional
+from mnsd.storage.dynamodb.items.groups import (
+    GroupItem,
+    GroupLease,
+    delete_request,
+    hold,
+    item_key,
+    query_request,
+    sort_key,
+)
 from mnsd.storage.dynamodb.items.layout import LEASE, Item, is_kept, message_of, state_of
 from mnsd.storage.dynamodb.items.pack_writes import PackWrites
 from mnsd.storage.dynamodb.items.packs import entries, is_pack
@@ -28,10 +39,19 @@ _EXTRA_PAGES = 8  # Queries of group items one receive makes at most beyond one 
 _RUN_SLACK = 4  # leases read past a run's wanted length (deleted-but-kept, expired ones on the way)
 _HEAD_PAGES = 4  # pages of kept or expired leases a receive reads through at a group's head before giving up
 _COUNT_GROUPS = 64  # groups whose leases a count reads one by one; the others are counted from their group item
-# Not paused by a rewind, nor held by a run claimed before holds were kept per message (`o`, `h`).
-UNPAUSED = "(attribute_not_exists(p) OR p <= :now) AND (attribute_not_exists(o) OR o <= :zero OR h <= :now)"
-# A forgotten group (`fifo.forgettable`): stores and keeps nothing, its hold as read (free) then.
-_FORGETTABLE = f"q <= :zero AND c = :c AND (attribute_not_exists(k) OR k <= :zero) AND {UNPAUSED}"
+
+
+def unpaused(now_ms: int) -> Condition:
+    """Not paused by a rewind, nor held by a run claimed before holds were kept per message (`o`, `h`)."""
+    paused = GroupItem.p.does_not_exist() | (GroupItem.p <= now_ms)
+    return paused & (GroupItem.o.does_not_exist() | (GroupItem.o <= 0) | (GroupItem.h <= now_ms))
+
+
+def _forgettable(group: GroupState, now_ms: int) -> Condition:
+    """A forgotten group (`fifo.forgettable`): stores and keeps nothing, its hold as read (free) then."""
+    kept = GroupItem.k.does_not_exist() | (GroupItem.k <= 0)
+    return (GroupItem.q <= 0) & (GroupItem.c == group.changes) & kept & unpaused(now_ms)
+
 
 CountPlain = Callable[[str, int], dict[MessageState, float]]  # a partition's leases by state (read from the table)
 
@@ -63,14 +83,8 @@ class FreeRuns:
 def _leases(writes: GroupWrites, partition: str, limit: int, after: Item | None) -> tuple[list[Item], Item | None]:
     """A page of a group's leases in position order, read consistently (a claim relies on its head)."""
     kwargs: dict[str, Any] = {"ExclusiveStartKey": after} if after else {}
-    response = writes.client.query(
-        TableName=writes.table,
-        KeyConditionExpression="pk = :p AND begins_with(sk, :lease)",
-        ExpressionAttributeValues={":p": {"S": partition}, ":lease": {"S": LEASE}},
-        Limit=limit,
-        ConsistentRead=True,
-        **kwargs,
-    )
+    keys = (GroupLease.pk == partition) & GroupLease.sk.startswith(LEASE)
+    response = writes.client.query(**query_request(writes.table, keys, Limit=limit, ConsistentRead=True, **kwargs))
     return list(response["Items"]), response.get("LastEvaluatedKey")
 
 
@@ -108,35 +122,27 @@ def _unpacked(writes: GroupWrites, group: GroupState, pack: Item, now_ms: int) -
 def _drop_expired(writes: GroupWrites, group: GroupState, item: Item, now_ms: int) -> None:
     """Delete a lease whose retention is over (TTL would, later), with one message fewer in its group (and out of its
     hold: `fifo.Hold.released`)."""
-    gone = conditional(
-        writes.client.delete_item,
-        TableName=writes.table,
-        Key={"pk": item["pk"], "sk": item["sk"]},
-        ConditionExpression="x <= :now_s",
-        ExpressionAttributeValues=numbers(now_s=now_ms // 1000),
-    )
-    if gone is not None:
-        _fewer(writes, group, [MessageRef.from_key(group.queue_id, item["sk"]["S"]).position])
+    expired = delete_request(writes.table, item_key(item), GroupLease.x <= now_ms // 1000)
+    if conditional(writes.client.delete_item, **expired) is not None:
+        _fewer(writes, group, [MessageRef.from_key(group.queue_id, sort_key(item)).position])
 
 
 def _fewer(writes: GroupWrites, group: GroupState, positions: list[int]) -> None:
     """Messages of a group removed (expired): as many fewer stored, and out of its hold (`fifo.Hold.released`)."""
     if not positions:
         return
-    update = "SET q = q - :n"
-    held = [hold_attribute(p) for p in positions if p in group.hold.leases]
+    actions = [GroupItem.q.set(GroupItem.q - len(positions))]
+    held = [hold(p).remove() for p in positions if p in group.hold.leases]
     if held:
-        update = f"SET q = q - :n, c = c + :one REMOVE {', '.join(held)}"
-    values = numbers(n=len(positions), one=1) if held else numbers(n=len(positions))
-    request = writes.group_request(group.queue_id, group.name, group.home, update, values, "attribute_exists(q)")
+        actions += [GroupItem.c.set(GroupItem.c + 1), *held]
+    request = writes.group_request(group.queue_id, group.name, group.home, actions, GroupItem.q.exists())
     conditional(writes.client.update_item, **request)
 
 
 def _forget(writes: GroupWrites, group: GroupState, now_ms: int) -> None:
     """Delete an emptied group's item (`fifo.forgettable`), with its home (a send since makes it anew)."""
     writes.directory.unlearn(group.queue_id, group.name)
-    values = numbers(zero=0, now=now_ms, c=group.changes)
-    for delete in writes.directory.forget_items(group, _FORGETTABLE, values):
+    for delete in writes.directory.forget_items(group, _forgettable(group, now_ms)):
         if writes.write(group.queue_id, writes.client.delete_item, delete["Delete"], patient=False) is None:
             return  # (changed since it was read; or its home already made anew by a send)
 

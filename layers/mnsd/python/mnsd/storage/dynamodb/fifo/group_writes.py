@@ -6,26 +6,25 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
 
 from mnsd.model import fifo
 from mnsd.model.messages import MessageRef
-from mnsd.storage.dynamodb.fifo.directory import GroupDirectory, Home, group_item_key, hold_attribute
+from mnsd.storage.dynamodb.fifo.directory import GroupDirectory, Home
 from mnsd.storage.dynamodb.items.conditions import THROTTLES, conditional
+from mnsd.storage.dynamodb.items.groups import GroupItem, group_key, hold, number_of, update_request
 from mnsd.storage.dynamodb.items.layout import Item
+from mnsd.storage.dynamodb.items.wire import set_value
 from mnsd.storage.dynamodb.placement.placer import Placer
 
 _ATTEMPTS = 4  # of a delete's or a visibility change's transaction that meets a conflicting write or throttling
 _SEQUENCE_ATTEMPTS = 6  # of a send's counter that meets a home no longer its group's or a racing creator
-GROUP_EXISTS = "attribute_exists(n)"
-
-
-def numbers(**values: int) -> Item:
-    """Expression attribute values `:name` of numbers."""
-    return {f":{name}": {"N": str(value)} for name, value in values.items()}
+GROUP_EXISTS = GroupItem.n.exists()
 
 
 def _refusal(exc: ClientError) -> str:
@@ -65,7 +64,11 @@ class GroupWrites:
         """`n` is the last position given, counted at the group's home (remembered, else read); where its item is
         not, the home is read again, and a group without one is made (`_create`). A group made anew starts from
         `fifo.first_position`; its item's TTL is `fifo.group_expires_at` its last send."""
-        values = numbers(count=count, zero=0, x=fifo.group_expires_at(now_ms) // 1000)
+        counted = [
+            GroupItem.n.set(GroupItem.n + count),
+            GroupItem.q.set((GroupItem.q | 0) + count),
+            set_value(GroupItem.x, fifo.group_expires_at(now_ms) // 1000),
+        ]
         for _ in range(_SEQUENCE_ATTEMPTS):
             d = self.directory.known(queue_id, group)
             seen: Home | None = None
@@ -73,11 +76,10 @@ class GroupWrites:
                 seen = self.directory.locate(queue_id, group)
                 d = None if seen is None else seen.d
             if d is not None:
-                update = "SET n = n + :count, q = if_not_exists(q, :zero) + :count, x = :x"
-                request = self.group_request(queue_id, group, d, update, values, GROUP_EXISTS)
+                request = self.group_request(queue_id, group, d, counted, GROUP_EXISTS)
                 response = self.write(queue_id, self.client.update_item, {**request, "ReturnValues": "UPDATED_NEW"})
                 if response is not None:
-                    return int(response["Attributes"]["n"]["N"]) - count + 1
+                    return number_of(GroupItem.n, response["Attributes"]) - count + 1
                 self.directory.unlearn(queue_id, group)
                 if seen is None:
                     continue  # (a home remembered, no longer the group's: read it)
@@ -89,11 +91,7 @@ class GroupWrites:
         """Make the group's item, numbering from `fifo.first_position`, with its home (`GroupDirectory.create_items`);
         False if another writer made it (or its home changed) first."""
         first = fifo.first_position(now_ms)
-        state = {
-            "n": {"N": str(first - 1 + count)},
-            **{name: {"N": str(value)} for name, value in (("q", count), ("c", 0))},
-            "x": {"N": str(fifo.group_expires_at(now_ms) // 1000)},
-        }
+        state = GroupItem(n=first - 1 + count, q=count, c=0, x=fifo.group_expires_at(now_ms) // 1000)
         d, items = self.directory.create_items(queue_id, group, seen, state)
         if self.transact(queue_id, items) is not None:
             return False
@@ -162,27 +160,24 @@ class GroupWrites:
             d = home.d
         return False
 
-    def group_request(self, queue_id: str, group: str, d: int, update: str, values: Item, condition: str = "") -> Item:
+    def group_request(
+        self, queue_id: str, group: str, d: int, actions: Sequence[Action], condition: Condition | None = None
+    ) -> Item:
         """An UpdateItem request of a group item at directory partition `d` (alone, or a transaction's `Update`)."""
-        request: Item = {
-            "TableName": self.table,
-            "Key": group_item_key(queue_id, group, d),
-            "UpdateExpression": update,
-            "ExpressionAttributeValues": values,
-        }
-        if condition:
-            request["ConditionExpression"] = condition
-        return request
+        return update_request(self.table, group_key(queue_id, group, d), actions, condition)
 
-    def group_update(self, ref: MessageRef, d: int, update: str, values: Item, condition: str = GROUP_EXISTS) -> Item:
+    def group_update(
+        self, ref: MessageRef, d: int, actions: Sequence[Action], condition: Condition = GROUP_EXISTS
+    ) -> Item:
         """A transaction's update of the group item of a message, at `d`, where it must be."""
-        return {"Update": self.group_request(ref.queue_id, ref.group, d, update, values, condition)}
+        return {"Update": self.group_request(ref.queue_id, ref.group, d, actions, condition)}
 
     def release(self, refs: list[MessageRef], d: int, kept: bool = False) -> Item:
         """The group item's part of a delete of messages of one group (one, or a run): as many fewer stored, out of
         the hold (`fifo.Hold.released`: those in it), `c` bumped (and, when they are `kept` for rewind, as many more
         kept)."""
-        update = "SET q = if_not_exists(q, :zero) - :n, c = if_not_exists(c, :zero) + :one"
-        update += ", k = if_not_exists(k, :zero) + :n" if kept else ""
-        holds = ", ".join(dict.fromkeys(hold_attribute(ref.position) for ref in refs))
-        return self.group_update(refs[0], d, f"{update} REMOVE {holds}", numbers(zero=0, one=1, n=len(refs)))
+        actions = [GroupItem.q.set((GroupItem.q | 0) - len(refs)), GroupItem.c.set((GroupItem.c | 0) + 1)]
+        if kept:
+            actions.append(GroupItem.k.set((GroupItem.k | 0) + len(refs)))
+        actions += [hold(position).remove() for position in dict.fromkeys(ref.position for ref in refs)]
+        return self.group_update(refs[0], d, actions)
