@@ -21,6 +21,7 @@ from pynamodb.attributes import (
 from mnsd.control.catalog import ACCOUNT, QUEUE, QUEUE_IDS, SUBSCRIBERS, TOPIC, AccountAttributes
 from mnsd.model.queues import QueueAttributes, Receiver
 from mnsd.model.topics import SubscriptionAttributes, TopicAttributes
+from mnsd.storage.dynamodb.items.placement import PlacedItem
 from mnsd.storage.dynamodb.items.wire import Expiry, KeyedItem, fields_of, model
 
 NONCE_PREFIX = "nonce#"
@@ -31,14 +32,8 @@ class MetaItem(KeyedItem):
     """The meta table's items: keyed by scope and name."""
 
 
-class _Placement(MetaItem):
-    """The engine's placement of a queue incarnation's messages (`placement.Placement.record`)."""
-
-    stripes = NumberAttribute(null=True)
-    widened_at = NumberAttribute(null=True)
-    index_since = NumberAttribute(null=True)
-    plain_stripes = NumberAttribute(null=True)
-    index_cursor = UnicodeAttribute(null=True)
+class _Placement(MetaItem, PlacedItem):
+    """The engine's placement of a queue incarnation's messages (`items.placement`)."""
 
 
 # A queue's receivers (`Receiver`s): what the check of its items reads each entry of its list with (the list itself is

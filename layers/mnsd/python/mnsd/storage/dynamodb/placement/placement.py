@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnsd.storage.dynamodb.items.layout import MAX_STRIPES
+from mnsd.storage.dynamodb.items.placement import PLACEMENT_FIELDS
 
 WIDTH_HALVING_MS = 600_000  # a queue no longer busy sends over half as many stripes every 10 min (`send_width`)
 WIDTH_LAG_MS = 60_000  # receives read the send width of this long ago (longer than a cached record plus a request)
@@ -54,8 +55,8 @@ class Spread:
 PLAIN = Spread()
 
 
-# The fields of a queue's record that are the engine's (`Placement.record`).
-FIELDS = ("stripes", "index_since", "plain_stripes", "index_cursor", "widened_at")
+# The fields of a queue's record that are the engine's (`Placement.record`): its model's (`items.placement`).
+FIELDS = PLACEMENT_FIELDS
 
 
 @dataclass(frozen=True)
