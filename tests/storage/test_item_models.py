@@ -1,7 +1,8 @@
-"""The meta, operation log and topic message tables' items are their PynamoDB models' (`mnsd.storage.dynamodb.items`):
-items written before the models read and write back unchanged, and every item the engine writes through the control
-plane, the nonces, the counters, the log and the topics is what its model declares. (The message table's items,
-leases, packs, bodies, stripes and FIFO groups, are not modelled yet: they are not scanned here.)"""
+"""The meta, operation log and topic message tables' items, and a FIFO queue's own items on the message table, are
+their PynamoDB models' (`mnsd.storage.dynamodb.items`): items written before the models read and write back unchanged,
+and every item the engine writes through the control plane, the nonces, the counters, the log, the topics and a FIFO
+queue's traffic (group items, homes, group packs, the placement in queue records) is what its model declares. (The
+message table's other items, leases, standard packs, bodies, are not scanned here.)"""
 
 from __future__ import annotations
 
@@ -19,15 +20,20 @@ from mnsd.model.messages import Property
 from mnsd.model.queues import Queue, QueueAttributes, Receiver
 from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
 from mnsd.storage import Storage
-from mnsd.storage.dynamodb.items import check
+from mnsd.storage.dynamodb.items import check, groups
+from mnsd.storage.dynamodb.items.groups import GroupItem, GroupPackItem, HomeItem
 from mnsd.storage.dynamodb.items.log import LogItem
 from mnsd.storage.dynamodb.items.meta import QueueItem, model_of
+from mnsd.storage.dynamodb.items.placement import PLACEMENT_FIELDS
 from mnsd.storage.dynamodb.items.topic import TopicMessageItem
 from mnsd.storage.dynamodb.items.wire import record_of
 from mnsd.storage.dynamodb.tables import meta, oplog, topic_messages
 from tests.storage.engines import engine
+from tests.support.fifo_traffic import fifo_traffic
 
-# Items the engine wrote on moto before its items were models (every kind of the three tables; bytes in base64).
+# Items the engine wrote on moto before its items were models (every kind of the three tables; bytes in base64); and
+# ("fifo", "placement") each shape of a FIFO queue's own items and of a placed queue record that `fifo_traffic` made
+# the engine write on moto before those were models (a scan after each step, one item of each set of attributes).
 BEFORE = Path(__file__).with_name("data") / "items_written_before.json"
 
 
@@ -67,6 +73,30 @@ def test_items_written_before_the_models_are_their_models_items() -> None:
     assert [check.meta_problems(item) for item in items["meta"]] == [[]] * len(items["meta"])
     assert [check.problems(LogItem, item) for item in items["log"]] == [[]] * len(items["log"])
     assert [check.problems(TopicMessageItem, item) for item in items["topic"]] == [[]] * len(items["topic"])
+
+
+def _rewritten(item: dict[str, Any]) -> dict[str, Any]:
+    """A FIFO queue's own item read into its model and written back."""
+    kind = groups.model_of(item)
+    if kind is GroupItem:
+        return groups.group_item(groups.group_of(item), groups.hold_of(item))
+    assert kind in (HomeItem, GroupPackItem), item["sk"]
+    return kind.from_raw_data(item).serialize(null_check=False)  # type: ignore[no-any-return]
+
+
+def test_fifo_and_placement_items_written_before_the_models_read_into_them_and_write_back_byte_identical() -> None:
+    items = _before()
+    assert {groups.model_of(item) for item in items["fifo"]} == {GroupItem, HomeItem, GroupPackItem}
+    assert any(groups.HOLD in name for item in items["fifo"] for name in item)  # (a group item holding a run)
+    for item in items["fifo"]:
+        assert _wire(_rewritten(item)) == _wire(item), item["sk"]
+    assert any(set(PLACEMENT_FIELDS) <= set(item) for item in items["placement"])
+    for item in items["placement"]:
+        scope, name = item["pk"]["S"], item["sk"]["S"]
+        record = record_of(model_of(scope), item, leave=("pk", "sk"))
+        assert _wire(meta.meta_item(scope, name, record)) == _wire(item), scope
+    assert [groups.fifo_problems(item) for item in items["fifo"]] == [[]] * len(items["fifo"])
+    assert [check.meta_problems(item) for item in items["placement"]] == [[]] * len(items["placement"])
 
 
 def _write_every_kind(storage: Storage) -> None:
@@ -127,6 +157,41 @@ def test_every_item_the_engine_writes_in_the_meta_log_and_topic_tables_is_its_mo
     topic_items = _scan(client, settings.topic_message_table)
     assert {"b", "z"} <= {name for item in topic_items for name in item}  # (a body stored as text, one compressed)
     assert [check.problems(TopicMessageItem, item) for item in topic_items] == [[]] * 2
+
+
+@pytest.mark.parametrize("moto_storage", ["dynamodb-moto-packed"], indirect=True)
+def test_every_fifo_queue_item_the_engine_writes_in_fifo_traffic_is_its_models(moto_storage: Storage) -> None:
+    client, settings = moto_storage.log.client, Settings()  # type: ignore[attr-defined]
+    kinds: set[Any] = set()
+    found: dict[str, list[str]] = {}
+    placed: list[dict[str, Any]] = []
+
+    def snapshot() -> None:
+        for item in _scan(client, settings.message_table):
+            kind = groups.model_of(item)
+            if kind is None:
+                assert "#D" not in item["pk"]["S"], item  # (a directory partition holds group items only)
+                continue
+            kinds.add(kind)
+            if problems := groups.fifo_problems(item):
+                found[f"{item['pk']['S']} {item['sk']['S']}"] = problems
+        placed.extend(item for item in _scan(client, settings.meta_table) if item["sk"]["S"] == "fifo")
+
+    fifo_traffic(moto_storage, snapshot)
+    assert kinds == {GroupItem, HomeItem, GroupPackItem} and found == {}
+    assert any(set(PLACEMENT_FIELDS) <= set(item) for item in placed)  # (its placement grown, its index started)
+    assert [check.meta_problems(item) for item in placed] == [[]] * len(placed)
+
+
+def test_the_fifo_check_refuses_a_stray_attribute_a_hold_not_a_number_and_a_stray_entry_attribute() -> None:
+    items = _before()["fifo"]
+    (group,) = [item for item in items if groups.model_of(item) is GroupItem and "k" in item][:1]
+    (pack,) = [item for item in items if groups.model_of(item) is GroupPackItem and "p" in item][:1]
+    assert groups.fifo_problems({**group, "colour": {"S": "red"}}) == ["GroupItem.colour: no such attribute"]
+    assert groups.fifo_problems({**group, "t_1": {"S": "1"}}) == ["GroupItem.t_1: not a number"]
+    assert groups.fifo_problems({**group, "n": {"S": "1"}}) == ["GroupItem.n: S where the model has N"]
+    assert groups.fifo_problems({**pack, "v16": {"N": "1"}}) == ["GroupPackItem.v16: no such attribute"]
+    assert groups.fifo_problems({**pack, "k0": {"N": "1"}}) == ["GroupPackItem.k0: N where the model has BOOL"]
 
 
 def test_the_check_refuses_an_unknown_attribute_a_wrong_type_a_missing_one_and_a_stray_receiver_field() -> None:
