@@ -158,6 +158,18 @@ def test_the_plain_assignments_of_an_update():
     assert assignments(update, {"#n": "name"}) == [("name", ":n"), ("x", ":x"), ("w", ":a")]
 
 
+def test_the_plain_assignments_of_an_update_its_model_serialised():
+    from mnsd.storage.dynamodb.items.groups import GroupItem, hold, update_request
+
+    actions = [GroupItem.n.set(GroupItem.n + 1), hold(5).set(7), GroupItem.c.set(3), GroupItem.o.remove()]
+    request = update_request("m", {"pk": {"S": "q1#D0"}, "sk": {"S": "Ga"}}, actions)
+    names = request["ExpressionAttributeNames"]
+    assigned = [(name, request["ExpressionAttributeValues"][value]) for name, value in assignments(
+        request["UpdateExpression"], names
+    )]  # fmt: skip
+    assert assigned == [("t_5", {"N": "7"}), ("c", {"N": "3"})]
+
+
 def test_the_queues_a_throttled_request_wrote():
     from mnsd.storage.dynamodb.retries import throttled_partitions
 

@@ -29,6 +29,7 @@ from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as NotConnected
 
 from mnsd.ground import deadlines, errors
+from mnsd.storage.dynamodb.items import images
 from mnsd.storage.dynamodb.items.conditions import THROTTLES, condition_failed
 from mnsd.storage.dynamodb.items.layout import PARTITION_KEY, SORT_KEY, queue_id_of
 
@@ -40,7 +41,7 @@ BUSY_CODES = THROTTLES | {"TransactionConflictException", "InternalServerError",
 # Why an item of a cancelled transaction failed, when trying again may succeed.
 BUSY_REASONS = frozenset({"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"})
 _UNFAILED_REASONS = frozenset({"None", None})
-_ASSIGNMENT = re.compile(r"\s*(#?[A-Za-z_]\w*)\s*=\s*(:\w+)\s*")
+_ASSIGNMENT = re.compile(r"\s*(#\w+|[A-Za-z_]\w*)\s*=\s*(:\w+)\s*")  # (PynamoDB names `#0`, values `:0`)
 _CLAUSE = re.compile(r"\b(SET|REMOVE|ADD|DELETE)\b", re.IGNORECASE)
 
 Request = dict[str, Any]
@@ -185,7 +186,7 @@ def throttled_partitions(table: str, request: Request) -> set[str]:
         batch = request.get("RequestItems", {}).get(table)
         writes = batch if isinstance(batch, list) else []
         keys = [write.get("PutRequest", {}).get("Item", {}) for write in writes]
-    return {queue_id_of(key[PARTITION_KEY]["S"]) for key in keys if PARTITION_KEY in key}
+    return {queue_id_of(images.key_text(key, PARTITION_KEY)) for key in keys if PARTITION_KEY in key}
 
 
 def assignments(update: str, names: dict[str, str]) -> list[tuple[str, str]]:

@@ -82,17 +82,23 @@ _ENTRY_TYPES: dict[str, type[Attribute[Any]]] = {
 }  # fmt: skip
 assert set(ENTRY_ATTRIBUTES) <= set(_ENTRY_TYPES)
 
+
+class _Pack(KeyedItem):
+    """A pack's own attributes (`packs`): its place, enqueue time, expiry, size, group, logging, body's place."""
+
+    v = NumberAttribute()
+    e = NumberAttribute()
+    x = Expiry()
+    p = NumberAttribute()
+    g = UnicodeAttribute()
+    l = BooleanAttribute(null=True)  # noqa: E741 (the name on the wire)
+    c = UnicodeAttribute(null=True)
+
+
 GroupPackItem: Any = model(
     "GroupPackItem",
-    KeyedItem,
+    _Pack,
     "A FIFO pack (`L{priority}{position}{pack}~{group}` in its group's partition): a batch's run of one group.",
-    v=NumberAttribute(),
-    e=NumberAttribute(),
-    x=Expiry(),
-    p=NumberAttribute(),
-    g=UnicodeAttribute(),
-    l=BooleanAttribute(null=True),
-    c=UnicodeAttribute(null=True),
     **{f"{name}{n}": kind(null=True) for n in range(MAX_PACK) for name, kind in _ENTRY_TYPES.items()},
 )
 

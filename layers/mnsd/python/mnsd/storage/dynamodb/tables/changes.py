@@ -12,22 +12,22 @@ from typing import Any
 
 from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.model.topics import TopicMessagePublished
-from mnsd.storage.dynamodb.items import layout, packs
+from mnsd.storage.dynamodb.items import images, layout, packs
 
 StreamRecord = dict[str, Any]  # one record of a DynamoDB stream event (DynamoDB JSON images)
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"  # who deletes an item whose TTL passed
 
-_number = layout.number
+_number = images.number
 
 
 def _text(image: layout.Item, name: str) -> str | None:
-    return image[name]["S"] or None if name in image else None
+    return images.text(image, name) or None
 
 
 def _body_size(image: layout.Item) -> int | None:
     if "y" in image:  # (a packed message's, `packs.entries`)
-        return int(image["y"]["N"])
+        return _number(image, "y")
     body = layout.body_of(image)
     return None if body is None else len(body.encode("utf-8"))
 
@@ -47,7 +47,7 @@ def message_change(record: StreamRecord) -> MessageChange | None:
     enqueue_time = _number(image, "e") or 0
     first_dequeue = _number(image, "f")
     common = {
-        "queue_id": layout.queue_id_of(image[layout.PARTITION_KEY]["S"]),
+        "queue_id": layout.queue_id_of(images.key_text(image, layout.PARTITION_KEY)),
         "message_id": layout.message_id_of(image),
         "change_id": record["eventID"],
         "enqueue_time": enqueue_time,
@@ -57,7 +57,7 @@ def message_change(record: StreamRecord) -> MessageChange | None:
     if name == "INSERT":
         visible_at = _number(new, "v") or enqueue_time
         return MessageChange(
-            event=MessageEvent.SEND, time=enqueue_time, dequeue_count=0, priority=int(image["sk"]["S"][1:3]),
+            event=MessageEvent.SEND, time=enqueue_time, dequeue_count=0, priority=int(images.key_text(image, layout.SORT_KEY)[1:3]),
             delay=max(0, visible_at - enqueue_time) // 1000, body_size=_body_size(new), access_key_id=who, **common,
         )  # fmt: skip
     count = _number(image, "d") or 0
@@ -73,7 +73,7 @@ def message_change(record: StreamRecord) -> MessageChange | None:
         restored = name == "MODIFY" and not layout.is_kept(new)
         return MessageChange(event=MessageEvent.REWIND, **ended, **common) if restored else None
     if layout.MOVED_ATTRIBUTE in new:  # moved away (`dead_letters.move`): '{event} {queue id} {message id}'
-        event, target_queue, target_message = new[layout.MOVED_ATTRIBUTE]["S"].split(" ", 2)
+        event, target_queue, target_message = images.key_text(new, layout.MOVED_ATTRIBUTE).split(" ", 2)
         moved = {"target_queue_id": target_queue, "target_message_id": target_message}
         return MessageChange(event=MessageEvent(event), **ended, **moved, **common)
     if layout.is_kept(new):  # deleted with rewind on: the lease is kept in place
