@@ -157,7 +157,7 @@ class RetryingClient:
 
 
 def _key(item: dict[str, Any]) -> tuple[str, str]:
-    return item[PARTITION_KEY]["S"], item.get(SORT_KEY, {}).get("S", "")
+    return images.key_text(item, PARTITION_KEY), images.text(item, SORT_KEY) or ""
 
 
 def unwritten(client: RetryingClient, request: Request) -> Request:
