@@ -81,7 +81,7 @@ def _rewritten(item: dict[str, Any]) -> dict[str, Any]:
     if kind is GroupItem:
         return groups.group_item(groups.group_of(item), groups.hold_of(item))
     assert kind in (HomeItem, GroupPackItem), item["sk"]
-    return kind.from_raw_data(item).serialize(null_check=False)  # type: ignore[no-any-return]
+    return kind.from_raw_data(item).serialize(null_check=False)
 
 
 def test_fifo_and_placement_items_written_before_the_models_read_into_them_and_write_back_byte_identical() -> None:

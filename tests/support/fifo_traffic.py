@@ -12,6 +12,7 @@ from mnsd.model import fifo as fifo_rules
 from mnsd.model.messages import Content, Message, body_md5
 from mnsd.model.queues import Queue, QueueAttributes
 from mnsd.storage import Storage
+from mnsd.storage.dynamodb.fifo.fifo_groups import FifoGroups
 from tests.support.fifo_packs import batch
 from tests.support.fifo_stored import NOW, RETENTION, VISIBLE, fifo_message, send, take
 
@@ -61,6 +62,7 @@ def fifo_traffic(storage: Storage, snapshot: Callable[[], None] = lambda: None) 
     (logged_head,) = [m for m in offered if m.message_id == logged[0].message_id]
     assert fifo.move(logged_head, VISIBLE + 100, fifo_message(storage, "e", 10, queue_id="dlq"))
     snapshot()
+    assert isinstance(fifo, FifoGroups)
     placements = fifo.placer.placements
     grown = placements.grow("q1", placements.of("q1"), 64, VISIBLE + 200)
     assert grown.stripes == 64

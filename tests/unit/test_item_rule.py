@@ -82,42 +82,57 @@ def _given_in_place(value: ast.expr) -> bool:
     return not serialised
 
 
+def _constant(node: ast.expr | None, among: set[str]) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and node.value in among else None
+
+
+def _dict(node: ast.Dict) -> list[str]:
+    found = []
+    for key, value in zip(node.keys, node.values, strict=True):
+        if (kind := _constant(key, TYPES)) is not None:
+            found.append(f"type descriptor {kind!r}")
+        if (argument := _constant(key, ARGUMENTS)) is not None and _given_in_place(value):
+            found.append(f"{argument} given in place")
+    return found
+
+
+def _call(node: ast.Call) -> list[str]:
+    found = []
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        if (kind := _constant(node.args[0], TYPES)) is not None:
+            found.append(f"type descriptor {kind!r} read")
+    return found + [
+        f"{keyword.arg}= given in place"
+        for keyword in node.keywords
+        if keyword.arg in ARGUMENTS and _given_in_place(keyword.value)
+    ]
+
+
+def _text(node: ast.AST, left: set[int]) -> str | None:
+    """A string's text (an f-string's with each field as `FIELD`), None for any other node and those `left`."""
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(part.value) if isinstance(part, ast.Constant) else FIELD for part in node.values)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in left:
+        return node.value
+    return None
+
+
 def findings(source: str) -> list[str]:
     """What a module's code builds for DynamoDB (line: what)."""
     tree = ast.parse(source)
-    docstrings = _docstrings(tree)
-    texts = {
-        id(node): "".join(part.value if isinstance(part, ast.Constant) else FIELD for part in node.values)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.JoinedStr)
-    }
     parts = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
+    left = _docstrings(tree) | parts
     found = []
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Dict):
-            for key, value in zip(node.keys, node.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value in TYPES:
-                    found.append(f"{line}: type descriptor {key.value!r}")
-                if isinstance(key, ast.Constant) and key.value in ARGUMENTS and _given_in_place(value):
-                    found.append(f"{line}: {key.value} given in place")
-        elif isinstance(node, ast.Subscript):
-            if isinstance(node.slice, ast.Constant) and node.slice.value in TYPES:
-                found.append(f"{line}: type descriptor {node.slice.value!r} read")
+            found += [f"{line}: {what}" for what in _dict(node)]
+        elif isinstance(node, ast.Subscript) and (kind := _constant(node.slice, TYPES)) is not None:
+            found.append(f"{line}: type descriptor {kind!r} read")
         elif isinstance(node, ast.Call):
-            function = node.func
-            if isinstance(function, ast.Attribute) and function.attr == "get" and node.args:
-                first = node.args[0]
-                if isinstance(first, ast.Constant) and first.value in TYPES:
-                    found.append(f"{line}: type descriptor {first.value!r} read")
-            for keyword in node.keywords:
-                if keyword.arg in ARGUMENTS and _given_in_place(keyword.value):
-                    found.append(f"{line}: {keyword.arg}= given in place")
-        elif isinstance(node, ast.JoinedStr) and EXPRESSION.search(texts[id(node)]):
-            found.append(f"{line}: expression string {texts[id(node)][:40]!r}")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings | parts:
-            if EXPRESSION.search(node.value):
-                found.append(f"{line}: expression string {node.value[:40]!r}")
+            found += [f"{line}: {what}" for what in _call(node)]
+        elif (text := _text(node, left)) is not None and EXPRESSION.search(text):
+            found.append(f"{line}: expression string {text[:40]!r}")
     return sorted(set(found), key=lambda f: int(f.split(":")[0]))
 
 
