@@ -5,6 +5,7 @@ a job reading nulls."""
 from __future__ import annotations
 
 from glue_jobs import schemas
+from mnsd.storage.dynamodb.items.groups import GroupPackItem
 from mnsd.storage.dynamodb.items.log import LogItem
 from mnsd.storage.dynamodb.items.meta import QueueItem
 from mnsd.storage.dynamodb.items.wire import attributes
@@ -22,3 +23,13 @@ def test_the_log_schema_reads_the_log_items_attributes_with_their_types() -> Non
 def test_the_meta_schema_reads_the_queue_items_attributes_with_their_types() -> None:
     declared = _declared(QueueItem)
     assert {name: declared.get(name) for name in schemas.META_ATTRIBUTES} == schemas.META_ATTRIBUTES
+
+
+def test_the_message_schema_reads_a_fifo_packs_attributes_with_their_types() -> None:
+    """The backlog snapshot reads a FIFO group's packs as any pack: its place, enqueue time, expiry, size and each
+    entry's attributes (`schemas.PACK_ENTRY_ATTRIBUTES`) are `GroupPackItem`'s, of the same types."""
+    declared = _declared(GroupPackItem)
+    entries = [f"{name}{n}" for n in range(schemas.PACK_ENTRIES) for name in schemas.PACK_ENTRY_ATTRIBUTES]
+    read = ["pk", "sk", "v", "e", "x", "p", *entries]
+    assert set(read) <= set(schemas.MESSAGE_ATTRIBUTES)
+    assert {name: declared.get(name) for name in read} == {name: schemas.MESSAGE_ATTRIBUTES[name] for name in read}
