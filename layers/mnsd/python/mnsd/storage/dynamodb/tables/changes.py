@@ -74,7 +74,7 @@ def message_change(record: StreamRecord) -> MessageChange | None:
         return MessageChange(event=MessageEvent.REWIND, **ended, **common) if restored else None
     if layout.MOVED_ATTRIBUTE in new:  # moved away (`dead_letters.move`): '{event} {queue id} {message id}'
         event, target_queue, target_message = images.key_text(new, layout.MOVED_ATTRIBUTE).split(" ", 2)
-        moved = {"target_queue_id": target_queue, "target_message_id": target_message}
+        moved: dict[str, Any] = {"target_queue_id": target_queue, "target_message_id": target_message}
         return MessageChange(event=MessageEvent(event), **ended, **moved, **common)
     if layout.is_kept(new):  # deleted with rewind on: the lease is kept in place
         return MessageChange(event=MessageEvent.DELETE, **ended, **common)
