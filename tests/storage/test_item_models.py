@@ -1,8 +1,8 @@
-"""The meta, operation log and topic message tables' items, and a FIFO queue's own items on the message table, are
-their PynamoDB models' (`mnsd.storage.dynamodb.items`): items written before the models read and write back unchanged,
-and every item the engine writes through the control plane, the nonces, the counters, the log, the topics and a FIFO
-queue's traffic (group items, homes, group packs, the placement in queue records) is what its model declares. (The
-message table's other items, leases, standard packs, bodies, are not scanned here.)"""
+"""The engine's items are their PynamoDB models' (`mnsd.storage.dynamodb.items`): items written before the models read
+and write back unchanged, and every item the engine writes through the control plane, the nonces, the counters, the
+log, the topics, a FIFO queue's traffic (group items, homes, group packs, the placement in queue records) and the
+standard queues' messages (leases, bodies, packs, batch bodies, the ready index's entries) is what its model
+declares."""
 
 from __future__ import annotations
 
@@ -20,8 +20,10 @@ from mnsd.model.messages import Property
 from mnsd.model.queues import Queue, QueueAttributes, Receiver
 from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, TopicAttributes, TopicMessage
 from mnsd.storage import Storage
-from mnsd.storage.dynamodb.items import check, groups
+from mnsd.storage.dynamodb.items import check, groups, leases
 from mnsd.storage.dynamodb.items.groups import GroupItem, GroupPackItem, HomeItem
+from mnsd.storage.dynamodb.items.layout import STRIPE_SEPARATOR
+from mnsd.storage.dynamodb.items.leases import READY_INDEX, IndexEntry, PackItem, kind_of
 from mnsd.storage.dynamodb.items.log import LogItem
 from mnsd.storage.dynamodb.items.meta import QueueItem, model_of
 from mnsd.storage.dynamodb.items.placement import PLACEMENT_FIELDS
@@ -30,6 +32,7 @@ from mnsd.storage.dynamodb.items.wire import record_of
 from mnsd.storage.dynamodb.tables import meta, oplog, topic_messages
 from tests.storage.engines import engine
 from tests.support.fifo_traffic import fifo_traffic
+from tests.support.message_items import write_every_standard_kind, write_fifo_kinds
 
 # Items the engine wrote on moto before its items were models (every kind of the three tables; bytes in base64); and
 # ("fifo", "placement") each shape of a FIFO queue's own items and of a placed queue record that `fifo_traffic` made
@@ -66,6 +69,9 @@ def test_items_written_before_the_models_read_into_them_and_write_back_byte_iden
         assert _wire(oplog.log_item(oplog.record_of(item))) == _wire(item)
     for item in items["topic"]:
         assert _wire(topic_messages.to_item(topic_messages.from_item(item))) == _wire(item)
+    for item in items["message"]:
+        model = kind_of(item)
+        assert _wire(leases.item_of(model, **record_of(model, item))) == _wire(item), item["sk"]["S"]
 
 
 def test_items_written_before_the_models_are_their_models_items() -> None:
@@ -73,6 +79,8 @@ def test_items_written_before_the_models_are_their_models_items() -> None:
     assert [check.meta_problems(item) for item in items["meta"]] == [[]] * len(items["meta"])
     assert [check.problems(LogItem, item) for item in items["log"]] == [[]] * len(items["log"])
     assert [check.problems(TopicMessageItem, item) for item in items["topic"]] == [[]] * len(items["topic"])
+    assert [leases.problems(item) for item in items["message"]] == [[]] * len(items["message"])
+    assert {kind_of(item).__name__ for item in items["message"]} == _STANDARD_KINDS
 
 
 def _rewritten(item: dict[str, Any]) -> dict[str, Any]:
@@ -129,10 +137,10 @@ def _write_every_kind(storage: Storage) -> None:
     storage.topic_messages.put(TopicMessage("1001", "news", "t-1", "TM2", "x" * 300, "", 1700000000001))
 
 
-def _scan(client: Any, table: str) -> list[dict[str, Any]]:
+def _scan(client: Any, table: str, **index: Any) -> list[dict[str, Any]]:
     items, start = [], None
     while True:
-        page = client.scan(TableName=table, **({"ExclusiveStartKey": start} if start else {}))
+        page = client.scan(TableName=table, **index, **({"ExclusiveStartKey": start} if start else {}))
         items += page["Items"]
         start = page.get("LastEvaluatedKey")
         if not start:
@@ -210,3 +218,44 @@ def test_the_check_refuses_an_unknown_attribute_a_wrong_type_a_missing_one_and_a
 def test_a_record_field_no_model_declares_is_refused_before_it_is_written() -> None:
     with pytest.raises(ValueError, match="colour"):
         meta.meta_item("1001#queue", "orders", {"queue_id": "q", "colour": "red"})
+
+
+_STANDARD_KINDS = {"LeaseItem", "PackItem", "BodyItem", "BatchBodyItem"}
+
+
+def _problems(item: dict[str, Any]) -> tuple[str, list[str]]:
+    """An item of the message table's model, and what in it that model does not declare: a FIFO queue's own items'
+    (group items, homes, group packs: `groups.model_of`), else a lease's, a body's, a pack's (`leases.kind_of`: the
+    leases and bodies of a FIFO queue's groups are those of any message)."""
+    fifo = groups.model_of(item)
+    if fifo is not None:
+        return fifo.__name__, groups.fifo_problems(item)
+    return kind_of(item).__name__, leases.problems(item)
+
+
+@pytest.mark.parametrize("moto_storage", ["dynamodb-moto-packed"], indirect=True)
+def test_every_item_the_engine_writes_in_the_message_table_is_its_models(moto_storage: Storage) -> None:
+    client, table = moto_storage.messages.client, Settings().message_table  # type: ignore[attr-defined]
+    write_every_standard_kind(client)
+    write_fifo_kinds(moto_storage)
+
+    checked = {(item["pk"]["S"], item["sk"]["S"]): _problems(item) for item in _scan(client, table)}
+    assert {model for model, _ in checked.values()} == _STANDARD_KINDS | {"GroupItem", "HomeItem"}
+    assert any(STRIPE_SEPARATOR + "G" in partition for partition, _ in checked)  # (a FIFO queue's groups' items)
+    assert {key: found for key, (_, found) in checked.items() if found} == {}
+    entries = _scan(client, table, IndexName=READY_INDEX)
+    assert {"r", "d"} <= {name for entry in entries for name in entry}  # (a lease's entry, and a pack's)
+    assert [check.problems(IndexEntry, entry) for entry in entries] == [[]] * len(entries)
+
+
+def test_the_check_refuses_a_message_item_with_an_unknown_attribute_a_wrong_type_or_a_missing_one() -> None:
+    (pack, *_) = [item for item in _before()["message"] if kind_of(item) is PackItem and "v1" in item]
+    assert leases.problems(pack) == []
+    assert leases.problems({**pack, "v16": {"N": "1"}}) == ["PackItem.v16: no such attribute"]
+    assert leases.problems({**pack, "k1": {"S": "1"}}) == ["PackItem.k1: S where the model has BOOL"]
+    missing = {name: value for name, value in pack.items() if name != "p"}
+    assert leases.problems(missing) == ["PackItem.p: missing"]
+    lease = next(item for item in _before()["message"] if "u" in item and item["sk"]["S"].startswith("L"))
+    assert leases.problems({**lease, "u": {"L": [{"L": [{"S": "k"}]}]}}) == [
+        "LeaseItem.u: not [name, value, type] lists of text"
+    ]

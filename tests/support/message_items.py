@@ -128,11 +128,11 @@ def write_every_standard_kind(client: Any) -> None:
             marks = dead_letter_marks("DeadLetter", "acs:mns:cn-hangzhou:1001:/queues/log", source.message_id)
             target = again.moved("q-dlq", quiet.new_ids("q-dlq", 1, NOW + 2000)[0], NOW + 2000, marks, False)
             leave = dead_letters.conditional
-            dead_letters.conditional = lambda *a, **k: None  # type: ignore[assignment]
+            dead_letters.conditional = lambda *a, **k: None
             try:
                 assert quiet.move(again, NOW + 2000, target)
             finally:
-                dead_letters.conditional = leave  # type: ignore[assignment]
+                dead_letters.conditional = leave
 
 
 def write_fifo_kinds(storage: Storage) -> None:
