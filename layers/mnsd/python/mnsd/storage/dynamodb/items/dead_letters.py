@@ -9,7 +9,7 @@
   (a transaction bills twice): until its lease exists nothing reads it, and if the transaction is
   refused it is left to TTL. The source's out-of-line body item is left to TTL like a delete's.
 - A delete with rewind on is one conditional UpdateItem (the delete's condition) that re-marks the
-  lease kept in place (`layout.KEEP_UPDATE`: `k` set, `v` removed): one write, the sort key unchanged.
+  lease kept in place (`layout.keeping`: `k` set, `v` removed): one write, the sort key unchanged.
 - A rewind reads the queue's leases and, for those enqueued at or after the rewind time, restores the
   kept ones and makes the in-flight ones visible (one conditional UpdateItem each, new version).
 - Turning rewind off deletes the kept leases (one conditional DeleteItem each).
@@ -17,38 +17,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
+from pynamodb.attributes import Attribute
 
 from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.items.conditions import conditional
 from mnsd.storage.dynamodb.items.layout import (
     LEASE,
-    MOVED_ATTRIBUTE,
-    TTL_ATTRIBUTE,
     Item,
     is_kept,
     keep_held_lease,
     lease_item_key,
     message_items,
-    number,
-    restore_update,
-    revisit_update,
+    request,
+    restored,
+    revisited,
     version_is,
     version_of,
 )
+from mnsd.storage.dynamodb.items.leases import LeaseItem, key_of, read
 from mnsd.storage.dynamodb.items.packs import is_pack
+from mnsd.storage.dynamodb.items.wire import Expression
 from mnsd.storage.moves import move_event
 
-REWIND_PROJECTION = "pk, sk, v, r, d, e, x, k"
+Projection = Sequence[Attribute[Any]]  # the attributes a read returns
+_LEASE = LeaseItem
+REWIND_PROJECTION: Projection = (_LEASE.pk, _LEASE.sk, _LEASE.v, _LEASE.r, _LEASE.d, _LEASE.e, _LEASE.x, _LEASE.k)
+KEPT_PROJECTION: Projection = (_LEASE.pk, _LEASE.sk, _LEASE.k)
 _PAGE = 1000
-
-
-def _key(item: Item) -> Item:
-    return {"pk": item["pk"], "sk": item["sk"]}
 
 
 def lease_page(
@@ -58,24 +58,20 @@ def lease_page(
     limit: int,
     start: Item | None = None,
     forward: bool = True,
-    projection: str | None = None,
+    projection: Projection | None = None,
     first: str = "",
 ) -> tuple[list[Item], Item | None]:
     """One page of a partition's lease items (kept ones included) from the table (not an index) in queue order
     (from sort key `first` on if given), and where the next one starts."""
-    if first:
-        condition = "pk = :p AND sk BETWEEN :first AND :last"
-        values = {":p": {"S": partition}, ":first": {"S": first}, ":last": {"S": LEASE + "~"}}
-    else:
-        condition = "pk = :p AND begins_with(sk, :lease)"
-        values = {":p": {"S": partition}, ":lease": {"S": LEASE}}
+    leases = _LEASE.sk.between(first, LEASE + "~") if first else _LEASE.sk.startswith(LEASE)
+    read = Expression()
     response = client.query(
         TableName=table,
-        KeyConditionExpression=condition,
-        ExpressionAttributeValues=values,
+        KeyConditionExpression=read.condition((_LEASE.pk == partition) & leases),
         Limit=limit,
         ScanIndexForward=forward,
-        **({"ProjectionExpression": projection} if projection else {}),
+        **({"ProjectionExpression": read.projection(*projection)} if projection else {}),
+        **read.arguments(),
         **({"ExclusiveStartKey": start} if start else {}),
     )
     return list(response["Items"]), response.get("LastEvaluatedKey")
@@ -85,7 +81,7 @@ def lease_pages(
     client: Any,
     table: str,
     partitions: list[str],
-    projection: str | None = None,
+    projection: Projection | None = None,
     first_page: int = _PAGE,
     first: str = "",
 ) -> Iterator[tuple[list[Item], bool]]:
@@ -122,21 +118,12 @@ def move(
     `removal`: the write that removes the source when it is not its lease's Delete (a packed message's)."""
     if target.body is None:
         raise ValueError("a moved message needs its body loaded")
-    held, versioned = version_is(source.version)
-    condition: Item = {
-        "TableName": table,
-        "Key": lease_item_key(source.ref),
-        "ConditionExpression": f"{held} AND v <= :now AND x > :now_s",
-        "ExpressionAttributeValues": {
-            **versioned,
-            ":now": {"N": str(now_ms)},
-            ":now_s": {"N": str(now_ms // 1000)},
-        },
-    }
+    active = version_is(source.version) & (_LEASE.v <= now_ms) & (_LEASE.x > now_ms // 1000)
+    key = lease_item_key(source.ref)
     mark = moved_mark(source, target)
-    if mark:  # a logging queue's: the lease marked moved (and expired) in the transaction, deleted after it
-        condition["UpdateExpression"] = f"SET {TTL_ATTRIBUTE} = :gone, {MOVED_ATTRIBUTE} = :moved"
-        condition["ExpressionAttributeValues"].update({":gone": {"N": str(now_ms // 1000 - 1)}, ":moved": {"S": mark}})
+    # a logging queue's: the lease marked moved (and expired) in the transaction, deleted after it
+    marked = [_LEASE.x.set(now_ms // 1000 - 1), _LEASE.t.set(mark)] if mark else []
+    condition = request(table, key, active, *marked)
     first = removal or ({"Update": condition} if mark else {"Delete": condition})
     *bodies, lease = message_items(target, indexed)
     for body in bodies:  # outside the transaction (half the units): without its lease it is never read
@@ -149,12 +136,7 @@ def move(
             return False
         raise
     if mark and removal is None:  # (left to TTL if this fails: expired, no reader returns or counts it)
-        gone = {
-            "TableName": table,
-            "Key": condition["Key"],
-            "ConditionExpression": f"attribute_exists({MOVED_ATTRIBUTE})",
-        }
-        conditional(client.delete_item, **gone)
+        conditional(client.delete_item, **request(table, key, _LEASE.t.exists()))
     return True
 
 
@@ -202,46 +184,35 @@ def rewind_lease(client: Any, table: str, item: Item, since_ms: int, now_ms: int
     """Rewind one lease (read with `REWIND_PROJECTION`): "restored" (it was kept), "revisited" (it was in flight),
     or else what it is left: "in flight" (enqueued before `since_ms`), "done" (receivable, delayed, expired, or
     changed since it was read)."""
-    if (number(item, "x") or 0) <= now_ms // 1000:
+    if read(item, _LEASE.x, 0) <= now_ms // 1000:
         return "done"
-    if (number(item, "e") or 0) < since_ms:
+    if read(item, _LEASE.e, 0) < since_ms:
         return "in flight" if in_flight(item, now_ms) else "done"
-    values = {":now": {"N": str(now_ms)}, ":next": {"N": str(version_of(item) + 1)}, ":ver": item["r"]}
+    stored, version = read(item, _LEASE.r), version_of(item) + 1
     if is_kept(item):
-        update, condition, outcome = restore_update(indexing), "attribute_exists(k) AND r = :ver", "restored"
+        update, condition, outcome = restored(now_ms, version, indexing), _LEASE.k.exists(), "restored"
     elif in_flight(item, now_ms):
-        update, condition, outcome = revisit_update(indexing), "r = :ver AND v > :now", "revisited"
+        update, condition, outcome = revisited(now_ms, version, indexing), _LEASE.v > now_ms, "revisited"
     else:
         return "done"
-    response = conditional(
-        client.update_item,
-        TableName=table,
-        Key=_key(item),
-        UpdateExpression=update,
-        ConditionExpression=condition,
-        ExpressionAttributeValues=values,
-    )
-    return outcome if response is not None else "done"
+    rewound = request(table, key_of(item), condition & (_LEASE.r == stored), *update)
+    return outcome if conditional(client.update_item, **rewound) is not None else "done"
 
 
 def in_flight(item: Item, now_ms: int) -> bool:
     """Whether a lease is in flight at `now_ms`: received and hidden (not kept)."""
-    return not is_kept(item) and (number(item, "v") or 0) > now_ms and (number(item, "d") or 0) > 0
+    return not is_kept(item) and read(item, _LEASE.v, 0) > now_ms and read(item, _LEASE.d, 0) > 0
 
 
 def drop_kept(client: Any, table: str, partitions: list[str], pack: Callable[[Item], int] | None = None) -> int:
     """Delete the kept leases of a queue's partitions; how many (a pack's kept entries by `pack`)."""
     dropped = 0
-    for items, _ in lease_pages(client, table, partitions, "pk, sk, k"):
+    for items, _ in lease_pages(client, table, partitions, KEPT_PROJECTION):
         for item in items:
             if is_pack(item):
                 dropped += pack(item) if pack else 0
             elif is_kept(item):
-                response = conditional(
-                    client.delete_item,
-                    TableName=table,
-                    Key=_key(item),
-                    ConditionExpression="attribute_exists(k)",
+                dropped += (
+                    conditional(client.delete_item, **request(table, key_of(item), _LEASE.k.exists())) is not None
                 )
-                dropped += response is not None
     return dropped

@@ -45,9 +45,23 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
+
 from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef, MessageState, Property, body_md5, lease_state
 from mnsd.storage.capacity import KB, item_size
+from mnsd.storage.dynamodb.items.leases import INDEX_ATTRIBUTES as INDEX_ATTRIBUTES  # (the ready index's)
+from mnsd.storage.dynamodb.items.leases import READY_INDEX as READY_INDEX
+from mnsd.storage.dynamodb.items.leases import (
+    BodyItem,
+    LeaseItem,
+    item_of,
+    keyed,
+    place_of,
+    read,
+)
+from mnsd.storage.dynamodb.items.wire import Expression
 from mnsd.storage.ids import message_id_time
 
 MAX_STRIPES = 1024  # the most partitions a queue's messages may spread over (`stripe_of`; `placement.Placement`)
@@ -64,16 +78,14 @@ KEPT_ATTRIBUTE = "k"  # present (True) on leases deleted while rewind was on (ke
 SOURCE_ATTRIBUTE = "c"  # on a lease or pack: its body item's place, elsewhere (`packs`, `shared_bodies`)
 ACTOR_ATTRIBUTE = "a"  # on a logging queue's lease: who last sent, received or re-timed it (`mnsd.ground.actor`)
 MOVED_ATTRIBUTE = "t"  # on a logging queue's lease a move took away (`dead_letters.move`): its event and target
-READY_INDEX = "receivable"  # the leases of indexing queues by (pk, w): a global secondary index of the table
 VISIBLE_AT = "v"  # NextVisibleTime (Number); only lease items have it
 INDEX_KEY = "w"  # the index's sort key: `v` again, on the leases of a queue whose writes keep the index
-INDEX_ATTRIBUTES = ("r", "d", "x")  # what receives and counts read besides the keys (INCLUDE projection)
 STRIPE_SEPARATOR = "#"
 # A lease's `r` is its version, or, written by a claim that left `w` in place, version x HELD + the time (epoch ms,
 # >= 1, < HELD) the claim holds it till (`held_version`): versions are counts, far below HELD.
 HELD = 10**13
 
-# Lease attributes: name -> (DynamoDB type, meaning).
+# Lease attributes: name -> (DynamoDB type, meaning). (The types are `leases.LeaseItem`'s.)
 LEASE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "pk": ("S", "queue incarnation id, with `#{stripe}` for stripes > 0"),
     "sk": ("S", "L{priority:02}{position:013}{message_id} (B{message_id} for an out-of-line body)"),
@@ -142,7 +154,7 @@ def partition_of(ref: MessageRef) -> str:
 
 def lease_item_key(ref: MessageRef) -> Item:
     """The primary key of a message's lease item."""
-    return {PARTITION_KEY: {"S": partition_of(ref)}, SORT_KEY: {"S": lease_key(ref)}}
+    return keyed(partition_of(ref), lease_key(ref))
 
 
 def queue_id_of(partition: str) -> str:
@@ -151,12 +163,13 @@ def queue_id_of(partition: str) -> str:
 
 
 def is_lease(item: Item) -> bool:
-    return str(item.get(SORT_KEY, {}).get("S", "")).startswith(LEASE)
+    return SORT_KEY in item and place_of(item)[1].startswith(LEASE)
 
 
-def visibility_set(indexing: bool, value: str = ":vis") -> str:
-    """The SET clause giving a lease its next visible time: `v`, and `w` with it when the index is kept."""
-    return f"v = {value}, w = {value}" if indexing else f"v = {value}"
+def visible(at: int, indexing: bool, lease: Any = LeaseItem) -> list[Action]:
+    """The SET actions giving a lease (or a pack, `lease`: its model) its next visible time: `v`, and `w` with it when
+    the index is kept."""
+    return [lease.v.set(at), lease.w.set(at)] if indexing else [lease.v.set(at)]
 
 
 def held_version(version: int, visible_at: int) -> int:
@@ -167,14 +180,14 @@ def held_version(version: int, visible_at: int) -> int:
 
 def version_of(item: Item) -> int:
     """A lease's version, from its `r` (plain, or with the time a claim holds it till: `held_version`)."""
-    stored = int(item["r"]["N"])
+    stored: int = read(item, LeaseItem.r)
     return stored // HELD if stored >= HELD else stored
 
 
 def held_until(item: Item) -> int | None:
     """The time a lease is held till by a claim that left its `w` in place (`held_version`), from its `r`; None when
     its `r` is plain (its `w` is its `v`)."""
-    stored = int(item["r"]["N"]) if "r" in item else 0
+    stored: int = read(item, LeaseItem.r, 0)
     return stored % HELD if stored >= HELD else None
 
 
@@ -182,54 +195,67 @@ def index_due(item: Item) -> int | None:
     """When the lease an index entry stands for is receivable: the time a claim that left `w` in place holds it till
     (`held_until`), else its `w` (its `v`: every other write that sets `v` sets `w` with it)."""
     held = held_until(item)
-    return held if held is not None else number(item, INDEX_KEY)
+    return held if held is not None else read(item, LeaseItem.w)
 
 
-def version_is(version: int, name: str = ":ver") -> tuple[str, Item]:
-    """The condition that a lease's version is `version` (its `r` plain, or with a time: `held_version`), and its
-    values."""
-    values = {name: {"N": str(version)}}
+def version_is(version: int, stored: Any = LeaseItem.r) -> Condition:
+    """The condition that a lease's version is `version` (its `r`, or `stored`, plain or with a time:
+    `held_version`)."""
     if version < 1:  # (a claim's version is at least 1: a version 0 is always plain)
-        return f"r = {name}", values
-    values[f"{name}_held"] = {"N": str(version * HELD + 1)}
-    values[f"{name}_last"] = {"N": str(version * HELD + HELD - 1)}
-    return f"(r = {name} OR r BETWEEN {name}_held AND {name}_last)", values
+        return stored == version  # type: ignore[no-any-return]
+    return (stored == version) | stored.between(version * HELD + 1, version * HELD + HELD - 1)
 
 
 def actor_set(name: str = ACTOR_ATTRIBUTE) -> tuple[str, Item]:
     """A write's `, {name} = :who` clause and its value naming the access key acting on a logging queue, "" when no
     key is (a call the wait tier coalesced: the key of an earlier write must not stand for it); nothing for a queue
-    that does not log (it pays no byte for it)."""
+    that does not log (it pays no byte for it). (The FIFO writes' form: `acted` is the models'.)"""
     if not actor.is_recording():
         return "", {}
     return f", {name} = :who", {":who": {"S": actor.current() or ""}}
 
 
+def acted(attribute: Any = LeaseItem.a) -> list[Action]:
+    """`actor_set` as an action on `attribute` (a lease's `a`, a pack entry's `a{n}`): none for a queue that does not
+    log."""
+    return [attribute.set(actor.current() or "")] if actor.is_recording() else []
+
+
 def body_attributes(body: str) -> Item:
     raw = body.encode("utf-8")
     packed = zlib.compress(raw, 6)
-    return {"z": {"B": packed}} if len(packed) < len(raw) else {"b": {"S": body}}
+    return item_of(BodyItem, z=packed) if len(packed) < len(raw) else item_of(BodyItem, b=body)
 
 
 def body_of(item: Item) -> str | None:
-    if "z" in item:
-        return zlib.decompress(item["z"]["B"]).decode("utf-8")
-    if "b" in item:
-        return str(item["b"]["S"])
-    return None
+    packed = read(item, BodyItem.z)
+    if packed is not None:
+        return zlib.decompress(packed).decode("utf-8")
+    text: str | None = read(item, BodyItem.b)
+    return text
+
+
+def plain(properties: tuple[Property, ...]) -> list[list[str]]:
+    """Properties as a lease's `u` or `s` holds them: [[name, value, type], ...]."""
+    return [[p.name, p.value, p.type] for p in properties]
 
 
 def properties(items: tuple[Property, ...]) -> Item:
-    return {"L": [{"L": [{"S": p.name}, {"S": p.value}, {"S": p.type}]} for p in items]}
+    """Properties as stored (`u` or `s`)."""
+    return item_of(LeaseItem, u=plain(items))["u"]
+
+
+def properties_of(item: Item, attribute: Any = LeaseItem.u) -> tuple[Property, ...]:
+    """The properties an item holds in `attribute` (`u` or `s`)."""
+    return tuple(Property(*entry) for entry in read(item, attribute, ()))
 
 
 def parse_properties(value: Item | None) -> tuple[Property, ...]:
-    if not value:
-        return ()
-    return tuple(Property(*(part["S"] for part in entry["L"])) for entry in value["L"])
+    return properties_of({"u": value}) if value else ()
 
 
 def number(item: Item, name: str) -> int | None:
+    """A number attribute of an item by its name (the FIFO group items'; the leases' are read by `leases.read`)."""
     return int(item[name]["N"]) if name in item else None
 
 
@@ -239,13 +265,13 @@ def state_of(item: Item, now_ms: int) -> MessageState:
     A lease always has `v`, `d` and `x` (an index item `index_due` for `v`); should one lack them, the message counts
     as receivable since its enqueue (no `v`), never received (no `d`) and never expiring (no `x`).
     """
-    if KEPT_ATTRIBUTE in item:
+    if LeaseItem.k.attr_name in item:
         return MessageState.EXPIRED  # deleted, kept for rewind: never returned nor counted
-    visible_at = number(item, VISIBLE_AT) if VISIBLE_AT in item else index_due(item)
-    expires_at = number(item, TTL_ATTRIBUTE)
+    visible_at = read(item, LeaseItem.v) if LeaseItem.v.attr_name in item else index_due(item)
+    expires_at = read(item, LeaseItem.x)
     return lease_state(
-        number(item, "e") or 0 if visible_at is None else visible_at,
-        number(item, "d") or 0,
+        read(item, LeaseItem.e, 0) if visible_at is None else visible_at,
+        read(item, LeaseItem.d, 0),
         now_ms // 1000 + 1 if expires_at is None else expires_at,
         now_ms,
     )
@@ -254,102 +280,111 @@ def state_of(item: Item, now_ms: int) -> MessageState:
 def message_items(message: Message, indexed: bool = False) -> list[Item]:
     """The items storing a message: its lease (with `w` when its queue's writes keep the ready index: `indexed`),
     and its body item when the body does not fit inline."""
-    lease: Item = {
-        "pk": {"S": partition_of(message.ref)},
-        "sk": {"S": lease_key(message.ref)},
-        "v": {"N": str(message.visible_at)},
-        **({INDEX_KEY: {"N": str(message.visible_at)}} if indexed else {}),
-        "r": {"N": str(message.version)},
-        "d": {"N": str(message.dequeue_count)},
-        "e": {"N": str(message.enqueue_time)},
-        "x": {"N": str(message.expires_at)},
+    ref = message.ref
+    lease: dict[str, Any] = {
+        "pk": partition_of(ref),
+        "sk": lease_key(ref),
+        "v": message.visible_at,
+        **({"w": message.visible_at} if indexed else {}),
+        "r": message.version,
+        "d": message.dequeue_count,
+        "e": message.enqueue_time,
+        "x": message.expires_at,
     }
     if message.dequeue_count:
-        lease["f"] = {"N": str(message.first_dequeue_time)}
+        lease["f"] = message.first_dequeue_time
     if message.user_properties:
-        lease["u"] = properties(message.user_properties)
+        lease["u"] = plain(message.user_properties)
     if message.system_properties:
-        lease["s"] = properties(message.system_properties)
+        lease["s"] = plain(message.system_properties)
     if message.message_group_id:
-        lease["g"] = {"S": message.message_group_id}
+        lease["g"] = message.message_group_id
     room = LEASE_GROWTH
     if message.logging:
-        lease[LOGGING_ATTRIBUTE] = {"BOOL": True}
+        lease["l"] = True
         room += ACTOR_ROOM
         who = actor.current()
         if who is not None:
-            lease[ACTOR_ATTRIBUTE] = {"S": who}
+            lease["a"] = who
+    stored = item_of(LeaseItem, **lease)
     body = body_attributes(message.body or "")
-    if item_size(lease) + item_size(body) + room <= KB:
-        return [{**lease, **body}]
-    body_item = {"pk": lease["pk"], "sk": {"S": BODY + message.message_id}, "x": lease["x"], **body}
-    body_item["m"] = {"S": message.body_md5}
-    return [body_item, {**lease, "o": {"BOOL": True}}]
+    if item_size(stored) + item_size(body) + room <= KB:
+        return [{**stored, **body}]
+    body_item = item_of(
+        BodyItem, pk=lease["pk"], sk=BODY + message.message_id, x=message.expires_at, m=message.body_md5
+    )
+    return [{**body_item, **body}, {**stored, **item_of(LeaseItem, o=True)}]
 
 
 def enqueued_at(item: Item) -> int | None:
     """When a lease's message was enqueued: its `e`; for an index item (which does not project it), the time its
     message id was made, the same but for a receiver's copy of a message sent before the receiver was created (the
     copy's id is made when it is copied)."""
-    if "e" in item:
-        return int(item["e"]["N"])
-    return message_id_time(MessageRef.from_key(queue_id_of(item["pk"]["S"]), item["sk"]["S"]).message_id)
+    enqueued: int | None = read(item, LeaseItem.e)
+    if enqueued is not None:
+        return enqueued
+    partition, key = place_of(item)
+    return message_id_time(MessageRef.from_key(queue_id_of(partition), key).message_id)
 
 
 def is_kept(item: Item) -> bool:
-    return KEPT_ATTRIBUTE in item
+    return LeaseItem.k.attr_name in item
 
 
 def kept_lease(message: Message) -> Item:
-    """The lease item of a message deleted while rewind was on: `k` set, no `v` (what KEEP_UPDATE leaves)."""
+    """The lease item of a message deleted while rewind was on: `k` set, no `v` (what `keeping` leaves)."""
     lease = {k: v for k, v in message_items(message)[-1].items() if k not in (VISIBLE_AT, INDEX_KEY)}
-    return {**lease, KEPT_ATTRIBUTE: {"BOOL": True}}
+    return {**lease, **item_of(LeaseItem, k=True)}
 
 
-# A delete with rewind on: the lease re-marked in place (one write, the sort key kept).
-KEEP_UPDATE = "SET k = :kept REMOVE v, w"
-KEEP_VALUES: Item = {":kept": {"BOOL": True}}
+def keeping() -> list[Action]:
+    """A delete with rewind on: the lease re-marked in place (one write, the sort key kept): `k` set, `v` and `w`
+    removed."""
+    return [LeaseItem.k.set(True), LeaseItem.v.remove(), LeaseItem.w.remove()]
 
 
-def held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
-    """A write's key and condition on a lease still held by the receipt handle that names `version` (hidden until a
-    later time, unexpired)."""
-    held, values = version_is(version)
-    return {
-        "TableName": table,
-        "Key": lease_item_key(ref),
-        "ConditionExpression": f"{held} AND v > :now AND x > :now_s",
-        "ExpressionAttributeValues": {
-            **values,
-            ":now": {"N": str(now_ms)},
-            ":now_s": {"N": str(now_ms // 1000)},
-        },
-    }
+def request(table: str, key: Item, condition: Condition | None = None, *update: Action) -> Item:
+    """A write's request: the item's key, its condition and its update (if any), their names and values."""
+    expression = Expression()
+    found: Item = {"TableName": table, "Key": key}
+    if update:
+        found["UpdateExpression"] = expression.update(*update)
+    if condition is not None:
+        found["ConditionExpression"] = expression.condition(condition)
+    return {**found, **expression.arguments()}
+
+
+def held(version: int, now_ms: int) -> Condition:
+    """A lease still held by the receipt handle that names `version` (hidden until a later time, unexpired)."""
+    return version_is(version) & (LeaseItem.v > now_ms) & (LeaseItem.x > now_ms // 1000)
+
+
+def held_lease(table: str, ref: MessageRef, version: int, now_ms: int, *update: Action) -> Item:
+    """A write's request on a lease still held by the receipt handle that names `version` (`held`): its key, its
+    condition and `update`."""
+    return request(table, lease_item_key(ref), held(version, now_ms), *update)
 
 
 def keep_held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
-    """The UpdateItem that keeps a held lease for rewind instead of deleting it (`KEEP_UPDATE`)."""
-    keep = held_lease(table, ref, version, now_ms)
-    keep["UpdateExpression"] = KEEP_UPDATE
-    keep["ExpressionAttributeValues"].update(KEEP_VALUES)
-    return keep
+    """The UpdateItem that keeps a held lease for rewind instead of deleting it (`keeping`)."""
+    return held_lease(table, ref, version, now_ms, *keeping())
 
 
-def restore_update(indexing: bool) -> str:
-    """A rewind of a kept lease: receivable at `:now` again, with a new version `:next` (old receipt handles fail)."""
-    return f"SET {visibility_set(indexing, ':now')}, r = :next REMOVE k"
+def restored(now_ms: int, version: int, indexing: bool) -> list[Action]:
+    """A rewind of a kept lease: receivable at `now_ms` again, with a new version (old receipt handles fail)."""
+    return [*visible(now_ms, indexing), LeaseItem.r.set(version), LeaseItem.k.remove()]
 
 
-def revisit_update(indexing: bool) -> str:
-    """A rewind of an in-flight lease: receivable at `:now`, new version `:next`."""
-    return f"SET {visibility_set(indexing, ':now')}, r = :next"
+def revisited(now_ms: int, version: int, indexing: bool) -> list[Action]:
+    """A rewind of an in-flight lease: receivable at `now_ms`, new version."""
+    return [*visible(now_ms, indexing), LeaseItem.r.set(version)]
 
 
 def message_id_of(item: Item) -> str:
     """The message id of a lease (from its sort key) or a body item."""
-    key = str(item["sk"]["S"])
+    partition, key = place_of(item)
     if key.startswith(LEASE):
-        return MessageRef.from_key(queue_id_of(item["pk"]["S"]), key).message_id
+        return MessageRef.from_key(queue_id_of(partition), key).message_id
     return key[len(BODY) :]
 
 
@@ -361,11 +396,13 @@ BODY_APART = "?"
 def md5_of(item: Item, body: str | None) -> str:
     """A message's body MD5: kept in the item (a body item; a lease written before), else computed from its body
     (`BODY_APART` when the body is in a body item not read yet, with the item's place when it is another message's)."""
-    if "m" in item:
-        return str(item["m"]["S"])
+    kept: str | None = read(item, BodyItem.m)
+    if kept is not None:
+        return kept
     if body is not None:
         return body_md5(body)
-    return BODY_APART + item[SOURCE_ATTRIBUTE]["S"] if SOURCE_ATTRIBUTE in item else BODY_APART
+    source = read(item, LeaseItem.c)
+    return BODY_APART + source if source is not None else BODY_APART
 
 
 def is_apart(md5: str) -> bool:
@@ -383,26 +420,27 @@ def shared_source(md5: str) -> tuple[str, str] | None:
 
 def message_of(item: Item) -> Message:
     """The message a lease item stores (body None when it is stored out of line)."""
-    ref = MessageRef.from_key(queue_id_of(item["pk"]["S"]), item["sk"]["S"])
-    enqueue_time = int(item["e"]["N"])
+    partition, key = place_of(item)
+    ref = MessageRef.from_key(queue_id_of(partition), key)
+    enqueue_time: int = read(item, LeaseItem.e)
     body = body_of(item)
     return Message(
         queue_id=ref.queue_id,
         message_id=ref.message_id,
         priority=ref.priority,
         position=ref.position,
-        visible_at=int(item["v"]["N"]),
+        visible_at=read(item, LeaseItem.v),
         version=version_of(item),
-        dequeue_count=int(item["d"]["N"]),
+        dequeue_count=read(item, LeaseItem.d),
         enqueue_time=enqueue_time,
-        first_dequeue_time=int(item["f"]["N"]) if "f" in item else enqueue_time,
-        expires_at=int(item["x"]["N"]),
+        first_dequeue_time=read(item, LeaseItem.f, enqueue_time),
+        expires_at=read(item, LeaseItem.x),
         body_md5=md5_of(item, body),
         body=body,
-        user_properties=parse_properties(item.get("u")),
-        system_properties=parse_properties(item.get("s")),
-        message_group_id=item.get("g", {}).get("S", ""),
-        logging=LOGGING_ATTRIBUTE in item,
+        user_properties=properties_of(item, LeaseItem.u),
+        system_properties=properties_of(item, LeaseItem.s),
+        message_group_id=read(item, LeaseItem.g, ""),
+        logging=LeaseItem.l.attr_name in item,
         fifo=bool(ref.group),  # (a FIFO message's key names its group)
     )
 
@@ -410,7 +448,8 @@ def message_of(item: Item) -> Message:
 def candidate_of(item: Item) -> Message:
     """A lease as the ready index holds it: its place and state (visibility, version, count, expiry) but not
     its content, which `body_md5 == ""` marks as not loaded (the store's `load_bodies` reads it)."""
-    ref = MessageRef.from_key(queue_id_of(item["pk"]["S"]), item["sk"]["S"])
+    partition, key = place_of(item)
+    ref = MessageRef.from_key(queue_id_of(partition), key)
     return Message(
         queue_id=ref.queue_id,
         message_id=ref.message_id,
@@ -418,9 +457,9 @@ def candidate_of(item: Item) -> Message:
         position=ref.position,
         visible_at=index_due(item) or 0,
         version=version_of(item),
-        dequeue_count=int(item["d"]["N"]),
+        dequeue_count=read(item, LeaseItem.d),
         enqueue_time=0,
         first_dequeue_time=0,
-        expires_at=int(item["x"]["N"]),
+        expires_at=read(item, LeaseItem.x),
         body_md5="",
     )

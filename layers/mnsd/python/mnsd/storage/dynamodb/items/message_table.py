@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 from mnsd.model.messages import Message, body_md5
 from mnsd.storage.dynamodb.items import dead_letters
 from mnsd.storage.dynamodb.items.conditions import THROTTLES, conditional
+from mnsd.storage.dynamodb.items.dead_letters import Projection
 from mnsd.storage.dynamodb.items.layout import (
     BODY,
     Item,
@@ -27,11 +28,13 @@ from mnsd.storage.dynamodb.items.layout import (
     md5_of,
     message_id_of,
     message_of,
-    parse_properties,
     partition_of,
+    properties_of,
     queue_id_of,
+    request,
 )
-from mnsd.storage.dynamodb.items.packs import MAX_PACK, SIZE, entry_of, is_pack, stored_id, unpack_content
+from mnsd.storage.dynamodb.items.leases import BodyItem, LeaseItem, PackItem, key_of, keyed, place_of, read
+from mnsd.storage.dynamodb.items.packs import MAX_PACK, entry_of, is_pack, stored_id, unpack_content
 from mnsd.storage.dynamodb.items.shared_bodies import body_item, member_item
 
 _BATCH_WRITE_LIMIT = 25
@@ -58,12 +61,12 @@ class MessageTable:
         `shared_bodies.share`), so no lease is ever stored without its body (BatchWriteItem writes each item or not:
         one call more for a put with body items). The ids (a pack's for its messages) of what was not stored, a lease
         left unwritten included."""
-        bodies = [item for item in items if item["sk"]["S"].startswith(BODY)]
+        bodies = [item for item in items if _is_body(item)]
         if not bodies:
             return self._write(items, on_throttled)
         failed = {stored_id(id_) for id_ in self._write(bodies, on_throttled)}
         failed |= {id_ for id_, owner in (referring or {}).items() if owner in failed}
-        leases = [item for item in items if not item["sk"]["S"].startswith(BODY)]
+        leases = [item for item in items if not _is_body(item)]
         return failed | self._write([i for i in leases if stored_id(message_id_of(i)) not in failed], on_throttled)
 
     def _write(self, items: list[Item], on_throttled: Throttled) -> set[str]:
@@ -83,7 +86,7 @@ class MessageTable:
                 pending = response.get("UnprocessedItems", {}).get(self.name, [])
                 if not pending:
                     break
-                for queue_id in {queue_id_of(r["PutRequest"]["Item"]["pk"]["S"]) for r in pending}:
+                for queue_id in {queue_id_of(place_of(r["PutRequest"]["Item"])[0]) for r in pending}:
                     on_throttled(queue_id)
                 time.sleep(0.02 * 2**attempt * random.random())
             failed |= {message_id_of(r["PutRequest"]["Item"]) for r in pending}  # (a pack's: its pack's id)
@@ -97,7 +100,7 @@ class MessageTable:
             while pending:
                 response = self.client.batch_get_item(RequestItems={self.name: {"Keys": pending}})
                 for item in response.get("Responses", {}).get(self.name, []):
-                    found[(item["pk"]["S"], item["sk"]["S"])] = item
+                    found[place_of(item)] = item
                 pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
         return found
 
@@ -109,10 +112,10 @@ class MessageTable:
         partial = [n for n, item in enumerate(items) if _partial(item)]
         if enough is not None and len(partial) * MAX_PACK > enough:
             partial = sorted(random.sample(partial, -(-enough // MAX_PACK)))
-        read = self.get_many([{"pk": items[n]["pk"], "sk": items[n]["sk"]} for n in partial])
+        read = self.get_many([key_of(items[n]) for n in partial])
         chosen = set(partial)
         found = [
-            read.get((item["pk"]["S"], item["sk"]["S"])) if n in chosen else item
+            read.get(place_of(item)) if n in chosen else item
             for n, item in enumerate(items)
             if n in chosen or not _partial(item)
         ]
@@ -129,21 +132,21 @@ class MessageTable:
             if item is not None:  # deleted since it was read: left as it was seen
                 message.__dict__.update(message_of(item).__dict__)
         missing = [m for m in messages if m.body is None and m.body_md5 != ""]
-        bodies = self.get_many([_keyed(member_item(m)) for m in missing])
+        bodies = self.get_many([keyed(*member_item(m)) for m in missing])
         for message in missing:
             item = bodies.get(member_item(message))
             if item is not None:
                 message.body = body_of(item)
                 message.body_md5 = md5_of(item, message.body) if is_apart(message.body_md5) else message.body_md5
                 if entry_of(message.message_id):  # (a packed message of a batch too large for one body item)
-                    message.user_properties = parse_properties(item.get("u"))
-                    message.system_properties = parse_properties(item.get("s"))
-                    message.message_group_id = item.get("g", {}).get("S", "")
+                    message.user_properties = properties_of(item, BodyItem.u)
+                    message.system_properties = properties_of(item, BodyItem.s)
+                    message.message_group_id = read(item, BodyItem.g, "")
 
     def _load_packed(self, messages: list[Message]) -> None:
         """The bodies and properties of packed messages, from their batches' body items (`packs`); those of a batch
         stored with a body item each are left to `load_bodies`."""
-        found = self.get_many([_keyed(key) for key in dict.fromkeys(body_item(m) for m in messages)])
+        found = self.get_many([keyed(*key) for key in dict.fromkeys(body_item(m) for m in messages)])
         for m in messages:
             entry = entry_of(m.message_id)
             assert entry is not None
@@ -154,26 +157,25 @@ class MessageTable:
                 m.body_md5 = body_md5(m.body)
 
     def lease_page(
-        self, partition: str, limit: int, start: Item | None = None, forward: bool = True, projection: str = ""
+        self,
+        partition: str,
+        limit: int,
+        start: Item | None = None,
+        forward: bool = True,
+        projection: Projection | None = None,
     ) -> tuple[list[Item], Item | None]:
         """One page of a partition's leases from the table in queue order (`dead_letters.lease_page`)."""
         return dead_letters.lease_page(self.client, self.name, partition, limit, start, forward, projection)
 
     def delete_expired(self, item: Item, now_ms: int) -> None:
         """Remove a lease whose retention is over (TTL would, later); a no-op if it is gone or not expired."""
-        conditional(
-            self.client.delete_item,
-            TableName=self.name,
-            Key={"pk": item["pk"], "sk": item["sk"]},
-            ConditionExpression="x <= :now_s",
-            ExpressionAttributeValues={":now_s": {"N": str(now_ms // 1000)}},
-        )
+        conditional(self.client.delete_item, **request(self.name, key_of(item), LeaseItem.x <= now_ms // 1000))
 
 
-def _keyed(key: tuple[str, str]) -> Item:
-    return {"pk": {"S": key[0]}, "sk": {"S": key[1]}}
+def _is_body(item: Item) -> bool:
+    return place_of(item)[1].startswith(BODY)
 
 
 def _partial(item: Item) -> bool:
     """A pack as the ready index holds it (its keys and place only)."""
-    return is_pack(item) and SIZE not in item
+    return is_pack(item) and PackItem.p.attr_name not in item

@@ -18,28 +18,22 @@ version, count and owner whatever happens to its siblings.
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import Iterable
 from typing import Any
+
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
 
 from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.items.conditions import conditional
 from mnsd.storage.dynamodb.items.dead_letters import REWOUND
-from mnsd.storage.dynamodb.items.layout import MOVED_ATTRIBUTE, Item, actor_set, message_of, number, visibility_set
-from mnsd.storage.dynamodb.items.packs import (
-    ENTRY_ATTRIBUTES,
-    SIZE,
-    Entry,
-    entries,
-    entry_of,
-    indexes_of,
-    pack_key,
-    pack_of,
-)
+from mnsd.storage.dynamodb.items.layout import Item, acted, actor_set, message_of, request, visible
+from mnsd.storage.dynamodb.items.leases import ENTRIES, PackItem, key_of, place_of, read
+from mnsd.storage.dynamodb.items.packs import ENTRY_ATTRIBUTES, Entry, entries, entry_of, indexes_of, pack_key, pack_of
 
-_KEPT = {":kept": {"BOOL": True}}
-
-
-def _n(value: int) -> Item:
-    return {"N": str(value)}
+_PACK: Any = PackItem  # (its entries' attributes: `ENTRIES`)
 
 
 def _entry(message_id: str) -> Entry:
@@ -49,68 +43,102 @@ def _entry(message_id: str) -> Entry:
     return entry
 
 
-def _held(n: int) -> str:
-    """An entry still held by the receipt handle of version `:r{n}` (hidden until later)."""
-    return f"r{n} = :r{n} AND v{n} > :now"
+def _all(conditions: Iterable[Condition]) -> Condition:
+    return functools.reduce(operator.and_, conditions)
+
+
+def _held(n: int, version: int, now_ms: int) -> Condition:
+    """Entry n still held by the receipt handle of `version` (hidden until later)."""
+    return (ENTRIES[n].r == version) & (ENTRIES[n].v > now_ms)
+
+
+def _unexpired(now_ms: int) -> Condition:
+    return _PACK.x > now_ms // 1000  # type: ignore[no-any-return]
+
+
+def removed(indexes: list[int]) -> list[Action]:
+    """The entries' attributes removed (the entries gone from the pack)."""
+    return [getattr(ENTRIES[n], name).remove() for n in indexes for name in ENTRY_ATTRIBUTES]
 
 
 def removed_entries(indexes: list[int]) -> str:
-    return "REMOVE " + ", ".join(f"{name}{n}" for n in indexes for name in ENTRY_ATTRIBUTES)
+    """`removed` as an update expression (the FIFO room's writes join it with their own)."""
+    names = (getattr(ENTRIES[n], name).attr_name for n in indexes for name in ENTRY_ATTRIBUTES)
+    return "REMOVE " + ", ".join(names)
 
 
 def claim_entries(taken: list[Message]) -> tuple[list[str], list[str], Item]:
     """A claim's part per entry of one pack it takes (`taken`, as observed): the SET clauses, the conditions (its
-    version as observed and receivable) and their values; `:vis`, `:now` and `:one` are the caller's."""
+    version as observed and receivable) and their values; `:vis`, `:now` and `:one` are the caller's. (The FIFO
+    room's writes join these with their own; the standard claim's are `claimed_entries`.)"""
     sets, conditions, values = [], [], {}
     for m in taken:
         n = _entry(m.message_id).index
-        who, named = actor_set(f"a{n}")
-        sets += [f"v{n} = :vis", f"r{n} = :q{n}", f"d{n} = d{n} + :one", f"f{n} = if_not_exists(f{n}, :now){who}"]
+        who, named = actor_set(ENTRIES[n].a.attr_name)
+        v, r, d, f = (getattr(ENTRIES[n], name).attr_name for name in "vrdf")
+        sets += [f"{v} = :vis", f"{r} = :q{n}", f"{d} = {d} + :one", f"{f} = if_not_exists({f}, :now){who}"]
         values.update(named)
-        conditions.append(f"r{n} = :r{n} AND v{n} <= :now")
-        values.update({f":r{n}": _n(m.version), f":q{n}": _n(m.version + 1)})
+        conditions.append(f"{r} = :r{n} AND {v} <= :now")
+        values.update({f":r{n}": {"N": str(m.version)}, f":q{n}": {"N": str(m.version + 1)}})
     return sets, conditions, values
 
 
-def _held_entries(leases: list[tuple[MessageRef, int]], now_ms: int) -> tuple[Item, list[int], str, Item]:
-    """Entries of one pack named by receipt handles: the pack's key, their indexes, the condition that each is still
-    held by its handle (and the pack unexpired) and its values."""
+def claimed_entries(taken: list[Message], now_ms: int, visible_at: int) -> tuple[list[Action], list[Condition]]:
+    """A claim's actions per entry of one pack it takes (`taken`, as observed): hidden till `visible_at`, a version
+    more, a dequeue more, the first dequeue time kept or now, who acted; and the conditions (its version as observed
+    and receivable at `now_ms`)."""
+    actions: list[Action] = []
+    conditions: list[Condition] = []
+    for m in taken:
+        entry = ENTRIES[_entry(m.message_id).index]
+        actions += [
+            entry.v.set(visible_at),
+            entry.r.set(m.version + 1),
+            entry.d.set(entry.d + 1),
+            entry.f.set(entry.f | now_ms),
+            *acted(entry.a),
+        ]
+        conditions.append((entry.r == m.version) & (entry.v <= now_ms))
+    return actions, conditions
+
+
+def _held_entries(leases: list[tuple[MessageRef, int]], now_ms: int) -> tuple[Item, list[int], Condition]:
+    """Entries of one pack named by receipt handles: the pack's key, their indexes, and the condition that each is
+    still held by its handle (and the pack unexpired)."""
     entries_ = [_entry(ref.message_id) for ref, _ in leases]
     indexes = [e.index for e in entries_]
-    values: Item = {":now": _n(now_ms), ":now_s": _n(now_ms // 1000)}
-    values.update({f":r{n}": _n(version) for n, (_, version) in zip(indexes, leases, strict=True)})
-    held = " AND ".join(["x > :now_s", *(_held(n) for n in indexes)])
-    return pack_key(leases[0][0], entries_[0]), indexes, held, values
+    held = [_held(n, version, now_ms) for n, (_, version) in zip(indexes, leases, strict=True)]
+    return pack_key(leases[0][0], entries_[0]), indexes, _all([_unexpired(now_ms), *held])
 
 
 def deletion(table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> Item:
     """A transaction's write deleting entries of one pack (distinct) still held by their handles: the pack when
     they are every entry of its batch, else the entries (an emptied pack is left to `PackWrites.settle`)."""
-    key, indexes, held, values = _held_entries(leases, now_ms)
-    request = {"TableName": table, "Key": key, "ConditionExpression": held, "ExpressionAttributeValues": values}
+    key, indexes, held = _held_entries(leases, now_ms)
     if len(indexes) == _entry(leases[0][0].message_id).size:
-        return {"Delete": request}
-    return {"Update": {**request, "UpdateExpression": removed_entries(indexes)}}
+        return {"Delete": request(table, key, held)}
+    return {"Update": request(table, key, held, *removed(indexes))}
 
 
 def keeping(table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> Item:
     """A transaction's write keeping entries of one pack (distinct) for rewind, each still held by its handle:
     `k{n}` set, `v{n}` removed."""
-    key, indexes, held, values = _held_entries(leases, now_ms)
-    kept = ", ".join(f"k{n} = :kept" for n in indexes)
-    update = f"SET {kept} REMOVE {', '.join(f'v{n}' for n in indexes)}"
-    request = {"TableName": table, "Key": key, "UpdateExpression": update, "ConditionExpression": held}
-    return {"Update": {**request, "ExpressionAttributeValues": {**values, **_KEPT}}}
+    key, indexes, held = _held_entries(leases, now_ms)
+    kept = [action for n in indexes for action in (ENTRIES[n].k.set(True), ENTRIES[n].v.remove())]
+    return {"Update": request(table, key, held, *kept)}
+
+
+def _retimed(ref: MessageRef, version: int, now_ms: int, visible_at: int) -> tuple[Item, list[Action], Condition]:
+    """An entry's re-timing: the pack's key, the actions, the condition that the handle of `version` holds it."""
+    key, (n,), held = _held_entries([(ref, version)], now_ms)
+    entry = ENTRIES[n]
+    return key, [entry.v.set(visible_at), entry.r.set(version + 1), *acted(entry.a)], held
 
 
 def retiming(table: str, ref: MessageRef, version: int, now_ms: int, visible_at: int) -> Item:
     """The UpdateItem request re-timing an entry still held by the handle of `version` (the pack's place apart)."""
-    key, (n,), held, values = _held_entries([(ref, version)], now_ms)
-    who, named = actor_set(f"a{n}")
-    values.update({":next": _n(version + 1), ":vis": _n(visible_at), **named})
-    update = f"SET v{n} = :vis, r{n} = :next{who}"
-    request = {"TableName": table, "Key": key, "UpdateExpression": update, "ConditionExpression": held}
-    return {**request, "ExpressionAttributeValues": values}
+    key, actions, held = _retimed(ref, version, now_ms, visible_at)
+    return request(table, key, held, *actions)
 
 
 def messages_of(pack: Item, indexes: set[int]) -> list[Message]:
@@ -119,7 +147,7 @@ def messages_of(pack: Item, indexes: set[int]) -> list[Message]:
 
 
 def _id(lease: Item) -> str:
-    return str(lease["sk"]["S"][16:])
+    return place_of(lease)[1][16:]
 
 
 class PackWrites:
@@ -127,17 +155,9 @@ class PackWrites:
         self.client = client
         self.table = table
 
-    def _update(self, key: Item, update: str, condition: str, values: Item, new: bool = False) -> Item | None:
-        request: dict[str, Any] = {
-            "TableName": self.table,
-            "Key": key,
-            "UpdateExpression": update,
-            "ConditionExpression": condition,
-            **({"ExpressionAttributeValues": values} if values else {}),
-        }
-        if new:
-            request["ReturnValues"] = "ALL_NEW"
-        return conditional(self.client.update_item, **request)
+    def _update(self, key: Item, update: list[Action], condition: Condition, new: bool = False) -> Item | None:
+        written = request(self.table, key, condition, *update)
+        return conditional(self.client.update_item, **written, **({"ReturnValues": "ALL_NEW"} if new else {}))
 
     def read(self, ref: MessageRef) -> Item | None:
         """A packed message's pack, read now."""
@@ -151,14 +171,11 @@ class PackWrites:
         claimed messages, none if the pack changed under any of them."""
         indexes = {_entry(m.message_id).index: m for m in taken}
         others = [n for n in indexes_of(pack) if n not in indexes]
-        place = min([visible_at, *(number(pack, f"v{n}") or visible_at for n in others)])
-        sets, claimed, values = claim_entries(taken)
-        values.update({":now": _n(now_ms), ":now_s": _n(now_ms // 1000), ":vis": _n(visible_at), ":one": _n(1)})
-        conditions = ["x > :now_s", *claimed]
-        conditions += [f"(attribute_not_exists(v{n}) OR v{n} >= :place)" for n in others]
-        values[":place"] = _n(place)
-        update = f"SET {', '.join(sets)}, {visibility_set(indexing, ':place')}"
-        response = self._update(_key(pack), update, " AND ".join(conditions), values, new=True)
+        place = min([visible_at, *(read(pack, ENTRIES[n].v, visible_at) for n in others)])
+        actions, claimed = claimed_entries(taken, now_ms, visible_at)
+        later = [ENTRIES[n].v.does_not_exist() | (ENTRIES[n].v >= place) for n in others]
+        update = [*actions, *visible(place, indexing, _PACK)]
+        response = self._update(key_of(pack), update, _all([_unexpired(now_ms), *claimed, *later]), new=True)
         if response is None:
             return []
         return messages_of(response["Attributes"], set(indexes))
@@ -168,41 +185,30 @@ class PackWrites:
         entry is still no earlier; deleted if it holds no entry."""
         indexes = indexes_of(pack)
         if not indexes:
-            conditional(
-                self.client.delete_item,
-                TableName=self.table,
-                Key=_key(pack),
-                ConditionExpression=" AND ".join(f"attribute_not_exists(r{n})" for n in range(int(pack[SIZE]["N"]))),
-            )
+            empty = _all(ENTRIES[n].r.does_not_exist() for n in range(read(pack, _PACK.p)))
+            conditional(self.client.delete_item, **request(self.table, key_of(pack), empty))
             return
-        times = [number(pack, f"v{n}") for n in indexes if f"v{n}" in pack]
-        if not times or min(t for t in times if t is not None) <= now_ms:
+        times = [read(pack, ENTRIES[n].v) for n in indexes if ENTRIES[n].v.attr_name in pack]
+        if not times or min(times) <= now_ms:
             return
-        place = min(t for t in times if t is not None)
-        others = (f"(attribute_not_exists(v{n}) OR v{n} >= :place)" for n in indexes)
-        conditions = " AND ".join(["attribute_exists(x)", *others])  # (a pack deleted since is not made anew)
-        self._update(_key(pack), f"SET {visibility_set(indexing, ':place')}", conditions, {":place": _n(place)})
+        place = min(times)
+        others = (ENTRIES[n].v.does_not_exist() | (ENTRIES[n].v >= place) for n in indexes)
+        condition = _all([_PACK.x.exists(), *others])  # (a pack deleted since is not made anew)
+        self._update(key_of(pack), visible(place, indexing, _PACK), condition)
 
     # --- by receipt handle ------------------------------------------------------------------------
 
     def delete(self, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
         """Delete entries of one pack whose leases are still the ones the handles name (see the module's
         docstring): all in one write, or, when that is refused, each alone."""
-        key, indexes, held, values = _held_entries(leases, now_ms)
+        key, indexes, held = _held_entries(leases, now_ms)
         if len(set(indexes)) < len(indexes):  # (a handle twice: one write each)
             return [self._delete_one(ref, version, now_ms) for ref, version in leases]
         if len(indexes) == _entry(leases[0][0].message_id).size:  # every entry of the batch: the pack goes
-            deleted = conditional(
-                self.client.delete_item,
-                TableName=self.table,
-                Key=key,
-                ConditionExpression=held,
-                ExpressionAttributeValues=values,
-            )
-            if deleted is not None:
+            if conditional(self.client.delete_item, **request(self.table, key, held)) is not None:
                 return [True] * len(leases)
         if len(leases) > 1:
-            response = self._update(key, removed_entries(indexes), held, values, new=True)
+            response = self._update(key, removed(indexes), held, new=True)
             if response is None:
                 return [self._delete_one(ref, version, now_ms) for ref, version in leases]
             self._emptied(response["Attributes"])
@@ -210,8 +216,8 @@ class PackWrites:
         return [self._delete_one(*leases[0], now_ms)]
 
     def _delete_one(self, ref: MessageRef, version: int, now_ms: int) -> bool:
-        key, indexes, held, values = _held_entries([(ref, version)], now_ms)
-        response = self._update(key, removed_entries(indexes), held, values, new=True)
+        key, indexes, held = _held_entries([(ref, version)], now_ms)
+        response = self._update(key, removed(indexes), held, new=True)
         if response is None:
             return False
         self._emptied(response["Attributes"])
@@ -230,13 +236,11 @@ class PackWrites:
     def retime(self, ref: MessageRef, version: int, now_ms: int, visible_at: int, indexing: bool) -> bool:
         """A visibility change of an entry still held by the handle; the pack's place lowered to the entry's new
         time when that is earlier (two conditional variants: the place already early enough, or not)."""
-        request = retiming(self.table, ref, version, now_ms, visible_at)
-        key, update, held = request["Key"], request["UpdateExpression"], request["ConditionExpression"]
-        values = request["ExpressionAttributeValues"]
-        if self._update(key, update, f"{held} AND v <= :vis", values) is not None:
+        key, actions, held = _retimed(ref, version, now_ms, visible_at)
+        if self._update(key, actions, held & (_PACK.v <= visible_at)) is not None:
             return True
-        lowered = f"{update}, {visibility_set(indexing)}"
-        return self._update(key, lowered, f"{held} AND v > :vis", values) is not None
+        lowered = [*actions, *visible(visible_at, indexing, _PACK)]
+        return self._update(key, lowered, held & (_PACK.v > visible_at)) is not None
 
     def removal(self, source: Message, now_ms: int, mark: str = "") -> Item | None:
         """A transaction's write removing an Active entry as observed (a move: dead-lettering, redrive); None for a
@@ -245,51 +249,42 @@ class PackWrites:
         if pack_of(source.ref) is None:
             return None
         n = _entry(source.message_id).index
-        values = {":ver": _n(source.version), ":now": _n(now_ms), ":now_s": _n(now_ms // 1000)}
-        marked = f"SET {MOVED_ATTRIBUTE}{n} = :moved " if mark else ""
-        return {
-            "Update": {
-                "TableName": self.table,
-                "Key": pack_key(source.ref, _entry(source.message_id)),
-                "UpdateExpression": marked + removed_entries([n]),
-                "ConditionExpression": f"r{n} = :ver AND v{n} <= :now AND x > :now_s",
-                "ExpressionAttributeValues": {**values, **({":moved": {"S": mark}} if mark else {})},
-            }
-        }
+        entry = ENTRIES[n]
+        active = (entry.r == source.version) & (entry.v <= now_ms) & _unexpired(now_ms)
+        marked = [entry.t.set(mark)] if mark else []
+        key = pack_key(source.ref, _entry(source.message_id))
+        return {"Update": request(self.table, key, active, *marked, *removed([n]))}
 
     # --- rewind -----------------------------------------------------------------------------------
 
     def rewind(self, pack: Item, since_ms: int, now_ms: int, indexing: bool) -> int:
         """Rewind the entries of a pack enqueued at or after `since_ms` (the pack's enqueue time): the kept ones
         restored, the in-flight ones made receivable, each now with a new version, and the pack's place now."""
-        if (number(pack, "x") or 0) <= now_ms // 1000 or (number(pack, "e") or 0) < since_ms:
+        if read(pack, _PACK.x, 0) <= now_ms // 1000 or read(pack, _PACK.e, 0) < since_ms:
             return 0
         return sum(self.rewind_entry(pack, n, now_ms, indexing) in REWOUND for n in indexes_of(pack))
 
     def rewind_entry(self, pack: Item, n: int, now_ms: int, indexing: bool) -> str:
         """Rewind entry `n` of a pack as read (enqueued in the rewind's span): "restored" (it was kept), "revisited"
         (it was in flight), "" (neither, or changed since it was read); the pack's place now with it."""
-        kept = f"k{n}" in pack
-        in_flight = not kept and (number(pack, f"v{n}") or 0) > now_ms and (number(pack, f"d{n}") or 0) > 0
+        entry = ENTRIES[n]
+        kept = entry.k.attr_name in pack
+        in_flight = not kept and read(pack, entry.v, 0) > now_ms and read(pack, entry.d, 0) > 0
         if not kept and not in_flight:
             return ""
-        values = {":now": _n(now_ms), ":one": _n(1), f":r{n}": pack[f"r{n}"]}
-        condition = f"attribute_exists(k{n}) AND r{n} = :r{n}" if kept else f"r{n} = :r{n} AND v{n} > :now"
-        update = f"SET v{n} = :now, r{n} = r{n} + :one, {visibility_set(indexing, ':now')}"
-        done = self._update(_key(pack), update + (f" REMOVE k{n}" if kept else ""), condition, values) is not None
+        stored = read(pack, entry.r)
+        condition = entry.k.exists() & (entry.r == stored) if kept else (entry.r == stored) & (entry.v > now_ms)
+        update = [entry.v.set(now_ms), entry.r.set(entry.r + 1), *visible(now_ms, indexing, _PACK)]
+        done = self._update(key_of(pack), update + ([entry.k.remove()] if kept else []), condition) is not None
         return ("restored" if kept else "revisited") if done else ""
 
     def drop_kept(self, pack: Item) -> int:
         """Forget a pack's kept entries; how many."""
         dropped = 0
         for n in indexes_of(pack):
-            if f"k{n}" in pack:
-                response = self._update(_key(pack), removed_entries([n]), f"attribute_exists(k{n})", {}, new=True)
+            if ENTRIES[n].k.attr_name in pack:
+                response = self._update(key_of(pack), removed([n]), ENTRIES[n].k.exists(), new=True)
                 if response is not None:
                     dropped += 1
                     self._emptied(response["Attributes"])
         return dropped
-
-
-def _key(item: Item) -> Item:
-    return {"pk": item["pk"], "sk": item["sk"]}

@@ -59,24 +59,33 @@ from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef, Property
 from mnsd.storage.dynamodb.items.layout import (
     BODY,
-    INDEX_KEY,
     LEASE,
-    LOGGING_ATTRIBUTE,
     MAX_STRIPES,
-    SOURCE_ATTRIBUTE,
+    SORT_KEY,
     Item,
     body_attributes,
     body_partition,
     message_items,
     partition_of,
-    properties,
+    plain,
     queue_id_of,
     stripe_of,
 )
+from mnsd.storage.dynamodb.items.leases import (
+    ENTRIES,
+    BatchBodyItem,
+    BodyItem,
+    LeaseItem,
+    PackItem,
+    item_of,
+    keyed,
+    place_of,
+    read,
+)
+from mnsd.storage.dynamodb.items.leases import ENTRY_ATTRIBUTES as ENTRY_ATTRIBUTES  # (an entry's, `leases.Entry`)
+from mnsd.storage.dynamodb.items.leases import MAX_PACK as MAX_PACK
 
-MAX_PACK = 16  # messages a pack holds at most (a batch send's)
 BODY_LIMIT = 300 * 1024  # a batch's compressed content stored in one body item at most (DynamoDB: 400 KB an item)
-ENTRY_ATTRIBUTES = ("v", "r", "d", "f", "k", "y", "a")  # an entry n's attributes are these with n appended
 PACK_MARK = "P"  # the last part of a pack's id begins with it
 SIZE = "p"  # a pack's attribute: the size of its batch (its entries' ids name it)
 GROUP = "g"  # a FIFO pack's attribute: its group (as a FIFO lease's)
@@ -124,7 +133,7 @@ def pack_of(ref: MessageRef) -> tuple[str, str] | None:
     if entry is None:
         return None
     key = pack_key(ref, entry)
-    return key["pk"]["S"], key["sk"]["S"]
+    return place_of(key)
 
 
 @dataclass(frozen=True)
@@ -160,13 +169,13 @@ def is_pack_key(key: str) -> bool:
 
 
 def is_pack(item: Item) -> bool:
-    return is_pack_key(str(item.get("sk", {}).get("S", "")))
+    return SORT_KEY in item and is_pack_key(place_of(item)[1])
 
 
 def pack_key(ref: MessageRef, entry: Entry) -> Item:
     """The primary key of the pack a packed message's entry is in (a FIFO pack's: at its first entry's position)."""
     pack = MessageRef(ref.queue_id, ref.priority, ref.position - _offset(ref, entry.index), entry.pack, ref.group)
-    return {"pk": {"S": partition_of(ref)}, "sk": {"S": pack.key}}
+    return keyed(partition_of(ref), pack.key)
 
 
 def _offset(ref: MessageRef, index: int) -> int:
@@ -175,14 +184,9 @@ def _offset(ref: MessageRef, index: int) -> int:
     return index if ref.group else 0
 
 
-def entry_names(n: int) -> dict[str, str]:
-    """An entry's attribute names by their single-lease names (`v` -> `v3`)."""
-    return {name: f"{name}{n}" for name in ENTRY_ATTRIBUTES}
-
-
 def indexes_of(item: Item) -> list[int]:
     """The entries a pack holds (kept ones included): those with a version."""
-    return sorted(int(name[1:]) for name in item if name.startswith("r") and name[1:].isdigit())
+    return [n for n, entry in enumerate(ENTRIES) if entry.r.attr_name in item]
 
 
 # --- writing a batch --------------------------------------------------------------------------------
@@ -196,53 +200,52 @@ def batch_items(messages: list[Message], indexed: bool) -> list[Item]:
     assert entry is not None
     partition = partition_of(first.ref)
     content = {
-        str(_index(m)): [m.body or "", _plain(m.user_properties), _plain(m.system_properties), m.message_group_id]
+        str(_index(m)): [m.body or "", plain(m.user_properties), plain(m.system_properties), m.message_group_id]
         for m in messages
     }
     packed = zlib.compress(json.dumps(content, separators=(",", ":")).encode("utf-8"), 6)
     items: list[Item] = []
-    expiry = {"N": str(max(m.expires_at for m in messages))}
-    source: Item = {}
+    expiry = max(m.expires_at for m in messages)
+    source: dict[str, Any] = {}
     if len(packed) <= BODY_LIMIT:
         where = partition if first.fifo else body_partition(first.queue_id, stripe_of(first.message_id))
-        items.append({"pk": {"S": where}, "sk": {"S": BODY + entry.pack}, "x": expiry, "z": {"B": packed}})
-        source = {} if where == partition else {SOURCE_ATTRIBUTE: {"S": f"{where} {entry.pack}"}}
+        items.append(item_of(BatchBodyItem, pk=where, sk=BODY + entry.pack, x=expiry, z=packed))
+        source = {} if where == partition else {"c": f"{where} {entry.pack}"}
     else:
         for m in messages:
-            body = body_attributes(m.body or "")
-            item = {"pk": {"S": partition}, "sk": {"S": BODY + m.message_id}, "x": expiry, **body}
-            item.update({"u": properties(m.user_properties), "s": properties(m.system_properties)})
-            items.append({**item, **({"g": {"S": m.message_group_id}} if m.message_group_id else {})})
+            group = {"g": m.message_group_id} if m.message_group_id else {}
+            properties = {"u": plain(m.user_properties), "s": plain(m.system_properties), **group}
+            body = item_of(BodyItem, pk=partition, sk=BODY + m.message_id, x=expiry, **properties)
+            items.append({**body, **body_attributes(m.body or "")})
     places: dict[str, list[Message]] = {}
     for m in messages:
-        places.setdefault(pack_key(m.ref, Entry(entry.pack, _index(m), entry.size))["sk"]["S"], []).append(m)
+        places.setdefault(place_of(pack_key(m.ref, Entry(entry.pack, _index(m), entry.size)))[1], []).append(m)
     for key, members in places.items():
-        earliest = str(min(m.visible_at for m in members))
-        pack: Item = {
-            "pk": {"S": partition},
-            "sk": {"S": key},
-            "v": {"N": earliest},
-            **({INDEX_KEY: {"N": earliest}} if indexed else {}),
-            "e": {"N": str(min(m.enqueue_time for m in members))},
+        earliest = min(m.visible_at for m in members)
+        pack: dict[str, Any] = {
+            "pk": partition,
+            "sk": key,
+            "v": earliest,
+            **({"w": earliest} if indexed else {}),
+            "e": min(m.enqueue_time for m in members),
             "x": expiry,
-            SIZE: {"N": str(entry.size)},
+            "p": entry.size,
             **source,
         }
         if any(m.logging for m in members):
-            pack[LOGGING_ATTRIBUTE] = {"BOOL": True}
-        if first.ref.group:
-            pack[GROUP] = {"S": first.message_group_id}
+            pack["l"] = True
         for m in members:
-            names = entry_names(_index(m))
-            pack[names["v"]] = {"N": str(m.visible_at)}
-            pack[names["r"]] = {"N": str(m.version)}
-            pack[names["d"]] = {"N": str(m.dequeue_count)}
+            own = ENTRIES[_index(m)]
+            pack.update({own.v.attr_name: m.visible_at, own.r.attr_name: m.version, own.d.attr_name: m.dequeue_count})
             if m.logging:  # (its send event tells its body's size and who sent it, `changes`)
-                pack[names["y"]] = {"N": str(len((m.body or "").encode("utf-8")))}
+                pack[own.y.attr_name] = len((m.body or "").encode("utf-8"))
                 who = actor.current()
                 if who is not None:
-                    pack[names["a"]] = {"S": who}
-        items.append(pack)
+                    pack[own.a.attr_name] = who
+        stored = item_of(PackItem, **pack)
+        if first.ref.group:  # (a FIFO pack's group, as a FIFO lease's: the FIFO room's model)
+            stored[GROUP] = item_of(LeaseItem, g=first.message_group_id)[GROUP]
+        items.append(stored)
     return items
 
 
@@ -250,10 +253,6 @@ def _index(message: Message) -> int:
     entry = entry_of(message.message_id)
     assert entry is not None
     return entry.index
-
-
-def _plain(properties: tuple[Property, ...]) -> list[list[str]]:
-    return [[p.name, p.value, p.type] for p in properties]
 
 
 def items_of(messages: list[Message], indexed: dict[str, bool]) -> list[Item]:
@@ -292,33 +291,35 @@ def entries(pack: Item) -> list[Item]:
     """A pack read whole, as the lease items of its entries (`layout.message_of` reads them; bodies apart): each with
     the sort key of its message, its own `v`, `r`, `d`, `f`, `k`, the pack's `e`, `x`, `l`, `c`, `g`, and the pack's
     `w`."""
-    ref = MessageRef.from_key(queue_id_of(pack["pk"]["S"]), pack["sk"]["S"])
+    partition, key = place_of(pack)
+    ref = MessageRef.from_key(queue_id_of(partition), key)
     pack_id = ref.message_id
-    indexes = indexes_of(pack)
+    size: int = read(pack, PackItem.p)
+    shared = {name: pack[name] for name in _SHARED if name in pack}
     leases = []
-    for n in indexes:
-        message_id = member_id(pack_id, n, int(pack[SIZE]["N"]))
+    for n in indexes_of(pack):
+        message_id = member_id(pack_id, n, size)
         position = ref.position + _offset(ref, n)
-        lease = {
-            "pk": pack["pk"],
-            "sk": {"S": MessageRef(ref.queue_id, ref.priority, position, message_id, ref.group).key},
-            "e": pack["e"],
-            "x": pack["x"],
-            "o": {"BOOL": True},
-        }
-        for name, packed in entry_names(n).items():
+        lease = keyed(partition, MessageRef(ref.queue_id, ref.priority, position, message_id, ref.group).key)
+        lease.update(shared)
+        lease.update(_APART)
+        for name, packed in _ENTRY_NAMES[n]:
             if packed in pack:
                 lease[name] = pack[packed]
-        for name in (INDEX_KEY, LOGGING_ATTRIBUTE, SOURCE_ATTRIBUTE, GROUP):
-            if name in pack:
-                lease[name] = pack[name]
         leases.append(lease)
     return leases
 
 
+# What a pack's entry, read as a lease, takes of the pack (its own attributes but `p`, and a FIFO pack's group), and of
+# its entry n's (by the lease's name); and `o`: its body is apart.
+_SHARED = ("e", "x", "w", "l", "c", GROUP)
+_APART = item_of(LeaseItem, o=True)
+_ENTRY_NAMES = [[(name, getattr(entry, name).attr_name) for name in ENTRY_ATTRIBUTES] for entry in ENTRIES]
+
+
 def unpack_content(item: Item, index: int) -> tuple[str, tuple[Property, ...], tuple[Property, ...], str] | None:
     """One message's body, user and system properties and group from a batch's body item."""
-    content: dict[str, Any] = json.loads(zlib.decompress(item["z"]["B"]).decode("utf-8"))
+    content: dict[str, Any] = json.loads(zlib.decompress(read(item, BatchBodyItem.z)).decode("utf-8"))
     found = content.get(str(index))
     if found is None:
         return None

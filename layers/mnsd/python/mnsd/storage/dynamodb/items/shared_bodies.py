@@ -35,8 +35,6 @@ from mnsd.model.messages import Message
 from mnsd.storage.capacity import item_size, write_units
 from mnsd.storage.dynamodb.items.layout import (
     BODY,
-    SOURCE_ATTRIBUTE,
-    TTL_ATTRIBUTE,
     Item,
     body_partition,
     lease_key,
@@ -44,6 +42,7 @@ from mnsd.storage.dynamodb.items.layout import (
     shared_source,
     stripe_of,
 )
+from mnsd.storage.dynamodb.items.leases import item_of, kind_of, place_of, read
 from mnsd.storage.dynamodb.items.packs import entry_of, member_id, pack_key, stored_id
 
 LEASE_WRITES = 3  # writes of a lease from send to delete (put, claim, delete); its body item's: one
@@ -75,8 +74,8 @@ def share(messages: list[Message], items: list[Item]) -> tuple[list[Item], dict[
         owner = owners.setdefault(stored.content, stored)
         if owner is stored:
             continue
-        source = {SOURCE_ATTRIBUTE: {"S": f"{owner.partition} {owner.id}"}}
-        named = {key: {**found[key], **source} for key in stored.leases}
+        source = f"{owner.partition} {owner.id}"  # (`c`, a lease's or a pack's: its model's)
+        named = {key: {**found[key], **item_of(kind_of(found[key]), c=source)} for key in stored.leases}
         if not _lasts(owner, stored, found) or not _cheaper(stored, named, found):
             continue
         found.update(named)
@@ -127,8 +126,14 @@ def _index(m: Message) -> int:
 
 def _lasts(owner: _Stored, stored: _Stored, found: dict[Key, Item]) -> bool:
     """Whether the owner's body items outlive (TTL) the leases that would name them."""
-    ends = [int(found[key][TTL_ATTRIBUTE]["N"]) for key in stored.leases]
-    return all(int(found[key][TTL_ATTRIBUTE]["N"]) >= max(ends) for key in owner.bodies)
+    ends = [_expiry(found[key]) for key in stored.leases]
+    return all(_expiry(found[key]) >= max(ends) for key in owner.bodies)
+
+
+def _expiry(item: Item) -> int:
+    """An item's TTL (`x`, its model's)."""
+    ends: int = read(item, kind_of(item).x)
+    return ends
 
 
 def _cheaper(stored: _Stored, named: dict[Key, Item], found: dict[Key, Item]) -> bool:
@@ -137,7 +142,7 @@ def _cheaper(stored: _Stored, named: dict[Key, Item], found: dict[Key, Item]) ->
 
 
 def _key(item: Item) -> Key:
-    return item["pk"]["S"], item["sk"]["S"]
+    return place_of(item)
 
 
 # --- reading ---------------------------------------------------------------------------------------------

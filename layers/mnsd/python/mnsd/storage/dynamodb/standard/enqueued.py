@@ -14,15 +14,18 @@ from __future__ import annotations
 from typing import Any
 
 from mnsd.model.messages import Message
-from mnsd.storage.dynamodb.items.layout import LEASE, VISIBLE_AT, Item, message_of, stripe_partition
+from mnsd.storage.dynamodb.items.layout import LEASE, Item, message_of, stripe_partition
+from mnsd.storage.dynamodb.items.leases import LeaseItem, keyed, place_of, read
 from mnsd.storage.dynamodb.items.packs import leases_of
+from mnsd.storage.dynamodb.items.wire import Expression
 
 MAX_QUERIES = 16  # pages of leases one call reads at most (each up to the page's limit, or 1 MB)
 
 
 def _message(item: Item) -> Message:
     """The message of a lease item, kept ones included (they have no `v`: their enqueue time stands in)."""
-    return message_of(item if VISIBLE_AT in item else {**item, VISIBLE_AT: item["e"]})
+    v, e = LeaseItem.v.attr_name, LeaseItem.e.attr_name
+    return message_of(item if v in item else {**item, v: item[e]})
 
 
 def enqueued_since(
@@ -45,20 +48,15 @@ def enqueued_since(
         if stripe >= stripes or len(found) >= limit:
             break
         partition = stripe_partition(queue_id, stripe)
+        lease, query = LeaseItem, Expression()
         response = client.query(
             TableName=table,
-            KeyConditionExpression="pk = :p AND begins_with(sk, :lease)",
-            FilterExpression="e >= :since AND e < :until AND x > :now_s",
-            ExpressionAttributeValues={
-                ":p": {"S": partition},
-                ":lease": {"S": LEASE},
-                ":since": {"N": str(since_ms)},
-                ":until": {"N": str(until_ms)},
-                ":now_s": {"N": str(now_ms // 1000)},
-            },
+            KeyConditionExpression=query.condition((lease.pk == partition) & lease.sk.startswith(LEASE)),
+            FilterExpression=query.condition((lease.e >= since_ms) & (lease.e < until_ms) & (lease.x > now_ms // 1000)),
+            **query.arguments(),
             Limit=limit - len(found),
             ConsistentRead=True,  # (a message sent just before its receiver was created is copied by no one else)
-            **({"ExclusiveStartKey": {"pk": {"S": partition}, "sk": {"S": last}}} if last else {}),
+            **({"ExclusiveStartKey": keyed(partition, last)} if last else {}),
         )
         more = response.get("LastEvaluatedKey")
         for item in response["Items"]:
@@ -66,6 +64,6 @@ def enqueued_since(
             if found and len(found) + len(leases) > limit:  # (a pack that does not fit: the next page's)
                 return found, f"{stripe}|{last}"
             found += [_message(lease) for lease in leases]
-            last = item["sk"]["S"]
-        stripe, last = (stripe, more["sk"]["S"]) if more else (stripe + 1, "")
+            last = place_of(item)[1]
+        stripe, last = (stripe, read(more, LeaseItem.sk)) if more else (stripe + 1, "")
     return found, (f"{stripe}|{last}" if stripe < stripes else None)

@@ -13,10 +13,15 @@ import time
 from typing import Any
 
 from botocore.exceptions import ClientError
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
 
 from mnsd.storage.dynamodb.items.conditions import conditional
-from mnsd.storage.dynamodb.items.layout import INDEX_KEY, READY_INDEX, Item, index_due, stripe_partition
+from mnsd.storage.dynamodb.items.layout import READY_INDEX, Item, index_due, request, stripe_partition
+from mnsd.storage.dynamodb.items.leases import IndexEntry, LeaseItem, key_of, keyed, read
+from mnsd.storage.dynamodb.items.leases import ReadyIndex as Entries
 from mnsd.storage.dynamodb.items.message_table import MessageTable
+from mnsd.storage.dynamodb.items.wire import Expression
 from mnsd.storage.dynamodb.placement.placement import Spread
 
 # After a read of the ready index failed because it cannot be read yet, the table is read instead this long.
@@ -39,18 +44,20 @@ class ReadyIndex:
         self._down_until = 0.0  # (time.monotonic) the index could not be read: the table is, till then
 
     def page(
-        self, partition: str, condition: str, values: Item, limit: int, start: Item | None = None, forward: bool = True
+        self, partition: str, condition: Condition, limit: int, start: Item | None = None, forward: bool = True
     ) -> tuple[list[Item], Item | None]:
-        """One page of the ready index (items in `w` order) and where the next one starts."""
+        """One page of the ready index (items in `w` order, `condition` on `w`: `due_by`, `due_after`) and where the next
+        one starts."""
         if time.monotonic() < self._down_until:
             raise IndexUnavailable()
         kwargs: dict[str, Any] = {"ExclusiveStartKey": start} if start else {}
+        keys = Expression()
         try:
             response = self.table.client.query(
                 TableName=self.table.name,
                 IndexName=READY_INDEX,
-                KeyConditionExpression=f"pk = :p AND {condition}",
-                ExpressionAttributeValues={":p": {"S": partition}, **values},
+                KeyConditionExpression=keys.condition((Entries.pk == partition) & condition),
+                **keys.arguments(),
                 Limit=limit,
                 ScanIndexForward=forward,
                 **kwargs,
@@ -66,29 +73,21 @@ class ReadyIndex:
         """When the first lease of a stripe whose `w` is later than now becomes receivable (None: none, or no index);
         the leases held with `w` left in place are those a receive read past (`stripe_reads`)."""
         try:
-            items, _ = self.page(partition, "w > :now", {":now": {"N": str(now_ms)}}, 1)
+            items, _ = self.page(partition, due_after(now_ms), 1)
         except IndexUnavailable:
             return None
-        return int(items[0][INDEX_KEY]["N"]) if items else None
+        return read(items[0], IndexEntry.w) if items else None
 
     def lift(self, entries: list[Item]) -> None:
         """Move held entries (claimed with `w` left in place) to the time their claims hold them till: `w = v`, as a
         claim that moves `w` leaves it; each on condition that its lease is still the one read (its version: then `v`
         is that time)."""
         for entry in entries:
-            self._set(entry, "SET w = :due", "r = :ver", {":due": {"N": str(index_due(entry))}, ":ver": entry["r"]})
+            self._set(entry, LeaseItem.w.set(index_due(entry)), LeaseItem.r == read(entry, IndexEntry.r))
 
-    def _set(self, item: Item, update: str, condition: str, values: Item | None = None) -> None:
+    def _set(self, item: Item, update: Action, condition: Condition) -> None:
         """One conditional UpdateItem of a lease (its `w`); a no-op if the condition no longer holds."""
-        kwargs = {"ExpressionAttributeValues": values} if values else {}
-        conditional(
-            self.table.client.update_item,
-            TableName=self.table.name,
-            Key={"pk": item["pk"], "sk": item["sk"]},
-            UpdateExpression=update,
-            ConditionExpression=condition,
-            **kwargs,
-        )
+        conditional(self.table.client.update_item, **request(self.table.name, key_of(item), condition, update))
 
     def build(self, queue_id: str, spread: Spread, cursor: str, now_ms: int, budget: int) -> str | None:
         """Give `w = v` to the leases that lack it (or whose entry a container still writing without the index left
@@ -100,17 +99,17 @@ class ReadyIndex:
         stripe = int(number or 0)
         while stripe < spread.stripes and budget > 0:
             partition = stripe_partition(queue_id, stripe)
-            start = {"pk": {"S": partition}, "sk": {"S": after}} if after else None
-            items, more = self.table.lease_page(partition, budget, start, projection="pk, sk, v, w, r")
+            start = keyed(partition, after) if after else None
+            items, more = self.table.lease_page(partition, budget, start, projection=_BUILD_PROJECTION)
             for item in items:
-                if "v" in item and not _indexed(item):
-                    self._set(item, "SET w = v", "attribute_exists(v)")
+                if LeaseItem.v.attr_name in item and not _indexed(item):
+                    self._set(item, LeaseItem.w.set(LeaseItem.v), LeaseItem.v.exists())
             budget -= max(1, len(items))
-            stripe, after = (stripe, more["sk"]["S"]) if more else (stripe + 1, "")
+            stripe, after = (stripe, read(more, LeaseItem.sk)) if more else (stripe + 1, "")
         if stripe < spread.stripes:
             return f"{stripe}|{after}"
         try:
-            self.page(queue_id, "w <= :now", {":now": {"N": str(now_ms)}}, 1)
+            self.page(queue_id, due_by(now_ms), 1)
         except IndexUnavailable:
             return f"{stripe}|"
         return None
@@ -118,5 +117,18 @@ class ReadyIndex:
 
 def _indexed(lease: Item) -> bool:
     """Whether a lease's entry in the index tells its `v` (`layout.index_due`), with `w` no later."""
-    w = lease.get(INDEX_KEY)
-    return w is not None and index_due(lease) == int(lease["v"]["N"]) and int(w["N"]) <= int(lease["v"]["N"])
+    w, v = read(lease, LeaseItem.w), read(lease, LeaseItem.v)
+    return w is not None and index_due(lease) == v and w <= v
+
+
+def due_by(now_ms: int, since: int | None = None) -> Condition:
+    """The index's entries due by `now_ms` (`w <= now`; from `since` on, if given)."""
+    return Entries.w <= now_ms if since is None else Entries.w.between(since, now_ms)  # type: ignore[no-any-return]
+
+
+def due_after(now_ms: int) -> Condition:
+    """The index's entries due after `now_ms`."""
+    return Entries.w > now_ms  # type: ignore[no-any-return]
+
+
+_BUILD_PROJECTION = (LeaseItem.pk, LeaseItem.sk, LeaseItem.v, LeaseItem.w, LeaseItem.r)

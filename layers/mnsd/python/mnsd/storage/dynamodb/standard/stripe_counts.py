@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 from mnsd.model.messages import MessageState
 from mnsd.model.queues import Backlog, QueueCounts
-from mnsd.storage.dynamodb.items.layout import INDEX_KEY, Item, enqueued_at, state_of, stripe_partition
+from mnsd.storage.dynamodb.items.layout import Item, enqueued_at, state_of, stripe_partition
+from mnsd.storage.dynamodb.items.leases import IndexEntry, LeaseItem, place_of, read
 from mnsd.storage.dynamodb.items.message_table import MessageTable
 from mnsd.storage.dynamodb.items.packs import leases_of
 from mnsd.storage.dynamodb.placement.placement import Spread
-from mnsd.storage.dynamodb.standard.ready_index import IndexUnavailable, ReadyIndex
+from mnsd.storage.dynamodb.standard.ready_index import IndexUnavailable, ReadyIndex, due_after, due_by
 
 # Index items a count reads per state range, shared by the stripes (each reads at least the minimum).
 COUNT_ITEMS = 1000
@@ -44,7 +45,7 @@ def plain_sample(table: MessageTable, partition: str, now_ms: int, limit: int | 
     head, more = table.lease_page(partition, limit)
     tail = [] if more is None else table.lease_page(partition, limit, forward=False)[0]
     head, tail = leases_of(head), leases_of(tail)
-    return Sample(_tally(head, tail, now_ms, lambda item: int(item["e"]["N"])), _oldest(head + tail, now_ms))
+    return Sample(_tally(head, tail, now_ms, lambda item: read(item, LeaseItem.e)), _oldest(head + tail, now_ms))
 
 
 def backlog_of(samples: list[Sample]) -> Backlog:
@@ -82,20 +83,19 @@ class StripeCounts:
             try:
                 if not spread.reads_index(stripe):
                     raise IndexUnavailable()
-                samples += [self._count_range(partition, later, now_ms, limit) for later in (False, True)]
+                samples += [self._count_range(partition, after, now_ms, limit) for after in (False, True)]
             except IndexUnavailable:
                 samples.append(plain_sample(self.table, partition, now_ms, PLAIN_COUNT_ITEMS))
         return backlog_of(samples)
 
-    def _count_range(self, partition: str, later: bool, now_ms: int, limit: int) -> Sample:
+    def _count_range(self, partition: str, after: bool, now_ms: int, limit: int) -> Sample:
         """The states of the leases of one indexed stripe before (`w <= now`) or after `now`: exact when the
         range holds at most `2 x limit` leases; else estimated from its first and last `limit` (`_tally`)."""
-        condition = "w > :now" if later else "w <= :now"
-        values = {":now": {"N": str(now_ms)}}
-        head, more = self.index.page(partition, condition, values, limit)
-        tail = [] if more is None else self.index.page(partition, condition, values, limit, forward=False)[0]
+        condition = (due_after if after else due_by)(now_ms)
+        head, more = self.index.page(partition, condition, limit)
+        tail = [] if more is None else self.index.page(partition, condition, limit, forward=False)[0]
         head, tail = leases_of(self.table.whole(head)[0]), leases_of(self.table.whole(tail)[0])
-        return Sample(_tally(head, tail, now_ms, lambda item: int(item[INDEX_KEY]["N"])), _oldest(head + tail, now_ms))
+        return Sample(_tally(head, tail, now_ms, lambda item: read(item, IndexEntry.w)), _oldest(head + tail, now_ms))
 
 
 def _oldest(items: list[Item], now_ms: int) -> int | None:
@@ -111,8 +111,8 @@ def _tally(head: list[Item], tail: list[Item], now_ms: int, key: Callable[[Item]
     (`tail`, in reverse): exact when the pages meet; else the leases between are estimated from the density of
     `key` in both pages (`_between`), in the proportions of the states read."""
     found = dict.fromkeys(MessageState, 0.0)
-    seen = {item["sk"]["S"] for item in head}
-    tail = [item for item in tail if item["sk"]["S"] not in seen]
+    seen = {place_of(item)[1] for item in head}
+    tail = [item for item in tail if place_of(item)[1] not in seen]
     for item in head + tail:
         found[state_of(item, now_ms)] += 1
     if not tail:

@@ -40,9 +40,7 @@ from mnsd.model.messages import Message, MessageState
 from mnsd.model.ports import candidates
 from mnsd.storage.dynamodb.items import dead_letters
 from mnsd.storage.dynamodb.items.layout import (
-    INDEX_KEY,
     LEASE,
-    TTL_ATTRIBUTE,
     Item,
     candidate_of,
     index_due,
@@ -53,12 +51,13 @@ from mnsd.storage.dynamodb.items.layout import (
     stripe_of,
     stripe_partition,
 )
+from mnsd.storage.dynamodb.items.leases import IndexEntry, LeaseItem, place_of, read
 from mnsd.storage.dynamodb.items.message_table import MessageTable, throttled
 from mnsd.storage.dynamodb.items.pack_writes import PackWrites
 from mnsd.storage.dynamodb.items.packs import by_pack, entries, is_pack
 from mnsd.storage.dynamodb.placement.placement import Spread
 from mnsd.storage.dynamodb.placement.placer import Placer
-from mnsd.storage.dynamodb.standard.ready_index import IndexUnavailable, ReadyIndex
+from mnsd.storage.dynamodb.standard.ready_index import IndexUnavailable, ReadyIndex, due_by
 from mnsd.storage.dynamodb.standard.stripe_spans import StripeSpans
 
 # Pages of expired leases a receive clears from one stripe before moving on.
@@ -294,7 +293,7 @@ class StripeScan:
                 if state is MessageState.EXPIRED and not is_kept(item):
                     self.table.delete_expired(item, now_ms)  # (an expired pack: itself, not its entries)
                 elif state is not MessageState.EXPIRED:
-                    visible_at = int(item["v"]["N"])
+                    visible_at: int = read(item, LeaseItem.v)
                     next_visible = visible_at if next_visible is None else min(next_visible, visible_at)
             if len(ready) >= wanted:
                 break
@@ -338,20 +337,17 @@ class StripeScan:
         taken: list[Item] = []  # held entries read
         past = self.spans.held_below(partition, now_ms) if below is None else None
         head = _HeldHeadRead(past)
-        condition, values = "w <= :now", {":now": {"N": str(bound)}}
-        if past is not None:  # (below its end, the stripe's head is held till its `until`)
-            condition, values = "w BETWEEN :end AND :now", {**values, ":end": {"N": str(past[0])}}
+        # (below the end of a held head, the stripe's head is held till its `until`)
+        condition = due_by(bound, None if past is None else past[0])
         pages = lifted = 0
         while True:
             limit = min(wanted << min(pages, 10), _LONGEST_PAGE)
-            items, start = self.index.page(partition, condition, values, limit, start, forward=below is None)
+            items, start = self.index.page(partition, condition, limit, start, forward=below is None)
             head.read(items, now_ms)
             pages += 1
             whole, unread = self.table.whole(items, wanted - len(ready))  # (unread: the packs read may do)
             if whole:
-                oldest = min(
-                    [*(int(item[INDEX_KEY]["N"]) for item in whole), *([oldest] if oldest is not None else [])]
-                )
+                oldest = min([*(read(item, IndexEntry.w) for item in whole), *([oldest] if oldest is not None else [])])
             before = len(taken)
             expired = sum(self._take(item, now_ms, ready, taken) for item in whole)
             held_here = len(taken) - before
@@ -398,7 +394,7 @@ class StripeScan:
         leases: list[Item] = []
         for item in items:
             if is_pack(item) and not _expired(item, now_ms):
-                self.read_packs[(item["pk"]["S"], item["sk"]["S"])] = item
+                self.read_packs[place_of(item)] = item
                 leases += entries(item)
             else:
                 leases.append(item)
@@ -419,7 +415,7 @@ class _HeldHeadRead:
         for item in items:
             if self._open:
                 return
-            w = int(item[INDEX_KEY]["N"])
+            w: int = read(item, IndexEntry.w)
             state = None if is_pack(item) else state_of(item, now_ms)
             if state is MessageState.INACTIVE:
                 due = index_due(item) or now_ms
@@ -432,4 +428,5 @@ class _HeldHeadRead:
 
 
 def _expired(item: Item, now_ms: int) -> bool:
-    return int(item[TTL_ATTRIBUTE]["N"]) <= now_ms // 1000
+    expires: int = read(item, LeaseItem.x)
+    return expires <= now_ms // 1000

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from mnsd.model.messages import Message
 from mnsd.storage.dynamodb.items.layout import Item
+from mnsd.storage.dynamodb.items.leases import IndexEntry, place_of, read
 from mnsd.storage.dynamodb.placement.placement import Spread
 
 # Receives read a stripe at its head in this share of reads, from its newest ready lease down in as many, and
@@ -75,7 +76,7 @@ class StripeSpans:
         self._spans: dict[str, _Span] = {}
         self._sweeps: dict[str, _Sweep] = {}
         self._held: dict[str, _HeldHead] = {}
-        self._seen: dict[str, dict[tuple[str, str], int]] = {}  # partition -> (sk, r) held -> when first read
+        self._seen: dict[str, dict[tuple[str, int], int]] = {}  # partition -> (sk, r) held -> when first read
 
     def held_long(self, partition: str, held: list[Item], now_ms: int) -> list[Item]:
         """Of the held leases a read of a stripe's head met, those met under the same claim (`r`) at least
@@ -83,7 +84,7 @@ class StripeSpans:
         if len(self._seen) >= _SPANS and partition not in self._seen:
             self._seen.clear()
         seen = self._seen.setdefault(partition, {})
-        keys = [(item["sk"]["S"], item["r"]["N"]) for item in held]
+        keys = [(place_of(item)[1], read(item, IndexEntry.r)) for item in held]
         for key in keys:
             seen.setdefault(key, now_ms)
         for key in list(seen)[: max(0, len(seen) - _HELD_SEEN)]:  # (the first met go first)

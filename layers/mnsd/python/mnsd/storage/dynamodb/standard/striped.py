@@ -36,15 +36,17 @@ from mnsd.storage.dynamodb.items import dead_letters
 from mnsd.storage.dynamodb.items.conditions import conditional
 from mnsd.storage.dynamodb.items.layout import (
     Item,
-    actor_set,
+    acted,
     held_lease,
     held_version,
     lease_item_key,
     message_of,
+    request,
     stripe_partition,
     version_is,
-    visibility_set,
+    visible,
 )
+from mnsd.storage.dynamodb.items.leases import LeaseItem, key_of, place_of
 from mnsd.storage.dynamodb.items.message_table import MessageTable, throttled
 from mnsd.storage.dynamodb.items.pack_writes import PackWrites
 from mnsd.storage.dynamodb.items.packs import by_pack, failed_messages, items_of, pack_of
@@ -109,28 +111,14 @@ class StripedMessageStore:
         after = message.received(now_ms, visible_at)
         indexing = self._indexing(message.queue_id)
         in_place = indexing and not crowded
-        held, versioned = version_is(message.version)
         version = held_version(after.version, after.visible_at) if in_place else after.version
-        visibility = "v = :vis" if in_place else visibility_set(indexing)
-        who, named = actor_set()
+        moved = [LeaseItem.v.set(after.visible_at)] if in_place else visible(after.visible_at, indexing)
+        lease = LeaseItem
+        update = [*moved, lease.r.set(version), lease.d.set(lease.d + 1), lease.f.set(lease.f | now_ms), *acted()]
+        active = version_is(message.version) & (lease.v <= now_ms) & (lease.x > now_ms // 1000)
+        claim = request(self.table, lease_item_key(message.ref), active, *update)
         try:
-            response = conditional(
-                self.client.update_item,
-                TableName=self.table,
-                Key=lease_item_key(message.ref),
-                UpdateExpression=f"SET {visibility}, r = :next, d = d + :one, f = if_not_exists(f, :now){who}",
-                ConditionExpression=f"{held} AND v <= :now AND x > :now_s",
-                ExpressionAttributeValues={
-                    ":vis": {"N": str(after.visible_at)},
-                    ":next": {"N": str(version)},
-                    ":one": {"N": "1"},
-                    ":now": {"N": str(now_ms)},
-                    ":now_s": {"N": str(now_ms // 1000)},
-                    **versioned,
-                    **named,
-                },
-                ReturnValues="ALL_NEW",
-            )
+            response = conditional(self.client.update_item, **claim, ReturnValues="ALL_NEW")
         except ClientError as exc:
             if not throttled(exc):
                 raise
@@ -157,13 +145,8 @@ class StripedMessageStore:
         """Re-time a message whose lease is still the one a receipt handle names (`Message.retimed`)."""
         if pack_of(ref) is not None:
             return self.packs.retime(ref, version, now_ms, visible_at, self._indexing(ref.queue_id))
-        request = held_lease(self.table, ref, version, now_ms)
-        who, named = actor_set()
-        request["UpdateExpression"] = f"SET {visibility_set(self._indexing(ref.queue_id))}, r = :next{who}"
-        request["ExpressionAttributeValues"].update(
-            {":vis": {"N": str(visible_at)}, ":next": {"N": str(version + 1)}, **named}
-        )
-        response = conditional(self.client.update_item, **request)
+        retimed = [*visible(visible_at, self._indexing(ref.queue_id)), LeaseItem.r.set(version + 1), *acted()]
+        response = conditional(self.client.update_item, **held_lease(self.table, ref, version, now_ms, *retimed))
         return response is not None
 
     # --- reads --------------------------------------------------------------------------------
@@ -237,7 +220,7 @@ class StripedMessageStore:
 
     def _whole(self, item: Item) -> Item | None:
         """A pack read whole (a page of leases read it with a projection), None if it is gone."""
-        return self.items.get_many([{"pk": item["pk"], "sk": item["sk"]}]).get((item["pk"]["S"], item["sk"]["S"]))
+        return self.items.get_many([key_of(item)]).get(place_of(item))
 
     # --- receivers (`enqueued`) ---------------------------------------------------------------
 
