@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from glue_jobs import schemas
 from mnsd.storage.dynamodb.items.groups import GroupPackItem
+from mnsd.storage.dynamodb.items.leases import LeaseItem, PackItem
 from mnsd.storage.dynamodb.items.log import LogItem
 from mnsd.storage.dynamodb.items.meta import QueueItem
 from mnsd.storage.dynamodb.items.wire import attributes
@@ -33,3 +34,12 @@ def test_the_message_schema_reads_a_fifo_packs_attributes_with_their_types() -> 
     read = ["pk", "sk", "v", "e", "x", "p", *entries]
     assert set(read) <= set(schemas.MESSAGE_ATTRIBUTES)
     assert {name: declared.get(name) for name in read} == {name: schemas.MESSAGE_ATTRIBUTES[name] for name in read}
+
+
+def test_the_message_schema_reads_the_lease_and_pack_items_attributes_with_their_types() -> None:
+    """A single lease's attributes (`LeaseItem`), a pack's size and its entries' (`PackItem`: `v{n}`, `d{n}`, ...)."""
+    lease, pack = _declared(LeaseItem), _declared(PackItem)
+    read = {name: lease.get(name, pack.get(name)) for name in schemas.MESSAGE_ATTRIBUTES}
+    assert read == schemas.MESSAGE_ATTRIBUTES
+    entries = {name for name in schemas.MESSAGE_ATTRIBUTES if name[1:].isdigit()}
+    assert entries and {name: pack.get(name) for name in entries} == {n: schemas.MESSAGE_ATTRIBUTES[n] for n in entries}

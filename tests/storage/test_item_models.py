@@ -34,9 +34,10 @@ from tests.storage.engines import engine
 from tests.support.fifo_traffic import fifo_traffic
 from tests.support.message_items import write_every_standard_kind, write_fifo_kinds
 
-# Items the engine wrote on moto before its items were models (every kind of the three tables; bytes in base64); and
-# ("fifo", "placement") each shape of a FIFO queue's own items and of a placed queue record that `fifo_traffic` made
-# the engine write on moto before those were models (a scan after each step, one item of each set of attributes).
+# Items the engine wrote on moto before its items were models (every kind of the three tables, and ("message") of the
+# message table's for standard queues, `message_items`; bytes in base64); and ("fifo", "placement") each shape of a
+# FIFO queue's own items and of a placed queue record that `fifo_traffic` made the engine write on moto before those
+# were models (a scan after each step, one item of each set of attributes).
 BEFORE = Path(__file__).with_name("data") / "items_written_before.json"
 
 

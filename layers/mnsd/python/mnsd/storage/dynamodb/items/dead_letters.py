@@ -22,6 +22,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 from pynamodb.attributes import Attribute
+from pynamodb.expressions.condition import Condition
 
 from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef
@@ -41,7 +42,7 @@ from mnsd.storage.dynamodb.items.layout import (
 )
 from mnsd.storage.dynamodb.items.leases import LeaseItem, key_of, read
 from mnsd.storage.dynamodb.items.packs import is_pack
-from mnsd.storage.dynamodb.items.wire import Expression
+from mnsd.storage.dynamodb.items.wire import Expression, set_value
 from mnsd.storage.moves import move_event
 
 Projection = Sequence[Attribute[Any]]  # the attributes a read returns
@@ -122,7 +123,7 @@ def move(
     key = lease_item_key(source.ref)
     mark = moved_mark(source, target)
     # a logging queue's: the lease marked moved (and expired) in the transaction, deleted after it
-    marked = [_LEASE.x.set(now_ms // 1000 - 1), _LEASE.t.set(mark)] if mark else []
+    marked = [set_value(_LEASE.x, now_ms // 1000 - 1), _LEASE.t.set(mark)] if mark else []
     condition = request(table, key, active, *marked)
     first = removal or ({"Update": condition} if mark else {"Delete": condition})
     *bodies, lease = message_items(target, indexed)
@@ -189,6 +190,7 @@ def rewind_lease(client: Any, table: str, item: Item, since_ms: int, now_ms: int
     if read(item, _LEASE.e, 0) < since_ms:
         return "in flight" if in_flight(item, now_ms) else "done"
     stored, version = read(item, _LEASE.r), version_of(item) + 1
+    condition: Condition
     if is_kept(item):
         update, condition, outcome = restored(now_ms, version, indexing), _LEASE.k.exists(), "restored"
     elif in_flight(item, now_ms):

@@ -202,7 +202,7 @@ def version_is(version: int, stored: Any = LeaseItem.r) -> Condition:
     """The condition that a lease's version is `version` (its `r`, or `stored`, plain or with a time:
     `held_version`)."""
     if version < 1:  # (a claim's version is at least 1: a version 0 is always plain)
-        return stored == version  # type: ignore[no-any-return]
+        return stored == version
     return (stored == version) | stored.between(version * HELD + 1, version * HELD + HELD - 1)
 
 
@@ -291,14 +291,13 @@ def message_items(message: Message, indexed: bool = False) -> list[Item]:
         "e": message.enqueue_time,
         "x": message.expires_at,
     }
-    if message.dequeue_count:
-        lease["f"] = message.first_dequeue_time
-    if message.user_properties:
-        lease["u"] = plain(message.user_properties)
-    if message.system_properties:
-        lease["s"] = plain(message.system_properties)
-    if message.message_group_id:
-        lease["g"] = message.message_group_id
+    held = {  # (each only when it holds something)
+        "f": message.first_dequeue_time if message.dequeue_count else None,
+        "u": plain(message.user_properties) or None,
+        "s": plain(message.system_properties) or None,
+        "g": message.message_group_id or None,
+    }
+    lease.update({name: value for name, value in held.items() if value is not None})
     room = LEASE_GROWTH
     if message.logging:
         lease["l"] = True

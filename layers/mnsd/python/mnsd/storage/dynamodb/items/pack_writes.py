@@ -53,7 +53,7 @@ def _held(n: int, version: int, now_ms: int) -> Condition:
 
 
 def _unexpired(now_ms: int) -> Condition:
-    return _PACK.x > now_ms // 1000  # type: ignore[no-any-return]
+    return _PACK.x > now_ms // 1000
 
 
 def removed(indexes: list[int]) -> list[Action]:

@@ -42,7 +42,7 @@ from mnsd.storage.dynamodb.items.layout import (
     shared_source,
     stripe_of,
 )
-from mnsd.storage.dynamodb.items.leases import item_of, kind_of, place_of, read
+from mnsd.storage.dynamodb.items.leases import declared, item_of, kind_of, place_of, read
 from mnsd.storage.dynamodb.items.packs import entry_of, member_id, pack_key, stored_id
 
 LEASE_WRITES = 3  # writes of a lease from send to delete (put, claim, delete); its body item's: one
@@ -132,7 +132,7 @@ def _lasts(owner: _Stored, stored: _Stored, found: dict[Key, Item]) -> bool:
 
 def _expiry(item: Item) -> int:
     """An item's TTL (`x`, its model's)."""
-    ends: int = read(item, kind_of(item).x)
+    ends: int = read(item, declared(kind_of(item))["x"])
     return ends
 
 

@@ -83,7 +83,9 @@ class ReadyIndex:
         claim that moves `w` leaves it; each on condition that its lease is still the one read (its version: then `v`
         is that time)."""
         for entry in entries:
-            self._set(entry, LeaseItem.w.set(index_due(entry)), LeaseItem.r == read(entry, IndexEntry.r))
+            due = index_due(entry)
+            assert due is not None  # (a held entry's: its claim's time)
+            self._set(entry, LeaseItem.w.set(due), LeaseItem.r == read(entry, IndexEntry.r))
 
     def _set(self, item: Item, update: Action, condition: Condition) -> None:
         """One conditional UpdateItem of a lease (its `w`); a no-op if the condition no longer holds."""
@@ -123,12 +125,12 @@ def _indexed(lease: Item) -> bool:
 
 def due_by(now_ms: int, since: int | None = None) -> Condition:
     """The index's entries due by `now_ms` (`w <= now`; from `since` on, if given)."""
-    return Entries.w <= now_ms if since is None else Entries.w.between(since, now_ms)  # type: ignore[no-any-return]
+    return Entries.w <= now_ms if since is None else Entries.w.between(since, now_ms)
 
 
 def due_after(now_ms: int) -> Condition:
     """The index's entries due after `now_ms`."""
-    return Entries.w > now_ms  # type: ignore[no-any-return]
+    return Entries.w > now_ms
 
 
 _BUILD_PROJECTION = (LeaseItem.pk, LeaseItem.sk, LeaseItem.v, LeaseItem.w, LeaseItem.r)
