@@ -22,8 +22,8 @@ from mnsd.model.topics import Subscription, SubscriptionAttributes, Topic, Topic
 from mnsd.storage import Storage
 from mnsd.storage.dynamodb.items import check, groups, leases
 from mnsd.storage.dynamodb.items.groups import GroupItem, GroupPackItem, HomeItem
-from mnsd.storage.dynamodb.items.layout import STRIPE_SEPARATOR
-from mnsd.storage.dynamodb.items.leases import READY_INDEX, IndexEntry, PackItem, kind_of
+from mnsd.storage.dynamodb.items.layout import LEASE_ATTRIBUTES, STRIPE_SEPARATOR
+from mnsd.storage.dynamodb.items.leases import READY_INDEX, IndexEntry, LeaseItem, PackItem, kind_of
 from mnsd.storage.dynamodb.items.log import LogItem
 from mnsd.storage.dynamodb.items.meta import QueueItem, model_of
 from mnsd.storage.dynamodb.items.placement import PLACEMENT_FIELDS
@@ -260,3 +260,8 @@ def test_the_check_refuses_a_message_item_with_an_unknown_attribute_a_wrong_type
     assert leases.problems({**lease, "u": {"L": [{"L": [{"S": "k"}]}]}}) == [
         "LeaseItem.u: not [name, value, type] lists of text"
     ]
+
+
+def test_the_lease_attributes_the_layout_documents_are_the_lease_models() -> None:
+    declared = {attribute.attr_name: attribute.attr_type for attribute in leases.declared(LeaseItem).values()}
+    assert {name: kind for name, (kind, _) in LEASE_ATTRIBUTES.items()} == declared

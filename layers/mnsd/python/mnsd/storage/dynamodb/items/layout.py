@@ -37,7 +37,9 @@ in place, not a delete and a put) stores with the version the time it holds the 
 projected); every other write that sets `v` sets `w` with it (`visibility_set`) and a plain version. A receive reads
 past the held entries (`stripe_reads`), counts count them Inactive (`state_of`).
 
-Attribute names are one letter because DynamoDB bills them on every write.
+Attribute names are one letter because DynamoDB bills them on every write. Each item kind is a PynamoDB model
+(`leases`: `LeaseItem`, `BodyItem`, `PackItem`, `BatchBodyItem`, the ready index's `IndexEntry`), through which the
+items are written and read and their conditions and updates said.
 """
 
 from __future__ import annotations
@@ -240,18 +242,9 @@ def plain(properties: tuple[Property, ...]) -> list[list[str]]:
     return [[p.name, p.value, p.type] for p in properties]
 
 
-def properties(items: tuple[Property, ...]) -> Item:
-    """Properties as stored (`u` or `s`)."""
-    return item_of(LeaseItem, u=plain(items))["u"]
-
-
 def properties_of(item: Item, attribute: Any = LeaseItem.u) -> tuple[Property, ...]:
     """The properties an item holds in `attribute` (`u` or `s`)."""
     return tuple(Property(*entry) for entry in read(item, attribute, ()))
-
-
-def parse_properties(value: Item | None) -> tuple[Property, ...]:
-    return properties_of({"u": value}) if value else ()
 
 
 def number(item: Item, name: str) -> int | None:
