@@ -4,6 +4,7 @@ reading every stripe; stripes beyond are swept now and then; a busy queue sends 
 from __future__ import annotations
 
 import collections
+import re
 
 import pytest
 
@@ -28,7 +29,10 @@ class PartitionLog(Wrapping):
         self.partitions: list[str] = []
 
     def query(self, **kwargs):
-        self.partitions.append(kwargs["ExpressionAttributeValues"][":p"]["S"])
+        names, values = kwargs.get("ExpressionAttributeNames", {}), kwargs["ExpressionAttributeValues"]
+        for name, placeholder in re.findall(r"([#\w]+)\s*=\s*(:\w+)", kwargs["KeyConditionExpression"]):
+            if names.get(name, name) == "pk":  # (the key condition's equality on the partition key)
+                self.partitions.append(values[placeholder]["S"])
         return self.inner.query(**kwargs)
 
 

@@ -23,7 +23,7 @@ from the body on read, `message_of`); an out-of-line body's MD5 is kept in its b
 carry `id` and `m` and are read the same.
 
 A message deleted while its queue's RewindPeriod is on stays as a *kept* lease (`kept_lease`): the
-same item, re-marked in place by one conditional UpdateItem (`KEEP_UPDATE`) that sets `k` and removes
+same item, re-marked in place by one conditional UpdateItem (`keeping`) that sets `k` and removes
 `v` (and `w`). Without `v` no claim, delete or visibility change (all conditioned on `v`) can touch it;
 lease readers skip it (`state_of` ranks it with the expired). A rewind restores `v` and removes `k`; TTL
 (`x`, unchanged) ends it with its retention.
@@ -34,7 +34,7 @@ pays no index writes. No other item has `w` (the index stays sparse); its items 
 `INDEX_ATTRIBUTES`, never the body. An entry tells when its lease is receivable (`index_due`; the invariant and why
 it holds: `docs/ready-index-writes.md`): a claim that leaves `w` where it was (no index key changes: one index write,
 in place, not a delete and a put) stores with the version the time it holds the lease till (`held_version`: `r` is
-projected); every other write that sets `v` sets `w` with it (`visibility_set`) and a plain version. A receive reads
+projected); every other write that sets `v` sets `w` with it (`visible`) and a plain version. A receive reads
 past the held entries (`stripe_reads`), counts count them Inactive (`state_of`).
 
 Attribute names are one letter because DynamoDB bills them on every write. Each item kind is a PynamoDB model
