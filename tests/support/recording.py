@@ -22,6 +22,7 @@ Sizes before/after are read through the raw, unrecorded client.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -243,6 +244,11 @@ class RecordingClient:
     def query(self, **kwargs: Any) -> Any:
         result = self._raw.query(**kwargs)
         full = {k: v for k, v in kwargs.items() if k not in ("ProjectionExpression", "Select")}
+        if "ExpressionAttributeNames" in full:  # (those only the projection named are left out with it)
+            said = " ".join(str(v) for k, v in full.items() if k.endswith("Expression"))
+            names = {k: v for k, v in full["ExpressionAttributeNames"].items() if re.search(rf"{k}\b", said)}
+            full = {k: v for k, v in full.items() if k != "ExpressionAttributeNames"}
+            full.update({"ExpressionAttributeNames": names} if names else {})
         evaluated = self._raw.query(**full)["Items"]
         total = sum(item_size(i) for i in evaluated)
         rcu = read_units(total, bool(kwargs.get("ConsistentRead")))
