@@ -31,7 +31,7 @@ from mnsd.storage.dynamodb.items.layout import (
     LEASE,
     Item,
     is_kept,
-    keep_held_lease,
+    keep_request,
     lease_item_key,
     message_items,
     request,
@@ -152,7 +152,7 @@ def moved_mark(source: Message, target: Message) -> str:
 def delete_keeping(client: Any, table: str, leases: list[tuple[MessageRef, int]], now_ms: int) -> list[bool]:
     kept = []
     for ref, version in leases:
-        response = conditional(client.update_item, **keep_held_lease(table, ref, version, now_ms))
+        response = conditional(client.update_item, **keep_request(table, ref, version, now_ms))
         kept.append(response is not None)
     return kept
 

@@ -351,15 +351,44 @@ def held(version: int, now_ms: int) -> Condition:
     return version_is(version) & (LeaseItem.v > now_ms) & (LeaseItem.x > now_ms // 1000)
 
 
-def held_lease(table: str, ref: MessageRef, version: int, now_ms: int, *update: Action) -> Item:
+def held_request(table: str, ref: MessageRef, version: int, now_ms: int, *update: Action) -> Item:
     """A write's request on a lease still held by the receipt handle that names `version` (`held`): its key, its
     condition and `update`."""
     return request(table, lease_item_key(ref), held(version, now_ms), *update)
 
 
-def keep_held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
+def keep_request(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
     """The UpdateItem that keeps a held lease for rewind instead of deleting it (`keeping`)."""
-    return held_lease(table, ref, version, now_ms, *keeping())
+    return held_request(table, ref, version, now_ms, *keeping())
+
+
+def held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
+    """`held_request` with placeholders of its own (`:ver`, `:now`, `:now_s`): the FIFO writes' form, which they join
+    with an update of theirs (PynamoDB's placeholders, `#0`, `:0`, are none of these). Its names and values are the
+    models'."""
+    r, v, x = LeaseItem.r, LeaseItem.v, LeaseItem.x
+    values = {":ver": _number(version), ":now": _number(now_ms), ":now_s": _number(now_ms // 1000)}
+    held = f"{r.attr_name} = :ver"
+    if version >= 1:  # (`version_is`)
+        values.update({":ver_held": _number(version * HELD + 1), ":ver_last": _number(version * HELD + HELD - 1)})
+        held = f"({held} OR {r.attr_name} BETWEEN :ver_held AND :ver_last)"
+    condition = f"{held} AND {v.attr_name} > :now AND {x.attr_name} > :now_s"
+    return {"TableName": table, "Key": lease_item_key(ref), "ConditionExpression": condition,
+            "ExpressionAttributeValues": values}  # fmt: skip
+
+
+def keep_held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
+    """`keep_request` in `held_lease`'s form (the FIFO writes')."""
+    keep = held_lease(table, ref, version, now_ms)
+    k, v, w = LeaseItem.k.attr_name, LeaseItem.v.attr_name, LeaseItem.w.attr_name
+    keep["UpdateExpression"] = f"SET {k} = :kept REMOVE {v}, {w}"
+    keep["ExpressionAttributeValues"][":kept"] = item_of(LeaseItem, k=True)[k]
+    return keep
+
+
+def _number(value: int) -> Item:
+    """A number as the models write it."""
+    return item_of(LeaseItem, r=value)[LeaseItem.r.attr_name]
 
 
 def restored(now_ms: int, version: int, indexing: bool) -> list[Action]:

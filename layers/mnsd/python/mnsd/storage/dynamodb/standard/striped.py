@@ -37,7 +37,7 @@ from mnsd.storage.dynamodb.items.conditions import conditional
 from mnsd.storage.dynamodb.items.layout import (
     Item,
     acted,
-    held_lease,
+    held_request,
     held_version,
     lease_item_key,
     message_of,
@@ -135,7 +135,7 @@ class StripedMessageStore:
             if stored.pack is not None:
                 outcomes = self.packs.delete([leases[n] for n in numbers], now_ms)
             else:
-                deletes = (held_lease(self.table, *leases[n], now_ms) for n in numbers)
+                deletes = (held_request(self.table, *leases[n], now_ms) for n in numbers)
                 outcomes = [conditional(self.client.delete_item, **delete) is not None for delete in deletes]
             for n, outcome in zip(numbers, outcomes, strict=True):
                 done[n] = outcome
@@ -146,7 +146,7 @@ class StripedMessageStore:
         if pack_of(ref) is not None:
             return self.packs.retime(ref, version, now_ms, visible_at, self._indexing(ref.queue_id))
         retimed = [*visible(visible_at, self._indexing(ref.queue_id)), LeaseItem.r.set(version + 1), *acted()]
-        response = conditional(self.client.update_item, **held_lease(self.table, ref, version, now_ms, *retimed))
+        response = conditional(self.client.update_item, **held_request(self.table, ref, version, now_ms, *retimed))
         return response is not None
 
     # --- reads --------------------------------------------------------------------------------
