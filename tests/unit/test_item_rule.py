@@ -31,13 +31,6 @@ ITEMS = Path("mnsd/storage/dynamodb/items")
 
 # Modules still building them, each until its items are models.
 ALLOWED = {
-    # The standard queue's room (leases, stripes, the ready index), converted on its own branch.
-    "mnsd/storage/dynamodb/standard/enqueued.py",
-    "mnsd/storage/dynamodb/standard/ready_index.py",
-    "mnsd/storage/dynamodb/standard/stripe_counts.py",
-    "mnsd/storage/dynamodb/standard/stripe_reads.py",
-    "mnsd/storage/dynamodb/standard/striped.py",
-    "mnsd/storage/dynamodb/standard/stripe_spans.py",
     # Not an item's writer: DynamoDB's size of any item, by each attribute's type (what a write is billed).
     "mnsd/storage/capacity.py",
 }
