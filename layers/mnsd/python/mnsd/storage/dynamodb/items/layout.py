@@ -247,11 +247,6 @@ def properties_of(item: Item, attribute: Any = LeaseItem.u) -> tuple[Property, .
     return tuple(Property(*entry) for entry in read(item, attribute, ()))
 
 
-def number(item: Item, name: str) -> int | None:
-    """A number attribute of an item by its name (the FIFO group items'; the leases' are read by `leases.read`)."""
-    return int(item[name]["N"]) if name in item else None
-
-
 def state_of(item: Item, now_ms: int) -> MessageState:
     """The state of a lease item at `now_ms` (the rule of `mnsd.model.messages.lease_state`).
 

@@ -10,8 +10,9 @@ version, count and owner whatever happens to its siblings.
   kept (`k{n}`, without `v{n}`);
 - a visibility change of an entry, with the pack's place lowered in the same write when the entry becomes receivable
   before it; a rewind of an entry, receivable now, the place with it;
-- the parts of a FIFO pack's transactions with its group item (`group_packs`), built by the same rules: the entries a
-  claim takes (`claim_entries`), deleted (`deletion`), kept (`keeping`), re-timed (`retiming`);
+- the parts of a pack's writes a FIFO pack's transactions with its group item (`group_packs`) take as they are, built
+  by the same rules: entries deleted (`deletion`), kept (`keeping`), re-timed (`retiming`); and a claim's actions and
+  conditions per entry (`claimed_entries`);
 - `settle`: a pack read with no receivable entry (its place earlier than needed: claims raced) moved to its earliest
   entry, or deleted when it holds none.
 """
@@ -29,7 +30,7 @@ from pynamodb.expressions.update import Action
 from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.items.conditions import conditional
 from mnsd.storage.dynamodb.items.dead_letters import REWOUND
-from mnsd.storage.dynamodb.items.layout import Item, acted, actor_set, message_of, request, visible
+from mnsd.storage.dynamodb.items.layout import Item, acted, message_of, request, visible
 from mnsd.storage.dynamodb.items.leases import ENTRIES, PackItem, key_of, place_of, read
 from mnsd.storage.dynamodb.items.packs import ENTRY_ATTRIBUTES, Entry, entries, entry_of, indexes_of, pack_key, pack_of
 
@@ -59,28 +60,6 @@ def _unexpired(now_ms: int) -> Condition:
 def removed(indexes: list[int]) -> list[Action]:
     """The entries' attributes removed (the entries gone from the pack)."""
     return [getattr(ENTRIES[n], name).remove() for n in indexes for name in ENTRY_ATTRIBUTES]
-
-
-def removed_entries(indexes: list[int]) -> str:
-    """`removed` as an update expression (the FIFO room's writes join it with their own)."""
-    names = (getattr(ENTRIES[n], name).attr_name for n in indexes for name in ENTRY_ATTRIBUTES)
-    return "REMOVE " + ", ".join(names)
-
-
-def claim_entries(taken: list[Message]) -> tuple[list[str], list[str], Item]:
-    """A claim's part per entry of one pack it takes (`taken`, as observed): the SET clauses, the conditions (its
-    version as observed and receivable) and their values; `:vis`, `:now` and `:one` are the caller's. (The FIFO
-    room's writes join these with their own; the standard claim's are `claimed_entries`.)"""
-    sets, conditions, values = [], [], {}
-    for m in taken:
-        n = _entry(m.message_id).index
-        who, named = actor_set(ENTRIES[n].a.attr_name)
-        v, r, d, f = (getattr(ENTRIES[n], name).attr_name for name in "vrdf")
-        sets += [f"{v} = :vis", f"{r} = :q{n}", f"{d} = {d} + :one", f"{f} = if_not_exists({f}, :now){who}"]
-        values.update(named)
-        conditions.append(f"{r} = :r{n} AND {v} <= :now")
-        values.update({f":r{n}": {"N": str(m.version)}, f":q{n}": {"N": str(m.version + 1)}})
-    return sets, conditions, values
 
 
 def claimed_entries(taken: list[Message], now_ms: int, visible_at: int) -> tuple[list[Action], list[Condition]]:
