@@ -65,13 +65,13 @@ def rss_mb(pid: int) -> float:
 
 
 class Ours:
-    """`python -m local_runtime` on a fresh data directory."""
+    """`python -m local_runtime` on a fresh data directory (the SQLite engine, or `engine`: `moto`)."""
 
-    def __init__(self, data_dir: str) -> None:
+    def __init__(self, data_dir: str, engine: str = "sqlite") -> None:
         from mns.account import Account
 
         self.port = free_port()
-        env = dict(os.environ, MNS_PORT=str(self.port), MNS_DATA_DIR=data_dir, MNS_ENGINE="sqlite")
+        env = dict(os.environ, MNS_PORT=str(self.port), MNS_DATA_DIR=data_dir, MNS_ENGINE=engine)
         self.log = open(Path(tempfile.gettempdir()) / f"mns-bench-{self.port}.log", "wb")  # noqa: SIM115
         started = time.perf_counter()
         self.proc = subprocess.Popen(
