@@ -10,7 +10,7 @@
 # unless set) and prints its wall time, its CPU (user + sys of make and everything it waited for), the load average
 # sampled every 30 s, and how it ended; the busy processes are stopped and the clone removed after (KEEP=1 keeps
 # it). A first install (the venv's wheels, the CDK CLI) is part of `make test` on a fresh clone and is timed with it;
-# `.venv` can be linked from a checkout that has one (VENV=path) to time the rest alone. The full log is
+# `.venv` can be linked from a checkout that has one (VENV=path/.venv) to time the rest alone. The full log is
 # `make-test.log` in the clone. Run it on an otherwise quiet machine: other work beside it is not the bound's
 # condition (the load samples show whether it held).
 set -euo pipefail
@@ -37,7 +37,11 @@ for file in "$@"; do
 done
 cd "$work/clone"
 if [ -n "${VENV:-}" ]; then
+	# Another checkout's venv: its install stamp stands for this clone's pyproject.toml, and the clone's own code
+	# comes first on the path (that venv's editable install points at its checkout).
 	ln -s "$VENV" .venv
+	touch -r "$VENV/.installed" pyproject.toml
+	export PYTHONPATH="$PWD:$PWD/layers/mnsd/python"
 fi
 
 for _ in $(seq "${BUSY:-1}"); do
