@@ -193,30 +193,22 @@ def _shape(node) -> object:
     return repr(node)
 
 
-def test_a_kept_update_tree_stays_as_parsed(aws_credentials):
+def test_a_kept_update_tree_stays_as_parsed(table):
     from moto.dynamodb import models
     from moto.dynamodb.parsing.expressions import UpdateExpressionParser
     from moto.dynamodb.parsing.tokens import ExpressionTokenizer
 
-    moto_speed.apply()
     expression = "SET a = :a, b = if_not_exists(b, :z) + :a REMOVE c ADD d :a"
     fresh = _shape(UpdateExpressionParser(ExpressionTokenizer.make_list(expression)).parse())
-    with mock_aws():
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName="k",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
+    key = {"pk": {"S": "x"}, "sk": {"N": "1"}}
+    for n in range(3):
+        table.update_item(
+            TableName="t",
+            Key=key,
+            UpdateExpression=expression,
+            ExpressionAttributeValues={":a": {"N": str(n + 1)}, ":z": {"N": "0"}},
         )
-        for n in range(3):
-            client.update_item(
-                TableName="k",
-                Key={"pk": {"S": "x"}},
-                UpdateExpression=expression,
-                ExpressionAttributeValues={":a": {"N": str(n + 1)}, ":z": {"N": "0"}},
-            )
-        assert client.get_item(TableName="k", Key={"pk": {"S": "x"}})["Item"]["b"] == {"N": "6"}
+    assert table.get_item(TableName="t", Key=key)["Item"]["b"] == {"N": "6"}
     # The updates were made from one kept tree, and it is still the tree the text parses to.
     kept = models.UpdateExpressionParser.make(expression)
     assert kept is models.UpdateExpressionParser.make(expression)
