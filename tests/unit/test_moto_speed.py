@@ -136,3 +136,80 @@ def test_an_answer_holds_every_kind_of_value_as_written_serializing_only_the_mem
     # 18 attribute values, one member each, and the answer's own members (Item, ConsumedCapacity): each
     # value's ten possible members looked up would be some 180.
     assert len(members) < 40, members
+
+
+def test_an_expression_used_again_is_parsed_once_and_each_update_takes_its_own_values(table, monkeypatch):
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+    from moto.dynamodb.parsing.tokens import ExpressionTokenizer
+
+    parsed, lexed = [], []
+    make_list, lex_one = ExpressionTokenizer.make_list, ConditionExpressionParser._lex_one_node
+    monkeypatch.setattr(ExpressionTokenizer, "make_list", lambda text: parsed.append(text) or make_list(text))
+    monkeypatch.setattr(
+        ConditionExpressionParser, "_lex_one_node", lambda self, rest: lexed.append(rest) or lex_one(self, rest)
+    )
+    update = {
+        "TableName": "t",
+        "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+        "UpdateExpression": "SET #n = if_not_exists(#n, :zero) + :one, l = list_append(if_not_exists(l, :e), :l) "
+        "ADD s :s REMOVE gone",
+        "ConditionExpression": "attribute_not_exists(#n) OR (#n < :cap AND size(l) <= :len)",
+        "ExpressionAttributeNames": {"#n": "n"},
+        "ReturnValues": "ALL_NEW",
+    }
+
+    def values(one: int, cap: int) -> dict:
+        return {
+            ":zero": {"N": "0"},
+            ":one": {"N": str(one)},
+            ":e": {"L": []},
+            ":l": {"L": [{"N": str(one)}]},
+            ":s": {"SS": [f"s{one}"]},
+            ":cap": {"N": str(cap)},
+            ":len": {"N": "5"},
+        }
+
+    answers = [
+        table.update_item(**update, ExpressionAttributeValues=values(one, 10))["Attributes"] for one in (1, 2, 3)
+    ]
+    assert [a["n"] for a in answers] == [{"N": "1"}, {"N": "3"}, {"N": "6"}]
+    assert answers[-1]["l"] == {"L": [{"N": "1"}, {"N": "2"}, {"N": "3"}]}
+    assert sorted(answers[-1]["s"]["SS"]) == ["s1", "s2", "s3"] and "gone" not in answers[-1]
+    with pytest.raises(table.exceptions.ConditionalCheckFailedException):  # 6 < 6 fails: the new values are read
+        table.update_item(**update, ExpressionAttributeValues=values(4, 6))
+    after = table.update_item(**update, ExpressionAttributeValues=values(4, 7))["Attributes"]
+    assert after["n"] == {"N": "10"} and len(after["l"]["L"]) == 4
+    # Five updates of one expression: its text tokenized once, its condition cut into tokens once.
+    assert parsed == [update["UpdateExpression"]]
+    assert lexed and lexed[0] == update["ConditionExpression"] and lexed.count(lexed[0]) == 1
+
+
+def _shape(node) -> object:
+    """A parsed update expression as plain data: each node's kind and its children, down to the leaves' values."""
+    from moto.dynamodb.parsing.ast_nodes import Node
+
+    if isinstance(node, Node):
+        return (type(node).__name__, [_shape(child) for child in node.children or []])
+    return repr(node)
+
+
+def test_a_kept_update_tree_stays_as_parsed(table):
+    from moto.dynamodb import models
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+    from moto.dynamodb.parsing.tokens import ExpressionTokenizer
+
+    expression = "SET a = :a, b = if_not_exists(b, :z) + :a REMOVE c ADD d :a"
+    fresh = _shape(UpdateExpressionParser(ExpressionTokenizer.make_list(expression)).parse())
+    key = {"pk": {"S": "x"}, "sk": {"N": "1"}}
+    for n in range(3):
+        table.update_item(
+            TableName="t",
+            Key=key,
+            UpdateExpression=expression,
+            ExpressionAttributeValues={":a": {"N": str(n + 1)}, ":z": {"N": "0"}},
+        )
+    assert table.get_item(TableName="t", Key=key)["Item"]["b"] == {"N": "6"}
+    # The updates were made from one kept tree, and it is still the tree the text parses to.
+    kept = models.UpdateExpressionParser.make(expression)
+    assert kept is models.UpdateExpressionParser.make(expression)
+    assert _shape(kept) == fresh
