@@ -38,7 +38,6 @@ from typing import Any
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
-from mnsd.ground import actor
 from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.items import dead_letters
 from mnsd.storage.dynamodb.items.conditions import conditional
@@ -53,10 +52,9 @@ from mnsd.storage.dynamodb.items.groups import (
     kept_entry,
     sort_key,
     update_request,
-    with_update,
 )
 from mnsd.storage.dynamodb.items.groups import entry as entry_attribute
-from mnsd.storage.dynamodb.items.layout import Item, held_lease, keep_held_lease, lease_item_key, message_id_of
+from mnsd.storage.dynamodb.items.layout import Item, acted, held_request, keep_request, lease_item_key, message_id_of
 from mnsd.storage.dynamodb.items.pack_writes import PackWrites, deletion, keeping, retiming
 from mnsd.storage.dynamodb.items.packs import (
     MAX_PACK,
@@ -94,11 +92,9 @@ def _claimed(
     v: Any, r: Any, d: Any, f: Any, a: Any, before: Message, after: Message, now_ms: int
 ) -> tuple[Sequence[Action], Condition]:
     """A claim of one message (a lease's attributes, or a pack's entry's): its new visibility and version, counted,
-    first dequeued now if never before, and who claims it (a logging queue's: `layout.actor_set`); if it is as
+    first dequeued now if never before, and who claims it (a logging queue's: `layout.acted`); if it is as
     observed (`r`) and Active."""
-    actions = [v.set(after.visible_at), r.set(after.version), d.set(d + 1), f.set(f | now_ms)]
-    if actor.is_recording():
-        actions.append(a.set(actor.current() or ""))
+    actions = [v.set(after.visible_at), r.set(after.version), d.set(d + 1), f.set(f | now_ms), *acted(a)]
     return actions, (r == before.version) & (v <= now_ms)
 
 
@@ -142,9 +138,9 @@ def delete_writes(table: str, leases: list[tuple[MessageRef, int]], now_ms: int,
     stored = by_pack([ref for ref, _ in leases])
     for ref, version in (leases[s.places[0]] for s in stored if s.pack is None):
         if kept:
-            writes.append({"Update": keep_held_lease(table, ref, version, now_ms)})
+            writes.append({"Update": keep_request(table, ref, version, now_ms)})
         else:
-            writes.append({"Delete": held_lease(table, ref, version, now_ms)})
+            writes.append({"Delete": held_request(table, ref, version, now_ms)})
     for pack in (s for s in stored if s.pack is not None):
         members = [leases[n] for n in pack.places]
         writes.append(keeping(table, members, now_ms) if kept else deletion(table, members, now_ms))
@@ -160,10 +156,8 @@ def retime_request(table: str, ref: MessageRef, version: int, now_ms: int, visib
     """The UpdateItem request re-timing a held lease (a single one, or a pack's entry)."""
     if pack_of(ref) is not None:
         return retiming(table, ref, version, now_ms, visible_at)
-    actions = [GroupLease.v.set(visible_at), GroupLease.r.set(version + 1)]
-    if actor.is_recording():
-        actions.append(GroupLease.a.set(actor.current() or ""))
-    return with_update(held_lease(table, ref, version, now_ms), actions)
+    actions = [GroupLease.v.set(visible_at), GroupLease.r.set(version + 1), *acted(GroupLease.a)]
+    return held_request(table, ref, version, now_ms, *actions)
 
 
 def _index(lease: Item) -> int:

@@ -275,18 +275,6 @@ def delete_request(table: str, key: Item, condition: Condition | None = None) ->
     return _conditioned({"TableName": table, "Key": key}, Expression(), condition)
 
 
-def with_update(request: Item, actions: Sequence[Action]) -> Item:
-    """A request built with its own placeholders (`layout.held_lease`'s condition: `:ver`, `:now`, ...) with an
-    update of `actions` added (PynamoDB's placeholders, `#0`, `:0`, ..., are none of those)."""
-    expression = Expression()
-    update = expression.update(*actions)
-    arguments = expression.arguments()
-    names = {**request.get("ExpressionAttributeNames", {}), **arguments.get("ExpressionAttributeNames", {})}
-    values = {**request.get("ExpressionAttributeValues", {}), **arguments.get("ExpressionAttributeValues", {})}
-    joined = {**request, "UpdateExpression": update, "ExpressionAttributeValues": values}
-    return {**joined, "ExpressionAttributeNames": names} if names else joined
-
-
 def query_request(table: str, keys: Condition, **rest: Any) -> Item:
     """A Query's request: the key condition `keys`, and the rest as given (`Limit`, `ConsistentRead`, ...)."""
     expression = Expression()

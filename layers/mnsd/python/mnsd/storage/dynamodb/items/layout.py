@@ -208,18 +208,10 @@ def version_is(version: int, stored: Any = LeaseItem.r) -> Condition:
     return (stored == version) | stored.between(version * HELD + 1, version * HELD + HELD - 1)
 
 
-def actor_set(name: str = ACTOR_ATTRIBUTE) -> tuple[str, Item]:
-    """A write's `, {name} = :who` clause and its value naming the access key acting on a logging queue, "" when no
-    key is (a call the wait tier coalesced: the key of an earlier write must not stand for it); nothing for a queue
-    that does not log (it pays no byte for it). (The FIFO writes' form: `acted` is the models'.)"""
-    if not actor.is_recording():
-        return "", {}
-    return f", {name} = :who", {":who": {"S": actor.current() or ""}}
-
-
 def acted(attribute: Any = LeaseItem.a) -> list[Action]:
-    """`actor_set` as an action on `attribute` (a lease's `a`, a pack entry's `a{n}`): none for a queue that does not
-    log."""
+    """The access key acting on a logging queue as an action on `attribute` (a lease's `a`, a pack entry's `a{n}`):
+    "" when no key is (a call the wait tier coalesced: the key of an earlier write must not stand for it); none for
+    a queue that does not log (it pays no byte for it)."""
     return [attribute.set(actor.current() or "")] if actor.is_recording() else []
 
 
@@ -355,35 +347,6 @@ def held_request(table: str, ref: MessageRef, version: int, now_ms: int, *update
 def keep_request(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
     """The UpdateItem that keeps a held lease for rewind instead of deleting it (`keeping`)."""
     return held_request(table, ref, version, now_ms, *keeping())
-
-
-def held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
-    """`held_request` with placeholders of its own (`:ver`, `:now`, `:now_s`): the FIFO writes' form, which they join
-    with an update of theirs (PynamoDB's placeholders, `#0`, `:0`, are none of these). Its names and values are the
-    models'."""
-    r, v, x = LeaseItem.r, LeaseItem.v, LeaseItem.x
-    values = {":ver": _number(version), ":now": _number(now_ms), ":now_s": _number(now_ms // 1000)}
-    held = f"{r.attr_name} = :ver"
-    if version >= 1:  # (`version_is`)
-        values.update({":ver_held": _number(version * HELD + 1), ":ver_last": _number(version * HELD + HELD - 1)})
-        held = f"({held} OR {r.attr_name} BETWEEN :ver_held AND :ver_last)"
-    condition = f"{held} AND {v.attr_name} > :now AND {x.attr_name} > :now_s"
-    return {"TableName": table, "Key": lease_item_key(ref), "ConditionExpression": condition,
-            "ExpressionAttributeValues": values}  # fmt: skip
-
-
-def keep_held_lease(table: str, ref: MessageRef, version: int, now_ms: int) -> Item:
-    """`keep_request` in `held_lease`'s form (the FIFO writes')."""
-    keep = held_lease(table, ref, version, now_ms)
-    k, v, w = LeaseItem.k.attr_name, LeaseItem.v.attr_name, LeaseItem.w.attr_name
-    keep["UpdateExpression"] = f"SET {k} = :kept REMOVE {v}, {w}"
-    keep["ExpressionAttributeValues"][":kept"] = item_of(LeaseItem, k=True)[k]
-    return keep
-
-
-def _number(value: int) -> Item:
-    """A number as the models write it."""
-    return item_of(LeaseItem, r=value)[LeaseItem.r.attr_name]
 
 
 def restored(now_ms: int, version: int, indexing: bool) -> list[Action]:
