@@ -7,6 +7,10 @@ throttling when load outruns the scaling, which the engine's retries answer as t
 
 Context (cdk.json or `-c name=value`): capacity (onDemand | provisioned), and with provisioned capacityMinRead,
 capacityMaxRead, capacityMinWrite, capacityMaxWrite (units per table, and per index), capacityTargetPercent.
+
+The minimum is 1 unit each way by default: it is what a table or index nobody uses costs (an estate of queues keeps
+the topic message table, the operation log and its index, and the ready index of quiet queues at their minimum), and
+what the load keeps above it is priced by the load alone (docs/capacity.md, "The minimum").
 """
 
 from __future__ import annotations
@@ -28,9 +32,9 @@ MAX_UNITS = 40_000
 class Provisioned:
     """Auto-scaling bounds of each table and index (context `capacityMinRead`, ...)."""
 
-    min_read: int = 5
+    min_read: int = 1
     max_read: int = 4000
-    min_write: int = 5
+    min_write: int = 1
     max_write: int = 4000
     target_percent: int = 70
 
