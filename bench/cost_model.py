@@ -10,6 +10,8 @@ measured is named here with its source: the billed duration of an API request on
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from bench.wait_tier import ORIGIN_CALL_SECONDS
@@ -48,13 +50,31 @@ LATENCY_PER_CALL_MS = 5.0
 VCPU_MEMORY_MB = 1769
 
 
+# Context values given on the bench's command line (`--context name=value`), as `-c name=value` gives them to a
+# deploy: set for a run by `deployed_with`, empty otherwise.
+_CHOSEN: dict[str, object] = {}
+
+
 def stack_context() -> dict[str, object]:
-    """The stack's CDK context as `cdk.json` gives it (what a deploy without `-c` options uses)."""
+    """The stack's CDK context as `cdk.json` gives it (what a deploy without `-c` options uses), with the values a
+    run chose (`deployed_with`) over it."""
     import json
     from pathlib import Path
 
     document = json.loads((Path(__file__).resolve().parent.parent / "cdk.json").read_text())
-    return dict(document.get("context", {}))
+    return {**document.get("context", {}), **_CHOSEN}
+
+
+@contextmanager
+def deployed_with(context: Mapping[str, object]) -> Iterator[None]:
+    """Price the stack deployed with `context` (`-c name=value` each) inside the block."""
+    saved = dict(_CHOSEN)
+    _CHOSEN.update(context)
+    try:
+        yield
+    finally:
+        _CHOSEN.clear()
+        _CHOSEN.update(saved)
 
 
 def stack_provisioning() -> Provisioned:

@@ -405,27 +405,47 @@ def run(bodies: list[str], patterns: list[Pattern], messages: int) -> dict[tuple
 
 
 def main() -> None:
-    import os
-
-    from bench import log_bytes
-    from bench._common import use_local_aws_defaults, write_result
-    from bench.front_door_cost import measure_wire
-    from bench.message_report import deployed_memory, report, stack_template
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=256, help="messages per pattern")
     parser.add_argument("--body", action="append", choices=list(BODIES))
     parser.add_argument("--pattern", action="append", choices=list(PATTERNS))
     parser.add_argument("--front-door", action="append", choices=list(front_doors.FRONT_DOORS))
+    parser.add_argument(
+        "--context",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="price the stack deployed with `-c NAME=VALUE` (e.g. capacityTargetPercent=90); the result is printed, "
+        "not written",
+    )
     args = parser.parse_args()
+    context = dict(item.split("=", 1) for item in args.context)
+    with cost_model.deployed_with(context):
+        text = priced(args, context)
+    print(text)
+    if not (args.body or args.pattern or args.front_door or context):
+        from bench._common import write_result
+
+        write_result("message_patterns", "What a message costs as clients send it, all-in, per front door", text)
+
+
+def priced(args: argparse.Namespace, context: dict[str, str]) -> str:
+    """The report of the run `args` ask for, of the stack deployed with `context`."""
+    import os
+
+    from bench import log_bytes
+    from bench._common import use_local_aws_defaults
+    from bench.front_door_cost import measure_wire
+    from bench.message_report import deployed_memory, report, stack_template
+
     use_local_aws_defaults()
     no_real_sleeps()
-    template = stack_template()
+    template = stack_template(**context)
     deployed = deployed_memory(template)
     assert deployed == cost_model.MEMORY_MB, (
         f"the routes are deployed at {deployed} MB, priced at {cost_model.MEMORY_MB}"
     )
-    provisioned_template = stack_template(capacity="provisioned")
+    provisioned_template = stack_template(**{**context, "capacity": "provisioned"})
     lines = log_bytes.measure()
     wire = measure_wire()
     observed = {
@@ -440,15 +460,13 @@ def main() -> None:
     )
     load_after = os.getloadavg()
     text = report(results, args.front_door or list(front_doors.FRONT_DOORS), observed, template, provisioned_template)
-    text = (
-        f"Options: `--messages {args.messages}`. Load average (1 / 5 / 15 min) at the start "
+    chosen = "".join(f" `--context {name}={value}`" for name, value in context.items())
+    return (
+        f"Options: `--messages {args.messages}`{chosen}. Load average (1 / 5 / 15 min) at the start "
         f"{' / '.join(f'{v:.1f}' for v in load)}, at the end {' / '.join(f'{v:.1f}' for v in load_after)} (a shared "
         "machine: the figures are counts on simulated time, not timings, and do not depend on it; the batch sizes of "
         "the coalesced patterns follow the threads' real interleaving).\n\n" + text
     )
-    print(text)
-    if not (args.body or args.pattern or args.front_door):
-        write_result("message_patterns", "What a message costs as clients send it, all-in, per front door", text)
 
 
 if __name__ == "__main__":

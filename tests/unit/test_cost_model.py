@@ -119,6 +119,17 @@ def test_the_provisioned_price_follows_the_target_the_stack_is_configured_with(m
     assert cost_model.unit_price("provisioned", True) == pytest.approx(2 * at_70)
 
 
+def test_a_run_prices_the_stack_deployed_with_the_context_it_chose():
+    """`bench.message_patterns --context capacityTargetPercent=90` prices the stack deployed with `-c
+    capacityTargetPercent=90`, for that run only."""
+    at_70 = cost_model.unit_price("provisioned", True)
+    with cost_model.deployed_with({"capacityTargetPercent": "90"}):
+        assert cost_model.stack_provisioning().target_percent == 90
+        assert cost_model.unit_price("provisioned", True) == pytest.approx(at_70 * 70 / 90)
+    assert cost_model.stack_provisioning().target_percent == 70
+    assert cost_model.unit_price("provisioned", True) == at_70
+
+
 def test_auto_scalings_minimum_is_a_fixed_monthly_cost_of_each_table_and_index():
     from bench import all_in
 
