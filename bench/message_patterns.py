@@ -1,6 +1,10 @@
 """What a message costs as clients really send, receive and delete it, all-in, per front door, beside SQS and MNS.
 
-    python -m bench.message_patterns [--messages N] [--body B] [--pattern P] [--front-door D]
+    python -m bench.message_patterns [--messages N] [--body B] [--pattern P] [--front-door D] [--context NAME=VALUE]
+
+`--context` prices the stack as `cdk deploy -c NAME=VALUE` would deploy it (e.g. `capacityTargetPercent=90`: the
+templates are synthesized with it and the model reads it, `bench.cost_model.deployed_with`); a run with any option
+prints its report and leaves `bench/results/message_patterns.md` as it is.
 
 The patterns, on a busy (indexed) standard queue (`bench.message_cost.Bench.make_busy`) unless named:
 
