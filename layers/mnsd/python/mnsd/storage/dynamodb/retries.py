@@ -29,9 +29,9 @@ from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as NotConnected
 
 from mnsd.ground import deadlines, errors
-from mnsd.storage.dynamodb.items import images
 from mnsd.storage.dynamodb.items.conditions import THROTTLES, condition_failed
-from mnsd.storage.dynamodb.items.layout import PARTITION_KEY, SORT_KEY, queue_id_of
+from mnsd.storage.dynamodb.items.layout import queue_id_of
+from mnsd.storage.dynamodb.items.wire import KeyedItem, key_in, read
 
 CALL_SECONDS = 5.0  # how long a call outside a request (a stream consumer's, a worker's) is tried at most
 MARGIN_SECONDS = 0.2  # of a request's budget, left for answering
@@ -157,7 +157,7 @@ class RetryingClient:
 
 
 def _key(item: dict[str, Any]) -> tuple[str, str]:
-    return images.key_text(item, PARTITION_KEY), images.text(item, SORT_KEY) or ""
+    return read(item, KeyedItem.pk), read(item, KeyedItem.sk, "")
 
 
 def unwritten(client: RetryingClient, request: Request) -> Request:
@@ -166,7 +166,7 @@ def unwritten(client: RetryingClient, request: Request) -> Request:
     remaining: dict[str, list[dict[str, Any]]] = {}
     for table, writes in request["RequestItems"].items():
         puts = [w["PutRequest"]["Item"] for w in writes if "PutRequest" in w]
-        keys = [{k: v for k, v in item.items() if k in (PARTITION_KEY, SORT_KEY)} for item in puts]
+        keys = [key_in(item) for item in puts]
         found: set[tuple[str, str]] = set()
         while keys:
             response = client.batch_get_item(RequestItems={table: {"Keys": keys, "ConsistentRead": True}})
@@ -186,7 +186,8 @@ def throttled_partitions(table: str, request: Request) -> set[str]:
         batch = request.get("RequestItems", {}).get(table)
         writes = batch if isinstance(batch, list) else []
         keys = [write.get("PutRequest", {}).get("Item", {}) for write in writes]
-    return {queue_id_of(images.key_text(key, PARTITION_KEY)) for key in keys if PARTITION_KEY in key}
+    partitions = (read(key, KeyedItem.pk) for key in keys)
+    return {queue_id_of(partition) for partition in partitions if partition is not None}
 
 
 def assignments(update: str, names: dict[str, str]) -> list[tuple[str, str]]:
@@ -216,7 +217,7 @@ def applied(client: RetryingClient, operation: str, request: Request) -> dict[st
     assignment of an update there), else None (the condition failed on someone else's write)."""
     if operation not in ("delete_item", "put_item", "update_item"):
         return None
-    key = request.get("Key") or {k: request["Item"][k] for k in (PARTITION_KEY, SORT_KEY) if k in request["Item"]}
+    key = request.get("Key") or key_in(request["Item"])
     item = client.get_item(TableName=request["TableName"], Key=key, ConsistentRead=True).get("Item")
     if operation == "delete_item":
         return {} if item is None else None

@@ -42,6 +42,7 @@ from mnsd.model.messages import Message, MessageRef
 from mnsd.storage.dynamodb.items import dead_letters
 from mnsd.storage.dynamodb.items.conditions import conditional
 from mnsd.storage.dynamodb.items.groups import (
+    ENTRIES,
     GroupLease,
     GroupPackItem,
     delete_request,
@@ -53,7 +54,6 @@ from mnsd.storage.dynamodb.items.groups import (
     sort_key,
     update_request,
 )
-from mnsd.storage.dynamodb.items.groups import entry as entry_attribute
 from mnsd.storage.dynamodb.items.layout import Item, acted, held_request, keep_request, lease_item_key, message_id_of
 from mnsd.storage.dynamodb.items.pack_writes import PackWrites, deletion, keeping, retiming
 from mnsd.storage.dynamodb.items.packs import (
@@ -117,7 +117,8 @@ def claim_writes(table: str, run: list[Message], after: list[Message], now_ms: i
         condition: Condition = GroupPackItem.x > now_ms // 1000
         for n in pack.places:
             index = _entry(run[n].message_id).index
-            v, r, d, f, a = (entry_attribute(name, index) for name in "vrdfa")
+            its = ENTRIES[index]
+            v, r, d, f, a = its.v, its.r, its.d, its.f, its.a
             its_actions, its_condition = _claimed(v, r, d, f, a, run[n], after[n], now_ms)
             actions += its_actions
             condition &= its_condition
@@ -185,7 +186,7 @@ def dropped(packs: PackWrites, pack: Item, now_ms: int) -> list[int]:
         return []  # (kept for rewind: TTL ends them)
     condition: Condition = GroupPackItem.x <= now_ms // 1000
     for n in gone:
-        condition &= entry_attribute("r", n).exists() & entry_attribute("k", n).does_not_exist()
+        condition &= ENTRIES[n].r.exists() & ENTRIES[n].k.does_not_exist()
     if len(gone) == len(indexes):
         done = conditional(packs.client.delete_item, **delete_request(packs.table, item_key(pack), condition))
     else:

@@ -24,6 +24,7 @@ from pynamodb.attributes import Attribute, BooleanAttribute, NumberAttribute, Un
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
+from mnsd.storage.dynamodb.items import leases
 from mnsd.storage.dynamodb.items.check import problems
 from mnsd.storage.dynamodb.items.layout import group_partition
 from mnsd.storage.dynamodb.items.packs import ENTRY_ATTRIBUTES, MAX_PACK, is_pack_key
@@ -106,6 +107,10 @@ GroupPackItem: Any = model(
 def entry(name: str, n: int) -> Any:
     """A pack's attribute of its entry `n` (`v` -> `v3`)."""
     return GroupPackItem.get_attributes()[f"{name}{n}"]
+
+
+# Each entry's attributes, by their single lease's names (`ENTRIES[n].r`: `r{n}`), as a standard pack's (`leases.ENTRIES`).
+ENTRIES = tuple(leases.Entry(**{name: entry(name, n) for name in _ENTRY_TYPES}) for n in range(MAX_PACK))
 
 
 def entry_attributes(n: int) -> list[Any]:

@@ -310,6 +310,16 @@ def is_kept(item: Item) -> bool:
     return LeaseItem.k.attr_name in item
 
 
+def is_logging(item: Item) -> bool:
+    """Whether a lease is a logging queue's (its events feed the operation log)."""
+    return LeaseItem.l.attr_name in item
+
+
+def is_moved(item: Item) -> bool:
+    """Whether a logging queue's lease was moved away (`dead_letters.move`; its mark: `MOVED_ATTRIBUTE`)."""
+    return LeaseItem.t.attr_name in item
+
+
 def kept_lease(message: Message) -> Item:
     """The lease item of a message deleted while rewind was on: `k` set, no `v` (what `keeping` leaves)."""
     lease = {k: v for k, v in message_items(message)[-1].items() if k not in (VISIBLE_AT, INDEX_KEY)}
@@ -357,6 +367,12 @@ def restored(now_ms: int, version: int, indexing: bool) -> list[Action]:
 def revisited(now_ms: int, version: int, indexing: bool) -> list[Action]:
     """A rewind of an in-flight lease: receivable at `now_ms`, new version."""
     return [*visible(now_ms, indexing), LeaseItem.r.set(version)]
+
+
+def ref_of(lease: Item) -> MessageRef:
+    """The message a lease item stands for (its queue, priority, position, id and group), from its key."""
+    partition, key = place_of(lease)
+    return MessageRef.from_key(queue_id_of(partition), key)
 
 
 def message_id_of(item: Item) -> str:

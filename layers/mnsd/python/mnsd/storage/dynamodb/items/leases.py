@@ -20,10 +20,8 @@ conditions are PynamoDB's expressions on the models' attributes (`wire.Expressio
 
 from __future__ import annotations
 
-import calendar
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from pynamodb.attributes import (
@@ -39,6 +37,7 @@ from pynamodb.models import Model
 
 from mnsd.storage.dynamodb.items import check
 from mnsd.storage.dynamodb.items.wire import Expiry, Item, KeyedItem, model
+from mnsd.storage.dynamodb.items.wire import read as read  # (one attribute of an item, any table's)
 
 MAX_PACK = 16  # messages a pack holds at most (a batch send's)
 ENTRY_ATTRIBUTES = ("v", "r", "d", "f", "k", "y", "a")  # an entry n's attributes are these with n appended
@@ -79,6 +78,13 @@ class LeaseItem(_Content):
     k = BooleanAttribute(null=True)
     a = UnicodeAttribute(null=True)
     t = UnicodeAttribute(null=True)
+
+
+class EntryLease(LeaseItem):
+    """A pack's entry read as a single lease (`packs.entries`): a lease's attributes, and `y`, its body's size (an entry
+    of a logging queue's pack has it: its send event tells it, `changes`)."""
+
+    y = NumberAttribute(null=True)
 
 
 class BodyItem(_Content):
@@ -194,16 +200,6 @@ def item_of(of: type[Model], **record: Any) -> Item:
             raise ValueError(f"{of.__name__} has no attribute {name!r}")
         item[attribute.attr_name] = {attribute.attr_type: attribute.serialize(value)}
     return item
-
-
-def read(item: Item, attribute: Attribute[Any], default: Any = None) -> Any:
-    """One attribute of an item as its model reads it (`default` when the item does not hold it); a TTL in epoch
-    seconds."""
-    stored = item.get(attribute.attr_name)
-    if stored is None or "NULL" in stored:
-        return default
-    value = attribute.deserialize(attribute.get_value(stored))
-    return calendar.timegm(value.utctimetuple()) if isinstance(value, datetime) else value
 
 
 def key_of(item: Item) -> Item:

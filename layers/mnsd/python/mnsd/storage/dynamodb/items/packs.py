@@ -317,6 +317,14 @@ _APART = item_of(LeaseItem, o=True)
 _ENTRY_NAMES = [[(name, getattr(entry, name).attr_name) for name in ENTRY_ATTRIBUTES] for entry in ENTRIES]
 
 
+def moved_away(lease: Item, pack: Item, index: int) -> Item | None:
+    """Entry `index`'s lease (as `entries` reads it from the pack before) marked moved away, as a single lease is
+    (`dead_letters.move`): the mark the pack after holds for the entry (`t{n}`, `pack_writes.PackWrites.removal`) as the
+    lease's own `t`; None when the pack holds none for it."""
+    mark = pack.get(ENTRIES[index].t.attr_name)
+    return None if mark is None else {**lease, LeaseItem.t.attr_name: mark}
+
+
 def unpack_content(item: Item, index: int) -> tuple[str, tuple[Property, ...], tuple[Property, ...], str] | None:
     """One message's body, user and system properties and group from a batch's body item."""
     content: dict[str, Any] = json.loads(zlib.decompress(read(item, BatchBodyItem.z)).decode("utf-8"))

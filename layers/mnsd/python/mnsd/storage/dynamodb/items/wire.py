@@ -103,6 +103,23 @@ def record_of(model: type[Model], item: Item, leave: tuple[str, ...] = ()) -> Re
     }
 
 
+def read(item: Item, attribute: Attribute[Any], default: Any = None) -> Any:
+    """One attribute of an item (any table's: a stream image, a key too) as its model reads it (`default` when the
+    item does not hold it, or holds NULL); a TTL in epoch seconds."""
+    stored = item.get(attribute.attr_name)
+    if stored is None or "NULL" in stored:
+        return default
+    return _python(attribute.deserialize(attribute.get_value(stored)))
+
+
+_KEY = (KeyedItem.pk.attr_name, KeyedItem.sk.attr_name)
+
+
+def key_in(item: Item) -> Item:
+    """The primary key an item of any table holds (`pk`, and `sk` where it has one), as it holds it."""
+    return {name: item[name] for name in _KEY if name in item}
+
+
 def key_of(model: type[Model], hash_key: Any, range_key: Any = None) -> Item:
     """An item's primary key."""
     names = [name for name in (model._hash_keyname, model._range_keyname) if name is not None]

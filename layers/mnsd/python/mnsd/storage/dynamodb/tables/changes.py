@@ -12,22 +12,18 @@ from typing import Any
 
 from mnsd.log.changes import MessageChange, MessageEvent
 from mnsd.model.topics import TopicMessagePublished
-from mnsd.storage.dynamodb.items import images, layout, packs
+from mnsd.storage.dynamodb.items import layout, packs
+from mnsd.storage.dynamodb.items.leases import EntryLease, LeaseItem, read
 
 StreamRecord = dict[str, Any]  # one record of a DynamoDB stream event (DynamoDB JSON images)
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"  # who deletes an item whose TTL passed
 
-_number = images.number
-
-
-def _text(image: layout.Item, name: str) -> str | None:
-    return images.text(image, name) or None
-
 
 def _body_size(image: layout.Item) -> int | None:
-    if "y" in image:  # (a packed message's, `packs.entries`)
-        return _number(image, "y")
+    size: int | None = read(image, EntryLease.y)  # (a packed message's, `packs.entries`)
+    if size is not None:
+        return size
     body = layout.body_of(image)
     return None if body is None else len(body.encode("utf-8"))
 
@@ -41,27 +37,28 @@ def message_change(record: StreamRecord) -> MessageChange | None:
     change = record["dynamodb"]
     new, old = change.get("NewImage") or {}, change.get("OldImage") or {}
     image = new or old
-    if not layout.is_lease(image) or layout.LOGGING_ATTRIBUTE not in image or packs.is_pack(image):
+    if not layout.is_lease(image) or not layout.is_logging(image) or packs.is_pack(image):
         return None
     approximate = int(float(change.get("ApproximateCreationDateTime", 0)) * 1000)
-    enqueue_time = _number(image, "e") or 0
-    first_dequeue = _number(image, "f")
+    enqueue_time: int = read(image, LeaseItem.e, 0)
+    first_dequeue: int | None = read(image, LeaseItem.f)
+    ref = layout.ref_of(image)
     common = {
-        "queue_id": layout.queue_id_of(images.key_text(image, layout.PARTITION_KEY)),
-        "message_id": layout.message_id_of(image),
+        "queue_id": ref.queue_id,
+        "message_id": ref.message_id,
         "change_id": record["eventID"],
         "enqueue_time": enqueue_time,
     }
     name = record["eventName"]
-    who = _text(new, layout.ACTOR_ATTRIBUTE)
+    who = read(new, LeaseItem.a) or None
     if name == "INSERT":
-        visible_at = _number(new, "v") or enqueue_time
+        visible_at = read(new, LeaseItem.v) or enqueue_time
         return MessageChange(
-            event=MessageEvent.SEND, time=enqueue_time, dequeue_count=0, priority=int(images.key_text(image, layout.SORT_KEY)[1:3]),
+            event=MessageEvent.SEND, time=enqueue_time, dequeue_count=0, priority=ref.priority,
             delay=max(0, visible_at - enqueue_time) // 1000, body_size=_body_size(new), access_key_id=who, **common,
         )  # fmt: skip
-    count = _number(image, "d") or 0
-    if layout.MOVED_ATTRIBUTE in old:
+    count: int = read(image, LeaseItem.d, 0)
+    if layout.is_moved(old):
         return None  # a lease moved away, deleted: its move was the event
     ended: dict[str, Any] = {
         "time": approximate,
@@ -72,8 +69,8 @@ def message_change(record: StreamRecord) -> MessageChange | None:
         # A kept lease (deleted with rewind on) restored by a rewind; dropped or expired, its delete was the event.
         restored = name == "MODIFY" and not layout.is_kept(new)
         return MessageChange(event=MessageEvent.REWIND, **ended, **common) if restored else None
-    if layout.MOVED_ATTRIBUTE in new:  # moved away (`dead_letters.move`): '{event} {queue id} {message id}'
-        event, target_queue, target_message = images.key_text(new, layout.MOVED_ATTRIBUTE).split(" ", 2)
+    if layout.is_moved(new):  # moved away (`dead_letters.move`): '{event} {queue id} {message id}'
+        event, target_queue, target_message = read(new, LeaseItem.t).split(" ", 2)
         moved: dict[str, Any] = {"target_queue_id": target_queue, "target_message_id": target_message}
         return MessageChange(event=MessageEvent(event), **ended, **moved, **common)
     if layout.is_kept(new):  # deleted with rewind on: the lease is kept in place
@@ -82,20 +79,20 @@ def message_change(record: StreamRecord) -> MessageChange | None:
         # TTL's deletes, and a receive's of a lease it met past its retention (a delete by a receipt handle
         # needs an unexpired lease), are expiries.
         identity = record.get("userIdentity") or {}
-        expires_at = _number(image, layout.TTL_ATTRIBUTE)
+        expires_at = read(image, LeaseItem.x)
         lapsed = expires_at is not None and approximate and expires_at <= approximate // 1000
         expired = identity.get("principalId") == TTL_PRINCIPAL or lapsed
         return MessageChange(event=MessageEvent.EXPIRE if expired else MessageEvent.DELETE, **ended, **common)
-    if count > (_number(old, "d") or 0):
+    if count > read(old, LeaseItem.d, 0):
         at = first_dequeue if count == 1 and first_dequeue is not None else approximate
         return MessageChange(
             event=MessageEvent.RECEIVE, time=at, dequeue_count=count, first_dequeue_time=first_dequeue,
-            access_key_id=who, next_visible_time=_number(new, "v"), **common,
+            access_key_id=who, next_visible_time=read(new, LeaseItem.v), **common,
         )  # fmt: skip
-    if _number(new, "r") != _number(old, "r"):
+    if read(new, LeaseItem.r) != read(old, LeaseItem.r):
         return MessageChange(
             event=MessageEvent.CHANGE_VISIBILITY, time=approximate, dequeue_count=count, access_key_id=who,
-            next_visible_time=_number(new, "v"), **common,
+            next_visible_time=read(new, LeaseItem.v), **common,
         )  # fmt: skip
     return None
 
@@ -105,20 +102,25 @@ def pack_records(record: StreamRecord) -> list[StreamRecord]:
     stored alone: an entry added is an INSERT, one gone a REMOVE, one in both images a MODIFY; none for any other
     record."""
     change = record["dynamodb"]
-    images = [change.get("OldImage") or {}, change.get("NewImage") or {}]
-    if not any(packs.is_pack(image) for image in images):
+    pack_before, pack_after = change.get("OldImage") or {}, change.get("NewImage") or {}
+    if not (packs.is_pack(pack_before) or packs.is_pack(pack_after)):
         return []
-    old, new = ({_index(lease): lease for lease in packs.entries(image)} if image else {} for image in images)
-    moved = f"{layout.MOVED_ATTRIBUTE}{{}}"
+    old, new = (_entries(pack) for pack in (pack_before, pack_after))
     records = []
     for n in sorted(old.keys() | new.keys()):
         name = "MODIFY" if n in old and n in new else "INSERT" if n in new else "REMOVE"
         after = new.get(n, {})
-        if name == "REMOVE" and moved.format(n) in images[1]:  # moved away (`PackWrites.removal`): as a lease marked
-            name, after = "MODIFY", {**old[n], layout.MOVED_ATTRIBUTE: images[1][moved.format(n)]}
+        marked = packs.moved_away(old[n], pack_after, n) if name == "REMOVE" else None
+        if marked is not None:  # moved away (`PackWrites.removal`): as a lease marked
+            name, after = "MODIFY", marked
         entry_change = {**change, "OldImage": old.get(n, {}), "NewImage": after}
         records.append({**record, "eventName": name, "eventID": f"{record['eventID']}#{n}", "dynamodb": entry_change})
     return records
+
+
+def _entries(pack: layout.Item) -> dict[int, layout.Item]:
+    """A pack's image as its entries' leases by index (none for no image)."""
+    return {_index(lease): lease for lease in packs.entries(pack)} if pack else {}
 
 
 def _index(lease: layout.Item) -> int:

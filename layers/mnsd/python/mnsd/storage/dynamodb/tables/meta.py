@@ -10,10 +10,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnsd.model.ports import Record
-from mnsd.storage.dynamodb.items import images
 from mnsd.storage.dynamodb.items.conditions import condition_failed
 from mnsd.storage.dynamodb.items.meta import MetaItem, model_of
-from mnsd.storage.dynamodb.items.wire import Expression, equals, item_of, key_of, record_of, set_value
+from mnsd.storage.dynamodb.items.wire import Expression, equals, item_of, key_of, read, record_of, set_value
 from mnsd.storage.dynamodb.tables import queries
 
 _KEYS = ("pk", "sk")
@@ -25,7 +24,7 @@ def meta_item(scope: str, name: str, record: Record) -> dict[str, Any]:
 
 
 def _record(item: dict[str, Any]) -> Record:
-    return record_of(model_of(images.key_text(item, "pk")), item, leave=_KEYS)
+    return record_of(model_of(read(item, MetaItem.pk)), item, leave=_KEYS)
 
 
 class DynamoMetaTable:
