@@ -254,7 +254,8 @@ class _Imports:
     def __init__(self, tree: ast.Module) -> None:
         self.modules: dict[str, ModuleType] = {}
         self.objects: dict[str, Any] = {}
-        for node in tree.body:
+        top = {id(node) for node in tree.body}
+        for node in ast.walk(tree):  # (an import inside a function too: the stream functions import lazily)
             if isinstance(node, ast.ImportFrom) and node.module is not None and node.module.startswith(ROOM):
                 for alias in node.names:
                     local = alias.asname or alias.name
@@ -262,7 +263,7 @@ class _Imports:
                         self.modules[local] = ROOM_MODULES[f"{node.module}.{alias.name}"]
                     elif node.module in ROOM_MODULES and hasattr(ROOM_MODULES[node.module], alias.name):
                         self.objects[local] = getattr(ROOM_MODULES[node.module], alias.name)
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            elif id(node) in top and isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
                 found = self.resolve(node.value)  # (`_number = images.number`)
                 if found is not None:
                     self.objects[node.targets[0].id] = found[1]
@@ -444,6 +445,7 @@ from mnsd.storage.dynamodb.items.leases import read
         'def enqueued(record):\n    return record["dynamodb"]["NewImage"]["e"]',
         'def moved(change):\n    new = change.get("NewImage") or {}\n    return new.get("t")',
         'def first(response):\n    return [item["sk"] for item in response["Items"]]',
+        'def lazily(image):\n    from mnsd.storage.dynamodb.items.leases import read\n    return read(image, "v")',
     ],
 )
 def test_the_rule_finds_an_attribute_named(code: str) -> None:
