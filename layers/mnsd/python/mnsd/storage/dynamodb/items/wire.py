@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.attributes import Attribute, BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
+from pynamodb.constants import NUMBER
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.operand import Value
 from pynamodb.expressions.projection import create_projection_expression
@@ -109,7 +110,10 @@ def read(item: Item, attribute: Attribute[Any], default: Any = None) -> Any:
     stored = item.get(attribute.attr_name)
     if stored is None or "NULL" in stored:
         return default
-    return _python(attribute.deserialize(attribute.get_value(stored)))
+    value = attribute.get_value(stored)
+    if attribute.attr_type == NUMBER and value.isdigit():
+        return int(value)  # (an integer's text: what a number's `json.loads` and a TTL's seconds give, read cheaper)
+    return _python(attribute.deserialize(value))
 
 
 _KEY = (KeyedItem.pk.attr_name, KeyedItem.sk.attr_name)
