@@ -4,6 +4,7 @@ default action; HTTPS with the domain's certificate, or HTTP only without a doma
 access log bucket; with the wait tier, the receive, send and delete rules to the tier's tasks. Without the option the template is the
 HTTP API's, as it was."""
 
+import functools
 import json
 from pathlib import Path
 
@@ -54,18 +55,32 @@ def test_the_default_front_door_is_the_http_api_and_its_template_unchanged() -> 
         front_door("nlb")
 
 
+@functools.cache
+def resources(template: Template) -> dict[str, dict]:
+    """The template's resources by logical id, read once (each `find_resources` is a call into the CDK's runtime that
+    copies every resource of its type: hundreds of calls cost seconds)."""
+    return template.to_json()["Resources"]
+
+
+def resource(template: Template, type_: str, logical: str) -> dict:
+    """The properties of the resource `logical`, which is of `type_`."""
+    found = resources(template)[logical]
+    assert found["Type"] == type_, (logical, found["Type"])
+    return found["Properties"]
+
+
 def target_of(template: Template, actions: list[dict]) -> str:
     """The function (Handler) or target type a forward action's one target group sends to."""
     [action] = actions
     assert action["Type"] == "forward"
-    group = template.find_resources(GROUP)[action["TargetGroupArn"]["Ref"]]["Properties"]
+    group = resource(template, GROUP, action["TargetGroupArn"]["Ref"])
     if group["TargetType"] != "lambda":
         return f"{group['TargetType']}:{group['Port']}"
     attributes = {a["Key"]: a["Value"] for a in group["TargetGroupAttributes"]}
     assert attributes["lambda.multi_value_headers.enabled"] == "true"
     [target] = group["Targets"]
-    function = template.find_resources("AWS::Lambda::Function")[target["Id"]["Fn::GetAtt"][0]]
-    return function["Properties"]["Handler"].removesuffix(".handler")
+    function = resource(template, "AWS::Lambda::Function", target["Id"]["Fn::GetAtt"][0])
+    return function["Handler"].removesuffix(".handler")
 
 
 def test_one_rule_per_route_in_the_listeners_order_each_to_its_function(http_only) -> None:
