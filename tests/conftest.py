@@ -3,6 +3,7 @@
 import pytest
 
 from local_runtime import moto_fixes
+from tests.support import bytecode
 from tests.support.push_receiver import HangingEndpoint, PushEndpoint
 
 # What boto3 finds under moto: placeholder keys and a region, so no client made in a test signs with a
@@ -22,6 +23,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     long case alone while the other has finished."""
     long = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.nodeid.split("::")[0] not in long)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config) -> None:
+    """Before the parallel workers start (`make test`): our modules compiled and the test files rewritten once, which
+    each worker would otherwise do on a fresh clone (`tests.support.bytecode`)."""
+    bytecode.write(config)
 
 
 @pytest.fixture(scope="session", autouse=True)
