@@ -3,8 +3,6 @@
 import sys
 from pathlib import Path
 
-from cfnlint.api import ManualArgs, lint
-
 # Rules not applied, each with its reason.
 IGNORED = {
     "W3005": "CDK gives every function an explicit DependsOn on its role besides the GetAtt: redundant, harmless",
@@ -12,6 +10,10 @@ IGNORED = {
 
 
 def findings(template: Path) -> list[str]:
+    # cfn-lint imported here: its import costs most of a second (sympy, networkx), paid only by who lints, not by
+    # every module (and each test worker's collection) that imports this one.
+    from cfnlint.api import ManualArgs, lint
+
     matches = lint(template.read_text(), config=ManualArgs(ignore_checks=list(IGNORED)))
     return [f"{template}:{match.linenumber}: {match.rule.id} {match.message}" for match in matches]
 
