@@ -2,8 +2,8 @@
 measuring so that it can be checked on its own (tests/unit/test_message_cost.py).
 
 Prices: us-east-1 list prices as of PRICES_DATE (the date `bench/wait_tier.py` checked them on). What is not
-measured is named here with its source: the billed duration of an API request on Lambda (a model from
-`bench/results/lambda_cost.md`'s CPU per DynamoDB call), and the wait tier's wasted origin calls per message
+measured is named here with its source: the billed duration of an API request on Lambda (a model from the functions'
+CPU measured off Lambda, `bench/results/lambda_cpu.md`), and the wait tier's wasted origin calls per message
 (`bench/results/wait_tier.md`).
 """
 
@@ -41,11 +41,15 @@ SQS_CHUNK_BYTES = 64 * 1024  # each 64 KB chunk of a request's payload is billed
 SQS_BATCH = 10
 HOURS_A_MONTH = 730
 
-# The billed duration of one API request (not measured on Lambda): its own work (decode, signature, encode) plus,
-# per DynamoDB call, the caller's CPU (2.65 ms at a full vCPU, bench/results/lambda_cost.md, scaled to the
-# function's share of a vCPU: memory / 1,769 MB) and a round trip.
-HANDLER_MS = 5.0
-CPU_PER_CALL_FULL_VCPU_MS = 2.65
+# The billed duration of one invocation (not measured on Lambda): the function's CPU at its share of a vCPU (memory /
+# 1,769 MB) and a round trip per DynamoDB call. The CPU at a full vCPU is measured (`python -m bench.lambda_cpu`,
+# bench/results/lambda_cpu.md: the route functions invoked warm, against DynamoDB in another process, medians of 3
+# runs): the handler's own per client request the invocation serves, per message beyond one a batch carries
+# ((batch of 16 less single) / 15), and per DynamoDB call the caller's (the calls alone against a stub; the handler
+# figures are the invocation's CPU less its calls at this figure).
+HANDLER_CPU_FULL_VCPU_MS = {"send": 1.67, "receive": 2.84, "delete": 1.35}
+HANDLER_CPU_PER_MESSAGE_FULL_VCPU_MS = {"send": 0.249, "receive": 0.593, "delete": 0.120}
+CPU_PER_CALL_FULL_VCPU_MS = 1.23
 LATENCY_PER_CALL_MS = 5.0
 VCPU_MEMORY_MB = 1769
 
@@ -135,6 +139,11 @@ class Operation:
         self.metered_requests += max(1, math.ceil(payload_bytes / HTTP_API_METERED_BYTES))
         self.forms[(batch, messages)] = self.forms.get((batch, messages), 0) + 1
 
+    @property
+    def messages(self) -> int:
+        """The messages the requests carried (by their forms)."""
+        return sum(messages * requests for (_, messages), requests in self.forms.items())
+
 
 @dataclass
 class Usage:
@@ -167,12 +176,37 @@ class Usage:
         return self.origin if self.origin is not None else self.operations
 
 
-def lambda_seconds(operation: str, calls_per_request: float, carried_per_request: float = 1.0) -> float:
-    """The modelled billed duration of one invocation: its handling (per client request it serves) and its DynamoDB
-    calls, at the memory the operation's route is deployed at."""
+def lambda_seconds(
+    operation: str, calls_per_request: float, carried_per_request: float = 1.0, messages_per_request: float = 0.0
+) -> float:
+    """The modelled billed duration of one invocation: its handling (per client request it serves, and per message
+    beyond one a batch call carries) and its DynamoDB calls, their CPU at the share of a vCPU the memory the
+    operation's route is deployed at gives, and a round trip per call."""
     share = min(1.0, MEMORY_MB[operation] / VCPU_MEMORY_MB)
-    per_call = CPU_PER_CALL_FULL_VCPU_MS / share + LATENCY_PER_CALL_MS
-    return (HANDLER_MS * carried_per_request + calls_per_request * per_call) / 1000
+    beyond = max(0.0, messages_per_request - carried_per_request)
+    cpu = (
+        HANDLER_CPU_FULL_VCPU_MS[operation] * carried_per_request
+        + HANDLER_CPU_PER_MESSAGE_FULL_VCPU_MS[operation] * beyond
+        + CPU_PER_CALL_FULL_VCPU_MS * calls_per_request
+    )
+    return (cpu / share + calls_per_request * LATENCY_PER_CALL_MS) / 1000
+
+
+def invocation_seconds(operation: str, op: Operation) -> float:
+    """`lambda_seconds` of the mean invocation of `op` (its calls, client requests and messages per invocation)."""
+    return lambda_seconds(
+        operation, op.dynamodb_calls / op.requests, (op.carried or op.requests) / op.requests, op.messages / op.requests
+    )
+
+
+def handler_cpu_line() -> str:
+    """The model's handler CPU per client request at a full vCPU, by operation."""
+    return ", ".join(f"{op} {ms} ms" for op, ms in HANDLER_CPU_FULL_VCPU_MS.items())
+
+
+def per_message_cpu_line() -> str:
+    """The model's handler CPU per message beyond one a batch carries, by operation."""
+    return ", ".join(f"{op} {ms} ms" for op, ms in HANDLER_CPU_PER_MESSAGE_FULL_VCPU_MS.items())
 
 
 def unit_price(capacity: str, write: bool) -> float:
@@ -212,7 +246,7 @@ def lambda_cost(usage: Usage) -> float:
     for name, op in usage.invocations.items():
         if not op.requests:
             continue
-        seconds = lambda_seconds(name, op.dynamodb_calls / op.requests, (op.carried or op.requests) / op.requests)
+        seconds = invocation_seconds(name, op)
         cost += op.requests * (LAMBDA_REQUEST + seconds * MEMORY_MB[name] / 1024 * LAMBDA_ARM_GB_SECOND)
     return cost
 

@@ -379,10 +379,11 @@ Every case, with reads, DynamoDB calls and the parts of the bill:
 
 {break_even_lines()}
 
-Lambda duration per request is a model, not measured on AWS: {cost_model.HANDLER_MS:g} ms of handling plus, per
-DynamoDB call, {cost_model.CPU_PER_CALL_FULL_VCPU_MS} ms of CPU at a full vCPU (bench/results/lambda_cost.md) scaled
-to the function's share and a {cost_model.LATENCY_PER_CALL_MS:g} ms round trip. Left out: the body's size in that
-duration, the operation log's stream consumer (LoggingEnabled queues only), the wait tier's fixed cost (about $24 a
+Lambda duration per request is a model, not measured on AWS: the functions' CPU measured off Lambda at a full vCPU
+(bench/results/lambda_cpu.md) scaled to the function's share of a vCPU: the handler's {cost_model.handler_cpu_line()}
+per client request, {cost_model.per_message_cpu_line()} per message beyond one a batch carries, and
+{cost_model.CPU_PER_CALL_FULL_VCPU_MS} ms per DynamoDB call; and a {cost_model.LATENCY_PER_CALL_MS:g} ms round trip per
+call. Left out: the body's size in that duration, the operation log's stream consumer (LoggingEnabled queues only), the wait tier's fixed cost (about $24 a
 month, bench/results/wait_tier.md).
 """
     print(body)

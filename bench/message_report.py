@@ -367,9 +367,7 @@ def lambda_table(results: Results) -> str:
             if not calls.requests:
                 cells.append("-")
                 continue
-            seconds = cost_model.lambda_seconds(
-                op, calls.dynamodb_calls / calls.requests, (calls.carried or calls.requests) / calls.requests
-            )
+            seconds = cost_model.invocation_seconds(op, calls)
             cells.append(f"{seconds * 1000:.0f} ms")
         rows.append([pattern, *cells, money(cost_model.lambda_per_million(usage))])
     memory = cost_model.MEMORY_MB
@@ -377,9 +375,11 @@ def lambda_table(results: Results) -> str:
         f"Deployed memory (`infra.api`): send and delete at {memory['send']} MB (`infra.capacity.ROUTE_MEMORY`), receive "
         f"at {memory['receive']} MB (`receiveMemory`, cdk.json; the synthesized template's functions checked against "
         "these). Billed duration is the model of `bench.cost_model.lambda_seconds`, not measured on Lambda: "
-        f"{cost_model.HANDLER_MS:g} ms of handling per client request an invocation serves, and per DynamoDB call "
-        f"{cost_model.CPU_PER_CALL_FULL_VCPU_MS} ms of CPU at a full vCPU scaled to the function's share "
-        f"({memory['send']} / {cost_model.VCPU_MEMORY_MB} MB) plus a {cost_model.LATENCY_PER_CALL_MS:g} ms round trip. "
+        "the functions' CPU measured off Lambda at a full vCPU (bench/results/lambda_cpu.md), scaled to the function's "
+        f"share of a vCPU ({memory['send']} or {memory['receive']} / {cost_model.VCPU_MEMORY_MB} MB): the handler's "
+        f"{cost_model.handler_cpu_line()} per client request an invocation serves, and per message beyond one a batch carries "
+        f"{cost_model.per_message_cpu_line()}; per DynamoDB call {cost_model.CPU_PER_CALL_FULL_VCPU_MS} ms, plus a "
+        f"{cost_model.LATENCY_PER_CALL_MS:g} ms round trip. "
         "Per invocation (1 KB bodies):\n\n"
         + md_table(["pattern", "send", "receive", "delete", "Lambda, $ per million messages"], rows)
     )

@@ -3,6 +3,9 @@ chunked requests, the break-even utilisation of provisioned capacity."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from bench import cost_model
@@ -32,13 +35,71 @@ def test_http_api_requests_are_metered_per_512_kb():
 
 def test_lambda_bills_requests_and_the_modelled_duration_at_each_routes_memory():
     parts = cost_model.per_million(usage())
+    share = {op: memory / cost_model.VCPU_MEMORY_MB for op, memory in cost_model.MEMORY_MB.items()}
     gb = {op: memory / 1024 for op, memory in cost_model.MEMORY_MB.items()}
-    duration = sum(cost_model.HANDLER_MS / 1000 * gb[op] * cost_model.LAMBDA_ARM_GB_SECOND * 1e6 for op in gb)
+    # no DynamoDB call: each request bills its handler's CPU, slowed to the function's share of a vCPU
+    duration = sum(
+        cost_model.HANDLER_CPU_FULL_VCPU_MS[op] / share[op] / 1000 * gb[op] * cost_model.LAMBDA_ARM_GB_SECOND * 1e6
+        for op in gb
+    )
     assert parts["Lambda"] == pytest.approx(3 * 0.20 + duration)
     # each DynamoDB call adds its CPU at the function's share of a vCPU and a round trip
-    share = cost_model.MEMORY_MB["send"] / cost_model.VCPU_MEMORY_MB
-    expected = (cost_model.HANDLER_MS + 2 * (cost_model.CPU_PER_CALL_FULL_VCPU_MS / share + 5.0)) / 1000
+    cpu = cost_model.HANDLER_CPU_FULL_VCPU_MS["send"] + 2 * cost_model.CPU_PER_CALL_FULL_VCPU_MS
+    expected = (cpu / share["send"] + 2 * cost_model.LATENCY_PER_CALL_MS) / 1000
     assert cost_model.lambda_seconds("send", 2) == pytest.approx(expected)
+
+
+def test_a_function_given_less_memory_bills_its_cpu_for_longer():
+    """CPU time stretches with a smaller share of a vCPU; the round trips do not; beyond a full vCPU nothing gains."""
+    small, full = dict(cost_model.MEMORY_MB), dict(cost_model.MEMORY_MB)
+    small["send"], full["send"] = 128, 3538
+    cpu = cost_model.HANDLER_CPU_FULL_VCPU_MS["send"] + cost_model.CPU_PER_CALL_FULL_VCPU_MS
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cost_model, "MEMORY_MB", small)
+        at_128 = cost_model.lambda_seconds("send", 1)
+        patch.setattr(cost_model, "MEMORY_MB", full)
+        at_two_vcpus = cost_model.lambda_seconds("send", 1)
+    assert at_128 * 1000 == pytest.approx(cpu * cost_model.VCPU_MEMORY_MB / 128 + cost_model.LATENCY_PER_CALL_MS)
+    assert at_two_vcpus * 1000 == pytest.approx(cpu + cost_model.LATENCY_PER_CALL_MS)
+
+
+def test_a_batch_call_bills_its_handlers_cpu_per_message_beyond_the_first():
+    share = cost_model.MEMORY_MB["receive"] / cost_model.VCPU_MEMORY_MB
+    batch = Operation()
+    batch.count(3, 16 * 1500, messages=16, batch=True)
+    single = Operation()
+    single.count(3, 1500)
+    extra = 15 * cost_model.HANDLER_CPU_PER_MESSAGE_FULL_VCPU_MS["receive"] / share / 1000
+    assert (batch.messages, single.messages) == (16, 1)
+    assert cost_model.invocation_seconds("receive", batch) == pytest.approx(
+        cost_model.invocation_seconds("receive", single) + extra
+    )
+    assert extra > 0
+    # a receive that found nothing bills a single request's handling, not less
+    empty = Operation()
+    empty.count(3, 500, messages=0)
+    assert cost_model.invocation_seconds("receive", empty) == pytest.approx(
+        cost_model.invocation_seconds("receive", single)
+    )
+
+
+def test_the_models_cpu_figures_are_those_the_cpu_bench_wrote():
+    """The constants cite bench/results/lambda_cpu.md: its per-call figure, and per operation the single form's
+    handler CPU and (batch less single) / 15."""
+    text = (Path(__file__).resolve().parents[2] / "bench" / "results" / "lambda_cpu.md").read_text()
+    per_call = re.search(r"per-call CPU \(`CPU_PER_CALL_FULL_VCPU_MS`\): \*\*([\d.]+) ms", text)
+    assert per_call is not None
+    assert cost_model.CPU_PER_CALL_FULL_VCPU_MS == pytest.approx(float(per_call.group(1)), abs=0.005)
+    rows = {row[0]: row for row in (line.strip("|").split("|") for line in text.splitlines()) if len(row) == 6}
+    handler = {
+        form.strip(): float(row[5].strip(" *"))
+        for form, row in rows.items()
+        if form.strip() in ("send", "receive", "delete", "batch send", "batch receive", "batch delete")
+    }
+    for op in cost_model.MEMORY_MB:
+        assert cost_model.HANDLER_CPU_FULL_VCPU_MS[op] == pytest.approx(handler[op], abs=0.005)
+        per_message = (handler[f"batch {op}"] - handler[op]) / 15
+        assert cost_model.HANDLER_CPU_PER_MESSAGE_FULL_VCPU_MS[op] == pytest.approx(per_message, abs=0.005)
 
 
 def test_storage_is_priced_for_the_time_a_message_stays():
@@ -198,7 +259,8 @@ def test_lambda_bills_each_invocation_with_the_handling_of_every_request_it_carr
     """16 single sends coalesced into one invocation of 1 DynamoDB call: one Lambda request, 16 requests' handling."""
     share = cost_model.MEMORY_MB["send"] / cost_model.VCPU_MEMORY_MB
     per_call = cost_model.CPU_PER_CALL_FULL_VCPU_MS / share + cost_model.LATENCY_PER_CALL_MS
-    assert cost_model.lambda_seconds("send", 1, 16) == pytest.approx((16 * cost_model.HANDLER_MS + per_call) / 1000)
+    handling = 16 * cost_model.HANDLER_CPU_FULL_VCPU_MS["send"] / share
+    assert cost_model.lambda_seconds("send", 1, 16) == pytest.approx((handling + per_call) / 1000)
     alone = Usage(messages=16)
     alone.operations["send"].requests = 16
     alone.operations["send"].dynamodb_calls = 16
