@@ -61,8 +61,9 @@ SEND_GB = 0.25  # the send function (every route's but the receive's: `infra.cap
 TODAY_POLL_SECONDS = 28.11
 TIER_POLL_SECONDS = 28.0
 # The billed duration of one origin call (a look at the queue, answered at once) at 256 MB: not measured on
-# Lambda; the local server answers one in 1-3 ms, and bench/results/lambda_cost.md measured 2.65 ms of CPU per
-# Query at a full vCPU (256 MB has 0.145 of one): 18 ms per Query, plus the request's own work. 60 ms is assumed.
+# Lambda; the local server answers one in 1-3 ms, and bench/results/lambda_cpu.md measured 1.23 ms of CPU per
+# DynamoDB call at a full vCPU (256 MB has 0.145 of one): 8.5 ms per call, plus the request's own work and a round
+# trip. 60 ms is assumed (an upper bound).
 ORIGIN_CALL_SECONDS = 0.060
 CONSUMERS = (10, 100, 1000)
 QUEUES = 20
