@@ -9,6 +9,8 @@ Two layouts are accepted:
 A location may be the export folder itself (`.../AWSDynamoDB/<export-id>`) or any folder above it.
 When it holds several exports, the newest one is used (by `exportTime` in its manifest summary,
 else by the newest data file): a job reads exactly one export.
+
+The backlog snapshot's objects (`<location>/<epoch ms>.json.gz`, one a day) are found the same way: the newest.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 DATA_GLOB = "AWSDynamoDB/*/data/*"
+SNAPSHOT_SUFFIX = ".json.gz"  # the backlog snapshot's objects: `<epoch ms>.json.gz` (`mnsd.monitoring.snapshot`)
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,25 @@ def _describe(fs: LocalFiles | S3Files, root: str, stored: list[StoredFile]) -> 
         if summary.get("exportTime"):
             export_time_ms = parse_export_time(summary["exportTime"])
     return Export(root, data_files, export_time_ms)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    path: str  # the newest `<epoch ms>.json.gz` under the location
+    taken_ms: int
+
+
+def find_snapshot(location: str, s3_client: Any = None) -> Snapshot:
+    """The newest backlog snapshot (`<epoch ms>.json.gz`, `mnsd.monitoring.snapshot`) under `location`;
+    FileNotFoundError when there is none."""
+    found = []
+    for stored in files_for(location, s3_client).list(location.rstrip("/")):
+        stem = stored.path.rsplit("/", 1)[-1].removesuffix(SNAPSHOT_SUFFIX)
+        if stored.path.endswith(SNAPSHOT_SUFFIX) and stem.isdigit():
+            found.append(Snapshot(stored.path, int(stem)))
+    if not found:
+        raise FileNotFoundError(f"no backlog snapshot (<ms>{SNAPSHOT_SUFFIX}) under {location}")
+    return max(found, key=lambda snapshot: snapshot.taken_ms)
 
 
 def find_export(location: str, s3_client: Any = None) -> Export:

@@ -7,7 +7,9 @@
     DIR/log/AWSDynamoDB/<export-id>/...        the operation-log table (MNS_LOG_TABLE)
     DIR/messages/AWSDynamoDB/<export-id>/...   the message table (MNS_MESSAGE_TABLE)
     DIR/meta/AWSDynamoDB/<export-id>/...       the meta table (MNS_META_TABLE)
+    DIR/backlog/<epoch ms>.json.gz             the backlog snapshot (each queue's counts)
 
+The backlog snapshot is read from `backlog/` when it holds one, else from the message and meta exports.
 A job whose export is missing is skipped. Parquet lands in `--out/<job>/date=.../`.
 """
 
@@ -19,30 +21,38 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from glue_jobs.exports import find_export
+from glue_jobs.exports import find_export, find_snapshot
 from glue_jobs.runner import JobInputs, local_spark, run
 
 NEEDS = {
     "queue_hourly": ("log",),
     "subscription_hourly": ("log",),
     "poison_messages": ("log",),
-    "backlog_snapshot": ("messages", "meta"),
+    "backlog_snapshot": ("backlog",),  # else ("messages", "meta"): `needs`
 }
+EXPORTED_BACKLOG = ("messages", "meta")
 
 
 def has_export(folder: Path) -> bool:
     try:
-        find_export(str(folder))
+        (find_snapshot if folder.name == "backlog" else find_export)(str(folder))
     except FileNotFoundError:
         return False
     return True
 
 
+def needs(job: str, exports: Path) -> tuple[str, ...]:
+    """The inputs `job` reads from `exports`: the backlog snapshot from `backlog/` when it holds one."""
+    if job == "backlog_snapshot" and not has_export(exports / "backlog"):
+        return EXPORTED_BACKLOG
+    return NEEDS[job]
+
+
 def run_all(spark: SparkSession, exports: Path, out: Path, inputs: JobInputs) -> list[list[str]]:
     """Run each job whose exports exist; one summary row per job: job, output rows, seconds, path."""
     rows = []
-    for job, needs in NEEDS.items():
-        missing = [name for name in needs if not has_export(exports / name)]
+    for job in NEEDS:
+        missing = [name for name in needs(job, exports) if not has_export(exports / name)]
         if missing:
             rows.append([job, "skipped", "-", f"no {', '.join(missing)} export"])
             continue
@@ -74,6 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         log=str(args.exports / "log"),
         messages=str(args.exports / "messages"),
         meta=str(args.exports / "meta"),
+        backlog=str(args.exports / "backlog") if has_export(args.exports / "backlog") else None,
         snapshot_ms=args.snapshot_time,
         poison_threshold=args.poison_threshold,
     )

@@ -10,8 +10,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from glue_jobs import transforms
-from glue_jobs.exports import Export, find_export
-from glue_jobs.schemas import MESSAGE_SCHEMA, META_SCHEMA, QUEUE_EVENT_SCHEMA, TOPIC_EVENT_SCHEMA
+from glue_jobs.exports import Export, find_export, find_snapshot
+from glue_jobs.schemas import BACKLOG_SCHEMA, MESSAGE_SCHEMA, META_SCHEMA, QUEUE_EVENT_SCHEMA, TOPIC_EVENT_SCHEMA
 
 # job name -> the partition columns of its output table
 PARTITIONS: dict[str, list[str]] = {
@@ -32,6 +32,7 @@ class JobInputs:
     log: str | None = None  # location of the log table export
     messages: str | None = None  # location of the message table export
     meta: str | None = None  # location of the meta table export
+    backlog: str | None = None  # location of the backlog snapshots (read instead of the message and meta exports)
     snapshot_ms: int | None = None  # overrides the export time of the message (or log) export
     poison_threshold: int = transforms.DEFAULT_POISON_THRESHOLD
     log_ttl_hours: int | None = None  # hourly jobs: write only days TTL cannot have thinned (None: all days)
@@ -39,7 +40,7 @@ class JobInputs:
 
 def _required(location: str | None, what: str) -> str:
     if not location:
-        raise ValueError(f"this job needs the {what} export location")
+        raise ValueError(f"this job needs the {what} export location (the backlog snapshot: the backlog location)")
     return location
 
 
@@ -55,6 +56,10 @@ def build(spark: SparkSession, job: str, inputs: JobInputs, s3_client: Any = Non
             return transforms.drop_days_ttl_may_have_thinned(hourly, log.export_time_ms, inputs.log_ttl_hours)
         snapshot_ms = inputs.snapshot_ms if inputs.snapshot_ms is not None else log.export_time_ms
         return transforms.poison_messages(items, snapshot_ms, inputs.poison_threshold)
+    if job == "backlog_snapshot" and inputs.backlog:
+        snapshot = find_snapshot(inputs.backlog, s3_client)
+        snapshot_ms = inputs.snapshot_ms if inputs.snapshot_ms is not None else snapshot.taken_ms
+        return transforms.backlog_from_counts(spark.read.schema(BACKLOG_SCHEMA).json(snapshot.path), snapshot_ms)
     if job == "backlog_snapshot":
         messages = find_export(_required(inputs.messages, "messages"), s3_client)
         meta = find_export(_required(inputs.meta, "meta"), s3_client)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 # The operation-log table (MNS_LOG_TABLE): attribute -> DynamoDB type. See docs/analytics.md.
 LOG_ATTRIBUTES: dict[str, str] = {
@@ -69,6 +69,15 @@ META_ATTRIBUTES: dict[str, str] = {
     "sk": "S",
     "queue_id": "S",
 }
+
+
+# The backlog snapshot (`mnsd.monitoring.snapshot.BacklogRow`): one plain JSON line per queue, not DynamoDB JSON.
+BACKLOG_STRINGS = ("account", "queue", "queue_id")
+BACKLOG_NUMBERS = ("active", "inactive", "delayed", "oldest_enqueue_time", "read_at")
+BACKLOG_SCHEMA = StructType(
+    [StructField(name, StringType()) for name in BACKLOG_STRINGS]
+    + [StructField(name, LongType()) for name in BACKLOG_NUMBERS]
+)
 
 
 def item_schema(attributes: dict[str, str]) -> StructType:

@@ -201,3 +201,19 @@ def backlog_snapshot(message_items: DataFrame, meta_items: DataFrame, snapshot_m
         F.lit(snapshot_ms).cast("long").alias("snapshot_time"),
         _utc_date(F.lit(snapshot_ms)).alias("date"),
     )
+
+
+def backlog_from_counts(rows: DataFrame, snapshot_ms: int) -> DataFrame:
+    """The backlog snapshot from the snapshot function's rows (`glue_jobs.schemas.BACKLOG_SCHEMA`): the same columns as
+    `backlog_snapshot`. Each queue's counts are its `backlog` when it was read (`read_at`, within the run that started
+    at `snapshot_ms`), exact up to a few thousand leases per state range and estimated beyond; its oldest message is
+    the oldest not delayed, aged at its own read."""
+    return rows.select(
+        "account",
+        "queue",
+        "queue_id",
+        *(F.coalesce(F.col(c), F.lit(0)).cast("long").alias(c) for c in ("active", "inactive", "delayed")),
+        (F.col("read_at") - F.col("oldest_enqueue_time")).alias("oldest_message_age_ms"),
+        F.lit(snapshot_ms).cast("long").alias("snapshot_time"),
+        _utc_date(F.lit(snapshot_ms)).alias("date"),
+    )

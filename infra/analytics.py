@@ -1,8 +1,12 @@
 """Analytics: the operation log, the scheduled table exports and the Glue 5.1 jobs over them.
 
     message table stream --(leases of LoggingEnabled queues only)--> oplog function --> log table
-    02:00 UTC: export_tables function --ExportTableToPointInTime--> s3://<data>/exports/{log,messages,meta}/
+    02:00 UTC: export_tables function --ExportTableToPointInTime--> s3://<data>/exports/log/
+               snapshot_backlog function --every queue's counts--> s3://<data>/exports/backlog/<ms>.json.gz
     03:00 UTC: Glue trigger --> the four jobs of `glue_jobs/` --> s3://<data>/analytics/<job>/ + Data Catalog
+
+With `-c backlogSnapshot=export` the backlog snapshot is counted from full exports of the message and meta tables
+instead (exact, at one instant; the message table's export costs a share of every message: docs/analytics.md).
 
 Topic events (publish, push, drop) are written to the log by the delivery functions themselves.
 Contract of the jobs: docs/analytics.md.
@@ -25,23 +29,45 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as assets
 from aws_cdk import aws_sns as sns
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from functions.export_tables import EXPORT_BUCKET, EXPORT_TABLES
 from infra.encryption import Encryption
 from infra.functions import LOG_RETENTION, Functions
 from infra.storage import ANALYTICS_PREFIX, EXPORTS_PREFIX
+from mnsd.entry.snapshot import SNAPSHOT_BUCKET, SNAPSHOT_PREFIX
 from mnsd.storage.dynamodb.items.layout import LOGGING_ATTRIBUTE
 
 ROOT = Path(__file__).resolve().parents[1]
-JOB_INPUTS = {
-    "queue_hourly": ("log",),
-    "subscription_hourly": ("log",),
-    "poison_messages": ("log",),
-    "backlog_snapshot": ("messages", "meta"),
-}
+# Where the backlog snapshot's counts come from (context `backlogSnapshot`): `counts`, each queue's counts read daily
+# by the snapshot function (the default: the message table is not exported); `export`, full exports of the message
+# and meta tables.
+BACKLOG_SOURCES = ("counts", "export")
+BACKLOG_INPUTS = {"counts": ("backlog",), "export": ("messages", "meta")}
+SNAPSHOT_LABEL = "backlog"  # exports/backlog/: the snapshot function's objects
+
+
+def job_inputs(backlog_source: str = BACKLOG_SOURCES[0]) -> dict[str, tuple[str, ...]]:
+    """Each job's inputs (labels under `exports/`) with the backlog snapshot taken from `backlog_source`."""
+    return {
+        "queue_hourly": ("log",),
+        "subscription_hourly": ("log",),
+        "poison_messages": ("log",),
+        "backlog_snapshot": BACKLOG_INPUTS[backlog_source],
+    }
+
+
+def exported_tables(backlog_source: str = BACKLOG_SOURCES[0]) -> tuple[str, ...]:
+    """The tables exported daily: those some job reads."""
+    inputs = {label for labels in job_inputs(backlog_source).values() for label in labels}
+    return tuple(label for label in ("log", "messages", "meta") if label in inputs)
+
+
+JOB_INPUTS = job_inputs()
 DATABASE = "mns_analytics"
 EXPORTS_CRON = events.Schedule.cron(hour="2", minute="0")  # exports take minutes; the jobs start at 03:00
+SNAPSHOT_TIMEOUT = Duration.minutes(5)  # a few ms of CPU a queue, 16 read at once (bench/results/sampler.md)
+SNAPSHOT_MEMORY_MB = 1769  # one full vCPU, as the metrics sampler's
 JOBS_CRON = "cron(0 3 * * ? *)"
 FAILED_STATES = ("FAILED", "TIMEOUT", "ERROR")
 # Spark on the Glue Data Catalog (Glue 5.1, --enable-glue-datacatalog) reads the catalog and the `default`
@@ -142,6 +168,42 @@ class Exports(Construct):
         self.rule.add_target(targets.LambdaFunction(self.function, retry_attempts=2))
 
 
+class BacklogSnapshots(Construct):
+    """Daily with the exports (`rule`): every queue's counts, read from the message and meta tables as GetQueueAttributes
+    reads them, written to `exports/backlog/<epoch ms>.json.gz` of `bucket` for the job `backlog_snapshot`."""
+
+    def __init__(
+        self, scope: Construct, id: str, *, functions: Functions, bucket: s3.IBucket, rule: events.Rule
+    ) -> None:
+        super().__init__(scope, id)
+        prefix = f"{EXPORTS_PREFIX}{SNAPSHOT_LABEL}"
+        self.bucket = bucket
+        self.function = functions.add(
+            "snapshot_backlog",
+            timeout=SNAPSHOT_TIMEOUT,
+            memory_size=SNAPSHOT_MEMORY_MB,
+            shared_secrets=False,  # it serves no MNS call
+            environment={SNAPSHOT_BUCKET: bucket.bucket_name, SNAPSHOT_PREFIX: prefix},
+        )
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(actions=["s3:PutObject"], resources=[bucket.arn_for_objects(f"{prefix}/*")])
+        )
+        functions.grant_key(self.function)  # the bucket's objects are encrypted under the stack's key, if any
+        rule.add_target(targets.LambdaFunction(self.function, retry_attempts=2))
+
+    def reviewed(self) -> list[tuple[IConstruct, str, str]]:
+        """cdk-nag's finding on the function's S3 write, accepted: (construct, rule, reason)."""
+        resolved = Stack.of(self).resolve(self.bucket.bucket_arn)
+        data = "<{}.Arn>".format(resolved["Fn::GetAtt"][0])
+        return [
+            (
+                self.function.role or self.function,
+                f"AwsSolutions-IAM5[Resource::{data}/{EXPORTS_PREFIX}{SNAPSHOT_LABEL}/*]",
+                "The backlog snapshot writes one object a day, named by its time, below its own prefix only.",
+            )
+        ]
+
+
 class Analytics(Construct):
     """`bucket` holds the exports (`exports/<label>`) and receives the tables (`analytics/<job>/`).
 
@@ -158,6 +220,7 @@ class Analytics(Construct):
         log_ttl_hours: int,
         jobs_cron: str = JOBS_CRON,
         encryption: Encryption | None = None,
+        backlog_source: str = BACKLOG_SOURCES[0],
     ) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
@@ -190,7 +253,7 @@ class Analytics(Construct):
         self._read_asset(package)
         self.security_configuration = self._security_configuration(encryption)
         self.jobs: dict[str, glue.CfnJob] = {}
-        for job, inputs in JOB_INPUTS.items():
+        for job, inputs in job_inputs(backlog_source).items():
             script = assets.Asset(self, f"{job}Script", path=str(ROOT / "glue_jobs" / "jobs" / f"{job}.py"))
             self._read_asset(script)
             arguments = {

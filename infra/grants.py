@@ -85,6 +85,7 @@ GRANTS: dict[str, tuple[str, ...]] = {
     "oplog": ("meta.read", "log.write"),  # a queue's account and name by its id; the records
     "sample_metrics": ("meta.read", "messages.read"),  # the queue records and the account map; each queue's counts
     "export_tables": (),  # exports (`infra.analytics.Exports`), no item access
+    "snapshot_backlog": ("meta.read", "messages.read"),  # every queue's record and counts (`infra.analytics`)
     "signing_setup": (),  # the signing key's secret (`infra.push.SigningKey`)
     "console": (),  # its own files only
 }

@@ -183,5 +183,6 @@ def untraced(stack: MnsStack) -> list[tuple[IConstruct, str, str]]:
 def acknowledge_reviewed_findings(stack: MnsStack) -> None:
     tier = stack.wait_tier.reviewed() if stack.wait_tier is not None else []
     front = stack.load_balancer.reviewed() if stack.load_balancer is not None else []
-    for construct, rule, reason in [*reviewed(stack), *tier, *front, *untraced(stack)]:
+    snapshots = stack.backlog_snapshots.reviewed() if stack.backlog_snapshots is not None else []
+    for construct, rule, reason in [*reviewed(stack), *tier, *front, *snapshots, *untraced(stack)]:
         Validations.of(construct).acknowledge(Acknowledgment(id=rule, reason=reason))

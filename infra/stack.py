@@ -5,7 +5,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
-from infra.analytics import Analytics, Exports, operation_log
+from infra.analytics import BACKLOG_SOURCES, Analytics, BacklogSnapshots, Exports, exported_tables, operation_log
 from infra.api import CATCH_ALL, Api
 from infra.capacity import Capacity
 from infra.console import Console
@@ -14,7 +14,7 @@ from infra.functions import Functions
 from infra.load_balancer import LoadBalancer, front_door
 from infra.metrics import Dashboard, MetricsSampler
 from infra.monitoring import PERIOD, SAMPLER_BEHIND, Alarms
-from infra.observability import LogSettings
+from infra.observability import LogSettings, choice
 from infra.push import PushDelivery, SigningKey
 from infra.secrets import Secrets
 from infra.storage import Buckets
@@ -38,7 +38,9 @@ class MnsStack(Stack):
     pushEventBusArns (the Lambda functions and EventBridge buses subscriptions may push to, `infra.push.PushTargets`;
     none by default), what the stack logs and traces (`infra.observability`: functionLogs, accessLogFields, tracing),
     and frontDoor (`alb`: an Application Load Balancer is the clients' endpoint and takes the custom domain,
-    `infra.load_balancer`; API Gateway's HTTP API by default)."""
+    `infra.load_balancer`; API Gateway's HTTP API by default), and backlogSnapshot (`counts`, the default: the
+    analytics' backlog snapshot from each queue's counts, the message table not exported; `export`: from daily full
+    exports of the message and meta tables, `infra.analytics`)."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
@@ -130,14 +132,24 @@ class MnsStack(Stack):
             capacity=self.capacity,
         )
         operation_log(self.functions, self.tables.messages)
-        exported = {"log": self.tables.log, "messages": self.tables.messages, "meta": self.tables.meta}
+        backlog_source = choice(context("backlogSnapshot"), BACKLOG_SOURCES, "backlogSnapshot")
+        tables = {"log": self.tables.log, "messages": self.tables.messages, "meta": self.tables.meta}
+        exported = {label: tables[label] for label in exported_tables(backlog_source)}
         self.exports = Exports(self, "Exports", functions=self.functions, bucket=self.buckets.data, tables=exported)
+        self.backlog_snapshots = (
+            BacklogSnapshots(
+                self, "BacklogSnapshots", functions=self.functions, bucket=self.buckets.data, rule=self.exports.rule
+            )
+            if backlog_source == "counts"
+            else None
+        )
         self.analytics = Analytics(
             self,
             "Analytics",
             bucket=self.buckets.data,
             log_ttl_hours=LOG_RETENTION_SECONDS // 3600,
             encryption=self.encryption,
+            backlog_source=backlog_source,
         )
         self.sampler = MetricsSampler(
             self, "MetricsSampler", functions=self.functions, push_retries=self.push.state_machine

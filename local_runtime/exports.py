@@ -3,7 +3,8 @@
 `export_tables` exports the operation log, message and meta tables of the embedded backend to its
 S3 (moto writes DynamoDB JSON, `AWSDynamoDB/<id>/data/*.gz`, as AWS does, without manifests), then
 copies them to a local folder laid out as the analytics jobs read it: `<folder>/{log,messages,meta}/`.
-`export_sqlite` writes the same layout from the embedded engine's tables.
+`export_sqlite` writes the same layout from the embedded engine's tables. `write_backlog_snapshot` adds what the
+daily snapshot function writes on AWS: every queue's counts, `<folder>/backlog/<epoch ms>.json.gz`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from mnsd.ground.clock import Clock
 from mnsd.ground.settings import Settings
+from mnsd.monitoring.snapshot import take_snapshot
+from mnsd.queues.control import QueueControl
 from mnsd.storage.dynamodb.items import layout
 from mnsd.storage.dynamodb.tables.meta import meta_item
 from mnsd.storage.dynamodb.tables.oplog import log_item
@@ -89,3 +93,12 @@ def export_sqlite(storage: SqliteStorage, folder: Path) -> Path:
     _write_export(target / "messages", (i for m in storage.messages.all_messages() for i in layout.message_items(m)))
     _write_export(target / "meta", (meta_item(p, n, r) for p, n, r in storage.meta.all_records()))
     return target
+
+
+def write_backlog_snapshot(queues: QueueControl, clock: Clock, folder: Path) -> Path:
+    """Every queue's counts as the snapshot function writes them, under `folder/backlog/`."""
+    snapshot = take_snapshot(queues, queues.every_queue(), clock)
+    path = folder / snapshot.key("backlog")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(snapshot.body())
+    return path

@@ -34,7 +34,7 @@ from local_runtime.connections import LocalHttpServer
 from local_runtime.console import console_responder
 from local_runtime.dispatch import Handler, LocalPage, compile_routes
 from local_runtime.engine import SQLITE, EngineChoice
-from local_runtime.exports import export_sqlite, export_tables
+from local_runtime.exports import export_sqlite, export_tables, write_backlog_snapshot
 from local_runtime.handler import request_handler
 from local_runtime.metrics import METRICS_PATH, MetricsPage
 from local_runtime.minutes import GaugeSampler
@@ -211,14 +211,17 @@ class LocalServer:
             raise errors.AccessDenied()
 
     def export(self) -> dict[str, str]:
-        """Export the tables for the analytics jobs (`python -m local_runtime.analytics`)."""
+        """Export the tables and take the backlog snapshot for the analytics jobs (`python -m local_runtime.analytics`)."""
         folder = Path(os.environ.get("MNS_EXPORT_DIR", ".mns-local/exports"))
         if self.storage is not None:
             for reader in self.streams:  # the operation log up to date with what was acknowledged
                 if isinstance(reader, SqliteChangeReader):
                     reader.drain()
-            return {"exports": str(export_sqlite(self.storage, folder).resolve())}
-        return {"exports": str(export_tables(self.clients, self.settings, folder).resolve())}
+            target = export_sqlite(self.storage, folder)
+        else:
+            target = export_tables(self.clients, self.settings, folder)
+        write_backlog_snapshot(self.services.queues, self.services.clock, target)
+        return {"exports": str(target.resolve())}
 
     @property
     def endpoint(self) -> str:

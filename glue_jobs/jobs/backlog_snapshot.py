@@ -1,4 +1,5 @@
-"""Glue job `backlog_snapshot`: per queue: Active / Inactive / Delayed messages and the oldest message's age at the export time. Needs --messages_export and --meta_export.
+"""Glue job `backlog_snapshot`: per queue: Active / Inactive / Delayed messages and the oldest message's age. Needs
+--backlog_export (the daily snapshot of each queue's counts), or --messages_export and --meta_export (full exports).
 
 Arguments: see glue_jobs/jobs/entry.py. Ship the `glue_jobs` package with `--extra-py-files`.
 """

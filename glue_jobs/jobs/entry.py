@@ -4,7 +4,8 @@ module (and everything in `glue_jobs`) imports with plain pyspark.
 Job arguments (Glue passes them as `--name value`):
   required: --JOB_NAME, --output_path (s3:// folder of the table), --database (Data Catalog database)
   optional: --table (default: the job name), --log_export, --messages_export, --meta_export
-            (s3:// prefixes holding `AWSDynamoDB/<export-id>/...`), --snapshot_time (epoch ms;
+            (s3:// prefixes holding `AWSDynamoDB/<export-id>/...`), --backlog_export (s3:// prefix of the
+            backlog snapshots, `<epoch ms>.json.gz`: read instead of the message and meta exports), --snapshot_time (epoch ms;
             default: the export time), --poison_threshold (default 5), --log_ttl_hours (the log
             table's TTL: the hourly jobs then write only days that TTL cannot have thinned)
 """
@@ -22,6 +23,7 @@ OPTIONAL = [
     "log_export",
     "messages_export",
     "meta_export",
+    "backlog_export",
     "snapshot_time",
     "poison_threshold",
     "log_ttl_hours",
@@ -38,6 +40,7 @@ def inputs_from(args: dict[str, str]) -> JobInputs:
         log=args.get("log_export"),
         messages=args.get("messages_export"),
         meta=args.get("meta_export"),
+        backlog=args.get("backlog_export"),
         snapshot_ms=int(args["snapshot_time"]) if args.get("snapshot_time") else None,
         poison_threshold=int(args.get("poison_threshold") or DEFAULT_POISON_THRESHOLD),
         log_ttl_hours=int(args["log_ttl_hours"]) if args.get("log_ttl_hours") else None,

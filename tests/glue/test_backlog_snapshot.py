@@ -1,4 +1,5 @@
-"""backlog_snapshot: message-table export joined with the meta-table export, at snapshot time T.
+"""backlog_snapshot: message-table export joined with the meta-table export, at snapshot time T; and the same table
+from the daily snapshot of each queue's counts (the stack's default source).
 
 Account A: queue alpha (incarnation qa), queue beta (qb, empty); account B: queue gamma (qg).
 qa leases (x in the future unless said):
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import pytest
 
-from glue_jobs.transforms import backlog_snapshot
+from glue_jobs.runner import JobInputs, build
+from glue_jobs.transforms import DAY_MS, backlog_snapshot
+from mnsd.monitoring.snapshot import BacklogRow, BacklogSnapshot
 from tests.glue.helpers import DAY, HOUR, T0, rows_by, table_exports
 
 A = "1000000000000001"
@@ -62,19 +65,24 @@ def exports(spark, tmp_path_factory):
     return table_exports(spark, tmp_path_factory.mktemp("exports"), MESSAGES, META, T)
 
 
+INCARNATIONS = {("qa", T, DAY), ("qb", T, DAY), ("qg", T, DAY)}
+
+
+def summary(frame) -> tuple[dict, set]:
+    """(account, queue) -> (active, inactive, delayed, oldest age); and every (queue_id, snapshot_time, date)."""
+    rows = rows_by(frame, "account", "queue")
+    states = {key: (r["active"], r["inactive"], r["delayed"], r["oldest_message_age_ms"]) for key, r in rows.items()}
+    return states, {(r["queue_id"], r["snapshot_time"], r["date"]) for r in rows.values()}
+
+
 def test_states_and_oldest_age(exports):
-    rows = rows_by(backlog_snapshot(*exports, T), "account", "queue")
-    summary = {key: (r["active"], r["inactive"], r["delayed"], r["oldest_message_age_ms"]) for key, r in rows.items()}
-    assert summary == {
+    states, incarnations = summary(backlog_snapshot(*exports, T))
+    assert states == {
         (A, "alpha"): (2, 1, 1, 80_000),
         (A, "beta"): (0, 0, 0, None),
         (B, "gamma"): (1, 0, 1, 5_000),
     }
-    assert {(r["queue_id"], r["snapshot_time"], r["date"]) for r in rows.values()} == {
-        ("qa", T, DAY),
-        ("qb", T, DAY),
-        ("qg", T, DAY),
-    }
+    assert incarnations == INCARNATIONS
 
 
 def test_a_later_snapshot_sees_delayed_and_inactive_become_active(exports):
@@ -82,3 +90,33 @@ def test_a_later_snapshot_sees_delayed_and_inactive_become_active(exports):
     rows = rows_by(backlog_snapshot(*exports, T + 10_000), "queue")
     assert (rows[("alpha",)]["active"], rows[("alpha",)]["inactive"], rows[("alpha",)]["delayed"]) == (4, 0, 0)
     assert rows[("alpha",)]["oldest_message_age_ms"] == 90_000
+
+
+def test_the_snapshot_of_each_queues_counts_gives_the_same_table_from_the_newest_snapshot(spark, tmp_path):
+    # What the snapshot function writes (`mnsd.monitoring.snapshot`): an older snapshot beside, which is not read.
+    def row(account, queue, queue_id, counts, oldest, read_at):
+        return BacklogRow(account, queue, queue_id, *counts, oldest, read_at)
+
+    older = BacklogSnapshot(T - DAY_MS, [row(A, "alpha", "qa", (9, 9, 9), T - DAY_MS - 1, T - DAY_MS)], 0)
+    newer = BacklogSnapshot(
+        T,
+        [
+            row(A, "alpha", "qa", (2, 1, 1), T - 80_000, T + 40),  # read 40 ms into the run
+            row(A, "beta", "qb", (0, 0, 0), None, T + 41),
+            row(B, "gamma", "qg", (1, 0, 1), T - 5_000, T + 42),
+        ],
+        0,
+    )
+    for snapshot in (older, newer):
+        (tmp_path / snapshot.key("backlog")).parent.mkdir(exist_ok=True)
+        (tmp_path / snapshot.key("backlog")).write_bytes(snapshot.body())
+    frame = build(spark, "backlog_snapshot", JobInputs(backlog=str(tmp_path / "backlog")))
+    states, incarnations = summary(frame)
+    assert states == {
+        (A, "alpha"): (2, 1, 1, 80_040),  # aged at its own read
+        (A, "beta"): (0, 0, 0, None),
+        (B, "gamma"): (1, 0, 1, 5_042),
+    }
+    assert incarnations == INCARNATIONS
+    exported = backlog_snapshot(*table_exports(spark, tmp_path / "exports", MESSAGES, META, T), T)
+    assert frame.schema == exported.schema  # one table in the catalog, whichever source fed it

@@ -4,7 +4,11 @@ a job reading nulls."""
 
 from __future__ import annotations
 
-from glue_jobs import schemas
+import dataclasses
+
+from glue_jobs import exports, schemas
+from mnsd.monitoring import snapshot
+from mnsd.monitoring.snapshot import BacklogRow
 from mnsd.storage.dynamodb.items.groups import GroupPackItem
 from mnsd.storage.dynamodb.items.leases import LeaseItem, PackItem
 from mnsd.storage.dynamodb.items.log import LogItem
@@ -43,3 +47,12 @@ def test_the_message_schema_reads_the_lease_and_pack_items_attributes_with_their
     assert read == schemas.MESSAGE_ATTRIBUTES
     entries = {name for name in schemas.MESSAGE_ATTRIBUTES if name[1:].isdigit()}
     assert entries and {name: pack.get(name) for name in entries} == {n: schemas.MESSAGE_ATTRIBUTES[n] for n in entries}
+
+
+def test_the_backlog_schema_reads_the_snapshot_rows_the_layer_writes() -> None:
+    # Two deployables, one contract: the snapshot function's lines (`BacklogRow`) and the objects' names.
+    fields = {f.name: f.dataType.simpleString() for f in schemas.BACKLOG_SCHEMA.fields}
+    hints = {f.name: f.type for f in dataclasses.fields(BacklogRow)}
+    assert list(fields) == list(hints)
+    assert {name for name, kind in fields.items() if kind == "string"} == {n for n, t in hints.items() if t == "str"}
+    assert exports.SNAPSHOT_SUFFIX == snapshot.SNAPSHOT_SUFFIX

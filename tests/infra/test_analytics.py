@@ -10,7 +10,7 @@ import pytest
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Template
 
-from infra.analytics import DATABASE, JOB_INPUTS, Analytics
+from infra.analytics import DATABASE, JOB_INPUTS, Analytics, exported_tables
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +71,19 @@ def test_the_package_asset_has_glue_jobs_at_its_root(synthesized: tuple[Template
     names = {p.relative_to(staged[0]).as_posix() for p in staged[0].rglob("*") if p.is_file()}
     assert "glue_jobs/transforms.py" in names and "glue_jobs/jobs/entry.py" in names
     assert all(n.startswith("glue_jobs/") and "__pycache__" not in n for n in names)
+
+
+def test_the_backlog_job_reads_the_snapshots_by_default_and_the_table_exports_when_chosen() -> None:
+    arguments = {}
+    for source in ("counts", "export"):
+        app = cdk.App()
+        stack = cdk.Stack(app, "Analytics", env=cdk.Environment(account="111111111111", region="us-east-1"))
+        Analytics(stack, "Analytics", bucket=s3.Bucket(stack, "Data"), log_ttl_hours=168, backlog_source=source)
+        (job,) = [
+            j["Properties"]
+            for j in Template.from_stack(stack).find_resources("AWS::Glue::Job").values()
+            if j["Properties"]["Name"].endswith("-backlog_snapshot")
+        ]
+        arguments[source] = {k for k in job["DefaultArguments"] if k.endswith("_export")}
+    assert arguments == {"counts": {"--backlog_export"}, "export": {"--messages_export", "--meta_export"}}
+    assert exported_tables() == ("log",) and exported_tables("export") == ("log", "messages", "meta")

@@ -370,7 +370,13 @@ def test_access_keys_start_empty_and_never_appear_in_the_template(template: Temp
     assert "GenerateSecretString" in secrets[receipt]["Properties"]
     for name, function in template.find_resources("AWS::Lambda::Function").items():
         variables = function["Properties"]["Environment"]["Variables"]
-        no_mns_call = ("export_tables.handler", "signing_setup.handler", "console.handler", "sample_metrics.handler")
+        no_mns_call = (
+            "export_tables.handler",
+            "signing_setup.handler",
+            "console.handler",
+            "sample_metrics.handler",
+            "snapshot_backlog.handler",
+        )
         if function["Properties"]["Handler"] in no_mns_call:
             assert "MNS_CREDENTIALS_SECRET_ARN" not in variables, name  # no MNS call: no keys
         else:
@@ -588,21 +594,68 @@ def test_the_operation_log_is_fed_only_by_leases_of_logging_queues(template: Tem
     ]
 
 
-def test_the_tables_are_exported_daily_to_the_prefixes_the_jobs_read(template: Template) -> None:
+def exports_of(template: Template) -> tuple[dict, dict[str, str]]:
+    """The 02:00 rule, and the tables by label `export_tables` exports."""
     (rule,) = template.find_resources(
         "AWS::Events::Rule", {"Properties": {"ScheduleExpression": "cron(0 2 * * ? *)"}}
     ).values()
-    assert rule["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": [function_id(template, "export_tables"), "Arn"]}
     tables = {
         label: logical_id(template, "AWS::DynamoDB::Table", f"Mns/Tables/{construct}/Resource")
         for label, construct in (("log", "Log"), ("messages", "Messages"), ("meta", "Meta"))
     }
     exported = json.dumps(environment(template, "export_tables")["MNS_EXPORT_TABLES"])
-    assert all(f"{label}=" in exported and table in exported for label, table in tables.items())
     (export,) = [
         s for s in role_statements(template, "export_tables") if s["Action"] == "dynamodb:ExportTableToPointInTime"
     ]
-    assert export["Resource"] == [{"Fn::GetAtt": [table, "Arn"]} for table in tables.values()]
+    labelled = {label: table for label, table in tables.items() if f"{label}=" in exported and table in exported}
+    resources = export["Resource"] if isinstance(export["Resource"], list) else [export["Resource"]]
+    assert resources == [{"Fn::GetAtt": [table, "Arn"]} for table in labelled.values()]
+    return rule, labelled
+
+
+def test_the_log_is_exported_daily_and_each_queues_counts_snapshotted_beside(template: Template) -> None:
+    rule, exported = exports_of(template)
+    assert sorted(exported) == ["log"]  # the message table is not exported: the snapshot reads each queue's counts
+    targets = [target["Arn"] for target in rule["Properties"]["Targets"]]
+    assert targets == [
+        {"Fn::GetAtt": [function_id(template, "export_tables"), "Arn"]},
+        {"Fn::GetAtt": [function_id(template, "snapshot_backlog"), "Arn"]},
+    ]
+    variables = environment(template, "snapshot_backlog")
+    assert variables["MNS_SNAPSHOT_PREFIX"] == "exports/backlog"
+    data = logical_id(template, "AWS::S3::Bucket", "Mns/Buckets/Data/Resource")
+    assert variables["MNS_SNAPSHOT_BUCKET"] == {"Ref": data}
+    writes = [s for s in role_statements(template, "snapshot_backlog") if "s3:" in json.dumps(s["Action"])]
+    assert [s["Action"] for s in writes] == ["s3:PutObject"]
+    assert json.dumps(writes[0]["Resource"]).endswith('/exports/backlog/*"]]}')
+    meta = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Meta/Resource")
+    messages = logical_id(template, "AWS::DynamoDB::Table", "Mns/Tables/Messages/Resource")
+    assert set(table_access(template, "snapshot_backlog")) == {meta, messages}
+    assert GRANTS["snapshot_backlog"] == ("meta.read", "messages.read")
+    (job,) = [
+        j["Properties"]
+        for j in template.find_resources("AWS::Glue::Job").values()
+        if j["Properties"]["Name"] == "Mns-backlog_snapshot"
+    ]
+    assert {k for k in job["DefaultArguments"] if k.endswith("_export")} == {"--backlog_export"}
+    assert "/exports/backlog" in json.dumps(job["DefaultArguments"]["--backlog_export"])
+
+
+def test_the_backlog_from_full_exports_of_the_message_and_meta_tables_is_a_choice(tmp_path: Path) -> None:
+    stack, template = synth(tmp_path, backlogSnapshot="export")  # cdk-nag clean, or the synth fails
+    rule, exported = exports_of(template)
+    assert sorted(exported) == ["log", "messages", "meta"]
+    assert rule["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": [function_id(template, "export_tables"), "Arn"]}
+    assert len(rule["Properties"]["Targets"]) == 1 and stack.backlog_snapshots is None
+    assert not template.find_resources("AWS::Lambda::Function", {"Properties": {"Handler": "snapshot_backlog.handler"}})
+    (job,) = [
+        j["Properties"]
+        for j in template.find_resources("AWS::Glue::Job").values()
+        if j["Properties"]["Name"] == "Mns-backlog_snapshot"
+    ]
+    assert {k for k in job["DefaultArguments"] if k.endswith("_export")} == {"--messages_export", "--meta_export"}
+    with pytest.raises(ValueError, match="backlogSnapshot"):
+        synth(tmp_path / "bad", backlogSnapshot="incremental")
 
 
 def test_the_glue_jobs_run_on_glue_5_1_every_day_after_the_exports(template: Template) -> None:
