@@ -11,9 +11,13 @@ Per message (priced per million):
   minutes is a PUT, a fixed cost;
 - X-Ray: with tracing active, X-Ray's default sampling rule records 5 % of requests beyond its reservoir of one a
   second, $5.00 per million traces (the reservoir, about 2.6 million traces a month, is a fixed cost);
-- the daily export of the message table (`infra/analytics.py`, ExportTableToPointInTime, $0.10 per GB of the table
-  at the export): a message's items are in every export made while they are stored, the items its delete leaves
-  until TTL in one export a day of its retention period; each export kept 30 days in S3 ($0.023 per GB-month);
+- the message table's export: none (`infra/analytics.py`, `backlogSnapshot=counts`, the default: the backlog snapshot
+  reads each queue's counts, a fixed cost per queue, `snapshot_month`). Priced beside, for comparison
+  (`message_table_export_per_million`): the daily full export the stack made before (and makes with
+  `backlogSnapshot=export`; ExportTableToPointInTime, $0.10 per GB of the table at the export: a message's items are
+  in every export made while they are stored, the items its delete leaves until TTL in one export a day of its
+  retention period; each export kept 30 days in S3 at $0.023 per GB-month), and an incremental export (billed by the
+  data processed from the continuous backups: every write of the message's items, each its whole item);
 - point-in-time recovery ($0.20 per GB-month of the table's size: what storage pays for, at backup's price).
 
 Fixed per month, apart: the front door's (`bench/front_doors.py`), the alarms, dashboard, secrets, key, metrics
@@ -38,8 +42,22 @@ LOG_RETENTION_MONTHS = 1  # infra.functions.LOG_RETENTION: one month
 XRAY_TRACE = 5.00 / MILLION
 XRAY_SAMPLED = 0.05  # the default sampling rule: beyond the reservoir, 5 %
 XRAY_RESERVOIR_PER_SECOND = 1
-EXPORT_GB = 0.10  # DynamoDB full export to S3
+EXPORT_GB = 0.10  # DynamoDB full export to S3, per GB of the table at the export
+INCREMENTAL_EXPORT_GB = 0.10  # incremental export, per GB of change data processed (a minimum of 10 MB an export)
+INCREMENTAL_EXPORT_MINIMUM_GB = 10 / 1024
 EXPORTS_A_DAY = 1  # infra.analytics.EXPORTS_CRON
+KB = 1024
+# The message table's export by the stack's setting (`infra.analytics.BACKLOG_SOURCES`): `counts` (the default) exports
+# it not at all; `export` fully, daily.
+BACKLOG_SOURCE = "counts"
+MESSAGE_TABLE_EXPORT = {"counts": "none", "export": "full"}
+# The backlog snapshot (`mnsd.monitoring.snapshot`), a run a day: what one queue's counts cost to read, from
+# bench/results/sampler.md (the same `MessageStore.backlog` reads): 51.5 read units for its dearest shape (a busy queue
+# of 100,000 messages, 16 stripes; an empty queue 0.55) and 2.80 ms of CPU a queue, at the function's 1,769 MB.
+SNAPSHOT_READ_UNITS_PER_QUEUE = 51.5
+SNAPSHOT_CPU_SECONDS_PER_QUEUE = 0.0028
+SNAPSHOT_MEMORY_MB = 1769  # infra.analytics.SNAPSHOT_MEMORY_MB
+SNAPSHOTS_A_MONTH = 30
 EXPORT_KEPT_DAYS = 30  # infra.storage: the exports prefix expires after 30 days
 S3_GB_MONTH = 0.023
 PITR_GB_MONTH = 0.20
@@ -110,17 +128,44 @@ def xray_per_million(usage: Usage, observability: Observability) -> float:
 
 
 def exported_gb(usage: Usage) -> float:
-    """GB of exports a message is in: while stored (RESIDENCE_HOURS, in a day's one export by that share), and what
-    its delete leaves, once a day until TTL."""
+    """GB of full exports a message is in: while stored (RESIDENCE_HOURS, in a day's one export by that share), and
+    what its delete leaves, once a day until TTL."""
     stored = usage.stored_bytes * min(1.0, cost_model.RESIDENCE_HOURS / 24 * EXPORTS_A_DAY)
     left = usage.left_bytes * usage.retention_seconds / 86400 * EXPORTS_A_DAY
     return (stored + left) / GB
 
 
-def export_per_million(usage: Usage) -> float:
-    """The daily export's share of a message, and the S3 storage of the exports it is in."""
-    gb = exported_gb(usage)
-    return gb * (EXPORT_GB + S3_GB_MONTH * EXPORT_KEPT_DAYS / 30) * MILLION
+def changed_gb(usage: Usage) -> float:
+    """GB of change data a message's writes put in the message table's continuous backups: each write's whole item,
+    bounded by its write units (a unit per KB of the item, rounded up; the ready index is not exported)."""
+    return usage.per_message(usage.write_units) * KB / GB
+
+
+def message_table_export_per_million(usage: Usage, kind: str) -> float:
+    """The message table's export, a message's share and the S3 storage of what it is in, $ per million: `full` (a
+    daily ExportTableToPointInTime), `incremental` (a daily incremental export of the day's changes: its minimum of
+    10 MB an export is below a busy table's day of changes), or `none`."""
+    if kind == "none":
+        return 0.0
+    if kind == "full":
+        return exported_gb(usage) * (EXPORT_GB + S3_GB_MONTH * EXPORT_KEPT_DAYS / 30) * MILLION
+    if kind == "incremental":
+        return changed_gb(usage) * (INCREMENTAL_EXPORT_GB + S3_GB_MONTH * EXPORT_KEPT_DAYS / 30) * MILLION
+    raise ValueError(f"unknown export {kind!r}")
+
+
+def export_per_million(usage: Usage, backlog_source: str = BACKLOG_SOURCE) -> float:
+    """The message table's export as the stack makes it with `backlogSnapshot=backlog_source`."""
+    return message_table_export_per_million(usage, MESSAGE_TABLE_EXPORT[backlog_source])
+
+
+def snapshot_month(queues: int) -> float:
+    """The daily backlog snapshot of `queues` queues, $ a month: each queue's reads (on demand) and its share of the
+    function's time, a run and an S3 PUT a day."""
+    runs = SNAPSHOTS_A_MONTH
+    reads = queues * SNAPSHOT_READ_UNITS_PER_QUEUE * cost_model.READ_UNIT
+    compute = queues * SNAPSHOT_CPU_SECONDS_PER_QUEUE * SNAPSHOT_MEMORY_MB / 1024 * cost_model.LAMBDA_ARM_GB_SECOND
+    return runs * (reads + compute + cost_model.LAMBDA_REQUEST + S3_PUT)
 
 
 def pitr_per_million(usage: Usage) -> float:

@@ -109,6 +109,7 @@ def report(
         "## The issue's targets\n\n" + targets(results, doors, stack),
         "## The parts, on demand (the front door's figure and its logs are its own; the rest the same at every door)\n\n"
         + parts_table(results, doors, stack),
+        "## The message table's export: before and after\n\n" + export_table(results, doors, stack),
         "## DynamoDB by capacity mode, the table's and the ready index's units apart\n\n" + dynamodb_table(results),
         "## What was measured\n\n" + measured_table(results),
         "## Coalescing (the wait tier's door)\n\n" + coalescing(results),
@@ -129,8 +130,9 @@ def all_in_line() -> str:
         f"log line per request when it is the front door; an ALB's access log in S3 (gzipped, kept "
         f"{all_in.ACCESS_LOG_KEPT_DAYS} days at ${all_in.S3_GB_MONTH} per GB-month); X-Ray "
         f"${all_in.XRAY_TRACE * 1e6:.2f} per million traces, {all_in.XRAY_SAMPLED:.0%} sampled (default rule); the "
-        f"daily export of the message table ${all_in.EXPORT_GB} per GB, kept {all_in.EXPORT_KEPT_DAYS} days in S3 at "
-        f"${all_in.S3_GB_MONTH} per GB-month; point-in-time recovery ${all_in.PITR_GB_MONTH} per GB-month; alarms "
+        "message table not exported (the backlog snapshot reads each queue's counts once a day, a fixed cost per "
+        f"queue; before: a daily full export, ${all_in.EXPORT_GB} per GB, kept {all_in.EXPORT_KEPT_DAYS} days in S3 at "
+        f"${all_in.S3_GB_MONTH} per GB-month, in its own table below); point-in-time recovery ${all_in.PITR_GB_MONTH} per GB-month; alarms "
         f"${all_in.ALARM_MONTH}, dashboard ${all_in.DASHBOARD_MONTH:.2f}, secrets ${all_in.SECRET_MONTH}, custom "
         f"metrics ${all_in.CUSTOM_METRIC_MONTH} a month each; Glue ${all_in.GLUE_DPU_HOUR} per DPU-hour."
     )
@@ -240,6 +242,45 @@ def parts_table(results: Results, doors: list[str], stack: all_in.Observability)
 
 
 DOOR_PARTS = ("CloudWatch Logs", "ALB access logs (S3)")
+
+
+def export_table(results: Results, doors: list[str], stack: all_in.Observability) -> str:
+    """Per pattern: the message table's export as the stack made it (a daily full export), as an incremental export
+    would bill it, and as it is now (none); and the all-in totals before and now at every door, provisioned."""
+    rows = []
+    for (pattern, body), usage in results.items():
+        full = all_in.message_table_export_per_million(usage, "full")
+        row: list[object] = [
+            pattern,
+            body,
+            money(full),
+            money(all_in.message_table_export_per_million(usage, "incremental")),
+            money(all_in.export_per_million(usage)),
+        ]
+        for door in doors:
+            now = price(usage, door, stack, "provisioned").total
+            row.append(f"{money(now + full)} -> **{money(now)}**")
+        rows.append(row)
+    headers = [
+        "pattern",
+        "body",
+        "daily full export (before; `backlogSnapshot=export`)",
+        "daily incremental export (not built)",
+        "now (`backlogSnapshot=counts`)",
+        *(f"all-in, {door}, provisioned: before -> now" for door in doors),
+    ]
+    return (
+        md_table(headers, rows)
+        + "\n\nThe backlog snapshot's own cost is per queue, not per message: "
+        + f"${all_in.snapshot_month(1):.5f} a queue-month at most ({all_in.SNAPSHOT_READ_UNITS_PER_QUEUE:g} read "
+        + "units a queue a day, the dearest shape of bench/results/sampler.md, and "
+        + f"{all_in.SNAPSHOT_CPU_SECONDS_PER_QUEUE * 1000:g} ms of the function's time), "
+        + f"{money(all_in.snapshot_month(ESTATE_QUEUES))} a month for the estate's {ESTATE_QUEUES} queues (in its "
+        + "fixed part below). An incremental export is billed by the change data processed from the continuous "
+        + "backups, every write of the message's items each its whole item (here: its write units of the table, a KB "
+        + "each), at $0.10 per GB (a minimum of 10 MB an export), and the job would have to keep the backlog's state "
+        + "between runs (the previous snapshot and the day's changes)."
+    )
 
 
 def door_logs(parts: Mapping[str, float]) -> list[str]:
@@ -421,6 +462,7 @@ def fixed_table(fixed: Mapping[str, float], doors: list[str], minimum: Mapping[s
     for name, value in minimum.items():
         rows.append([f"provisioned: auto-scaling's minimum, {name}", money(value)])
     rows.append(["**provisioned: the minimum, total**", f"**{money(sum(minimum.values()))}**"])
+    rows.append(["each queue: the daily backlog snapshot (at most)", money(all_in.snapshot_month(1))])
     rows.append(
         [
             f"each monitored queue: {METRICS_PER_QUEUE} metrics (metricsDefault=true monitors every queue)",
@@ -464,6 +506,7 @@ def estate(
                 per_message = price(usage, door, stack.unmonitored(), capacity).total * millions
                 monitored = price(usage, door, stack, capacity).total * millions
                 all_fixed = stack_fixed + sum(front_doors.fixed_month(door).values())
+                all_fixed += all_in.snapshot_month(ESTATE_QUEUES)
                 if door == "alb":
                     all_fixed += front_doors.alb_connections_month(usage, stack.wire, an_hour, connections)
                 if capacity == "provisioned":
@@ -490,7 +533,7 @@ def estate(
             "queues",
             "front door, capacity",
             "per-message parts",
-            "fixed (stack + front door + the provisioned minimum above the load)",
+            "fixed (stack + front door + the backlog snapshot + the provisioned minimum above the load)",
             "all-in a month, queues not monitored",
             "the issue's target",
             f"every queue monitored (its EMF lines, and {money(metrics)} of metrics)",

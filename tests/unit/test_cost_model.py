@@ -271,3 +271,35 @@ def test_lambda_bills_each_invocation_with_the_handling_of_every_request_it_carr
     expected = (0.20 / 1e6 + cost_model.lambda_seconds("send", 1, 16) * gb_second) / 16 * 1e6
     assert cost_model.lambda_per_million(coalesced) == pytest.approx(expected)
     assert cost_model.lambda_per_million(coalesced) < cost_model.lambda_per_million(alone) / 5
+
+
+# --- the message table's export and the backlog snapshot --------------------------------------------------------------
+
+
+def test_the_message_table_is_not_exported_by_default_and_its_exports_are_priced_beside():
+    """A message storing 2 KB for an hour and leaving 16 KB for 4 days, its writes 6 units of the table's: the full
+    export sees it in one export of the day's share of its stored hour, and four of what it leaves; the incremental one
+    processes its writes' items (a KB per unit); the default (`backlogSnapshot=counts`) exports nothing."""
+    from bench import all_in
+
+    used = Usage(
+        messages=1000, write_units=6000, index_write_units=9000, stored_bytes=2048, left_bytes=16384
+    )  # per message: index writes are not exported
+    used.retention_seconds = 4 * 86400
+    gb = 1024**3
+    full = (2048 / 24 + 16384 * 4) / gb * (0.10 + 0.023) * 1e6
+    incremental = 6 * 1024 / gb * (0.10 + 0.023) * 1e6
+    assert all_in.message_table_export_per_million(used, "full") == pytest.approx(full)
+    assert all_in.message_table_export_per_million(used, "incremental") == pytest.approx(incremental)
+    assert all_in.export_per_million(used, "export") == pytest.approx(full)
+    assert all_in.export_per_million(used) == 0.0 == all_in.extras(used, all_in.Observability({}, False))["exports"]
+    with pytest.raises(ValueError):
+        all_in.message_table_export_per_million(used, "differential")
+
+
+def test_the_backlog_snapshot_costs_each_queue_its_reads_and_time_once_a_day():
+    from bench import all_in
+
+    per_run = 51.5 * 0.125 / 1e6 + 0.0028 * 1769 / 1024 * cost_model.LAMBDA_ARM_GB_SECOND
+    assert all_in.snapshot_month(500) == pytest.approx(30 * (500 * per_run + 0.20 / 1e6 + 0.005 / 1000))
+    assert all_in.snapshot_month(500) < 0.10  # under ten cents a month for the estate of 500 queues
