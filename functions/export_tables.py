@@ -1,8 +1,8 @@
 """The scheduled export: each analytics table to S3 with ExportTableToPointInTime (full, DynamoDB JSON).
 
-Environment: `MNS_EXPORT_BUCKET`, and `MNS_EXPORT_TABLES` = `label=tableArn,...` (labels log,
-messages, meta). Exports land under `exports/{label}/AWSDynamoDB/<export-id>/`, where the Glue jobs
-read the newest one.
+Environment: `MNS_EXPORT_BUCKET`, and `MNS_EXPORT_TABLES` = `label=tableArn,...` (the tables some job reads:
+log; with `-c backlogSnapshot=export` messages and meta too, `infra.analytics.exported_tables`). Exports land under
+`exports/{label}/AWSDynamoDB/<export-id>/`, where the Glue jobs read the newest one.
 """
 
 from __future__ import annotations
