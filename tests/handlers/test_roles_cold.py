@@ -199,14 +199,16 @@ def pushes(deployment: Deployment) -> None:
 
 
 def beside_the_api(deployment: Deployment) -> None:
-    """The operation log (a logging queue's lease), the sampler, the exports, the signing key's custom resource and
-    the console."""
+    """The operation log (a logging queue's lease), the sampler, the exports, the backlog snapshot, the signing key's
+    custom resource and the console."""
     dynamodb = boto3.client("dynamodb")
     leases = [i for i in dynamodb.scan(TableName=deployment.local["MNS_MESSAGE_TABLE"])["Items"] if "l" in i]
     assert leases
     assert deployment.invoke("oplog", stream_event(leases))
     assert deployment.invoke("sample_metrics", {"source": "aws.events", "detail-type": "Scheduled Event"})
     assert deployment.invoke("export_tables", {})
+    snapshot = deployment.invoke("snapshot_backlog", {})
+    assert snapshot["queues"] >= 1 and not snapshot["failed"], snapshot
     with signing_response() as (url, answers):
         event = {
             "RequestType": "Create",
