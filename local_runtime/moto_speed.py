@@ -43,6 +43,7 @@ def apply() -> None:
     _condition_expressions_tokenized_once()
     _response_methods_listed_once()
     _node_kinds_listed_once()
+    _service_models_loaded_once()
     _applied = True
 
 
@@ -162,3 +163,30 @@ def _node_kinds_listed_once() -> None:
         return found
 
     DepthFirstTraverser.nodes_to_be_processed = nodes_to_be_processed
+
+
+def _service_models_loaded_once() -> None:
+    """moto starts each mock (`mock_aws()`, once a test in the suites on moto) on a new default boto3 session, and
+    botocore's loader, which keeps the service models, the endpoints and the rule sets it read, is a session's own:
+    the first client of each session read and decompressed them again (about a third of a second of CPU for a
+    DynamoDB client). Sessions that look in the same data paths share one loader here, as a session's clients share
+    its loader already (what it hands out is read by the clients, never changed)."""
+    from botocore import loaders, session
+
+    shared: dict[Any, Any] = {}
+    lock = threading.Lock()
+
+    def loader_for(data_path: Any) -> Any:
+        key = tuple(data_path) if isinstance(data_path, list) else data_path
+        with lock:
+            found = shared.get(key)
+            if found is None:
+                found = shared[key] = loaders.create_loader(data_path)
+            return found
+
+    def register_data_loader(self: Any) -> None:
+        self._components.lazy_register_component(
+            "data_loader", lambda: loader_for(self.get_config_variable("data_path"))
+        )
+
+    session.Session._register_data_loader = register_data_loader

@@ -213,3 +213,53 @@ def test_a_kept_update_tree_stays_as_parsed(table):
     kept = models.UpdateExpressionParser.make(expression)
     assert kept is models.UpdateExpressionParser.make(expression)
     assert _shape(kept) == fresh
+
+
+def test_each_mock_starts_a_new_session_whose_clients_read_no_model_read_before(aws_credentials, monkeypatch):
+    from botocore import loaders
+
+    moto_speed.apply()
+    read: list[str] = []
+    load_file = loaders.JSONFileLoader.load_file
+
+    def reading(self, path):
+        read.append(path)
+        return load_file(self, path)
+
+    monkeypatch.setattr(loaders.JSONFileLoader, "load_file", reading)
+    sessions, reads, answers = [], [], []
+    for n in range(3):
+        with mock_aws():
+            before = len(read)
+            client = boto3.client("dynamodb", region_name="us-east-1")
+            client.create_table(
+                TableName=f"t{n}",
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+            )
+            client.put_item(TableName=f"t{n}", Item={"pk": {"S": "k"}, "v": {"N": str(n)}})
+            answers.append(
+                (client.list_tables()["TableNames"], client.get_item(TableName=f"t{n}", Key={"pk": {"S": "k"}}))
+            )
+            reads.append(len(read) - before)
+            sessions.append(boto3.DEFAULT_SESSION)
+    # Each mock still ran on a new session and backend of its own (a table of the first is gone in the second) ...
+    assert len({id(s) for s in sessions}) == 3
+    assert [names for names, _ in answers] == [["t0"], ["t1"], ["t2"]]
+    assert [got["Item"] for _, got in answers] == [{"pk": {"S": "k"}, "v": {"N": str(n)}} for n in range(3)]
+    # ... and the sessions share one loader: the second and third mocks' clients read no file the first had read.
+    loaders_of = {id(s._session.get_component("data_loader")) for s in sessions}
+    assert len(loaders_of) == 1
+    assert reads[1:] == [0, 0]
+
+
+def test_a_session_looking_in_other_data_paths_has_a_loader_of_its_own(tmp_path):
+    from botocore.session import Session
+
+    moto_speed.apply()
+    default, again, other = Session(), Session(), Session()
+    other.set_config_variable("data_path", str(tmp_path))
+    assert default.get_component("data_loader") is again.get_component("data_loader")
+    assert other.get_component("data_loader") is not default.get_component("data_loader")
+    assert str(tmp_path) in other.get_component("data_loader").search_paths
