@@ -25,44 +25,79 @@ def test_a_token_accepts_heartbeats_as_soon_as_it_is_issued():
         pool.heartbeat("token")
 
 
-def test_a_transaction_backs_up_its_table_once_and_a_refused_one_still_changes_nothing(aws_credentials):
+def _table(client, name: str, range_key: bool) -> None:
+    keys = [("pk", "HASH"), ("sk", "RANGE")] if range_key else [("pk", "HASH")]
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": a, "KeyType": k} for a, k in keys],
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a, _ in keys],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+
+
+def test_a_transaction_copies_no_table_and_a_refused_one_still_changes_nothing(aws_credentials):
     import boto3
     from moto import mock_aws
+    from moto.dynamodb.models import dynamodb_backends
     from moto.dynamodb.models.table import Table
 
     moto_fixes.apply()
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName="t",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        copies: list[object] = []
-        deepcopy_once = Table.__deepcopy__
+        _table(client, "t", range_key=True)
+        _table(client, "h", range_key=False)
+        tables = dynamodb_backends["123456789012"]["us-east-1"].tables
+        copied: list[bool] = []
+        as_it_is = Table.__deepcopy__
 
         def counted(self, memo):
-            copies.append(deepcopy_once(self, memo))
-            return copies[-1]
+            backup = as_it_is(self, memo)
+            copied.append(backup is not self)
+            return backup
 
         Table.__deepcopy__ = counted
         try:
-            puts = [{"Put": {"TableName": "t", "Item": {"pk": {"S": f"k{i}"}}}} for i in range(16)]
-            client.transact_write_items(TransactItems=puts)
-            assert len(copies) == 16 and len({id(c) for c in copies}) == 1  # asked once per item, made once
+            puts = [
+                {"Put": {"TableName": "t", "Item": {"pk": {"S": f"p{i % 4}"}, "sk": {"S": f"s{i}"}}}} for i in range(16)
+            ]
+            client.transact_write_items(TransactItems=[*puts, {"Put": {"TableName": "h", "Item": {"pk": {"S": "k"}}}}])
+            assert len(copied) == 17 and not any(copied)  # asked once per item, no table copied
+            before = {name: client.scan(TableName=name)["Items"] for name in ("t", "h")}
+            streams = {name: len(tables[name].stream_shard.items) for name in ("t", "h")}
+            partitions = {name: set(tables[name].items) for name in ("t", "h")}
             refused = [
-                {"Delete": {"TableName": "t", "Key": {"pk": {"S": "k0"}}}},
+                {"Delete": {"TableName": "t", "Key": {"pk": {"S": "p0"}, "sk": {"S": "s0"}}}},
                 {
-                    "Put": {
+                    "Update": {
                         "TableName": "t",
-                        "Item": {"pk": {"S": "k1"}},
+                        "Key": {"pk": {"S": "p1"}, "sk": {"S": "s1"}},
+                        "UpdateExpression": "SET v = :v",
+                        "ExpressionAttributeValues": {":v": {"N": "7"}},
+                    }
+                },
+                {"Put": {"TableName": "t", "Item": {"pk": {"S": "new"}, "sk": {"S": "s"}}}},  # a partition of its own
+                {"Put": {"TableName": "h", "Item": {"pk": {"S": "k"}, "v": {"S": "changed"}}}},
+                {"Delete": {"TableName": "h", "Key": {"pk": {"S": "absent"}}}},
+                {
+                    "ConditionCheck": {
+                        "TableName": "t",
+                        "Key": {"pk": {"S": "p2"}, "sk": {"S": "s2"}},
                         "ConditionExpression": "attribute_not_exists(pk)",
                     }
                 },
             ]
             with pytest.raises(client.exceptions.TransactionCanceledException):
                 client.transact_write_items(TransactItems=refused)
+            assert not any(copied)
         finally:
-            Table.__deepcopy__ = deepcopy_once
-        assert len(client.scan(TableName="t")["Items"]) == 16  # the delete before the refusal rolled back
+            Table.__deepcopy__ = as_it_is
+        # Every item as it was (the deleted back, the updated unchanged, the created gone), no stream record of the
+        # refused writes, no partition left open.
+        assert {name: client.scan(TableName=name)["Items"] for name in ("t", "h")} == before
+        assert {name: len(tables[name].stream_shard.items) for name in ("t", "h")} == streams
+        assert {name: set(tables[name].items) for name in ("t", "h")} == partitions
+        client.transact_write_items(TransactItems=refused[:5])  # the same writes, unrefused, are applied
+        assert "p0" not in {i["pk"]["S"] for i in client.scan(TableName="t")["Items"] if i["sk"]["S"] == "s0"}
+        assert client.get_item(TableName="h", Key={"pk": {"S": "k"}})["Item"]["v"] == {"S": "changed"}
+        assert len(tables["t"].stream_shard.items) == streams["t"] + 3
