@@ -32,6 +32,7 @@ added: the table holds what the copy held, the same answers, for the cost of the
 
 from __future__ import annotations
 
+import collections
 import copy
 import threading
 import time
@@ -110,21 +111,23 @@ def _apply_transactions_once() -> None:
     from moto.dynamodb.responses import DynamoHandler
 
     original = DynamoHandler.transact_write_items
-    answered: dict[str, tuple[float, Any]] = {}  # token: (when, the first answer)
+    # token: (when, the first answer), oldest first (each answer is kept when it is made, at the time it is kept): the
+    # tokens past their time are the first few, and each call forgets them without looking at the others.
+    answered: collections.OrderedDict[str, tuple[float, Any]] = collections.OrderedDict()
     lock = threading.Lock()
 
     def transact_write_items(self: Any) -> Any:
         token = self.body.get("ClientRequestToken")
-        now = time.monotonic()
         with lock:
-            for old in [t for t, (when, _) in answered.items() if when < now - IDEMPOTENCY_SECONDS]:
-                del answered[old]
+            forget_before = time.monotonic() - IDEMPOTENCY_SECONDS
+            while answered and next(iter(answered.values()))[0] < forget_before:
+                answered.popitem(last=False)
             if token in answered:
                 return answered[token][1]
         result = original(self)
         if token:
             with lock:
-                answered[token] = (now, result)
+                answered.setdefault(token, (time.monotonic(), result))
         return result
 
     DynamoHandler.transact_write_items = transact_write_items  # type: ignore[method-assign]

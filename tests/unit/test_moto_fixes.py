@@ -101,3 +101,36 @@ def test_a_transaction_copies_no_table_and_a_refused_one_still_changes_nothing(a
         assert "p0" not in {i["pk"]["S"] for i in client.scan(TableName="t")["Items"] if i["sk"]["S"] == "s0"}
         assert client.get_item(TableName="h", Key={"pk": {"S": "k"}})["Item"]["v"] == {"S": "changed"}
         assert len(tables["t"].stream_shard.items) == streams["t"] + 3
+
+
+def test_a_transaction_sent_again_with_its_token_is_applied_once_until_the_token_is_forgotten(
+    aws_credentials, monkeypatch
+):
+    import boto3
+    from moto import mock_aws
+
+    moto_fixes.apply()
+    now = [1_000_000.0]
+    monkeypatch.setattr(moto_fixes.time, "monotonic", lambda: now[0])
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        _table(client, "t", range_key=False)
+
+        def add(token: str) -> None:
+            update = {"TableName": "t", "Key": {"pk": {"S": "k"}}, "UpdateExpression": "ADD n :one"}
+            update["ExpressionAttributeValues"] = {":one": {"N": "1"}}
+            client.transact_write_items(TransactItems=[{"Update": update}], ClientRequestToken=token)
+
+        def count() -> int:
+            return int(client.get_item(TableName="t", Key={"pk": {"S": "k"}})["Item"]["n"]["N"])
+
+        add("first")
+        now[0] += moto_fixes.IDEMPOTENCY_SECONDS / 2
+        add("second")
+        add("first")  # within its time: answered as before, not applied again
+        assert count() == 2
+        now[0] += moto_fixes.IDEMPOTENCY_SECONDS / 2 + 1  # the first token past its time, the second not
+        add("second")
+        assert count() == 2
+        add("first")  # forgotten: a new transaction
+        assert count() == 3
